@@ -1,0 +1,98 @@
+"""32-bit ARM (A32 state, little-endian).
+
+Encodings: arch/arm/kernel/insn.c (__arm_gen_branch: B/BL with a signed
+24-bit word offset from pc+8), arch/arm/include/asm/insn.h (arm_gen_nop:
+``mov r0, r0``), arch/arm/probes/kprobes/core.h
+(KPROBE_ARM_BREAKPOINT_INSTRUCTION 0x07f001f8, condition copied from the
+probed instruction by arch_arm_kprobe() in core.c).
+"""
+from __future__ import annotations
+
+import capstone
+import keystone
+import unicorn
+from unicorn import arm_const
+
+from arches.base import (Arch, Cost, SpinLoop, TrapKind, TrapVector,
+                         check_reach, uc_register_map)
+
+BRANCH_REACH = (-0x2000000, 0x1FFFFFC)   # +-32 MB
+KPROBE_ARM_BREAKPOINT_INSTRUCTION = 0x07F001F8
+
+
+def _branch(src: int, dst: int, link: bool) -> bytes:
+    disp = dst - (src + 8)
+    check_reach("arm", src, dst, disp, BRANCH_REACH, align=4)
+    word = 0xEA000000 | (1 << 24 if link else 0) | ((disp >> 2) & 0xFFFFFF)
+    return word.to_bytes(4, "little")
+
+
+def encode_jump(src: int, dst: int) -> bytes:
+    """``b dst`` (always condition)."""
+    return _branch(src, dst, link=False)
+
+
+def encode_call(src: int, dst: int) -> bytes:
+    """``bl dst``."""
+    return _branch(src, dst, link=True)
+
+
+def kprobe_breakpoint(orig: bytes) -> bytes:
+    """The undefined instruction, with the probed instruction's condition."""
+    insn = int.from_bytes(orig, "little")
+    cond = 0xE0000000 if insn >= 0xE0000000 else insn & 0xF0000000
+    return (KPROBE_ARM_BREAKPOINT_INSTRUCTION | cond).to_bytes(4, "little")
+
+
+_REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "cpsr"]
+
+# Documentation/trace/kprobes.rst quotes no ARM figure; its general range is
+# 0.5-1.0 us per hit. We take the low end at a modeled 1 GHz core.
+_TRAP = Cost(250, "Documentation/trace/kprobes.rst: kprobe hit 0.5-1.0 us (no ARM "
+                  "figure); low end at a modeled 1 GHz = 500 cycles for two traps, half each")
+_FLUSH_LINE = Cost(5, "arch/arm/mm/cache-v7.S v7_coherent_user_range: dccmvau, dsb, "
+                      "icimvau, dsb, isb = 5 instructions per line")
+
+ARCH = Arch(
+    name="arm",
+    summary="32-bit ARM (A32), little-endian, fixed 4-byte instructions",
+    bits=32,
+    endian="little",
+    uc_mode=(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_ARM),
+    cs_mode=(capstone.CS_ARCH_ARM, capstone.CS_MODE_ARM),
+    ks_mode=(keystone.KS_ARCH_ARM, keystone.KS_MODE_ARM),
+    uc_regs=uc_register_map(arm_const, "UC_ARM_REG_", {r: r.upper() for r in _REGS}),
+    pc="pc",
+    sp="sp",
+    ra="lr",
+    args=("r0", "r1", "r2", "r3"),
+    ret="r0",
+    insn_align=4,
+    max_insn_len=4,
+    nops={4: (0xE1A00000).to_bytes(4, "little")},       # mov r0, r0
+    alt_nops=((0xE320F000).to_bytes(4, "little"),),       # ARMv6K+ hint nop
+    syscall_insn=(0xEF000000).to_bytes(4, "little"),       # svc #0
+    traps={
+        7: TrapVector(TrapKind.BREAKPOINT, pc_offset=0, length=4),   # bkpt: PC at it
+        2: TrapVector(TrapKind.SYSCALL, pc_offset=4, length=4),      # svc: PC past it
+    },
+    undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=4),  # udf / e7f001f8
+    syscall_hook=None,
+    spin=SpinLoop((0xE2800001).to_bytes(4, "little")        # add r0, r0, #1
+                  + (0xEAFFFFFD).to_bytes(4, "little"),      # b 1b
+                  counter="r0"),
+    branch_reach=BRANCH_REACH,
+    encode_jump=encode_jump,
+    encode_call=encode_call,
+    kprobe_breakpoint=kprobe_breakpoint,
+    costs={
+        "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
+                        "(assumption; no published CPI for this guest)"),
+        "trap": _TRAP,
+        "ipi": Cost(250, "patch_text() runs under stop_machine(): every CPU takes an "
+                         "IPI; modeled as one exception round trip, the trap figure above"),
+        "icache_flush": _FLUSH_LINE,
+    },
+    cc_target="arm-linux-musleabi",
+    cc_flags=("-mcpu=cortex_a15", "-marm"),
+)

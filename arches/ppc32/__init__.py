@@ -1,0 +1,96 @@
+"""32-bit PowerPC, big-endian.
+
+Encodings: arch/powerpc/include/asm/ppc-opcode.h (PPC_RAW_NOP = ori 0,0,0),
+arch/powerpc/lib/code-patching.c (create_branch: 0x48000000 | offset, LK
+bit for bl, reach -0x2000000..0x1fffffc), arch/powerpc/include/asm/probes.h
+(BREAKPOINT_INSTRUCTION = tw 31,0,0 = 0x7fe00008).
+"""
+from __future__ import annotations
+
+import capstone
+import keystone
+import unicorn
+from unicorn import ppc_const
+
+from arches.base import (Arch, Cost, SpinLoop, TrapKind, TrapVector,
+                         check_reach, uc_register_map)
+
+BRANCH_REACH = (-0x2000000, 0x1FFFFFC)
+
+
+def _word(value: int) -> bytes:
+    return value.to_bytes(4, "big")
+
+
+def _branch(src: int, dst: int, link: bool) -> bytes:
+    disp = dst - src
+    check_reach("ppc32", src, dst, disp, BRANCH_REACH, align=4)
+    return _word(0x48000000 | (disp & 0x03FFFFFC) | int(link))
+
+
+def encode_jump(src: int, dst: int) -> bytes:
+    """``b dst``."""
+    return _branch(src, dst, link=False)
+
+
+def encode_call(src: int, dst: int) -> bytes:
+    """``bl dst``."""
+    return _branch(src, dst, link=True)
+
+
+def kprobe_breakpoint(orig: bytes) -> bytes:
+    """``tw 31,0,0``, whatever the probed instruction."""
+    return _word(0x7FE00008)
+
+
+_REGS = {f"r{i}": str(i) for i in range(32)}
+_REGS.update(pc="PC", lr="LR", ctr="CTR", cr="CR", xer="XER")
+
+# POWER5 1.66 GHz: a kprobe hit is 0.77 us (Documentation/trace/kprobes.rst),
+# i.e. 1278 cycles for the breakpoint trap and the single-step trap.
+_TRAP = Cost(639, "Documentation/trace/kprobes.rst: kprobe hit 0.77 us on POWER5 "
+                  "1.66 GHz = 1278 cycles for tw trap + single-step trap; half each")
+_FLUSH_LINE = Cost(5, "arch/powerpc/lib/code-patching.c patch_instruction: dcbst, "
+                      "sync, icbi, sync, isync = 5 instructions per line")
+
+ARCH = Arch(
+    name="ppc32",
+    summary="32-bit PowerPC, big-endian, fixed 4-byte instructions",
+    bits=32,
+    endian="big",
+    uc_mode=(unicorn.UC_ARCH_PPC, unicorn.UC_MODE_PPC32 | unicorn.UC_MODE_BIG_ENDIAN),
+    cs_mode=(capstone.CS_ARCH_PPC, capstone.CS_MODE_32 | capstone.CS_MODE_BIG_ENDIAN),
+    ks_mode=(keystone.KS_ARCH_PPC, keystone.KS_MODE_PPC32 | keystone.KS_MODE_BIG_ENDIAN),
+    uc_regs=uc_register_map(ppc_const, "UC_PPC_REG_", _REGS),
+    pc="pc",
+    sp="r1",
+    ra="lr",
+    args=("r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10"),
+    ret="r3",
+    insn_align=4,
+    max_insn_len=4,
+    nops={4: _word(0x60000000)},                         # ori 0,0,0
+    alt_nops=(),
+    syscall_insn=_word(0x44000002),                      # sc
+    traps={
+        6: TrapVector(TrapKind.BREAKPOINT, pc_offset=4, length=4),   # tw: PC already +4
+        8: TrapVector(TrapKind.SYSCALL, pc_offset=4, length=4),      # sc
+    },
+    undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=4),
+    syscall_hook=None,
+    spin=SpinLoop(_word(0x38630001) + _word(0x4BFFFFFC), counter="r3"),  # addi 3,3,1; b 1b
+    branch_reach=BRANCH_REACH,
+    encode_jump=encode_jump,
+    encode_call=encode_call,
+    kprobe_breakpoint=kprobe_breakpoint,
+    costs={
+        "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
+                        "(assumption; no published CPI for this guest)"),
+        "trap": _TRAP,
+        "ipi": Cost(639, "patch_instruction() is followed by a sync on every CPU; "
+                         "modeled as one exception round trip, the trap figure above"),
+        "icache_flush": _FLUSH_LINE,
+    },
+    cc_target="powerpc-linux-musl",
+    cc_flags=(),
+)
