@@ -1,0 +1,1 @@
+"""kisim command-line interface: wires arches, sim, kconfig and patcher."""

@@ -1,0 +1,5 @@
+import sys
+
+from kisim.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per ``kisim`` subcommand, each exposing ``register(subparsers)``."""

@@ -1,0 +1,27 @@
+"""The errors the CLI turns into one-line messages.
+
+Each layer raises its own exception types; this module is the one place
+that lists them, so that ``kisim`` never shows a traceback for bad input.
+"""
+from __future__ import annotations
+
+
+class UsageError(Exception):
+    """Bad command-line input detected by the CLI itself."""
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Exception types that mean bad input: one line, exit 2."""
+    from arches import EncodingError, UnknownArch
+    from sim.errors import AsmError, ConfigError
+    errors: list[type[BaseException]] = [UsageError, UnknownArch, EncodingError,
+                                         AsmError, ConfigError, OSError]
+    for module, name in (("kconfig", "KconfigError"),
+                         ("kconfig.build", "BuildError"),
+                         ("sim.guest", "WorkloadError"),
+                         ("patcher.errors", "PatchError")):
+        try:
+            errors.append(getattr(__import__(module, fromlist=[name]), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(errors)
