@@ -33,11 +33,14 @@ class TrapVector:
     ``pc_offset`` is the distance from the trapping instruction to the PC
     Unicorn reports (x86 ``int3``: +1, PPC ``tw``: +4, ARM ``bkpt``: 0).
     ``length`` is the trapping instruction's size, used to resume after it.
+    ``resume_bias`` is what Unicorn adds to the PC after the hook returns
+    (its x86 ``syscall`` helper advances RIP past the instruction only then).
     """
 
     kind: TrapKind
     pc_offset: int
     length: int
+    resume_bias: int = 0
 
 
 @dataclass(frozen=True)
@@ -61,9 +64,12 @@ class SpinLoop:
     counter: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Arch:
-    """Everything generic code needs to know about one architecture."""
+    """Everything generic code needs to know about one architecture.
+
+    Arches are singletons compared and hashed by identity (``eq=False``).
+    """
 
     name: str
     summary: str
@@ -85,7 +91,7 @@ class Arch:
     syscall_insn: bytes
     traps: Mapping[int, TrapVector]   # Unicorn interrupt number -> vector
     undefined: TrapVector             # UC_HOOK_INSN_INVALID
-    syscall_hook: int | None          # UC_HOOK_INSN id where the syscall is not an interrupt
+    insn_traps: Mapping[int, TrapVector]  # UC_HOOK_INSN instruction id -> vector
     spin: SpinLoop
     branch_reach: tuple[int, int]     # (min, max) displacement of jump/call
     encode_jump: Callable[[int, int], bytes]

@@ -77,7 +77,7 @@ ARCH = Arch(
         2: TrapVector(TrapKind.SYSCALL, pc_offset=4, length=4),      # svc: PC past it
     },
     undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=4),  # udf / e7f001f8
-    syscall_hook=None,
+    insn_traps={},
     spin=SpinLoop((0xE2800001).to_bytes(4, "little")        # add r0, r0, #1
                   + (0xEAFFFFFD).to_bytes(4, "little"),      # b 1b
                   counter="r0"),

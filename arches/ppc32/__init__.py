@@ -77,7 +77,7 @@ ARCH = Arch(
         8: TrapVector(TrapKind.SYSCALL, pc_offset=4, length=4),      # sc
     },
     undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=4),
-    syscall_hook=None,
+    insn_traps={},
     spin=SpinLoop(_word(0x38630001) + _word(0x4BFFFFFC), counter="r3"),  # addi 3,3,1; b 1b
     branch_reach=BRANCH_REACH,
     encode_jump=encode_jump,

@@ -86,7 +86,10 @@ ARCH = Arch(
         6: TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),    # ud2 (#UD)
     },
     undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),
-    syscall_hook=x86_const.UC_X86_INS_SYSCALL,
+    # Unicorn calls the syscall hook with RIP at the instruction and adds its
+    # length afterwards (qemu/target/i386 helper_syscall).
+    insn_traps={x86_const.UC_X86_INS_SYSCALL:
+                TrapVector(TrapKind.SYSCALL, pc_offset=0, length=2, resume_bias=2)},
     spin=SpinLoop(bytes.fromhex("48ffc0" "ebfb"), counter="rax"),   # inc %rax; jmp 1b
     branch_reach=REL32,
     encode_jump=encode_jump,

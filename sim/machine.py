@@ -1,0 +1,486 @@
+"""The simulated SMP machine: one Unicorn per CPU over one shared memory.
+
+Turns.  CPUs run round-robin in turns of ``quantum`` instructions, each turn
+one ``emu_start(count=...)`` slice, which Unicorn stops exactly (DESIGN.md
+§4).  A seed draws each turn's length from ``1..quantum`` instead, so one
+seed names one interleaving, bit for bit.
+
+Exact counts.  A turn that must end early (a CPU halts, or a handler asks to
+yield) parks the CPU in its arch's two-instruction counting loop for the
+rest of the slice; the loop's own instructions are known from its counter
+and subtracted, so retired-instruction counts stay exact without a Python
+hook per instruction.
+
+Instruction-fetch coherence.  Each Unicorn keeps translated blocks until
+told otherwise, like a CPU with a stale instruction stream.  Text written
+through :meth:`Machine.write_text` is therefore seen by a CPU only after
+:meth:`Machine.sync_cpu` (x86: serializing IPI; ARM and PowerPC: icache
+flush plus context synchronization), which charges the modeled cost.
+"""
+from __future__ import annotations
+
+import ctypes
+import random
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import Callable
+
+import unicorn
+
+from arches import Arch, TrapKind, TrapVector, get_arch
+from sim.asm import disasm_one
+from sim.elf import Image, read_elf
+from sim.errors import ConfigError, GuestFault
+
+PAGE = 0x1000
+SPIN_BASE = 0xFFF0_0000        # the counting loop's page, outside any guest map
+MAX_CPUS = 8
+UNTIL_NEVER = -1               # emu_start's `until`; slices end on `count`
+ICACHE_LINE = 32               # bytes per line flushed by flush_icache_range
+LAST_BLOCKS = 16
+
+_PERMS = {"r": unicorn.UC_PROT_READ, "w": unicorn.UC_PROT_WRITE, "x": unicorn.UC_PROT_EXEC}
+
+
+class _Unhandled:
+    def __repr__(self) -> str:
+        return "UNHANDLED"
+
+
+UNHANDLED = _Unhandled()
+"""Returned by a trap handler that does not own the trap: the run faults."""
+
+
+@dataclass(frozen=True)
+class Trap:
+    """One trap, with the address normalized to the trapping instruction."""
+
+    kind: TrapKind
+    address: int
+    cpu: int
+    intno: int          # Unicorn interrupt number; -1 for invalid-insn and insn hooks
+
+
+TrapHandler = Callable[["Cpu", Trap], "int | None | _Unhandled"]
+
+
+def _page_round(base: int, size: int) -> tuple[int, int]:
+    start = base & ~(PAGE - 1)
+    end = (base + size + PAGE - 1) & ~(PAGE - 1)
+    return start, end - start
+
+
+@dataclass
+class Region:
+    base: int
+    size: int
+    perms: int
+    buf: ctypes.Array
+
+    def contains(self, addr: int, size: int) -> bool:
+        return self.base <= addr and addr + size <= self.base + self.size
+
+
+class Memory:
+    """Host-side physical memory, shared by every CPU's Unicorn."""
+
+    def __init__(self) -> None:
+        self.regions: list[Region] = []
+
+    def add(self, base: int, size: int, perms: int) -> Region:
+        if base % PAGE or size % PAGE or size <= 0:
+            raise ConfigError(f"mapping {base:#x}+{size:#x} is not page aligned")
+        for r in self.regions:
+            if base < r.base + r.size and r.base < base + size:
+                raise ConfigError(f"mapping {base:#x}+{size:#x} overlaps "
+                                  f"{r.base:#x}+{r.size:#x}")
+        region = Region(base, size, perms, (ctypes.c_ubyte * size)())
+        self.regions.append(region)
+        return region
+
+    def find(self, addr: int, size: int) -> Region | None:
+        return next((r for r in self.regions if r.contains(addr, size)), None)
+
+    def _region(self, addr: int, size: int) -> Region:
+        region = self.find(addr, size)
+        if region is None:
+            raise ConfigError(f"host access to unmapped memory {addr:#x}+{size:#x}")
+        return region
+
+    def read(self, addr: int, size: int) -> bytes:
+        region = self._region(addr, size)
+        return ctypes.string_at(ctypes.addressof(region.buf) + addr - region.base, size)
+
+    def write(self, addr: int, data: bytes) -> None:
+        region = self._region(addr, len(data))
+        ctypes.memmove(ctypes.addressof(region.buf) + addr - region.base, data, len(data))
+
+
+class Cpu:
+    """One simulated CPU: a Unicorn instance plus its accounting."""
+
+    def __init__(self, machine: Machine, index: int) -> None:
+        self.machine = machine
+        self.arch: Arch = machine.arch
+        self.index = index
+        self.uc = unicorn.Uc(*self.arch.uc_mode)
+        self.instructions = 0
+        self.event_cycles = 0.0
+        self.events: Counter[str] = Counter()
+        self.halted = False
+        self._stop = False                       # end this turn early
+        self._parked: object | None = None       # context saved while parked
+        self._error: BaseException | None = None
+        self._stale: list[tuple[int, int]] = []  # text written since last sync
+        self._turn_start: object | None = None
+        self._turn_budget = 0
+        self.uc.hook_add(unicorn.UC_HOOK_INTR, self._on_intr)
+        self.uc.hook_add(unicorn.UC_HOOK_INSN_INVALID, self._on_invalid)
+        for insn, vector in self.arch.insn_traps.items():
+            self.uc.hook_add(unicorn.UC_HOOK_INSN, self._insn_hook(vector), None, 1, 0, insn)
+
+    # -- registers -------------------------------------------------------
+    def reg(self, name: str) -> int:
+        return self.uc.reg_read(self.arch.uc_regs[name])
+
+    def set_reg(self, name: str, value: int) -> None:
+        self.uc.reg_write(self.arch.uc_regs[name], value & ((1 << self.arch.bits) - 1))
+
+    @property
+    def pc(self) -> int:
+        return self.reg(self.arch.pc)
+
+    @pc.setter
+    def pc(self, value: int) -> None:
+        self.set_reg(self.arch.pc, value)
+
+    def arg(self, n: int) -> int:
+        return self.reg(self.arch.args[n])
+
+    def registers(self) -> dict[str, int]:
+        return {name: self.uc.reg_read(const) for name, const in self.arch.uc_regs.items()}
+
+    # -- accounting ------------------------------------------------------
+    @property
+    def modeled_cycles(self) -> float:
+        """Retired instructions at the arch's per-instruction cost, plus charged events."""
+        return self.instructions * self.arch.cost("insn") + self.event_cycles
+
+    def charge(self, event: str, times: int = 1) -> None:
+        """Charge ``times`` occurrences of a cost-table event to this CPU."""
+        self.event_cycles += self.arch.cost(event) * times
+        self.events[event] += times
+
+    # -- control from trap handlers --------------------------------------
+    def halt(self) -> None:
+        """Stop this CPU for good once the current trap handler returns."""
+        self.halted = True
+        self._stop = True
+
+    def yield_turn(self) -> None:
+        """End this CPU's turn once the current trap handler returns."""
+        self._stop = True
+
+    # -- hooks -----------------------------------------------------------
+    def _on_intr(self, uc: unicorn.Uc, intno: int, _data: object) -> None:
+        vector = self.arch.traps.get(intno)
+        if vector is None:
+            self._error = self.machine.fault(self, f"unexpected interrupt {intno}")
+            uc.emu_stop()
+            return
+        self._dispatch(vector, intno)
+
+    def _on_invalid(self, uc: unicorn.Uc, _data: object) -> bool:
+        return self._dispatch(self.arch.undefined, -1)
+
+    def _insn_hook(self, vector: TrapVector) -> Callable[[unicorn.Uc, object], None]:
+        def hook(uc: unicorn.Uc, _data: object) -> None:
+            self._dispatch(vector, -1)
+        return hook
+
+    def _dispatch(self, vector: TrapVector, intno: int) -> bool:
+        """Hand a trap to the machine's dispatcher and set where to resume."""
+        address = self.pc - vector.pc_offset
+        trap = Trap(vector.kind, address, self.index, intno)
+        self.charge("trap")
+        try:
+            resume = self.machine.dispatch_trap(self, trap)
+        except BaseException as exc:  # re-raised by run_turn, outside Unicorn
+            self._error = exc
+            self.uc.emu_stop()
+            return True
+        if resume is UNHANDLED:
+            self.charge("trap", -1)
+            return self._unhandled(trap)
+        resume = address + vector.length if resume is None else resume
+        if self._stop:
+            self.pc = resume
+            self._parked = self.uc.context_save()
+            self.set_reg(self.arch.spin.counter, 0)
+            resume = SPIN_BASE
+        self.pc = resume - vector.resume_bias
+        return True
+
+    def _unhandled(self, trap: Trap) -> bool:
+        self._error = self.machine.fault(self, f"unhandled {trap.kind.value} trap",
+                                         pc=trap.address)
+        self.uc.emu_stop()
+        return True
+
+    # -- running ---------------------------------------------------------
+    def run_turn(self, budget: int) -> int:
+        """Run up to ``budget`` instructions; return how many retired."""
+        self._stop = False
+        self._turn_budget = budget
+        self._turn_start = self.uc.context_save()
+        try:
+            self.uc.emu_start(self.pc, UNTIL_NEVER, count=budget)
+        except unicorn.UcError as err:
+            if self._error is None:
+                self._error = self.machine.fault(self, _uc_reason(err))
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        executed = budget
+        if self._parked is not None:
+            spin = self.arch.spin
+            spun = 2 * self.reg(spin.counter) - (self.pc != SPIN_BASE)
+            self.uc.context_restore(self._parked)
+            self._parked = None
+            executed -= spun
+        self.instructions += executed
+        return executed
+
+    def replay_last_blocks(self) -> list[int]:
+        """Block addresses of the current turn, replayed on a scratch Unicorn.
+
+        The replay starts from this turn's saved registers over a copy of
+        memory as it is now, with traps stepped over, so it is a faithful
+        trail whenever the turn's own stores did not change its path.
+        """
+        if self._turn_start is None:
+            return []
+        scratch = unicorn.Uc(*self.arch.uc_mode)
+        for region in self.machine.memory.regions:
+            scratch.mem_map(region.base, region.size, region.perms)
+            scratch.mem_write(region.base, bytes(region.buf))
+        blocks: deque[int] = deque(maxlen=LAST_BLOCKS)
+        scratch.hook_add(unicorn.UC_HOOK_BLOCK, lambda uc, addr, size, _d: blocks.append(addr))
+
+        def step_over(vector: TrapVector) -> None:
+            scratch.reg_write(self.arch.uc_regs[self.arch.pc],
+                              scratch.reg_read(self.arch.uc_regs[self.arch.pc])
+                              - vector.pc_offset + vector.length - vector.resume_bias)
+
+        scratch.hook_add(unicorn.UC_HOOK_INTR, lambda uc, intno, _d: step_over(
+            self.arch.traps.get(intno, self.arch.undefined)))
+        for insn, vector in self.arch.insn_traps.items():
+            scratch.hook_add(unicorn.UC_HOOK_INSN, lambda uc, _d, v=vector: step_over(v),
+                             None, 1, 0, insn)
+        # Copy registers one by one: restoring another instance's context
+        # corrupts the heap on PPC in Unicorn 2.1.4.
+        for const in self.arch.uc_regs.values():
+            scratch.reg_write(const, self._turn_start.reg_read(const))
+        try:
+            scratch.emu_start(self._turn_start.reg_read(self.arch.uc_regs[self.arch.pc]),
+                              UNTIL_NEVER, count=self._turn_budget)
+        except unicorn.UcError:
+            pass
+        return list(blocks)
+
+
+def _uc_reason(err: unicorn.UcError) -> str:
+    return {
+        unicorn.UC_ERR_READ_UNMAPPED: "unmapped memory read",
+        unicorn.UC_ERR_WRITE_UNMAPPED: "unmapped memory write",
+        unicorn.UC_ERR_FETCH_UNMAPPED: "instruction fetch from unmapped memory",
+        unicorn.UC_ERR_READ_PROT: "read from protected memory",
+        unicorn.UC_ERR_WRITE_PROT: "write to protected memory",
+        unicorn.UC_ERR_FETCH_PROT: "instruction fetch from non-executable memory",
+        unicorn.UC_ERR_INSN_INVALID: "invalid instruction",
+        unicorn.UC_ERR_EXCEPTION: "unhandled CPU exception",
+    }.get(err.errno, f"emulation error: {err}")
+
+
+class Machine:
+    """An SMP machine of 1..8 CPUs of one arch sharing one memory."""
+
+    def __init__(self, arch: str | Arch, cpus: int = 1, *, quantum: int = 10_000,
+                 seed: int | None = None) -> None:
+        self.arch = get_arch(arch) if isinstance(arch, str) else arch
+        if not 1 <= cpus <= MAX_CPUS:
+            raise ConfigError(f"CPU count {cpus} out of range 1..{MAX_CPUS}")
+        if quantum < 1:
+            raise ConfigError(f"quantum must be at least 1 instruction, not {quantum}")
+        self.quantum = quantum
+        self.seed = seed
+        self._rng = random.Random(seed) if seed is not None else None
+        self.memory = Memory()
+        self.cpus = [Cpu(self, i) for i in range(cpus)]
+        self.on_trap: TrapHandler | None = None
+        self.sync_rounds = 0
+        self.image: Image | None = None
+        self.map(SPIN_BASE, PAGE, "rx")
+        self.memory.write(SPIN_BASE, self.arch.spin.code)
+
+    # -- memory ----------------------------------------------------------
+    def map(self, base: int, size: int, perms: str = "rwx") -> None:
+        """Map ``[base, base+size)`` (page-rounded) into every CPU."""
+        base, size = _page_round(base, size)
+        prot = 0
+        for ch in perms:
+            prot |= _PERMS[ch]
+        region = self.memory.add(base, size, prot)
+        for cpu in self.cpus:
+            cpu.uc.mem_map_ptr(base, size, prot, ctypes.addressof(region.buf))
+
+    def read(self, addr: int, size: int) -> bytes:
+        return self.memory.read(addr, size)
+
+    def write(self, addr: int, data: bytes) -> None:
+        """Write data memory from the host (not text: see :meth:`write_text`)."""
+        self.memory.write(addr, data)
+
+    def read_word(self, addr: int, size: int | None = None) -> int:
+        size = size or self.arch.word
+        return self.arch.to_int(self.memory.read(addr, size))
+
+    def write_word(self, addr: int, value: int, size: int | None = None) -> None:
+        size = size or self.arch.word
+        self.memory.write(addr, self.arch.from_int(value, size))
+
+    # -- loading ---------------------------------------------------------
+    def load_elf(self, path: str) -> Image:
+        """Map and fill every PT_LOAD segment of a static ELF."""
+        image = read_elf(path)
+        if image.machine != self.arch.name:
+            raise ConfigError(f"{path}: ELF is for {image.machine}, machine is {self.arch.name}")
+        spans: list[list[int]] = []
+        for seg in sorted(image.segments, key=lambda s: s.vaddr):
+            start, size = _page_round(seg.vaddr, seg.memsz)
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], start + size)
+            else:
+                spans.append([start, start + size])
+        for start, end in spans:
+            self.map(start, end - start, "rwx")
+        for seg in image.segments:
+            self.memory.write(seg.vaddr, seg.data)
+        self.image = image
+        return image
+
+    def load_code(self, code: bytes, base: int, stack_size: int = 0x10000) -> int:
+        """Map ``code`` at ``base`` with a stack per CPU; point every CPU at it."""
+        self.map(base, len(code) or 1, "rwx")
+        self.memory.write(base, code)
+        stack_base = _page_round(base + len(code), 0)[0] + PAGE * 16
+        self.map(stack_base, stack_size * len(self.cpus), "rw")
+        for cpu in self.cpus:
+            cpu.pc = base
+            cpu.set_reg(self.arch.sp, stack_base + stack_size * (cpu.index + 1) - 64)
+        return base + len(code)
+
+    # -- text and instruction-fetch coherence -----------------------------
+    def write_text(self, addr: int, data: bytes) -> None:
+        """Store to text. No CPU is guaranteed to fetch it before it is synced."""
+        self.memory.write(addr, data)
+        for cpu in self.cpus:
+            cpu._stale.append((addr, addr + len(data)))
+
+    def sync_cpu(self, index: int) -> None:
+        """Serialize one CPU's instruction stream (x86: IPI + sync_core; ARM/PPC: isync)."""
+        cpu = self.cpus[index]
+        for begin, end in cpu._stale:
+            cpu.uc.ctl_remove_cache(begin, end)
+        cpu._stale.clear()
+        cpu.charge("ipi")
+
+    def sync_all(self) -> None:
+        """One cross-CPU sync round: every CPU serializes."""
+        for cpu in self.cpus:
+            self.sync_cpu(cpu.index)
+        self.sync_rounds += 1
+
+    def flush_icache(self, begin: int, end: int, cpu: int | None = None) -> None:
+        """flush_icache_range on ``cpu`` (None: the host pays nothing)."""
+        if cpu is not None:
+            lines = (end - begin + ICACHE_LINE - 1) // ICACHE_LINE
+            self.cpus[cpu].charge("icache_flush", max(lines, 1))
+
+    def stale(self, index: int) -> list[tuple[int, int]]:
+        """Text ranges CPU ``index`` may still execute stale copies of."""
+        return list(self.cpus[index]._stale)
+
+    # -- traps -----------------------------------------------------------
+    def dispatch_trap(self, cpu: Cpu, trap: Trap) -> int | None | _Unhandled:
+        if self.on_trap is None:
+            return UNHANDLED
+        return self.on_trap(cpu, trap)
+
+    # -- running ---------------------------------------------------------
+    @property
+    def total_instructions(self) -> int:
+        return sum(cpu.instructions for cpu in self.cpus)
+
+    def next_quantum(self) -> int:
+        return self._rng.randint(1, self.quantum) if self._rng else self.quantum
+
+    def run(self, max_instructions: int | None = None,
+            on_turn: Callable[[Machine], None] | None = None) -> None:
+        """Run turns round-robin until every CPU has halted.
+
+        ``max_instructions`` bounds the whole run; exhausting it is a
+        :class:`GuestFault`. ``on_turn`` is called after every turn.
+        """
+        while True:
+            live = [cpu for cpu in self.cpus if not cpu.halted]
+            if not live:
+                return
+            for cpu in live:
+                budget = self.next_quantum()
+                if max_instructions is not None:
+                    left = max_instructions - self.total_instructions
+                    if left <= 0:
+                        raise self.fault(cpu, f"instruction budget of {max_instructions} "
+                                              "exhausted")
+                    budget = min(budget, left)
+                cpu.run_turn(budget)
+                if on_turn is not None:
+                    on_turn(self)
+
+    def step(self, cpu: int, count: int) -> int:
+        """Run one CPU for ``count`` instructions (fewer if it halts)."""
+        return self.cpus[cpu].run_turn(count)
+
+    # -- faults ----------------------------------------------------------
+    def fault(self, cpu: Cpu, reason: str, pc: int | None = None) -> GuestFault:
+        pc = cpu.pc if pc is None else pc
+        try:
+            code = self.memory.read(pc, self.arch.max_insn_len)
+        except ConfigError:
+            code = b""
+            for n in range(self.arch.max_insn_len - 1, 0, -1):
+                if self.memory.find(pc, n):
+                    code = self.memory.read(pc, n)
+                    break
+        insn = disasm_one(self.arch, code, pc) if code else "(unmapped)"
+        if self.image is not None and code:
+            insn = f"<{self.image.describe(pc)}> {insn}"
+        return GuestFault(reason=reason, arch=self.arch.name, cpu=cpu.index, pc=pc,
+                          insn=insn, registers=cpu.registers(),
+                          last_blocks=cpu.replay_last_blocks(),
+                          instructions=cpu.instructions)
+
+    def summary(self) -> dict:
+        return {
+            "arch": self.arch.name,
+            "cpus": len(self.cpus),
+            "quantum": self.quantum,
+            "seed": self.seed,
+            "sync_rounds": self.sync_rounds,
+            "per_cpu": [{"instructions": c.instructions,
+                         "modeled_cycles": c.modeled_cycles,
+                         "pc": c.pc,
+                         "events": dict(c.events),
+                         "halted": c.halted} for c in self.cpus],
+        }
