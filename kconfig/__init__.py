@@ -1,0 +1,252 @@
+"""Kconfig for kisim guests, through kconfiglib.
+
+A thin wrapper in the Zephyr pattern (scripts/kconfig/kconfig.py): parse
+with kconfiglib, treat every warning as an error, and after loading a
+configuration check that each assignment took. The menus are real Kconfig:
+``arches/<arch>/Kconfig`` is the top-level file (like ``arch/$ARCH/Kconfig``)
+and ``source``s the generic files in this directory by
+``$(srctree)``-relative paths, with ``srctree`` the repository root.
+
+Every arch's ``defconfig`` enables every instrumentation feature its
+capabilities allow (SMP, MARKERS, IMMEDIATE, TRACEPOINTS, JUMP_LABEL,
+KPROBES with KRETPROBES and, where HAVE_OPTPROBES, OPTPROBES,
+FUNCTION_TRACER with DYNAMIC_FTRACE, KMEMTRACE): a simulator exists to
+measure these mechanisms, so the default build carries all of them, dormant
+until armed. Each file is in ``savedefconfig`` form, so ``kisim
+savedefconfig`` reproduces it byte for byte.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import Iterator
+
+import kconfiglib
+from kconfiglib import AND, BOOL, TRI_TO_STR, TRISTATE, expr_str, expr_value, split_expr
+
+from arches import get_arch
+
+#: ``$(srctree)``: the repository root, the parent of this package.
+SRCTREE = Path(__file__).resolve().parent.parent
+
+
+class KconfigError(Exception):
+    """A Kconfig or .config problem, as one user-facing line."""
+
+
+__all__ = ["KconfigError", "SRCTREE", "config_hash_text", "defconfig", "enabled",
+           "kconfig_path", "defconfig_path", "load", "load_config", "olddefconfig",
+           "parse", "savedefconfig", "write_autoconf", "write_config"]
+
+
+def kconfig_path(arch: str) -> Path:
+    """``arches/<arch>/Kconfig``, relative to :data:`SRCTREE` (arch validated)."""
+    return Path("arches") / get_arch(arch).name / "Kconfig"
+
+
+def defconfig_path(arch: str) -> Path:
+    """``arches/<arch>/defconfig``, absolute (arch validated)."""
+    return SRCTREE / "arches" / get_arch(arch).name / "defconfig"
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    """Set environment variables for the duration of a kconfiglib call.
+
+    kconfiglib reads ``srctree`` and ``KCONFIG_WARN_UNDEF`` from the
+    environment when a :class:`kconfiglib.Kconfig` is created.
+    """
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+
+
+def _one_line(message: str) -> str:
+    """Squeeze a kconfiglib message onto one line.
+
+    Multi-line warnings (an undefined symbol lists each reference and the
+    whole referencing node) keep their first line and the locations.
+    """
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if not lines:
+        return message
+    refs = [line[2:].rstrip(":") for line in lines[1:] if line.startswith("- Referenced at")]
+    return "; ".join([lines[0].rstrip(":")] + refs) if refs else " ".join(lines)
+
+
+def _raise_warnings(kconf: kconfiglib.Kconfig) -> None:
+    """Warnings are errors: raise the first one (each carries file:line when known)."""
+    if kconf.warnings:
+        more = len(kconf.warnings) - 1
+        message = _one_line(kconf.warnings[0]).replace("warning: ", "", 1)
+        raise KconfigError(message + (f" (and {more} more)" if more else ""))
+
+
+def parse(top: str | os.PathLike[str], srctree: str | os.PathLike[str] = SRCTREE) -> kconfiglib.Kconfig:
+    """Parse a top-level Kconfig file strictly.
+
+    ``top`` is relative to ``srctree`` (or absolute); ``srctree`` is what
+    ``$(srctree)`` expands to. Syntax errors come out as ``file:line:
+    message``; any warning, including references to undefined symbols
+    (``KCONFIG_WARN_UNDEF=y``), is an error.
+    """
+    with _environ(srctree=os.fspath(srctree), KCONFIG_WARN_UNDEF="y"):
+        try:
+            kconf = kconfiglib.Kconfig(os.fspath(top), warn_to_stderr=False)
+        except kconfiglib.KconfigError as err:
+            raise KconfigError(_one_line(str(err))) from None
+        except OSError as err:
+            raise KconfigError(_one_line(str(err))) from None
+    _raise_warnings(kconf)
+    # Assignments to symbols that do not exist are typos, not old configs.
+    kconf.warn_assign_undef = True
+    return kconf
+
+
+def load(arch: str) -> kconfiglib.Kconfig:
+    """Parse ``arches/<arch>/Kconfig``; symbols hold their default values."""
+    return parse(kconfig_path(arch))
+
+
+def _assignment_lines(path: str | os.PathLike[str]) -> dict[str, int]:
+    """Symbol name -> line of its (last) assignment in a .config file."""
+    pattern = re.compile(r"^(?:CONFIG_(\w+)=|# CONFIG_(\w+) is not set)")
+    lines: dict[str, int] = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            match = pattern.match(line)
+            if match:
+                lines[match.group(1) or match.group(2)] = number
+    return lines
+
+
+def _user_str(sym: kconfiglib.Symbol) -> str:
+    if sym.orig_type in (BOOL, TRISTATE):
+        return TRI_TO_STR[sym.user_value]
+    return str(sym.user_value)
+
+
+def _unmet(expr: object) -> list[str]:
+    """The conjuncts of ``expr`` that are false, as ``NAME (=value)``."""
+    def show(sc: object) -> str:
+        name = expr_str(sc)
+        return name if getattr(sc, "is_constant", True) else f"{name} (={sc.str_value})"  # type: ignore[attr-defined]
+    return [expr_str(term, show) for term in split_expr(expr, AND) if not expr_value(term)]
+
+
+def _why(sym: kconfiglib.Symbol) -> str:
+    """Why a symbol's value differs from the value assigned to it."""
+    if sym.orig_type in (BOOL, TRISTATE) and expr_value(sym.rev_dep) > sym.user_value:
+        return f"it is selected by {expr_str(sym.rev_dep)}"
+    if not any(node.prompt for node in sym.nodes):
+        return "it has no prompt: only the arch's Kconfig can set it (select)"
+    if not sym.visibility:
+        deps = _unmet(sym.direct_dep)
+        for node in sym.nodes:
+            if node.prompt:
+                deps += [d for d in _unmet(node.prompt[1]) if d not in deps]
+        if deps:
+            return "unmet dependency " + " && ".join(deps)
+        return f"it is not visible (depends on {expr_str(sym.direct_dep)})"
+    for low, high, cond in sym.ranges:
+        if expr_value(cond):
+            return f"outside its range {low.str_value}..{high.str_value}"
+    return "kconfiglib rejected the value"
+
+
+def _check_assignments(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
+    """Raise unless every assignment in ``path`` took (Zephyr's check_assigned_sym_values)."""
+    where = _assignment_lines(path)
+    problems = []
+    for sym in kconf.unique_defined_syms:
+        if sym.user_value is None or sym.choice:
+            continue
+        wanted = _user_str(sym)
+        if wanted != sym.str_value:
+            problems.append(f"{os.fspath(path)}:{where.get(sym.name, '?')}: "
+                            f"CONFIG_{sym.name}={wanted} did not take "
+                            f"(value is {sym.str_value}): {_why(sym)}")
+    if problems:
+        raise KconfigError("; ".join(problems))
+
+
+def _load_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
+    """Load a .config/defconfig into ``kconf`` strictly."""
+    if not Path(path).is_file():
+        raise KconfigError(f"{os.fspath(path)}: no such configuration file")
+    kconf.warnings.clear()
+    try:
+        kconf.load_config(os.fspath(path))
+    except OSError as err:
+        raise KconfigError(f"{os.fspath(path)}: {err.strerror or err}") from None
+    _raise_warnings(kconf)
+    _check_assignments(kconf, path)
+    return kconf
+
+
+def defconfig(arch: str) -> kconfiglib.Kconfig:
+    """The arch's Kconfig loaded with ``arches/<arch>/defconfig``."""
+    return _load_into(load(arch), defconfig_path(arch))
+
+
+def load_config(arch: str, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
+    """The arch's Kconfig loaded with the .config at ``path`` (strict)."""
+    return _load_into(load(arch), path)
+
+
+def olddefconfig(arch: str, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
+    """``make olddefconfig``: load ``path``, give new symbols their defaults, rewrite it."""
+    kconf = load_config(arch, path)
+    write_config(kconf, path)
+    return kconf
+
+
+def _write(path: str | os.PathLike[str], writer: object, *args: object) -> None:
+    """Call a kconfiglib writer, creating the directory and mapping OSError."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        writer(os.fspath(path), *args)  # type: ignore[operator]
+    except OSError as err:
+        raise KconfigError(f"{os.fspath(path)}: {err.strerror or err}") from None
+
+
+def write_config(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
+    """Write a full .config, with the kernel's "DO NOT EDIT" header."""
+    header = f"#\n# Automatically generated file; DO NOT EDIT.\n# {kconf.mainmenu_text}\n#\n"
+    _write(path, kconf.write_config, header)
+
+
+def savedefconfig(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
+    """Write the minimal config (``make savedefconfig``): only non-default values."""
+    _write(path, kconf.write_min_config, "")
+
+
+def write_autoconf(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
+    """Write ``include/generated/autoconf.h``: ``#define CONFIG_X 1`` for each y."""
+    header = f"/*\n * Automatically generated file; DO NOT EDIT.\n * {kconf.mainmenu_text}\n */\n"
+    _write(path, kconf.write_autoconf, header)
+
+
+def enabled(kconf: kconfiglib.Kconfig) -> dict[str, str]:
+    """Every symbol's value by name: ``"y"``/``"n"`` for bools, the number for ints."""
+    return {sym.name: sym.str_value for sym in sorted(kconf.unique_defined_syms, key=lambda s: s.name)
+            if sym.orig_type != kconfiglib.UNKNOWN}
+
+
+def config_hash_text(kconf: kconfiglib.Kconfig) -> str:
+    """Canonical text of a configuration: sorted ``CONFIG_X=value`` lines.
+
+    Independent of file order, comments and menu layout, so two configs
+    with the same values have the same text (a build cache key). The arch
+    is part of it through its arch symbols (X86_64, ARM, PPC32).
+    """
+    return "".join(f"CONFIG_{name}={value}\n" for name, value in enabled(kconf).items())
