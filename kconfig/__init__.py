@@ -88,6 +88,8 @@ def _raise_warnings(kconf: kconfiglib.Kconfig) -> None:
     if kconf.warnings:
         more = len(kconf.warnings) - 1
         message = _one_line(kconf.warnings[0]).replace("warning: ", "", 1)
+        # In a strict load nothing is ignored: drop kconfiglib's "ignored" wording.
+        message = message.replace(". Assignment ignored.", "").replace("ignoring malformed", "malformed")
         raise KconfigError(message + (f" (and {more} more)" if more else ""))
 
 

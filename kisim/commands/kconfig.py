@@ -1,0 +1,97 @@
+"""``kisim defconfig|menuconfig|olddefconfig|savedefconfig``: the kernel's config targets.
+
+Each mirrors the ``make`` target of the same name (scripts/kconfig/Makefile)
+over ``arches/<arch>/Kconfig``; the work is done by :mod:`kconfig`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import kconfig
+from kconfig import KconfigError
+from kisim.commands.common import add_arch
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the four configuration subcommands."""
+    p = subparsers.add_parser("defconfig", help="write a .config from the arch's defconfig")
+    add_arch(p)
+    p.add_argument("-o", "--output", default=".config", metavar="FILE",
+                   help="configuration to write (default .config)")
+    p.set_defaults(func=cmd_defconfig)
+
+    p = subparsers.add_parser("menuconfig", help="edit a .config in kconfiglib's terminal menuconfig")
+    add_arch(p)
+    _add_config(p)
+    p.set_defaults(func=cmd_menuconfig)
+
+    p = subparsers.add_parser("olddefconfig",
+                              help="update a .config: new symbols get their defaults")
+    add_arch(p)
+    _add_config(p)
+    p.set_defaults(func=cmd_olddefconfig)
+
+    p = subparsers.add_parser("savedefconfig", help="write the minimal defconfig of a .config")
+    add_arch(p)
+    _add_config(p)
+    p.add_argument("-o", "--output", default="defconfig", metavar="FILE",
+                   help="minimal configuration to write (default defconfig)")
+    p.set_defaults(func=cmd_savedefconfig)
+
+
+def _add_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default=".config", metavar="FILE",
+                        help="configuration file (default .config)")
+
+
+def cmd_defconfig(args: argparse.Namespace) -> int:
+    kconfig.write_config(kconfig.defconfig(args.arch), args.output)
+    print(f"# configuration written to {args.output} (from {args.arch} defconfig)")
+    return 0
+
+
+def cmd_olddefconfig(args: argparse.Namespace) -> int:
+    kconfig.olddefconfig(args.arch, args.config)
+    print(f"# configuration written to {args.config}")
+    return 0
+
+
+def cmd_savedefconfig(args: argparse.Namespace) -> int:
+    kconfig.savedefconfig(kconfig.load_config(args.arch, args.config), args.output)
+    print(f"# minimal configuration written to {args.output}")
+    return 0
+
+
+def cmd_menuconfig(args: argparse.Namespace) -> int:
+    """Run kconfiglib's curses menuconfig on ``--config``.
+
+    A missing file starts from the arch defconfig, as ``make menuconfig``
+    starts from ``arch/$ARCH/defconfig``. kconfiglib's menuconfig loads and
+    saves the file named by ``KCONFIG_CONFIG``.
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise KconfigError("menuconfig needs a terminal (stdin and stdout are not a TTY); "
+                           "edit the file and run 'kisim olddefconfig' instead")
+    path = Path(args.config)
+    kconf = (kconfig.load_config(args.arch, path) if path.exists()
+             else kconfig.defconfig(args.arch))
+    if not path.exists():
+        kconfig.write_config(kconf, path)
+    import curses
+
+    import menuconfig
+    saved = os.environ.get("KCONFIG_CONFIG")
+    os.environ["KCONFIG_CONFIG"] = os.fspath(path.resolve())
+    try:
+        menuconfig.menuconfig(kconf)
+    except curses.error as err:
+        raise KconfigError(f"menuconfig: terminal error: {err} (is TERM set?)") from None
+    finally:
+        if saved is None:
+            os.environ.pop("KCONFIG_CONFIG", None)
+        else:
+            os.environ["KCONFIG_CONFIG"] = saved
+    return 0
