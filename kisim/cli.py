@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     except user_errors() as err:
         print(f"kisim: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        sys.stderr.close()   # reader went away (e.g. `| head`): not an error
+        return 0
     except KeyboardInterrupt:
         print("kisim: interrupted", file=sys.stderr)
         return 130

@@ -77,7 +77,8 @@ def read_elf(path: str | Path) -> Image:
                 if not isinstance(table, SymbolTableSection):
                     continue
                 for sym in table.iter_symbols():
-                    if not sym.name or sym["st_shndx"] == "SHN_UNDEF":
+                    if (not sym.name or sym.name.startswith("$")    # ARM mapping symbols
+                            or sym["st_shndx"] == "SHN_UNDEF"):
                         continue
                     symbols.setdefault(sym.name, sym["st_value"])
                     if sym["st_info"]["type"] == "STT_FUNC":

@@ -46,7 +46,7 @@ class GuestFault(Exception):
         return "\n".join([
             f"kisim: guest fault: {self.reason}",
             f"  arch {self.arch}, CPU {self.cpu}, PC {self.pc:#x}: {self.insn}",
-            f"  after {self.instructions} instructions on this CPU",
+            f"  {self.instructions} instructions retired on this CPU before the faulting turn",
             "  registers:",
             *(f"    {row}" for row in rows),
             f"  last blocks (oldest first): {blocks}",

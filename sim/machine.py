@@ -222,8 +222,9 @@ class Cpu:
         return True
 
     def _unhandled(self, trap: Trap) -> bool:
-        self._error = self.machine.fault(self, f"unhandled {trap.kind.value} trap",
-                                         pc=trap.address)
+        reason = ("invalid instruction" if trap.kind is TrapKind.UNDEFINED
+                  else f"unhandled {trap.kind.value} trap")
+        self._error = self.machine.fault(self, reason, pc=trap.address)
         self.uc.emu_stop()
         return True
 

@@ -75,6 +75,7 @@ ARCH = Arch(
     traps={
         6: TrapVector(TrapKind.BREAKPOINT, pc_offset=4, length=4),   # tw: PC already +4
         8: TrapVector(TrapKind.SYSCALL, pc_offset=4, length=4),      # sc
+        96: TrapVector(TrapKind.UNDEFINED, pc_offset=4, length=4),   # illegal opcode
     },
     undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=4),
     insn_traps={},

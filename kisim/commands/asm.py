@@ -1,0 +1,84 @@
+"""``kisim asm``: assemble, show and optionally run a snippet."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_of, print_json
+from kisim.errors import UsageError
+from sim.asm import assemble, disassemble
+from sim.snippet import SNIPPET_BASE, run_snippet
+
+
+def _source(args: argparse.Namespace) -> str:
+    if args.file and args.text:
+        raise UsageError("give assembly text or -f FILE, not both")
+    if args.file:
+        if args.file == "-":
+            return sys.stdin.read()
+        with open(args.file, encoding="utf-8") as f:
+            return f.read()
+    if not args.text:
+        raise UsageError("no assembly given (text argument or -f FILE)")
+    return args.text
+
+
+def run(args: argparse.Namespace) -> int:
+    arch = arch_of(args)
+    if not 1 <= args.cpus <= MAX_CPUS:
+        raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
+    text = _source(args)
+    code = assemble(arch, text, SNIPPET_BASE)
+    listing = disassemble(arch, code, SNIPPET_BASE)
+    out: dict = {"arch": arch.name, "cpus": args.cpus, "base": SNIPPET_BASE,
+                 "bytes": code.hex(),
+                 "disassembly": [{"address": i.address, "bytes": i.bytes.hex(), "text": i.text}
+                                 for i in listing]}
+    snippet = None
+    if args.run:
+        snippet = run_snippet(arch, text, args.cpus, quantum=args.quantum, seed=args.seed,
+                              max_instructions=args.max_instructions)
+        out.update(per_cpu=snippet.per_cpu(), quantum=args.quantum, seed=args.seed,
+                   traps=[{"cpu": t.cpu, "kind": t.kind.value, "address": t.address}
+                          for t in snippet.traps])
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"{arch.name}: {len(code)} bytes at {SNIPPET_BASE:#x}")
+    width = max(len(i.bytes) for i in listing) * 3
+    for i in listing:
+        print(f"  {i.address:#8x}:  {i.bytes.hex(' '):<{width}} {i.text}")
+    if snippet is not None:
+        for cpu, entry in zip(snippet.machine.cpus, out["per_cpu"]):
+            print(f"\nCPU {cpu.index}: {entry['instructions']} instructions, "
+                  f"{entry['modeled_cycles']:g} modeled cycles"
+                  + (f", events {entry['events']}" if entry["events"] else ""))
+            regs = [f"{k}={v:#x}" for k, v in entry["registers"].items()]
+            for j in range(0, len(regs), 6):
+                print("  " + "  ".join(regs[j:j + 6]))
+        if snippet.traps:
+            print(f"\ntraps: {len(snippet.traps)} "
+                  f"(first: {snippet.traps[0].kind.value} at {snippet.traps[0].address:#x})")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("asm", help="assemble a snippet, disassemble it, optionally run it",
+                       description="Assemble TEXT (Keystone), show bytes and disassembly "
+                                   "(Capstone); with --run, execute it on every CPU until it "
+                                   "falls off its end, and show registers, exact instruction "
+                                   "counts and modeled cycles. Statements are separated by "
+                                   "';' or newlines.")
+    add_arch(p)
+    add_cpus(p)
+    p.add_argument("text", nargs="?", help="assembly text, e.g. 'mov rax, 1; int3'")
+    p.add_argument("-f", "--file", metavar="FILE", help="read assembly from FILE ('-': stdin)")
+    p.add_argument("--run", action="store_true", help="execute the snippet")
+    p.add_argument("--quantum", type=int, default=10_000, metavar="Q",
+                   help="instructions per CPU turn (default 10000)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="randomize turn lengths in 1..Q with this seed")
+    p.add_argument("--max-instructions", type=int, default=10_000_000, metavar="N",
+                   help="instruction budget for the whole run (default 10000000)")
+    add_json(p)
+    p.set_defaults(func=run)

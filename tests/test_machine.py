@@ -1,0 +1,256 @@
+"""The machine core: exact counts, determinism, coherence, traps and faults."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from arches import TrapKind
+from sim import ConfigError, GuestFault, Machine, UNHANDLED
+from sim.asm import assemble, disassemble
+from sim.snippet import SNIPPET_BASE, load_snippet, run_snippet
+
+# A counted loop with a breakpoint in its body, per arch: (setup, body, counter reg).
+LOOP = {
+    "x86_64": ("mov rcx, {n}", "l: int3; add rax, rcx; dec rcx; jnz l", "rax"),
+    "arm": ("mov r1, #{n}", "l: bkpt #0; add r0, r0, r1; subs r1, r1, #1; bne l", "r0"),
+    "ppc32": ("li 4, {n}", "l: tw 31, 0, 0; add 3, 3, 4; addi 4, 4, -1; cmpwi 4, 0; bne l", "r3"),
+}
+# Load from an unmapped address.
+UNMAPPED = {"x86_64": "mov rax, 0x12345678; mov rbx, [rax]",
+            "arm": "movw r0, #0x5678; movt r0, #0x1234; ldr r1, [r0]",
+            "ppc32": "lis 3, 0x1234; ori 3, 3, 0x5678; lwz 4, 0(3)"}
+# Set the return register to 1, with the same length when changed to 2.
+SET = {"x86_64": ("mov eax, {v}", "rax"), "arm": ("mov r0, #{v}", "r0"), "ppc32": ("li 3, {v}", "r3")}
+
+
+def loop_text(arch, n: int) -> str:
+    setup, body, _ = LOOP[arch.name]
+    return f"{setup.format(n=n)}; {body}"
+
+
+def body_len(arch) -> int:
+    return len(disassemble(arch, assemble(arch, LOOP[arch.name][1], SNIPPET_BASE)))
+
+
+@pytest.mark.parametrize("quantum,seed", [(1, None), (3, None), (10_000, None), (50, 7)])
+def test_counts_are_exact_whatever_the_turns(arch, quantum, seed) -> None:
+    n = 25
+    run = run_snippet(arch, loop_text(arch, n), cpus=2, quantum=quantum, seed=seed)
+    expected = 1 + n * body_len(arch)
+    for row in run.per_cpu():
+        assert row["instructions"] == expected
+        assert row["registers"][LOOP[arch.name][2]] == n * (n + 1) // 2
+    assert len(run.traps) == 2 * n
+
+
+def test_modeled_cycles_are_instructions_plus_charged_traps(arch) -> None:
+    run = run_snippet(arch, loop_text(arch, 10))
+    row = run.per_cpu()[0]
+    assert row["events"] == {"trap": 10}
+    assert row["modeled_cycles"] == row["instructions"] * arch.cost("insn") + 10 * arch.cost("trap")
+
+
+def test_same_seed_same_run_bit_for_bit(arch) -> None:
+    def race(seed: int) -> tuple:
+        # Two CPUs do an unlocked read-modify-write on one shared word.
+        run = load_snippet(arch, _racy_increment(arch), cpus=2, quantum=5, seed=seed)
+        run.machine.map(0x80000, 0x1000)
+        run.machine.run(max_instructions=1_000_000)
+        return (run.machine.read(0x80000, 4),
+                tuple((c.instructions, c.modeled_cycles) for c in run.machine.cpus))
+    assert race(1) == race(1)
+    outcomes = {race(seed)[0] for seed in range(8)}
+    assert len(outcomes) > 1, "different seeds should interleave differently"
+
+
+def _racy_increment(arch) -> str:
+    return {
+        "x86_64": "mov rcx, 200; l: mov eax, [0x80000]; inc eax; mov [0x80000], eax; dec rcx; jnz l",
+        "arm": "mov r1, #200; mov r2, #0x80000; l: ldr r0, [r2]; add r0, r0, #1; str r0, [r2]; "
+               "subs r1, r1, #1; bne l",
+        "ppc32": "li 4, 200; lis 5, 8; l: lwz 3, 0(5); addi 3, 3, 1; stw 3, 0(5); "
+                 "addi 4, 4, -1; cmpwi 4, 0; bne l",
+    }[arch.name]
+
+
+def test_cpus_share_one_memory(arch) -> None:
+    run = load_snippet(arch, _racy_increment(arch), cpus=3, quantum=100_000)
+    run.machine.map(0x80000, 0x1000)
+    run.machine.run()
+    # Whole-turn quanta never split the loop: no update is lost.
+    assert run.machine.read_word(0x80000, 4) == 3 * 200
+
+
+@pytest.mark.parametrize("bad", [0, 9])
+def test_cpu_count_out_of_range(bad) -> None:
+    with pytest.raises(ConfigError, match="out of range 1..8"):
+        Machine("arm", bad)
+
+
+def test_seeded_quanta_stay_in_range() -> None:
+    m = Machine("arm", quantum=20, seed=3)
+    draws = [m.next_quantum() for _ in range(500)]
+    assert min(draws) >= 1 and max(draws) <= 20 and len(set(draws)) > 10
+    assert draws == [Machine("arm", quantum=20, seed=3).next_quantum() for _ in range(1)] + draws[1:]
+
+
+def test_text_write_is_stale_until_sync(arch) -> None:
+    text, reg = SET[arch.name]
+    run = load_snippet(arch, text.format(v=1), cpus=2)
+    m = run.machine
+
+    def rerun(index: int) -> int:
+        cpu = m.cpus[index]
+        cpu.halted, cpu.pc = False, run.base
+        m.step(index, 100)
+        return cpu.reg(reg)
+
+    assert [rerun(0), rerun(1)] == [1, 1]
+    new = assemble(arch, text.format(v=2), run.base)
+    assert len(new) == len(run.code)
+    m.write_text(run.base, new)
+    assert [rerun(0), rerun(1)] == [1, 1], "no CPU may fetch new text before a sync"
+    m.sync_cpu(0)
+    assert [rerun(0), rerun(1)] == [2, 1], "only the synced CPU sees the new text"
+    m.sync_all()
+    assert [rerun(0), rerun(1)] == [2, 2]
+    assert m.cpus[0].events["ipi"] == 2 and m.cpus[1].events["ipi"] == 1
+    assert m.sync_rounds == 1 and m.stale(0) == m.stale(1) == []
+
+
+def test_icache_flush_charges_lines_to_the_patching_cpu(arch) -> None:
+    m = Machine(arch, 2)
+    m.flush_icache(0x1000, 0x1000 + 100, cpu=1)
+    assert m.cpus[1].events["icache_flush"] == 4 and m.cpus[0].events["icache_flush"] == 0
+    assert m.cpus[1].event_cycles == 4 * arch.cost("icache_flush")
+
+
+def test_traps_reach_one_dispatcher_with_normalized_addresses(arch) -> None:
+    kprobe = arch.kprobe_breakpoint(arch.nop(arch.insn_align))
+    nop = arch.nop(arch.insn_align)
+    code = nop + kprobe + nop + arch.syscall_insn + nop + arch.syscall_insn
+    m = Machine(arch)
+    base = SNIPPET_BASE
+    m.load_code(code, base)
+    seen = []
+
+    def on_trap(cpu, trap):
+        seen.append((trap.kind, trap.address - base))
+        if len(seen) == 2:
+            return base + len(code) - len(arch.syscall_insn) - len(nop)  # redirect
+        if len(seen) == 3:
+            cpu.halt()
+        return None
+
+    m.on_trap = on_trap
+    m.run()
+    bp_kind = TrapKind.UNDEFINED if arch.name == "arm" else TrapKind.BREAKPOINT
+    sys_at = 2 * len(nop) + len(kprobe)
+    end_at = len(code) - len(arch.syscall_insn)
+    assert seen == [(bp_kind, len(nop)), (TrapKind.SYSCALL, sys_at), (TrapKind.SYSCALL, end_at)]
+    # nop, breakpoint, nop, syscall, (redirected) nop, syscall
+    assert m.cpus[0].instructions == 6
+
+
+def test_arm_bkpt_resumes_past_itself() -> None:
+    run = run_snippet(load_arch("arm"), "bkpt #1; mov r0, #7")
+    assert run.per_cpu()[0]["registers"]["r0"] == 7 and len(run.traps) == 1
+
+
+def load_arch(name):
+    from arches import get_arch
+    return get_arch(name)
+
+
+def test_unmapped_access_faults_with_a_full_report(arch) -> None:
+    with pytest.raises(GuestFault) as info:
+        run_snippet(arch, UNMAPPED[arch.name], cpus=2)
+    fault = info.value
+    last = disassemble(arch, assemble(arch, UNMAPPED[arch.name], SNIPPET_BASE), SNIPPET_BASE)[-1]
+    assert fault.arch == arch.name and fault.cpu == 0
+    assert fault.reason == "unmapped memory read"
+    assert fault.pc == last.address and last.mnemonic in fault.insn
+    assert 0x12345678 in fault.registers.values() or 0x12340000 in fault.registers.values()
+    assert fault.last_blocks and fault.last_blocks[0] == SNIPPET_BASE
+    report = fault.report()
+    assert f"CPU 0, PC {fault.pc:#x}" in report and "registers:" in report
+
+
+@pytest.mark.parametrize("kind", ["invalid", "budget"])
+def test_invalid_instruction_and_budget_fault(arch, kind) -> None:
+    if kind == "invalid":
+        bad = {"x86_64": "ud2", "arm": "udf #3", "ppc32": ".long 0"}[arch.name]
+        with pytest.raises(GuestFault, match="invalid instruction"):
+            run_snippet(arch, f"{SET[arch.name][0].format(v=1)}; {bad}")
+    else:
+        spin = {"x86_64": "l: jmp l", "arm": "l: b l", "ppc32": "l: b l"}[arch.name]
+        with pytest.raises(GuestFault, match="budget of 5000 exhausted") as info:
+            run_snippet(arch, spin, max_instructions=5000, quantum=1000)
+        assert info.value.instructions == 5000
+
+
+def test_unhandled_trap_faults(arch) -> None:
+    m = Machine(arch)
+    m.load_code(arch.nop(arch.insn_align) + arch.syscall_insn, SNIPPET_BASE)
+    m.on_trap = lambda cpu, trap: UNHANDLED
+    with pytest.raises(GuestFault, match="unhandled syscall trap"):
+        m.run(max_instructions=100)
+
+
+# -- ELF loading ---------------------------------------------------------
+
+ELF_ASM = {
+    "x86_64": "_start: mov eax, dword ptr [answer]\n syscall\n",
+    "arm": "_start: ldr r0, =answer\n ldr r0, [r0]\n svc #0\n .ltorg\n",
+    "ppc32": "_start: lis 4, answer@ha\n lwz 3, answer@l(4)\n sc\n",
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_elves(tmp_path_factory) -> dict:
+    """A two-section static ELF per arch, linked by the pinned zig toolchain."""
+    from arches import ARCHES
+    out = {}
+    for name, arch in ARCHES.items():
+        d = tmp_path_factory.mktemp(name)
+        src = d / "t.S"
+        src.write_text(("\t.intel_syntax noprefix\n" if name == "x86_64" else "")
+                       + "\t.text\n\t.globl _start\n" + ELF_ASM[name]
+                       + "\t.data\n\t.globl answer\nanswer: .long 0x2a\n")
+        lds = d / "t.lds"
+        lds.write_text("ENTRY(_start)\nSECTIONS { . = 0x400000; .text : { *(.text) }\n"
+                       "  . = ALIGN(0x1000); .data : { *(.data) } }\n")
+        elf = d / "t.elf"
+        subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", arch.cc_target,
+                        "-nostdlib", "-static", "-fno-pic", f"-Wl,-T,{lds}",
+                        str(src), "-o", str(elf)],
+                       check=True, capture_output=True)
+        out[name] = elf
+    return out
+
+
+def test_load_elf_segments_symbols_sections(arch, tiny_elves) -> None:
+    m = Machine(arch)
+    image = m.load_elf(str(tiny_elves[arch.name]))
+    assert image.entry == image.symbols["_start"] == 0x400000
+    assert {".text", ".data"} <= set(image.sections)
+    data = image.sections[".data"]
+    assert data.addr == image.symbols["answer"]
+    assert m.read_word(data.addr, 4) == 0x2a
+    assert not any(name.startswith("$") for name in image.symbols)   # ARM mapping symbols
+    m.cpus[0].pc = image.entry
+    m.on_trap = lambda cpu, trap: cpu.halt()
+    m.run(max_instructions=100)
+    assert m.cpus[0].reg(arch.ret) & 0xFFFFFFFF == 0x2a
+
+
+def test_load_elf_refuses_other_arch_and_garbage(arch, tiny_elves, tmp_path) -> None:
+    other = next(n for n in tiny_elves if n != arch.name)
+    with pytest.raises(ConfigError, match="ELF is for"):
+        Machine(arch).load_elf(str(tiny_elves[other]))
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"not an elf at all")
+    with pytest.raises(ConfigError, match="not a valid ELF"):
+        Machine(arch).load_elf(str(junk))
