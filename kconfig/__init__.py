@@ -21,7 +21,7 @@ import contextlib
 import os
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import kconfiglib
 from kconfiglib import AND, BOOL, TRI_TO_STR, TRISTATE, expr_str, expr_value, split_expr
@@ -37,7 +37,7 @@ class KconfigError(Exception):
 
 
 __all__ = ["KconfigError", "SRCTREE", "config_hash_text", "defconfig", "enabled",
-           "kconfig_path", "defconfig_path", "load", "load_config", "olddefconfig",
+           "kconfig_path", "defconfig_path", "load", "load_config", "menuconfig", "olddefconfig",
            "parse", "savedefconfig", "write_autoconf", "write_config"]
 
 
@@ -212,11 +212,11 @@ def olddefconfig(arch: str, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
     return kconf
 
 
-def _write(path: str | os.PathLike[str], writer: object, *args: object) -> None:
+def _write(path: str | os.PathLike[str], writer: Callable[[str, str], object], header: str) -> None:
     """Call a kconfiglib writer, creating the directory and mapping OSError."""
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        writer(os.fspath(path), *args)  # type: ignore[operator]
+        writer(os.fspath(path), header)
     except OSError as err:
         raise KconfigError(f"{os.fspath(path)}: {err.strerror or err}") from None
 
@@ -236,6 +236,29 @@ def write_autoconf(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> N
     """Write ``include/generated/autoconf.h``: ``#define CONFIG_X 1`` for each y."""
     header = f"/*\n * Automatically generated file; DO NOT EDIT.\n * {kconf.mainmenu_text}\n */\n"
     _write(path, kconf.write_autoconf, header)
+
+
+def menuconfig(arch: str, path: str | os.PathLike[str]) -> None:
+    """Run kconfiglib's curses menuconfig on the .config at ``path``.
+
+    A missing file starts from the arch defconfig, as ``make menuconfig``
+    starts from ``arch/$ARCH/defconfig``; an existing one is first loaded
+    strictly. kconfiglib's menuconfig loads and saves the file named by
+    ``KCONFIG_CONFIG``. Needs a terminal: the caller checks for a TTY.
+    """
+    import curses
+
+    import menuconfig as kconfiglib_menuconfig  # kconfiglib's menuconfig.py
+    if Path(path).exists():
+        kconf = load_config(arch, path)
+    else:
+        kconf = defconfig(arch)
+        write_config(kconf, path)
+    with _environ(KCONFIG_CONFIG=os.fspath(Path(path).resolve())):
+        try:
+            kconfiglib_menuconfig.menuconfig(kconf)
+        except curses.error as err:
+            raise KconfigError(f"menuconfig: terminal error: {err} (is TERM set?)") from None
 
 
 def enabled(kconf: kconfiglib.Kconfig) -> dict[str, str]:

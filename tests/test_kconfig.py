@@ -4,7 +4,11 @@ Every test that is about an arch is parametrized over ``arches.NAMES``.
 """
 from __future__ import annotations
 
+import os
+import select
 import shutil
+import sys
+import time
 from pathlib import Path
 
 import kconfiglib
@@ -303,3 +307,42 @@ def test_cli_errors(arch: str, tmp_path: Path, capsys) -> None:
 
 def test_cli_unknown_arch(capsys) -> None:
     assert "unknown arch" in cli_error(capsys, ["defconfig", "--arch", "mips"])
+
+
+def drive_menuconfig(argv: list[str], keys: list[bytes], timeout: float = 30.0) -> tuple[int, bytes]:
+    """Run ``kisim`` on a pseudo-terminal and type ``keys``, each once the screen is quiet."""
+    pty = pytest.importorskip("pty")
+    pid, fd = pty.fork()
+    if pid == 0:                                   # child: the real CLI on a TTY
+        os.environ["TERM"] = "xterm"
+        os.execv(sys.executable, [sys.executable, "-m", "kisim", *argv])
+    out, pending, last = b"", list(keys), time.monotonic()
+    deadline = last + timeout
+    while time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:                        # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            out, last = out + data, time.monotonic()
+        elif pending and time.monotonic() - last > 0.3:
+            os.write(fd, pending.pop(0))
+            last = time.monotonic()
+    else:
+        os.kill(pid, 9)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), out
+
+
+@pytest.mark.parametrize("arch", NAMES)
+def test_cli_menuconfig_on_a_terminal(arch: str, tmp_path: Path) -> None:
+    """Jump to KMEMTRACE, set it to n, quit and save: the result loads strictly."""
+    cfg = tmp_path / ".config"
+    rc, out = drive_menuconfig(["menuconfig", "--arch", arch, "--config", str(cfg)],
+                               [b"/", b"KMEMTRACE", b"\r", b"n", b"Q", b"y"])
+    assert rc == 0, out[-500:]
+    assert b"Configuration saved to" in out
+    values = kconfig.enabled(kconfig.load_config(arch, cfg))
+    assert values["KMEMTRACE"] == "n" and values["MARKERS"] == "y"

@@ -6,9 +6,7 @@ over ``arches/<arch>/Kconfig``; the work is done by :mod:`kconfig`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
 import kconfig
 from kconfig import KconfigError
@@ -66,32 +64,9 @@ def cmd_savedefconfig(args: argparse.Namespace) -> int:
 
 
 def cmd_menuconfig(args: argparse.Namespace) -> int:
-    """Run kconfiglib's curses menuconfig on ``--config``.
-
-    A missing file starts from the arch defconfig, as ``make menuconfig``
-    starts from ``arch/$ARCH/defconfig``. kconfiglib's menuconfig loads and
-    saves the file named by ``KCONFIG_CONFIG``.
-    """
+    """Run kconfiglib's terminal menuconfig on ``--config`` (see :func:`kconfig.menuconfig`)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise KconfigError("menuconfig needs a terminal (stdin and stdout are not a TTY); "
                            "edit the file and run 'kisim olddefconfig' instead")
-    path = Path(args.config)
-    kconf = (kconfig.load_config(args.arch, path) if path.exists()
-             else kconfig.defconfig(args.arch))
-    if not path.exists():
-        kconfig.write_config(kconf, path)
-    import curses
-
-    import menuconfig
-    saved = os.environ.get("KCONFIG_CONFIG")
-    os.environ["KCONFIG_CONFIG"] = os.fspath(path.resolve())
-    try:
-        menuconfig.menuconfig(kconf)
-    except curses.error as err:
-        raise KconfigError(f"menuconfig: terminal error: {err} (is TERM set?)") from None
-    finally:
-        if saved is None:
-            os.environ.pop("KCONFIG_CONFIG", None)
-        else:
-            os.environ["KCONFIG_CONFIG"] = saved
+    kconfig.menuconfig(args.arch, args.config)
     return 0
