@@ -319,6 +319,7 @@ class Machine:
         self.memory = Memory()
         self.cpus = [Cpu(self, i) for i in range(cpus)]
         self.on_trap: TrapHandler | None = None
+        self.trap_handlers: list[TrapHandler] = []
         self.sync_rounds = 0
         self.image: Image | None = None
         self.map(SPIN_BASE, PAGE, "rx")
@@ -413,7 +414,24 @@ class Machine:
         return list(self.cpus[index]._stale)
 
     # -- traps -----------------------------------------------------------
+    def add_trap_handler(self, handler: TrapHandler) -> None:
+        """Give ``handler`` first refusal of every trap, ahead of earlier ones.
+
+        The patcher's int3 handler must see a breakpoint before kprobes or
+        the guest's own handler do, as poke_int3_handler() runs first in
+        the kernel's do_int3().
+        """
+        self.trap_handlers.insert(0, handler)
+
+    def remove_trap_handler(self, handler: TrapHandler) -> None:
+        self.trap_handlers.remove(handler)
+
     def dispatch_trap(self, cpu: Cpu, trap: Trap) -> int | None | _Unhandled:
+        """Offer a trap to each handler in turn, ``on_trap`` last."""
+        for handler in self.trap_handlers:
+            resume = handler(cpu, trap)
+            if resume is not UNHANDLED:
+                return resume
         if self.on_trap is None:
             return UNHANDLED
         return self.on_trap(cpu, trap)

@@ -254,3 +254,24 @@ def test_load_elf_refuses_other_arch_and_garbage(arch, tiny_elves, tmp_path) -> 
     junk.write_bytes(b"not an elf at all")
     with pytest.raises(ConfigError, match="not a valid ELF"):
         Machine(arch).load_elf(str(junk))
+
+
+def test_trap_handlers_are_offered_the_trap_in_order(arch) -> None:
+    m = Machine(arch)
+    m.load_code(arch.syscall_insn + arch.syscall_insn, SNIPPET_BASE)
+    calls = []
+
+    def first(cpu, trap):
+        calls.append("first")
+        if trap.address == SNIPPET_BASE:
+            return None
+        return UNHANDLED
+
+    def fallback(cpu, trap):
+        calls.append("fallback")
+        cpu.halt()
+
+    m.on_trap = fallback
+    m.add_trap_handler(first)
+    m.run(max_instructions=10)
+    assert calls == ["first", "first", "fallback"]
