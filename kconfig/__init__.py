@@ -73,14 +73,15 @@ def _environ(**values: str) -> Iterator[None]:
 def _one_line(message: str) -> str:
     """Squeeze a kconfiglib message onto one line.
 
-    Multi-line warnings (an undefined symbol lists each reference and the
-    whole referencing node) keep their first line and the locations.
+    An undefined-symbol warning lists each reference and the whole
+    referencing node: keep ``file:line:`` of the first reference in front.
     """
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    if not lines:
-        return message
-    refs = [line[2:].rstrip(":") for line in lines[1:] if line.startswith("- Referenced at")]
-    return "; ".join([lines[0].rstrip(":")] + refs) if refs else " ".join(lines)
+    refs = [line.removeprefix("- Referenced at ").rstrip(":")
+            for line in lines if line.startswith("- Referenced at ")]
+    if refs:
+        return f"{refs[0]}: {lines[0].rstrip(':')}"
+    return " ".join(lines) or message
 
 
 def _raise_warnings(kconf: kconfiglib.Kconfig) -> None:
@@ -106,8 +107,9 @@ def parse(top: str | os.PathLike[str], srctree: str | os.PathLike[str] = SRCTREE
             kconf = kconfiglib.Kconfig(os.fspath(top), warn_to_stderr=False)
         except kconfiglib.KconfigError as err:
             raise KconfigError(_one_line(str(err))) from None
-        except OSError as err:
-            raise KconfigError(_one_line(str(err))) from None
+        except OSError as err:      # kconfiglib's own IOErrors carry a hint in .msg
+            text = getattr(err, "msg", None) or f"{err.filename}: {err.strerror}"
+            raise KconfigError(_one_line(text)) from None
     _raise_warnings(kconf)
     # Assignments to symbols that do not exist are typos, not old configs.
     kconf.warn_assign_undef = True
@@ -123,7 +125,7 @@ def _assignment_lines(path: str | os.PathLike[str]) -> dict[str, int]:
     """Symbol name -> line of its (last) assignment in a .config file."""
     pattern = re.compile(r"^(?:CONFIG_(\w+)=|# CONFIG_(\w+) is not set)")
     lines: dict[str, int] = {}
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
             match = pattern.match(line)
             if match:
@@ -150,7 +152,7 @@ def _why(sym: kconfiglib.Symbol) -> str:
     if sym.orig_type in (BOOL, TRISTATE) and expr_value(sym.rev_dep) > sym.user_value:
         return f"it is selected by {expr_str(sym.rev_dep)}"
     if not any(node.prompt for node in sym.nodes):
-        return "it has no prompt: only the arch's Kconfig can set it (select)"
+        return "it has no prompt: its value comes from the Kconfig (select, default), not a .config"
     if not sym.visibility:
         deps = _unmet(sym.direct_dep)
         for node in sym.nodes:
@@ -188,6 +190,8 @@ def _load_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> kconf
     kconf.warnings.clear()
     try:
         kconf.load_config(os.fspath(path))
+    except kconfiglib.KconfigError:     # load_config raises it only for bad UTF-8
+        raise KconfigError(f"{os.fspath(path)}: not a configuration file (not UTF-8 text)") from None
     except OSError as err:
         raise KconfigError(f"{os.fspath(path)}: {err.strerror or err}") from None
     _raise_warnings(kconf)

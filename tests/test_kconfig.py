@@ -168,9 +168,13 @@ def test_config_syntax_errors_give_file_line(arch: str, tmp_path: Path, text: st
     assert words in str(err.value)
 
 
-def test_missing_config(tmp_path: Path) -> None:
+def test_missing_or_binary_config(tmp_path: Path) -> None:
     with pytest.raises(KconfigError, match="no such configuration file"):
         kconfig.load_config(NAMES[0], tmp_path / "absent")
+    binary = tmp_path / "binary"
+    binary.write_bytes(b"\x7fELF\xf0\x80\n")
+    with pytest.raises(KconfigError, match="not UTF-8"):
+        kconfig.load_config(NAMES[0], binary)
 
 
 # --- strict Kconfig parsing ---------------------------------------------
@@ -207,7 +211,13 @@ def test_kconfig_syntax_error_in_arch_file(arch: str, tmp_path: Path) -> None:
 
 def test_kconfig_warning_is_an_error(tmp_path: Path) -> None:
     write(tmp_path / "Kconfig", 'config A\n\tbool "a"\n\tselect NOPE\n')
-    with pytest.raises(KconfigError, match="NOPE"):
+    with pytest.raises(KconfigError, match="^Kconfig:1: undefined symbol NOPE$"):
+        kconfig.parse("Kconfig", srctree=tmp_path)
+
+
+def test_kconfig_missing_source(tmp_path: Path) -> None:
+    write(tmp_path / "Kconfig", 'config A\n\tbool "a"\n\nsource "$(srctree)/nothere"\n')
+    with pytest.raises(KconfigError, match="^Kconfig:4: .*nothere.* not found"):
         kconfig.parse("Kconfig", srctree=tmp_path)
 
 
