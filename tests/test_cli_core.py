@@ -1,0 +1,81 @@
+"""``kisim arches`` and ``kisim asm``: output, JSON and one-line errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arches import NAMES
+from kisim.cli import main
+
+PROGRAM = {"x86_64": "mov rax, 5; int3; add rax, 1",
+           "arm": "mov r0, #5; bkpt #0; add r0, r0, #1",
+           "ppc32": "li 3, 5; tw 31, 0, 0; addi 3, 3, 1"}
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_arches_table_lists_every_arch(capsys) -> None:
+    code, out, _ = run_cli(capsys, "arches")
+    assert code == 0
+    for name in NAMES:
+        assert name in out
+    rows = json.loads(run_cli(capsys, "arches", "--json")[1])
+    assert [r["name"] for r in rows] == list(NAMES)
+    assert all(c["source"] for r in rows for c in r["costs"].values())
+
+
+def test_asm_shows_bytes_and_disassembly(arch, capsys) -> None:
+    code, out, _ = run_cli(capsys, "asm", "--arch", arch.name, PROGRAM[arch.name])
+    assert code == 0
+    listing = [line.split() for line in out.splitlines() if line.strip().startswith("0x")]
+    assert len(listing) == 3
+    assert listing[1][-1] in {"int3", "#0", "0"} or "bkpt" in listing[1] or "trap" in listing[1]
+
+
+def test_asm_run_json(arch, capsys) -> None:
+    code, out, _ = run_cli(capsys, "asm", "--arch", arch.name, "--cpus", "2", "--run",
+                           "--json", PROGRAM[arch.name])
+    assert code == 0
+    data = json.loads(out)
+    assert data["arch"] == arch.name and data["cpus"] == 2
+    for cpu in data["per_cpu"]:
+        assert cpu["instructions"] == 3
+        assert cpu["modeled_cycles"] == 3 * arch.cost("insn") + arch.cost("trap")
+        assert cpu["registers"][arch.ret] == 6
+        assert isinstance(cpu["pc"], int)
+    assert [t["kind"] for t in data["traps"]] == ["breakpoint"] * 2
+
+
+def test_asm_reads_a_file(arch, capsys, tmp_path) -> None:
+    src = tmp_path / "snippet.s"
+    src.write_text(PROGRAM[arch.name].replace("; ", "\n"))
+    code, out, _ = run_cli(capsys, "asm", "--arch", arch.name, "-f", str(src), "--run")
+    assert code == 0 and "3 instructions" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["asm", "--arch", "sparc", "nop"], "unknown arch 'sparc'"),
+    (["asm", "--arch", "arm", "--cpus", "9", "nop"], "out of range 1..8"),
+    (["asm", "--arch", "arm", "--cpus", "0", "--run", "nop"], "out of range 1..8"),
+    (["asm", "--arch", "arm", "-f", "/nonexistent/file.s"], "No such file"),
+    (["asm", "--arch", "x86_64", "frobnicate rax"], "cannot assemble"),
+    (["asm", "--arch", "ppc32"], "no assembly given"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message) -> None:
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_guest_fault_prints_report_and_exit_1(arch, capsys) -> None:
+    bad = {"x86_64": "mov rax, [0x7777000]", "arm": "mov r0, #0x7000000; ldr r0, [r0]",
+           "ppc32": "lis 3, 0x700; lwz 3, 0(3)"}[arch.name]
+    code, out, err = run_cli(capsys, "asm", "--arch", arch.name, "--run", bad)
+    assert code == 1
+    assert "guest fault: unmapped memory read" in err and "CPU 0" in err
+    assert "registers:" in err and "Traceback" not in err
