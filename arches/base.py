@@ -9,8 +9,9 @@ Nothing here knows about markers or patching policy; generic code in
 from __future__ import annotations
 
 import enum
+import importlib
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, ContextManager, Mapping, Protocol, Sequence
 
 
 class EncodingError(ValueError):
@@ -145,3 +146,93 @@ def uc_register_map(const_module: object, prefix: str,
     """Map our register names to Unicorn constants ``prefix + suffix``."""
     return {name: getattr(const_module, prefix + suffix)
             for name, suffix in names.items()}
+
+
+# -- text patching: the port the per-arch protocols write through ---------
+#
+# Each arch module defines its protocol under the kernel's name
+# (x86 ``text_poke_bp_batch``, ARM ``patch_text``, PowerPC
+# ``patch_instruction``) and exports it to generic code as
+# ``text_poke_batch(port, sites)``, where ``sites`` is a sequence of
+# ``(address, new_bytes)`` already verified and reserved by the patcher.
+# The protocols see the machine only through a :class:`TextPort`, so this
+# package never imports ``sim`` or ``patcher``.
+
+class TrapFrame(Protocol):
+    """The registers of the CPU that hit a temporary breakpoint."""
+
+    def reg(self, name: str) -> int: ...
+
+    def set_reg(self, name: str, value: int) -> None: ...
+
+
+BreakpointHandler = Callable[[TrapFrame, int], "int | None"]
+"""``handler(frame, address)``: the PC to resume at, or None if the
+breakpoint at ``address`` is not one the protocol planted."""
+
+
+class TextPort(Protocol):
+    """What a patch protocol may do to the machine.
+
+    ``write_text`` is one store to text (the port asserts the text lock);
+    ``sync_all`` is one serializing round on every CPU; ``flush_icache`` is
+    flush_icache_range on the patching CPU; ``breakpoint_handler`` installs
+    ``handler`` ahead of every other trap handler for the ``with`` block.
+    """
+
+    def read(self, addr: int, size: int) -> bytes: ...
+
+    def write_text(self, addr: int, data: bytes) -> None: ...
+
+    def write_data(self, addr: int, data: bytes) -> None: ...
+
+    def sync_all(self) -> None: ...
+
+    def flush_icache(self, begin: int, end: int) -> None: ...
+
+    def breakpoint_handler(self, handler: BreakpointHandler) -> ContextManager[None]: ...
+
+
+TextPokeBatch = Callable[[TextPort, Sequence[tuple[int, bytes]]], None]
+
+
+def arch_hook(arch: Arch, name: str) -> Callable:
+    """The per-arch hook ``name`` defined in ``arches/<arch.name>/__init__.py``."""
+    module = importlib.import_module(f"arches.{arch.name}")
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise NotImplementedError(f"{arch.name}: no {name} hook") from None
+
+
+def icache_lines(ranges: Sequence[tuple[int, int]], line: int = 32) -> list[tuple[int, int]]:
+    """Merge ``[begin, end)`` ranges into line-aligned spans, in address order."""
+    spans: list[list[int]] = []
+    for begin, end in sorted(ranges):
+        begin, end = begin - begin % line, end + (-end) % line
+        if spans and begin <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([begin, end])
+    return [(b, e) for b, e in spans]
+
+
+def patch_words(arch_name: str, port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+    """ARM patch_text / PowerPC patch_instruction for a batch of sites.
+
+    Each site is one naturally aligned 32-bit store, which both arches
+    perform single-copy atomically, so another CPU fetches the old word or
+    the new one, never a mix. Then flush_icache_range over the written
+    lines and one serializing round on every CPU (ARM: stop_machine's
+    return; PowerPC: sync, icbi, sync, isync). Every site is checked before
+    the first store, so a refused batch writes nothing.
+    """
+    for addr, insn in sites:
+        if addr % 4 or len(insn) != 4:
+            raise EncodingError(f"{arch_name}: a text patch is one aligned 32-bit word; "
+                                f"got {len(insn)} bytes at {addr:#x}")
+    for addr, insn in sites:
+        port.write_text(addr, insn)
+    for begin, end in icache_lines([(addr, addr + 4) for addr, _ in sites]):
+        port.flush_icache(begin, end)
+    port.sync_all()

@@ -13,8 +13,10 @@ import keystone
 import unicorn
 from unicorn import arm_const
 
-from arches.base import (Arch, Cost, SpinLoop, TrapKind, TrapVector,
-                         check_reach, uc_register_map)
+from typing import Sequence
+
+from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
+                         patch_words, uc_register_map)
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)   # +-32 MB
 KPROBE_ARM_BREAKPOINT_INSTRUCTION = 0x07F001F8
@@ -94,5 +96,22 @@ ARCH = Arch(
         "icache_flush": _FLUSH_LINE,
     },
     cc_target="arm-linux-musleabi",
-    cc_flags=("-mcpu=cortex_a15", "-marm"),
+    # No NEON/VFP (the guest never enables them); GNU EABI for -pg:
+    # `push {lr}; bl __gnu_mcount_nc` as in the Linux ARM kernel.
+    cc_flags=("-mcpu=cortex_a15-neon-fpregs", "-marm", "-meabi", "gnu"),
 )
+
+
+# -- text patching: patch_text (arch/arm/kernel/patch.c) ------------------
+
+def patch_text_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+    """patch_text for many sites in one stop_machine: word stores, flush, sync."""
+    patch_words("arm", port, sites)
+
+
+def patch_text(port: TextPort, addr: int, insn: bytes) -> None:
+    """One aligned 32-bit store, flush_icache_range, every CPU synchronized."""
+    patch_text_batch(port, [(addr, insn)])
+
+
+text_poke_batch = patch_text_batch

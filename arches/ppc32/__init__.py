@@ -12,8 +12,10 @@ import keystone
 import unicorn
 from unicorn import ppc_const
 
-from arches.base import (Arch, Cost, SpinLoop, TrapKind, TrapVector,
-                         check_reach, uc_register_map)
+from typing import Sequence
+
+from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
+                         patch_words, uc_register_map)
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)
 
@@ -93,5 +95,21 @@ ARCH = Arch(
         "icache_flush": _FLUSH_LINE,
     },
     cc_target="powerpc-linux-musl",
-    cc_flags=(),
+    # No FPU instructions: the guest never sets MSR[FP].
+    cc_flags=("-mcpu=ppc-hard_float",),
 )
+
+
+# -- text patching: patch_instruction (arch/powerpc/lib/code-patching.c) --
+
+def patch_instruction_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+    """patch_instruction for many sites: word stores, dcbst/icbi, one sync round."""
+    patch_words("ppc32", port, sites)
+
+
+def patch_instruction(port: TextPort, addr: int, insn: bytes) -> None:
+    """Store the word; dcbst; sync; icbi; sync; isync (every CPU synchronized)."""
+    patch_instruction_batch(port, [(addr, insn)])
+
+
+text_poke_batch = patch_instruction_batch

@@ -11,8 +11,10 @@ import keystone
 import unicorn
 from unicorn import x86_const
 
-from arches.base import (Arch, Cost, SpinLoop, TrapKind, TrapVector,
-                         check_reach, uc_register_map)
+from typing import Sequence
+
+from arches.base import (Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
+                         TrapVector, check_reach, uc_register_map)
 
 REL32 = (-(1 << 31), (1 << 31) - 1)
 REL8 = (-128, 127)
@@ -105,5 +107,122 @@ ARCH = Arch(
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
     },
     cc_target="x86_64-linux-musl",
-    cc_flags=("-mno-red-zone",),
+    # Kernel code model: no red zone, no SSE/MMX state, no CET endbr.
+    cc_flags=("-mno-red-zone", "-mcmodel=small", "-mno-sse", "-mno-sse2", "-mno-mmx",
+              "-mno-avx", "-fcf-protection=none"),
 )
+
+
+# -- text patching: text_poke_bp (arch/x86/kernel/alternative.c) ----------
+
+INT3 = b"\xcc"
+_REG_NUM = ("rax rcx rdx rbx rsp rbp rsi rdi "
+            "r8 r9 r10 r11 r12 r13 r14 r15").split()
+
+
+def _mov_imm(insn: bytes) -> tuple[str, int, int] | None:
+    """Decode ``mov $imm, %reg`` (imv sites): (register, width in bytes, value)."""
+    i, opsize16, rex = 0, False, 0
+    if insn[i:i + 1] == b"\x66":
+        opsize16, i = True, i + 1
+    if i < len(insn) and 0x40 <= insn[i] <= 0x4F:
+        rex, i = insn[i], i + 1
+    if i >= len(insn):
+        return None
+    op, i = insn[i], i + 1
+    ext, wide = (rex & 1) << 3, bool(rex & 8)
+    if 0xB8 <= op <= 0xBF:
+        reg, width, size = (op - 0xB8) | ext, 8 if wide else 2 if opsize16 else 4, 0
+    elif 0xB0 <= op <= 0xB7 and (rex or op < 0xB4):
+        reg, width, size = (op - 0xB0) | ext, 1, 0
+    elif op == 0xC7 and i < len(insn) and insn[i] & 0xF8 == 0xC0:
+        reg, width, size, i = (insn[i] & 7) | ext, 8 if wide else 2 if opsize16 else 4, 4, i + 1
+    else:
+        return None
+    size = size or width
+    if len(insn) != i + size:
+        return None
+    value = int.from_bytes(insn[i:], "little", signed=size < width)
+    return _REG_NUM[reg], width, value & ((1 << 8 * width) - 1)
+
+
+def int3_emulation(insn: bytes) -> str:
+    """What poke_int3_handler does for ``insn``; EncodingError if it cannot.
+
+    Like text_poke_loc_init(): the new instruction of a multi-byte site must
+    be one the handler can emulate: call, jmp (rel32 or rel8), a nop, or
+    ``mov $imm, %reg`` (immediate values).
+    """
+    if len(insn) == 5 and insn[0] == 0xE8:
+        return "call"
+    if (len(insn) == 5 and insn[0] == 0xE9) or (len(insn) == 2 and insn[0] == 0xEB):
+        return "jmp"
+    if insn in ARCH.nops.values():
+        return "nop"
+    if _mov_imm(insn) is not None:
+        return "mov"
+    raise EncodingError(f"x86_64: text_poke_bp cannot emulate {insn.hex(' ')} "
+                        "(call, jmp, nop or mov $imm only)")
+
+
+def poke_int3_handler(port: TextPort, sites: dict[int, bytes],
+                      frame: TrapFrame, addr: int) -> int | None:
+    """Emulate the new instruction of the site whose temporary int3 was hit.
+
+    Returns where the CPU resumes, or None when ``addr`` is not a site in
+    flight (or its new instruction is itself an int3: that one belongs to
+    kprobes, as in the kernel).
+    """
+    insn = sites.get(addr)
+    if insn is None or insn == INT3:
+        return None
+    end = addr + len(insn)
+    kind = int3_emulation(insn)
+    if kind == "nop":
+        return end
+    if kind == "mov":
+        reg, width, value = _mov_imm(insn)
+        if width < 4:                                   # 8/16-bit: merge into the register
+            mask = (1 << 8 * width) - 1
+            value |= frame.reg(reg) & ~mask
+        frame.set_reg(reg, value)
+        return end
+    target = end + int.from_bytes(insn[1:], "little", signed=True)
+    if kind == "call":                                  # int3_emulate_call: push, jump
+        sp = frame.reg("rsp") - 8
+        port.write_data(sp, end.to_bytes(8, "little"))
+        frame.set_reg("rsp", sp)
+    return target
+
+
+def text_poke_bp_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+    """Patch live text with the int3 protocol: three sync rounds for any batch.
+
+    1) int3 on byte 0 of every site, sync; 2) bytes 1..n-1, sync; 3) byte 0,
+    sync. A CPU that hits a temporary int3 meanwhile runs
+    :func:`poke_int3_handler`. One-byte sites are a single atomic store and
+    are written with the byte 0s of step 3.
+    """
+    for _, insn in sites:
+        if len(insn) > 1:
+            int3_emulation(insn)             # refuse before the first store
+    multi = [(addr, insn) for addr, insn in sites if len(insn) > 1]
+    table = dict(multi)
+    with port.breakpoint_handler(lambda frame, addr: poke_int3_handler(port, table, frame, addr)):
+        for addr, _ in multi:
+            port.write_text(addr, INT3)
+        port.sync_all()
+        for addr, insn in multi:
+            port.write_text(addr + 1, insn[1:])
+        port.sync_all()
+        for addr, insn in sites:
+            port.write_text(addr, insn[:1])
+        port.sync_all()
+
+
+def text_poke_bp(port: TextPort, addr: int, insn: bytes) -> None:
+    """One site through :func:`text_poke_bp_batch`."""
+    text_poke_bp_batch(port, [(addr, insn)])
+
+
+text_poke_batch = text_poke_bp_batch

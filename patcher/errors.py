@@ -1,0 +1,34 @@
+"""Errors raised by the patcher.
+
+:class:`PatchError` is a refused patch: bad input or a conflict the caller
+can act on. It carries the kernel's errno name, so callers and tests match
+on ``err.errno`` the way kernel code checks ``-EBUSY``. Its message is one
+line (the CLI prints it as is).
+
+:class:`LockNotHeld` is a bug in the caller, like a failed
+``lockdep_assert_held(&text_mutex)``: text written without the text lock.
+"""
+from __future__ import annotations
+
+ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE")
+
+
+class PatchError(Exception):
+    """A patch refused before anything was written.
+
+    ``errno`` is one of :data:`ERRNOS`: ``EBUSY`` another owner holds the
+    text, ``EINVAL`` the bytes found are not the ones expected or the site
+    is malformed, ``ERANGE`` a branch cannot reach, ``ENOENT`` nothing to
+    release, ``EPERM`` and ``ENOMEM`` as the layers above define them.
+    """
+
+    def __init__(self, errno: str, message: str) -> None:
+        if errno not in ERRNOS:
+            raise ValueError(f"PatchError errno {errno!r} is not one of {', '.join(ERRNOS)}")
+        self.errno = errno
+        self.message = " ".join(message.split())
+        super().__init__(f"{self.errno}: {self.message}")
+
+
+class LockNotHeld(RuntimeError):
+    """Text was about to be written without holding ``text_mutex``."""
