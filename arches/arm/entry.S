@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ARM (A32) entry: boot, context switch, mcount.
+ *
+ * Every CPU starts at _start with its id in r0 and the CPU count in r1
+ * (set by the host). It takes its own boot stack, records its id in that
+ * stack's thread_info (the per-CPU anchor: smp_processor_id() reads it)
+ * and calls start_kernel(cpu, ncpus).
+ */
+#define __ASSEMBLY__
+#include <kisim/thread_info.h>
+
+	.syntax unified
+	.arm
+
+	.section .text.head, "ax"
+	.globl	_start
+	.type	_start, %function
+_start:
+	movw	r2, #:lower16:init_stacks
+	movt	r2, #:upper16:init_stacks
+	add	r2, r2, r0, lsl #THREAD_SHIFT
+	str	r0, [r2, #TI_CPU]
+	add	sp, r2, #THREAD_SIZE
+	mov	fp, #0
+	bl	start_kernel
+	udf	#0
+	.size	_start, . - _start
+
+	.text
+/*
+ * void __switch_to_asm(unsigned long *prev_sp, unsigned long next_sp)
+ * Saves r4-r11 and lr on the current stack, stores sp in *prev_sp and
+ * resumes the task whose stack is next_sp.
+ */
+	.globl	__switch_to_asm
+	.type	__switch_to_asm, %function
+__switch_to_asm:
+	push	{r4-r11, lr}
+	str	sp, [r0]
+	mov	sp, r1
+	pop	{r4-r11, pc}
+	.size	__switch_to_asm, . - __switch_to_asm
+
+/* A new task's first return from __switch_to_asm lands here. */
+	.globl	ret_from_fork
+	.type	ret_from_fork, %function
+ret_from_fork:
+	mov	fp, #0
+	bl	schedule_tail_and_run
+	udf	#0
+	.size	ret_from_fork, . - ret_from_fork
+
+/*
+ * -pg with the GNU EABI: `push {lr}; bl __gnu_mcount_nc` in every traced
+ * function. The callee must pop the pushed lr (arch/arm/kernel/entry-ftrace.S).
+ */
+	.globl	__gnu_mcount_nc
+	.type	__gnu_mcount_nc, %function
+__gnu_mcount_nc:
+	mov	ip, lr
+	pop	{lr}
+	bx	ip
+	.size	__gnu_mcount_nc, . - __gnu_mcount_nc
+
+/* The old APCS mcount: a plain call, nothing pushed. */
+	.globl	mcount
+	.type	mcount, %function
+mcount:
+	bx	lr
+	.size	mcount, . - mcount

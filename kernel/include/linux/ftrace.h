@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Function tracer annotations.
+ *
+ * With CONFIG_FUNCTION_TRACER the kernel is built with -pg: the compiler
+ * calls mcount (x86-64 `call mcount`, ARM `push {lr}; bl __gnu_mcount_nc`,
+ * PowerPC `bl _mcount`) in every function's prologue. `notrace` functions
+ * get no such call. NOTRACE_SYMBOL(fn) lists a notrace function in the
+ * section __notrace_list (one address per entry) so the loader can show
+ * which functions the tracer can never see.
+ *
+ * The build records every mcount call site in __mcount_loc (one address
+ * per entry), as scripts/recordmcount does.
+ */
+#ifndef _LINUX_FTRACE_H
+#define _LINUX_FTRACE_H
+
+#include <linux/types.h>
+
+#define notrace		__attribute__((__no_instrument_function__))
+
+#define NOTRACE_SYMBOL(fname)						\
+	static const unsigned long __used				\
+	__section("__notrace_list") __notrace_list_##fname =		\
+		(unsigned long)&fname
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The slab allocator: caches of equal-sized objects carved from 4 KiB
+ * pages of a heap in .bss. kmalloc() serves power-of-two size classes
+ * 8..4096 ("size-8" .. "size-4096"), so bytes_alloc >= bytes_req.
+ */
+#ifndef _LINUX_SLAB_H
+#define _LINUX_SLAB_H
+
+#include <linux/types.h>
+
+#define PAGE_SHIFT		12
+#define PAGE_SIZE		(1UL << PAGE_SHIFT)
+#define HEAP_PAGES		256	/* 1 MiB */
+
+#define GFP_KERNEL		0xd0u	/* __GFP_WAIT | __GFP_IO | __GFP_FS (2.6) */
+
+#define KMALLOC_MIN_SHIFT	3
+#define KMALLOC_MAX_SHIFT	12
+#define KMALLOC_MAX_SIZE	(1UL << KMALLOC_MAX_SHIFT)
+
+/* kmemtrace event types (include/linux/kmemtrace.h) */
+#define KMEMTRACE_TYPE_KMALLOC	0
+#define KMEMTRACE_TYPE_CACHE	1
+#define KMEMTRACE_TYPE_PAGES	2
+
+struct kmem_cache;
+
+void kmem_cache_init(void);
+struct kmem_cache *kmem_cache_create(const char *name, size_t size, size_t align,
+				     unsigned long flags, void (*ctor)(void *));
+void *kmem_cache_alloc(struct kmem_cache *cachep, gfp_t flags);
+void kmem_cache_free(struct kmem_cache *cachep, void *objp);
+size_t kmem_cache_size(struct kmem_cache *cachep);
+void *kmalloc(size_t size, gfp_t flags);
+void kfree(const void *objp);
+size_t ksize(const void *objp);
+
+#endif

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Boot. Every CPU enters start_kernel(cpu, ncpus) on its own boot stack
+ * (arches/<arch>/entry.S). CPU 0 sets up memory and the scheduler and
+ * starts init; the others wait for it, then every CPU becomes its idle
+ * task. init runs the workload named in boot_params, reports its
+ * checksum to the host and lets the idle loops end the run.
+ */
+#include <linux/kernel.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/kprobes.h>
+#include <linux/ftrace.h>
+#include <kisim/hypercall.h>
+#include <kisim/workload.h>
+
+/* Filled in by the host before the first instruction (sim/guest.py). */
+struct boot_params boot_params __section(".data.boot_params") = {
+	.magic = 0,
+	.size = 0,
+	.flags = 0,
+	.workload = "",
+};
+
+union thread_union init_stacks[CONFIG_NR_CPUS] __aligned(THREAD_SIZE);
+
+static int boot_done;
+
+static const struct workload *find_workload(const char *name)
+{
+	int i;
+
+	for (i = 0; i < nr_workloads; i++)
+		if (!strncmp(workloads[i].name, name, WORKLOAD_NAME_LEN))
+			return &workloads[i];
+	return NULL;
+}
+
+static int kernel_init(void *unused)
+{
+	const struct workload *w;
+	u32 size, sum;
+
+	(void)unused;
+	if (boot_params.magic != BOOT_PARAMS_MAGIC)
+		panic("no boot parameters from the host (magic %#x)", boot_params.magic);
+	w = find_workload(boot_params.workload);
+	if (!w)
+		panic("unknown workload '%.16s'", boot_params.workload);
+	size = boot_params.size ? boot_params.size : w->default_size;
+	hypercall2(HC_WORKLOAD, (unsigned long)w->name, size);
+	printk("kisim: " ARCH_NAME " kernel, %d CPU%s, workload %s size %u\n",
+	       nr_cpus, nr_cpus == 1 ? "" : "s", w->name, size);
+	sum = w->run(size);
+	printk("kisim: %s done, checksum %08x\n", w->name, sum);
+	hypercall1(HC_CHECKSUM, sum);
+	smp_store_release(&system_halting, 1);
+	return 0;
+}
+
+asmlinkage __noreturn void start_kernel(int cpu, int ncpus)
+{
+	sched_init_idle(cpu);
+	if (cpu == 0) {
+		kmem_cache_init();
+		sched_init(ncpus);
+		kernel_thread(kernel_init, NULL, "init");
+		smp_store_release(&boot_done, 1);
+	} else {
+		while (!smp_load_acquire(&boot_done))
+			hypercall0(HC_IDLE);
+	}
+	cpu_idle();
+}
+NOKPROBE_SYMBOL(start_kernel);

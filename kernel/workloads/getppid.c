@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * getppid: a system-call loop (the immediate-values benchmark of
+ * Documentation/immediate.txt). GETPPID_TASKS children of init (pid 1)
+ * each call getppid() `iterations` times through the syscall path and
+ * sched_yield() every 64 calls.
+ *
+ *	task i: acc = i; for k < n: acc = mix32(acc + getppid() + k)
+ *	checksum = fold_results(acc[0..GETPPID_TASKS-1])
+ */
+#include <linux/kernel.h>
+#include <linux/sched.h>
+#include <linux/syscalls.h>
+#include <kisim/workload.h>
+
+#define GETPPID_TASKS	4
+
+static u32 getppid_iterations;
+static u32 getppid_results[GETPPID_TASKS];
+
+static int getppid_task(void *arg)
+{
+	u32 i = (u32)(unsigned long)arg, acc = i, k;
+
+	for (k = 0; k < getppid_iterations; k++) {
+		acc = mix32(acc + (u32)syscall(__NR_getppid, 0, 0, 0) + k);
+		if ((k & 63) == 63)
+			syscall(__NR_sched_yield, 0, 0, 0);
+	}
+	getppid_results[i] = acc;
+	return 0;
+}
+
+u32 getppid_run(u32 iterations)
+{
+	char name[TASK_COMM_LEN];
+	unsigned long i;
+
+	getppid_iterations = iterations;
+	for (i = 0; i < GETPPID_TASKS; i++) {
+		snprintf(name, sizeof(name), "getppid/%lu", i);
+		kernel_thread(getppid_task, (void *)i, name);
+	}
+	wait_for_children();
+	return fold_results(getppid_results, GETPPID_TASKS);
+}
