@@ -8,12 +8,12 @@ probed instruction by arch_arm_kprobe() in core.c).
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import capstone
 import keystone
 import unicorn
 from unicorn import arm_const
-
-from typing import Sequence
 
 from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
                          patch_words, uc_register_map)

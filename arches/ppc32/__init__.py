@@ -7,12 +7,12 @@ bit for bl, reach -0x2000000..0x1fffffc), arch/powerpc/include/asm/probes.h
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import capstone
 import keystone
 import unicorn
 from unicorn import ppc_const
-
-from typing import Sequence
 
 from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
                          patch_words, uc_register_map)

@@ -6,12 +6,12 @@ arch/x86/include/asm/text-patching.h (JMP32/JMP8/CALL opcodes).
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import capstone
 import keystone
 import unicorn
 from unicorn import x86_const
-
-from typing import Sequence
 
 from arches.base import (Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
                          TrapVector, check_reach, uc_register_map)
