@@ -4,8 +4,8 @@
 
 const struct workload workloads[] = {
 	{ "fib",	fib_run,	20 },
-	{ "getppid",	getppid_run,	2000 },
-	{ "hackbench",	hackbench_run,	10 },
+	{ "getppid",	getppid_run,	4000 },
+	{ "hackbench",	hackbench_run,	40 },
 	{ "kmalloc",	kmalloc_run,	1500 },
 };
 const int nr_workloads = ARRAY_SIZE(workloads);
