@@ -1,0 +1,77 @@
+"""``kisim build``: build (or fetch from the cache) the guest kernel of an arch.
+
+Prints the ELF path, whether the cache had it, its size and how many
+instrumentation sites of each kind its tables hold (each checked against
+the disassembly by :mod:`patcher.tables`).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+from kconfig.build import Build, build
+from kisim.commands.common import add_arch, add_json, print_json
+from patcher.tables import Tables, load_tables
+
+#: Options worth showing in the one-line configuration summary.
+SHOWN = ("SMP", "NR_CPUS", "MARKERS", "IMMEDIATE", "JUMP_LABEL", "TRACEPOINTS",
+         "FUNCTION_TRACER", "DYNAMIC_FTRACE", "KPROBES", "KMEMTRACE")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("build", help="build the guest kernel (content-addressed cache)")
+    add_arch(p)
+    add_config(p)
+    add_json(p)
+    p.set_defaults(func=cmd_build)
+
+
+def add_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", default=None,
+                        help="the .config to build (default: the arch's defconfig)")
+
+
+def image_sizes(tables: Tables) -> dict[str, int]:
+    """Bytes of text, read-only data, data and bss of the loaded image."""
+    sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    for s in tables.image.sections.values():
+        if not s.addr:
+            continue
+        if s.name == ".text":
+            sizes["text"] += s.size
+        elif s.name == ".bss":
+            sizes["bss"] += s.size
+        elif s.name in (".rodata", "__markers_strings", "__tracepoints_strings", "__mcount_loc"):
+            sizes["rodata"] += s.size
+        else:
+            sizes["data"] += s.size
+    return sizes
+
+
+def config_summary(b: Build) -> str:
+    return " ".join(f"{name}={b.config[name]}" for name in SHOWN if name in b.config)
+
+
+def sites_line(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items())
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    b = build(args.arch, args.config)
+    tables = load_tables(b.elf, b.arch)
+    sizes = image_sizes(tables)
+    if args.json:
+        print_json({"arch": b.arch, "elf": os.fspath(b.elf), "cached": b.cached,
+                    "key": b.key, "seconds": round(b.seconds, 3),
+                    "file_size": b.elf.stat().st_size, "sizes": sizes,
+                    "sites": tables.counts(), "config": b.config,
+                    "compiler": b.info.get("compiler")})
+        return 0
+    state = "cache hit" if b.cached else f"built in {b.seconds:.2f} s"
+    print(f"{b.elf}")
+    print(f"  {b.arch}, {state}, key {b.key[:16]}, {b.info.get('compiler', '')}")
+    print(f"  size: text {sizes['text']}, rodata {sizes['rodata']}, data {sizes['data']}, "
+          f"bss {sizes['bss']} bytes; file {b.elf.stat().st_size} bytes")
+    print(f"  config: {config_summary(b)}")
+    print(f"  sites: {sites_line(tables.counts())}")
+    return 0
