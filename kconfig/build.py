@@ -34,6 +34,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
@@ -160,12 +161,25 @@ def cache_key(arch: Arch, config_text: str, flags: list[str]) -> str:
     add("ldflags", "\0".join(LDFLAGS).encode())
     add("config", config_text.encode())
     for path in input_files(arch):
-        add(path.relative_to(REPO).as_posix(), path.read_bytes())
+        add(_rel(path), path.read_bytes())
     return h.hexdigest()
 
 
-def _load(arch: str, config: str | os.PathLike[str] | None):
-    return kconfig.defconfig(arch) if config is None else kconfig.load_config(arch, config)
+def _load(arch: str, config: str | os.PathLike[str] | None,
+          overrides: Mapping[str, str] | None = None):
+    """The configuration: a .config (None: defconfig), then ``overrides`` (NAME -> value)."""
+    kconf = kconfig.defconfig(arch) if config is None else kconfig.load_config(arch, config)
+    wanted = {name.removeprefix("CONFIG_"): str(value) for name, value in (overrides or {}).items()}
+    for name, value in wanted.items():
+        sym = kconf.syms.get(name)
+        if sym is None or not sym.nodes:
+            raise kconfig.KconfigError(f"CONFIG_{name}: no such symbol in the {arch} Kconfig")
+        sym.set_value(value)
+    for name, value in wanted.items():
+        if kconf.syms[name].str_value != value:
+            raise kconfig.KconfigError(f"CONFIG_{name}={value} did not take (value is "
+                                       f"{kconf.syms[name].str_value})")
+    return kconf
 
 
 def _run(cmd: list[str], what: str, env: dict[str, str]) -> None:
@@ -175,8 +189,16 @@ def _run(cmd: list[str], what: str, env: dict[str, str]) -> None:
         raise BuildError(f"{what} failed (exit {proc.returncode}):\n{diagnostics}")
 
 
+def _rel(path: Path) -> str:
+    """``path`` relative to the repository when inside it (stable in messages and DWARF)."""
+    try:
+        return path.relative_to(REPO).as_posix()
+    except ValueError:
+        return os.fspath(path)
+
+
 def _object_name(src: Path) -> str:
-    return src.relative_to(REPO).as_posix().replace("/", "__").rsplit(".", 1)[0] + ".o"
+    return _rel(src).strip("/").replace("/", "__").rsplit(".", 1)[0] + ".o"
 
 
 def mcount_call_sites(elf_path: Path, arch: Arch) -> list[int]:
@@ -230,7 +252,7 @@ def _compile_all(arch: Arch, flags: list[str], include: Path, objdir: Path,
 
     def one(src: Path) -> Path:
         obj = objdir / _object_name(src)
-        rel = src.relative_to(REPO).as_posix()
+        rel = _rel(src)
         _run(_zig("cc", *flags, *incs, "-c", rel, "-o", os.fspath(obj)),
              f"{arch.name}: compiling {rel}", env)
         return obj
@@ -287,16 +309,19 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
 
 
 def build(arch: str, config: str | os.PathLike[str] | None = None, *,
+          overrides: Mapping[str, str] | None = None,
           cache_dir: Path | None = None) -> Build:
     """Build (or fetch from the cache) the kernel for ``arch``.
 
-    ``config`` is a .config file; None means the arch's defconfig. Raises
+    ``config`` is a .config file; None means the arch's defconfig.
+    ``overrides`` sets options on top of it, e.g. ``{"MARKERS": "n"}``
+    (each must take, as in a strict .config load). Raises
     :class:`kconfig.KconfigError` for a bad configuration and
     :class:`BuildError` when the compiler or linker fails.
     """
     started = time.perf_counter()
     spec = get_arch(arch)
-    kconf = _load(spec.name, config)
+    kconf = _load(spec.name, config, overrides)
     values = kconfig.enabled(kconf)
     flags = compile_flags(spec, values)
     key = cache_key(spec, kconfig.config_hash_text(kconf), flags)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from kconfig.build import build
-from kisim.commands.build import add_config, sites_line
+from kisim.commands.build import add_config, overrides, sites_line
 from kisim.commands.common import add_arch, add_cpus, add_json, print_json
 from patcher.tables import load_tables
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, boot, check_workload
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_boot(args: argparse.Namespace) -> int:
     check_workload(args.workload, args.size)      # before a possibly long build
-    b = build(args.arch, args.config)
+    b = build(args.arch, args.config, overrides=overrides(args))
     tables = load_tables(b.elf, b.arch)
     result = boot(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed, max_instructions=args.max_instructions)

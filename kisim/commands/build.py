@@ -11,6 +11,7 @@ import os
 
 from kconfig.build import Build, build
 from kisim.commands.common import add_arch, add_json, print_json
+from kisim.errors import UsageError
 from patcher.tables import Tables, load_tables
 
 #: Options worth showing in the one-line configuration summary.
@@ -29,6 +30,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_config(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", default=None,
                         help="the .config to build (default: the arch's defconfig)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="override one option, e.g. --set MARKERS=n (repeatable)")
+
+
+def overrides(args: argparse.Namespace) -> dict[str, str]:
+    """The --set options as NAME -> value."""
+    out = {}
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--set {item!r}: expected NAME=VALUE, e.g. MARKERS=n")
+        out[name.strip()] = value.strip()
+    return out
 
 
 def image_sizes(tables: Tables) -> dict[str, int]:
@@ -57,7 +71,7 @@ def sites_line(counts: dict[str, int]) -> str:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    b = build(args.arch, args.config)
+    b = build(args.arch, args.config, overrides=overrides(args))
     tables = load_tables(b.elf, b.arch)
     sizes = image_sizes(tables)
     if args.json:

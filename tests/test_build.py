@@ -1,0 +1,150 @@
+"""The guest kernel build: toolchain, configuration, content-addressed cache, errors."""
+from __future__ import annotations
+
+import functools
+import shutil
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+import kconfig
+from arches import NAMES
+from kconfig import KconfigError
+from kconfig import build as kbuild
+from kconfig.build import BuildError, build
+from kisim.cli import main
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(arch: str, **overrides: str) -> kbuild.Build:
+    """Builds shared by the whole session (the on-disk cache shares them across modules)."""
+    return build(arch, overrides=overrides or None)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_defconfig_builds_a_static_elf_for_the_arch(name):
+    b = kernel(name)
+    assert b.elf.is_file() and b.arch == name
+    with open(b.elf, "rb") as f:
+        elf = ELFFile(f)
+        assert elf["e_type"] == "ET_EXEC"
+        assert {"EM_X86_64": "x86_64", "EM_ARM": "arm", "EM_PPC": "ppc32"}[elf["e_machine"]] == name
+        assert elf.get_section_by_name(".interp") is None
+        assert not [s for s in elf.iter_segments() if s["p_type"] == "PT_DYNAMIC"]
+        symtab = elf.get_section_by_name(".symtab")
+        assert elf["e_entry"] == symtab.get_symbol_by_name("_start")[0]["st_value"]
+        loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
+        assert min(s["p_vaddr"] for s in loads) == 0x100000
+    # defconfig carries every instrumentation feature the arch can have
+    for option in ("MARKERS", "IMMEDIATE", "JUMP_LABEL", "TRACEPOINTS", "FUNCTION_TRACER"):
+        assert b.is_set(option), option
+    assert b.mcount_sites > 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_build_dir_keeps_config_and_autoconf(name):
+    b = kernel(name)
+    autoconf = (b.elf.parent / "include" / "generated" / "autoconf.h").read_text()
+    assert "#define CONFIG_MARKERS 1" in autoconf
+    assert "CONFIG_MARKERS=y" in (b.elf.parent / ".config").read_text()
+    assert not (b.elf.parent / "obj").exists()
+
+
+def test_second_build_is_a_cache_hit(tmp_path):
+    first = build("x86_64", cache_dir=tmp_path)
+    second = build("x86_64", cache_dir=tmp_path)
+    assert not first.cached and second.cached
+    assert second.key == first.key and second.elf == first.elf
+    assert second.seconds < 1.0
+    assert second.elf.read_bytes() == first.elf.read_bytes()
+
+
+def test_cache_dir_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("KISIM_CACHE", str(tmp_path / "c"))
+    assert kbuild.default_cache_dir() == tmp_path / "c"
+
+
+def test_key_covers_config_and_sources(tmp_path, monkeypatch):
+    spec = kbuild.get_arch("arm")
+    kconf = kconfig.defconfig("arm")
+    flags = kbuild.compile_flags(spec, kconfig.enabled(kconf))
+    key = kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags)
+    assert key == kernel("arm").key
+    assert kernel("arm", MARKERS="n").key != key
+    assert kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags + ["-O1"]) != key
+    # a changed kernel source changes the key
+    tree = tmp_path / "kernel"
+    shutil.copytree(kbuild.KERNEL, tree)
+    (tree / "lib.c").write_text((tree / "lib.c").read_text() + "\n/* changed */\n")
+    monkeypatch.setattr(kbuild, "KERNEL", tree)
+    monkeypatch.setattr(kbuild, "LINKER_SCRIPT", tree / "kernel.lds")
+    assert kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags) != key
+
+
+def test_function_tracer_adds_pg_and_mcount_table():
+    on, off = kernel("ppc32"), kernel("ppc32", FUNCTION_TRACER="n")
+    assert "-pg" in on.info["cflags"] and "-pg" not in off.info["cflags"]
+    assert on.mcount_sites > 0 and off.mcount_sites == 0
+    # __mcount_loc is exactly the relocations against _mcount the linker kept
+    with open(on.elf, "rb") as f:
+        section = ELFFile(f).get_section_by_name("__mcount_loc")
+        table = section.data()
+    sites = [int.from_bytes(table[i:i + 4], "big") for i in range(0, len(table), 4)]
+    assert sites == kbuild.mcount_call_sites(on.elf, kbuild.get_arch("ppc32"))
+
+
+def test_compile_error_shows_the_diagnostics(tmp_path, monkeypatch):
+    tree = tmp_path / "kernel"
+    shutil.copytree(kbuild.KERNEL, tree)
+    broken = tree / "workloads" / "fib.c"
+    broken.write_text(broken.read_text().replace("return n < 2", "return n < undeclared_thing"))
+    monkeypatch.setattr(kbuild, "KERNEL", tree)
+    monkeypatch.setattr(kbuild, "LINKER_SCRIPT", tree / "kernel.lds")
+    with pytest.raises(BuildError) as err:
+        build("x86_64", cache_dir=tmp_path / "cache")
+    message = str(err.value)
+    first = message.splitlines()[0]
+    assert first.startswith("x86_64: compiling ") and "fib.c" in first and "failed" in first
+    assert "error:" in message and "undeclared_thing" in message
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("tmp-")]
+
+
+def test_bad_override_is_a_kconfig_error():
+    with pytest.raises(KconfigError, match="CONFIG_NO_SUCH_OPTION"):
+        build("arm", overrides={"NO_SUCH_OPTION": "y"})
+    with pytest.raises(KconfigError, match="did not take"):
+        build("ppc32", overrides={"OPTPROBES": "y"})      # ppc32 has no HAVE_OPTPROBES
+
+
+def test_config_file_is_used(tmp_path):
+    kconf = kconfig.defconfig("x86_64")
+    kconf.syms["JUMP_LABEL"].set_value("n")
+    path = tmp_path / ".config"
+    kconfig.write_config(kconf, path)
+    b = build("x86_64", path)
+    assert b.config["JUMP_LABEL"] == "n"
+    assert b.key == kernel("x86_64", JUMP_LABEL="n").key
+
+
+def test_build_command(capsys):
+    kernel("arm")
+    assert main(["build", "--arch", "arm"]) == 0
+    out = capsys.readouterr().out
+    assert "cache hit" in out and "vmlinux" in out
+    assert "markers 10" in out and "mcount" in out
+
+
+def test_build_command_json(capsys):
+    kernel("x86_64", MARKERS="n")
+    assert main(["build", "--arch", "x86_64", "--set", "MARKERS=n", "--json"]) == 0
+    import json
+    out = json.loads(capsys.readouterr().out)
+    assert out["cached"] is True and out["config"]["MARKERS"] == "n"
+    assert out["sites"]["markers"] == 0 and out["sites"]["mcount"] > 0
+    assert out["sizes"]["text"] > 0
+
+
+def test_build_command_errors_are_one_line(capsys):
+    assert main(["build", "--arch", "arm", "--set", "MARKERS"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kisim: error: --set 'MARKERS'") and err.count("\n") == 1
