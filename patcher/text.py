@@ -124,7 +124,11 @@ class MachinePort:
     def mark_written(self) -> None:
         """Hand the ranges written so far to the machine's coherence model."""
         for begin, end in icache_lines(self._written):
-            self.machine.write_text(begin, self.machine.read(begin, end - begin))
+            while begin < end:                   # a span may cross into the next mapping
+                region = self.machine.memory.find(begin, 1)
+                stop = min(end, region.base + region.size)
+                self.machine.write_text(begin, self.machine.read(begin, stop - begin))
+                begin = stop
         self._written.clear()
 
     def sync_all(self) -> None:
@@ -315,6 +319,11 @@ class TextPatcher:
             raise PatchError("EINVAL", str(err)) from None
         finally:
             self.port.mark_written()
+
+    def text_poke_sync(self) -> None:
+        """One serializing round on every CPU (x86 text_poke_sync(), on_each_cpu sync_core)."""
+        with text_mutex:
+            self.port.sync_all()
 
     def text_poke_early(self, addr: int, expected: bytes, new: bytes, owner: str) -> None:
         """Boot-time patch: store and flush, no cross-CPU sync.

@@ -382,3 +382,33 @@ def test_reserved_text_belongs_to_one_owner(arch) -> None:
     assert info.value.errno == "ENOENT"
     p.reserve(sites[1], size, "imv")
     assert p.owners(sites[0], 3 * size) == ["imv"] and set(OWNERS) >= {"imv", "marker"}
+
+
+def test_coalesced_stores_reach_cpus_across_adjacent_mappings(arch) -> None:
+    """Sites at the end of one mapping and the start of the next, synced in one round."""
+    size = site_len(arch)
+    nop = arch.nop(size)
+    m = Machine(arch, 2)
+    m.map(BASE, 0x1000, "rwx")
+    m.map(BASE + 0x1000, 0x1000, "rwx")
+    m.map(BASE + 0x10000, 0x4000, "rw")
+    lo, hi = BASE + 0x1000 - 2 * size, BASE + 0x1000
+    m.write(lo, nop * 2)
+    m.write(hi, nop + arch.syscall_insn)
+    m.on_trap = lambda cpu, trap: cpu.halt()
+
+    def run_all() -> list[int]:
+        for cpu in m.cpus:
+            cpu.halted, cpu.pc, cpu.instructions = False, lo, 0
+            cpu.set_reg(arch.sp, BASE + 0x12000 + 0x1000 * cpu.index)
+        m.run(max_instructions=100)
+        return [cpu.instructions for cpu in m.cpus]
+
+    assert run_all() == [4, 4]          # nop, nop | nop, syscall: both pages translated
+    p = TextPatcher(m)
+    with p.batch() as b:
+        b.queue(lo, nop, arch.encode_jump(lo, hi), "jump_label")
+        b.queue(hi, nop, arch.encode_jump(hi, hi + size), "jump_label")
+    assert run_all() == [3, 3]          # jmp | jmp, syscall: both CPUs see both stores
+    p.text_poke_sync()
+    assert m.sync_rounds == (4 if arch.name == "x86_64" else 2)
