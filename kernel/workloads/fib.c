@@ -36,14 +36,6 @@ static int fib_task(void *arg)
 
 u32 fib_run(u32 depth)
 {
-	char name[TASK_COMM_LEN];
-	unsigned long i;
-
 	fib_depth = depth;
-	for (i = 0; i < FIB_TASKS; i++) {
-		snprintf(name, sizeof(name), "fib/%lu", i);
-		kernel_thread(fib_task, (void *)i, name);
-	}
-	wait_for_children();
-	return fold_results(fib_results, FIB_TASKS);
+	return run_tasks(fib_task, "fib", fib_results, FIB_TASKS);
 }

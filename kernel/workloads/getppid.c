@@ -33,14 +33,6 @@ static int getppid_task(void *arg)
 
 u32 getppid_run(u32 iterations)
 {
-	char name[TASK_COMM_LEN];
-	unsigned long i;
-
 	getppid_iterations = iterations;
-	for (i = 0; i < GETPPID_TASKS; i++) {
-		snprintf(name, sizeof(name), "getppid/%lu", i);
-		kernel_thread(getppid_task, (void *)i, name);
-	}
-	wait_for_children();
-	return fold_results(getppid_results, GETPPID_TASKS);
+	return run_tasks(getppid_task, "getppid", getppid_results, GETPPID_TASKS);
 }

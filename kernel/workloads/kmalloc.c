@@ -93,16 +93,8 @@ static int kmalloc_task(void *arg)
 
 u32 kmalloc_run(u32 iterations)
 {
-	char name[TASK_COMM_LEN];
-	unsigned long i;
-
 	kmalloc_iterations = iterations;
 	if (!storm_cachep)
 		storm_cachep = kmem_cache_create("kmalloc_storm", STORM_OBJECT, 8, 0, NULL);
-	for (i = 0; i < KMALLOC_TASKS; i++) {
-		snprintf(name, sizeof(name), "kmalloc/%lu", i);
-		kernel_thread(kmalloc_task, (void *)i, name);
-	}
-	wait_for_children();
-	return fold_results(kmalloc_results, KMALLOC_TASKS);
+	return run_tasks(kmalloc_task, "kmalloc", kmalloc_results, KMALLOC_TASKS);
 }

@@ -19,6 +19,12 @@ struct workload {
 extern const struct workload workloads[];
 extern const int nr_workloads;
 
+/*
+ * Start n children of init running fn((void *)i), named prefix/i, wait for
+ * them all and fold results[0..n-1] (each task fills its own slot).
+ */
+u32 run_tasks(int (*fn)(void *), const char *prefix, u32 *results, int n);
+
 u32 hackbench_run(u32 loops);
 u32 kmalloc_run(u32 iterations);
 u32 getppid_run(u32 iterations);

@@ -32,6 +32,26 @@ struct __imv {
 
 #ifdef CONFIG_IMMEDIATE
 #include <asm/immediate.h>
+
+#ifndef arch_imv_read
+/*
+ * Arches whose immediate load is one fixed-size instruction give just
+ * that instruction (IMV_INSN, output operand 0) and their __imv entry
+ * directive (IMV_ENTRY, &var is operand 1); x86-64 defines its own.
+ */
+#define arch_imv_read(name)						\
+	({								\
+		unsigned long __v;					\
+		BUILD_BUG_ON(sizeof(name) > sizeof(long));		\
+		__asm__("1: " IMV_INSN "\n\t"				\
+			".pushsection __imv, \"aw\"\n\t"		\
+			IMV_ENTRY "\n\t"				\
+			".popsection\n\t"				\
+			: "=r" (__v) : "i" (&(name)));			\
+		(__typeof__(name))__v;					\
+	})
+#endif
+
 #define imv_read(var)	arch_imv_read(var)
 #else
 #define imv_read(var)	READ_ONCE(var)

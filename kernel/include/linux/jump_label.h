@@ -27,7 +27,22 @@ struct jump_entry {
 };
 
 #ifdef CONFIG_JUMP_LABEL
+/* The arch gives its nop and the entry directive (key is operand 0). */
 #include <asm/jump_label.h>
+
+static __always_inline bool arch_static_branch(void *key)
+{
+	__asm__ goto("1:\n\t"
+		     JUMP_LABEL_NOP "\n\t"
+		     ".pushsection __jump_table, \"aw\"\n\t"
+		     JUMP_LABEL_ENTRY "\n\t"
+		     ".popsection\n\t"
+		     : : "i" (key) : : l_yes);
+	return false;
+l_yes:
+	return true;
+}
+
 #define static_branch(key)	arch_static_branch(key)
 #else
 #define static_branch(key)	unlikely(READ_ONCE(*(key)) != 0)

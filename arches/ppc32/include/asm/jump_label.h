@@ -3,18 +3,7 @@
 #ifndef _ASM_JUMP_LABEL_H
 #define _ASM_JUMP_LABEL_H
 
-static __always_inline bool arch_static_branch(void *key)
-{
-	__asm__ goto("1:\n\t"
-		     "nop\n\t"
-		     ".pushsection __jump_table, \"aw\"\n\t"
-		     ".balign 4\n\t"
-		     ".long 1b, %l[l_yes], %0\n\t"
-		     ".popsection\n\t"
-		     : : "i" (key) : : l_yes);
-	return false;
-l_yes:
-	return true;
-}
+#define JUMP_LABEL_NOP		"nop"
+#define JUMP_LABEL_ENTRY	".balign 4\n\t.long 1b, %l[l_yes], %0"
 
 #endif
