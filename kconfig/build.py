@@ -117,10 +117,11 @@ def _zig_env(cache_dir: Path) -> dict[str, str]:
 def compiler_version() -> str:
     """``zig version`` and the clang it bundles, e.g. ``zig 0.13.0 / clang version 18.1.6``."""
     try:
+        env = _zig_env(default_cache_dir())
         zig = subprocess.run(_zig("version"), capture_output=True, text=True,
-                             check=True).stdout.strip()
+                             check=True, env=env).stdout.strip()
         clang = subprocess.run(_zig("cc", "--version"), capture_output=True, text=True,
-                               check=True).stdout.splitlines()[0]
+                               check=True, env=env).stdout.splitlines()[0]
     except (OSError, subprocess.CalledProcessError) as err:
         raise BuildError(f"the zig toolchain does not run ({sys.executable} -m ziglang): "
                          f"{err}") from None

@@ -30,6 +30,14 @@ A marker or tracepoint's enable check is found through these tables:
 the __imv entry whose ``var``, or the __jump_table entries whose ``key``,
 is the address of its ``state``; with neither it is a plain load of
 ``state`` (``enable == "load"``, no site addresses).
+
+Arming, for the patcher: point ``marker.call`` at ``marker_probe_hc`` (or
+a tracepoint's ``funcs`` at a NULL-terminated array holding its
+``hc_probe``), set ``state``, then write 1 into each __imv immediate
+(``size`` bytes at ``imv``) or turn each jump-label nop into
+``arch.encode_jump(code, target)``. An mcount site on ARM is
+``push {lr}; bl __gnu_mcount_nc``: the nop that replaces the ``bl`` must
+pop what was pushed (Linux uses ``pop {lr}``, e8bd4000), not ``mov r0, r0``.
 """
 from __future__ import annotations
 

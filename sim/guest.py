@@ -279,7 +279,6 @@ class Guest:
                               f"CONFIG_NR_CPUS={nr_cpus}")
         self.arch = arch
         self.workload = workload
-        self.requested_size = size
         self.machine = Machine(arch, cpus, quantum=quantum, seed=seed)
         self.image = self.machine.load_elf(os.fspath(self.elf))
         self.console: list[str] = []
