@@ -101,6 +101,7 @@ class Arch:
     costs: Mapping[str, Cost]
     cc_target: str                    # zig cc -target triple for the guest kernel
     cc_flags: tuple[str, ...] = field(default=())
+    imv_sign_extends: bool = False    # the immediate load sign-extends (PPC li)
 
     @property
     def word(self) -> int:

@@ -413,6 +413,18 @@ class Machine:
         """Text ranges CPU ``index`` may still execute stale copies of."""
         return list(self.cpus[index]._stale)
 
+    def watch(self, addr: int, callback: Callable[[Cpu], None]) -> None:
+        """Call ``callback(cpu)`` each time any CPU executes the instruction at ``addr``.
+
+        A Unicorn code hook over that one instruction: code elsewhere pays
+        nothing. Cached blocks holding ``addr`` are dropped so that the hook
+        fires on them too (DESIGN.md §4).
+        """
+        for cpu in self.cpus:
+            cpu.uc.hook_add(unicorn.UC_HOOK_CODE,
+                            lambda _uc, _a, _s, _d, c=cpu: callback(c), None, addr, addr)
+            cpu.uc.ctl_remove_cache(addr, addr + 1)
+
     # -- traps -----------------------------------------------------------
     def add_trap_handler(self, handler: TrapHandler) -> None:
         """Give ``handler`` first refusal of every trap, ahead of earlier ones.

@@ -94,6 +94,7 @@ ARCH = Arch(
                          "modeled as one exception round trip, the trap figure above"),
         "icache_flush": _FLUSH_LINE,
     },
+    imv_sign_extends=True,               # li rD, SIMM: the 16-bit field is signed
     cc_target="powerpc-linux-musl",
     # No FPU instructions: the guest never sets MSR[FP].
     cc_flags=("-mcpu=ppc-hard_float",),

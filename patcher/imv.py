@@ -1,0 +1,68 @@
+"""Immediate values: a variable mirrored in instructions' immediate fields.
+
+After Desnoyers' "Immediate Values" patchset (2007-2008): ``imv_set(var,
+value)`` stores the value into the variable and rewrites every ``__imv``
+site of it -- x86-64 ``mov $imm,%reg`` (immediate naturally aligned), ARM
+``mov rX,#imm8``, PowerPC ``li rX,imm16`` -- through the text protocol,
+so that after it returns every CPU loads the new value.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from patcher.errors import PatchError
+from patcher.tables import ImvEntry
+from patcher.text import TextPatcher
+
+OWNER = "imv"
+
+
+def _fits(value: int, size: int, signed: bool) -> bool:
+    bits = 8 * size
+    if signed:
+        return -(1 << (bits - 1)) <= value < (1 << (bits - 1))
+    return 0 <= value < (1 << bits)
+
+
+class ImmediateValues:
+    """Every immediate-value site of one image, grouped by variable."""
+
+    def __init__(self, patcher: TextPatcher, entries: list[ImvEntry]) -> None:
+        self.patcher = patcher
+        self.sites: dict[int, list[ImvEntry]] = defaultdict(list)
+        for entry in entries:
+            patcher.reserve(entry.insn, self.insn_len(entry), OWNER)
+            self.sites[entry.var].append(entry)
+
+    def insn_len(self, entry: ImvEntry) -> int:
+        """x86's immediate ends its instruction; ARM/PPC instructions are one word."""
+        return max(entry.imv + entry.size - entry.insn, self.patcher.arch.insn_align)
+
+    def read(self, entry: ImvEntry) -> int:
+        """The value the site's instruction currently loads."""
+        arch = self.patcher.arch
+        raw = self.patcher.machine.read(entry.imv, entry.size)
+        return int.from_bytes(raw, arch.endian, signed=arch.imv_sign_extends)
+
+    def imv_set(self, var: int, value: int, var_size: int = 1) -> None:
+        """Set ``var`` (``var_size`` bytes) to ``value`` and patch all its sites."""
+        sites = self.sites.get(var)
+        if not sites:
+            raise PatchError("ENOENT", f"no __imv site reads variable {var:#x}")
+        arch = self.patcher.arch
+        for entry in sites:
+            if not _fits(value, entry.size, arch.imv_sign_extends):
+                kind = "signed " if arch.imv_sign_extends else ""
+                raise PatchError("ERANGE", f"imv_set: {value} does not fit the {entry.size}-byte "
+                                           f"{kind}immediate of {entry.text!r} at {entry.insn:#x}")
+        machine = self.patcher.machine
+        machine.write(var, arch.from_int(value, var_size))
+        with self.patcher.batch() as batch:
+            for entry in sites:
+                length = self.insn_len(entry)
+                old = machine.read(entry.insn, length)
+                offset = entry.imv - entry.insn
+                field = arch.from_int(value, entry.size)
+                new = old[:offset] + field + old[offset + entry.size:]
+                if new != old:
+                    batch.queue(entry.insn, old, new, OWNER)

@@ -1,0 +1,175 @@
+"""Markers: the 2.6.24 probe registry over an image's ``__markers`` table.
+
+``marker_probe_register(name, format, probe, private)`` connects a probe:
+``ENOENT`` for an unknown name, ``EPERM`` when the format differs from the
+site's (the site stays disarmed), ``EBUSY`` when that probe and private
+data are already connected. ``marker_arm`` / ``marker_disarm`` reference
+count the enable, which flips only the mechanism the ``.config`` chose:
+an immediate value, a static key, or the ``state`` byte alone.
+
+A probe is a guest function (an address in the image, called directly by
+the site) or a host callable, reached through the guest's
+``marker_probe_hc`` and given the arguments decoded by the format. Any
+number of host probes may share a marker; a guest probe has the site to
+itself (struct marker has one ``call`` slot and no multi-probe array).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+from patcher.errors import PatchError
+from patcher.imv import ImmediateValues
+from patcher.jump_label import StaticKeys
+from patcher.tables import Marker, Tables
+from sim.guest import Guest
+from sim.machine import Cpu
+
+CONVERSION = re.compile(r"%[-+ #0]*\d*(hh|h|ll|l|z)?([diuxXocsp%])")
+
+
+@dataclass(frozen=True)
+class MarkerEvent:
+    """One hit of a marker, as a host probe receives it."""
+
+    name: str
+    format: str
+    cpu: int
+    args: tuple[int | str, ...]
+    fields: dict[str, int | str] = field(default_factory=dict)
+
+
+HostProbe = Callable[[MarkerEvent, object], None]
+Probe = Union[int, HostProbe]   # a guest function address, or a host callable
+
+
+def decode(fmt: str, raw: list[int], word_bits: int, read_string: Callable[[int], str]
+           ) -> tuple[tuple[int | str, ...], dict[str, int | str]]:
+    """Decode the u64 values ``marker_probe_hc`` sent, as ``fmt`` declares them.
+
+    Returns the positional values and, for ``"name %d name2 %lu"`` formats,
+    the same values by field name (the word before each conversion).
+    """
+    values: list[int | str] = []
+    names: list[str] = []
+    for match in CONVERSION.finditer(fmt):
+        length, conv = match.groups()
+        if conv == "%":
+            continue
+        value = raw[len(values)]
+        bits = {"hh": 8, "h": 16, "l": word_bits, "z": word_bits, "ll": 64}.get(length or "", 32)
+        if conv in "sp":
+            bits = word_bits
+        value &= (1 << bits) - 1
+        if conv in "di" and value >> (bits - 1):
+            value -= 1 << bits
+        values.append(read_string(value) if conv == "s" else value)
+        before = fmt[:match.start()].split()
+        names.append(before[-1] if before else "")
+    fields = {n: v for n, v in zip(names, values) if n and "%" not in n}
+    return tuple(values), fields
+
+
+class Markers:
+    """The markers of one running guest, and the probes connected to them."""
+
+    def __init__(self, guest: Guest, tables: Tables, imv: ImmediateValues | None,
+                 keys: StaticKeys | None) -> None:
+        self.guest = guest
+        self.machine = guest.machine
+        self.arch = guest.arch
+        self.imv = imv
+        self.keys = keys
+        self.sites: dict[str, list[Marker]] = {}
+        for marker in tables.markers:
+            self.sites.setdefault(marker.name, []).append(marker)
+        self.by_address = {m.address: m for m in tables.markers}
+        self.probes: dict[str, list[tuple[Probe, object]]] = {}
+        self.armed: Counter[str] = Counter()
+        symbols = tables.image.symbols
+        self.empty = symbols["__mark_empty_function"]
+        self.host_stub = symbols["marker_probe_hc"]
+        guest.on_marker = self._on_marker
+
+    # -- registry ---------------------------------------------------------
+    def _markers(self, name: str) -> list[Marker]:
+        try:
+            return self.sites[name]
+        except KeyError:
+            raise PatchError("ENOENT", f"no marker named {name!r}") from None
+
+    def marker_probe_register(self, name: str, format: str, probe: Probe,
+                              private: object = None) -> None:
+        markers = self._markers(name)
+        if format != markers[0].format:
+            raise PatchError("EPERM", f"marker {name}: format {format!r} does not match "
+                                      f"the site's {markers[0].format!r}")
+        connected = self.probes.setdefault(name, [])
+        if (probe, private) in connected:
+            raise PatchError("EBUSY", f"marker {name}: probe already registered")
+        if connected and (isinstance(probe, int) or isinstance(connected[0][0], int)):
+            raise PatchError("EBUSY", f"marker {name}: a guest probe needs the site to itself")
+        connected.append((probe, private))
+        self._connect(name)
+
+    def marker_probe_unregister(self, name: str, probe: Probe, private: object = None) -> None:
+        connected = self.probes.get(name, [])
+        if (probe, private) not in connected:
+            raise PatchError("ENOENT", f"marker {name}: probe not registered")
+        connected.remove((probe, private))
+        self._connect(name)
+
+    def _connect(self, name: str) -> None:
+        """Point every site's ``call`` at what is registered (data, not text)."""
+        connected = self.probes.get(name, [])
+        if not connected:
+            target = self.empty
+        elif isinstance(connected[0][0], int):
+            target = connected[0][0]
+        else:
+            target = self.host_stub
+        word = self.arch.word
+        for marker in self._markers(name):
+            # struct marker { name, format, state (padded to a word), call, private }
+            self.machine.write_word(marker.address + 3 * word, target)
+
+    # -- arming -----------------------------------------------------------
+    def marker_arm(self, name: str) -> None:
+        markers = self._markers(name)
+        self.armed[name] += 1
+        if self.armed[name] == 1:
+            for marker in markers:
+                self._set_enabled(marker, True)
+
+    def marker_disarm(self, name: str) -> None:
+        markers = self._markers(name)
+        if self.armed[name] == 0:
+            raise PatchError("EINVAL", f"marker {name} is not armed")
+        self.armed[name] -= 1
+        if self.armed[name] == 0:
+            for marker in markers:
+                self._set_enabled(marker, False)
+
+    def _set_enabled(self, marker: Marker, on: bool) -> None:
+        if marker.enable == "imv":
+            assert self.imv is not None
+            self.imv.imv_set(marker.state_addr, int(on))
+            return
+        self.machine.write(marker.state_addr, bytes([int(on)]))
+        if marker.enable == "jump_label":
+            assert self.keys is not None
+            (self.keys.static_key_slow_inc if on else self.keys.static_key_slow_dec)(
+                marker.state_addr)
+
+    # -- events -----------------------------------------------------------
+    def _on_marker(self, cpu: Cpu, address: int, raw: list[int]) -> None:
+        marker = self.by_address.get(address)
+        if marker is None:
+            raise self.machine.fault(cpu, f"HC_MARKER from unknown marker {address:#x}")
+        args, fields = decode(marker.format, raw, self.arch.bits, self.guest.read_string)
+        event = MarkerEvent(marker.name, marker.format, cpu.index, args, fields)
+        for probe, private in list(self.probes.get(marker.name, [])):
+            if not isinstance(probe, int):
+                probe(event, private)

@@ -1,0 +1,167 @@
+"""Tracepoints: typed probes on static keys, arrays replaced copy-and-swap.
+
+After kernel/tracepoint.c of 2.6.28: ``register_trace(name, probe)`` adds a
+probe to the tracepoint's NULL-terminated ``funcs`` array by building a new
+array, publishing it with one aligned pointer store, and freeing the old
+one only after a grace period. The first probe activates the tracepoint's
+enable mechanism (a static key, an immediate value or the state word), the
+last one deactivates it.
+
+Grace period: as in classic RCU, a CPU is quiescent once it has
+context-switched (``__switch_to_asm``) or halted; ``__DO_TRACE`` never
+holds the array across a switch. An old array returns to the pool when
+every CPU has been quiescent since the swap.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Union
+
+from patcher.errors import PatchError
+from patcher.imv import ImmediateValues
+from patcher.jump_label import StaticKeys
+from patcher.tables import Tables, Tracepoint
+from sim.guest import Guest
+from sim.machine import Cpu
+
+POOL_SIZE = 0x10000
+HostProbe = Callable[[str, int, tuple[int, ...]], None]   # (name, cpu, args)
+TracepointProbe = Union[int, HostProbe]
+
+
+@dataclass
+class _Retired:
+    array: int
+    waiting: set[int]        # CPUs that have not been quiescent since the swap
+
+
+class ArrayPool:
+    """Guest memory for probe arrays: a region the host maps and manages."""
+
+    def __init__(self, guest: Guest, slots: int = 16) -> None:
+        top = max(seg.vaddr + seg.memsz for seg in guest.image.segments)
+        self.base = (top + 0xFFFFF) & ~0xFFFFF
+        guest.machine.map(self.base, POOL_SIZE, "rw")
+        self.slot = slots * guest.arch.word
+        self.free = list(range(self.base, self.base + POOL_SIZE, self.slot))
+
+    def alloc(self) -> int:
+        if not self.free:
+            raise PatchError("ENOMEM", "tracepoint probe-array pool exhausted")
+        return self.free.pop(0)
+
+    def release(self, array: int) -> None:
+        self.free.append(array)
+
+
+class Tracepoints:
+    """The tracepoints of one running guest."""
+
+    def __init__(self, guest: Guest, tables: Tables, imv: ImmediateValues | None,
+                 keys: StaticKeys | None) -> None:
+        self.guest = guest
+        self.machine = guest.machine
+        self.word = guest.arch.word
+        self.imv = imv
+        self.keys = keys
+        self.points = {tp.name: tp for tp in tables.tracepoints}
+        self.by_address = {tp.address: tp for tp in tables.tracepoints}
+        self.probes: dict[str, list[TracepointProbe]] = {}
+        self.pool = ArrayPool(guest)
+        self.retired: list[_Retired] = []
+        self.freed = 0
+        self.machine.watch(tables.image.symbols["__switch_to_asm"], self._quiescent)
+        guest.on_tracepoint = self._on_tracepoint
+
+    def _point(self, name: str) -> Tracepoint:
+        try:
+            return self.points[name]
+        except KeyError:
+            raise PatchError("ENOENT", f"no tracepoint named {name!r}") from None
+
+    # -- registration -----------------------------------------------------
+    def register_trace(self, name: str, probe: TracepointProbe) -> None:
+        tp = self._point(name)
+        probes = self.probes.setdefault(name, [])
+        if probe in probes:
+            raise PatchError("EBUSY", f"tracepoint {name}: probe already registered")
+        probes.append(probe)
+        self._publish(tp)
+        if len(probes) == 1:
+            self._activate(tp, True)
+
+    def unregister_trace(self, name: str, probe: TracepointProbe) -> None:
+        tp = self._point(name)
+        probes = self.probes.get(name, [])
+        if probe not in probes:
+            raise PatchError("ENOENT", f"tracepoint {name}: probe not registered")
+        probes.remove(probe)
+        if not probes:
+            self._activate(tp, False)
+        self._publish(tp)
+
+    def _guest_funcs(self, tp: Tracepoint) -> list[int]:
+        probes = self.probes.get(tp.name, [])
+        funcs = [p for p in probes if isinstance(p, int)]
+        if any(not isinstance(p, int) for p in probes):
+            funcs.append(tp.hc_probe)          # one forwarder serves every host probe
+        return funcs
+
+    def _publish(self, tp: Tracepoint) -> None:
+        """Copy-and-swap the probe array; retire the old one until a grace period passes."""
+        funcs = self._guest_funcs(tp)
+        funcs_field = tp.address + 2 * self.word      # { name, state, funcs, hc_probe }
+        old = self.machine.read_word(funcs_field)
+        new = 0
+        if funcs:
+            if len(funcs) + 1 > self.pool.slot // self.word:
+                raise PatchError("ENOMEM", f"tracepoint {tp.name}: too many probes")
+            new = self.pool.alloc()
+            for i, func in enumerate(funcs + [0]):
+                self.machine.write_word(new + i * self.word, func)
+        self.machine.write_word(funcs_field, new)       # one aligned store: never torn
+        if old:
+            waiting = {c.index for c in self.machine.cpus if not c.halted}
+            self.retired.append(_Retired(old, waiting))
+            self._reap()
+
+    def _activate(self, tp: Tracepoint, on: bool) -> None:
+        if tp.enable == "imv":
+            assert self.imv is not None
+            self.imv.imv_set(tp.state_addr, int(on), var_size=4)
+            return
+        self.machine.write_word(tp.state_addr, int(on), 4)
+        if tp.enable == "jump_label":
+            assert self.keys is not None
+            (self.keys.static_key_slow_inc if on else self.keys.static_key_slow_dec)(tp.state_addr)
+
+    # -- grace periods ----------------------------------------------------
+    def _quiescent(self, cpu: Cpu) -> None:
+        for retired in self.retired:
+            retired.waiting.discard(cpu.index)
+        self._reap()
+
+    def _reap(self) -> None:
+        halted = {c.index for c in self.machine.cpus if c.halted}
+        keep = []
+        for retired in self.retired:
+            if retired.waiting - halted:
+                keep.append(retired)
+            else:
+                self.pool.release(retired.array)
+                self.freed += 1
+        self.retired = keep
+
+    def pending(self) -> int:
+        """Old arrays still waiting for their grace period."""
+        self._reap()
+        return len(self.retired)
+
+    # -- events -----------------------------------------------------------
+    def _on_tracepoint(self, cpu: Cpu, address: int, args: list[int]) -> None:
+        tp = self.by_address.get(address)
+        if tp is None:
+            raise self.machine.fault(cpu, f"HC_TRACEPOINT from unknown tracepoint {address:#x}")
+        for probe in list(self.probes.get(tp.name, [])):
+            if not isinstance(probe, int):
+                probe(tp.name, cpu.index, tuple(args))
