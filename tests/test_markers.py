@@ -162,3 +162,17 @@ def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     with pytest.raises(PatchError) as e:
         tps.unregister_trace(name, probe_a)
     assert e.value.errno == "ENOENT"
+
+
+def test_site_view_shows_dormant_and_armed(arch, capsys) -> None:
+    import json
+
+    from kisim.cli import main
+    assert main(["site", "--arch", arch.name, "kmalloc", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (site,) = data["sites"]
+    assert site["record"]["section"] == "__imv"
+    assert site["dormant"]["bytes"] != site["armed"]["bytes"]
+    assert site["dormant"]["address"] == site["record"]["insn"]
+    assert main(["site", "--arch", arch.name, "no_such_site"]) == 2
+    assert "known: kfree" in capsys.readouterr().err
