@@ -79,3 +79,18 @@ def test_guest_fault_prints_report_and_exit_1(arch, capsys) -> None:
     assert code == 1
     assert "guest fault: unmapped memory read" in err and "CPU 0" in err
     assert "registers:" in err and "Traceback" not in err
+
+
+def test_demo_compares_dormant_and_active_costs(capsys) -> None:
+    code, out, _ = run_cli(capsys, "demo", "--iterations", "50", "--json")
+    assert code == 0
+    data = json.loads(out)
+    loops = {(r["arch"], r["site"]): r for r in data["site_loop"]}
+    for name in NAMES:
+        dormant, probed = loops[(name, "dormant nop")], loops[(name, "kprobe")]
+        assert dormant["instructions"] == probed["instructions"]
+        assert probed["modeled_cycles"] > dormant["modeled_cycles"]
+    runs = {(r["arch"], r["markers"]): r for r in data["hackbench_markers"]}
+    for name in NAMES:
+        assert runs[(name, "dormant")]["checksum_ok"] and runs[(name, "armed")]["checksum_ok"]
+        assert runs[(name, "armed")]["instructions"] > runs[(name, "dormant")]["instructions"]
