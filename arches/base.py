@@ -102,6 +102,12 @@ class Arch:
     cc_target: str                    # zig cc -target triple for the guest kernel
     cc_flags: tuple[str, ...] = field(default=())
     imv_sign_extends: bool = False    # the immediate load sign-extends (PPC li)
+    site_len: int = 4                 # bytes of a jump-label / marker site
+
+    @property
+    def site_nop(self) -> bytes:
+        """The nop a dormant jump-label site holds."""
+        return self.nop(self.site_len)
 
     @property
     def word(self) -> int:

@@ -106,6 +106,7 @@ ARCH = Arch(
         "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
     },
+    site_len=5,                          # P6_NOP5_ATOMIC <-> jmp rel32
     cc_target="x86_64-linux-musl",
     # Kernel code model: no red zone, no SSE/MMX state, no CET endbr.
     cc_flags=("-mno-red-zone", "-mcmodel=small", "-mno-sse", "-mno-sse2", "-mno-mmx",

@@ -18,7 +18,7 @@ def facts(arch: Arch) -> dict:
         "max_insn_len": arch.max_insn_len,
         "registers": {"pc": arch.pc, "sp": arch.sp, "ra": arch.ra,
                       "args": list(arch.args), "ret": arch.ret},
-        "kprobe_breakpoint": arch.kprobe_breakpoint(arch.nop(arch.insn_align if arch.insn_align > 1 else 1)).hex(),
+        "kprobe_breakpoint": arch.kprobe_breakpoint(arch.nop(arch.insn_align)).hex(),
         "nops": {str(size): nop.hex() for size, nop in arch.nops.items()},
         "branch_reach": [lo, hi],
         "costs": {name: {"modeled_cycles": c.cycles, "source": c.source}
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
               "site nop", "branch reach", "trap cycles")
     table = [header]
     for arch, f in zip(ARCHES.values(), rows):
-        site_nop = arch.nop(5 if arch.name == "x86_64" else arch.insn_align).hex(" ")
+        site_nop = arch.site_nop.hex(" ")
         reach = f"{f['branch_reach'][0] // 2**20:+d}..{(f['branch_reach'][1] + 1) // 2**20:+d} MiB"
         table.append((arch.name, str(arch.bits), arch.endian, str(arch.insn_align),
                       str(arch.max_insn_len), f"{arch.pc}/{arch.sp}/{arch.ra or '[stack]'}",

@@ -33,7 +33,7 @@ LOOP = {
 def site_loop(arch: Arch, iterations: int, probed: bool) -> dict:
     """Run the loop with its site dormant or probed; return the counts."""
     setup, body = LOOP[arch.name]
-    site = arch.nop(5 if arch.name == "x86_64" else arch.insn_align)
+    site = arch.site_nop
     head = assemble(arch, setup.format(n=iterations), BASE)
     spelled = "; ".join(f".byte {b:#x}" for b in site)
     code = assemble(arch, f"{setup.format(n=iterations)}; l: {spelled}; {body}", BASE)
