@@ -99,6 +99,7 @@ class Arch:
     encode_call: Callable[[int, int], bytes]
     kprobe_breakpoint: Callable[[bytes], bytes]
     costs: Mapping[str, Cost]
+    clock: Cost                       # modeled core frequency (Hz) and its source
     cc_target: str                    # zig cc -target triple for the guest kernel
     cc_flags: tuple[str, ...] = field(default=())
     imv_sign_extends: bool = False    # the immediate load sign-extends (PPC li)
@@ -124,6 +125,11 @@ class Arch:
 
     def is_nop(self, insn: bytes) -> bool:
         return insn in self.nops.values() or insn in self.alt_nops
+
+    @property
+    def clock_hz(self) -> int:
+        """The modeled core frequency that turns modeled cycles into time."""
+        return int(self.clock.cycles)
 
     def cost(self, name: str) -> float:
         return self.costs[name].cycles

@@ -30,6 +30,7 @@ import unicorn
 from arches import Arch, TrapKind, TrapVector, get_arch
 from sim.asm import disasm_one
 from sim.elf import Image, read_elf
+from sim.event import cycles_to_ns
 from sim.errors import ConfigError, GuestFault
 
 PAGE = 0x1000
@@ -165,6 +166,11 @@ class Cpu:
     def modeled_cycles(self) -> float:
         """Retired instructions at the arch's per-instruction cost, plus charged events."""
         return self.instructions * self.arch.cost("insn") + self.event_cycles
+
+    @property
+    def clock_ns(self) -> int:
+        """This CPU's modeled clock: its modeled cycles at the arch's frequency, in ns."""
+        return cycles_to_ns(self.modeled_cycles, self.arch.clock_hz)
 
     def charge(self, event: str, times: int = 1) -> None:
         """Charge ``times`` occurrences of a cost-table event to this CPU."""

@@ -95,6 +95,8 @@ ARCH = Arch(
                          "IPI; modeled as one exception round trip, the trap figure above"),
         "icache_flush": _FLUSH_LINE,
     },
+    clock=Cost(1_000_000_000, "modeled 1 GHz core, the clock the trap cost above is taken at (no "
+                   "ARM figure in Documentation/trace/kprobes.rst)"),
     cc_target="arm-linux-musleabi",
     # No NEON/VFP (the guest never enables them); GNU EABI for -pg:
     # `push {lr}; bl __gnu_mcount_nc` as in the Linux ARM kernel.
