@@ -76,7 +76,7 @@ def bench_kernel(arch: Arch, cpus: int) -> dict:
     The defconfig enables every feature; each marker or tracepoint is its
     own key, so each is one protocol run (the kernel batches per key too).
     """
-    from kconfig.build import build
+    from kbuild import build
     from patcher.instrument import attach
     from sim.guest import Guest
 

@@ -7,11 +7,11 @@ import shutil
 import pytest
 from elftools.elf.elffile import ELFFile
 
+import kbuild
 import kconfig
-from arches import NAMES
+from arches import NAMES, get_arch
+from kbuild import BuildError, build, image
 from kconfig import KconfigError
-from kconfig import build as kbuild
-from kconfig.build import BuildError, build
 from kisim.cli import main
 
 
@@ -65,7 +65,7 @@ def test_cache_dir_from_environment(tmp_path, monkeypatch):
 
 
 def test_key_covers_config_and_sources(tmp_path, monkeypatch):
-    spec = kbuild.get_arch("arm")
+    spec = get_arch("arm")
     kconf = kconfig.defconfig("arm")
     flags = kbuild.compile_flags(spec, kconfig.enabled(kconf))
     key = kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags)
@@ -74,10 +74,10 @@ def test_key_covers_config_and_sources(tmp_path, monkeypatch):
     assert kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags + ["-O1"]) != key
     # a changed kernel source changes the key
     tree = tmp_path / "kernel"
-    shutil.copytree(kbuild.KERNEL, tree)
+    shutil.copytree(image.KERNEL, tree)
     (tree / "lib.c").write_text((tree / "lib.c").read_text() + "\n/* changed */\n")
-    monkeypatch.setattr(kbuild, "KERNEL", tree)
-    monkeypatch.setattr(kbuild, "LINKER_SCRIPT", tree / "kernel.lds")
+    monkeypatch.setattr(image, "KERNEL", tree)
+    monkeypatch.setattr(image, "LINKER_SCRIPT", tree / "kernel.lds")
     assert kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags) != key
 
 
@@ -90,16 +90,16 @@ def test_function_tracer_adds_pg_and_mcount_table():
         section = ELFFile(f).get_section_by_name("__mcount_loc")
         table = section.data()
     sites = [int.from_bytes(table[i:i + 4], "big") for i in range(0, len(table), 4)]
-    assert sites == kbuild.mcount_call_sites(on.elf, kbuild.get_arch("ppc32"))
+    assert sites == kbuild.mcount_call_sites(on.elf, get_arch("ppc32"))
 
 
 def test_compile_error_shows_the_diagnostics(tmp_path, monkeypatch):
     tree = tmp_path / "kernel"
-    shutil.copytree(kbuild.KERNEL, tree)
+    shutil.copytree(image.KERNEL, tree)
     broken = tree / "workloads" / "fib.c"
     broken.write_text(broken.read_text().replace("return n < 2", "return n < undeclared_thing"))
-    monkeypatch.setattr(kbuild, "KERNEL", tree)
-    monkeypatch.setattr(kbuild, "LINKER_SCRIPT", tree / "kernel.lds")
+    monkeypatch.setattr(image, "KERNEL", tree)
+    monkeypatch.setattr(image, "LINKER_SCRIPT", tree / "kernel.lds")
     with pytest.raises(BuildError) as err:
         build("x86_64", cache_dir=tmp_path / "cache")
     message = str(err.value)

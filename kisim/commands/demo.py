@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from arches import ARCHES, Arch, TrapKind
-from kconfig.build import build
+from kbuild import build
 from kisim.commands.common import add_json, print_json
 from kisim.errors import UsageError
 from patcher.instrument import attach
@@ -23,25 +23,20 @@ from sim import UNHANDLED, Machine
 from sim.asm import assemble
 
 BASE = 0x10000
-LOOP = {
-    "x86_64": ("mov rcx, {n}", "add rax, rcx; dec rcx; jnz l"),
-    "arm": ("movw r1, #{n}", "add r2, r2, r1; subs r1, r1, #1; bne l"),
-    "ppc32": ("li 4, {n}", "add 3, 3, 4; addi 4, 4, -1; cmpwi 4, 0; bne l"),
-}
 
 
 def site_loop(arch: Arch, iterations: int, probed: bool) -> dict:
     """Run the loop with its site dormant or probed; return the counts."""
-    setup, body = LOOP[arch.name]
+    setup, body = arch.snippet("demo_setup", n=iterations), arch.snippet("demo_body")
     site = arch.site_nop
-    head = assemble(arch, setup.format(n=iterations), BASE)
+    head = assemble(arch, setup, BASE)
     spelled = "; ".join(f".byte {b:#x}" for b in site)
-    code = assemble(arch, f"{setup.format(n=iterations)}; l: {spelled}; {body}", BASE)
+    code = assemble(arch, f"{setup}; l: {spelled}; {body}", BASE)
     site_addr = BASE + len(head)
     machine = Machine(arch)
     end = machine.load_code(code + arch.syscall_insn, BASE) - len(arch.syscall_insn)
     if probed:
-        machine.write_text(site_addr, arch.kprobe_breakpoint(site).ljust(len(site), b"\x90"))
+        machine.write_text(site_addr, arch.pad(arch.kprobe_breakpoint(site), len(site)))
 
     def on_trap(cpu, trap):
         if trap.kind is TrapKind.SYSCALL and trap.address == end:
