@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import shutil
 
 import pytest
 from elftools.elf.elffile import ELFFile
 
 import kbuild
+import kbuild.cache
 import kconfig
 from arches import NAMES, get_arch
 from kbuild import BuildError, build, image
@@ -148,3 +151,99 @@ def test_build_command_errors_are_one_line(capsys):
     assert main(["build", "--arch", "arm", "--set", "MARKERS"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kisim: error: --set 'MARKERS'") and err.count("\n") == 1
+
+
+# -- the cache is verified before use ------------------------------------------
+
+def cached_entry(tmp_path, arch: str = "x86_64"):
+    """A fresh cache in ``tmp_path`` holding the defconfig build of ``arch``."""
+    first = build(arch, cache_dir=tmp_path / "cache")
+    assert not first.cached
+    return first
+
+
+def flip(path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at:at + 4] = bytes(b ^ 0xFF for b in data[at:at + 4])
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage, why", [
+    (lambda e: flip(e / "vmlinux", len((e / "vmlinux").read_bytes()) // 2),
+     "vmlinux does not match its recorded SHA-256"),
+    (lambda e: (e / "vmlinux").write_bytes((e / "vmlinux").read_bytes()[:1000]),
+     "vmlinux does not match its recorded SHA-256"),
+    (lambda e: (e / "build.json").unlink(), "no build.json"),
+    (lambda e: (e / "build.json").write_text('{"key": '), "build.json unreadable"),
+    (lambda e: (e / "build.json").write_text("[]"), "build.json does not describe"),
+    (lambda e: (e / "vmlinux").unlink(), "vmlinux missing"),          # half-written
+    (lambda e: flip(e / ".config", 10), ".config does not match"),
+])
+def test_a_damaged_cache_entry_is_rebuilt_with_one_line(tmp_path, capsys, damage, why):
+    good = cached_entry(tmp_path)
+    pristine = good.elf.read_bytes()
+    capsys.readouterr()
+    damage(good.elf.parent)
+    again = build("x86_64", cache_dir=tmp_path / "cache")
+    err = capsys.readouterr().err
+    assert not again.cached and again.elf == good.elf
+    assert err.count("\n") == 1 and err.startswith(f"kisim: cache entry {good.elf.parent} "
+                                                   "was corrupt (")
+    assert why in err and err.rstrip().endswith("; rebuilt")
+    assert again.elf.read_bytes() == pristine                 # deterministic rebuild
+    third = build("x86_64", cache_dir=tmp_path / "cache")     # and now a clean hit
+    assert third.cached and capsys.readouterr().err == ""
+    assert [p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith("tmp-")] == []
+
+
+def test_entries_record_the_hash_of_their_files(tmp_path):
+    b = cached_entry(tmp_path, "ppc32")
+    files = b.info["files"]
+    assert set(files) == set(kbuild.cache.ENTRY_FILES)
+    assert files["vmlinux"] == hashlib.sha256(b.elf.read_bytes()).hexdigest()
+
+
+def test_a_failed_build_leaves_no_entry_behind(tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise BuildError("x86_64: linking vmlinux failed (exit 1):\nsimulated")
+    monkeypatch.setattr(image, "_build_into", broken)
+    with pytest.raises(BuildError):
+        build("x86_64", cache_dir=tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) in ([], [tmp_path / "cache" / "zig"])
+
+
+def test_relative_kisim_cache_is_resolved(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KISIM_CACHE", "rel-cache")
+    assert kbuild.default_cache_dir() == tmp_path / "rel-cache"
+    b = build("arm")
+    assert b.elf.is_file() and b.elf.is_relative_to(tmp_path / "rel-cache")
+
+
+# -- which .config a build uses ---------------------------------------------------
+
+def test_dot_config_is_used_when_no_config_is_given(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert kbuild.resolve_config("arm", None).source == "defconfig"
+    kconf = kconfig.defconfig("arm")
+    kconf.syms["MARKERS"].set_value("n")
+    kconfig.write_config(kconf, tmp_path / ".config")
+    choice = kbuild.resolve_config("arm", None)
+    assert choice.path == tmp_path / ".config" and choice.source == "./.config"
+    assert kbuild.resolve_config("arm", "other").source == "--config"
+    assert main(["build", "--arch", "arm", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["config"]["MARKERS"] == "n"
+    assert out["config_used"] == {"path": str(tmp_path / ".config"), "source": "./.config"}
+    assert main(["build", "--arch", "arm"]) == 0
+    assert f"kisim: using {tmp_path / '.config'} (./.config)" in capsys.readouterr().err
+
+
+def test_dot_config_of_another_arch_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    kconfig.write_config(kconfig.defconfig("ppc32"), tmp_path / ".config")
+    with pytest.raises(kbuild.ConfigChoiceError, match="./.config is for ppc32, not arm"):
+        kbuild.resolve_config("arm", None)
+    assert main(["build", "--arch", "arm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "./.config is for ppc32, not arm" in err
