@@ -5,6 +5,9 @@ import functools
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
+import zipfile
 
 import pytest
 from elftools.elf.elffile import ELFFile
@@ -247,3 +250,22 @@ def test_dot_config_of_another_arch_is_a_usage_error(tmp_path, monkeypatch, caps
     assert main(["build", "--arch", "arm"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "./.config is for ppc32, not arm" in err
+
+
+# -- packaging ----------------------------------------------------------------
+
+def test_wheel_ships_the_guest_kernel_sources(tmp_path):
+    """``pip install .`` must carry everything a build reads (kbuild.image.input_files,
+    the Kconfig tree), since the installed package has no repository beside it."""
+    repo = image.REPO
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(repo)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("kisim-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    needed = {p.relative_to(repo).as_posix() for name in NAMES
+              for p in image.input_files(get_arch(name))}
+    needed |= {p.relative_to(repo).as_posix() for p in (repo / "kconfig").glob("Kconfig.*")}
+    needed |= {f"arches/{name}/{f}" for name in NAMES for f in ("Kconfig", "defconfig")}
+    assert needed - names == set()
+    assert "kbuild/cache.py" in names and not any(n.startswith("tests/") for n in names)
