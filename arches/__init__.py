@@ -14,8 +14,9 @@ import pkgutil
 from types import ModuleType
 from typing import Iterable
 
-from arches.base import (CAPABILITIES, Arch, ArchDefinitionError, ArchOps, Cost,
-                         EncodingError, TrapKind, TrapVector, check_ops)
+from arches.base import (CAPABILITIES, OPTIONAL_CAPABILITIES, Arch, ArchDefinitionError,
+                         ArchOps, Cost, EncodingError, TrapKind, TrapVector, check_ops,
+                         required_hooks)
 
 
 class UnknownArch(ValueError):
@@ -28,7 +29,7 @@ def check_arch(module: ModuleType) -> Arch:
     if not isinstance(arch, Arch):
         raise ArchDefinitionError(f"arch package {module.__name__}: ARCH is "
                                   f"{type(arch).__name__}, not arches.base.Arch")
-    check_ops(arch.name, arch.ops)
+    check_ops(arch.name, arch.ops, required_hooks(arch.name, arch.capabilities))
     for name, value in (("elf_machine", arch.elf_machine),):
         if not isinstance(value, str) or not value:
             raise ArchDefinitionError(f"arch {arch.name!r}: {name} must be a non-empty str")
@@ -71,6 +72,7 @@ def arch_for_elf_machine(e_machine: str) -> Arch | None:
     return next((a for a in ARCHES.values() if a.elf_machine == e_machine), None)
 
 
-__all__ = ["ARCHES", "Arch", "ArchDefinitionError", "ArchOps", "CAPABILITIES", "Cost",
+__all__ = ["ARCHES", "Arch", "ArchDefinitionError", "ArchOps", "CAPABILITIES",
+           "OPTIONAL_CAPABILITIES", "Cost",
            "EncodingError", "NAMES", "TrapKind", "TrapVector", "UnknownArch",
            "arch_for_elf_machine", "check_arch", "discover", "get_arch"]

@@ -114,6 +114,8 @@ class Arch:
     # mcount symbol -> the instructions allowed just before its call (ARM
     # ``push {lr}`` before ``bl __gnu_mcount_nc``); absent: no constraint.
     mcount_prologue: Mapping[str, tuple[bytes, ...]] = field(default_factory=dict)
+    # Optional capabilities whose hooks ``ops`` implements (OPTIONAL_CAPABILITIES).
+    capabilities: tuple[str, ...] = ()
 
     @property
     def site_nop(self) -> bytes:
@@ -262,6 +264,12 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "tables": ("imv_load_of_zero",),
 }
 
+#: Capabilities an arch opts into (``Arch.capabilities``), as the kernel's
+#: HAVE_KPROBES, HAVE_OPTPROBES, HAVE_DYNAMIC_FTRACE are selected per arch:
+#: capability -> hooks. Each joins here with its first implementation
+#: (docs/arches.md lists the planned hooks and signatures).
+OPTIONAL_CAPABILITIES: dict[str, tuple[str, ...]] = {}
+
 
 class ArchDefinitionError(ImportError):
     """An arch package that does not declare what the registry needs."""
@@ -275,8 +283,16 @@ def _arity(func: Callable) -> int | None:
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
-def check_ops(arch_name: str, ops: object,
-              capabilities: Mapping[str, tuple[str, ...]] = CAPABILITIES) -> None:
+def required_hooks(arch_name: str, opted: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Every capability's hooks an arch must have: the common ones and those it opts into."""
+    unknown = [c for c in opted if c not in OPTIONAL_CAPABILITIES]
+    if unknown:
+        raise ArchDefinitionError(f"arch {arch_name!r}: unknown capability {unknown[0]!r} "
+                                  f"(known: {', '.join(OPTIONAL_CAPABILITIES) or 'none yet'})")
+    return {**CAPABILITIES, **{c: OPTIONAL_CAPABILITIES[c] for c in opted}}
+
+
+def check_ops(arch_name: str, ops: object, capabilities: Mapping[str, tuple[str, ...]]) -> None:
     """Raise :class:`ArchDefinitionError` (one line, naming arch and hook)
     unless ``ops`` has every hook of ``capabilities`` with the right arity."""
     for capability, hooks in capabilities.items():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import arches
+import arches.base
 from arches import ArchDefinitionError, check_arch, discover
 from patcher.text import TextPatcher
 from sim import Machine
@@ -37,23 +38,24 @@ class FakeOps:
 
 
 ARCH = replace(ARCHES["arm"], name="fake4", summary="a fourth arch, for the registry test",
-               ops=FakeOps(), elf_machine="EM_FAKE4")
+               ops=FakeOps(), elf_machine="EM_FAKE4", capabilities={capabilities})
 '''
 GOOD_IMV = ("@staticmethod\n    def imv_load_of_zero(insn: bytes, address: int, imv: int, "
             "size: int) -> bool:\n        return False")
 
 
-def write_package(root: Path, package: str, imv: str) -> Path:
+def write_package(root: Path, package: str, imv: str, capabilities: tuple = ()) -> Path:
     """``root/package/fake4/__init__.py`` with the given imv_load_of_zero text."""
     pkg = root / package
     (pkg / "fake4").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "fake4" / "__init__.py").write_text(textwrap.dedent(FAKE_INIT).replace("{imv}", imv))
+    text = textwrap.dedent(FAKE_INIT).replace("{imv}", imv)
+    (pkg / "fake4" / "__init__.py").write_text(text.replace("{capabilities}", repr(capabilities)))
     return pkg
 
 
-def load(tmp_path: Path, monkeypatch, package: str, imv: str) -> dict:
-    pkg = write_package(tmp_path, package, imv)
+def load(tmp_path: Path, monkeypatch, package: str, imv: str, capabilities: tuple = ()) -> dict:
+    pkg = write_package(tmp_path, package, imv, capabilities)
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         return discover([str(pkg)], package)
@@ -96,6 +98,15 @@ def test_registry_rejects_a_bad_hook_with_one_line(tmp_path, monkeypatch, imv, m
     with pytest.raises(ArchDefinitionError) as err:
         load(tmp_path, monkeypatch, package, imv)
     assert str(err.value) == message and "\n" not in str(err.value)
+
+
+def test_an_opted_capability_needs_its_hooks(tmp_path, monkeypatch) -> None:
+    monkeypatch.setitem(arches.base.OPTIONAL_CAPABILITIES, "kprobes", ("arch_arm_kprobe",))
+    with pytest.raises(ArchDefinitionError,
+                       match=r"^arch 'fake4': ops hook 'arch_arm_kprobe' \(kprobes\) is missing$"):
+        load(tmp_path, monkeypatch, "fourth_kprobes", GOOD_IMV, ("kprobes",))
+    with pytest.raises(ArchDefinitionError, match=r"unknown capability 'optprobes'"):
+        load(tmp_path, monkeypatch, "fourth_unknown", GOOD_IMV, ("optprobes",))
 
 
 def test_a_package_without_an_arch_object_is_rejected(tmp_path, monkeypatch) -> None:
