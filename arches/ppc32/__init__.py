@@ -116,7 +116,7 @@ ARCH = Arch(
     kprobe_breakpoint=kprobe_breakpoint,
     ops=Ppc32Ops(),
     elf_machine="EM_PPC",
-    # -pg calls _mcount (arch/powerpc/kernel/trace/ftrace_entry.S, 32-bit).
+    # -pg calls _mcount (arch/powerpc/kernel/trace/ftrace_32.S; ftrace_entry.S since 6.x).
     mcount_symbols=("_mcount",),
     snippets={
         "demo_setup": "li 4, {n}",
