@@ -114,6 +114,10 @@ class Arch:
     # mcount symbol -> the instructions allowed just before its call (ARM
     # ``push {lr}`` before ``bl __gnu_mcount_nc``); absent: no constraint.
     mcount_prologue: Mapping[str, tuple[bytes, ...]] = field(default_factory=dict)
+    # The temporary breakpoint ``text_poke_batch`` plants on a multi-byte
+    # site's first byte while it rewrites the rest (x86 text_poke_bp: int3);
+    # empty where every patch is one single-copy-atomic word store.
+    poke_breakpoint: bytes = b""
     # Optional capabilities whose hooks ``ops`` implements (OPTIONAL_CAPABILITIES).
     capabilities: tuple[str, ...] = ()
 

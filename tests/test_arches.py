@@ -162,3 +162,13 @@ def test_elf_machine_and_mcount_facts_are_declared_once_per_arch() -> None:
     assert {a.name: a.mcount_reloc_offset for a in ARCHES.values()} == \
         {"x86_64": 1, "arm": 0, "ppc32": 0}            # e8 rel32 vs bl
     assert ARCHES["arm"].mcount_prologue["__gnu_mcount_nc"]
+
+
+def test_poke_breakpoint_is_what_the_protocol_plants(arch) -> None:
+    """Only a protocol that rewrites a site in several stores plants a temporary
+    breakpoint; it is the arch's kprobe breakpoint (x86 int3)."""
+    if arch.poke_breakpoint:
+        assert arch.poke_breakpoint == arch.kprobe_breakpoint(arch.site_nop)
+        assert arch.insn_align == 1
+    else:
+        assert arch.site_len == arch.insn_align == 4
