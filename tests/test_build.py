@@ -159,9 +159,11 @@ def test_build_command_errors_are_one_line(capsys):
 # -- the cache is verified before use ------------------------------------------
 
 def cached_entry(tmp_path, arch: str = "x86_64"):
-    """A fresh cache in ``tmp_path`` holding the defconfig build of ``arch``."""
+    """A cache in ``tmp_path`` holding a copy of the defconfig build of ``arch``."""
+    entry = kernel(arch).elf.parent
+    shutil.copytree(entry, tmp_path / "cache" / entry.name)
     first = build(arch, cache_dir=tmp_path / "cache")
-    assert not first.cached
+    assert first.cached
     return first
 
 
@@ -181,7 +183,8 @@ def flip(path, at: int) -> None:
     (lambda e: (e / "build.json").write_text("[]"), "build.json does not describe"),
     (lambda e: (e / "vmlinux").unlink(), "vmlinux missing"),          # half-written
     (lambda e: flip(e / ".config", 10), ".config does not match"),
-])
+], ids=["flipped-image", "truncated-image", "no-build.json", "corrupt-build.json",
+        "foreign-build.json", "half-written", "changed-config"])
 def test_a_damaged_cache_entry_is_rebuilt_with_one_line(tmp_path, capsys, damage, why):
     good = cached_entry(tmp_path)
     pristine = good.elf.read_bytes()
