@@ -173,29 +173,43 @@ def flip(path, at: int) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage, why", [
-    (lambda e: flip(e / "vmlinux", len((e / "vmlinux").read_bytes()) // 2),
-     "vmlinux does not match its recorded SHA-256"),
-    (lambda e: (e / "vmlinux").write_bytes((e / "vmlinux").read_bytes()[:1000]),
-     "vmlinux does not match its recorded SHA-256"),
-    (lambda e: (e / "build.json").unlink(), "no build.json"),
-    (lambda e: (e / "build.json").write_text('{"key": '), "build.json unreadable"),
-    (lambda e: (e / "build.json").write_text("[]"), "build.json does not describe"),
-    (lambda e: (e / "vmlinux").unlink(), "vmlinux missing"),          # half-written
-    (lambda e: flip(e / ".config", 10), ".config does not match"),
-], ids=["flipped-image", "truncated-image", "no-build.json", "corrupt-build.json",
-        "foreign-build.json", "half-written", "changed-config"])
-def test_a_damaged_cache_entry_is_rebuilt_with_one_line(tmp_path, capsys, damage, why):
+DAMAGE = {
+    "flipped-image": (lambda e: flip(e / "vmlinux", len((e / "vmlinux").read_bytes()) // 2),
+                      "vmlinux does not match its recorded SHA-256"),
+    "truncated-image": (lambda e: (e / "vmlinux").write_bytes((e / "vmlinux").read_bytes()[:1000]),
+                        "vmlinux does not match its recorded SHA-256"),
+    "no-build.json": (lambda e: (e / "build.json").unlink(), "no build.json"),
+    "corrupt-build.json": (lambda e: (e / "build.json").write_text('{"key": '),
+                           "build.json unreadable (JSONDecodeError)"),
+    "foreign-build.json": (lambda e: (e / "build.json").write_text("[]"),
+                           "build.json does not describe this entry"),
+    "half-written": (lambda e: (e / "vmlinux").unlink(), "vmlinux missing"),
+    "changed-config": (lambda e: flip(e / ".config", 10),
+                       ".config does not match its recorded SHA-256"),
+}
+
+
+@pytest.mark.parametrize("case", DAMAGE)
+def test_verify_names_each_kind_of_damage(tmp_path, case):
+    entry = cached_entry(tmp_path).elf.parent
+    key = entry.name
+    assert kbuild.cache.verify(entry, key)[1] == ""
+    damage, why = DAMAGE[case]
+    damage(entry)
+    assert kbuild.cache.verify(entry, key) == (None, why)
+
+
+@pytest.mark.parametrize("case", ["flipped-image", "truncated-image", "corrupt-build.json"])
+def test_a_damaged_cache_entry_is_rebuilt_with_one_line(tmp_path, capsys, case):
     good = cached_entry(tmp_path)
     pristine = good.elf.read_bytes()
     capsys.readouterr()
+    damage, why = DAMAGE[case]
     damage(good.elf.parent)
     again = build("x86_64", cache_dir=tmp_path / "cache")
     err = capsys.readouterr().err
     assert not again.cached and again.elf == good.elf
-    assert err.count("\n") == 1 and err.startswith(f"kisim: cache entry {good.elf.parent} "
-                                                   "was corrupt (")
-    assert why in err and err.rstrip().endswith("; rebuilt")
+    assert err == f"kisim: cache entry {good.elf.parent} was corrupt ({why}); rebuilt\n"
     assert again.elf.read_bytes() == pristine                 # deterministic rebuild
     third = build("x86_64", cache_dir=tmp_path / "cache")     # and now a clean hit
     assert third.cached and capsys.readouterr().err == ""
