@@ -199,7 +199,7 @@ def test_verify_names_each_kind_of_damage(tmp_path, case):
     assert kbuild.cache.verify(entry, key) == (None, why)
 
 
-@pytest.mark.parametrize("case", ["flipped-image", "truncated-image", "corrupt-build.json"])
+@pytest.mark.parametrize("case", ["flipped-image"])   # the others: verify, above
 def test_a_damaged_cache_entry_is_rebuilt_with_one_line(tmp_path, capsys, case):
     good = cached_entry(tmp_path)
     pristine = good.elf.read_bytes()
@@ -244,18 +244,18 @@ def test_relative_kisim_cache_is_resolved(tmp_path, monkeypatch):
 
 def test_dot_config_is_used_when_no_config_is_given(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert kbuild.resolve_config("arm", None).source == "defconfig"
-    kconf = kconfig.defconfig("arm")
-    kconf.syms["MARKERS"].set_value("n")
+    assert kbuild.resolve_config("x86_64", None).source == "defconfig"
+    kconf = kconfig.defconfig("x86_64")
+    kconf.syms["JUMP_LABEL"].set_value("n")          # as test_config_file_is_used: cached
     kconfig.write_config(kconf, tmp_path / ".config")
-    choice = kbuild.resolve_config("arm", None)
+    choice = kbuild.resolve_config("x86_64", None)
     assert choice.path == tmp_path / ".config" and choice.source == "./.config"
-    assert kbuild.resolve_config("arm", "other").source == "--config"
-    assert main(["build", "--arch", "arm", "--json"]) == 0
+    assert kbuild.resolve_config("x86_64", "other").source == "--config"
+    assert main(["build", "--arch", "x86_64", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["config"]["MARKERS"] == "n"
+    assert out["config"]["JUMP_LABEL"] == "n"
     assert out["config_used"] == {"path": str(tmp_path / ".config"), "source": "./.config"}
-    assert main(["build", "--arch", "arm"]) == 0
+    assert main(["build", "--arch", "x86_64"]) == 0
     assert f"kisim: using {tmp_path / '.config'} (./.config)" in capsys.readouterr().err
 
 
