@@ -9,7 +9,7 @@ Nothing here knows about markers or patching policy; generic code in
 from __future__ import annotations
 
 import enum
-import importlib
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable, ContextManager, Mapping, Protocol, Sequence
 
@@ -98,12 +98,28 @@ class Arch:
     encode_jump: Callable[[int, int], bytes]
     encode_call: Callable[[int, int], bytes]
     kprobe_breakpoint: Callable[[bytes], bytes]
+    ops: "ArchOps"                    # the kernel-named hooks (checked at registry load)
+    elf_machine: str                  # ELF e_machine as pyelftools spells it (EM_*)
+    mcount_symbols: tuple[str, ...]   # what -pg makes every traced function call
+    snippets: Mapping[str, str]       # named assembly templates (see docs/arches.md)
     costs: Mapping[str, Cost]
     clock: Cost                       # modeled core frequency (Hz) and its source
     cc_target: str                    # zig cc -target triple for the guest kernel
     cc_flags: tuple[str, ...] = field(default=())
     imv_sign_extends: bool = False    # the immediate load sign-extends (PPC li)
     site_len: int = 4                 # bytes of a jump-label / marker site
+    # Bytes from an mcount call's first byte to its relocation's r_offset
+    # (x86 ``e8 rel32``: the rel32 is one byte in).
+    mcount_reloc_offset: int = 0
+    # mcount symbol -> the instructions allowed just before its call (ARM
+    # ``push {lr}`` before ``bl __gnu_mcount_nc``); absent: no constraint.
+    mcount_prologue: Mapping[str, tuple[bytes, ...]] = field(default_factory=dict)
+    # The temporary breakpoint ``text_poke_batch`` plants on a multi-byte
+    # site's first byte while it rewrites the rest (x86 text_poke_bp: int3);
+    # empty where every patch is one single-copy-atomic word store.
+    poke_breakpoint: bytes = b""
+    # Optional capabilities whose hooks ``ops`` implements (OPTIONAL_CAPABILITIES).
+    capabilities: tuple[str, ...] = ()
 
     @property
     def site_nop(self) -> bytes:
@@ -114,6 +130,21 @@ class Arch:
     def word(self) -> int:
         """Bytes in a pointer."""
         return self.bits // 8
+
+    def pad(self, code: bytes, size: int) -> bytes:
+        """``code`` followed by the arch's nops up to ``size`` bytes."""
+        gap = size - len(code)
+        if gap < 0 or gap % self.insn_align:
+            raise EncodingError(f"{self.name}: cannot pad {len(code)} bytes to {size}")
+        return code + (self.nop(gap) if gap else b"")
+
+    def snippet(self, name: str, **values: int) -> str:
+        """The assembly template ``name`` with ``values`` filled in."""
+        try:
+            template = self.snippets[name]
+        except KeyError:
+            raise EncodingError(f"{self.name}: no assembly snippet {name!r}") from None
+        return template.format(**values)
 
     def nop(self, size: int) -> bytes:
         """The kernel's nop of exactly ``size`` bytes."""
@@ -209,13 +240,80 @@ class TextPort(Protocol):
 TextPokeBatch = Callable[[TextPort, Sequence[tuple[int, bytes]]], None]
 
 
-def arch_hook(arch: Arch, name: str) -> Callable:
-    """The per-arch hook ``name`` defined in ``arches/<arch.name>/__init__.py``."""
-    module = importlib.import_module(f"arches.{arch.name}")
-    try:
-        return getattr(module, name)
-    except AttributeError:
-        raise NotImplementedError(f"{arch.name}: no {name} hook") from None
+# -- the typed hooks -------------------------------------------------------
+
+class ArchOps(Protocol):
+    """The kernel-named hooks every arch implements (one object per arch).
+
+    Hooks come in capabilities (:data:`CAPABILITIES`); the registry checks,
+    when it loads an arch, that its ``ops`` has every hook of every
+    capability, callable with the parameters declared here. Hooks of later
+    capabilities (kprobes, dynamic ftrace) are specified in docs/arches.md
+    and join this protocol and :data:`CAPABILITIES` with their first
+    implementation.
+    """
+
+    def text_poke_batch(self, port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+        """Patch live text: x86 text_poke_bp_batch, ARM patch_text, PowerPC
+        patch_instruction, for already verified ``(address, new_bytes)`` sites."""
+
+    def imv_load_of_zero(self, insn: bytes, address: int, imv: int, size: int) -> bool:
+        """True if ``insn`` at ``address`` loads the immediate 0 into a register
+        and its immediate is the ``size`` bytes at ``imv`` (an __imv site)."""
+
+
+#: capability -> the :class:`ArchOps` hooks it needs. Every arch has these.
+CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "text_patching": ("text_poke_batch",),
+    "tables": ("imv_load_of_zero",),
+}
+
+#: Capabilities an arch opts into (``Arch.capabilities``), as the kernel's
+#: HAVE_KPROBES, HAVE_OPTPROBES, HAVE_DYNAMIC_FTRACE are selected per arch:
+#: capability -> hooks. Each joins here with its first implementation
+#: (docs/arches.md lists the planned hooks and signatures).
+OPTIONAL_CAPABILITIES: dict[str, tuple[str, ...]] = {}
+
+
+class ArchDefinitionError(ImportError):
+    """An arch package that does not declare what the registry needs."""
+
+
+def _arity(func: Callable) -> int | None:
+    """Positional parameters ``func`` takes (None: it takes ``*args``)."""
+    params = inspect.signature(func).parameters.values()
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+def required_hooks(arch_name: str, opted: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Every capability's hooks an arch must have: the common ones and those it opts into."""
+    unknown = [c for c in opted if c not in OPTIONAL_CAPABILITIES]
+    if unknown:
+        raise ArchDefinitionError(f"arch {arch_name!r}: unknown capability {unknown[0]!r} "
+                                  f"(known: {', '.join(OPTIONAL_CAPABILITIES) or 'none yet'})")
+    return {**CAPABILITIES, **{c: OPTIONAL_CAPABILITIES[c] for c in opted}}
+
+
+def check_ops(arch_name: str, ops: object, capabilities: Mapping[str, tuple[str, ...]]) -> None:
+    """Raise :class:`ArchDefinitionError` (one line, naming arch and hook)
+    unless ``ops`` has every hook of ``capabilities`` with the right arity."""
+    for capability, hooks in capabilities.items():
+        for hook in hooks:
+            func = getattr(ops, hook, None)
+            where = f"arch {arch_name!r}: ops hook {hook!r} ({capability})"
+            if func is None:
+                raise ArchDefinitionError(f"{where} is missing")
+            if not callable(func):
+                raise ArchDefinitionError(f"{where} is a {type(func).__name__}, "
+                                          "not a function")
+            spec = getattr(ArchOps, hook, None)
+            want = _arity(spec) - 1 if spec is not None else None   # minus self
+            have = _arity(func)
+            if want is not None and have is not None and have != want:
+                raise ArchDefinitionError(f"{where} takes {have} arguments, "
+                                          f"expected {want}")
 
 
 def icache_lines(ranges: Sequence[tuple[int, int]], line: int = 32) -> list[tuple[int, int]]:

@@ -24,31 +24,13 @@ from sim.snippet import SNIPPET_BASE, load_snippet
 
 DATA = 0x200000
 
-LOOPS = {
-    "kernel": {
-        "x86_64": "mov rcx, {n}; mov rsi, {data}; l: mov rdx, rcx; and rdx, 0xff8; "
-                  "mov rax, [rsi + rdx]; add rax, rcx; mov [rsi + rdx], rax; call f; "
-                  "dec rcx; jnz l; jmp e; f: add rbx, 1; ret; e: nop",
-        "arm": "movw r1, #{nlo}; movt r1, #{nhi}; movw r4, #{dlo}; movt r4, #{dhi}; "
-               "l: and r2, r1, #0xff0; ldr r0, [r4, r2]; add r0, r0, r1; str r0, [r4, r2]; "
-               "bl f; subs r1, r1, #1; bne l; b e; f: add r5, r5, #1; bx lr; e: nop",
-        "ppc32": "lis 4, {nhi}; ori 4, 4, {nlo}; lis 6, {dhi}; ori 6, 6, {dlo}; "
-                 "l: andi. 5, 4, 0xff0; lwzx 3, 6, 5; add 3, 3, 4; stwx 3, 6, 5; bl f; "
-                 "addi 4, 4, -1; cmpwi 4, 0; bne l; b e; f: addi 7, 7, 1; blr; e: nop",
-    },
-    "alu": {
-        "x86_64": "mov rcx, {n}; l: add rax, rcx; xor rax, 3; dec rcx; jnz l",
-        "arm": "movw r1, #{nlo}; movt r1, #{nhi}; l: add r0, r0, r1; eor r0, r0, #3; "
-               "subs r1, r1, #1; bne l",
-        "ppc32": "lis 4, {nhi}; ori 4, 4, {nlo}; l: add 3, 3, 4; xori 3, 3, 3; "
-                 "addi 4, 4, -1; cmpwi 4, 0; bne l",
-    },
-}
+#: Loop kinds, each an assembly snippet every arch declares (``bench_<kind>``).
+LOOPS = ("kernel", "alu")
 
 
 def loop_text(kind: str, arch: Arch, n: int) -> str:
-    return LOOPS[kind][arch.name].format(n=n, nlo=n & 0xFFFF, nhi=n >> 16,
-                                         data=DATA, dlo=DATA & 0xFFFF, dhi=DATA >> 16)
+    return arch.snippet(f"bench_{kind}", n=n, nlo=n & 0xFFFF, nhi=n >> 16,
+                        data=DATA, dlo=DATA & 0xFFFF, dhi=DATA >> 16)
 
 
 def raw_seconds(arch: Arch, code: bytes) -> float:

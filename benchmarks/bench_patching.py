@@ -34,8 +34,7 @@ def synthetic_image(arch: Arch, sites: int, cpus: int = 4) -> tuple[Machine, lis
     Returns the machine and ``[(addr, disabled, enabled)]``: each site's nop
     and the jump to the end of the region that enabling patches in.
     """
-    size = len(arch.encode_jump(BASE, BASE + 16))
-    nop = arch.nop(size)
+    size, nop = arch.site_len, arch.site_nop
     end = BASE + sites * size
     machine = Machine(arch, cpus)
     machine.load_code(nop * sites + arch.syscall_insn, BASE)
@@ -76,7 +75,7 @@ def bench_kernel(arch: Arch, cpus: int) -> dict:
     The defconfig enables every feature; each marker or tracepoint is its
     own key, so each is one protocol run (the kernel batches per key too).
     """
-    from kconfig.build import build
+    from kbuild import build
     from patcher.instrument import attach
     from sim.guest import Guest
 

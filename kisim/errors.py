@@ -17,7 +17,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [UsageError, UnknownArch, EncodingError,
                                          AsmError, ConfigError, OSError]
     for module, name in (("kconfig", "KconfigError"),
-                         ("kconfig.build", "BuildError"),
+                         ("kbuild", "BuildError"),
                          ("sim.guest", "WorkloadError"),
                          ("patcher.errors", "PatchError")):
         try:

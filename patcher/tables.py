@@ -50,13 +50,6 @@ from patcher.errors import PatchError
 from sim.asm import Insn, disassemble
 from sim.elf import Image, read_elf
 
-#: Symbols the compiler's -pg calls, per arch (see arches/<arch>/entry.S).
-MCOUNT_SYMBOLS = {"x86_64": ("mcount", "__fentry__"), "arm": ("__gnu_mcount_nc", "mcount"),
-                  "ppc32": ("_mcount",)}
-#: Size of a jump-label site: one nop of the arch's kernel nop.
-JUMP_SITE_SIZE = {"x86_64": 5, "arm": 4, "ppc32": 4}
-#: ARM's `push {lr}` before `bl __gnu_mcount_nc`: stmdb sp!, {lr} or str lr, [sp, #-4]!
-ARM_PUSH_LR = (bytes.fromhex("00402de9"), bytes.fromhex("04e02de5"))
 
 
 class TableError(PatchError):
@@ -233,7 +226,7 @@ def _text_range(image: Image) -> tuple[int, int]:
 
 def _parse_jump_table(r: _Reader, text: tuple[int, int]) -> list[JumpEntry]:
     arch, w = r.arch, r.arch.word
-    nop = arch.nop(JUMP_SITE_SIZE[arch.name])
+    nop = arch.site_nop
     out = []
     for e in r.entries("__jump_table", 3 * w):
         code, target, key = r.word(e), r.word(e + w), r.word(e + 2 * w)
@@ -253,25 +246,10 @@ def _parse_jump_table(r: _Reader, text: tuple[int, int]) -> list[JumpEntry]:
 
 
 def _check_imv_insn(r: _Reader, insn: Insn, imv: int, size: int) -> None:
-    arch = r.arch
-    where = r.where(insn.address)
-    if arch.name == "x86_64":
-        ok = (insn.mnemonic == "mov" and insn.op_str.endswith(", 0")
-              and imv == insn.address + len(insn.bytes) - size and size in (1, 2, 4)
-              and imv % size == 0 and insn.bytes[-size:] == bytes(size))
-    elif arch.name == "arm":
-        word = int.from_bytes(insn.bytes, "little")
-        # mov rX, #imm: cond 1110, 001 1101 S=0, rn 0000, rotate 0
-        ok = ((word & 0xFFEF0F00) == 0xE3A00000 and (word & 0xFF) == 0
-              and size == 1 and imv == insn.address)
-    else:
-        word = int.from_bytes(insn.bytes, "big")
-        # li rX, imm = addi rX, 0, imm: opcode 14, rA 0
-        ok = ((word >> 26) == 14 and (word >> 16) & 0x1F == 0 and word & 0xFFFF == 0
-              and size == 2 and imv == insn.address + 2)
-    if not ok:
-        raise TableError(f"__imv: {where}: {insn.text!r} ({insn.bytes.hex(' ')}) is not an "
-                         f"immediate load of 0 with a {size}-byte immediate at {imv:#x}")
+    if not r.arch.ops.imv_load_of_zero(insn.bytes, insn.address, imv, size):
+        raise TableError(f"__imv: {r.where(insn.address)}: {insn.text!r} "
+                         f"({insn.bytes.hex(' ')}) is not an immediate load of 0 "
+                         f"with a {size}-byte immediate at {imv:#x}")
 
 
 def _parse_imv(r: _Reader, text: tuple[int, int]) -> list[ImvEntry]:
@@ -289,19 +267,24 @@ def _parse_imv(r: _Reader, text: tuple[int, int]) -> list[ImvEntry]:
 
 def _parse_mcount(r: _Reader) -> list[McountSite]:
     arch, image = r.arch, r.image
-    targets = {image.symbols[s]: s for s in MCOUNT_SYMBOLS[arch.name] if s in image.symbols}
+    targets = {image.symbols[s]: s for s in arch.mcount_symbols if s in image.symbols}
     out = []
     for e in r.entries("__mcount_loc", arch.word):
         site = r.word(e)
         insn = r.insn(site)
         target = _branch_target(insn)
-        if insn.mnemonic not in ("call", "bl") or target not in targets:
+        if target not in targets or insn.bytes != arch.encode_call(site, target):
             raise TableError(f"__mcount_loc: {r.where(site)}: {insn.text!r} is not a call "
-                             f"to {' or '.join(MCOUNT_SYMBOLS[arch.name])}")
-        if targets[target] == "__gnu_mcount_nc" and r.bytes(site - 4, 4) not in ARM_PUSH_LR:
-            raise TableError(f"__mcount_loc: {r.where(site)}: bl __gnu_mcount_nc "
-                             "without push {lr} before it")
-        out.append(McountSite(site, targets[target], r.function(site)))
+                             f"to {' or '.join(arch.mcount_symbols)}")
+        symbol = targets[target]
+        allowed = arch.mcount_prologue.get(symbol)
+        if allowed:
+            before = r.bytes(site - len(allowed[0]), len(allowed[0]))
+            if before not in allowed:
+                raise TableError(f"__mcount_loc: {r.where(site)}: call to {symbol} "
+                                 f"without the instruction it needs before it "
+                                 f"(found {before.hex(' ')})")
+        out.append(McountSite(site, symbol, r.function(site)))
     return out
 
 

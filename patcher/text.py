@@ -37,7 +37,7 @@ import threading
 from typing import Iterator, Sequence
 
 from arches import EncodingError, TrapKind
-from arches.base import BreakpointHandler, TextPokeBatch, arch_hook, icache_lines
+from arches.base import BreakpointHandler, TextPokeBatch, icache_lines
 from patcher.errors import LockNotHeld, PatchError
 from sim.errors import ConfigError
 from sim.machine import UNHANDLED, Cpu, Machine, Trap
@@ -247,7 +247,7 @@ class TextPatcher:
         self.arch = machine.arch
         self.cpu = cpu
         self.port = port if port is not None else MachinePort(machine, cpu)
-        self.protocol: TextPokeBatch = protocol or arch_hook(self.arch, "text_poke_batch")
+        self.protocol: TextPokeBatch = protocol or self.arch.ops.text_poke_batch
         self.reserved = Reservations()
 
     # -- reserved text ----------------------------------------------------

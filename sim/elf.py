@@ -9,6 +9,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
+from arches import arch_for_elf_machine
 from sim.errors import ConfigError
 
 
@@ -54,18 +55,16 @@ class Image:
         return f"{found[0]}+{found[1]:#x}" if found else f"{addr:#x}"
 
 
-_MACHINES = {"EM_X86_64": "x86_64", "EM_ARM": "arm", "EM_PPC": "ppc32"}
-
-
 def read_elf(path: str | Path) -> Image:
     """Parse a static ELF; :class:`ConfigError` if it is not one we can run."""
     path = Path(path)
     try:
         with path.open("rb") as f:
             elf = ELFFile(f)
-            machine = _MACHINES.get(elf["e_machine"])
-            if machine is None:
+            arch = arch_for_elf_machine(elf["e_machine"])
+            if arch is None:
                 raise ConfigError(f"{path}: unsupported ELF machine {elf['e_machine']}")
+            machine = arch.name
             segments = [Segment(seg["p_vaddr"], seg["p_memsz"], seg.data(), seg["p_flags"])
                         for seg in elf.iter_segments() if seg["p_type"] == "PT_LOAD"]
             sections = {s.name: Section(s.name, s["sh_addr"], s["sh_size"],

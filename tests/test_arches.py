@@ -112,3 +112,63 @@ def test_every_cost_cites_a_source(arch) -> None:
     assert {"insn", "trap", "ipi", "icache_flush"} <= set(arch.costs)
     for name, cost in arch.costs.items():
         assert cost.cycles >= 0 and len(cost.source) > 20, name
+
+
+# -- the typed hooks and declared facts generic code reads ------------------------
+
+# The immediate-value load of 0 on each arch (the __imv site): its text, the
+# immediate's size and its offset in the instruction (aligned to its size,
+# so that enabling it is one atomic store).
+IMV_LOAD = {"x86_64": ("mov eax, 0", 4, 1), "arm": ("mov r3, #0", 1, 0),
+            "ppc32": ("li 3, 0", 2, 2)}
+NOT_IMV = {"x86_64": "mov eax, 1", "arm": "mov r3, r4", "ppc32": "addi 3, 4, 0"}
+
+
+def test_imv_hook_accepts_the_kernels_immediate_load_of_zero(arch) -> None:
+    text, size, offset = IMV_LOAD[arch.name]
+    at = 0x1000 - offset % size                # the immediate size-aligned
+    insn = assemble(arch, text, at)
+    imv = at + offset
+    assert arch.ops.imv_load_of_zero(insn, at, imv, size)
+    # negative controls: wrong immediate location, wrong size, another instruction
+    assert not arch.ops.imv_load_of_zero(insn, at, imv + 1, size)
+    assert not arch.ops.imv_load_of_zero(insn, at, imv, size * 2 + 1)
+    assert not arch.ops.imv_load_of_zero(assemble(arch, NOT_IMV[arch.name], at), at, imv, size)
+
+
+@pytest.mark.parametrize("name", ["demo_setup", "demo_body", "bench_kernel", "bench_alu",
+                                  "checker_count", "checker_skip", "checker_body"])
+def test_every_arch_declares_the_snippets_generic_code_assembles(arch, name) -> None:
+    text = arch.snippet(name, n=100, nlo=100, nhi=0, data=0x200000, dlo=0, dhi=0x20)
+    if name == "demo_body":
+        text = f"l: {text}"
+    assert assemble(arch, text, 0x10000)
+
+
+def test_unknown_snippet_and_bad_pad_are_encoding_errors(arch) -> None:
+    with pytest.raises(EncodingError, match="no assembly snippet 'nope'"):
+        arch.snippet("nope")
+    bp = arch.kprobe_breakpoint(arch.site_nop)
+    padded = arch.pad(bp, arch.site_len)
+    assert len(padded) == arch.site_len and padded.startswith(bp)
+    assert sum(len(i.bytes) for i in disassemble(arch, padded)) == arch.site_len
+    with pytest.raises(EncodingError):
+        arch.pad(bp, len(bp) - 1)
+
+
+def test_elf_machine_and_mcount_facts_are_declared_once_per_arch() -> None:
+    machines = [a.elf_machine for a in ARCHES.values()]
+    assert len(set(machines)) == len(machines)
+    assert {a.name: a.mcount_reloc_offset for a in ARCHES.values()} == \
+        {"x86_64": 1, "arm": 0, "ppc32": 0}            # e8 rel32 vs bl
+    assert ARCHES["arm"].mcount_prologue["__gnu_mcount_nc"]
+
+
+def test_poke_breakpoint_is_what_the_protocol_plants(arch) -> None:
+    """Only a protocol that rewrites a site in several stores plants a temporary
+    breakpoint; it is the arch's kprobe breakpoint (x86 int3)."""
+    if arch.poke_breakpoint:
+        assert arch.poke_breakpoint == arch.kprobe_breakpoint(arch.site_nop)
+        assert arch.insn_align == 1
+    else:
+        assert arch.site_len == arch.insn_align == 4

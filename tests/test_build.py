@@ -2,16 +2,22 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import shutil
+import subprocess
+import sys
+import zipfile
 
 import pytest
 from elftools.elf.elffile import ELFFile
 
+import kbuild
+import kbuild.cache
 import kconfig
-from arches import NAMES
+from arches import NAMES, get_arch
+from kbuild import BuildError, build, image
 from kconfig import KconfigError
-from kconfig import build as kbuild
-from kconfig.build import BuildError, build
 from kisim.cli import main
 
 
@@ -65,7 +71,7 @@ def test_cache_dir_from_environment(tmp_path, monkeypatch):
 
 
 def test_key_covers_config_and_sources(tmp_path, monkeypatch):
-    spec = kbuild.get_arch("arm")
+    spec = get_arch("arm")
     kconf = kconfig.defconfig("arm")
     flags = kbuild.compile_flags(spec, kconfig.enabled(kconf))
     key = kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags)
@@ -74,10 +80,10 @@ def test_key_covers_config_and_sources(tmp_path, monkeypatch):
     assert kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags + ["-O1"]) != key
     # a changed kernel source changes the key
     tree = tmp_path / "kernel"
-    shutil.copytree(kbuild.KERNEL, tree)
+    shutil.copytree(image.KERNEL, tree)
     (tree / "lib.c").write_text((tree / "lib.c").read_text() + "\n/* changed */\n")
-    monkeypatch.setattr(kbuild, "KERNEL", tree)
-    monkeypatch.setattr(kbuild, "LINKER_SCRIPT", tree / "kernel.lds")
+    monkeypatch.setattr(image, "KERNEL", tree)
+    monkeypatch.setattr(image, "LINKER_SCRIPT", tree / "kernel.lds")
     assert kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags) != key
 
 
@@ -90,16 +96,16 @@ def test_function_tracer_adds_pg_and_mcount_table():
         section = ELFFile(f).get_section_by_name("__mcount_loc")
         table = section.data()
     sites = [int.from_bytes(table[i:i + 4], "big") for i in range(0, len(table), 4)]
-    assert sites == kbuild.mcount_call_sites(on.elf, kbuild.get_arch("ppc32"))
+    assert sites == kbuild.mcount_call_sites(on.elf, get_arch("ppc32"))
 
 
 def test_compile_error_shows_the_diagnostics(tmp_path, monkeypatch):
     tree = tmp_path / "kernel"
-    shutil.copytree(kbuild.KERNEL, tree)
+    shutil.copytree(image.KERNEL, tree)
     broken = tree / "workloads" / "fib.c"
     broken.write_text(broken.read_text().replace("return n < 2", "return n < undeclared_thing"))
-    monkeypatch.setattr(kbuild, "KERNEL", tree)
-    monkeypatch.setattr(kbuild, "LINKER_SCRIPT", tree / "kernel.lds")
+    monkeypatch.setattr(image, "KERNEL", tree)
+    monkeypatch.setattr(image, "LINKER_SCRIPT", tree / "kernel.lds")
     with pytest.raises(BuildError) as err:
         build("x86_64", cache_dir=tmp_path / "cache")
     message = str(err.value)
@@ -148,3 +154,135 @@ def test_build_command_errors_are_one_line(capsys):
     assert main(["build", "--arch", "arm", "--set", "MARKERS"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kisim: error: --set 'MARKERS'") and err.count("\n") == 1
+
+
+# -- the cache is verified before use ------------------------------------------
+
+def cached_entry(tmp_path, arch: str = "x86_64"):
+    """A cache in ``tmp_path`` holding a copy of the defconfig build of ``arch``."""
+    entry = kernel(arch).elf.parent
+    shutil.copytree(entry, tmp_path / "cache" / entry.name)
+    first = build(arch, cache_dir=tmp_path / "cache")
+    assert first.cached
+    return first
+
+
+def flip(path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at:at + 4] = bytes(b ^ 0xFF for b in data[at:at + 4])
+    path.write_bytes(bytes(data))
+
+
+DAMAGE = {
+    "flipped-image": (lambda e: flip(e / "vmlinux", len((e / "vmlinux").read_bytes()) // 2),
+                      "vmlinux does not match its recorded SHA-256"),
+    "truncated-image": (lambda e: (e / "vmlinux").write_bytes((e / "vmlinux").read_bytes()[:1000]),
+                        "vmlinux does not match its recorded SHA-256"),
+    "no-build.json": (lambda e: (e / "build.json").unlink(), "no build.json"),
+    "corrupt-build.json": (lambda e: (e / "build.json").write_text('{"key": '),
+                           "build.json unreadable (JSONDecodeError)"),
+    "foreign-build.json": (lambda e: (e / "build.json").write_text("[]"),
+                           "build.json does not describe this entry"),
+    "half-written": (lambda e: (e / "vmlinux").unlink(), "vmlinux missing"),
+    "changed-config": (lambda e: flip(e / ".config", 10),
+                       ".config does not match its recorded SHA-256"),
+}
+
+
+@pytest.mark.parametrize("case", DAMAGE)
+def test_verify_names_each_kind_of_damage(tmp_path, case):
+    entry = cached_entry(tmp_path).elf.parent
+    key = entry.name
+    assert kbuild.cache.verify(entry, key)[1] == ""
+    damage, why = DAMAGE[case]
+    damage(entry)
+    assert kbuild.cache.verify(entry, key) == (None, why)
+
+
+@pytest.mark.parametrize("case", ["flipped-image"])   # the others: verify, above
+def test_a_damaged_cache_entry_is_rebuilt_with_one_line(tmp_path, capsys, case):
+    good = cached_entry(tmp_path)
+    pristine = good.elf.read_bytes()
+    capsys.readouterr()
+    damage, why = DAMAGE[case]
+    damage(good.elf.parent)
+    again = build("x86_64", cache_dir=tmp_path / "cache")
+    err = capsys.readouterr().err
+    assert not again.cached and again.elf == good.elf
+    assert err == f"kisim: cache entry {good.elf.parent} was corrupt ({why}); rebuilt\n"
+    assert again.elf.read_bytes() == pristine                 # deterministic rebuild
+    third = build("x86_64", cache_dir=tmp_path / "cache")     # and now a clean hit
+    assert third.cached and capsys.readouterr().err == ""
+    assert [p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith("tmp-")] == []
+
+
+def test_entries_record_the_hash_of_their_files(tmp_path):
+    b = cached_entry(tmp_path, "ppc32")
+    files = b.info["files"]
+    assert set(files) == set(kbuild.cache.ENTRY_FILES)
+    assert files["vmlinux"] == hashlib.sha256(b.elf.read_bytes()).hexdigest()
+
+
+def test_a_failed_build_leaves_no_entry_behind(tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise BuildError("x86_64: linking vmlinux failed (exit 1):\nsimulated")
+    monkeypatch.setattr(image, "_build_into", broken)
+    with pytest.raises(BuildError):
+        build("x86_64", cache_dir=tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) in ([], [tmp_path / "cache" / "zig"])
+
+
+def test_relative_kisim_cache_is_resolved(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KISIM_CACHE", "rel-cache")
+    assert kbuild.default_cache_dir() == tmp_path / "rel-cache"
+    b = build("arm")
+    assert b.elf.is_file() and b.elf.is_relative_to(tmp_path / "rel-cache")
+
+
+# -- which .config a build uses ---------------------------------------------------
+
+def test_dot_config_is_used_when_no_config_is_given(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert kbuild.resolve_config("x86_64", None).source == "defconfig"
+    kconf = kconfig.defconfig("x86_64")
+    kconf.syms["JUMP_LABEL"].set_value("n")          # as test_config_file_is_used: cached
+    kconfig.write_config(kconf, tmp_path / ".config")
+    choice = kbuild.resolve_config("x86_64", None)
+    assert choice.path == tmp_path / ".config" and choice.source == "./.config"
+    assert kbuild.resolve_config("x86_64", "other").source == "--config"
+    assert main(["build", "--arch", "x86_64", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["config"]["JUMP_LABEL"] == "n"
+    assert out["config_used"] == {"path": str(tmp_path / ".config"), "source": "./.config"}
+    assert main(["build", "--arch", "x86_64"]) == 0
+    assert f"kisim: using {tmp_path / '.config'} (./.config)" in capsys.readouterr().err
+
+
+def test_dot_config_of_another_arch_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    kconfig.write_config(kconfig.defconfig("ppc32"), tmp_path / ".config")
+    with pytest.raises(kbuild.ConfigChoiceError, match="./.config is for ppc32, not arm"):
+        kbuild.resolve_config("arm", None)
+    assert main(["build", "--arch", "arm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "./.config is for ppc32, not arm" in err
+
+
+# -- packaging ----------------------------------------------------------------
+
+def test_wheel_ships_the_guest_kernel_sources(tmp_path):
+    """``pip install .`` must carry everything a build reads (kbuild.image.input_files,
+    the Kconfig tree), since the installed package has no repository beside it."""
+    repo = image.REPO
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(repo)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("kisim-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    needed = {p.relative_to(repo).as_posix() for name in NAMES
+              for p in image.input_files(get_arch(name))}
+    needed |= {p.relative_to(repo).as_posix() for p in (repo / "kconfig").glob("Kconfig.*")}
+    needed |= {f"arches/{name}/{f}" for name in NAMES for f in ("Kconfig", "defconfig")}
+    assert needed - names == set()
+    assert "kbuild/cache.py" in names and not any(n.startswith("tests/") for n in names)

@@ -86,8 +86,9 @@ def test_demo_compares_dormant_and_active_costs(capsys) -> None:
     assert code == 0
     data = json.loads(out)
     loops = {(r["arch"], r["site"]): r for r in data["site_loop"]}
+    assert any("not a registered kprobe" in note for note in data["notes"])
     for name in NAMES:
-        dormant, probed = loops[(name, "dormant nop")], loops[(name, "kprobe")]
+        dormant, probed = loops[(name, "dormant nop")], loops[(name, "raw breakpoint")]
         assert dormant["instructions"] == probed["instructions"]
         assert probed["modeled_cycles"] > dormant["modeled_cycles"]
     runs = {(r["arch"], r["markers"]): r for r in data["hackbench_markers"]}

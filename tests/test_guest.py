@@ -7,7 +7,7 @@ import json
 import pytest
 
 from arches import NAMES
-from kconfig.build import build
+from kbuild import build
 from kisim.cli import main
 from patcher.tables import load_tables
 from sim.errors import ConfigError, GuestFault

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from kconfig.build import build
+from kbuild import build
 from patcher.errors import PatchError
 from patcher.instrument import attach
 from sim.guest import Guest

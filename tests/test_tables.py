@@ -12,8 +12,9 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from arches import NAMES, get_arch
-from kconfig.build import build
-from patcher.tables import MCOUNT_SYMBOLS, TableError, load_tables
+from kbuild import build
+from arches import get_arch
+from patcher.tables import TableError, load_tables
 from sim.elf import read_elf
 
 KERNEL_MARKERS = {
@@ -57,7 +58,7 @@ def calls_to(arch: str, image, targets: set[int]) -> set[int]:
 
 
 def mcount_targets(arch: str, image) -> set[int]:
-    return {image.symbols[s] for s in MCOUNT_SYMBOLS[arch] if s in image.symbols}
+    return {image.symbols[s] for s in get_arch(arch).mcount_symbols if s in image.symbols}
 
 
 def section_size(image, name: str) -> int:

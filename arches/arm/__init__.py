@@ -20,6 +20,8 @@ from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, c
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)   # +-32 MB
 KPROBE_ARM_BREAKPOINT_INSTRUCTION = 0x07F001F8
+#: ``push {lr}`` before ``bl __gnu_mcount_nc``: stmdb sp!, {lr} or str lr, [sp, #-4]!
+PUSH_LR = (bytes.fromhex("00402de9"), bytes.fromhex("04e02de5"))
 
 
 def _branch(src: int, dst: int, link: bool) -> bytes:
@@ -55,6 +57,35 @@ _TRAP = Cost(250, "Documentation/trace/kprobes.rst: kprobe hit 0.5-1.0 us (no AR
 _FLUSH_LINE = Cost(5, "arch/arm/mm/cache-v7.S v7_coherent_user_range: dccmvau, dsb, "
                       "icimvau, dsb, isb = 5 instructions per line")
 
+
+# -- text patching: patch_text (arch/arm/kernel/patch.c) ------------------
+
+def patch_text_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+    """patch_text for many sites in one stop_machine: word stores, flush, sync."""
+    patch_words("arm", port, sites)
+
+
+def patch_text(port: TextPort, addr: int, insn: bytes) -> None:
+    """One aligned 32-bit store, flush_icache_range, every CPU synchronized."""
+    patch_text_batch(port, [(addr, insn)])
+
+
+def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
+    """``mov rX, #0`` (A32 data-processing immediate, rotate 0): its 8-bit
+    immediate is the instruction's first byte in little-endian memory."""
+    word = int.from_bytes(insn, "little")
+    # cond 1110, 001 1101 S=0, rn 0000, rotate 0, imm8 0
+    return (len(insn) == 4 and (word & 0xFFEF0F00) == 0xE3A00000 and word & 0xFF == 0
+            and size == 1 and imv == address)
+
+
+class ArmOps:
+    """The 32-bit ARM hooks (:class:`arches.base.ArchOps`)."""
+
+    text_poke_batch = staticmethod(patch_text_batch)
+    imv_load_of_zero = staticmethod(imv_load_of_zero)
+
+
 ARCH = Arch(
     name="arm",
     summary="32-bit ARM (A32), little-endian, fixed 4-byte instructions",
@@ -87,6 +118,24 @@ ARCH = Arch(
     encode_jump=encode_jump,
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
+    ops=ArmOps(),
+    elf_machine="EM_ARM",
+    # GNU EABI -pg: `push {lr}; bl __gnu_mcount_nc` (arch/arm/kernel/entry-ftrace.S).
+    mcount_symbols=("__gnu_mcount_nc", "mcount"),
+    mcount_prologue={"__gnu_mcount_nc": PUSH_LR},
+    snippets={
+        "demo_setup": "movw r1, #{n}",
+        "demo_body": "add r2, r2, r1; subs r1, r1, #1; bne l",
+        "bench_kernel": "movw r1, #{nlo}; movt r1, #{nhi}; movw r4, #{dlo}; movt r4, #{dhi}; "
+                        "l: and r2, r1, #0xff0; ldr r0, [r4, r2]; add r0, r0, r1; "
+                        "str r0, [r4, r2]; bl f; subs r1, r1, #1; bne l; b e; "
+                        "f: add r5, r5, #1; bx lr; e: nop",
+        "bench_alu": "movw r1, #{nlo}; movt r1, #{nhi}; l: add r0, r0, r1; eor r0, r0, #3; "
+                     "subs r1, r1, #1; bne l",
+        "checker_count": "add r4, r4, #1",
+        "checker_skip": "add r5, r5, #1",
+        "checker_body": "add r6, r6, #1; bx lr",
+    },
     costs={
         "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
                         "(assumption; no published CPI for this guest)"),
@@ -102,18 +151,3 @@ ARCH = Arch(
     # `push {lr}; bl __gnu_mcount_nc` as in the Linux ARM kernel.
     cc_flags=("-mcpu=cortex_a15-neon-fpregs", "-marm", "-meabi", "gnu"),
 )
-
-
-# -- text patching: patch_text (arch/arm/kernel/patch.c) ------------------
-
-def patch_text_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
-    """patch_text for many sites in one stop_machine: word stores, flush, sync."""
-    patch_words("arm", port, sites)
-
-
-def patch_text(port: TextPort, addr: int, insn: bytes) -> None:
-    """One aligned 32-bit store, flush_icache_range, every CPU synchronized."""
-    patch_text_batch(port, [(addr, insn)])
-
-
-text_poke_batch = patch_text_batch

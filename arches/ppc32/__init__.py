@@ -55,6 +55,34 @@ _TRAP = Cost(639, "Documentation/trace/kprobes.rst: kprobe hit 0.77 us on POWER5
 _FLUSH_LINE = Cost(5, "arch/powerpc/lib/code-patching.c patch_instruction: dcbst, "
                       "sync, icbi, sync, isync = 5 instructions per line")
 
+
+# -- text patching: patch_instruction (arch/powerpc/lib/code-patching.c) --
+
+def patch_instruction_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+    """patch_instruction for many sites: word stores, dcbst/icbi, one sync round."""
+    patch_words("ppc32", port, sites)
+
+
+def patch_instruction(port: TextPort, addr: int, insn: bytes) -> None:
+    """Store the word; dcbst; sync; icbi; sync; isync (every CPU synchronized)."""
+    patch_instruction_batch(port, [(addr, insn)])
+
+
+def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
+    """``li rX, 0`` (addi rX, 0, 0: opcode 14, rA 0): its SIMM is the low
+    half-word, bytes 2..3 in big-endian memory."""
+    word = int.from_bytes(insn, "big")
+    return (len(insn) == 4 and word >> 26 == 14 and (word >> 16) & 0x1F == 0
+            and word & 0xFFFF == 0 and size == 2 and imv == address + 2)
+
+
+class Ppc32Ops:
+    """The 32-bit PowerPC hooks (:class:`arches.base.ArchOps`)."""
+
+    text_poke_batch = staticmethod(patch_instruction_batch)
+    imv_load_of_zero = staticmethod(imv_load_of_zero)
+
+
 ARCH = Arch(
     name="ppc32",
     summary="32-bit PowerPC, big-endian, fixed 4-byte instructions",
@@ -86,6 +114,22 @@ ARCH = Arch(
     encode_jump=encode_jump,
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
+    ops=Ppc32Ops(),
+    elf_machine="EM_PPC",
+    # -pg calls _mcount (arch/powerpc/kernel/trace/ftrace_32.S; ftrace_entry.S since 6.x).
+    mcount_symbols=("_mcount",),
+    snippets={
+        "demo_setup": "li 4, {n}",
+        "demo_body": "add 3, 3, 4; addi 4, 4, -1; cmpwi 4, 0; bne l",
+        "bench_kernel": "lis 4, {nhi}; ori 4, 4, {nlo}; lis 6, {dhi}; ori 6, 6, {dlo}; "
+                        "l: andi. 5, 4, 0xff0; lwzx 3, 6, 5; add 3, 3, 4; stwx 3, 6, 5; bl f; "
+                        "addi 4, 4, -1; cmpwi 4, 0; bne l; b e; f: addi 7, 7, 1; blr; e: nop",
+        "bench_alu": "lis 4, {nhi}; ori 4, 4, {nlo}; l: add 3, 3, 4; xori 3, 3, 3; "
+                     "addi 4, 4, -1; cmpwi 4, 0; bne l",
+        "checker_count": "addi 4, 4, 1",
+        "checker_skip": "addi 5, 5, 1",
+        "checker_body": "addi 6, 6, 1; blr",
+    },
     costs={
         "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
                         "(assumption; no published CPI for this guest)"),
@@ -101,18 +145,3 @@ ARCH = Arch(
     # No FPU instructions: the guest never sets MSR[FP].
     cc_flags=("-mcpu=ppc-hard_float",),
 )
-
-
-# -- text patching: patch_instruction (arch/powerpc/lib/code-patching.c) --
-
-def patch_instruction_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
-    """patch_instruction for many sites: word stores, dcbst/icbi, one sync round."""
-    patch_words("ppc32", port, sites)
-
-
-def patch_instruction(port: TextPort, addr: int, insn: bytes) -> None:
-    """Store the word; dcbst; sync; icbi; sync; isync (every CPU synchronized)."""
-    patch_instruction_batch(port, [(addr, insn)])
-
-
-text_poke_batch = patch_instruction_batch

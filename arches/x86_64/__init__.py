@@ -55,66 +55,6 @@ _REGS = ("rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 "
 _TRAP = Cost(490, "Documentation/trace/kprobes.rst: kprobe hit 0.49 us on "
                   "Opteron 2 GHz = 980 cycles for int3 + single-step trap; half each")
 
-ARCH = Arch(
-    name="x86_64",
-    summary="x86-64, little-endian, variable-length instructions",
-    bits=64,
-    endian="little",
-    uc_mode=(unicorn.UC_ARCH_X86, unicorn.UC_MODE_64),
-    cs_mode=(capstone.CS_ARCH_X86, capstone.CS_MODE_64),
-    ks_mode=(keystone.KS_ARCH_X86, keystone.KS_MODE_64),
-    uc_regs=uc_register_map(x86_const, "UC_X86_REG_", {r: r.upper() for r in _REGS}),
-    pc="rip",
-    sp="rsp",
-    ra=None,
-    args=("rdi", "rsi", "rdx", "rcx", "r8", "r9"),
-    ret="rax",
-    insn_align=1,
-    max_insn_len=15,
-    nops={
-        1: bytes.fromhex("90"),
-        2: bytes.fromhex("6690"),
-        3: bytes.fromhex("0f1f00"),
-        4: bytes.fromhex("0f1f4000"),
-        5: bytes.fromhex("0f1f440000"),       # P6_NOP5_ATOMIC at jump-label sites
-        6: bytes.fromhex("660f1f440000"),
-        7: bytes.fromhex("0f1f8000000000"),
-        8: bytes.fromhex("0f1f840000000000"),
-    },
-    alt_nops=(),
-    syscall_insn=bytes.fromhex("0f05"),
-    traps={
-        3: TrapVector(TrapKind.BREAKPOINT, pc_offset=1, length=1),   # int3
-        6: TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),    # ud2 (#UD)
-    },
-    undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),
-    # Unicorn calls the syscall hook with RIP at the instruction and adds its
-    # length afterwards (qemu/target/i386 helper_syscall).
-    insn_traps={x86_const.UC_X86_INS_SYSCALL:
-                TrapVector(TrapKind.SYSCALL, pc_offset=0, length=2, resume_bias=2)},
-    spin=SpinLoop(bytes.fromhex("48ffc0" "ebfb"), counter="rax"),   # inc %rax; jmp 1b
-    branch_reach=REL32,
-    encode_jump=encode_jump,
-    encode_call=encode_call,
-    kprobe_breakpoint=kprobe_breakpoint,
-    costs={
-        "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
-                        "(assumption; no published CPI for this guest)"),
-        "trap": _TRAP,
-        "ipi": Cost(490, "text_poke_sync() IPIs every CPU to run sync_core(); "
-                         "modeled as one interrupt round trip, the trap figure above"),
-        "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
-                                "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
-    },
-    site_len=5,                          # P6_NOP5_ATOMIC <-> jmp rel32
-    clock=Cost(2_000_000_000, "Documentation/trace/kprobes.rst measures x86-64 on a 2 GHz "
-                   "Opteron; the trap cost above is taken at that clock"),
-    cc_target="x86_64-linux-musl",
-    # Kernel code model: no red zone, no SSE/MMX state, no CET endbr.
-    cc_flags=("-mno-red-zone", "-mcmodel=small", "-mno-sse", "-mno-sse2", "-mno-mmx",
-              "-mno-avx", "-fcf-protection=none"),
-)
-
 
 # -- text patching: text_poke_bp (arch/x86/kernel/alternative.c) ----------
 
@@ -228,4 +168,94 @@ def text_poke_bp(port: TextPort, addr: int, insn: bytes) -> None:
     text_poke_bp_batch(port, [(addr, insn)])
 
 
-text_poke_batch = text_poke_bp_batch
+def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
+    """``mov $0, %reg`` whose immediate is the instruction's last ``size`` bytes
+    (include/asm-x86/immediate.h in the immediate-values patches)."""
+    decoded = _mov_imm(insn)
+    return (decoded is not None and decoded[2] == 0 and size in (1, 2, 4)
+            and imv == address + len(insn) - size and imv % size == 0)
+
+
+class X86Ops:
+    """The x86-64 hooks (:class:`arches.base.ArchOps`)."""
+
+    text_poke_batch = staticmethod(text_poke_bp_batch)
+    imv_load_of_zero = staticmethod(imv_load_of_zero)
+
+
+ARCH = Arch(
+    name="x86_64",
+    summary="x86-64, little-endian, variable-length instructions",
+    bits=64,
+    endian="little",
+    uc_mode=(unicorn.UC_ARCH_X86, unicorn.UC_MODE_64),
+    cs_mode=(capstone.CS_ARCH_X86, capstone.CS_MODE_64),
+    ks_mode=(keystone.KS_ARCH_X86, keystone.KS_MODE_64),
+    uc_regs=uc_register_map(x86_const, "UC_X86_REG_", {r: r.upper() for r in _REGS}),
+    pc="rip",
+    sp="rsp",
+    ra=None,
+    args=("rdi", "rsi", "rdx", "rcx", "r8", "r9"),
+    ret="rax",
+    insn_align=1,
+    max_insn_len=15,
+    nops={
+        1: bytes.fromhex("90"),
+        2: bytes.fromhex("6690"),
+        3: bytes.fromhex("0f1f00"),
+        4: bytes.fromhex("0f1f4000"),
+        5: bytes.fromhex("0f1f440000"),       # P6_NOP5_ATOMIC at jump-label sites
+        6: bytes.fromhex("660f1f440000"),
+        7: bytes.fromhex("0f1f8000000000"),
+        8: bytes.fromhex("0f1f840000000000"),
+    },
+    alt_nops=(),
+    syscall_insn=bytes.fromhex("0f05"),
+    traps={
+        3: TrapVector(TrapKind.BREAKPOINT, pc_offset=1, length=1),   # int3
+        6: TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),    # ud2 (#UD)
+    },
+    undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),
+    # Unicorn calls the syscall hook with RIP at the instruction and adds its
+    # length afterwards (qemu/target/i386 helper_syscall).
+    insn_traps={x86_const.UC_X86_INS_SYSCALL:
+                TrapVector(TrapKind.SYSCALL, pc_offset=0, length=2, resume_bias=2)},
+    spin=SpinLoop(bytes.fromhex("48ffc0" "ebfb"), counter="rax"),   # inc %rax; jmp 1b
+    branch_reach=REL32,
+    encode_jump=encode_jump,
+    encode_call=encode_call,
+    kprobe_breakpoint=kprobe_breakpoint,
+    ops=X86Ops(),
+    elf_machine="EM_X86_64",
+    # -pg without -mfentry calls mcount; with it, __fentry__ (arch/x86/kernel/ftrace_64.S).
+    mcount_symbols=("mcount", "__fentry__"),
+    mcount_reloc_offset=1,               # e8 rel32: R_X86_64_PC32 at the rel32
+    snippets={
+        "demo_setup": "mov rcx, {n}",
+        "demo_body": "add rax, rcx; dec rcx; jnz l",
+        "bench_kernel": "mov rcx, {n}; mov rsi, {data}; l: mov rdx, rcx; and rdx, 0xff8; "
+                        "mov rax, [rsi + rdx]; add rax, rcx; mov [rsi + rdx], rax; call f; "
+                        "dec rcx; jnz l; jmp e; f: add rbx, 1; ret; e: nop",
+        "bench_alu": "mov rcx, {n}; l: add rax, rcx; xor rax, 3; dec rcx; jnz l",
+        "checker_count": "inc r12",
+        "checker_skip": "inc r13",
+        "checker_body": "inc r14; ret",
+    },
+    costs={
+        "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
+                        "(assumption; no published CPI for this guest)"),
+        "trap": _TRAP,
+        "ipi": Cost(490, "text_poke_sync() IPIs every CPU to run sync_core(); "
+                         "modeled as one interrupt round trip, the trap figure above"),
+        "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
+                                "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
+    },
+    site_len=5,                          # P6_NOP5_ATOMIC <-> jmp rel32
+    poke_breakpoint=INT3,
+    clock=Cost(2_000_000_000, "Documentation/trace/kprobes.rst measures x86-64 on a 2 GHz "
+                   "Opteron; the trap cost above is taken at that clock"),
+    cc_target="x86_64-linux-musl",
+    # Kernel code model: no red zone, no SSE/MMX state, no CET endbr.
+    cc_flags=("-mno-red-zone", "-mcmodel=small", "-mno-sse", "-mno-sse2", "-mno-mmx",
+              "-mno-avx", "-fcf-protection=none"),
+)

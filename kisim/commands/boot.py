@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from kconfig.build import build
+from kbuild import build
 from kisim.commands.build import add_config, overrides, sites_line
 from kisim.commands.common import add_arch, add_cpus, add_json, print_json
 from patcher.tables import load_tables

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
-from kconfig.build import Build, build
+from kbuild import Build, ConfigChoice, build, resolve_config
 from kisim.commands.common import add_arch, add_json, print_json
 from kisim.errors import UsageError
+from kisim.progress import progress
 from patcher.tables import Tables, load_tables
 
 #: Options worth showing in the one-line configuration summary.
@@ -29,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def add_config(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", default=None,
-                        help="the .config to build (default: the arch's defconfig)")
+                        help="the .config to build (default: ./.config if it exists, else the arch's defconfig)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="override one option, e.g. --set MARKERS=n (repeatable)")
 
@@ -70,8 +72,20 @@ def sites_line(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counts.items())
 
 
+def chosen_config(args: argparse.Namespace) -> ConfigChoice:
+    """The --config, ./.config or defconfig, announced on stderr unless --json."""
+    choice = resolve_config(args.arch, args.config)
+    if not args.json:
+        print(choice.describe(), file=sys.stderr)
+    return choice
+
+
 def cmd_build(args: argparse.Namespace) -> int:
-    b = build(args.arch, args.config, overrides=overrides(args))
+    wanted = overrides(args)
+    choice = chosen_config(args)
+    with progress(f"{args.arch}: building the guest kernel", enabled=not args.json) as step:
+        b = build(args.arch, choice.path, overrides=wanted,
+                  step=lambda what: step(0, description=what))
     tables = load_tables(b.elf, b.arch)
     sizes = image_sizes(tables)
     if args.json:
@@ -79,7 +93,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                     "key": b.key, "seconds": round(b.seconds, 3),
                     "file_size": b.elf.stat().st_size, "sizes": sizes,
                     "sites": tables.counts(), "config": b.config,
-                    "compiler": b.info.get("compiler")})
+                    "compiler": b.info.get("compiler"), "config_used": choice.to_json()})
         return 0
     state = "cache hit" if b.cached else f"built in {b.seconds:.2f} s"
     print(f"{b.elf}")

@@ -7,8 +7,7 @@ import sys
 from typing import Any
 
 from arches import NAMES, Arch, get_arch
-
-MAX_CPUS = 8
+from sim.machine import MAX_CPUS
 
 
 def add_arch(parser: argparse.ArgumentParser, required: bool = True) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from kconfig.build import build
+from kbuild import build
 from kisim.commands.build import add_config, overrides
 from kisim.commands.common import add_arch, add_json, print_json
 from patcher.errors import PatchError

@@ -1,0 +1,124 @@
+"""A fourth arch is one package: the registry finds it, checks its hooks, and
+generic code (machine, text patcher, ELF lookup) runs it without naming it."""
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import arches
+import arches.base
+from arches import ArchDefinitionError, check_arch, discover
+from patcher.text import TextPatcher
+from sim import Machine
+
+BASE = 0x10000
+
+# The fake arch borrows the ARM engine (Unicorn/Capstone/Keystone modes,
+# encodings) under its own name and its own hooks; only its package is new.
+FAKE_INIT = '''
+from dataclasses import replace
+from typing import Sequence
+
+from arches import ARCHES
+from arches.base import TextPort, patch_words
+
+CALLS = []
+
+
+class FakeOps:
+    @staticmethod
+    def text_poke_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+        CALLS.append(list(sites))
+        patch_words("fake4", port, sites)
+
+    {imv}
+
+
+ARCH = replace(ARCHES["arm"], name="fake4", summary="a fourth arch, for the registry test",
+               ops=FakeOps(), elf_machine="EM_FAKE4", capabilities={capabilities})
+'''
+GOOD_IMV = ("@staticmethod\n    def imv_load_of_zero(insn: bytes, address: int, imv: int, "
+            "size: int) -> bool:\n        return False")
+
+
+def write_package(root: Path, package: str, imv: str, capabilities: tuple = ()) -> Path:
+    """``root/package/fake4/__init__.py`` with the given imv_load_of_zero text."""
+    pkg = root / package
+    (pkg / "fake4").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    text = textwrap.dedent(FAKE_INIT).replace("{imv}", imv)
+    (pkg / "fake4" / "__init__.py").write_text(text.replace("{capabilities}", repr(capabilities)))
+    return pkg
+
+
+def load(tmp_path: Path, monkeypatch, package: str, imv: str, capabilities: tuple = ()) -> dict:
+    pkg = write_package(tmp_path, package, imv, capabilities)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        return discover([str(pkg)], package)
+    finally:
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[name]
+
+
+def test_registry_discovers_and_accepts_a_fourth_arch(tmp_path, monkeypatch) -> None:
+    found = load(tmp_path, monkeypatch, "fourth_ok", GOOD_IMV)
+    assert list(found) == ["fake4"]
+    fake = found["fake4"]
+    assert fake.elf_machine == "EM_FAKE4" and fake.site_nop == fake.nop(fake.site_len)
+    assert fake.name not in arches.NAMES      # discovery did not touch the real registry
+
+
+def test_generic_patcher_drives_the_fourth_arch_through_its_ops(tmp_path, monkeypatch) -> None:
+    fake = load(tmp_path, monkeypatch, "fourth_run", GOOD_IMV)["fake4"]
+    calls = type(fake.ops).text_poke_batch.__globals__["CALLS"]
+    nop = fake.site_nop
+    m = Machine(fake, 2)
+    m.load_code(nop * 4 + fake.syscall_insn, BASE)
+    jump = fake.encode_jump(BASE, BASE + 3 * len(nop))
+    with TextPatcher(m).batch() as b:
+        b.queue(BASE, nop, jump, "ftrace")
+    assert calls == [[(BASE, jump)]]                 # the patcher went through FakeOps
+    assert m.read(BASE, len(jump)) == jump
+    assert m.sync_rounds == 1
+
+
+@pytest.mark.parametrize("imv, message", [
+    ("", "arch 'fake4': ops hook 'imv_load_of_zero' (tables) is missing"),
+    ("imv_load_of_zero = 3", "arch 'fake4': ops hook 'imv_load_of_zero' (tables) is a int, "
+                             "not a function"),
+    ("@staticmethod\n    def imv_load_of_zero(insn: bytes) -> bool:\n        return False",
+     "arch 'fake4': ops hook 'imv_load_of_zero' (tables) takes 1 arguments, expected 4"),
+])
+def test_registry_rejects_a_bad_hook_with_one_line(tmp_path, monkeypatch, imv, message) -> None:
+    package = f"fourth_bad{abs(hash(imv)) % 10_000}"
+    with pytest.raises(ArchDefinitionError) as err:
+        load(tmp_path, monkeypatch, package, imv)
+    assert str(err.value) == message and "\n" not in str(err.value)
+
+
+def test_an_opted_capability_needs_its_hooks(tmp_path, monkeypatch) -> None:
+    monkeypatch.setitem(arches.base.OPTIONAL_CAPABILITIES, "kprobes", ("arch_arm_kprobe",))
+    with pytest.raises(ArchDefinitionError,
+                       match=r"^arch 'fake4': ops hook 'arch_arm_kprobe' \(kprobes\) is missing$"):
+        load(tmp_path, monkeypatch, "fourth_kprobes", GOOD_IMV, ("kprobes",))
+    with pytest.raises(ArchDefinitionError, match=r"unknown capability 'optprobes'"):
+        load(tmp_path, monkeypatch, "fourth_unknown", GOOD_IMV, ("optprobes",))
+
+
+def test_a_package_without_an_arch_object_is_rejected(tmp_path, monkeypatch) -> None:
+    pkg = tmp_path / "fourth_noarch"
+    (pkg / "fake4").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "fake4" / "__init__.py").write_text("ARCH = {'name': 'fake4'}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ArchDefinitionError, match=r"fourth_noarch.fake4: ARCH is dict, not"):
+        discover([str(pkg)], "fourth_noarch")
+
+
+def test_every_real_arch_passes_the_same_check() -> None:
+    for name in arches.NAMES:
+        assert check_arch(sys.modules[f"arches.{name}"]) is arches.ARCHES[name]
