@@ -10,6 +10,10 @@ line (the CLI prints it as is).
 """
 from __future__ import annotations
 
+from sim.textlock import LockNotHeld
+
+__all__ = ["ERRNOS", "LockNotHeld", "PatchError"]
+
 ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE")
 
 
@@ -30,5 +34,3 @@ class PatchError(Exception):
         super().__init__(f"{self.errno}: {self.message}")
 
 
-class LockNotHeld(RuntimeError):
-    """Text was about to be written without holding ``text_mutex``."""

@@ -91,7 +91,7 @@ class Markers:
         symbols = tables.image.symbols
         self.empty = symbols["__mark_empty_function"]
         self.host_stub = symbols["marker_probe_hc"]
-        guest.on_marker = self._on_marker
+        guest.hypercalls.register("HC_MARKER", self._hc_marker)
 
     # -- registry ---------------------------------------------------------
     def _markers(self, name: str) -> list[Marker]:
@@ -164,7 +164,9 @@ class Markers:
                 marker.state_addr)
 
     # -- events -----------------------------------------------------------
-    def _on_marker(self, cpu: Cpu, address: int, raw: list[int]) -> None:
+    def _hc_marker(self, cpu: Cpu, address: int, array: int, count: int) -> None:
+        """HC_MARKER from marker_probe_hc: a1 = struct marker *, a2 = u64 args[], a3 = count."""
+        raw = self.guest.read_words(array, count, 8)
         marker = self.by_address.get(address)
         if marker is None:
             raise self.machine.fault(cpu, f"HC_MARKER from unknown marker {address:#x}")

@@ -71,7 +71,7 @@ class Tracepoints:
         self.retired: list[_Retired] = []
         self.freed = 0
         self.machine.watch(tables.image.symbols["__switch_to_asm"], self._quiescent)
-        guest.on_tracepoint = self._on_tracepoint
+        guest.hypercalls.register("HC_TRACEPOINT", self._hc_tracepoint)
 
     def _point(self, name: str) -> Tracepoint:
         try:
@@ -158,7 +158,10 @@ class Tracepoints:
         return len(self.retired)
 
     # -- events -----------------------------------------------------------
-    def _on_tracepoint(self, cpu: Cpu, address: int, args: list[int]) -> None:
+    def _hc_tracepoint(self, cpu: Cpu, address: int, array: int, count: int) -> None:
+        """HC_TRACEPOINT from a tracepoint's hc_probe: a1 = struct tracepoint *,
+        a2 = unsigned long args[], a3 = count."""
+        args = self.guest.read_words(array, count, self.word)
         tp = self.by_address.get(address)
         if tp is None:
             raise self.machine.fault(cpu, f"HC_TRACEPOINT from unknown tracepoint {address:#x}")
