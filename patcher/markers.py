@@ -24,6 +24,7 @@ from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
 from patcher.jump_label import StaticKeys
 from patcher.tables import Marker, Tables
+from sim.dwarf import struct
 from sim.guest import Guest
 from sim.machine import Cpu
 
@@ -91,6 +92,7 @@ class Markers:
         symbols = tables.image.symbols
         self.empty = symbols["__mark_empty_function"]
         self.host_stub = symbols["marker_probe_hc"]
+        self.call_offset = struct(tables.image.path, "marker").offset("call")
         guest.hypercalls.register("HC_MARKER", self._hc_marker)
 
     # -- registry ---------------------------------------------------------
@@ -130,10 +132,8 @@ class Markers:
             target = connected[0][0]
         else:
             target = self.host_stub
-        word = self.arch.word
         for marker in self._markers(name):
-            # struct marker { name, format, state (padded to a word), call, private }
-            self.machine.write_word(marker.address + 3 * word, target)
+            self.machine.write_word(marker.address + self.call_offset, target)
 
     # -- arming -----------------------------------------------------------
     def marker_arm(self, name: str) -> None:
