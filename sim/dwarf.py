@@ -18,9 +18,12 @@ from elftools.elf.elffile import ELFFile
 from sim.errors import ConfigError
 
 
+_AGGREGATES = ("DW_TAG_structure_type", "DW_TAG_union_type")
+
+
 @dataclass(frozen=True)
 class Layout:
-    """One struct: its size and the byte offset of each named member."""
+    """One struct or union: its size and the byte offset of each named member."""
 
     name: str
     size: int
@@ -52,7 +55,7 @@ def _read(path: str, _size: int, _mtime: int) -> dict[str, Layout]:
             # A linked vmlinux has its relocations applied already.
             for cu in elf.get_dwarf_info(relocate_dwarf_sections=False).iter_CUs():
                 for die in cu.iter_DIEs():
-                    if die.tag != "DW_TAG_structure_type" or "DW_AT_name" not in die.attributes:
+                    if die.tag not in _AGGREGATES or "DW_AT_name" not in die.attributes:
                         continue
                     if "DW_AT_byte_size" not in die.attributes:
                         continue                      # a declaration only
@@ -73,7 +76,7 @@ def _read(path: str, _size: int, _mtime: int) -> dict[str, Layout]:
 
 
 def layouts(elf: str | os.PathLike) -> dict[str, Layout]:
-    """Every named struct of ``elf``'s DWARF, by struct tag name (cached per file)."""
+    """Every named struct and union of ``elf``'s DWARF, by struct tag name (cached per file)."""
     path = Path(elf)
     try:
         st = path.stat()

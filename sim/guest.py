@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arches import get_arch
+from sim.dwarf import struct
 from sim.elf import read_elf
 from sim.errors import ConfigError
 from sim.hypercall import HYPERCALL_H, HYPERCALLS, HypercallTable, parse_defines
@@ -45,9 +46,19 @@ DEFAULT_QUANTUM = 10_000
 _CONSTS = parse_defines(HYPERCALL_H, "")
 BOOT_PARAMS_MAGIC = _CONSTS["BOOT_PARAMS_MAGIC"]
 WORKLOAD_NAME_LEN = _CONSTS["WORKLOAD_NAME_LEN"]
+TASK_COMM_LEN = 16          # kernel/include/linux/sched.h
 
 
 # -- booting -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Task:
+    """A guest task as a probe sees it: its task_struct, pid and comm."""
+
+    address: int
+    pid: int
+    comm: str
+
 
 @dataclass
 class BootResult:
@@ -148,6 +159,22 @@ class Guest:
             out += chunk
         return out.decode("utf-8", "replace")
 
+    def current_task(self, cpu: Cpu) -> Task:
+        """The task running on ``cpu``, read from guest memory as ``current`` is.
+
+        ``current`` is ``current_thread_info()->task``, the thread_info at
+        the bottom of the THREAD_SIZE-aligned stack
+        (kernel/include/kisim/thread_info.h, as Linux 2.6 x86-32); offsets
+        and THREAD_SIZE come from the kernel's DWARF (:mod:`sim.dwarf`).
+        """
+        thread_size = struct(self.elf, "thread_union").size
+        info, task = struct(self.elf, "thread_info"), struct(self.elf, "task_struct")
+        base = cpu.reg(self.arch.sp) & ~(thread_size - 1)
+        address = self.machine.read_word(base + info.offset("task"))
+        pid = self.machine.read_word(address + task.offset("pid"), 4)
+        comm = self.machine.read(address + task.offset("comm"), TASK_COMM_LEN)
+        return Task(address, pid, comm.split(b"\0")[0].decode("utf-8", "replace"))
+
     def read_words(self, addr: int, count: int, size: int) -> list[int]:
         data = self.machine.read(addr, count * size) if count else b""
         return [self.arch.to_int(data[i:i + size]) for i in range(0, len(data), size)]
@@ -202,5 +229,5 @@ def boot(build_or_elf, *, cpus: int = 1, workload: str = "hackbench", size: int 
     return guest.run(max_instructions=max_instructions)
 
 
-__all__ = ["BootResult", "DEFAULT_SIZES", "Guest", "HYPERCALLS", "WORKLOADS",
+__all__ = ["BootResult", "Task", "DEFAULT_SIZES", "Guest", "HYPERCALLS", "WORKLOADS",
            "WorkloadError", "boot", "check_workload", "mix32", "reference_checksum"]

@@ -247,6 +247,24 @@ def test_unserved_hypercall_faults_and_base_table_is_the_boot_protocol(name):
     assert r.ok and r.hypercalls["HC_EXIT"] == 1 and r.hypercalls["HC_CHECKSUM"] == 1
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_current_task_is_read_from_guest_memory(name):
+    """At each sched_switch marker hit, the CPU's current task is the one switching out."""
+    b = build(name)
+    tables = load_tables(b.elf)
+    guest = Guest(b, cpus=2, workload="fib", size=10)
+    arm_marker(guest, tables, "sched_switch")
+    seen = []
+    guest.hypercalls.register("HC_MARKER", lambda cpu, addr, array, count: seen.append(
+        (guest.current_task(cpu), guest.read_words(array, count, 8))))
+    assert guest.run().ok and seen
+    for task, (prev_pid, _next_pid, _state) in seen:
+        assert task.pid == prev_pid
+        assert guest.machine.read_word(task.address + 2 * guest.arch.word, 4) == task.pid
+    comms = {task.comm for task, _ in seen}
+    assert comms and all(c and c.isprintable() for c in comms), comms
+
+
 # -- the command line -----------------------------------------------------------
 
 def test_boot_command(capsys):
