@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Callable, Union
 
 from patcher.errors import PatchError
@@ -25,52 +24,61 @@ from patcher.imv import ImmediateValues
 from patcher.jump_label import StaticKeys
 from patcher.tables import Marker, Tables
 from sim.dwarf import struct
+from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import Guest
 from sim.machine import Cpu
 
 CONVERSION = re.compile(r"%[-+ #0]*\d*(hh|h|ll|l|z)?([diuxXocsp%])")
 
 
-@dataclass(frozen=True)
-class MarkerEvent:
-    """One hit of a marker, as a host probe receives it."""
-
-    name: str
-    format: str
-    cpu: int
-    args: tuple[int | str, ...]
-    fields: dict[str, int | str] = field(default_factory=dict)
-
-
-HostProbe = Callable[[MarkerEvent, object], None]
+HostProbe = Callable[[Event, object], None]
 Probe = Union[int, HostProbe]   # a guest function address, or a host callable
 
 
-def decode(fmt: str, raw: list[int], word_bits: int, read_string: Callable[[int], str]
-           ) -> tuple[tuple[int | str, ...], dict[str, int | str]]:
-    """Decode the u64 values ``marker_probe_hc`` sent, as ``fmt`` declares them.
+def _conversions(fmt: str, word_bits: int) -> list[tuple[str, str, int]]:
+    """(field name, conversion, bits) of each argument ``fmt`` declares.
 
-    Returns the positional values and, for ``"name %d name2 %lu"`` formats,
-    the same values by field name (the word before each conversion).
+    A field is named by the word before its conversion (``"ptr %p"``), as
+    kmemtrace's and LTTng's marker formats do; otherwise ``arg<i>``.
     """
-    values: list[int | str] = []
-    names: list[str] = []
+    out = []
     for match in CONVERSION.finditer(fmt):
         length, conv = match.groups()
         if conv == "%":
             continue
-        value = raw[len(values)]
         bits = {"hh": 8, "h": 16, "l": word_bits, "z": word_bits, "ll": 64}.get(length or "", 32)
         if conv in "sp":
             bits = word_bits
+        before = fmt[:match.start()].split()
+        name = before[-1] if before and "%" not in before[-1] else f"arg{len(out)}"
+        out.append((name, conv, bits))
+    return out
+
+
+def event_class(name: str, fmt: str, word_bits: int) -> EventClass:
+    """The :class:`EventClass` of a marker, its fields typed from ``fmt``."""
+    fields = []
+    for field_name, conv, bits in _conversions(fmt, word_bits):
+        if conv == "s":
+            ftype = STRING
+        elif conv in "di":
+            ftype = s(bits)
+        else:
+            ftype = u(bits, {"x": 16, "X": 16, "p": 16, "o": 8}.get(conv, 10))
+        fields.append((field_name, ftype))
+    return EventClass(name, tuple(fields))
+
+
+def decode(fmt: str, raw: list[int], word_bits: int, read_string: Callable[[int], str]
+           ) -> tuple[int | str, ...]:
+    """Decode the u64 values ``marker_probe_hc`` sent, as ``fmt`` declares them."""
+    values: list[int | str] = []
+    for (_name, conv, bits), value in zip(_conversions(fmt, word_bits), raw):
         value &= (1 << bits) - 1
         if conv in "di" and value >> (bits - 1):
             value -= 1 << bits
         values.append(read_string(value) if conv == "s" else value)
-        before = fmt[:match.start()].split()
-        names.append(before[-1] if before else "")
-    fields = {n: v for n, v in zip(names, values) if n and "%" not in n}
-    return tuple(values), fields
+    return tuple(values)
 
 
 class Markers:
@@ -92,6 +100,8 @@ class Markers:
         symbols = tables.image.symbols
         self.empty = symbols["__mark_empty_function"]
         self.host_stub = symbols["marker_probe_hc"]
+        self.classes = {name: event_class(name, sites[0].format, self.arch.bits)
+                        for name, sites in self.sites.items()}
         self.call_offset = struct(tables.image.path, "marker").offset("call")
         guest.hypercalls.register("HC_MARKER", self._hc_marker)
 
@@ -170,8 +180,10 @@ class Markers:
         marker = self.by_address.get(address)
         if marker is None:
             raise self.machine.fault(cpu, f"HC_MARKER from unknown marker {address:#x}")
-        args, fields = decode(marker.format, raw, self.arch.bits, self.guest.read_string)
-        event = MarkerEvent(marker.name, marker.format, cpu.index, args, fields)
+        values = decode(marker.format, raw, self.arch.bits, self.guest.read_string)
+        task = self.guest.current_task(cpu)
+        event = make_event(self.classes[marker.name], cpu=cpu.index, timestamp=cpu.clock_ns,
+                           tid=task.pid, comm=task.comm, values=values)
         for probe, private in list(self.probes.get(marker.name, [])):
             if not isinstance(probe, int):
                 probe(event, private)

@@ -6,6 +6,7 @@ import pytest
 from kconfig.build import build
 from patcher.errors import PatchError
 from patcher.instrument import attach
+from sim.event import Event
 from sim.guest import Guest
 
 KMALLOC_FMT = ("type_id %d call_site %lu ptr %lu bytes_req %lu bytes_alloc %lu "
@@ -56,6 +57,12 @@ def test_kmalloc_events_decoded_and_bytes_restored(arch, builds, mechanism) -> N
         assert guest.image.symbol_at(f["call_site"]) is not None
         assert f["ptr"] != 0 and ev.cpu in (0, 1)
     assert len({ev.fields["ptr"] for ev in events}) > 1
+    assert all(isinstance(ev, Event) and ev.name == "kmalloc" for ev in events)
+    assert {ev.comm for ev in events} == {f"{guest.workload}/{i}" for i in range(4)}
+    assert all(ev.tid > 0 for ev in events)
+    for c in (0, 1):                       # each CPU's modeled clock only moves forward
+        stamps = [ev.timestamp for ev in events if ev.cpu == c]
+        assert stamps == sorted(stamps)
     markers.marker_disarm("kmalloc")
     assert text_snapshot(guest) == original, "disarming restores the exact original bytes"
 
