@@ -154,8 +154,8 @@ def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     tps = inst.tracepoints
     name = next(tp.name for tp in inst.tables.tracepoints if "sched_switch" in tp.name)
     seen_a, seen_b = [], []
-    probe_a = lambda n, cpu, args: seen_a.append(args)  # noqa: E731
-    probe_b = lambda n, cpu, args: seen_b.append(args)  # noqa: E731
+    probe_a = lambda ev: seen_a.append(ev)  # noqa: E731
+    probe_b = lambda ev: seen_b.append(ev)  # noqa: E731
     tps.register_trace(name, probe_a)
     tps.register_trace(name, probe_b)           # swaps a host-only array: same contents
     with pytest.raises(PatchError) as e:
@@ -169,6 +169,44 @@ def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     with pytest.raises(PatchError) as e:
         tps.unregister_trace(name, probe_a)
     assert e.value.errno == "ENOENT"
+
+
+LTTNG_FIELDS = {
+    "kmalloc": ("kmem_kmalloc", ("call_site", "ptr", "bytes_req", "bytes_alloc", "gfp_flags")),
+    "kfree": ("kmem_kfree", ("call_site", "ptr")),
+    "sched_switch": ("sched_switch", ("prev_comm", "prev_tid", "prev_prio", "prev_state",
+                                      "next_comm", "next_tid", "next_prio")),
+    "sched_wakeup": ("sched_wakeup", ("comm", "tid", "prio", "target_cpu")),
+}
+
+
+def test_tracepoint_events_carry_lttng_fields(arch, builds) -> None:
+    guest = guest_for(builds, arch, workload="hackbench")
+    inst = attach(guest)
+    events: dict[str, list[Event]] = {name: [] for name in LTTNG_FIELDS}
+    for name in LTTNG_FIELDS:
+        inst.tracepoints.register_trace(name, events[name].append)
+    assert guest.run().ok
+    for name, (event_name, fields) in LTTNG_FIELDS.items():
+        assert events[name], f"{name} fired"
+        assert all(ev.name == event_name and ev.cls.field_names() == fields
+                   for ev in events[name])
+    for ev in events["kmalloc"]:
+        f = ev.fields
+        assert f["bytes_alloc"] >= f["bytes_req"] > 0 and f["ptr"] and f["gfp_flags"] == 0xD0
+        assert guest.image.symbol_at(f["call_site"]) is not None
+    assert any(guest.image.describe(ev.fields["call_site"]).startswith("hb_sender+")
+               for ev in events["kmalloc"])
+    assert ({ev.fields["ptr"] for ev in events["kfree"]}
+            <= {ev.fields["ptr"] for ev in events["kmalloc"]})
+    for ev in events["sched_switch"]:
+        f = ev.fields
+        assert (f["prev_tid"], f["prev_comm"]) == (ev.tid, ev.comm), "prev is current"
+        assert f["prev_prio"] in (20, 40) and f["next_prio"] in (20, 40)
+        assert (f["prev_prio"] == 40) == f["prev_comm"].startswith("swapper/")
+    for ev in events["sched_wakeup"]:
+        assert ev.fields["prio"] == 20 and 0 <= ev.fields["target_cpu"] < 2
+    assert {ev.fields["comm"] for ev in events["sched_wakeup"]} & {"hackbench/0", "init"}
 
 
 def test_site_view_shows_dormant_and_armed(arch, capsys) -> None:
