@@ -14,7 +14,7 @@ from sim.textlock import LockNotHeld
 
 __all__ = ["ERRNOS", "LockNotHeld", "PatchError"]
 
-ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE")
+ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE", "EEXIST")
 
 
 class PatchError(Exception):

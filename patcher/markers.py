@@ -1,17 +1,30 @@
-"""Markers: the 2.6.24 probe registry over an image's ``__markers`` table.
+"""Markers: the probe registry over an image's ``__markers`` table, as in 2.6.27.
 
-``marker_probe_register(name, format, probe, private)`` connects a probe:
-``ENOENT`` for an unknown name, ``EPERM`` when the format differs from the
-site's (the site stays disarmed), ``EBUSY`` when that probe and private
-data are already connected. ``marker_arm`` / ``marker_disarm`` reference
-count the enable, which flips only the mechanism the ``.config`` chose:
-an immediate value, a static key, or the ``state`` byte alone.
+Registry semantics follow kernel/marker.c of Linux 2.6.27, the last release
+before tracepoints replaced markers in-tree (markers were removed in
+2.6.32):
+
+- ``marker_probe_register(name, format, probe, private)`` on a name no site
+  has creates a pending entry and returns 0 (``add_marker``); its probes
+  connect when a site of that name appears.
+- A registration whose format differs from the entry's is ``EPERM``. A site
+  whose format differs from the registered one is left disabled, with the
+  kernel's "Format mismatch for probe" notice (``set_marker``), and the
+  registration still returns 0.
+- The same probe and private data twice is ``EBUSY``.
+
+``marker_arm`` / ``marker_disarm`` reference count the enable (the 2.6.24
+interface the issue's rows describe): arming a marker with no probe is
+``ENOENT``, disarming below zero ``EPERM``. The enable flips only the
+mechanism the ``.config`` chose: an immediate value, a static key, or the
+``state`` byte alone.
 
 A probe is a guest function (an address in the image, called directly by
 the site) or a host callable, reached through the guest's
 ``marker_probe_hc`` and given the arguments decoded by the format. Any
 number of host probes may share a marker; a guest probe has the site to
-itself (struct marker has one ``call`` slot and no multi-probe array).
+itself: the guest's struct marker has one ``call`` slot, and the 2.6.27
+multi-probe array (``marker_probe_cb`` iterating ``multi``) is not built yet.
 """
 from __future__ import annotations
 
@@ -97,6 +110,8 @@ class Markers:
         self.by_address = {m.address: m for m in tables.markers}
         self.probes: dict[str, list[tuple[Probe, object]]] = {}
         self.armed: Counter[str] = Counter()
+        self.formats: dict[str, str] = {}       # the registry entry's format, per name
+        self.notices: list[str] = []            # the kernel's printk notices
         symbols = tables.image.symbols
         self.empty = symbols["__mark_empty_function"]
         self.host_stub = symbols["marker_probe_hc"]
@@ -113,30 +128,52 @@ class Markers:
             raise PatchError("ENOENT", f"no marker named {name!r}") from None
 
     def marker_probe_register(self, name: str, format: str, probe: Probe,
-                              private: object = None) -> None:
-        markers = self._markers(name)
-        if format != markers[0].format:
-            raise PatchError("EPERM", f"marker {name}: format {format!r} does not match "
-                                      f"the site's {markers[0].format!r}")
+                              private: object = None) -> int:
+        """Connect ``probe`` (kernel/marker.c, 2.6.27); 0, or :class:`PatchError`."""
+        entry_format = self.formats.setdefault(name, format)
+        if format != entry_format:
+            raise PatchError("EPERM", f"marker {name}: format {format!r} differs from the "
+                                      f"registered {entry_format!r}")
         connected = self.probes.setdefault(name, [])
         if (probe, private) in connected:
             raise PatchError("EBUSY", f"marker {name}: probe already registered")
         if connected and (isinstance(probe, int) or isinstance(connected[0][0], int)):
             raise PatchError("EBUSY", f"marker {name}: a guest probe needs the site to itself")
         connected.append((probe, private))
-        self._connect(name)
+        if name in self.sites:
+            self._connect(name)
+        return 0
+
+    def pending(self) -> list[str]:
+        """Registered names no site has yet (2.6.27 keeps their entries waiting)."""
+        return sorted(n for n, probes in self.probes.items() if probes and n not in self.sites)
+
+    def _format_ok(self, name: str) -> bool:
+        """set_marker's check: a site whose format differs stays disabled, with a notice."""
+        site_format = self.sites[name][0].format
+        entry_format = self.formats.get(name, site_format)
+        if entry_format == site_format:
+            return True
+        notice = (f"Format mismatch for probe {name} ({entry_format}), "
+                  f"marker ({site_format})")
+        if notice not in self.notices:
+            self.notices.append(notice)
+        return False
 
     def marker_probe_unregister(self, name: str, probe: Probe, private: object = None) -> None:
         connected = self.probes.get(name, [])
         if (probe, private) not in connected:
             raise PatchError("ENOENT", f"marker {name}: probe not registered")
         connected.remove((probe, private))
-        self._connect(name)
+        if not connected:
+            self.formats.pop(name, None)
+        if name in self.sites:
+            self._connect(name)
 
     def _connect(self, name: str) -> None:
         """Point every site's ``call`` at what is registered (data, not text)."""
         connected = self.probes.get(name, [])
-        if not connected:
+        if not connected or not self._format_ok(name):
             target = self.empty
         elif isinstance(connected[0][0], int):
             target = connected[0][0]
@@ -148,6 +185,10 @@ class Markers:
     # -- arming -----------------------------------------------------------
     def marker_arm(self, name: str) -> None:
         markers = self._markers(name)
+        if not self.probes.get(name):
+            raise PatchError("ENOENT", f"marker {name}: no probe registered to arm")
+        if not self._format_ok(name):
+            return                          # set_marker refused the site: it stays disabled
         self.armed[name] += 1
         if self.armed[name] == 1:
             for marker in markers:
@@ -156,7 +197,7 @@ class Markers:
     def marker_disarm(self, name: str) -> None:
         markers = self._markers(name)
         if self.armed[name] == 0:
-            raise PatchError("EINVAL", f"marker {name} is not armed")
+            raise PatchError("EPERM", f"marker {name} is not armed")
         self.armed[name] -= 1
         if self.armed[name] == 0:
             for marker in markers:

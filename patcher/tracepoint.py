@@ -109,25 +109,36 @@ class Tracepoints:
             raise PatchError("ENOENT", f"no tracepoint named {name!r}") from None
 
     # -- registration -----------------------------------------------------
-    def register_trace(self, name: str, probe: TracepointProbe) -> None:
-        tp = self._point(name)
+    def tracepoint_probe_register(self, name: str, probe: TracepointProbe) -> int:
+        """kernel/tracepoint.c (2.6.28): EEXIST for a probe already there; an
+        unknown name keeps a pending entry and returns 0."""
         probes = self.probes.setdefault(name, [])
         if probe in probes:
-            raise PatchError("EBUSY", f"tracepoint {name}: probe already registered")
+            raise PatchError("EEXIST", f"tracepoint {name}: probe already registered")
         probes.append(probe)
+        if name not in self.points:
+            return 0
+        tp = self.points[name]
         self._publish(tp)
         if len(probes) == 1:
             self._activate(tp, True)
+        return 0
 
-    def unregister_trace(self, name: str, probe: TracepointProbe) -> None:
-        tp = self._point(name)
+    def tracepoint_probe_unregister(self, name: str, probe: TracepointProbe) -> int:
         probes = self.probes.get(name, [])
         if probe not in probes:
             raise PatchError("ENOENT", f"tracepoint {name}: probe not registered")
         probes.remove(probe)
+        if name not in self.points:
+            return 0
+        tp = self.points[name]
         if not probes:
             self._activate(tp, False)
         self._publish(tp)
+        return 0
+
+    register_trace = tracepoint_probe_register        # the 2.6.28 register_trace_<name>()
+    unregister_trace = tracepoint_probe_unregister
 
     def _guest_funcs(self, tp: Tracepoint) -> list[int]:
         probes = self.probes.get(tp.name, [])

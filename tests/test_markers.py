@@ -79,24 +79,46 @@ def test_every_marker_armed_to_a_noop_probe_keeps_checksums(arch, builds) -> Non
     assert result.ok
 
 
-def test_registry_errors_follow_2_6_24(arch, builds) -> None:
+def test_registry_follows_2_6_27(arch, builds) -> None:
+    """Every row of the marker and tracepoint registry semantics (issue 8 §4)."""
     inst = attach(guest_for(builds, arch))
-    markers = inst.markers
+    markers, tps = inst.markers, inst.tracepoints
     probe = lambda ev, priv: None  # noqa: E731
+    # register on a name no site has: a pending entry, 0
+    assert markers.marker_probe_register("no_such_marker", "x %d", probe) == 0
+    assert markers.pending() == ["no_such_marker"]
+    # marker_arm with no probe: ENOENT
     with pytest.raises(PatchError) as e:
-        markers.marker_probe_register("no_such_marker", "x %d", probe)
+        markers.marker_arm("kfree")
     assert e.value.errno == "ENOENT"
+    # a site whose format differs from the registered one: notice, stays disabled
     original = text_snapshot(inst.guest)
+    assert markers.marker_probe_register("kmalloc", "type_id %s", probe) == 0
+    markers.marker_arm("kmalloc")
+    assert markers.notices == ["Format mismatch for probe kmalloc (type_id %s), "
+                               f"marker ({KMALLOC_FMT})"]
+    assert text_snapshot(inst.guest) == original and markers.armed["kmalloc"] == 0
+    # a registration whose format differs from the entry's: EPERM
     with pytest.raises(PatchError) as e:
-        markers.marker_probe_register("kmalloc", "type_id %s", probe)
-    assert e.value.errno == "EPERM" and text_snapshot(inst.guest) == original
-    markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe)
+        markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe)
+    assert e.value.errno == "EPERM"
+    markers.marker_probe_unregister("kmalloc", probe)
+    assert markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe) == 0
     with pytest.raises(PatchError) as e:
         markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe)
     assert e.value.errno == "EBUSY"
+    # disarm below zero: EPERM
     with pytest.raises(PatchError) as e:
-        markers.marker_arm("nope")
-    assert e.value.errno == "ENOENT"
+        markers.marker_disarm("kmalloc")
+    assert e.value.errno == "EPERM"
+    # tracepoints: duplicate probe EEXIST, unknown name pending (0)
+    tp_probe = lambda ev: None  # noqa: E731
+    assert tps.tracepoint_probe_register("kmalloc", tp_probe) == 0
+    with pytest.raises(PatchError) as e:
+        tps.tracepoint_probe_register("kmalloc", tp_probe)
+    assert e.value.errno == "EEXIST"
+    assert tps.tracepoint_probe_register("no_such_tracepoint", tp_probe) == 0
+    assert tps.tracepoint_probe_unregister("no_such_tracepoint", tp_probe) == 0
 
 
 def test_arming_is_reference_counted_and_probes_stack(arch, builds) -> None:
@@ -160,7 +182,7 @@ def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     tps.register_trace(name, probe_b)           # swaps a host-only array: same contents
     with pytest.raises(PatchError) as e:
         tps.register_trace(name, probe_a)
-    assert e.value.errno == "EBUSY"
+    assert e.value.errno == "EEXIST"
     guest.run()
     assert seen_a and len(seen_a) == len(seen_b)
     assert tps.pending() == 0, "every old array is freed once all CPUs have switched"
