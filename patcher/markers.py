@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from typing import Callable, Union
 
+from patcher.enable import set_enabled
 from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
 from patcher.jump_label import StaticKeys
@@ -204,15 +205,7 @@ class Markers:
                 self._set_enabled(marker, False)
 
     def _set_enabled(self, marker: Marker, on: bool) -> None:
-        if marker.enable == "imv":
-            assert self.imv is not None
-            self.imv.imv_set(marker.state_addr, int(on))
-            return
-        self.machine.write(marker.state_addr, bytes([int(on)]))
-        if marker.enable == "jump_label":
-            assert self.keys is not None
-            (self.keys.static_key_slow_inc if on else self.keys.static_key_slow_dec)(
-                marker.state_addr)
+        set_enabled(self.machine, marker.enable, marker.state_addr, 1, on, self.imv, self.keys)
 
     # -- events -----------------------------------------------------------
     def _hc_marker(self, cpu: Cpu, address: int, array: int, count: int) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
+from patcher.enable import set_enabled
 from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
 from patcher.jump_label import StaticKeys
@@ -166,14 +167,7 @@ class Tracepoints:
             self._reap()
 
     def _activate(self, tp: Tracepoint, on: bool) -> None:
-        if tp.enable == "imv":
-            assert self.imv is not None
-            self.imv.imv_set(tp.state_addr, int(on), var_size=4)
-            return
-        self.machine.write_word(tp.state_addr, int(on), 4)
-        if tp.enable == "jump_label":
-            assert self.keys is not None
-            (self.keys.static_key_slow_inc if on else self.keys.static_key_slow_dec)(tp.state_addr)
+        set_enabled(self.machine, tp.enable, tp.state_addr, 4, on, self.imv, self.keys)
 
     # -- grace periods ----------------------------------------------------
     def _quiescent(self, cpu: Cpu) -> None:

@@ -243,3 +243,22 @@ def test_site_view_shows_dormant_and_armed(arch, capsys) -> None:
     assert site["dormant"]["address"] == site["record"]["insn"]
     assert main(["site", "--arch", arch.name, "no_such_site"]) == 2
     assert "known: kfree" in capsys.readouterr().err
+
+
+def test_one_enable_helper_flips_each_mechanism(arch, builds) -> None:
+    """patcher.enable.set_enabled: the state word, plus the imv sites or the static key."""
+    from patcher.enable import set_enabled
+    for mechanism in ("imv", "jump_label", "load"):
+        guest = guest_for(builds, arch, mechanism)
+        inst = attach(guest)
+        (site,) = inst.tables.markers_named("kfree")
+        assert site.enable == mechanism
+        original = text_snapshot(guest)
+        set_enabled(guest.machine, mechanism, site.state_addr, 1, True, inst.imv, inst.keys)
+        assert guest.machine.read_word(site.state_addr, 1) == 1
+        assert (text_snapshot(guest) != original) == (mechanism != "load")
+        set_enabled(guest.machine, mechanism, site.state_addr, 1, False, inst.imv, inst.keys)
+        assert guest.machine.read_word(site.state_addr, 1) == 0
+        assert text_snapshot(guest) == original
+    with pytest.raises(PatchError, match="unknown enable mechanism"):
+        set_enabled(guest.machine, "bogus", site.state_addr, 1, True, None, None)
