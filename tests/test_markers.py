@@ -262,3 +262,24 @@ def test_one_enable_helper_flips_each_mechanism(arch, builds) -> None:
         assert text_snapshot(guest) == original
     with pytest.raises(PatchError, match="unknown enable mechanism"):
         set_enabled(guest.machine, "bogus", site.state_addr, 1, True, None, None)
+
+
+def test_static_key_enable_disable_are_idempotent(arch, builds) -> None:
+    """static_key_enable/disable set the count to 1/0; jump_label_update patches once."""
+    guest = guest_for(builds, arch, "jump_label")
+    inst = attach(guest)
+    keys = inst.keys
+    (site,) = inst.tables.markers_named("kfree")
+    original = text_snapshot(guest)
+    keys.static_key_slow_inc(site.state_addr)
+    keys.static_key_slow_inc(site.state_addr)
+    armed = text_snapshot(guest)
+    assert armed != original and keys.count[site.state_addr] == 2
+    keys.static_key_enable(site.state_addr)
+    assert keys.count[site.state_addr] == 2 and text_snapshot(guest) == armed
+    keys.static_key_disable(site.state_addr)
+    assert keys.count[site.state_addr] == 0 and text_snapshot(guest) == original
+    keys.static_key_disable(site.state_addr)
+    assert text_snapshot(guest) == original
+    keys.static_key_enable(site.state_addr)
+    assert keys.count[site.state_addr] == 1 and text_snapshot(guest) == armed
