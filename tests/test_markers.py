@@ -7,6 +7,7 @@ from kconfig.build import build
 from patcher.errors import PatchError
 from patcher.instrument import attach
 from sim.event import Event
+from sim.workloads import DEFAULT_SIZES
 from sim.guest import Guest
 
 KMALLOC_FMT = ("type_id %d call_site %lu ptr %lu bytes_req %lu bytes_alloc %lu "
@@ -75,8 +76,13 @@ def test_every_marker_armed_to_a_noop_probe_keeps_checksums(arch, builds) -> Non
         fmt = inst.tables.markers_named(name)[0].format
         inst.markers.marker_probe_register(name, fmt, empty)
         inst.markers.marker_arm(name)
+    calls = []
+    guest.machine.watch(empty, lambda cpu: calls.append(cpu.index))
     result = guest.run()
     assert result.ok
+    # the guest probe really ran: once per kmalloc/kfree of hackbench and more
+    messages = 2 * 4 * 4 * DEFAULT_SIZES["hackbench"]
+    assert len(calls) >= 2 * messages, len(calls)
 
 
 def test_registry_follows_2_6_27(arch, builds) -> None:
