@@ -86,6 +86,8 @@ def bench_kernel(arch: Arch, cpus: int) -> dict:
     markers = inst.tables.marker_names()
     tracepoints = [tp.name for tp in inst.tables.tracepoints]
     noop = lambda *args: None  # noqa: E731
+    for n in markers:                      # marker_arm needs a probe (ENOENT otherwise)
+        inst.markers.marker_probe_register(n, inst.tables.markers_named(n)[0].format, noop)
     out: dict = {"arch": arch.name, "cpus": cpus, "markers": len(markers),
                  "tracepoints": len(tracepoints),
                  "text_sites": len(inst.tables.jump_entries) + len(inst.tables.imv)}

@@ -104,6 +104,7 @@ void sched_init_idle(int cpu)
 	struct task_struct *idle = &idle_tasks[cpu];
 
 	idle->pid = 0;
+	idle->prio = MAX_PRIO;		/* the idle task sits below every nice level */
 	idle->flags = PF_IDLE;
 	idle->state = TASK_RUNNING;
 	idle->on_cpu = 1;
@@ -204,6 +205,7 @@ struct task_struct *kernel_thread(int (*fn)(void *), void *arg, const char *name
 	p->arg = arg;
 	p->stack = stack;
 	p->state = TASK_RUNNING;
+	p->prio = DEFAULT_PRIO;
 	p->parent = current;
 	strscpy(p->comm, name, sizeof(p->comm));
 	stack->thread_info.task = p;

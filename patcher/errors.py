@@ -10,7 +10,11 @@ line (the CLI prints it as is).
 """
 from __future__ import annotations
 
-ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE")
+from sim.textlock import LockNotHeld
+
+__all__ = ["ERRNOS", "LockNotHeld", "PatchError"]
+
+ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE", "EEXIST")
 
 
 class PatchError(Exception):
@@ -30,5 +34,3 @@ class PatchError(Exception):
         super().__init__(f"{self.errno}: {self.message}")
 
 
-class LockNotHeld(RuntimeError):
-    """Text was about to be written without holding ``text_mutex``."""

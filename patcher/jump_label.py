@@ -48,7 +48,7 @@ class StaticKeys:
         self._known(key)
         self.count[key] += 1
         if self.count[key] == 1:
-            self._update(key, True)
+            self.jump_label_update(key, True)
 
     def static_key_slow_dec(self, key: int) -> None:
         self._known(key)
@@ -56,13 +56,30 @@ class StaticKeys:
             raise PatchError("EINVAL", f"static key {key:#x} decremented below zero")
         self.count[key] -= 1
         if self.count[key] == 0:
-            self._update(key, False)
+            self.jump_label_update(key, False)
+
+    def static_key_enable(self, key: int) -> None:
+        """Set the key's count to 1 whatever it was (kernel/jump_label.c, 4.13+)."""
+        self._known(key)
+        if self.count[key] > 0:
+            return
+        self.count[key] = 1
+        self.jump_label_update(key, True)
+
+    def static_key_disable(self, key: int) -> None:
+        """Set the key's count to 0 whatever it was (kernel/jump_label.c, 4.13+)."""
+        self._known(key)
+        if self.count[key] == 0:
+            return
+        self.count[key] = 0
+        self.jump_label_update(key, False)
 
     def _known(self, key: int) -> None:
         if key not in self.sites:
             raise PatchError("ENOENT", f"no __jump_table site tests key {key:#x}")
 
-    def _update(self, key: int, enable: bool) -> None:
+    def jump_label_update(self, key: int, enable: bool) -> None:
+        """Rewrite every site of ``key`` in one batch (the key's new state: ``enable``)."""
         arch = self.patcher.arch
         with self.patcher.batch() as batch:
             for entry in self.sites[key]:

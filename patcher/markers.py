@@ -1,75 +1,98 @@
-"""Markers: the 2.6.24 probe registry over an image's ``__markers`` table.
+"""Markers: the probe registry over an image's ``__markers`` table, as in 2.6.27.
 
-``marker_probe_register(name, format, probe, private)`` connects a probe:
-``ENOENT`` for an unknown name, ``EPERM`` when the format differs from the
-site's (the site stays disarmed), ``EBUSY`` when that probe and private
-data are already connected. ``marker_arm`` / ``marker_disarm`` reference
-count the enable, which flips only the mechanism the ``.config`` chose:
-an immediate value, a static key, or the ``state`` byte alone.
+Registry semantics follow kernel/marker.c of Linux 2.6.27, the last release
+before tracepoints replaced markers in-tree (markers were removed in
+2.6.32):
+
+- ``marker_probe_register(name, format, probe, private)`` on a name no site
+  has creates a pending entry and returns 0 (``add_marker``); its probes
+  connect when a site of that name appears.
+- A registration whose format differs from the entry's is ``EPERM``. A site
+  whose format differs from the registered one is left disabled, with the
+  kernel's "Format mismatch for probe" notice (``set_marker``), and the
+  registration still returns 0.
+- The same probe and private data twice is ``EBUSY``.
+
+``marker_arm`` / ``marker_disarm`` reference count the enable (the 2.6.24
+interface the issue's rows describe): arming a marker with no probe is
+``ENOENT``, disarming below zero ``EPERM``. The enable flips only the
+mechanism the ``.config`` chose: an immediate value, a static key, or the
+``state`` byte alone.
 
 A probe is a guest function (an address in the image, called directly by
 the site) or a host callable, reached through the guest's
 ``marker_probe_hc`` and given the arguments decoded by the format. Any
 number of host probes may share a marker; a guest probe has the site to
-itself (struct marker has one ``call`` slot and no multi-probe array).
+itself: the guest's struct marker has one ``call`` slot, and the 2.6.27
+multi-probe array (``marker_probe_cb`` iterating ``multi``) is not built yet.
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Callable, Union
 
+from patcher.enable import set_enabled
 from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
 from patcher.jump_label import StaticKeys
 from patcher.tables import Marker, Tables
+from sim.dwarf import struct
+from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import Guest
 from sim.machine import Cpu
 
 CONVERSION = re.compile(r"%[-+ #0]*\d*(hh|h|ll|l|z)?([diuxXocsp%])")
 
 
-@dataclass(frozen=True)
-class MarkerEvent:
-    """One hit of a marker, as a host probe receives it."""
-
-    name: str
-    format: str
-    cpu: int
-    args: tuple[int | str, ...]
-    fields: dict[str, int | str] = field(default_factory=dict)
-
-
-HostProbe = Callable[[MarkerEvent, object], None]
+HostProbe = Callable[[Event, object], None]
 Probe = Union[int, HostProbe]   # a guest function address, or a host callable
 
 
-def decode(fmt: str, raw: list[int], word_bits: int, read_string: Callable[[int], str]
-           ) -> tuple[tuple[int | str, ...], dict[str, int | str]]:
-    """Decode the u64 values ``marker_probe_hc`` sent, as ``fmt`` declares them.
+def _conversions(fmt: str, word_bits: int) -> list[tuple[str, str, int]]:
+    """(field name, conversion, bits) of each argument ``fmt`` declares.
 
-    Returns the positional values and, for ``"name %d name2 %lu"`` formats,
-    the same values by field name (the word before each conversion).
+    A field is named by the word before its conversion (``"ptr %p"``), as
+    kmemtrace's and LTTng's marker formats do; otherwise ``arg<i>``.
     """
-    values: list[int | str] = []
-    names: list[str] = []
+    out = []
     for match in CONVERSION.finditer(fmt):
         length, conv = match.groups()
         if conv == "%":
             continue
-        value = raw[len(values)]
         bits = {"hh": 8, "h": 16, "l": word_bits, "z": word_bits, "ll": 64}.get(length or "", 32)
         if conv in "sp":
             bits = word_bits
+        before = fmt[:match.start()].split()
+        name = before[-1] if before and "%" not in before[-1] else f"arg{len(out)}"
+        out.append((name, conv, bits))
+    return out
+
+
+def event_class(name: str, fmt: str, word_bits: int) -> EventClass:
+    """The :class:`EventClass` of a marker, its fields typed from ``fmt``."""
+    fields = []
+    for field_name, conv, bits in _conversions(fmt, word_bits):
+        if conv == "s":
+            ftype = STRING
+        elif conv in "di":
+            ftype = s(bits)
+        else:
+            ftype = u(bits, {"x": 16, "X": 16, "p": 16, "o": 8}.get(conv, 10))
+        fields.append((field_name, ftype))
+    return EventClass(name, tuple(fields))
+
+
+def decode(fmt: str, raw: list[int], word_bits: int, read_string: Callable[[int], str]
+           ) -> tuple[int | str, ...]:
+    """Decode the u64 values ``marker_probe_hc`` sent, as ``fmt`` declares them."""
+    values: list[int | str] = []
+    for (_name, conv, bits), value in zip(_conversions(fmt, word_bits), raw):
         value &= (1 << bits) - 1
         if conv in "di" and value >> (bits - 1):
             value -= 1 << bits
         values.append(read_string(value) if conv == "s" else value)
-        before = fmt[:match.start()].split()
-        names.append(before[-1] if before else "")
-    fields = {n: v for n, v in zip(names, values) if n and "%" not in n}
-    return tuple(values), fields
+    return tuple(values)
 
 
 class Markers:
@@ -88,10 +111,15 @@ class Markers:
         self.by_address = {m.address: m for m in tables.markers}
         self.probes: dict[str, list[tuple[Probe, object]]] = {}
         self.armed: Counter[str] = Counter()
+        self.formats: dict[str, str] = {}       # the registry entry's format, per name
+        self.notices: list[str] = []            # the kernel's printk notices
         symbols = tables.image.symbols
         self.empty = symbols["__mark_empty_function"]
         self.host_stub = symbols["marker_probe_hc"]
-        guest.on_marker = self._on_marker
+        self.classes = {name: event_class(name, sites[0].format, self.arch.bits)
+                        for name, sites in self.sites.items()}
+        self.call_offset = struct(tables.image.path, "marker").offset("call")
+        guest.hypercalls.register("HC_MARKER", self._hc_marker)
 
     # -- registry ---------------------------------------------------------
     def _markers(self, name: str) -> list[Marker]:
@@ -101,43 +129,67 @@ class Markers:
             raise PatchError("ENOENT", f"no marker named {name!r}") from None
 
     def marker_probe_register(self, name: str, format: str, probe: Probe,
-                              private: object = None) -> None:
-        markers = self._markers(name)
-        if format != markers[0].format:
-            raise PatchError("EPERM", f"marker {name}: format {format!r} does not match "
-                                      f"the site's {markers[0].format!r}")
+                              private: object = None) -> int:
+        """Connect ``probe`` (kernel/marker.c, 2.6.27); 0, or :class:`PatchError`."""
+        entry_format = self.formats.setdefault(name, format)
+        if format != entry_format:
+            raise PatchError("EPERM", f"marker {name}: format {format!r} differs from the "
+                                      f"registered {entry_format!r}")
         connected = self.probes.setdefault(name, [])
         if (probe, private) in connected:
             raise PatchError("EBUSY", f"marker {name}: probe already registered")
         if connected and (isinstance(probe, int) or isinstance(connected[0][0], int)):
             raise PatchError("EBUSY", f"marker {name}: a guest probe needs the site to itself")
         connected.append((probe, private))
-        self._connect(name)
+        if name in self.sites:
+            self._connect(name)
+        return 0
+
+    def pending(self) -> list[str]:
+        """Registered names no site has yet (2.6.27 keeps their entries waiting)."""
+        return sorted(n for n, probes in self.probes.items() if probes and n not in self.sites)
+
+    def _format_ok(self, name: str) -> bool:
+        """set_marker's check: a site whose format differs stays disabled, with a notice."""
+        site_format = self.sites[name][0].format
+        entry_format = self.formats.get(name, site_format)
+        if entry_format == site_format:
+            return True
+        notice = (f"Format mismatch for probe {name} ({entry_format}), "
+                  f"marker ({site_format})")
+        if notice not in self.notices:
+            self.notices.append(notice)
+        return False
 
     def marker_probe_unregister(self, name: str, probe: Probe, private: object = None) -> None:
         connected = self.probes.get(name, [])
         if (probe, private) not in connected:
             raise PatchError("ENOENT", f"marker {name}: probe not registered")
         connected.remove((probe, private))
-        self._connect(name)
+        if not connected:
+            self.formats.pop(name, None)
+        if name in self.sites:
+            self._connect(name)
 
     def _connect(self, name: str) -> None:
         """Point every site's ``call`` at what is registered (data, not text)."""
         connected = self.probes.get(name, [])
-        if not connected:
+        if not connected or not self._format_ok(name):
             target = self.empty
         elif isinstance(connected[0][0], int):
             target = connected[0][0]
         else:
             target = self.host_stub
-        word = self.arch.word
         for marker in self._markers(name):
-            # struct marker { name, format, state (padded to a word), call, private }
-            self.machine.write_word(marker.address + 3 * word, target)
+            self.machine.write_word(marker.address + self.call_offset, target)
 
     # -- arming -----------------------------------------------------------
     def marker_arm(self, name: str) -> None:
         markers = self._markers(name)
+        if not self.probes.get(name):
+            raise PatchError("ENOENT", f"marker {name}: no probe registered to arm")
+        if not self._format_ok(name):
+            return                          # set_marker refused the site: it stays disabled
         self.armed[name] += 1
         if self.armed[name] == 1:
             for marker in markers:
@@ -146,30 +198,26 @@ class Markers:
     def marker_disarm(self, name: str) -> None:
         markers = self._markers(name)
         if self.armed[name] == 0:
-            raise PatchError("EINVAL", f"marker {name} is not armed")
+            raise PatchError("EPERM", f"marker {name} is not armed")
         self.armed[name] -= 1
         if self.armed[name] == 0:
             for marker in markers:
                 self._set_enabled(marker, False)
 
     def _set_enabled(self, marker: Marker, on: bool) -> None:
-        if marker.enable == "imv":
-            assert self.imv is not None
-            self.imv.imv_set(marker.state_addr, int(on))
-            return
-        self.machine.write(marker.state_addr, bytes([int(on)]))
-        if marker.enable == "jump_label":
-            assert self.keys is not None
-            (self.keys.static_key_slow_inc if on else self.keys.static_key_slow_dec)(
-                marker.state_addr)
+        set_enabled(self.machine, marker.enable, marker.state_addr, 1, on, self.imv, self.keys)
 
     # -- events -----------------------------------------------------------
-    def _on_marker(self, cpu: Cpu, address: int, raw: list[int]) -> None:
+    def _hc_marker(self, cpu: Cpu, address: int, array: int, count: int) -> None:
+        """HC_MARKER from marker_probe_hc: a1 = struct marker *, a2 = u64 args[], a3 = count."""
+        raw = self.guest.read_words(array, count, 8)
         marker = self.by_address.get(address)
         if marker is None:
             raise self.machine.fault(cpu, f"HC_MARKER from unknown marker {address:#x}")
-        args, fields = decode(marker.format, raw, self.arch.bits, self.guest.read_string)
-        event = MarkerEvent(marker.name, marker.format, cpu.index, args, fields)
+        values = decode(marker.format, raw, self.arch.bits, self.guest.read_string)
+        task = self.guest.current_task(cpu)
+        event = make_event(self.classes[marker.name], cpu=cpu.index, timestamp=cpu.clock_ns,
+                           tid=task.pid, comm=task.comm, values=values)
         for probe, private in list(self.probes.get(marker.name, [])):
             if not isinstance(probe, int):
                 probe(event, private)

@@ -48,6 +48,7 @@ from pathlib import Path
 from arches import Arch, get_arch
 from patcher.errors import PatchError
 from sim.asm import Insn, disassemble
+from sim.dwarf import struct
 from sim.elf import Image, read_elf
 
 
@@ -210,10 +211,6 @@ class _Reader:
         return found[0] if found else "?"
 
 
-def _align(n: int, to: int) -> int:
-    return (n + to - 1) & -to
-
-
 def _branch_target(insn: Insn) -> int | None:
     found = re.findall(r"0x[0-9a-fA-F]+", insn.op_str)
     return int(found[-1], 16) if found else None
@@ -314,14 +311,15 @@ def _enable(state_addr: int, imv: list[ImvEntry],
 
 
 def _parse_markers(r: _Reader, imv: list[ImvEntry], jumps: list[JumpEntry]) -> list[Marker]:
-    w = r.arch.word
-    stride = _align(5 * w, 8)
+    lay = struct(r.image.path, "marker")          # sizes and offsets from the DWARF
     empty = r.image.symbols.get("__mark_empty_function")
     out = []
-    for e in r.entries("__markers", stride):
-        name, fmt = r.string(r.word(e)), r.string(r.word(e + w))
-        state_addr = e + 2 * w
-        state, call, private = r.int(state_addr, 1), r.word(e + 3 * w), r.word(e + 4 * w)
+    for e in r.entries("__markers", lay.size):
+        name = r.string(r.word(e + lay.offset("name")))
+        fmt = r.string(r.word(e + lay.offset("format")))
+        state_addr = e + lay.offset("state")
+        state, call = r.int(state_addr, 1), r.word(e + lay.offset("call"))
+        private = r.word(e + lay.offset("private"))
         if call != empty:
             raise TableError(f"marker {name} at {e:#x}: call {call:#x} is not "
                              "__mark_empty_function")
@@ -332,13 +330,13 @@ def _parse_markers(r: _Reader, imv: list[ImvEntry], jumps: list[JumpEntry]) -> l
 
 def _parse_tracepoints(r: _Reader, imv: list[ImvEntry],
                        jumps: list[JumpEntry]) -> list[Tracepoint]:
-    w = r.arch.word
+    lay = struct(r.image.path, "tracepoint")      # sizes and offsets from the DWARF
     out = []
-    for e in r.entries("__tracepoints", 32):
-        name = r.string(r.word(e))
-        state_addr = e + w
+    for e in r.entries("__tracepoints", lay.size):
+        name = r.string(r.word(e + lay.offset("name")))
+        state_addr = e + lay.offset("state")
         state = r.int(state_addr, 4)
-        funcs, hc_probe = r.word(e + 2 * w), r.word(e + 3 * w)
+        funcs, hc_probe = r.word(e + lay.offset("funcs")), r.word(e + lay.offset("hc_probe"))
         if r.function(hc_probe) == "?":
             raise TableError(f"tracepoint {name}: hc_probe {hc_probe:#x} is not a function")
         enable, sites = _enable(state_addr, imv, jumps)

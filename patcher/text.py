@@ -2,8 +2,9 @@
 
 Every change to kernel text goes through :class:`TextPatcher`:
 
-- **One lock.** :data:`text_mutex` (kernel/extable.c) is held around every
-  text write; the port refuses a store made without it (:class:`LockNotHeld`).
+- **One lock.** The machine's :data:`sim.textlock.text_mutex` (kernel/extable.c)
+  is held around every text write; :meth:`Machine.write_text` refuses a store
+  made without it (:class:`LockNotHeld`).
 - **Verify before write.** Each site names the bytes it expects to find; if
   memory holds anything else the whole operation is refused with
   :class:`PatchError` (``EINVAL``) and nothing is written.
@@ -33,67 +34,20 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import threading
 from typing import Iterator, Sequence
 
 from arches import EncodingError, TrapKind
 from arches.base import BreakpointHandler, TextPokeBatch, icache_lines
-from patcher.errors import LockNotHeld, PatchError
+from patcher.errors import PatchError
 from sim.errors import ConfigError
-from sim.machine import UNHANDLED, Cpu, Machine, Trap
+from sim.machine import UNHANDLED, Cpu, Machine, Trap, TrapPriority
+from sim.textlock import text_mutex  # noqa: F401  (re-exported: the one text lock)
 
 OWNERS = ("jump_label", "kprobe", "ftrace", "imv", "marker")
 
 
 def _hex(data: bytes) -> str:
     return data.hex(" ") or "(nothing)"
-
-
-class TextMutex:
-    """The text lock: a mutex that knows its holder.
-
-    Reentrant for its holder, so a caller may hold it around several
-    patcher calls (as jump_label_transform holds text_mutex around the arch
-    code) while each call still takes it itself.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.RLock()
-        self._owner: int | None = None
-        self._depth = 0
-
-    def acquire(self) -> None:
-        self._lock.acquire()
-        self._owner = threading.get_ident()
-        self._depth += 1
-
-    def release(self) -> None:
-        if not self.held():
-            raise LockNotHeld("text_mutex released by a thread that does not hold it")
-        self._depth -= 1
-        if self._depth == 0:
-            self._owner = None
-        self._lock.release()
-
-    def held(self) -> bool:
-        """Whether the calling thread holds the lock."""
-        return self._owner == threading.get_ident()
-
-    def assert_held(self, what: str) -> None:
-        """lockdep_assert_held(&text_mutex)."""
-        if not self.held():
-            raise LockNotHeld(f"{what} without holding text_mutex")
-
-    def __enter__(self) -> TextMutex:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-
-text_mutex = TextMutex()
-"""The one text lock. Every text write in kisim happens while it is held."""
 
 
 class MachinePort:
@@ -114,7 +68,7 @@ class MachinePort:
         return self.machine.read(addr, size)
 
     def write_text(self, addr: int, data: bytes) -> None:
-        text_mutex.assert_held(f"text write of {len(data)} bytes at {addr:#x}")
+        self.machine.text_mutex.assert_held(f"text write of {len(data)} bytes at {addr:#x}")
         self.machine.memory.write(addr, data)
         self._written.append((addr, addr + len(data)))
 
@@ -150,7 +104,7 @@ class MachinePort:
             resume = handler(cpu, trap.address)
             return UNHANDLED if resume is None else resume
 
-        self.machine.add_trap_handler(on_trap)
+        self.machine.add_trap_handler(on_trap, TrapPriority.TEXT_POKE)
         try:
             yield
         finally:
@@ -206,12 +160,12 @@ class Batch:
         self._queued: dict[int, int] = {}
 
     def __enter__(self) -> Batch:
-        text_mutex.acquire()
+        self.patcher.machine.text_mutex.acquire()
         return self
 
     def queue(self, addr: int, expected: bytes, new: bytes, owner: str) -> None:
         """arch_jump_label_transform_queue: verify the site and add it to the batch."""
-        text_mutex.assert_held("queueing a text patch")
+        self.patcher.machine.text_mutex.assert_held("queueing a text patch")
         if addr in self._queued:
             raise PatchError("EINVAL", f"text at {addr:#x} is already queued in this batch")
         self.patcher.verify(addr, expected, new, owner)
@@ -227,7 +181,7 @@ class Batch:
                 self.patcher.apply(self.sites)
         finally:
             self.sites = []
-            text_mutex.release()
+            self.patcher.machine.text_mutex.release()
 
 
 class TextPatcher:
@@ -256,14 +210,14 @@ class TextPatcher:
         _check_owner(owner)
         if length <= 0:
             raise PatchError("EINVAL", f"{owner}: reserving {length} bytes at {addr:#x}")
-        with text_mutex:
+        with self.machine.text_mutex:
             self._check_free(addr, length, owner)
             self.reserved.add(addr, length, owner)
 
     def release(self, addr: int, owner: str) -> None:
         """Drop ``owner``'s reservation starting at ``addr``; ENOENT if it has none."""
         _check_owner(owner)
-        with text_mutex:
+        with self.machine.text_mutex:
             if not self.reserved.remove(addr, owner):
                 raise PatchError("ENOENT", f"{owner} holds no text reserved at {addr:#x}")
 
@@ -307,7 +261,7 @@ class TextPatcher:
 
     def apply(self, sites: Sequence[tuple[int, bytes]]) -> None:
         """Run the protocol over verified sites (text_mutex held)."""
-        text_mutex.assert_held("applying text patches")
+        self.machine.text_mutex.assert_held("applying text patches")
         ordered = sorted(sites)
         for (a, old), (b, _) in zip(ordered, ordered[1:]):
             if a + len(old) > b:
@@ -322,7 +276,7 @@ class TextPatcher:
 
     def text_poke_sync(self) -> None:
         """One serializing round on every CPU (x86 text_poke_sync(), on_each_cpu sync_core)."""
-        with text_mutex:
+        with self.machine.text_mutex:
             self.port.sync_all()
 
     def text_poke_early(self, addr: int, expected: bytes, new: bytes, owner: str) -> None:
@@ -332,7 +286,7 @@ class TextPatcher:
         CPU, that CPU serializes itself (x86 text_poke_early's sync_core());
         from the host nothing is synchronized at all.
         """
-        with text_mutex:
+        with self.machine.text_mutex:
             self.verify(addr, expected, new, owner)
             self.port.write_text(addr, bytes(new))
             self.port.flush_icache(addr, addr + len(new))

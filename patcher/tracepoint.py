@@ -17,16 +17,43 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
+from patcher.enable import set_enabled
 from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
 from patcher.jump_label import StaticKeys
 from patcher.tables import Tables, Tracepoint
-from sim.guest import Guest
+from sim.dwarf import struct
+from sim.event import STRING, Event, EventClass, make_event, s, u
+from sim.guest import TASK_COMM_LEN, Guest
 from sim.machine import Cpu
 
 POOL_SIZE = 0x10000
-HostProbe = Callable[[str, int, tuple[int, ...]], None]   # (name, cpu, args)
+HostProbe = Callable[[Event], None]
 TracepointProbe = Union[int, HostProbe]
+
+
+MAX_RT_PRIO = 100          # include/linux/sched.h; LTTng reports prio - MAX_RT_PRIO
+
+
+def event_classes(word_bits: int) -> dict[str, EventClass]:
+    """The event of each guest tracepoint, its fields named as LTTng names them.
+
+    LTTng's instrumentation/events/lttng-module/kmem.h and sched.h: the
+    kmem events carry the prototype's arguments, the sched events the
+    comm, tid and prio of the tasks the prototype passes.
+    """
+    addr, size = u(word_bits, 16), u(word_bits)
+    task = (("comm", STRING), ("tid", s(32)), ("prio", s(32)))
+    return {
+        "kmalloc": EventClass("kmem_kmalloc", (("call_site", addr), ("ptr", addr),
+                                               ("bytes_req", size), ("bytes_alloc", size),
+                                               ("gfp_flags", u(32, 16)))),
+        "kfree": EventClass("kmem_kfree", (("call_site", addr), ("ptr", addr))),
+        "sched_switch": EventClass("sched_switch", (
+            *((f"prev_{n}", t) for n, t in task), ("prev_state", s(word_bits)),
+            *((f"next_{n}", t) for n, t in task))),
+        "sched_wakeup": EventClass("sched_wakeup", (*task, ("target_cpu", s(32)))),
+    }
 
 
 @dataclass
@@ -71,7 +98,10 @@ class Tracepoints:
         self.retired: list[_Retired] = []
         self.freed = 0
         self.machine.watch(tables.image.symbols["__switch_to_asm"], self._quiescent)
-        guest.on_tracepoint = self._on_tracepoint
+        self.classes = event_classes(guest.arch.bits)
+        self.task = struct(guest.elf, "task_struct")
+        self.thread_info = struct(guest.elf, "thread_info")
+        guest.hypercalls.register("HC_TRACEPOINT", self._hc_tracepoint)
 
     def _point(self, name: str) -> Tracepoint:
         try:
@@ -80,25 +110,36 @@ class Tracepoints:
             raise PatchError("ENOENT", f"no tracepoint named {name!r}") from None
 
     # -- registration -----------------------------------------------------
-    def register_trace(self, name: str, probe: TracepointProbe) -> None:
-        tp = self._point(name)
+    def tracepoint_probe_register(self, name: str, probe: TracepointProbe) -> int:
+        """kernel/tracepoint.c (2.6.28): EEXIST for a probe already there; an
+        unknown name keeps a pending entry and returns 0."""
         probes = self.probes.setdefault(name, [])
         if probe in probes:
-            raise PatchError("EBUSY", f"tracepoint {name}: probe already registered")
+            raise PatchError("EEXIST", f"tracepoint {name}: probe already registered")
         probes.append(probe)
+        if name not in self.points:
+            return 0
+        tp = self.points[name]
         self._publish(tp)
         if len(probes) == 1:
             self._activate(tp, True)
+        return 0
 
-    def unregister_trace(self, name: str, probe: TracepointProbe) -> None:
-        tp = self._point(name)
+    def tracepoint_probe_unregister(self, name: str, probe: TracepointProbe) -> int:
         probes = self.probes.get(name, [])
         if probe not in probes:
             raise PatchError("ENOENT", f"tracepoint {name}: probe not registered")
         probes.remove(probe)
+        if name not in self.points:
+            return 0
+        tp = self.points[name]
         if not probes:
             self._activate(tp, False)
         self._publish(tp)
+        return 0
+
+    register_trace = tracepoint_probe_register        # the 2.6.28 register_trace_<name>()
+    unregister_trace = tracepoint_probe_unregister
 
     def _guest_funcs(self, tp: Tracepoint) -> list[int]:
         probes = self.probes.get(tp.name, [])
@@ -126,14 +167,7 @@ class Tracepoints:
             self._reap()
 
     def _activate(self, tp: Tracepoint, on: bool) -> None:
-        if tp.enable == "imv":
-            assert self.imv is not None
-            self.imv.imv_set(tp.state_addr, int(on), var_size=4)
-            return
-        self.machine.write_word(tp.state_addr, int(on), 4)
-        if tp.enable == "jump_label":
-            assert self.keys is not None
-            (self.keys.static_key_slow_inc if on else self.keys.static_key_slow_dec)(tp.state_addr)
+        set_enabled(self.machine, tp.enable, tp.state_addr, 4, on, self.imv, self.keys)
 
     # -- grace periods ----------------------------------------------------
     def _quiescent(self, cpu: Cpu) -> None:
@@ -158,10 +192,44 @@ class Tracepoints:
         return len(self.retired)
 
     # -- events -----------------------------------------------------------
-    def _on_tracepoint(self, cpu: Cpu, address: int, args: list[int]) -> None:
+    def _hc_tracepoint(self, cpu: Cpu, address: int, array: int, count: int) -> None:
+        """HC_TRACEPOINT from a tracepoint's hc_probe: a1 = struct tracepoint *,
+        a2 = unsigned long args[], a3 = count."""
+        args = self.guest.read_words(array, count, self.word)
         tp = self.by_address.get(address)
         if tp is None:
             raise self.machine.fault(cpu, f"HC_TRACEPOINT from unknown tracepoint {address:#x}")
+        event = self._event(cpu, tp.name, args)
         for probe in list(self.probes.get(tp.name, [])):
             if not isinstance(probe, int):
-                probe(tp.name, cpu.index, tuple(args))
+                probe(event)
+
+    def _signed(self, address: int, size: int) -> int:
+        return int.from_bytes(self.machine.read(address, size), self.guest.arch.endian,
+                              signed=True)
+
+    def _task(self, address: int) -> tuple[str, int, int]:
+        """(comm, tid, prio - MAX_RT_PRIO) of the task_struct at ``address``."""
+        read, off = self.machine.read, self.task.offset
+        comm = read(address + off("comm"), TASK_COMM_LEN).split(b"\0")[0].decode("utf-8",
+                                                                                 "replace")
+        pid = self.machine.read_word(address + off("pid"), 4)
+        prio = self._signed(address + off("prio"), 4)
+        return comm, pid, prio - MAX_RT_PRIO
+
+    def _event(self, cpu: Cpu, name: str, args: list[int]) -> Event:
+        cls = self.classes[name]
+        if name == "sched_switch":
+            prev, nxt = args
+            state = self._signed(prev + self.task.offset("state"), self.word)
+            values: list[int | str] = [*self._task(prev), state, *self._task(nxt)]
+        elif name == "sched_wakeup":
+            (p,) = args
+            stack = self.machine.read_word(p + self.task.offset("stack"))
+            values = [*self._task(p), self.machine.read_word(
+                stack + self.thread_info.offset("cpu"), 4)]
+        else:
+            values = list(args)
+        task = self.guest.current_task(cpu)
+        return make_event(cls, cpu=cpu.index, timestamp=cpu.clock_ns, tid=task.pid,
+                          comm=task.comm, values=values)

@@ -5,12 +5,8 @@ in argument register 0 and the CPU count in argument register 1. Before the
 first instruction the host fills the guest's ``boot_params`` (magic, size,
 flags, workload name; see ``kernel/include/kisim/hypercall.h``).
 
-Hypercall ABI.  The guest executes its arch's system-call instruction
-(x86-64 ``syscall``, ARM ``svc #0``, PowerPC ``sc``) with the hypercall
-number in argument register 0 and up to three arguments in argument
-registers 1..3; the result goes back in the return register. The numbers
-are the ``HC_*`` lines of ``kernel/include/kisim/hypercall.h``, parsed
-here so that C and Python cannot drift apart:
+Hypercalls.  The guest registers the base hypercalls of the boot
+protocol into the machine's :class:`~sim.hypercall.HypercallTable`:
 
 =============  ========================================================
 HC_EXIT        a1 = status; the CPU has finished and halts
@@ -19,197 +15,50 @@ HC_CHECKSUM    a1 = the workload's u32 checksum (reported by init)
 HC_PANIC       a1 = message; the run ends with a :class:`GuestFault`
 HC_IDLE        nothing to run on this CPU: its turn ends early
 HC_WORKLOAD    a1 = workload name, a2 = the size the guest actually uses
-HC_MARKER      a1 = struct marker address, a2 = u64 array, a3 = count
-HC_TRACEPOINT  a1 = struct tracepoint address, a2 = word array, a3 = count
 =============  ========================================================
 
-Workloads.  Each workload's checksum depends only on its name and size,
-never on the arch, the CPU count or the interleaving, and
-:func:`reference_checksum` recomputes it in Python from the algorithm
-described at the top of each ``kernel/workloads/*.c``.
+``HC_MARKER`` and ``HC_TRACEPOINT`` (host-forwarding probes) are registered
+by the patcher layer when it attaches (:mod:`patcher.markers`,
+:mod:`patcher.tracepoint`). Reference checksums live in
+:mod:`sim.workloads`.
 """
 from __future__ import annotations
 
 import os
-import re
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from arches import TrapKind, get_arch
+from arches import get_arch
+from sim.dwarf import struct
 from sim.elf import read_elf
 from sim.errors import ConfigError
-from sim.machine import UNHANDLED, Cpu, Machine, Trap
-
-REPO = Path(__file__).resolve().parent.parent
-HYPERCALL_H = REPO / "kernel" / "include" / "kisim" / "hypercall.h"
-WORKLOADS_C = REPO / "kernel" / "workloads" / "workloads.c"
+from sim.hypercall import HYPERCALL_H, HYPERCALLS, HypercallTable, parse_defines
+from sim.machine import Cpu, Machine
+from sim.workloads import (DEFAULT_SIZES, WORKLOADS, WorkloadError, check_workload, mix32,
+                           reference_checksum)
 
 #: Default instruction budget of a whole run (all CPUs): ~100x a default workload.
 MAX_INSTRUCTIONS = 300_000_000
 DEFAULT_QUANTUM = 10_000
 
 
-def _parse_defines(path: Path, prefix: str) -> dict[str, int]:
-    pattern = re.compile(rf"^#define\s+({prefix}\w+)\s+(0x[0-9a-fA-F]+|\d+)\b", re.M)
-    return {name: int(value, 0) for name, value in pattern.findall(path.read_text())}
-
-
-#: Hypercall numbers by name (HC_EXIT, HC_WRITE, ...), from the shared header.
-HYPERCALLS: dict[str, int] = _parse_defines(HYPERCALL_H, "HC_")
-_HC = HYPERCALLS
-_CONSTS = _parse_defines(HYPERCALL_H, "")
+_CONSTS = parse_defines(HYPERCALL_H, "")
 BOOT_PARAMS_MAGIC = _CONSTS["BOOT_PARAMS_MAGIC"]
 WORKLOAD_NAME_LEN = _CONSTS["WORKLOAD_NAME_LEN"]
-
-
-def _parse_workloads(path: Path) -> dict[str, int]:
-    pattern = re.compile(r'\{\s*"(\w+)",\s*\w+,\s*(\d+)\s*\}')
-    return {name: int(size) for name, size in pattern.findall(path.read_text())}
-
-
-#: Default size of each workload, from the guest's own table.
-DEFAULT_SIZES: dict[str, int] = _parse_workloads(WORKLOADS_C)
-WORKLOADS: tuple[str, ...] = tuple(DEFAULT_SIZES)
-
-
-class WorkloadError(ValueError):
-    """An unknown workload name or a bad size."""
-
-
-def check_workload(name: str, size: int | None = None) -> None:
-    if name not in WORKLOADS:
-        raise WorkloadError(f"unknown workload {name!r} (valid: {', '.join(WORKLOADS)})")
-    if size is not None and not 1 <= size <= 0xFFFF_FFFF:
-        raise WorkloadError(f"workload size must be 1..{0xFFFF_FFFF}, not {size}")
-
-
-# -- reference checksums (mirrors of kernel/workloads/*.c) -------------------
-
-_M = 0xFFFF_FFFF
-
-
-def mix32(x: int) -> int:
-    x &= _M
-    x ^= x >> 16
-    x = (x * 0x7FEB352D) & _M
-    x ^= x >> 15
-    x = (x * 0x846CA68B) & _M
-    x ^= x >> 16
-    return x
-
-
-def _fold(results: list[int]) -> int:
-    c = 0
-    for r in results:
-        c = mix32(c ^ r)
-    return c
-
-
-def _ref_fib(depth: int) -> int:
-    fib = [0, 1]
-    while len(fib) < depth:
-        fib.append((fib[-1] + fib[-2]) & _M)
-    results = []
-    for i in range(4):
-        acc = 0
-        for k in range(depth):
-            acc = mix32(acc + fib[k] + i)
-        results.append(acc)
-    return _fold(results)
-
-
-def _ref_getppid(iterations: int) -> int:
-    init_pid = 1                     # the workload tasks are children of init
-    results = []
-    for i in range(4):
-        acc = i
-        for k in range(iterations):
-            acc = mix32(acc + init_pid + k)
-        results.append(acc)
-    return _fold(results)
-
-
-_KMALLOC_SIZES = (8, 13, 16, 24, 32, 50, 64, 96, 128, 200, 256, 384, 512, 700, 1024, 2000)
-_STORM_OBJECT = 40
-
-
-def _size_class(n: int) -> int:
-    size = 8
-    while size < n:
-        size *= 2
-    return size
-
-
-def _ref_kmalloc(iterations: int) -> int:
-    results = []
-    for i in range(4):
-        state = (0x9E3779B9 ^ (i * 0x85EBCA6B)) & _M
-        acc = 0
-        ring: list[tuple[int, int] | None] = [None] * 8     # (length, tag)
-
-        def check(slot: tuple[int, int], acc: int) -> int:
-            length, tag = slot
-            return mix32(acc ^ ((tag + ((tag & 0xFF) << 8)) & _M) ^ length)
-
-        for k in range(iterations):
-            state ^= (state << 13) & _M
-            state ^= state >> 17
-            state ^= (state << 5) & _M
-            r = state
-            slot = ring[k % 8]
-            if slot is not None:
-                acc = check(slot, acc)
-            if (r >> 4) & 3 == 0:
-                length = alloc = _STORM_OBJECT
-            else:
-                length = _KMALLOC_SIZES[r & 15]
-                alloc = _size_class(length)
-            ring[k % 8] = (length, mix32(r ^ k))
-            acc = mix32(acc + length + ((alloc << 12) & _M))
-        for slot in ring:
-            if slot is not None:
-                acc = check(slot, acc)
-        results.append(acc)
-    return _fold(results)
-
-
-def _fnv1a(data: bytes) -> int:
-    h = 0x811C9DC5
-    for b in data:
-        h = ((h ^ b) * 0x01000193) & _M
-    return h
-
-
-def _ref_hackbench(loops: int, groups: int = 2, senders: int = 4, receivers: int = 4) -> int:
-    results = []
-    for g in range(groups):
-        for r in range(receivers):
-            acc = 0
-            for s in range(senders):
-                for seq in range(loops):
-                    length = 16 + (((g * 7 + s * 3 + r + seq) & 7) << 4)
-                    data = bytes((s * 31 + r * 17 + seq * 7 + j) & 0xFF for j in range(length))
-                    acc = (acc + mix32(_fnv1a(data) ^ (s << 16) ^ ((seq << 4) & _M) ^ g)) & _M
-            results.append(acc)
-    return mix32(_fold(results) + groups * senders * receivers * loops)
-
-
-_REFERENCES: dict[str, Callable[[int], int]] = {
-    "fib": _ref_fib, "getppid": _ref_getppid, "kmalloc": _ref_kmalloc,
-    "hackbench": _ref_hackbench,
-}
-
-
-def reference_checksum(workload: str, size: int | None = None) -> int:
-    """The checksum the guest must report, computed in Python."""
-    check_workload(workload, size)
-    return _REFERENCES[workload](DEFAULT_SIZES[workload] if size is None else size)
+TASK_COMM_LEN = 16          # kernel/include/linux/sched.h
 
 
 # -- booting -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Task:
+    """A guest task as a probe sees it: its task_struct, pid and comm."""
+
+    address: int
+    pid: int
+    comm: str
+
 
 @dataclass
 class BootResult:
@@ -252,17 +101,12 @@ class BootResult:
                 "seed": self.seed, "elf": self.elf, "console": self.console}
 
 
-MarkerHook = Callable[[Cpu, int, list[int]], None]
-
-
 class Guest:
     """One guest kernel loaded on a fresh machine, ready to run a workload.
 
-    ``on_marker(cpu, marker_address, values)`` and
-    ``on_tracepoint(cpu, tracepoint_address, values)`` receive what the
-    guest's host-forwarding probes (``marker_probe_hc``, a tracepoint's
-    ``hc_probe``) send. Traps other than hypercalls are left to the
-    machine's other handlers (``machine.add_trap_handler``).
+    The base hypercalls are served from ``machine.hypercalls``; upper
+    layers register theirs there. Traps other than hypercalls are left to
+    the machine's other handlers (``machine.add_trap_handler``).
     """
 
     def __init__(self, build_or_elf, *, cpus: int = 1, workload: str = "hackbench",
@@ -285,16 +129,16 @@ class Guest:
         self.checksum: int | None = None
         self.size = DEFAULT_SIZES[workload] if size is None else size
         self.exit_status: list[int | None] = [None] * cpus
-        self.counts: Counter[str] = Counter()
-        self.on_marker: MarkerHook | None = None
-        self.on_tracepoint: MarkerHook | None = None
-        self._names = {number: name for name, number in HYPERCALLS.items()}
+        self.hypercalls = HypercallTable(self.machine)
+        for name, handler in (("HC_EXIT", self._hc_exit), ("HC_WRITE", self._hc_write),
+                              ("HC_CHECKSUM", self._hc_checksum), ("HC_PANIC", self._hc_panic),
+                              ("HC_IDLE", self._hc_idle), ("HC_WORKLOAD", self._hc_workload)):
+            self.hypercalls.register(name, handler)
         self._write_boot_params(size or 0)
         for cpu in self.machine.cpus:
             cpu.pc = self.image.entry
             cpu.set_reg(arch.args[0], cpu.index)
             cpu.set_reg(arch.args[1], cpus)
-        self.machine.on_trap = self._on_trap
 
     def _write_boot_params(self, size: int) -> None:
         addr = self.image.symbols.get("boot_params")
@@ -315,58 +159,63 @@ class Guest:
             out += chunk
         return out.decode("utf-8", "replace")
 
+    def current_task(self, cpu: Cpu) -> Task:
+        """The task running on ``cpu``, read from guest memory as ``current`` is.
+
+        ``current`` is ``current_thread_info()->task``, the thread_info at
+        the bottom of the THREAD_SIZE-aligned stack
+        (kernel/include/kisim/thread_info.h, as Linux 2.6 x86-32); offsets
+        and THREAD_SIZE come from the kernel's DWARF (:mod:`sim.dwarf`).
+        """
+        thread_size = struct(self.elf, "thread_union").size
+        info, task = struct(self.elf, "thread_info"), struct(self.elf, "task_struct")
+        base = cpu.reg(self.arch.sp) & ~(thread_size - 1)
+        address = self.machine.read_word(base + info.offset("task"))
+        pid = self.machine.read_word(address + task.offset("pid"), 4)
+        comm = self.machine.read(address + task.offset("comm"), TASK_COMM_LEN)
+        return Task(address, pid, comm.split(b"\0")[0].decode("utf-8", "replace"))
+
     def read_words(self, addr: int, count: int, size: int) -> list[int]:
         data = self.machine.read(addr, count * size) if count else b""
         return [self.arch.to_int(data[i:i + size]) for i in range(0, len(data), size)]
 
-    # -- hypercalls ----------------------------------------------------------
-    def _on_trap(self, cpu: Cpu, trap: Trap):
-        if trap.kind is not TrapKind.SYSCALL:
-            return UNHANDLED
-        nr, a1, a2, a3 = (cpu.arg(i) for i in range(4))
-        name = self._names.get(nr)
-        if name is None:
-            raise self.machine.fault(cpu, f"unknown hypercall {nr}", pc=trap.address)
-        self.counts[name] += 1
-        result = 0
-        if nr == _HC["HC_EXIT"]:
-            self.exit_status[cpu.index] = a1
-            cpu.halt()
-        elif nr == _HC["HC_WRITE"]:
-            self.console.append(self.machine.read(a1, a2).decode("utf-8", "replace"))
-            result = a2
-        elif nr == _HC["HC_CHECKSUM"]:
-            self.checksum = a1 & _M
-        elif nr == _HC["HC_PANIC"]:
-            raise self.machine.fault(cpu, f"kernel panic: {self.read_string(a1)}",
-                                     pc=trap.address)
-        elif nr == _HC["HC_IDLE"]:
-            cpu.yield_turn()
-        elif nr == _HC["HC_WORKLOAD"]:
-            self.size = a2
-        elif nr == _HC["HC_MARKER"]:
-            if self.on_marker is not None:
-                self.on_marker(cpu, a1, self.read_words(a2, a3, 8))
-        elif nr == _HC["HC_TRACEPOINT"]:
-            if self.on_tracepoint is not None:
-                self.on_tracepoint(cpu, a1, self.read_words(a2, a3, self.arch.word))
-        cpu.set_reg(self.arch.ret, result)
-        return None
+    # -- base hypercalls ------------------------------------------------------
+    def _hc_exit(self, cpu: Cpu, status: int, _a2: int, _a3: int) -> None:
+        self.exit_status[cpu.index] = status
+        cpu.halt()
+
+    def _hc_write(self, cpu: Cpu, buf: int, length: int, _a3: int) -> int:
+        self.console.append(self.machine.read(buf, length).decode("utf-8", "replace"))
+        return length
+
+    def _hc_checksum(self, cpu: Cpu, checksum: int, _a2: int, _a3: int) -> None:
+        self.checksum = checksum & 0xFFFF_FFFF
+
+    def _hc_panic(self, cpu: Cpu, message: int, _a2: int, _a3: int) -> None:
+        raise self.machine.fault(cpu, f"kernel panic: {self.read_string(message)}",
+                                 pc=self.hypercalls.address)
+
+    def _hc_idle(self, cpu: Cpu, _a1: int, _a2: int, _a3: int) -> None:
+        cpu.yield_turn()
+
+    def _hc_workload(self, cpu: Cpu, _name: int, size: int, _a3: int) -> None:
+        self.size = size
 
     # -- running ---------------------------------------------------------------
     def run(self, max_instructions: int | None = MAX_INSTRUCTIONS) -> BootResult:
         """Run until every CPU has exited; :class:`GuestFault` on a crash or panic."""
         started = time.perf_counter()
         self.machine.run(max_instructions=max_instructions)
-        seconds = time.perf_counter() - started
+        expected = reference_checksum(self.workload, self.size)
+        seconds = time.perf_counter() - started     # the run and its reference checksum
         per_cpu = [{"cpu": c.index, "instructions": c.instructions,
                     "modeled_cycles": c.modeled_cycles, "events": dict(c.events)}
                    for c in self.machine.cpus]
         return BootResult(arch=self.arch.name, cpus=len(self.machine.cpus),
                           workload=self.workload, size=self.size, checksum=self.checksum,
-                          expected=reference_checksum(self.workload, self.size),
+                          expected=expected,
                           per_cpu=per_cpu, console="".join(self.console),
-                          exit_status=list(self.exit_status), hypercalls=dict(self.counts),
+                          exit_status=list(self.exit_status), hypercalls=dict(self.hypercalls.counts),
                           seconds=seconds, quantum=self.machine.quantum,
                           seed=self.machine.seed, elf=os.fspath(self.elf))
 
@@ -374,11 +223,11 @@ class Guest:
 def boot(build_or_elf, *, cpus: int = 1, workload: str = "hackbench", size: int | None = None,
          quantum: int = DEFAULT_QUANTUM, seed: int | None = None,
          max_instructions: int | None = MAX_INSTRUCTIONS) -> BootResult:
-    """Boot a kernel (a :class:`kconfig.build.Build` or an ELF path) and run ``workload``."""
+    """Boot a kernel (a :class:`kbuild.Build` or an ELF path) and run ``workload``."""
     guest = Guest(build_or_elf, cpus=cpus, workload=workload, size=size,
                   quantum=quantum, seed=seed)
     return guest.run(max_instructions=max_instructions)
 
 
-__all__ = ["BootResult", "DEFAULT_SIZES", "Guest", "HYPERCALLS", "WORKLOADS",
+__all__ = ["BootResult", "Task", "DEFAULT_SIZES", "Guest", "HYPERCALLS", "WORKLOADS",
            "WorkloadError", "boot", "check_workload", "mix32", "reference_checksum"]

@@ -20,6 +20,7 @@ flush plus context synchronization), which charges the modeled cost.
 from __future__ import annotations
 
 import ctypes
+import enum
 import random
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from sim.asm import disasm_one
 from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.errors import ConfigError, GuestFault
+from sim.textlock import TextMutex, text_mutex
 
 PAGE = 0x1000
 SPIN_BASE = 0xFFF0_0000        # the counting loop's page, outside any guest map
@@ -63,6 +65,25 @@ class Trap:
 
 
 TrapHandler = Callable[["Cpu", Trap], "int | None | _Unhandled"]
+
+
+class TrapPriority(enum.IntEnum):
+    """Who sees a trap first, lowest value first.
+
+    As the kernel's do_int3() (arch/x86/kernel/traps.c) asks
+    poke_int3_handler() before kprobe_int3_handler() and only then
+    delivers the trap: text patching's temporary breakpoints, then kprobes,
+    then the guest's own handlers (hypercalls).
+    """
+
+    TEXT_POKE = 0
+    KPROBES = 1
+    GUEST = 2
+
+
+def _check_int(what: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
 
 
 def _page_round(base: int, size: int) -> tuple[int, int]:
@@ -103,6 +124,11 @@ class Memory:
         return next((r for r in self.regions if r.contains(addr, size)), None)
 
     def _region(self, addr: int, size: int) -> Region:
+        _check_int("address", addr)
+        _check_int("size", size)
+        if addr < 0 or size < 0:
+            raise ValueError(f"host access {addr:#x}+{size:#x}: address and size "
+                             "must not be negative")
         region = self.find(addr, size)
         if region is None:
             raise ConfigError(f"host access to unmapped memory {addr:#x}+{size:#x}")
@@ -314,6 +340,12 @@ class Machine:
 
     def __init__(self, arch: str | Arch, cpus: int = 1, *, quantum: int = 10_000,
                  seed: int | None = None) -> None:
+        if not isinstance(arch, (str, Arch)):
+            raise TypeError(f"arch must be an arch name or an Arch, not {type(arch).__name__}")
+        _check_int("cpus", cpus)
+        _check_int("quantum", quantum)
+        if seed is not None:
+            _check_int("seed", seed)
         self.arch = get_arch(arch) if isinstance(arch, str) else arch
         if not 1 <= cpus <= MAX_CPUS:
             raise ConfigError(f"CPU count {cpus} out of range 1..{MAX_CPUS}")
@@ -325,7 +357,8 @@ class Machine:
         self.memory = Memory()
         self.cpus = [Cpu(self, i) for i in range(cpus)]
         self.on_trap: TrapHandler | None = None
-        self.trap_handlers: list[TrapHandler] = []
+        self.trap_handlers: list[tuple[TrapPriority, TrapHandler]] = []
+        self.text_mutex: TextMutex = text_mutex
         self.sync_rounds = 0
         self.image: Image | None = None
         self.map(SPIN_BASE, PAGE, "rx")
@@ -334,6 +367,13 @@ class Machine:
     # -- memory ----------------------------------------------------------
     def map(self, base: int, size: int, perms: str = "rwx") -> None:
         """Map ``[base, base+size)`` (page-rounded) into every CPU."""
+        _check_int("base", base)
+        _check_int("size", size)
+        if base < 0 or size <= 0 or base + size > 1 << self.arch.bits:
+            raise ConfigError(f"mapping {base:#x}+{size:#x} is outside the "
+                              f"{self.arch.bits}-bit address space or empty")
+        if not perms or set(perms) - set(_PERMS):
+            raise ConfigError(f"permissions {perms!r} are not a subset of 'rwx'")
         base, size = _page_round(base, size)
         prot = 0
         for ch in perms:
@@ -355,7 +395,10 @@ class Machine:
 
     def write_word(self, addr: int, value: int, size: int | None = None) -> None:
         size = size or self.arch.word
-        self.memory.write(addr, self.arch.from_int(value, size))
+        _check_int("value", value)
+        if not -(1 << (8 * size - 1)) <= value < 1 << (8 * size):
+            raise ValueError(f"value {value:#x} does not fit in {size} bytes")
+        self.memory.write(addr, self.arch.from_int(value & ((1 << (8 * size)) - 1), size))
 
     # -- loading ---------------------------------------------------------
     def load_elf(self, path: str) -> Image:
@@ -390,18 +433,30 @@ class Machine:
 
     # -- text and instruction-fetch coherence -----------------------------
     def write_text(self, addr: int, data: bytes) -> None:
-        """Store to text. No CPU is guaranteed to fetch it before it is synced."""
+        """Store to text. No CPU is guaranteed to fetch it before it is synced.
+
+        Refuses (:class:`~sim.textlock.LockNotHeld`) unless the caller holds
+        :attr:`text_mutex`, as text_poke()'s lockdep_assert_held(&text_mutex).
+        """
+        self.text_mutex.assert_held(f"text write of {len(data)} bytes at {addr:#x}")
         self.memory.write(addr, data)
         for cpu in self.cpus:
             cpu._stale.append((addr, addr + len(data)))
 
     def sync_cpu(self, index: int) -> None:
         """Serialize one CPU's instruction stream (x86: IPI + sync_core; ARM/PPC: isync)."""
-        cpu = self.cpus[index]
+        cpu = self.cpu(index)
         for begin, end in cpu._stale:
             cpu.uc.ctl_remove_cache(begin, end)
         cpu._stale.clear()
         cpu.charge("ipi")
+
+    def cpu(self, index: int) -> Cpu:
+        """CPU ``index``; :class:`ConfigError` if there is no such CPU."""
+        _check_int("CPU index", index)
+        if not 0 <= index < len(self.cpus):
+            raise ConfigError(f"CPU {index} out of range 0..{len(self.cpus) - 1}")
+        return self.cpus[index]
 
     def sync_all(self) -> None:
         """One cross-CPU sync round: every CPU serializes."""
@@ -412,12 +467,13 @@ class Machine:
     def flush_icache(self, begin: int, end: int, cpu: int | None = None) -> None:
         """flush_icache_range on ``cpu`` (None: the host pays nothing)."""
         if cpu is not None:
+            self.cpu(cpu)
             lines = (end - begin + ICACHE_LINE - 1) // ICACHE_LINE
             self.cpus[cpu].charge("icache_flush", max(lines, 1))
 
     def stale(self, index: int) -> list[tuple[int, int]]:
         """Text ranges CPU ``index`` may still execute stale copies of."""
-        return list(self.cpus[index]._stale)
+        return list(self.cpu(index)._stale)
 
     def watch(self, addr: int, callback: Callable[[Cpu], None]) -> None:
         """Call ``callback(cpu)`` each time any CPU executes the instruction at ``addr``.
@@ -432,21 +488,23 @@ class Machine:
             cpu.uc.ctl_remove_cache(addr, addr + 1)
 
     # -- traps -----------------------------------------------------------
-    def add_trap_handler(self, handler: TrapHandler) -> None:
-        """Give ``handler`` first refusal of every trap, ahead of earlier ones.
+    def add_trap_handler(self, handler: TrapHandler, priority: TrapPriority) -> None:
+        """Offer every trap to ``handler`` in :class:`TrapPriority` order.
 
-        The patcher's int3 handler must see a breakpoint before kprobes or
-        the guest's own handler do, as poke_int3_handler() runs first in
-        the kernel's do_int3().
+        Handlers of one priority are asked in the order they were added;
+        ``on_trap`` (the program's own catch-all) is asked last.
         """
-        self.trap_handlers.insert(0, handler)
+        if not isinstance(priority, TrapPriority):
+            raise TypeError(f"priority must be a TrapPriority, not {type(priority).__name__}")
+        self.trap_handlers.append((priority, handler))
+        self.trap_handlers.sort(key=lambda entry: entry[0])
 
     def remove_trap_handler(self, handler: TrapHandler) -> None:
-        self.trap_handlers.remove(handler)
+        self.trap_handlers = [e for e in self.trap_handlers if e[1] is not handler]
 
     def dispatch_trap(self, cpu: Cpu, trap: Trap) -> int | None | _Unhandled:
-        """Offer a trap to each handler in turn, ``on_trap`` last."""
-        for handler in self.trap_handlers:
+        """Offer a trap to each handler by priority, ``on_trap`` last."""
+        for _priority, handler in self.trap_handlers:
             resume = handler(cpu, trap)
             if resume is not UNHANDLED:
                 return resume
@@ -487,7 +545,7 @@ class Machine:
 
     def step(self, cpu: int, count: int) -> int:
         """Run one CPU for ``count`` instructions (fewer if it halts)."""
-        return self.cpus[cpu].run_turn(count)
+        return self.cpu(cpu).run_turn(count)
 
     # -- faults ----------------------------------------------------------
     def fault(self, cpu: Cpu, reason: str, pc: int | None = None) -> GuestFault:

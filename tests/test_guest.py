@@ -11,6 +11,7 @@ from kbuild import build
 from kisim.cli import main
 from patcher.tables import load_tables
 from sim.errors import ConfigError, GuestFault
+from sim.textlock import LockNotHeld
 from sim.guest import (DEFAULT_SIZES, HYPERCALLS, WORKLOADS, Guest, WorkloadError, boot,
                        reference_checksum)
 
@@ -121,13 +122,28 @@ def arm_flag(guest: Guest, tables, state_addr: int, size: int) -> None:
     """Enable the sites testing a flag the way the patcher will: flag, imv or jump."""
     arch, m = guest.arch, guest.machine
     m.write(state_addr, arch.from_int(1, size))
+    with m.text_mutex:                      # as text_poke_early: the text lock is held
+        _arm_text(m, tables, state_addr)
+    m.sync_all()
+
+
+def _arm_text(m, tables, state_addr: int) -> None:
+    arch = m.arch
     for e in tables.imv:
         if e.var == state_addr:
             m.write_text(e.imv, arch.from_int(1, e.size))
     for e in tables.jump_entries:
         if e.key == state_addr:
             m.write_text(e.code, arch.encode_jump(e.code, e.target))
-    m.sync_all()
+
+
+def forward(guest: Guest, name: str, words: int | None = None):
+    """Register a raw host handler for HC_MARKER/HC_TRACEPOINT; return its event list."""
+    events = []
+    size = words or guest.arch.word
+    guest.hypercalls.register(name, lambda cpu, addr, array, count: events.append(
+        (addr, guest.read_words(array, count, size))))
+    return events
 
 
 def arm_marker(guest: Guest, tables, name: str) -> int:
@@ -151,8 +167,7 @@ def test_syscall_markers_fire_through_each_enable_mechanism(name, enable):
     assert {m.enable for m in tables.markers} == {enable}
     entry = arm_marker(guest, tables, "syscall_entry")
     exit_ = arm_marker(guest, tables, "syscall_exit")
-    events = []
-    guest.on_marker = lambda cpu, marker, values: events.append((marker, values))
+    events = forward(guest, "HC_MARKER", 8)
     r = guest.run()
     assert r.ok
     entries = [v for m, v in events if m == entry]
@@ -170,9 +185,9 @@ def test_kmemtrace_markers_report_allocations(name):
     tables = load_tables(b.elf)
     guest = Guest(b, cpus=2, workload="hackbench", size=5)
     alloc, free = arm_marker(guest, tables, "kmalloc"), arm_marker(guest, tables, "kfree")
-    events = {alloc: [], free: []}
-    guest.on_marker = lambda cpu, marker, values: events[marker].append(values)
+    raw = forward(guest, "HC_MARKER", 8)
     assert guest.run().ok
+    events = {alloc: [v for a, v in raw if a == alloc], free: [v for a, v in raw if a == free]}
     messages = 2 * 4 * 4 * 5
     assert len(events[alloc]) == len(events[free]) == messages
     for type_id, call_site, ptr, req, size, gfp, node in events[alloc]:
@@ -196,16 +211,58 @@ def test_sched_switch_marker_and_tracepoint_agree(name):
     m.write(SCRATCH, arch.from_int(tp.hc_probe, arch.word) + bytes(arch.word))
     m.write_word(tp.address + 2 * arch.word, SCRATCH)          # funcs = {hc_probe, NULL}
     arm_flag(guest, tables, tp.state_addr, 4)
-    marks, points = [], []
-    guest.on_marker = lambda cpu, marker, values: marks.append(values)
-    guest.on_tracepoint = lambda cpu, point, values: points.append((point, values))
+    marks = forward(guest, "HC_MARKER", 8)
+    points = forward(guest, "HC_TRACEPOINT")
     assert guest.run().ok
+    marks = [values for _marker, values in marks]
     assert marks and len(marks) == len(points)
     pid_offset = 2 * arch.word                # struct task_struct: sp, state, pid
     for (prev_pid, next_pid, _state), (point, (prev, nxt)) in zip(marks, points):
         assert point == tp.address
         assert m.read_word(prev + pid_offset, 4) == prev_pid
         assert m.read_word(nxt + pid_offset, 4) == next_pid
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_text_writes_without_the_text_lock_are_refused(name):
+    guest = Guest(build(name), workload="fib")
+    tables = load_tables(guest.elf)
+    site = tables.jump_entries[0] if tables.jump_entries else tables.imv[0]
+    addr = getattr(site, "code", None) or site.imv
+    before = guest.machine.read(addr, 4)
+    with pytest.raises(LockNotHeld, match="without holding text_mutex"):
+        guest.machine.write_text(addr, b"\0\0\0\0")
+    assert guest.machine.read(addr, 4) == before, "a refused write changes nothing"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unserved_hypercall_faults_and_base_table_is_the_boot_protocol(name):
+    guest = Guest(build(name), workload="fib", size=5)
+    assert sorted(guest.hypercalls.handlers) == sorted(
+        HYPERCALLS[n] for n in ("HC_EXIT", "HC_WRITE", "HC_CHECKSUM", "HC_PANIC", "HC_IDLE",
+                                "HC_WORKLOAD"))
+    with pytest.raises(ConfigError, match="already has a handler"):
+        guest.hypercalls.register("HC_EXIT", lambda *a: None)
+    r = guest.run()
+    assert r.ok and r.hypercalls["HC_EXIT"] == 1 and r.hypercalls["HC_CHECKSUM"] == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_current_task_is_read_from_guest_memory(name):
+    """At each sched_switch marker hit, the CPU's current task is the one switching out."""
+    b = build(name)
+    tables = load_tables(b.elf)
+    guest = Guest(b, cpus=2, workload="fib", size=10)
+    arm_marker(guest, tables, "sched_switch")
+    seen = []
+    guest.hypercalls.register("HC_MARKER", lambda cpu, addr, array, count: seen.append(
+        (guest.current_task(cpu), guest.read_words(array, count, 8))))
+    assert guest.run().ok and seen
+    for task, (prev_pid, _next_pid, _state) in seen:
+        assert task.pid == prev_pid
+        assert guest.machine.read_word(task.address + 2 * guest.arch.word, 4) == task.pid
+    comms = {task.comm for task, _ in seen}
+    assert comms and all(c and c.isprintable() for c in comms), comms
 
 
 # -- the command line -----------------------------------------------------------

@@ -8,6 +8,8 @@ import pytest
 
 from arches import TrapKind
 from sim import ConfigError, GuestFault, Machine, UNHANDLED
+from sim.machine import SPIN_BASE as SPIN_BASE_FOR_TEST, TrapPriority
+from sim.textlock import LockNotHeld
 from sim.asm import assemble, disassemble
 from sim.snippet import SNIPPET_BASE, load_snippet, run_snippet
 
@@ -110,7 +112,8 @@ def test_text_write_is_stale_until_sync(arch) -> None:
     assert [rerun(0), rerun(1)] == [1, 1]
     new = assemble(arch, text.format(v=2), run.base)
     assert len(new) == len(run.code)
-    m.write_text(run.base, new)
+    with m.text_mutex:
+        m.write_text(run.base, new)
     assert [rerun(0), rerun(1)] == [1, 1], "no CPU may fetch new text before a sync"
     m.sync_cpu(0)
     assert [rerun(0), rerun(1)] == [2, 1], "only the synced CPU sees the new text"
@@ -272,6 +275,59 @@ def test_trap_handlers_are_offered_the_trap_in_order(arch) -> None:
         cpu.halt()
 
     m.on_trap = fallback
-    m.add_trap_handler(first)
+    m.add_trap_handler(first, TrapPriority.GUEST)
     m.run(max_instructions=10)
     assert calls == ["first", "first", "fallback"]
+
+
+def test_trap_handlers_run_by_priority_not_insertion(arch) -> None:
+    """Text-poke breakpoints first, then kprobes, then the guest, whatever the order added."""
+    m = Machine(arch)
+    m.load_code(arch.syscall_insn, SNIPPET_BASE)
+    calls = []
+
+    def handler(name):
+        def on_trap(cpu, trap):
+            calls.append(name)
+            if name == "guest":
+                cpu.halt()
+                return None
+            return UNHANDLED
+        return on_trap
+
+    for name, priority in (("guest", TrapPriority.GUEST), ("kprobes", TrapPriority.KPROBES),
+                           ("text_poke", TrapPriority.TEXT_POKE)):
+        m.add_trap_handler(handler(name), priority)
+    m.run(max_instructions=10)
+    assert calls == ["text_poke", "kprobes", "guest"]
+    with pytest.raises(TypeError, match="TrapPriority"):
+        m.add_trap_handler(handler("x"), 0)
+
+
+def test_write_text_needs_the_text_mutex(arch) -> None:
+    m = Machine(arch)
+    m.load_code(arch.syscall_insn, SNIPPET_BASE)
+    with pytest.raises(LockNotHeld, match="without holding text_mutex"):
+        m.write_text(SNIPPET_BASE, b"\0")
+    assert m.read(SNIPPET_BASE, len(arch.syscall_insn)) == arch.syscall_insn
+    assert m.stale(0) == []
+    with m.text_mutex:
+        m.write_text(SNIPPET_BASE, b"\0")
+    assert m.read(SNIPPET_BASE, 1) == b"\0" and m.stale(0) == [(SNIPPET_BASE, SNIPPET_BASE + 1)]
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda a: Machine(None), TypeError, "arch must be"),
+    (lambda a: Machine(a, cpus="2"), TypeError, "cpus must be an int"),
+    (lambda a: Machine(a).sync_cpu(99), ConfigError, "CPU 99 out of range"),
+    (lambda a: Machine(a).step(-1, 1), ConfigError, "CPU -1 out of range"),
+    (lambda a: Machine(a).map(-4096, 4096), ConfigError, "outside the"),
+    (lambda a: Machine(a).map(0x10000, 4096, "rwz"), ConfigError, "permissions"),
+    (lambda a: Machine(a).write_word(SPIN_BASE_FOR_TEST, 1 << 40, 4), ValueError, "does not fit"),
+    (lambda a: Machine(a).read(SPIN_BASE_FOR_TEST, -1), ValueError, "must not be negative"),
+    (lambda a: Machine(a).read(SPIN_BASE_FOR_TEST + 0x800, 0x1000), ConfigError, "unmapped"),
+])
+def test_machine_api_errors_are_one_line(arch, call, error, message) -> None:
+    with pytest.raises(error, match=message) as err:
+        call(arch)
+    assert "\n" not in str(err.value)

@@ -6,6 +6,8 @@ import pytest
 from kbuild import build
 from patcher.errors import PatchError
 from patcher.instrument import attach
+from sim.event import Event
+from sim.workloads import DEFAULT_SIZES
 from sim.guest import Guest
 
 KMALLOC_FMT = ("type_id %d call_site %lu ptr %lu bytes_req %lu bytes_alloc %lu "
@@ -56,6 +58,12 @@ def test_kmalloc_events_decoded_and_bytes_restored(arch, builds, mechanism) -> N
         assert guest.image.symbol_at(f["call_site"]) is not None
         assert f["ptr"] != 0 and ev.cpu in (0, 1)
     assert len({ev.fields["ptr"] for ev in events}) > 1
+    assert all(isinstance(ev, Event) and ev.name == "kmalloc" for ev in events)
+    assert {ev.comm for ev in events} == {f"{guest.workload}/{i}" for i in range(4)}
+    assert all(ev.tid > 0 for ev in events)
+    for c in (0, 1):                       # each CPU's modeled clock only moves forward
+        stamps = [ev.timestamp for ev in events if ev.cpu == c]
+        assert stamps == sorted(stamps)
     markers.marker_disarm("kmalloc")
     assert text_snapshot(guest) == original, "disarming restores the exact original bytes"
 
@@ -68,28 +76,55 @@ def test_every_marker_armed_to_a_noop_probe_keeps_checksums(arch, builds) -> Non
         fmt = inst.tables.markers_named(name)[0].format
         inst.markers.marker_probe_register(name, fmt, empty)
         inst.markers.marker_arm(name)
+    calls = []
+    guest.machine.watch(empty, lambda cpu: calls.append(cpu.index))
     result = guest.run()
     assert result.ok
+    # the guest probe really ran: once per kmalloc/kfree of hackbench and more
+    messages = 2 * 4 * 4 * DEFAULT_SIZES["hackbench"]
+    assert len(calls) >= 2 * messages, len(calls)
 
 
-def test_registry_errors_follow_2_6_24(arch, builds) -> None:
+def test_registry_follows_2_6_27(arch, builds) -> None:
+    """Every row of the marker and tracepoint registry semantics (issue 8 §4)."""
     inst = attach(guest_for(builds, arch))
-    markers = inst.markers
+    markers, tps = inst.markers, inst.tracepoints
     probe = lambda ev, priv: None  # noqa: E731
+    # register on a name no site has: a pending entry, 0
+    assert markers.marker_probe_register("no_such_marker", "x %d", probe) == 0
+    assert markers.pending() == ["no_such_marker"]
+    # marker_arm with no probe: ENOENT
     with pytest.raises(PatchError) as e:
-        markers.marker_probe_register("no_such_marker", "x %d", probe)
+        markers.marker_arm("kfree")
     assert e.value.errno == "ENOENT"
+    # a site whose format differs from the registered one: notice, stays disabled
     original = text_snapshot(inst.guest)
+    assert markers.marker_probe_register("kmalloc", "type_id %s", probe) == 0
+    markers.marker_arm("kmalloc")
+    assert markers.notices == ["Format mismatch for probe kmalloc (type_id %s), "
+                               f"marker ({KMALLOC_FMT})"]
+    assert text_snapshot(inst.guest) == original and markers.armed["kmalloc"] == 0
+    # a registration whose format differs from the entry's: EPERM
     with pytest.raises(PatchError) as e:
-        markers.marker_probe_register("kmalloc", "type_id %s", probe)
-    assert e.value.errno == "EPERM" and text_snapshot(inst.guest) == original
-    markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe)
+        markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe)
+    assert e.value.errno == "EPERM"
+    markers.marker_probe_unregister("kmalloc", probe)
+    assert markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe) == 0
     with pytest.raises(PatchError) as e:
         markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe)
     assert e.value.errno == "EBUSY"
+    # disarm below zero: EPERM
     with pytest.raises(PatchError) as e:
-        markers.marker_arm("nope")
-    assert e.value.errno == "ENOENT"
+        markers.marker_disarm("kmalloc")
+    assert e.value.errno == "EPERM"
+    # tracepoints: duplicate probe EEXIST, unknown name pending (0)
+    tp_probe = lambda ev: None  # noqa: E731
+    assert tps.tracepoint_probe_register("kmalloc", tp_probe) == 0
+    with pytest.raises(PatchError) as e:
+        tps.tracepoint_probe_register("kmalloc", tp_probe)
+    assert e.value.errno == "EEXIST"
+    assert tps.tracepoint_probe_register("no_such_tracepoint", tp_probe) == 0
+    assert tps.tracepoint_probe_unregister("no_such_tracepoint", tp_probe) == 0
 
 
 def test_arming_is_reference_counted_and_probes_stack(arch, builds) -> None:
@@ -147,13 +182,13 @@ def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     tps = inst.tracepoints
     name = next(tp.name for tp in inst.tables.tracepoints if "sched_switch" in tp.name)
     seen_a, seen_b = [], []
-    probe_a = lambda n, cpu, args: seen_a.append(args)  # noqa: E731
-    probe_b = lambda n, cpu, args: seen_b.append(args)  # noqa: E731
+    probe_a = lambda ev: seen_a.append(ev)  # noqa: E731
+    probe_b = lambda ev: seen_b.append(ev)  # noqa: E731
     tps.register_trace(name, probe_a)
     tps.register_trace(name, probe_b)           # swaps a host-only array: same contents
     with pytest.raises(PatchError) as e:
         tps.register_trace(name, probe_a)
-    assert e.value.errno == "EBUSY"
+    assert e.value.errno == "EEXIST"
     guest.run()
     assert seen_a and len(seen_a) == len(seen_b)
     assert tps.pending() == 0, "every old array is freed once all CPUs have switched"
@@ -162,6 +197,44 @@ def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     with pytest.raises(PatchError) as e:
         tps.unregister_trace(name, probe_a)
     assert e.value.errno == "ENOENT"
+
+
+LTTNG_FIELDS = {
+    "kmalloc": ("kmem_kmalloc", ("call_site", "ptr", "bytes_req", "bytes_alloc", "gfp_flags")),
+    "kfree": ("kmem_kfree", ("call_site", "ptr")),
+    "sched_switch": ("sched_switch", ("prev_comm", "prev_tid", "prev_prio", "prev_state",
+                                      "next_comm", "next_tid", "next_prio")),
+    "sched_wakeup": ("sched_wakeup", ("comm", "tid", "prio", "target_cpu")),
+}
+
+
+def test_tracepoint_events_carry_lttng_fields(arch, builds) -> None:
+    guest = guest_for(builds, arch, workload="hackbench")
+    inst = attach(guest)
+    events: dict[str, list[Event]] = {name: [] for name in LTTNG_FIELDS}
+    for name in LTTNG_FIELDS:
+        inst.tracepoints.register_trace(name, events[name].append)
+    assert guest.run().ok
+    for name, (event_name, fields) in LTTNG_FIELDS.items():
+        assert events[name], f"{name} fired"
+        assert all(ev.name == event_name and ev.cls.field_names() == fields
+                   for ev in events[name])
+    for ev in events["kmalloc"]:
+        f = ev.fields
+        assert f["bytes_alloc"] >= f["bytes_req"] > 0 and f["ptr"] and f["gfp_flags"] == 0xD0
+        assert guest.image.symbol_at(f["call_site"]) is not None
+    assert any(guest.image.describe(ev.fields["call_site"]).startswith("hb_sender+")
+               for ev in events["kmalloc"])
+    assert ({ev.fields["ptr"] for ev in events["kfree"]}
+            <= {ev.fields["ptr"] for ev in events["kmalloc"]})
+    for ev in events["sched_switch"]:
+        f = ev.fields
+        assert (f["prev_tid"], f["prev_comm"]) == (ev.tid, ev.comm), "prev is current"
+        assert f["prev_prio"] in (20, 40) and f["next_prio"] in (20, 40)
+        assert (f["prev_prio"] == 40) == f["prev_comm"].startswith("swapper/")
+    for ev in events["sched_wakeup"]:
+        assert ev.fields["prio"] == 20 and 0 <= ev.fields["target_cpu"] < 2
+    assert {ev.fields["comm"] for ev in events["sched_wakeup"]} & {"hackbench/0", "init"}
 
 
 def test_site_view_shows_dormant_and_armed(arch, capsys) -> None:
@@ -176,3 +249,43 @@ def test_site_view_shows_dormant_and_armed(arch, capsys) -> None:
     assert site["dormant"]["address"] == site["record"]["insn"]
     assert main(["site", "--arch", arch.name, "no_such_site"]) == 2
     assert "known: kfree" in capsys.readouterr().err
+
+
+def test_one_enable_helper_flips_each_mechanism(arch, builds) -> None:
+    """patcher.enable.set_enabled: the state word, plus the imv sites or the static key."""
+    from patcher.enable import set_enabled
+    for mechanism in ("imv", "jump_label", "load"):
+        guest = guest_for(builds, arch, mechanism)
+        inst = attach(guest)
+        (site,) = inst.tables.markers_named("kfree")
+        assert site.enable == mechanism
+        original = text_snapshot(guest)
+        set_enabled(guest.machine, mechanism, site.state_addr, 1, True, inst.imv, inst.keys)
+        assert guest.machine.read_word(site.state_addr, 1) == 1
+        assert (text_snapshot(guest) != original) == (mechanism != "load")
+        set_enabled(guest.machine, mechanism, site.state_addr, 1, False, inst.imv, inst.keys)
+        assert guest.machine.read_word(site.state_addr, 1) == 0
+        assert text_snapshot(guest) == original
+    with pytest.raises(PatchError, match="unknown enable mechanism"):
+        set_enabled(guest.machine, "bogus", site.state_addr, 1, True, None, None)
+
+
+def test_static_key_enable_disable_are_idempotent(arch, builds) -> None:
+    """static_key_enable/disable set the count to 1/0; jump_label_update patches once."""
+    guest = guest_for(builds, arch, "jump_label")
+    inst = attach(guest)
+    keys = inst.keys
+    (site,) = inst.tables.markers_named("kfree")
+    original = text_snapshot(guest)
+    keys.static_key_slow_inc(site.state_addr)
+    keys.static_key_slow_inc(site.state_addr)
+    armed = text_snapshot(guest)
+    assert armed != original and keys.count[site.state_addr] == 2
+    keys.static_key_enable(site.state_addr)
+    assert keys.count[site.state_addr] == 2 and text_snapshot(guest) == armed
+    keys.static_key_disable(site.state_addr)
+    assert keys.count[site.state_addr] == 0 and text_snapshot(guest) == original
+    keys.static_key_disable(site.state_addr)
+    assert text_snapshot(guest) == original
+    keys.static_key_enable(site.state_addr)
+    assert keys.count[site.state_addr] == 1 and text_snapshot(guest) == armed

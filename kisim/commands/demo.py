@@ -39,7 +39,8 @@ def site_loop(arch: Arch, iterations: int, probed: bool) -> dict:
     machine = Machine(arch)
     end = machine.load_code(code + arch.syscall_insn, BASE) - len(arch.syscall_insn)
     if probed:
-        machine.write_text(site_addr, arch.pad(arch.kprobe_breakpoint(site), len(site)))
+        with machine.text_mutex:        # before any CPU runs: text_poke_early's lock
+            machine.write_text(site_addr, arch.pad(arch.kprobe_breakpoint(site), len(site)))
 
     def on_trap(cpu, trap):
         if trap.kind is TrapKind.SYSCALL and trap.address == end:

@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     kind, records, addrs = _records(inst, args.name)
     before = _snapshot(inst, addrs)
     if kind == "marker":
-        inst.markers.marker_arm(args.name)
+        inst.markers.marker_probe_register(args.name, records[0].format, lambda *a: None)
+        inst.markers.marker_arm(args.name)          # ENOENT without a probe (2.6.27)
     else:
         inst.tracepoints.register_trace(args.name, lambda *a: None)
     after = _snapshot(inst, addrs)

@@ -18,6 +18,9 @@
 #define PF_IDLE			0x00000002
 
 #define TASK_COMM_LEN		16
+#define MAX_RT_PRIO		100	/* include/linux/sched.h (2.6.28) */
+#define MAX_PRIO		(MAX_RT_PRIO + 40)
+#define DEFAULT_PRIO		(MAX_RT_PRIO + 20)
 #define NR_TASK_STACKS		64	/* live tasks besides the idle tasks */
 
 struct task_struct {
@@ -34,6 +37,7 @@ struct task_struct {
 	void *arg;
 	union thread_union *stack;
 	u32 nvcsw;			/* times switched in */
+	int prio;			/* DEFAULT_PRIO, or MAX_PRIO for idle */
 };
 
 extern int nr_cpus;

@@ -1,0 +1,83 @@
+"""The hypercall table: numbers the guest's system-call instruction reaches.
+
+ABI.  The guest executes its arch's system-call instruction (x86-64
+``syscall``, ARM ``svc #0``, PowerPC ``sc``) with the hypercall number in
+argument register 0 and up to three arguments in argument registers 1..3;
+the handler's result goes back in the return register. Numbers are the
+``HC_*`` lines of ``kernel/include/kisim/hypercall.h``, parsed here so that
+C and Python cannot drift apart.
+
+The table only dispatches. Each layer registers the numbers it serves:
+:mod:`sim.guest` the boot-protocol calls (exit, write, checksum, panic,
+idle, workload), the patcher the host-forwarding probes of markers and
+tracepoints. A number nobody registered faults the run.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Callable
+
+from arches import TrapKind
+from sim.errors import ConfigError
+from sim.machine import UNHANDLED, Cpu, Machine, Trap, TrapPriority
+
+HYPERCALL_H = Path(__file__).resolve().parent.parent / "kernel" / "include" / "kisim" / "hypercall.h"
+
+
+def parse_defines(path: Path, prefix: str) -> dict[str, int]:
+    """``#define NAME value`` lines of a C header whose name starts with ``prefix``."""
+    pattern = re.compile(rf"^#define\s+({prefix}\w+)\s+(0x[0-9a-fA-F]+|\d+)\b", re.M)
+    return {name: int(value, 0) for name, value in pattern.findall(path.read_text())}
+
+
+#: Hypercall numbers by name (HC_EXIT, HC_WRITE, ...), from the shared header.
+HYPERCALLS: dict[str, int] = parse_defines(HYPERCALL_H, "HC_")
+
+#: ``handler(cpu, a1, a2, a3)``: the value for the return register (None: 0).
+Hypercall = Callable[[Cpu, int, int, int], "int | None"]
+
+
+class HypercallTable:
+    """Number -> handler, installed on a machine as a guest-priority trap handler."""
+
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
+        self.handlers: dict[int, Hypercall] = {}
+        self.counts: Counter[str] = Counter()
+        self.address = 0            # the hypercall instruction being served
+        self._names = {number: name for name, number in HYPERCALLS.items()}
+        machine.add_trap_handler(self._on_trap, TrapPriority.GUEST)
+
+    def register(self, name: str, handler: Hypercall) -> None:
+        """Serve hypercall ``name`` (an ``HC_*`` name) with ``handler``."""
+        if name not in HYPERCALLS:
+            raise ConfigError(f"unknown hypercall {name!r} "
+                              f"(valid: {', '.join(HYPERCALLS)})")
+        number = HYPERCALLS[name]
+        if number in self.handlers:
+            raise ConfigError(f"hypercall {name} already has a handler")
+        self.handlers[number] = handler
+
+    def unregister(self, name: str) -> None:
+        if self.handlers.pop(HYPERCALLS.get(name, -1), None) is None:
+            raise ConfigError(f"hypercall {name!r} has no handler")
+
+    def _on_trap(self, cpu: Cpu, trap: Trap) -> object:
+        if trap.kind is not TrapKind.SYSCALL:
+            return UNHANDLED
+        nr, a1, a2, a3 = (cpu.arg(i) for i in range(4))
+        handler = self.handlers.get(nr)
+        if handler is None:
+            name = self._names.get(nr)
+            what = f"hypercall {name} has no handler" if name else f"unknown hypercall {nr}"
+            raise self.machine.fault(cpu, what, pc=trap.address)
+        self.counts[self._names[nr]] += 1
+        self.address = trap.address
+        result = handler(cpu, a1, a2, a3)
+        cpu.set_reg(cpu.arch.ret, result or 0)
+        return None
+
+
+__all__ = ["HYPERCALLS", "HYPERCALL_H", "Hypercall", "HypercallTable", "parse_defines"]

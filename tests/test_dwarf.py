@@ -1,0 +1,41 @@
+"""Guest struct layouts from the kernel's DWARF, against the C declarations."""
+from __future__ import annotations
+
+import pytest
+
+from arches import NAMES, get_arch
+from kbuild import build
+from sim.dwarf import layouts, struct
+from sim.elf import read_elf
+from sim.errors import ConfigError
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_marker_and_tracepoint_layouts_match_the_c_structs(name):
+    arch, elf = get_arch(name), build(name).elf
+    w = arch.word
+    marker = struct(elf, "marker")       # { name, format, char state, call, private } aligned(8)
+    assert marker.members == {"name": 0, "format": w, "state": 2 * w, "call": 3 * w,
+                              "private": 4 * w}
+    assert marker.size == (5 * w + 7) // 8 * 8
+    tp = struct(elf, "tracepoint")
+    assert list(tp.members) == ["name", "state", "funcs", "hc_probe"]
+    assert tp.members["funcs"] == 2 * w and tp.members["hc_probe"] == 3 * w
+    sections = read_elf(elf).sections
+    assert sections["__markers"].size % marker.size == 0
+    assert sections["__tracepoints"].size % tp.size == 0
+    task = struct(elf, "task_struct")
+    assert task.offset("pid") == 2 * w and task.offset("comm") > task.offset("pid")
+
+
+def test_layouts_are_cached_per_elf_and_errors_are_one_line(tmp_path):
+    elf = build("x86_64").elf
+    assert layouts(elf) is layouts(elf)
+    with pytest.raises(ConfigError, match="no struct nonesuch"):
+        struct(elf, "nonesuch")
+    with pytest.raises(ConfigError, match="has no member 'bogus'"):
+        struct(elf, "marker").offset("bogus")
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"nope")
+    with pytest.raises(ConfigError, match="cannot read DWARF"):
+        layouts(junk)
