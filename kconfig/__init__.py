@@ -41,7 +41,7 @@ class KconfigError(Exception):
 
 __all__ = ["KconfigError", "SRCTREE", "config_hash_text", "defconfig", "enabled",
            "kconfig_path", "defconfig_path", "load", "load_config", "menuconfig", "olddefconfig",
-           "parse", "savedefconfig", "write_autoconf", "write_config"]
+           "parse", "savedefconfig", "set_values", "write_autoconf", "write_config"]
 
 
 def kconfig_path(arch: str) -> Path:
@@ -200,6 +200,21 @@ def _load_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> kconf
     _raise_warnings(kconf)
     _check_assignments(kconf, path)
     return kconf
+
+
+def set_values(kconf: kconfiglib.Kconfig, values: dict[str, str], arch: str) -> None:
+    """Set ``NAME -> value`` (``--set``) on ``kconf``; :class:`KconfigError` naming why
+    a value did not take (unmet dependency, select, range), as for a .config line."""
+    for name, value in values.items():
+        sym = kconf.syms.get(name)
+        if sym is None or not sym.nodes:
+            raise KconfigError(f"CONFIG_{name}: no such symbol in the {arch} Kconfig")
+        sym.set_value(value)
+    problems = [f"--set {name}={value} did not take (value is {kconf.syms[name].str_value}): "
+                f"{_why(kconf.syms[name])}"
+                for name, value in values.items() if kconf.syms[name].str_value != value]
+    if problems:
+        raise KconfigError("; ".join(problems))
 
 
 def defconfig(arch: str) -> kconfiglib.Kconfig:
