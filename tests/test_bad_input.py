@@ -202,3 +202,28 @@ def test_dot_config_used_when_present(arch, tmp_path: Path, monkeypatch, capsys)
     out, err = capsys.readouterr()
     assert json.loads(out)["config"] == ".config"
     assert "using ./.config" in err
+
+
+def test_broken_pipe_exits_quietly(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    src = tmp_path / "nops.S"
+    src.write_text("nop\n" * 5000)            # JSON listing far beyond a pipe's buffer
+    proc = subprocess.Popen([sys.executable, "-m", "kisim.cli", "asm", "--arch", A,
+                             "--json", "-f", str(src)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(1)
+    proc.stdout.close()                     # the reader goes away, as `| head -c1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0 and err == ""
+
+
+def test_interrupt_exits_130(monkeypatch, capsys) -> None:
+    from kisim.commands import arches as arches_cmd
+
+    def interrupted(*_a: object) -> None:
+        raise KeyboardInterrupt
+    monkeypatch.setattr(arches_cmd, "print_json", interrupted)
+    assert main(["arches", "--json"]) == 130
+    assert capsys.readouterr().err == "kisim: interrupted\n"
