@@ -324,6 +324,7 @@ def menuconfig(arch: str, path: str | os.PathLike[str]) -> None:
     import curses
 
     import menuconfig as kconfiglib_menuconfig  # kconfiglib's menuconfig.py
+    _check_target(Path(path))                   # it saves through kconfiglib directly
     if Path(path).exists():
         kconf = load_config(arch, path)
     else:

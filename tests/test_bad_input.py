@@ -227,3 +227,12 @@ def test_interrupt_exits_130(monkeypatch, capsys) -> None:
     monkeypatch.setattr(arches_cmd, "print_json", interrupted)
     assert main(["arches", "--json"]) == 130
     assert capsys.readouterr().err == "kisim: interrupted\n"
+
+
+def test_menuconfig_refuses_non_regular_target(arch, tmp_path: Path) -> None:
+    import kconfig
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(kconfig.KconfigError, match="not a regular file"):
+        kconfig.menuconfig(arch.name, fifo)
+    assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
