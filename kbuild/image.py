@@ -171,15 +171,7 @@ def _load(arch: str, config: str | os.PathLike[str] | None,
     """The configuration: a .config (None: defconfig), then ``overrides`` (NAME -> value)."""
     kconf = kconfig.defconfig(arch) if config is None else kconfig.load_config(arch, config)
     wanted = {name.removeprefix("CONFIG_"): str(value) for name, value in (overrides or {}).items()}
-    for name, value in wanted.items():
-        sym = kconf.syms.get(name)
-        if sym is None or not sym.nodes:
-            raise kconfig.KconfigError(f"CONFIG_{name}: no such symbol in the {arch} Kconfig")
-        sym.set_value(value)
-    for name, value in wanted.items():
-        if kconf.syms[name].str_value != value:
-            raise kconfig.KconfigError(f"CONFIG_{name}={value} did not take (value is "
-                                       f"{kconf.syms[name].str_value})")
+    kconfig.set_values(kconf, wanted, arch)
     return kconf
 
 

@@ -20,6 +20,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
+import stat
+import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -38,7 +41,7 @@ class KconfigError(Exception):
 
 __all__ = ["KconfigError", "SRCTREE", "config_hash_text", "defconfig", "enabled",
            "kconfig_path", "defconfig_path", "load", "load_config", "menuconfig", "olddefconfig",
-           "parse", "savedefconfig", "write_autoconf", "write_config"]
+           "parse", "savedefconfig", "set_values", "write_autoconf", "write_config"]
 
 
 def kconfig_path(arch: str) -> Path:
@@ -199,6 +202,21 @@ def _load_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> kconf
     return kconf
 
 
+def set_values(kconf: kconfiglib.Kconfig, values: dict[str, str], arch: str) -> None:
+    """Set ``NAME -> value`` (``--set``) on ``kconf``; :class:`KconfigError` naming why
+    a value did not take (unmet dependency, select, range), as for a .config line."""
+    for name, value in values.items():
+        sym = kconf.syms.get(name)
+        if sym is None or not sym.nodes:
+            raise KconfigError(f"CONFIG_{name}: no such symbol in the {arch} Kconfig")
+        sym.set_value(value)
+    problems = [f"--set {name}={value} did not take (value is {kconf.syms[name].str_value}): "
+                f"{_why(kconf.syms[name])}"
+                for name, value in values.items() if kconf.syms[name].str_value != value]
+    if problems:
+        raise KconfigError("; ".join(problems))
+
+
 def defconfig(arch: str) -> kconfiglib.Kconfig:
     """The arch's Kconfig loaded with ``arches/<arch>/defconfig``."""
     return _load_into(load(arch), defconfig_path(arch))
@@ -216,23 +234,76 @@ def olddefconfig(arch: str, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
     return kconf
 
 
-def _write(path: str | os.PathLike[str], writer: Callable[[str, str], object], header: str) -> None:
-    """Call a kconfiglib writer, creating the directory and mapping OSError."""
+def _check_target(path: Path) -> None:
+    """Refuse to write anything but a regular file (or a new one in a directory)."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        kind = ("a symbolic link" if path.is_symlink() else
+                "a directory" if path.is_dir() else "not a regular file")
+        raise KconfigError(f"{path}: {kind}; kisim writes configurations only to regular files")
+
+
+def _write(path: str | os.PathLike[str], writer: Callable[[str, str], object], header: str,
+           backup: bool = False) -> None:
+    """Write through ``writer`` into a temp file beside ``path``, then rename it over ``path``.
+
+    Only regular files are written: a device, FIFO, directory or symlink is
+    refused before anything is touched, and a crash leaves the old file whole
+    (the rename is atomic). With ``backup``, an existing file is first copied
+    to ``path.old``, as kconfiglib's ``write_config`` does for ``.config``.
+    """
+    target = Path(path)
+    _check_target(target)
+    tmp = None
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        writer(os.fspath(path), header)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        writer(tmp, header)
+        if target.exists():
+            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+            if backup:
+                shutil.copy2(target, f"{target}.old")
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+        tmp = None
     except OSError as err:
         raise KconfigError(f"{os.fspath(path)}: {err.strerror or err}") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    return Path(a).exists() and Path(b).exists() and os.path.samefile(a, b)
 
 
 def write_config(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
     """Write a full .config, with the kernel's "DO NOT EDIT" header."""
     header = f"#\n# Automatically generated file; DO NOT EDIT.\n# {kconf.mainmenu_text}\n#\n"
-    _write(path, kconf.write_config, header)
+    _write(path, lambda name, text: kconf.write_config(name, text, save_old=False), header,
+           backup=True)
 
 
-def savedefconfig(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
-    """Write the minimal config (``make savedefconfig``): only non-default values."""
+def savedefconfig(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str],
+                  source: str | os.PathLike[str] | None = None) -> None:
+    """Write the minimal config (``make savedefconfig``): only non-default values.
+
+    Refuses to write over ``source``, the full configuration it came from:
+    replacing a .config with its minimal form would silently lose it.
+    """
+    if source is not None and _same_file(path, source):
+        raise KconfigError(f"{os.fspath(path)}: is the configuration being read; "
+                           "write the minimal config to another file")
     _write(path, kconf.write_min_config, "")
 
 
@@ -253,6 +324,7 @@ def menuconfig(arch: str, path: str | os.PathLike[str]) -> None:
     import curses
 
     import menuconfig as kconfiglib_menuconfig  # kconfiglib's menuconfig.py
+    _check_target(Path(path))                   # it saves through kconfiglib directly
     if Path(path).exists():
         kconf = load_config(arch, path)
     else:

@@ -10,14 +10,23 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import os
 import sys
+from typing import NoReturn
 
 from kisim import commands
 from kisim.errors import user_errors
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2), for every subcommand too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} -h')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kisim",
         description="Emulated multi-architecture kernel instrumentation simulator: "
                     "x86-64, ARM and PowerPC guests under Unicorn, with markers, "
@@ -34,21 +43,30 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from sim.errors import GuestFault
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
         return args.func(args) or 0
     except GuestFault as fault:
         print(fault.report(), file=sys.stderr)
         return 1
-    except user_errors() as err:
-        print(f"kisim: error: {err}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
-        sys.stderr.close()   # reader went away (e.g. `| head`): not an error
+        # the reader went away (e.g. `| head`): not an error; point stdout at
+        # /dev/null so the interpreter's final flush does not complain
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except user_errors() as err:
+        print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("kisim: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line(err: BaseException) -> str:
+    """The error as one line; an OSError as ``FILE: reason``."""
+    if isinstance(err, OSError) and err.strerror:
+        return f"{err.filename}: {err.strerror}" if err.filename else err.strerror
+    return " ".join(str(err).split())
 
 
 if __name__ == "__main__":

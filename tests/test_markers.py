@@ -241,7 +241,7 @@ def test_site_view_shows_dormant_and_armed(arch, capsys) -> None:
     import json
 
     from kisim.cli import main
-    assert main(["site", "--arch", arch.name, "kmalloc", "--json"]) == 0
+    assert main(["site", "--arch", arch.name, "--marker", "kmalloc", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     (site,) = data["sites"]
     assert site["record"]["section"] == "__imv"

@@ -6,7 +6,9 @@ import sys
 
 from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_of, print_json
 from kisim.errors import UsageError
-from sim.asm import assemble, disassemble
+from sim.asm import assemble
+from sim.asm import listing as decode_all
+from sim.errors import GuestFault
 from sim.snippet import SNIPPET_BASE, run_snippet
 
 
@@ -16,8 +18,14 @@ def _source(args: argparse.Namespace) -> str:
     if args.file:
         if args.file == "-":
             return sys.stdin.read()
-        with open(args.file, encoding="utf-8") as f:
-            return f.read()
+        with open(args.file, "rb") as f:
+            raw = f.read()
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = raw[:err.start].count(b"\n") + 1
+            raise UsageError(f"{args.file}:{line}: not UTF-8 text "
+                             f"(byte {raw[err.start]:#04x} at offset {err.start})") from None
     if not args.text:
         raise UsageError("no assembly given (text argument or -f FILE)")
     return args.text
@@ -27,17 +35,35 @@ def run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
     if not 1 <= args.cpus <= MAX_CPUS:
         raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
+    if args.max_instructions < 1:
+        raise UsageError(f"--max-instructions {args.max_instructions}: must be at least 1")
+    if args.quantum < 1:
+        raise UsageError(f"--quantum {args.quantum}: must be at least 1")
     text = _source(args)
-    code = assemble(arch, text, SNIPPET_BASE)
-    listing = disassemble(arch, code, SNIPPET_BASE)
+    source = None if not args.file else ("<stdin>" if args.file == "-" else args.file)
+    code = assemble(arch, text, SNIPPET_BASE, source=source)
+    listing = decode_all(arch, code, SNIPPET_BASE)
+    undecodable = [i for i in listing if i.mnemonic == ".byte"]
+    if args.run and undecodable:
+        raise UsageError(f"{arch.name}: bytes at {undecodable[0].address:#x} "
+                         f"({undecodable[0].bytes.hex(' ')}) do not decode as {arch.name} "
+                         "instructions; not running them (drop --run to see the listing)")
     out: dict = {"arch": arch.name, "cpus": args.cpus, "base": SNIPPET_BASE,
                  "bytes": code.hex(),
                  "disassembly": [{"address": i.address, "bytes": i.bytes.hex(), "text": i.text}
                                  for i in listing]}
     snippet = None
     if args.run:
-        snippet = run_snippet(arch, text, args.cpus, quantum=args.quantum, seed=args.seed,
-                              max_instructions=args.max_instructions)
+        try:
+            snippet = run_snippet(arch, text, args.cpus, quantum=args.quantum, seed=args.seed,
+                                  max_instructions=args.max_instructions)
+        except GuestFault as fault:
+            if not args.json:
+                raise
+            out["fault"] = fault.to_json()
+            print_json(out)
+            print(f"kisim: guest fault: {fault}", file=sys.stderr)
+            return 1
         out.update(per_cpu=snippet.per_cpu(), quantum=args.quantum, seed=args.seed,
                    traps=[{"cpu": t.cpu, "kind": t.kind.value, "address": t.address}
                           for t in snippet.traps])

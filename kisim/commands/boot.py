@@ -8,10 +8,13 @@ the reference exits 1.
 from __future__ import annotations
 
 import argparse
+import time
 
 from kbuild import build
-from kisim.commands.build import add_config, overrides, sites_line
-from kisim.commands.common import add_arch, add_cpus, add_json, print_json
+from kisim.commands.build import add_config, chosen_config, overrides, sites_line
+from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, print_json
+from kisim.errors import UsageError
+from kisim.progress import progress
 from patcher.tables import load_tables
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, boot, check_workload
 
@@ -36,15 +39,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_boot)
 
 
+def config_note(args: argparse.Namespace) -> None:
+    """Resolve ``args.config`` in place (--config, else ./.config, else the defconfig)."""
+    path = chosen_config(args).path
+    args.config = None if path is None else str(path)
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if not 1 <= args.cpus <= MAX_CPUS:
+        raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
+    for flag, value in (("--quantum", args.quantum), ("--max-instructions", args.max_instructions)):
+        if value < 1:
+            raise UsageError(f"{flag} {value}: must be at least 1")
+
+
 def cmd_boot(args: argparse.Namespace) -> int:
+    _check_numbers(args)
     check_workload(args.workload, args.size)      # before a possibly long build
-    b = build(args.arch, args.config, overrides=overrides(args))
-    tables = load_tables(b.elf, b.arch)
-    result = boot(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                  quantum=args.quantum, seed=args.seed, max_instructions=args.max_instructions)
+    started = time.perf_counter()
+    config_note(args)
+    with progress(f"boot {args.arch} {args.workload}", enabled=not args.json):
+        b = build(args.arch, args.config, overrides=overrides(args))
+        tables = load_tables(b.elf, b.arch)
+        result = boot(b, cpus=args.cpus, workload=args.workload, size=args.size,
+                      quantum=args.quantum, seed=args.seed,
+                      max_instructions=args.max_instructions)
+    wall = time.perf_counter() - started
     if args.json:
         out = result.to_json()
-        out.update(cached=b.cached, key=b.key, sites=tables.counts())
+        out.update(cached=b.cached, key=b.key, sites=tables.counts(), config=args.config,
+                   wall_seconds=round(wall, 3))
         print_json(out)
         return 0 if result.ok else 1
     print(result.console, end="" if result.console.endswith("\n") else "\n")
@@ -52,7 +76,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
     for c in result.per_cpu:
         print(f"{c['cpu']:>4} {c['instructions']:>14,} {c['modeled_cycles']:>16,.0f}")
     print(f"{'all':>4} {result.instructions:>14,} {result.modeled_cycles:>16,.0f}"
-          f"   ({result.seconds:.2f} s host time)")
+          f"   ({wall:.2f} s host time, build and boot)")
     if result.ok:
         print(f"checksum {result.checksum:#010x} (matches the reference)")
     else:

@@ -73,9 +73,10 @@ def sites_line(counts: dict[str, int]) -> str:
 
 
 def chosen_config(args: argparse.Namespace) -> ConfigChoice:
-    """The --config, ./.config or defconfig, announced on stderr unless --json."""
+    """The --config, ./.config or defconfig; using ./.config is announced on stderr
+    (an explicit --config or the defconfig needs no announcement)."""
     choice = resolve_config(args.arch, args.config)
-    if not args.json:
+    if choice.source == "./.config":         # stderr: --json output stays clean
         print(choice.describe(), file=sys.stderr)
     return choice
 

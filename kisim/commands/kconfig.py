@@ -58,7 +58,8 @@ def cmd_olddefconfig(args: argparse.Namespace) -> int:
 
 
 def cmd_savedefconfig(args: argparse.Namespace) -> int:
-    kconfig.savedefconfig(kconfig.load_config(args.arch, args.config), args.output)
+    kconfig.savedefconfig(kconfig.load_config(args.arch, args.config), args.output,
+                          source=args.config)
     print(f"# minimal configuration written to {args.output}")
     return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from kbuild import build
+from kisim.commands.boot import config_note
 from kisim.commands.build import add_config, overrides
 from kisim.commands.common import add_arch, add_json, print_json
 from patcher.errors import PatchError
@@ -17,18 +18,29 @@ from sim.asm import disassemble
 from sim.guest import Guest
 
 
-def _records(inst: Instrumentation, name: str) -> tuple[str, list, list[int]]:
-    """(kind, struct records, enable-site addresses) for ``name``."""
-    markers = inst.tables.markers_named(name)
+def _views(inst: Instrumentation, name: str, kind: str | None) -> list[tuple[str, list, list[int]]]:
+    """(kind, struct records, enable-site addresses) for each thing called ``name``.
+
+    ``kind`` (``"marker"``/``"tracepoint"``) picks one when the name is both,
+    as sched_switch, sched_wakeup, kmalloc and kfree are; without it both
+    are returned, the marker first.
+    """
+    views: list[tuple[str, list, list[int]]] = []
+    markers = inst.tables.markers_named(name) if kind != "tracepoint" else []
     if markers:
-        return "marker", markers, [a for m in markers for a in m.sites]
-    try:
-        tp = inst.tables.tracepoint(name)
-    except KeyError:
-        names = inst.tables.marker_names() + [t.name for t in inst.tables.tracepoints]
-        raise PatchError("ENOENT", f"no marker or tracepoint {name!r} "
-                                   f"(known: {', '.join(sorted(set(names)))})") from None
-    return "tracepoint", [tp], list(tp.sites)
+        views.append(("marker", markers, [a for m in markers for a in m.sites]))
+    if kind != "marker":
+        try:
+            tp = inst.tables.tracepoint(name)
+            views.append(("tracepoint", [tp], list(tp.sites)))
+        except KeyError:
+            pass
+    if views:
+        return views
+    known = (inst.tables.marker_names() if kind != "tracepoint" else []) + \
+        ([t.name for t in inst.tables.tracepoints] if kind != "marker" else [])
+    raise PatchError("ENOENT", f"no {kind or 'marker or tracepoint'} {name!r} "
+                               f"(known: {', '.join(sorted(set(known)))})")
 
 
 def _site_record(inst: Instrumentation, addr: int) -> dict:
@@ -56,27 +68,35 @@ def _snapshot(inst: Instrumentation, addrs: list[int]) -> list[dict]:
     return out
 
 
-def run(args: argparse.Namespace) -> int:
-    b = build(args.arch, args.config, overrides=overrides(args))
-    inst = attach(Guest(b, cpus=1))
-    kind, records, addrs = _records(inst, args.name)
+def _view(inst: Instrumentation, name: str, kind: str, records: list,
+          addrs: list[int]) -> dict:
+    """Arm ``name`` as ``kind``, snapshot its sites before and after, then disarm it."""
     before = _snapshot(inst, addrs)
     if kind == "marker":
-        inst.markers.marker_probe_register(args.name, records[0].format, lambda *a: None)
-        inst.markers.marker_arm(args.name)          # ENOENT without a probe (2.6.27)
+        probe = lambda *a: None  # noqa: E731
+        inst.markers.marker_probe_register(name, records[0].format, probe)
+        inst.markers.marker_arm(name)          # ENOENT without a probe (2.6.27)
     else:
-        inst.tracepoints.register_trace(args.name, lambda *a: None)
+        probe = lambda *a: None  # noqa: E731
+        inst.tracepoints.register_trace(name, probe)
     after = _snapshot(inst, addrs)
-    sites = [{"record": _site_record(inst, a), "dormant": d, "armed": x}
-             for a, d, x in zip(addrs, before, after)]
-    structs = [{k: v for k, v in vars(r).items() if k != "sites"} for r in records]
-    if args.json:
-        print_json({"arch": b.arch, "name": args.name, "kind": kind,
-                    "records": structs, "sites": sites})
-        return 0
+    if kind == "marker":
+        inst.markers.marker_disarm(name)
+        inst.markers.marker_probe_unregister(name, probe)
+    else:
+        inst.tracepoints.unregister_trace(name, probe)
+    return {"kind": kind,
+            "records": [{k: v for k, v in vars(r).items() if k != "sites"} for r in records],
+            "sites": [{"record": _site_record(inst, a), "dormant": d, "armed": x}
+                      for a, d, x in zip(addrs, before, after)],
+            "enable": records[0].enable}
+
+
+def _print_view(arch: str, name: str, view: dict) -> None:
+    kind, structs, sites = view["kind"], view["records"], view["sites"]
     section = "__markers" if kind == "marker" else "__tracepoints"
-    print(f"{b.arch}: {kind} {args.name}, {len(records)} {section} record(s), "
-          f"{len(sites)} enable site(s), mechanism {records[0].enable}")
+    print(f"{arch}: {kind} {name}, {len(structs)} {section} record(s), "
+          f"{len(sites)} enable site(s), mechanism {view['enable']}")
     for r in structs:
         print(f"  {section} @ {r['address']:#x}: state @ {r['state_addr']:#x}"
               + (f", format {r['format']!r}" if "format" in r else ""))
@@ -88,6 +108,27 @@ def run(args: argparse.Namespace) -> int:
         for label in ("dormant", "armed"):
             d = s[label]
             print(f"    {label:8} {d['address']:#x}:  {d['bytes']:<20} {d['text']}")
+
+
+def run(args: argparse.Namespace) -> int:
+    config_note(args)
+    b = build(args.arch, args.config, overrides=overrides(args))
+    inst = attach(Guest(b, cpus=1))
+    views = [_view(inst, args.name, *v) for v in _views(inst, args.name, args.kind)]
+    if args.json:
+        if len(views) == 1:
+            print_json({"arch": b.arch, "name": args.name, "config": args.config, **views[0]})
+        else:
+            print_json({"arch": b.arch, "name": args.name, "config": args.config,
+                        "kind": "ambiguous", "views": views})
+        return 0
+    if len(views) > 1:
+        print(f"{args.name!r} is both a marker and a tracepoint; both are shown "
+              "(--marker or --tracepoint picks one)\n")
+    for i, view in enumerate(views):
+        if i:
+            print()
+        _print_view(b.arch, args.name, view)
     return 0
 
 
@@ -96,6 +137,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__)
     add_arch(p)
     p.add_argument("name", help="marker or tracepoint name, e.g. kmalloc or sched_switch")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--marker", dest="kind", action="store_const", const="marker",
+                       help="NAME is a marker (for names that are both)")
+    which.add_argument("--tracepoint", dest="kind", action="store_const", const="tracepoint",
+                       help="NAME is a tracepoint (for names that are both)")
     add_config(p)
     add_json(p)
     p.set_defaults(func=run)
