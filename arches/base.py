@@ -104,6 +104,9 @@ class Arch:
     cc_flags: tuple[str, ...] = field(default=())
     imv_sign_extends: bool = False    # the immediate load sign-extends (PPC li)
     site_len: int = 4                 # bytes of a jump-label / marker site
+    # Instruction fetch sees stores once the CPU serializes, with no cache
+    # flush (x86); otherwise only lines flush_icache_range covered do.
+    icache_coherent: bool = False
 
     @property
     def site_nop(self) -> bytes:
