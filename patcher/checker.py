@@ -16,8 +16,8 @@ are part of the checked set.
 A code hook on the loop's text checks what each CPU executes *from its own
 fetch view*. A finding is one of:
 
-- ``torn``: a CPU decoded a site instruction whose length is neither the
-  old one's, the new one's nor the breakpoint's;
+- ``torn``: a CPU fetched a site instruction that is neither the old one,
+  the new one nor the breakpoint (a mix of their bytes);
 - ``wild branch``: a CPU executed at an address that is no instruction
   boundary of the old or new code, or left a site for anywhere but the old
   or new instruction's successor (a call must also leave the right return
@@ -199,7 +199,8 @@ class PatchChecker:
         self.code_end = BASE + len(code)
         # Valid instruction starts and their lengths (old and new code agree,
         # as each site keeps its length); a site may also hold the breakpoint.
-        bp = len(arch.kprobe_breakpoint(arch.nop(size)))
+        self.breakpoint = arch.kprobe_breakpoint(arch.nop(size))
+        bp = len(self.breakpoint)
         insns = disassemble(arch, code, BASE)
         assert sum(len(i.bytes) for i in insns) == len(code)
         self.sizes = {i.address: frozenset({len(i.bytes)} | ({bp} if i.address in self.site_at
@@ -241,7 +242,13 @@ class PatchChecker:
                          f"fetched a {size}-byte instruction at a "
                          f"{'/'.join(map(str, sorted(sizes)))}-byte site")
         elif addr in self.site_at:
-            self._pending[cpu] = (self.site_at[addr], self._allowed[addr], self.phase)
+            site = self.site_at[addr]
+            if self.views.read(cpu, addr, size) not in (site.off, site.on, self.breakpoint):
+                self._report(cpu, addr, self._disasm(cpu, addr, size), "torn",
+                             "fetched a mix of the old and the new instruction")
+                uc.emu_stop()
+                return
+            self._pending[cpu] = (site, self._allowed[addr], self.phase)
             return
         else:
             return
@@ -316,7 +323,7 @@ class PatchChecker:
         try:
             self.machine.step(index, count)
         except GuestFault as fault:
-            self._report(index, fault.pc, fault.insn, "fault", fault.reason)
+            self._report(index, fault.pc, self._disasm(index, fault.pc), "fault", fault.reason)
 
     def interleave(self) -> None:
         """Each live CPU, in a seeded order, receives pending pieces and runs a while."""
