@@ -12,7 +12,7 @@ finding can be streamed to ``on_finding`` as it is consumed.
 
 Usage::
 
-    spec = CheckSpec("arm", cpus=2, protocol="mypkg.patching:my_patch_text")
+    spec = CheckSpec(arches.NAMES[0], cpus=2, protocol="mypkg.patching:my_patch_text")
     result = sweep(spec, range(10_000), jobs=2)
     for f in result.findings:
         print(f.line())
@@ -256,6 +256,7 @@ def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None
     size = 1 if serial else max(1, min(CHUNK, len(seeds) // (8 * max(jobs, 1))))
     executor: ProcessPoolExecutor | None = None
     client = None
+    chunks: Iterator[Chunk] | None = None
     try:
         if serial:
             chunks = (run_chunk(spec, a, b) for a, b in _chunks(seeds, 1))
@@ -280,6 +281,8 @@ def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
+        if chunks is not None:
+            chunks.close()                       # cancel what is still in flight
         if executor is not None:
             executor.shutdown(wait=not result.interrupted, cancel_futures=True)
         if client is not None:
