@@ -52,7 +52,7 @@ from sim.machine import PAGE, Cpu, Machine, Trap
 BASE = 0x10000
 STACK = 0x1000
 MAX_RUN = 12                 # the most instructions a CPU runs at one interleaving point
-KINDS = ("torn", "stale", "wild branch", "fault")
+KINDS = ("torn", "stale", "wild branch", "fault", "wrong checksum")   # the last: kernel mode
 STRADDLE = (16, 64)          # the boundaries the two sites cross where pieces allow it
 
 

@@ -27,7 +27,7 @@ import threading
 import time
 from collections import Counter, deque
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -35,6 +35,7 @@ from arches import get_arch
 from arches.base import TextPokeBatch
 from patcher.checker import KINDS, Finding, PatchChecker, protocol_name
 from patcher.checker_ablate import Ablated, Ablation, ablations
+from patcher.checker_kernel import KernelChecker
 
 KEEP = 10                  # first findings kept per kind
 CHUNK = 100                # most seeds in one worker task
@@ -75,8 +76,17 @@ class CheckSpec:
     naive: bool = False
     without: str | None = None      # an ablation name (see ablation_names)
     path: str | None = None         # sys.path entry a "module:function" protocol needs
+    kernel: bool = False            # patch the guest kernel under hackbench instead
 
-    def checker(self) -> PatchChecker:
+    def checker(self) -> PatchChecker | KernelChecker:
+        """The loop checker for this spec, or the guest-kernel checker with ``kernel``."""
+        loop = self._loop_checker()
+        if not self.kernel:
+            return loop
+        return KernelChecker(self.arch, self.cpus, protocol=loop.patcher.protocol,
+                             protocol_name=loop.protocol_name)
+
+    def _loop_checker(self) -> PatchChecker:
         if self.path and self.path not in sys.path:
             sys.path.insert(0, self.path)
         protocol = load_protocol(self.protocol)[0] if isinstance(self.protocol, str) \
@@ -104,6 +114,8 @@ class CheckSpec:
             words += ["--protocol", ref]
         if self.without is not None:
             words += ["--without", f"'{self.without}'"]
+        if self.kernel:
+            words.append("--kernel")
         return " ".join(words + ["--replay", str(seed)])
 
 
@@ -115,7 +127,7 @@ def _ablations(checker: PatchChecker) -> list[Ablation]:
 
 def ablation_names(spec: CheckSpec) -> list[str]:
     """The one-step variants of ``spec``'s protocol, in protocol order."""
-    return [a.name for a in _ablations(_cached(spec))]
+    return [a.name for a in _ablations(_cached(replace(spec, without=None, kernel=False)))]
 
 
 @dataclass
@@ -131,7 +143,7 @@ class Chunk:
 _local = threading.local()
 
 
-def _cached(spec: CheckSpec) -> PatchChecker:
+def _cached(spec: CheckSpec) -> PatchChecker | KernelChecker:
     cache = getattr(_local, "checkers", None)
     if cache is None:
         cache = _local.checkers = {}
@@ -197,7 +209,8 @@ class CheckResult:
 
     def to_json(self) -> dict:
         return {"arch": self.spec.arch, "protocol": self.protocol, "naive": self.spec.naive,
-                "without": self.spec.without, "cpus": self.spec.cpus,
+                "without": self.spec.without, "kernel": self.spec.kernel,
+                "cpus": self.spec.cpus,
                 "interleavings": self.interleavings, "seconds": round(self.seconds, 3),
                 "interrupted": self.interrupted, "findings_total": self.total,
                 "seeds_with_findings": self.seeds_with_findings,
@@ -330,7 +343,7 @@ def ablate(spec: CheckSpec, seeds: range,
     """
     rows = []
     for name in [None] + ablation_names(spec):
-        variant = CheckSpec(spec.arch, spec.cpus, spec.protocol, spec.naive, name, spec.path)
+        variant = replace(spec, without=name)
         result = sweep(variant, seeds, stop_at_first=name is not None, **kw)
         first = result.findings[0] if result.total else None
         rows.append(AblationRow(name or "(none)", first is not None,

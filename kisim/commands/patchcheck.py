@@ -22,6 +22,7 @@ from patcher.checker_sweep import (MAX_SEED, MAX_SEEDS, CheckerError, CheckResul
 
 DEFAULT_SEEDS = 10_000
 ABLATE_SEEDS = 1_000
+KERNEL_SEEDS = 20          # each one boots the guest kernel and runs hackbench
 INTERRUPTED = 130
 
 
@@ -60,7 +61,8 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
             sys.path.insert(0, os.getcwd())
         _, path = load_protocol(args.protocol)
         protocol = args.protocol
-    return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path)
+    return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
+                     args.kernel)
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -113,7 +115,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs} must be at least 1")
     jobs = args.jobs or _jobs_default()
-    seeds = _seeds(args, ABLATE_SEEDS if args.ablate else DEFAULT_SEEDS)
+    seeds = _seeds(args, KERNEL_SEEDS if args.kernel else
+                   ABLATE_SEEDS if args.ablate else DEFAULT_SEEDS)
     out: TextIO | None = open(args.findings_out, "w") if args.findings_out else None
     try:
         with progress(f"patchcheck {spec.arch}", total=None if args.ablate else len(seeds),
@@ -160,9 +163,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="remove one step of the protocol (names: see --ablate)")
     p.add_argument("--ablate", action="store_true",
                    help="remove each step of the protocol in turn and tabulate what catches it")
+    p.add_argument("--kernel", action="store_true",
+                   help="patch the guest kernel's marker sites (jump labels, immediate "
+                        "values) while its CPUs run hackbench; checks the checksum too")
     p.add_argument("--seeds", type=int, default=None, metavar="N",
                    help=f"interleavings to run (default {DEFAULT_SEEDS}; with --ablate: "
-                        f"at most {ABLATE_SEEDS} per variant)")
+                        f"at most {ABLATE_SEEDS} per variant; with --kernel: "
+                        f"{KERNEL_SEEDS} boots)")
     p.add_argument("--first-seed", type=int, default=0, metavar="S",
                    help="seed of the first interleaving (default 0)")
     p.add_argument("--replay", type=int, default=None, metavar="SEED",
