@@ -34,9 +34,11 @@ def _timed(spec: CheckSpec, seeds: int, jobs: int) -> tuple[float, dict]:
 
 def _peak_mb(arch: str, seeds: int) -> float:
     """Peak RSS (MB) of a fresh interpreter that runs a serial naive sweep of ``seeds``."""
-    code = ("import resource, sys; from patcher.checker_sweep import CheckSpec, sweep; "
+    # VmHWM belongs to the new process image (ru_maxrss would carry the parent's over).
+    code = ("from patcher.checker_sweep import CheckSpec, sweep; "
             f"sweep(CheckSpec({arch!r}, 2, naive=True), range({seeds})); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+            "print(next(l.split()[1] for l in open('/proc/self/status') "
+            "if l.startswith('VmHWM')))")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True).stdout
     return round(int(out) / 1024, 1)

@@ -64,12 +64,17 @@ class FetchViews:
         self.reset()
 
     def reset(self) -> None:
-        """Every view equal to memory, nothing pending, no stale translations."""
+        """Every view equal to memory, nothing pending, no translations at all.
+
+        A full TB flush, not a ranged removal: Unicorn reclaims the space of
+        removed blocks only when its code buffer is flushed, so a sweep that
+        only removed ranges would grow by the retranslated blocks every seed.
+        """
         data = self.machine.read(self.base, self.size)
         for cpu, view, pending in zip(self.machine.cpus, self.views, self.pending):
             ctypes.memmove(view, data, self.size)
             pending.clear()
-            cpu.uc.ctl_remove_cache(self.base, self.base + self.size)
+            cpu.uc.ctl_flush_tb()
 
     def read(self, cpu: int, addr: int, size: int) -> bytes:
         """What CPU ``cpu`` would fetch at ``addr`` now."""

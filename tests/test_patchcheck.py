@@ -242,3 +242,18 @@ def test_patchcheck_cli_refuses_bad_input_in_one_line(argv, capsys) -> None:
 def test_unknown_arch_is_refused(capsys) -> None:
     assert main(["patchcheck", "--arch", "vax"]) == 2
     assert get_arch("arm") and "unknown arch" in capsys.readouterr().err
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/status") as status:
+        return int(next(line for line in status if line.startswith("VmRSS")).split()[1])
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="needs /proc")
+def test_memory_stays_flat_in_the_number_of_seeds(arch) -> None:
+    spec = CheckSpec(arch.name, 2, naive=True)
+    sweep(spec, range(300))                       # warm up: translations, caches
+    before = _rss_kb()
+    result = sweep(spec, range(300, 1500))
+    assert result.total > 1000
+    assert _rss_kb() - before < 2048, "1,200 more seeds must not grow memory by 2 MB"
