@@ -41,6 +41,7 @@ KEEP = 10                  # first findings kept per kind
 CHUNK = 100                # most seeds in one worker task
 MAX_SEEDS = 10 ** 9        # the most interleavings one sweep may ask for
 MAX_SEED = 2 ** 63 - 1     # the largest seed
+CONNECT_TIMEOUT = 3        # seconds to reach a Dask scheduler
 
 
 class CheckerError(ValueError):
@@ -311,7 +312,7 @@ def _dask_client(address: str):
     except ImportError:
         raise CheckerError("--scheduler needs Dask: pip install 'kisim[dask]'") from None
     try:
-        return Client(address, timeout=10)
+        return Client(address, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError, ValueError) as err:
         raise CheckerError(f"--scheduler {address}: cannot connect: {err}") from None
 
