@@ -120,6 +120,9 @@ class Arch:
     poke_breakpoint: bytes = b""
     # Optional capabilities whose hooks ``ops`` implements (OPTIONAL_CAPABILITIES).
     capabilities: tuple[str, ...] = ()
+    # Instruction fetch sees stores once the CPU serializes, with no cache
+    # flush (x86); otherwise only lines flush_icache_range covered do.
+    icache_coherent: bool = False
 
     @property
     def site_nop(self) -> bytes:

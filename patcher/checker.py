@@ -1,65 +1,59 @@
 """SMP patch-safety checker: patch live text while other CPUs run through it.
 
-Every CPU runs a small loop that passes a jump-label-like site (nop <-> jmp
-over one instruction) and a call site (nop <-> call f). The host enables
-both sites through :class:`~patcher.text.TextPatcher`, lets the CPUs run,
-then disables them again. One seed names one interleaving: before every
-store of the protocol and before every CPU's part of a sync round, each
-CPU runs a seeded number of instructions (often 0 or 1, up to a few loop
-iterations). Two hazards are modeled:
+Every CPU runs a small loop through two patchable sites: a jump-label-like
+site (nop <-> jmp) and a call site (nop <-> call). The host enables both
+through :class:`~patcher.text.TextPatcher` with the protocol under test,
+lets the CPUs run, then disables them again. One seed names one
+interleaving: before every store, flush and every CPU's part of a sync
+round, each CPU receives a seeded subset of the text pieces pending for it
+(:mod:`sim.fetch`: x86 bytes, ARM/PowerPC aligned words; a sync delivers
+what the arch guarantees) and runs a seeded number of instructions.
 
-- **Store tearing** (x86): a multi-byte text store becomes single-byte
-  stores in a seeded order, with CPUs running in between. Aligned 32-bit
-  stores on ARM and PowerPC are single-copy atomic and stay whole.
-- **Stale instruction fetch** (every arch, from :mod:`sim.machine`): a CPU
-  keeps executing the text it translated until its sync.
+Where the arch's pieces are smaller than a site (x86), the sites are laid
+out across a 16-byte and a 64-byte boundary, so fetches that straddle them
+are part of the checked set.
 
-A code hook on the loop's own text (and nowhere else) checks what each CPU
-executes. A finding is a CPU that:
+A code hook on the loop's text checks what each CPU executes *from its own
+fetch view*. A finding is one of:
 
-- ``boundary``: executed at an address that is no instruction boundary of
-  the old or the new code;
-- ``torn``: decoded a site instruction whose length is neither the old
-  one's, the new one's nor the protocol int3's;
-- ``diverted``: left a site for anywhere but the old or the new
-  instruction's successor (a call must also push the right return address);
-- ``stale``: executed the old instruction after the operation returned
-  (or the new one before it began);
-- ``trap`` / ``fault``: hit a trap nobody handled, or faulted.
+- ``torn``: a CPU fetched a site instruction that is neither the old one,
+  the new one nor the breakpoint (a mix of their bytes);
+- ``wild branch``: a CPU executed at an address that is no instruction
+  boundary of the old or new code, or left a site for anywhere but the old
+  or new instruction's successor (a call must also leave the right return
+  address);
+- ``stale``: a CPU executed the old instruction after the operation
+  returned (or the new one before it began), or trapped on a breakpoint
+  its fetch view still held after memory no longer did;
+- ``fault``: an unhandled trap or an emulation fault.
 
 Each finding names its seed; :meth:`PatchChecker.run_seed` with that seed
-replays the interleaving bit for bit. One :class:`PatchChecker` reuses its
-machine for every interleaving (memory, registers and translated blocks
-are reset), which keeps 10,000 interleavings well under a minute.
+replays the interleaving bit for bit. A protocol is any
+``protocol(port, sites)`` callable (see :mod:`arches.base`, ``TextPort``);
+:mod:`patcher.checker_sweep` runs seeds serially, in processes or on Dask.
 """
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Sequence
 
 import unicorn
 
-from arches import Arch, TrapKind, get_arch
+from arches import Arch, get_arch
 from arches.base import TextPokeBatch, TextPort
-from patcher.text import MachinePort, TextPatcher, text_mutex
-from sim.asm import assemble, disasm_one, disassemble
+from patcher.text import MachinePort, TextPatcher
+from sim.asm import disasm_one, disassemble
 from sim.errors import GuestFault
+from sim.fetch import FetchViews
 from sim.machine import PAGE, Cpu, Machine, Trap
 
 BASE = 0x10000
 STACK = 0x1000
 MAX_RUN = 12                 # the most instructions a CPU runs at one interleaving point
-
-# The loop's fixed instructions: count iterations, the instruction the jump
-# label skips, and the body of the called function.
-LOOP_ASM = {
-    "x86_64": ("inc r12", "inc r13", "inc r14; ret"),
-    "arm": ("add r4, r4, #1", "add r5, r5, #1", "add r6, r6, #1; bx lr"),
-    "ppc32": ("addi 4, 4, 1", "addi 5, 5, 1", "addi 6, 6, 1; blr"),
-}
+KINDS = ("torn", "stale", "wild branch", "fault", "wrong checksum")   # the last: kernel mode
+STRADDLE = (16, 64)          # the boundaries the two sites cross where pieces allow it
 
 
 @dataclass(frozen=True)
@@ -92,61 +86,61 @@ class Site:
     target: int
 
 
-def naive_x86(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
-    """A broken x86 patcher: plain multi-byte stores, one sync at the end."""
+def naive_patch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+    """A broken patcher for any arch: one plain store per site, then one sync."""
     for addr, insn in sites:
         port.write_text(addr, insn)
     port.sync_all()
 
 
-def naive_word(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
-    """A broken ARM/PowerPC patcher: the word store, no icache flush, no sync."""
-    for addr, insn in sites:
-        port.write_text(addr, insn)
-
-
-NAIVE = {"x86_64": naive_x86, "arm": naive_word, "ppc32": naive_word}
+def protocol_name(protocol: TextPokeBatch) -> str:
+    return getattr(protocol, "__name__", type(protocol).__name__)
 
 
 class InterleavingPort(MachinePort):
-    """A port that lets the CPUs run before every store and every CPU's sync."""
+    """The checker's TextPort: CPUs run (and receive pending pieces) around every step."""
 
     def __init__(self, checker: PatchChecker) -> None:
         super().__init__(checker.machine)
         self.checker = checker
-        self.tear = checker.arch.name == "x86_64"
 
     def write_text(self, addr: int, data: bytes) -> None:
-        text_mutex.assert_held(f"text write of {len(data)} bytes at {addr:#x}")
-        chk = self.checker
-        if self.tear and len(data) > 1:
-            order = list(range(len(data)))
-            chk.rng.shuffle(order)
-            for k in order:
-                chk.interleave()
-                self.machine.write_text(addr + k, data[k:k + 1])
-        else:
-            chk.interleave()
-            self.machine.write_text(addr, data)
+        self.checker.interleave()
+        super().write_text(addr, data)          # refuses a store without the text lock
+        self.checker.views.store(addr, data)
+
+    def sync_cpu(self, index: int) -> None:
+        self.checker.views.sync(index)
+        super().sync_cpu(index)
 
     def sync_all(self) -> None:
+        """One sync round: the CPUs serialize one at a time, in a seeded order."""
         order = list(range(len(self.machine.cpus)))
         self.checker.rng.shuffle(order)
         for i in order:
             self.checker.interleave()
-            self.machine.sync_cpu(i)
+            self.sync_cpu(i)
         self.machine.sync_rounds += 1
 
     def flush_icache(self, begin: int, end: int) -> None:
         self.checker.interleave()
+        self.checker.views.flush(begin, end)
         super().flush_icache(begin, end)
 
 
-class PatchChecker:
-    """Run seeded interleavings of one arch's patch protocol against running CPUs.
+def _fill(arch: Arch, size: int) -> bytes:
+    """``size`` bytes of the arch's nops, largest first."""
+    out = b""
+    while len(out) < size:
+        out += arch.nop(max(n for n in arch.nops if n <= size - len(out)))
+    return out
 
-    ``naive`` checks the deliberately broken patcher of :data:`NAIVE`;
-    ``protocol`` checks any other ``text_poke_batch``-shaped function.
+
+class PatchChecker:
+    """Run seeded interleavings of one protocol against CPUs running through its sites.
+
+    ``protocol`` defaults to the arch's own ``text_poke_batch``;
+    ``naive=True`` checks :func:`naive_patch` instead.
     """
 
     def __init__(self, arch: str | Arch, cpus: int = 2, *, naive: bool = False,
@@ -155,12 +149,13 @@ class PatchChecker:
         self.naive = naive
         self.machine = Machine(self.arch, cpus)
         self._build()
-        protocol = protocol or (NAIVE[self.arch.name] if naive else None)
-        self.patcher = TextPatcher(self.machine, port=InterleavingPort(self), protocol=protocol)
-        self.protocol_name = (protocol or self.patcher.protocol).__name__
+        self.views = FetchViews(self.machine, BASE, PAGE)
+        chosen = protocol or (naive_patch if naive else None)
+        self.patcher = TextPatcher(self.machine, port=InterleavingPort(self), protocol=chosen)
+        self.protocol_name = protocol_name(self.patcher.protocol)
         self.rng = random.Random(0)
         self.seed = 0
-        self.findings: list[Finding] = []
+        self.findings: list[Finding] = []          # of the current seed only
         self.executed: Counter[str] = Counter()   # site executions by stage and behaviour
         self.phase = "before"
         self._allowed: dict[int, frozenset[str]] = {}
@@ -174,33 +169,45 @@ class PatchChecker:
 
     # -- the guest loop -----------------------------------------------------
     def _build(self) -> None:
+        """Lay out: nops, site A, ``jmp C``, f: ``jmp back``, nops, site C, back: ``jmp BASE``.
+
+        Site A (nop <-> ``jmp C``) skips nothing but is told apart by where
+        the CPU goes next; site C is nop <-> ``call f``, and f jumps back to
+        C's successor, so the checker pops a pushed return address itself.
+        """
         arch = self.arch
-        head_asm, skip_asm, f_asm = LOOP_ASM[arch.name]
         size = len(arch.encode_jump(BASE, BASE + 64))
-        nop = arch.nop(size)
-        head = assemble(arch, head_asm, BASE)
-        a = BASE + len(head)
-        skip = assemble(arch, skip_asm, a + size)
-        c = a + size + len(skip)
+        straddle = size // 2 // arch.insn_align * arch.insn_align
+
+        def place(pos: int, boundary: int) -> int:
+            if not straddle:
+                return pos
+            return -(-(pos + straddle) // boundary) * boundary - straddle
+
+        a = place(BASE, STRADDLE[0])
+        skip = a + size
+        f = skip + size
+        c = place(f + size, STRADDLE[1])
         back = c + size
-        f = back + len(arch.encode_jump(back, BASE))
-        code = (head + nop + skip + nop + arch.encode_jump(back, BASE)
-                + assemble(arch, f_asm, f))
-        self.sites = (Site(a, size, nop, arch.encode_jump(a, c), "jmp", c),
-                      Site(c, size, nop, arch.encode_call(c, f), "call", f))
+        code = (_fill(arch, a - BASE) + arch.nop(size) + arch.encode_jump(skip, c)
+                + arch.encode_jump(f, back) + _fill(arch, c - f - size) + arch.nop(size)
+                + arch.encode_jump(back, BASE))
+        self.sites = (Site(a, size, arch.nop(size), arch.encode_jump(a, c), "jmp", c),
+                      Site(c, size, arch.nop(size), arch.encode_call(c, f), "call", f))
         self.site_at = {s.addr: s for s in self.sites}
         self.code_end = BASE + len(code)
         # Valid instruction starts and their lengths (old and new code agree,
-        # as each site keeps its length); a site may also decode as the int3.
-        int3 = {1} if arch.name == "x86_64" and not self.naive else set()
-        self.sizes = {i.address: frozenset({len(i.bytes)} | (int3 if i.address in self.site_at
-                                                              else set()))
-                      for i in disassemble(arch, code, BASE)}
-        assert sum(len(i.bytes) for i in disassemble(arch, code, BASE)) == len(code)
+        # as each site keeps its length); a site may also hold the breakpoint.
+        self.breakpoint = arch.kprobe_breakpoint(arch.nop(size))
+        bp = len(self.breakpoint)
+        insns = disassemble(arch, code, BASE)
+        assert sum(len(i.bytes) for i in insns) == len(code)
+        self.sizes = {i.address: frozenset({len(i.bytes)} | ({bp} if i.address in self.site_at
+                                                             else set()))
+                      for i in insns}
         trap = arch.kprobe_breakpoint(arch.nop(arch.insn_align))
-        fill = trap * ((PAGE - len(code)) // len(trap))
-        self.text = code + fill
-        self.loop_len = len(self.sizes) + 2       # the longest path round the loop
+        self.text = code + trap * ((PAGE - len(code)) // len(trap))
+        self.loop_len = len(self.sizes)           # at least one trip round the loop
         self.machine.load_code(self.text, BASE, stack_size=STACK)
         self.stack = (self.machine.cpus[0].reg(arch.sp) + 64 - STACK) & ~(PAGE - 1)
 
@@ -211,9 +218,10 @@ class PatchChecker:
         self._dead[cpu] = True
         self.findings.append(Finding(self.seed, cpu, pc, insn, kind, detail, self.phase))
 
-    def _disasm(self, pc: int, size: int | None = None) -> str:
+    def _disasm(self, cpu: int, pc: int, size: int | None = None) -> str:
+        """The instruction CPU ``cpu`` fetches at ``pc`` (its own view)."""
         try:
-            code = self.machine.read(pc, size or self.arch.max_insn_len)
+            code = self.views.read(cpu, pc, size or self.arch.max_insn_len)
         except Exception:
             return "(unmapped)"
         return disasm_one(self.arch, code, pc)
@@ -225,16 +233,21 @@ class PatchChecker:
             self._landed(uc, cpu, addr, *pending)
         sizes = self.sizes.get(addr)
         if sizes is None:
-            self._report(cpu, addr, self._disasm(addr), "boundary",
+            self._report(cpu, addr, self._disasm(cpu, addr), "wild branch",
                          "executed at an address that is no instruction boundary of the "
                          "old or the new code")
         elif size not in sizes:
-            self._report(cpu, addr, self._disasm(addr, size), "torn",
-                         f"decoded a {size}-byte instruction at a "
-                         f"{'/'.join(map(str, sorted(sizes)))}-byte site "
-                         "(bytes shown as in memory now)")
+            self._report(cpu, addr, self._disasm(cpu, addr, size), "torn",
+                         f"fetched a {size}-byte instruction at a "
+                         f"{'/'.join(map(str, sorted(sizes)))}-byte site")
         elif addr in self.site_at:
-            self._pending[cpu] = (self.site_at[addr], self._allowed[addr], self.phase)
+            site = self.site_at[addr]
+            if self.views.read(cpu, addr, size) not in (site.off, site.on, self.breakpoint):
+                self._report(cpu, addr, self._disasm(cpu, addr, size), "torn",
+                             "fetched a mix of the old and the new instruction")
+                uc.emu_stop()
+                return
+            self._pending[cpu] = (site, self._allowed[addr], self.phase)
             return
         else:
             return
@@ -247,14 +260,10 @@ class PatchChecker:
             did = "nop"
         elif addr == site.target:
             did = site.on_kind
-            if did == "call" and self._return_address(uc) != site.addr + site.length:
-                self._report(cpu, site.addr, self._disasm(site.addr), "diverted",
-                             f"entered {addr:#x} with return address "
-                             f"{self._return_address(uc):#x}, not {site.addr + site.length:#x}")
-                uc.emu_stop()
+            if did == "call" and not self._returned(uc, cpu, site):
                 return
         else:
-            self._report(cpu, site.addr, self._disasm(site.addr), "diverted",
+            self._report(cpu, site.addr, self._disasm(cpu, site.addr), "wild branch",
                          f"the site instruction went to {addr:#x}, neither "
                          f"{site.addr + site.length:#x} nor {site.target:#x}")
             uc.emu_stop()
@@ -262,28 +271,40 @@ class PatchChecker:
         self.executed[f"{phase.split(': ')[1]} {did}"] += 1
         if did not in allowed:
             executed = site.off if did == "nop" else site.on
-            when = "after the patch returned" if phase.endswith("after") else "before the patch"
+            after = phase.endswith("after")
             self._report(cpu, site.addr, disasm_one(self.arch, executed, site.addr), "stale",
-                         f"executed the {'old' if phase.endswith('after') else 'new'} "
-                         f"instruction {when}")
+                         f"executed the {'old' if after else 'new'} instruction "
+                         f"{'after the patch returned' if after else 'before the patch'}")
             uc.emu_stop()
 
-    def _return_address(self, uc: unicorn.Uc) -> int:
-        arch = self.arch
+    def _returned(self, uc: unicorn.Uc, cpu: int, site: Site) -> bool:
+        """Check a call's return address; pop it where the call pushed it."""
+        arch, want = self.arch, site.addr + site.length
         if arch.ra is not None:
-            return uc.reg_read(arch.uc_regs[arch.ra])
-        sp = uc.reg_read(arch.uc_regs[arch.sp])
-        return arch.to_int(bytes(uc.mem_read(sp, arch.word)))
+            got = uc.reg_read(arch.uc_regs[arch.ra])
+        else:
+            sp = uc.reg_read(arch.uc_regs[arch.sp])
+            got = arch.to_int(bytes(uc.mem_read(sp, arch.word)))
+            uc.reg_write(arch.uc_regs[arch.sp], sp + arch.word)
+        if got == want:
+            return True
+        self._report(cpu, site.addr, self._disasm(cpu, site.addr), "wild branch",
+                     f"entered {site.target:#x} with return address {got:#x}, not {want:#x}")
+        uc.emu_stop()
+        return False
 
     def _on_trap(self, cpu: Cpu, trap: Trap) -> None:
-        insn, detail = self._disasm(trap.address), f"unhandled {trap.kind.value} trap"
-        bp = self.arch.kprobe_breakpoint(self.arch.nop(self.arch.insn_align))
-        if trap.kind is TrapKind.BREAKPOINT and self.arch.name != "arm" \
-                and self.machine.read(trap.address, len(bp)) != bp:
-            # A breakpoint no longer in memory: the CPU ran a stale copy of it.
-            insn, detail = (disasm_one(self.arch, bp, trap.address),
-                            f"{detail} from a stale copy (memory now holds {insn})")
-        self._report(cpu.index, trap.address, insn, "trap", detail)
+        size = len(self.arch.kprobe_breakpoint(self.arch.nop(self.arch.insn_align)))
+        fetched = self.views.read(cpu.index, trap.address, size)
+        now = self.machine.read(trap.address, size)
+        insn = disasm_one(self.arch, fetched, trap.address)
+        if fetched != now:
+            self._report(cpu.index, trap.address, insn, "stale",
+                         f"{trap.kind.value} trap on a stale fetch: memory now holds "
+                         f"{now.hex(' ')}")
+        else:
+            self._report(cpu.index, trap.address, insn, "fault",
+                         f"unhandled {trap.kind.value} trap")
         cpu.halt()
 
     # -- running ----------------------------------------------------------------
@@ -301,13 +322,14 @@ class PatchChecker:
         try:
             self.machine.step(index, count)
         except GuestFault as fault:
-            self._report(index, fault.pc, fault.insn, "fault", fault.reason)
+            self._report(index, fault.pc, self._disasm(index, fault.pc), "fault", fault.reason)
 
     def interleave(self) -> None:
-        """Each live CPU, in a seeded order, runs a seeded number of instructions."""
+        """Each live CPU, in a seeded order, receives pending pieces and runs a while."""
         order = list(range(len(self.machine.cpus)))
         self.rng.shuffle(order)
         for i in order:
+            self.views.drift(i, self.rng)
             self._run(i, self._draw())
 
     def _reset(self, seed: int) -> None:
@@ -315,13 +337,14 @@ class PatchChecker:
         self.seed, self.rng = seed, random.Random(seed)
         m.write(BASE, self.text)
         m.write(self.stack, bytes(STACK * len(m.cpus)))
+        self.views.reset()
         for cpu, context in zip(m.cpus, self._contexts):
             m.sync_cpu(cpu.index)               # forget stale ranges of the last run
-            cpu.uc.ctl_remove_cache(BASE, BASE + PAGE)
             cpu.uc.context_restore(context)
             cpu.halted = False
         self._pending = [None] * len(m.cpus)
         self._dead = [False] * len(m.cpus)
+        self.findings = []
 
     def _set_phase(self, op: str, stage: str) -> None:
         self.phase = f"{op}: {stage}"
@@ -347,54 +370,10 @@ class PatchChecker:
 
     def run_seed(self, seed: int) -> list[Finding]:
         """One interleaving: warm up, enable both sites, settle, disable, settle."""
-        start = len(self.findings)
         self._reset(seed)
         self._set_phase("enable", "before")
         for i in range(len(self.machine.cpus)):
             self._run(i, self.rng.randint(0, 2 * self.loop_len))
         self._operation("enable")
         self._operation("disable")
-        return self.findings[start:]
-
-    def run(self, seeds: Iterable[int],
-            progress: Callable[[int, int], None] | None = None) -> CheckResult:
-        """Run every seed; ``progress(done, findings)`` is called now and then."""
-        begin = time.perf_counter()
-        done, last = 0, begin
-        for seed in seeds:
-            self.run_seed(seed)
-            done += 1
-            if progress is not None and time.perf_counter() - last > 0.5:
-                last = time.perf_counter()
-                progress(done, len(self.findings))
-        return CheckResult(self.arch.name, self.protocol_name, self.naive,
-                           len(self.machine.cpus), done, time.perf_counter() - begin,
-                           list(self.findings))
-
-
-@dataclass
-class CheckResult:
-    arch: str
-    protocol: str
-    naive: bool
-    cpus: int
-    interleavings: int
-    seconds: float
-    findings: list[Finding]
-
-    @property
-    def seeds_with_findings(self) -> list[int]:
-        return sorted({f.seed for f in self.findings})
-
-    def to_json(self) -> dict:
-        return {"arch": self.arch, "protocol": self.protocol, "naive": self.naive,
-                "cpus": self.cpus, "interleavings": self.interleavings,
-                "seconds": round(self.seconds, 3),
-                "seeds_with_findings": len(self.seeds_with_findings),
-                "findings": [f.to_json() for f in self.findings]}
-
-
-def check(arch: str | Arch, seeds: Iterable[int], cpus: int = 2, *, naive: bool = False,
-          progress: Callable[[int, int], None] | None = None) -> CheckResult:
-    """Run the interleavings ``seeds`` of ``arch``'s protocol (or the naive one)."""
-    return PatchChecker(arch, cpus, naive=naive).run(seeds, progress)
+        return list(self.findings)

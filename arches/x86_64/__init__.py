@@ -251,6 +251,7 @@ ARCH = Arch(
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
     },
     site_len=5,                          # P6_NOP5_ATOMIC <-> jmp rel32
+    icache_coherent=True,                # Intel SDM vol. 3A §8.1.3: serialize, no flush
     poke_breakpoint=INT3,
     clock=Cost(2_000_000_000, "Documentation/trace/kprobes.rst measures x86-64 on a 2 GHz "
                    "Opteron; the trap cost above is taken at that clock"),

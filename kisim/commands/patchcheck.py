@@ -1,78 +1,144 @@
 """``kisim patchcheck``: the SMP patch-safety checker (patcher/checker.py).
 
-Exit status: 0 when no interleaving produced a finding, 1 when at least one
-did (each is listed with the seed that replays it: ``--replay SEED``), 2 on
-bad input.
+Exit status: 0 when no interleaving produced a finding (``--ablate``: every
+removed step was caught and the protocol as written was clean), 1
+otherwise, 2 on bad input, 130 on Ctrl-C (after printing what was found).
+Each finding prints its seed and the command that replays it.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
-from collections import Counter
-from typing import Callable
+from typing import Callable, TextIO
 
 from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_of, print_json
 from kisim.errors import UsageError
-from patcher.checker import CheckResult, PatchChecker
+from kisim.progress import progress
+from patcher.checker import KINDS, Finding
+from patcher.checker_sweep import (MAX_SEED, MAX_SEEDS, CheckerError, CheckResult, CheckSpec,
+                                   ablate, load_protocol, sweep)
 
 DEFAULT_SEEDS = 10_000
+ABLATE_SEEDS = 1_000
+KERNEL_SEEDS = 20          # each one boots the guest kernel and runs hackbench
+INTERRUPTED = 130
 
 
-def _progress(total: int) -> Callable[[int, int], None]:
-    """Progress on stderr: one updated line on a terminal, a line every ~5 s otherwise."""
-    tty = sys.stderr.isatty()
-    calls = Counter()
-
-    def show(done: int, findings: int) -> None:
-        calls["n"] += 1
-        text = f"patchcheck: {done}/{total} interleavings, {findings} findings"
-        if tty:
-            print("\r" + text, end="", file=sys.stderr, flush=True)
-        elif calls["n"] % 10 == 0:
-            print(text, file=sys.stderr, flush=True)
-    return show
+def _jobs_default() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
 
 
 def _print(result: CheckResult, show: int) -> None:
-    what = "naive patcher" if result.naive else "protocol"
-    print(f"patchcheck {result.arch}: {what} {result.protocol}, {result.cpus} CPUs: "
+    spec = result.spec
+    print(f"patchcheck {spec.arch}: {result.protocol}, {spec.cpus} CPUs: "
           f"{result.interleavings} interleavings in {result.seconds:.1f} s, "
-          f"{len(result.findings)} findings in {len(result.seeds_with_findings)} interleavings")
-    if not result.findings:
+          f"{result.total} findings in {result.seeds_with_findings} interleavings"
+          + (" (interrupted)" if result.interrupted else ""))
+    if not result.total:
         return
-    kinds = Counter(f.kind for f in result.findings)
-    print("  by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+    print("  by kind: " + ", ".join(f"{k} {result.counts[k]} (first seed "
+                                    f"{result.first[k][0].seed})"
+                                    for k in KINDS if result.counts[k]))
     for f in result.findings[:show]:
         print("  " + f.line())
-    if len(result.findings) > show:
-        print(f"  ... {len(result.findings) - show} more (--show N, or --json)")
-    print(f"  replay one: kisim patchcheck --arch {result.arch}"
-          f"{' --naive' if result.naive else ''} --cpus {result.cpus} "
-          f"--replay {result.findings[0].seed}")
+        print("    replay: " + spec.replay_command(f.seed))
+    if result.total > show:
+        print(f"  ... {result.total - show} more (--show N, --findings-out FILE)")
 
 
-def run(args: argparse.Namespace) -> int:
+def _spec(args: argparse.Namespace) -> CheckSpec:
     arch = arch_of(args)
     if not 1 <= args.cpus <= MAX_CPUS:
         raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
-    if args.seeds < 1:
-        raise UsageError(f"--seeds {args.seeds} must be at least 1")
-    checker = PatchChecker(arch, args.cpus, naive=args.naive)
+    protocol, path = None, None
+    if args.protocol is not None:
+        if args.naive:
+            raise UsageError("--naive and --protocol exclude each other")
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        _, path = load_protocol(args.protocol)
+        protocol = args.protocol
+    return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
+                     args.kernel)
+
+
+def _seeds(args: argparse.Namespace, default: int) -> range:
+    count = default if args.seeds is None else args.seeds
     if args.replay is not None:
-        seeds = range(args.replay, args.replay + 1)
+        first, count = args.replay, 1
     else:
-        seeds = range(args.first_seed, args.first_seed + args.seeds)
-    progress = None if args.json else _progress(len(seeds))
-    result = checker.run(seeds, progress)
-    if progress is not None and sys.stderr.isatty():
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
+        first = args.first_seed
+    if not 1 <= count <= MAX_SEEDS:
+        raise UsageError(f"--seeds {count} out of range 1..{MAX_SEEDS}")
+    if not 0 <= first <= MAX_SEED - count:
+        raise UsageError(f"seed {first} out of range 0..{MAX_SEED - count}")
+    return range(first, first + count)
+
+
+def _ablate(args: argparse.Namespace, spec: CheckSpec, seeds: range, **kw: object) -> int:
+    if args.without is not None:
+        raise UsageError("--ablate removes each step in turn; drop --without")
+    name, rows, interrupted = ablate(spec, seeds, **kw)
+    clean = rows[0].seeds_run == len(seeds) and not rows[0].caught
+    ok = clean and all(r.caught for r in rows[1:]) and not interrupted
     if args.json:
-        out = result.to_json()
-        out["executed"] = dict(checker.executed)
-        print_json(out)
+        print_json({"arch": spec.arch, "protocol": name, "cpus": spec.cpus,
+                    "seeds": len(seeds), "interrupted": interrupted,
+                    "rows": [r.to_json() for r in rows]})
+    else:
+        print(f"patchcheck {spec.arch} --ablate: {name}, {spec.cpus} CPUs, each step removed "
+              f"in turn, up to {len(seeds)} seeds each"
+              + (" (interrupted)" if interrupted else ""))
+        print(f"  {'step removed':<22} {'caught':<7} {'seeds run':<10} {'first seed':<11} "
+              f"{'kind':<12} replay")
+        for r in rows:
+            seed = "-" if r.first_seed is None else str(r.first_seed)
+            print(f"  {r.step:<22} {'yes' if r.caught else 'no':<7} {r.seeds_run:<10} "
+                  f"{seed:<11} {r.kind or '-':<12} {r.replay or ''}".rstrip())
+    if interrupted:
+        return INTERRUPTED
+    return 0 if ok else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except CheckerError as err:
+        raise UsageError(str(err)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    spec = _spec(args)
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs} must be at least 1")
+    jobs = args.jobs or _jobs_default()
+    seeds = _seeds(args, KERNEL_SEEDS if args.kernel else
+                   ABLATE_SEEDS if args.ablate else DEFAULT_SEEDS)
+    out: TextIO | None = open(args.findings_out, "w") if args.findings_out else None
+    try:
+        with progress(f"patchcheck {spec.arch}", total=None if args.ablate else len(seeds),
+                      enabled=not args.json) as advance:
+            kw = {"jobs": jobs, "scheduler": args.scheduler, "progress": advance}
+            if args.ablate:
+                return _ablate(args, spec, seeds, **kw)
+            stream: Callable[[Finding], None] | None = None
+            if out is not None:
+                def stream(f: Finding) -> None:
+                    out.write(json.dumps(f.to_json()) + "\n")
+            result = sweep(spec, seeds, on_finding=stream, **kw)
+    finally:
+        if out is not None:
+            out.close()
+    if args.json:
+        print_json(result.to_json())
     else:
         _print(result, args.show)
-    return 1 if result.findings else 0
+    if result.interrupted:
+        return INTERRUPTED
+    return 1 if result.total else 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,24 +146,42 @@ def register(sub: argparse._SubParsersAction) -> None:
         "patchcheck", help="check a text-patching protocol against CPUs running through it",
         description="Run seeded interleavings of live text patching: the host enables and "
                     "disables a jump-label site (nop <-> jmp) and a call site (nop <-> call) "
-                    "while every CPU loops through them; CPUs run a seeded number of "
-                    "instructions between every store and every sync of the protocol. "
-                    "x86 stores tear byte by byte; every arch fetches stale text until "
-                    "synced. Reports each CPU that executed a torn or unexpected "
-                    "instruction, with the seed to replay it. Exit 0: no findings; "
-                    "1: findings; 2: bad input.")
+                    "while every CPU loops through them. Each CPU fetches from its own view "
+                    "of text: stores reach it piece by piece (x86 bytes, ARM/PPC aligned "
+                    "words) at seeded times; a sync delivers what the arch guarantees (ARM/"
+                    "PPC: only flushed lines). Reports torn, stale, wild-branch and fault "
+                    "executions, each with the seed and command that replay it. "
+                    "Exit 0: no findings; 1: findings; 2: bad input; 130: interrupted.")
     add_arch(p)
     add_cpus(p, default=2)
-    p.add_argument("--naive", action="store_true",
-                   help="check a deliberately broken patcher instead (x86: plain multi-byte "
-                        "store; ARM/PPC: no icache flush or sync)")
-    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, metavar="N",
-                   help=f"interleavings to run (default {DEFAULT_SEEDS})")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--naive", action="store_true",
+                       help="check a deliberately broken patcher (plain stores, one sync)")
+    which.add_argument("--protocol", metavar="MODULE:FUNCTION",
+                       help="check your own protocol(port, sites) (see docs/patchcheck.md)")
+    p.add_argument("--without", metavar="STEP",
+                   help="remove one step of the protocol (names: see --ablate)")
+    p.add_argument("--ablate", action="store_true",
+                   help="remove each step of the protocol in turn and tabulate what catches it")
+    p.add_argument("--kernel", action="store_true",
+                   help="patch the guest kernel's marker sites (jump labels, immediate "
+                        "values) while its CPUs run hackbench; checks the checksum too")
+    p.add_argument("--seeds", type=int, default=None, metavar="N",
+                   help=f"interleavings to run (default {DEFAULT_SEEDS}; with --ablate: "
+                        f"at most {ABLATE_SEEDS} per variant; with --kernel: "
+                        f"{KERNEL_SEEDS} boots)")
     p.add_argument("--first-seed", type=int, default=0, metavar="S",
                    help="seed of the first interleaving (default 0)")
     p.add_argument("--replay", type=int, default=None, metavar="SEED",
                    help="run only the interleaving SEED")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes (default: the cores available); same results "
+                        "as a serial run")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a Dask distributed scheduler (needs kisim[dask])")
     p.add_argument("--show", type=int, default=10, metavar="N",
                    help="findings to list (default 10)")
+    p.add_argument("--findings-out", metavar="FILE",
+                   help="write every finding to FILE as JSON lines")
     add_json(p)
     p.set_defaults(func=run)

@@ -1,0 +1,72 @@
+"""Patch-checker sweep speed: interleavings per second, serial and with --jobs.
+
+For each arch, the arch's own protocol over ``--seeds`` interleavings
+(2 CPUs, the per-CPU fetch model of sim/fetch.py): once serially in this
+process and once in ``--jobs`` worker processes, with the speed-up as the
+ratio of the two wall times measured in the same run. Both runs must give
+the same result (checked). Also the peak RSS growth of a serial sweep of
+``--seeds`` and of 5x as many, to show memory stays flat in the seed count.
+Run:
+
+    .venv/bin/python benchmarks/bench_patchcheck.py [--seeds 10000] [--jobs 2] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+from arches import NAMES
+from patcher.checker_sweep import CheckSpec, sweep
+
+
+def _timed(spec: CheckSpec, seeds: int, jobs: int) -> tuple[float, dict]:
+    begin = time.perf_counter()
+    result = sweep(spec, range(seeds), jobs=jobs)
+    seconds = time.perf_counter() - begin
+    out = result.to_json()
+    for volatile in ("seconds", "executed"):
+        out.pop(volatile)
+    return seconds, out
+
+
+def _peak_mb(arch: str, seeds: int) -> float:
+    """Peak RSS (MB) of a fresh interpreter that runs a serial naive sweep of ``seeds``."""
+    # VmHWM belongs to the new process image (ru_maxrss would carry the parent's over).
+    code = ("from patcher.checker_sweep import CheckSpec, sweep; "
+            f"sweep(CheckSpec({arch!r}, 2, naive=True), range({seeds})); "
+            "print(next(l.split()[1] for l in open('/proc/self/status') "
+            "if l.startswith('VmHWM')))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    return round(int(out) / 1024, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=10_000)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rows = []
+    for arch in NAMES:
+        spec = CheckSpec(arch, 2)
+        serial, a = _timed(spec, args.seeds, 1)
+        parallel, b = _timed(spec, args.seeds, args.jobs)
+        assert a == b, f"{arch}: --jobs {args.jobs} differs from the serial run"
+        rows.append({"arch": arch, "seeds": args.seeds, "serial_s": round(serial, 2),
+                     f"jobs{args.jobs}_s": round(parallel, 2),
+                     "speedup": round(serial / parallel, 2),
+                     "findings": a["findings_total"],
+                     f"naive_peak_rss_mb_{args.seeds // 5}": _peak_mb(arch, args.seeds // 5),
+                     f"naive_peak_rss_mb_{args.seeds}": _peak_mb(arch, args.seeds)})
+        if not args.json:
+            print(rows[-1], flush=True)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

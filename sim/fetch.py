@@ -1,0 +1,131 @@
+"""Per-CPU instruction-fetch views: text stores reach other CPUs piece by piece.
+
+The machine's memory is coherent: the patching side, every host access and
+every data access see each store at once. Instruction fetch is weaker.
+:class:`FetchViews` gives each CPU its own copy of a text range, mapped into
+that CPU's Unicorn in place of the shared page, so the CPU executes exactly
+what its copy holds. A text store (:meth:`FetchViews.store`) lands in memory
+at once and becomes *pending* for every CPU, split into pieces of the arch's
+instruction alignment:
+
+- x86 (``insn_align`` 1): each byte separately. Intel SDM vol. 3A §8.1.3
+  (cross-modifying code) promises no fetch consistency across a store until
+  the executing CPU serializes, so any subset of a multi-byte store may be
+  fetched, and a fetch that straddles a 16- or 64-byte boundary is no more
+  atomic than that;
+- ARM and PowerPC (``insn_align`` 4): each aligned 32-bit word, the unit
+  those arches store single-copy atomically (ARM ARM B2.2.1; Power ISA
+  Book II §1.4).
+
+Pending pieces reach a CPU at times and in an order drawn from the caller's
+seeded RNG (:meth:`drift`). A serialization on a CPU (:meth:`sync`: the IPI
+of x86 ``text_poke_sync``, ARM ``stop_machine``, PowerPC ``isync``) makes
+pending pieces visible on that CPU: all of them where the arch declares its
+instruction fetch coherent with stores (``Arch.icache_coherent``), otherwise
+only the pieces whose cache line a flush (:meth:`flush`: ``flush_icache_range``,
+``dcbst``/``icbi``) covered after they were stored. A piece whose line was
+never flushed may stay stale on that CPU for as long as the run lasts.
+
+Each arriving piece drops the CPU's translated blocks over it
+(``ctl_remove_cache``: Unicorn does not notice host writes, DESIGN notes in
+docs/patchcheck.md), so a CPU never runs a translation older than its view.
+Pieces arrive only between the caller's steps, so one instruction is fetched
+from one state of the view; the byte-grain arrival on x86 already covers a
+fetch split across a boundary.
+"""
+from __future__ import annotations
+
+import ctypes
+import random
+
+from sim.machine import ICACHE_LINE, PAGE, Machine
+
+ARRIVAL = 0.3
+"""The chance that one pending piece reaches a CPU at one :meth:`FetchViews.drift`."""
+
+
+class FetchViews:
+    """Private fetch copies of ``[base, base + size)`` for every CPU of ``machine``."""
+
+    def __init__(self, machine: Machine, base: int, size: int) -> None:
+        if base % PAGE or size % PAGE or machine.memory.find(base, size) is None:
+            raise ValueError(f"fetch views need mapped whole pages, not {base:#x}+{size:#x}")
+        self.machine = machine
+        self.base, self.size = base, size
+        self.piece = machine.arch.insn_align
+        self.coherent = machine.arch.icache_coherent
+        self.views = [(ctypes.c_ubyte * size)() for _ in machine.cpus]
+        # Per CPU: piece address -> [bytes to deliver, flushed since stored]
+        self.pending: list[dict[int, list]] = [{} for _ in machine.cpus]
+        region = machine.memory.find(base, size)
+        for cpu, view in zip(machine.cpus, self.views):
+            cpu.uc.mem_unmap(base, size)
+            cpu.uc.mem_map_ptr(base, size, region.perms, ctypes.addressof(view))
+        self.reset()
+
+    def reset(self) -> None:
+        """Every view equal to memory, nothing pending, no translations at all.
+
+        A full TB flush, not a ranged removal: Unicorn reclaims the space of
+        removed blocks only when its code buffer is flushed, so a sweep that
+        only removed ranges would grow by the retranslated blocks every seed.
+        """
+        data = self.machine.read(self.base, self.size)
+        for cpu, view, pending in zip(self.machine.cpus, self.views, self.pending):
+            ctypes.memmove(view, data, self.size)
+            pending.clear()
+            cpu.uc.ctl_flush_tb()
+
+    def read(self, cpu: int, addr: int, size: int) -> bytes:
+        """What CPU ``cpu`` would fetch at ``addr`` now."""
+        off = addr - self.base
+        if off < 0 or off + size > self.size:
+            return self.machine.read(addr, size)
+        return ctypes.string_at(ctypes.addressof(self.views[cpu]) + off, size)
+
+    def covers(self, addr: int) -> bool:
+        return self.base <= addr < self.base + self.size
+
+    def store(self, addr: int, data: bytes) -> None:
+        """One text store: into memory now, pending for every CPU piece by piece."""
+        self.machine.memory.write(addr, data)
+        first = addr - addr % self.piece
+        for p in range(first, addr + len(data), self.piece):
+            if not self.covers(p):
+                continue
+            value = self.machine.read(p, self.piece)
+            for pending in self.pending:
+                pending.pop(p, None)             # keep arrival order = store order
+                pending[p] = [value, False]
+
+    def flush(self, begin: int, end: int) -> None:
+        """flush_icache_range: pending pieces in the lines of ``[begin, end)`` become syncable."""
+        begin -= begin % ICACHE_LINE
+        end += -end % ICACHE_LINE
+        for pending in self.pending:
+            for p, entry in pending.items():
+                if begin <= p < end:
+                    entry[1] = True
+
+    def _arrive(self, cpu: int, p: int, value: bytes) -> None:
+        ctypes.memmove(ctypes.addressof(self.views[cpu]) + p - self.base, value, len(value))
+        self.machine.cpus[cpu].uc.ctl_remove_cache(p, p + len(value))
+
+    def drift(self, cpu: int, rng: random.Random) -> None:
+        """Seeded arrivals: each pending piece reaches ``cpu`` with chance :data:`ARRIVAL`."""
+        pending = self.pending[cpu]
+        if not pending:
+            return
+        for p in [p for p in pending if rng.random() < ARRIVAL]:
+            self._arrive(cpu, p, pending.pop(p)[0])
+
+    def sync(self, cpu: int) -> None:
+        """``cpu`` serializes: it now fetches every piece it is guaranteed to see."""
+        pending = self.pending[cpu]
+        for p in [p for p, (_, flushed) in pending.items() if self.coherent or flushed]:
+            self._arrive(cpu, p, pending.pop(p)[0])
+
+    def stale(self, cpu: int) -> list[int]:
+        """Addresses of the pieces ``cpu`` does not fetch yet."""
+        return sorted(self.pending[cpu])
+

@@ -1,0 +1,39 @@
+"""The patch checker on the real guest kernel: marker sites patched while the
+other CPUs run hackbench through them."""
+from __future__ import annotations
+
+import pytest
+
+from arches import NAMES
+from patcher.checker_sweep import CheckSpec, ablation_names, sweep
+
+SEEDS = 4
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_real_protocol_keeps_hackbench_right_and_clean(name) -> None:
+    spec = CheckSpec(name, 2, kernel=True)
+    result = sweep(spec, range(SEEDS))
+    assert result.total == 0, [f.line() for f in result.findings[:3]]
+    ran = result.executed
+    assert ran["checksums right"] == SEEDS
+    assert ran["patch operations"] >= 10 * SEEDS, "markers must really be toggled"
+    assert ran["site executions"] >= 1000 * SEEDS, "CPUs must run through the sites"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_removed_step_is_caught_on_the_kernel(name) -> None:
+    for step in ablation_names(CheckSpec(name, 2)):
+        spec = CheckSpec(name, 2, without=step, kernel=True)
+        result = sweep(spec, range(SEEDS), stop_at_first=True)
+        assert result.total, f"{name} without {step} must be caught on the kernel"
+        assert set(result.counts) <= {"torn", "stale", "fault", "wrong checksum"}
+
+
+def test_a_kernel_finding_replays_from_its_seed() -> None:
+    spec = CheckSpec(NAMES[0], 2, without="flush and sync" if "flush and sync" in
+                     ablation_names(CheckSpec(NAMES[0], 2)) else "final sync", kernel=True)
+    checker = spec.checker()
+    first = checker.run_seed(1)
+    assert first and CheckSpec(spec.arch, 2, without=spec.without, kernel=True) \
+        .checker().run_seed(1) == first
