@@ -19,7 +19,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
     for module, name in (("kconfig", "KconfigError"),
                          ("kconfig.build", "BuildError"),
                          ("sim.guest", "WorkloadError"),
-                         ("patcher.errors", "PatchError")):
+                         ("patcher.errors", "PatchError"),
+                         ("tracing.errors", "TraceError")):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))
         except (ImportError, AttributeError):
