@@ -105,6 +105,8 @@ ARCH = Arch(
                          "modeled as one interrupt round trip, the trap figure above"),
         "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
+        "clock_read": Cost(7, "trace clock read = rdtsc: 6-7 clocks on the Pentium (Intel Pentium "
+                              "instruction set reference, RDTSC timing table)"),
     },
     site_len=5,                          # P6_NOP5_ATOMIC <-> jmp rel32
     clock=Cost(2_000_000_000, "Documentation/trace/kprobes.rst measures x86-64 on a 2 GHz "
