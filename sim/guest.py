@@ -197,9 +197,16 @@ def _ref_hackbench(loops: int, groups: int = 2, senders: int = 4, receivers: int
     return mix32(_fold(results) + groups * senders * receivers * loops)
 
 
+def _ref_kmemtrace_errors(iterations: int) -> int:
+    acc = 0
+    for k in range(iterations):
+        acc = mix32(acc + 32 + k % 64)
+    return mix32(acc ^ 0x6B6D656D)
+
+
 _REFERENCES: dict[str, Callable[[int], int]] = {
     "fib": _ref_fib, "getppid": _ref_getppid, "kmalloc": _ref_kmalloc,
-    "hackbench": _ref_hackbench,
+    "hackbench": _ref_hackbench, "kmem_errors": _ref_kmemtrace_errors,
 }
 
 
