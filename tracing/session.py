@@ -10,9 +10,19 @@ The trace clock.  The guest reads its clock with the ``HC_CLOCK``
 hypercall (``trace_clock_read()``). Its handler ends the CPU's turn there
 (``Cpu.yield_turn``): the rest of the slice is spent in the counting loop,
 so when the turn ends the CPU's retired-instruction count, and with it its
-modeled clock, stands exactly at the hypercall. The host then stores
-``Cpu.clock_ns`` (u64, guest byte order) at the address the guest passed,
-before the CPU runs again. The read is charged as the arch's
+modeled clock, stands exactly at the hypercall. The host then stores the
+trace clock (u64, guest byte order) at the address the guest passed,
+before the CPU runs again.
+
+The trace clock of a CPU is its ``Cpu.clock_ns`` plus an offset that only
+grows: a read that would not be later than the last stamp handed out on
+any CPU moves that CPU's offset forward to one nanosecond past it, as a
+forward-only TSC synchronization would. CPUs run their turns one after
+another, so without it a CPU that idled or took fewer instructions would
+stamp an allocation earlier than the free, on another CPU, that preceded
+it; with it, timestamp order is the order in which the machine ran the
+events, on every CPU, and each CPU's stamps still advance with its own
+modeled cycles between synchronizations. The read is charged as the arch's
 ``clock_read`` cost-table entry (rdtsc, PMCCNTR, mftb) instead of a trap.
 Same seed and configuration give the same timestamps, bit for bit.
 """
@@ -99,9 +109,20 @@ class TraceSession:
             tracepoint, probe, _ = EVENTS[name]
             self.inst.tracepoints.register_trace(tracepoint, symbols[probe])
         self._pending: dict[int, int] = {}
+        self._offset = [0] * len(self.machine.cpus)
+        self._last_ns = 0
         self.clock_reads = 0
         self._turns = 0
         self.machine.add_trap_handler(self._clock)
+
+    def _read_clock(self, index: int) -> int:
+        """The CPU's modeled clock plus its offset, moved forward past the last stamp."""
+        now = self.machine.cpus[index].clock_ns + self._offset[index]
+        if now <= self._last_ns:
+            self._offset[index] += self._last_ns + 1 - now
+            now = self._last_ns + 1
+        self._last_ns = now
+        return now
 
     def _clock(self, cpu: Cpu, trap: Trap):
         if trap.kind is not TrapKind.SYSCALL or cpu.arg(0) != HC_CLOCK:
@@ -121,7 +142,7 @@ class TraceSession:
 
         def on_turn(machine: Machine) -> None:
             for index, addr in self._pending.items():
-                machine.write_word(addr, machine.cpus[index].clock_ns, 8)
+                machine.write_word(addr, self._read_clock(index), 8)
             self._pending.clear()
             self._turns += 1
             if self._turns % every == 0:
@@ -130,7 +151,8 @@ class TraceSession:
                     on_progress(machine.total_instructions)
 
         self.machine.run(max_instructions=self.options.max_instructions, on_turn=on_turn)
-        end_ns = [c.clock_ns for c in self.machine.cpus]
+        end_ns = [max(c.clock_ns + self._offset[c.index], self._last_ns)
+                  for c in self.machine.cpus]
         self.ring.flush(sink, end_ns)
         g = self.guest
         return TraceResult(
