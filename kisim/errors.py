@@ -20,7 +20,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
                          ("kconfig.build", "BuildError"),
                          ("sim.guest", "WorkloadError"),
                          ("patcher.errors", "PatchError"),
-                         ("tracing.errors", "TraceError")):
+                         ("tracing.errors", "TraceError"),
+                         ("tracing.events", "ProbeListError")):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))
         except (ImportError, AttributeError):
