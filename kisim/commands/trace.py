@@ -17,13 +17,14 @@ import uuid
 from pathlib import Path
 
 from kconfig.build import build
-from kisim.commands.build import add_config, overrides
-from kisim.commands.common import add_arch, add_cpus, add_json, print_json
+from kisim.commands.boot import add_run_args
+from kisim.commands.build import overrides
+from kisim.commands.common import add_json, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
-from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
+from sim.guest import Guest, check_workload
 from tracing.chrome import write_chrome
-from tracing.ctf import CtfWriter, TraceInfo, trace_size
+from tracing.ctf import CtfWriter, TraceInfo
 from tracing.ctfread import CtfTrace
 from tracing.events import EVENTS, GROUPS, parse_probes
 from tracing.ring import MODES
@@ -37,12 +38,7 @@ TRACE_NAMESPACE = uuid.UUID("6b697369-6d2d-7472-6163-652d63746631")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("trace", help="record a run into per-CPU ring buffers and a trace")
-    add_arch(p)
-    add_cpus(p)
-    p.add_argument("--workload", default="hackbench", metavar="W",
-                   help=f"workload to run: {', '.join(WORKLOADS)} (default hackbench)")
-    p.add_argument("--size", type=int, default=None, metavar="N",
-                   help="workload size (default: the workload's own)")
+    add_run_args(p)
     p.add_argument("--probes", default="kmem,sched", metavar="LIST",
                    help=f"events or groups, comma-separated: {', '.join(EVENTS)}; "
                         f"groups {', '.join(GROUPS)} (default kmem,sched)")
@@ -60,13 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--drain-every", type=int, default=1, metavar="T",
                    help="the consumer drains every T turn boundaries (default 1; "
                         "larger values put the buffers under pressure)")
-    add_config(p)
-    p.add_argument("--seed", type=int, default=None, metavar="S",
-                   help="draw each turn's length from 1..quantum with this seed")
-    p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q",
-                   help=f"instructions per CPU turn (default {DEFAULT_QUANTUM})")
-    p.add_argument("--max-instructions", type=int, default=MAX_INSTRUCTIONS, metavar="N",
-                   help=f"instruction budget of the whole run (default {MAX_INSTRUCTIONS})")
     add_json(p)
     p.set_defaults(func=cmd_trace)
 
