@@ -32,8 +32,10 @@ def test_ctf_summary_accounts_for_every_event(tmp_path: Path, arch: Arch) -> Non
         assert c["produced"] == c["recorded"] + c["discarded"] + c["overwritten"]
     assert data["total"]["discarded"] > 0
     assert data["trace_bytes"] == sum(p.stat().st_size for p in (tmp_path / "t").iterdir())
-    events = list(CtfTrace(tmp_path / "t").events())
-    assert len(events) == data["total"]["recorded"]
+    ctf = CtfTrace(tmp_path / "t")
+    assert len(list(ctf.events())) == data["total"]["recorded"]
+    for key in ("produced", "recorded", "discarded", "overwritten"):
+        assert int(ctf.meta.env[f"kisim_events_{key}"]) == data["total"][key]
     if babeltrace.available():
         out = babeltrace.read(tmp_path / "t")
         assert sum(out.discarded_events) == data["total"]["discarded"]

@@ -240,6 +240,11 @@ class CtfWriter:
             stale.unlink()
         (self.dir / "metadata").write_text(metadata_text(info, self.classes))
 
+    def update_env(self, extra: dict[str, int | str]) -> None:
+        """Add ``extra`` to the metadata's env (e.g. the run's final event counts)."""
+        self.info.env.update(extra)
+        (self.dir / "metadata").write_text(metadata_text(self.info, self.classes))
+
     def stream_path(self, cpu: int) -> Path:
         return self.dir / f"channel0_{cpu}"
 

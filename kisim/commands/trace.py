@@ -96,6 +96,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
             with CtfWriter(ctf_dir, info, session.classes) as writer:
                 result = session.run(writer, on_progress=lambda n: adv(
                     0, description=f"tracing: {n:,} instructions"))
+                writer.update_env({f"kisim_events_{k}": v
+                                   for k, v in result.total.to_json().items()})
             files = _convert(args.format, ctf_dir, out, f"kisim {args.arch} kernel")
     finally:
         if ctf_dir != out:
