@@ -107,7 +107,8 @@ class CtfTrace:
         self.streams = sorted(p for p in self.dir.iterdir()
                               if p.is_file() and p.name != "metadata"
                               and not p.name.startswith(".") and p.stat().st_size)
-        self.packets: dict[int, list[Packet]] = {}
+        self.first: dict[int, Packet] = {}      # per CPU, once its stream was read
+        self.last: dict[int, Packet] = {}
 
     def _packets(self, path: Path) -> Iterator[tuple[Packet, bytes]]:
         head = self._header.size + self._context.size
@@ -134,7 +135,8 @@ class CtfTrace:
                     raise TraceError(f"{path}: truncated packet at offset {offset}")
                 f.seek(size // 8 - content // 8, 1)
                 packet = Packet(cpu, seq, ts_b, ts_e, disc, content // 8)
-                self.packets.setdefault(cpu, []).append(packet)
+                self.first.setdefault(cpu, packet)
+                self.last[cpu] = packet
                 yield packet, body
                 offset += size // 8
 
@@ -178,7 +180,7 @@ class CtfTrace:
 
     def discarded(self) -> dict[int, int]:
         """Per CPU, the last cumulative events_discarded (after :meth:`events` ran)."""
-        return {cpu: packets[-1].events_discarded for cpu, packets in self.packets.items()}
+        return {cpu: packet.events_discarded for cpu, packet in self.last.items()}
 
 
 __all__ = ["CtfTrace", "Packet", "TraceError", "TraceMeta", "read_metadata"]
