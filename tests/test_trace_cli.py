@@ -93,3 +93,19 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, extra: list[str]) -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]      # argparse prints its usage line first
     assert last.startswith("kisim") and "error:" in last
+
+
+def test_geometry_from_kconfig(tmp_path: Path, arch: Arch) -> None:
+    data = trace(arch, tmp_path / "t", "--set", "RING_BUFFER_SUBBUF_SIZE=1024",
+                 "--set", "RING_BUFFER_SUBBUFS=3")
+    assert (data["subbuf_size"], data["subbufs"]) == (1024, 3)
+    data = trace(arch, tmp_path / "u", "--set", "RING_BUFFER_SUBBUF_SIZE=1024",
+                 "--subbuf-size", "2048")
+    assert data["subbuf_size"] == 2048
+
+
+def test_kernel_without_tracepoints_is_one_line(tmp_path: Path) -> None:
+    proc = kisim("trace", "--arch", "arm", "--set", "TRACEPOINTS=n", "--workload", "fib",
+                 "--out", str(tmp_path / "t"), check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "no tracepoint named" in proc.stderr

@@ -61,8 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _geometry(args: argparse.Namespace, config: dict[str, str]) -> tuple[int, int]:
-    size = args.subbuf_size or int(config.get("RING_BUFFER_SUBBUF_SIZE", 4096))
-    count = args.subbufs or int(config.get("RING_BUFFER_SUBBUFS", 8))
+    """--subbuf-size/--subbufs, else the Kconfig values (unset without TRACEPOINTS)."""
+    size = args.subbuf_size or int(config.get("RING_BUFFER_SUBBUF_SIZE") or 4096)
+    count = args.subbufs or int(config.get("RING_BUFFER_SUBBUFS") or 8)
     return size, count
 
 
