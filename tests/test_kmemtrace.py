@@ -68,6 +68,13 @@ def test_pressure_is_reported_in_the_report(tmp_path: Path, arch: Arch) -> None:
     assert report.discarded > 0
 
 
+def test_overwritten_packets_are_reported(tmp_path: Path, arch: Arch) -> None:
+    record(arch, tmp_path / "t", "kmalloc", size=200, subbuf_size=512, subbufs=2,
+           mode="overwrite", drain_every=300)
+    report = analyze(tmp_path / "t")
+    assert report.lost_packets > 0 and report.discarded == 0
+
+
 def test_cli_json_and_text(tmp_path: Path, arch: Arch) -> None:
     record(arch, tmp_path / "t", "kmem_errors")
     proc = subprocess.run([sys.executable, "-m", "kisim", "kmemtrace", "report", "--json",

@@ -98,6 +98,7 @@ def test_overwrite_mode_loses_whole_subbuffers(tmp_path: Path, arch: Arch) -> No
     first_gaps = sum(packet.seq for packet in trace.first.values())
     # babeltrace2 reports gaps between packets; a gap before a stream's first one is silent
     assert sum(out.discarded_packets) + first_gaps == result.total.lost_packets > 0
+    assert sum(trace.lost.values()) == result.total.lost_packets
 
 
 def test_timestamps_are_the_cpu_clocks(tmp_path: Path, arch: Arch) -> None:

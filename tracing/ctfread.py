@@ -109,6 +109,7 @@ class CtfTrace:
                               and not p.name.startswith(".") and p.stat().st_size)
         self.first: dict[int, Packet] = {}      # per CPU, once its stream was read
         self.last: dict[int, Packet] = {}
+        self.lost: dict[int, int] = {}          # sub-buffers missing from the sequence
 
     def _packets(self, path: Path) -> Iterator[tuple[Packet, bytes]]:
         head = self._header.size + self._context.size
@@ -135,6 +136,8 @@ class CtfTrace:
                     raise TraceError(f"{path}: truncated packet at offset {offset}")
                 f.seek(size // 8 - content // 8, 1)
                 packet = Packet(cpu, seq, ts_b, ts_e, disc, content // 8)
+                prev = self.last.get(cpu)
+                self.lost[cpu] = self.lost.get(cpu, 0) + (seq - prev.seq - 1 if prev else seq)
                 self.first.setdefault(cpu, packet)
                 self.last[cpu] = packet
                 yield packet, body

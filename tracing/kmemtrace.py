@@ -86,6 +86,7 @@ class KmemReport:
     frees: int = 0
     cross_cpu: int = 0
     discarded: int = 0
+    lost_packets: int = 0
     arch: str = ""
 
     @property
@@ -124,6 +125,7 @@ class KmemReport:
                              "bytes_alloc": lv.bytes_alloc, "kind": lv.kind,
                              "timestamp": lv.timestamp} for ptr, lv in self.leaks],
             "events_discarded": self.discarded,
+            "lost_packets": self.lost_packets,
         }
 
 
@@ -179,6 +181,7 @@ def analyze(trace_dir: str | Path) -> KmemReport:
                 report.sites[owner.site].pingpong += 1
     report.leaks = sorted(live.items(), key=lambda kv: (kv[1].timestamp, kv[0]))
     report.discarded = sum(trace.discarded().values())
+    report.lost_packets = sum(trace.lost.values())
     return report
 
 
@@ -202,8 +205,9 @@ def format_report(report: KmemReport, limit: int | None = None) -> str:
               f"Total bytes wasted on internal fragmentation: {wasted:,}",
               f"Internal fragmentation: {frag:f}%",
               f"Cross CPU frees: {report.cross_cpu}/{report.frees}"]
-    if report.discarded:
-        lines.append(f"WARNING: {report.discarded} events were discarded while tracing: "
+    if report.discarded or report.lost_packets:
+        lines.append(f"WARNING: {report.discarded} events discarded and "
+                     f"{report.lost_packets} packets lost while tracing: "
                      "frees and allocations may be missing")
     lines += ["", f"ERRORS: {len(report.errors)}"]
     for e in report.errors:
