@@ -153,3 +153,12 @@ def test_cli_reports_corrupt_trace_in_one_line(tmp_path: Path, arch: Arch) -> No
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "truncated" in proc.stderr
+
+
+def test_writer_refuses_a_directory_with_other_files(tmp_path: Path, arch: Arch) -> None:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "trace.json").write_text("{}")
+    with pytest.raises(TraceError, match="stream"):
+        write_trace(tmp_path / "t", arch)
+    write_trace(tmp_path / "u", arch)
+    write_trace(tmp_path / "u", arch)          # a kisim trace may be overwritten

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterable, Sequence
 
 from sim.event import NSEC_PER_SEC, Event, EventClass, FieldType
+from tracing.errors import TraceError
 
 CTF_MAGIC = 0xC1FC1FC1
 #: The one stream class of a kisim trace (lttng-modules: one per channel).
@@ -225,6 +226,12 @@ class CtfWriter:
                  classes: Sequence[EventClass]) -> None:
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
+        foreign = sorted(p.name for p in self.dir.iterdir()
+                         if p.name != "metadata" and not p.name.startswith("channel0_")
+                         and not p.name.startswith("."))
+        if foreign:
+            raise TraceError(f"{self.dir}: holds {', '.join(foreign[:3])}: babeltrace2 would "
+                             "read every file there as a stream; use an empty directory")
         self.info = info
         self.classes = list(classes)
         prefix = endian_prefix(info.byte_order)
