@@ -197,11 +197,14 @@ def _ref_hackbench(loops: int, groups: int = 2, senders: int = 4, receivers: int
     return mix32(_fold(results) + groups * senders * receivers * loops)
 
 
-def _ref_kmemtrace_errors(iterations: int) -> int:
-    acc = 0
-    for k in range(iterations):
-        acc = mix32(acc + 32 + k % 64)
-    return mix32(acc ^ 0x6B6D656D)
+def _ref_kmemtrace_errors(iterations: int, tasks: int = 4) -> int:
+    results = []
+    for i in range(tasks):
+        acc = 0
+        for k in range(iterations):
+            acc = mix32(acc + 32 + (k + i) % 64)
+        results.append(acc)
+    return mix32(_fold(results) ^ 0x6B6D656D)
 
 
 _REFERENCES: dict[str, Callable[[int], int]] = {
