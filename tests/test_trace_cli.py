@@ -109,3 +109,13 @@ def test_kernel_without_tracepoints_is_one_line(tmp_path: Path) -> None:
                  "--out", str(tmp_path / "t"), check=False)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "no tracepoint named" in proc.stderr
+
+
+def test_probe_lists_and_groups() -> None:
+    from tracing.events import EVENTS, ProbeListError, parse_probes
+    assert parse_probes("all") == tuple(EVENTS)
+    assert parse_probes("sched_wakeup, kmem") == ("kmem_kmalloc", "kmem_cache_alloc",
+                                                  "kmem_kfree", "kmem_cache_free",
+                                                  "sched_wakeup")
+    with pytest.raises(ProbeListError):
+        parse_probes("kmalloc")          # the tracepoint's name, not the event's

@@ -56,7 +56,8 @@ EVENTS: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
 
 #: Shorthands for --probes.
 GROUPS = {"kmem": ("kmem_kmalloc", "kmem_cache_alloc", "kmem_kfree", "kmem_cache_free"),
-          "sched": ("sched_switch", "sched_wakeup")}
+          "sched": ("sched_switch", "sched_wakeup"),
+          "all": tuple(EVENTS)}
 
 
 def _parse_ids(path: Path = RING_BUFFER_H) -> dict[str, int]:

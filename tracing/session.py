@@ -42,6 +42,7 @@ from tracing.ring import CpuCounts, PacketSink, RingBuffers
 
 HC_CLOCK = HYPERCALLS["HC_CLOCK"]
 RING_GAP = 0x100000          # the ring buffers start this far above the probe-array pool
+PROGRESS_TURNS = 1024        # turns between progress reports
 
 
 @dataclass
@@ -147,8 +148,8 @@ class TraceSession:
             self._turns += 1
             if self._turns % every == 0:
                 self.ring.drain(sink)
-                if on_progress is not None:
-                    on_progress(machine.total_instructions)
+            if on_progress is not None and self._turns % PROGRESS_TURNS == 0:
+                on_progress(machine.total_instructions)
 
         self.machine.run(max_instructions=self.options.max_instructions, on_turn=on_turn)
         end_ns = [max(c.clock_ns + self._offset[c.index], self._last_ns)
