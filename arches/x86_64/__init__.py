@@ -105,8 +105,9 @@ ARCH = Arch(
                          "modeled as one interrupt round trip, the trap figure above"),
         "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
-        "clock_read": Cost(7, "trace clock read = rdtsc: 6-7 clocks on the Pentium (Intel Pentium "
-                              "instruction set reference, RDTSC timing table)"),
+        "clock_read": Cost(7, "trace clock read = rdtsc: 6-7 clocks, not pairable, on the Pentium "
+                              "(Intel Pentium Instruction Set Reference, RDTSC timing table; "
+                              "eun.github.io/Intel-Pentium-Instruction-Set-Reference); upper bound"),
     },
     site_len=5,                          # P6_NOP5_ATOMIC <-> jmp rel32
     clock=Cost(2_000_000_000, "Documentation/trace/kprobes.rst measures x86-64 on a 2 GHz "
