@@ -91,7 +91,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     info = TraceInfo(guest.arch.endian, _trace_uuid(args, b.key, probes, geometry),
                      guest.arch.name,
                      env={"kisim_workload": args.workload, "kisim_cpus": args.cpus,
-                          "kisim_mode": args.mode})
+                          "kisim_mode": args.mode, "kisim_cpu_clock_hz": guest.arch.clock_hz})
     try:
         with progress(f"tracing {args.workload} on {args.arch}", enabled=not args.json) as adv:
             with CtfWriter(ctf_dir, info, session.classes) as writer:
