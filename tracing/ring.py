@@ -32,6 +32,7 @@ CPU_STRIDE = 56                  # sizeof(struct rb_cpu) on every arch (see the 
 CHANNEL_HEAD = 16                # subbuf_size, nr_subbufs, mode, nr_cpus
 BASE_OFFSET = 48                 # offsetof(struct rb_cpu, base)
 CONSUMED_OFFSET = 40             # offsetof(struct rb_cpu, consumed)
+HEAD_OFFSET = 24                 # offsetof(struct rb_cpu, head)
 
 
 class PacketSink(Protocol):
@@ -74,7 +75,12 @@ class RingBuffers:
         self._cpu = struct.Struct(prefix + CPU_STATE)
         self._head = struct.Struct(prefix + HEADER)
         self._layouts = record_layouts(arch)
+        self._hc = struct.Struct(prefix + "IIIII")      # head, open, offset, nr_events, consumed
         n = len(self.machine.cpus)
+        region = self.machine.memory.find(self.channel, CHANNEL_HEAD + n * CPU_STRIDE)
+        if region is None:
+            raise TraceError(f"ring_buffer_channel at {self.channel:#x} is not mapped")
+        self._channel_mem = region
         self.counts = [CpuCounts() for _ in range(n)]
         self._last_seq = [-1] * n
 
@@ -142,14 +148,21 @@ class RingBuffers:
                                         self._events(cpu, data, count))
         c.packets += 1
 
+    def _head_consumed(self, cpu: int) -> tuple[int, int]:
+        """``head`` and ``consumed`` of one CPU, read in place (this runs every turn)."""
+        head, _, _, _, consumed = self._hc.unpack_from(
+            self._channel_mem.buf, self._state_addr(cpu) + HEAD_OFFSET - self._channel_mem.base)
+        return head, consumed
+
     def drain(self, sink: PacketSink) -> int:
         """Deliver every closed, unconsumed sub-buffer of every CPU; return how many."""
         done = 0
         hsize = self._sub.size
         for cpu in range(len(self.counts)):
-            st = self.state(cpu)
-            seq = st["consumed"]
-            while seq < st["head"]:
+            head, seq = self._head_consumed(cpu)
+            if seq == head:
+                continue
+            while seq < head:
                 slot = self._slot(cpu, seq)
                 ts_b, ts_e, disc, sseq, size, count, closed = self._sub.unpack(
                     self.machine.read(slot, hsize))
