@@ -16,7 +16,9 @@ packets; the traced run writing CTF, and the time spent inside the CTF
 writer (decoding sub-buffers into events and encoding packets). The
 target is CTF writing <= 2x the untraced workload. Peak RSS of a run of
 a tenth of the events and of the full run, each in a fresh process, shows
-whether memory stays flat. Run:
+whether memory stays flat. Times are CPU seconds of the benchmark process
+(``time.process_time``), so other load on the host does not inflate them.
+Run:
 
     .venv/bin/python benchmarks/bench_trace.py [--events N] [--arch A] [--quantum Q] [--json]
 """
@@ -58,9 +60,9 @@ class TimedSink:
         self.seconds = 0.0
 
     def write_packet(self, packet: PacketInfo, events) -> int:
-        started = time.perf_counter()
+        started = time.process_time()
         n = self.writer.write_packet(packet, events)
-        self.seconds += time.perf_counter() - started
+        self.seconds += time.process_time() - started
         return n
 
 
@@ -68,16 +70,16 @@ def run(arch: str, size: int, quantum: int, probes: str | None, sink=None) -> di
     b = build(arch)
     guest = Guest(b, cpus=1, workload="kmalloc", size=size, quantum=quantum)
     if probes is None:
-        started = time.perf_counter()
+        started = time.process_time()
         result = guest.run()
-        return {"seconds": time.perf_counter() - started, "instructions": result.instructions,
+        return {"seconds": time.process_time() - started, "instructions": result.instructions,
                 "cycles": result.modeled_cycles, "events": 0}
     session = TraceSession(guest, TraceOptions(parse_probes(probes), subbuf_size=65536,
                                                subbufs=8))
-    started = time.perf_counter()
+    started = time.process_time()
     result = session.run(sink if sink is not None else NullSink())
     assert result.checksum_ok and result.total.discarded == 0
-    return {"seconds": time.perf_counter() - started, "instructions": result.instructions,
+    return {"seconds": time.process_time() - started, "instructions": result.instructions,
             "cycles": result.modeled_cycles, "events": result.total.recorded}
 
 
@@ -106,10 +108,10 @@ def throughput(arch: str, events: int, quantum: int) -> dict:
         session = TraceSession(guest, TraceOptions(parse_probes("kmem"), subbuf_size=65536))
         writer = CtfWriter(tmp, TraceInfo(a.endian, uuid.UUID(int=1), arch), session.classes)
         sink = TimedSink(writer)
-        started = time.perf_counter()
+        started = time.process_time()
         result = session.run(sink)
         writer.close()
-        total = time.perf_counter() - started
+        total = time.process_time() - started
         nbytes = trace_size(tmp)
     return {"arch": arch, "quantum": quantum, "events": result.total.recorded,
             "untraced_s": round(untraced["seconds"], 2),
