@@ -147,8 +147,8 @@ def main() -> int:
         return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--events", type=int, default=1_000_000)
-    p.add_argument("--arch", default="x86_64", choices=NAMES,
-                   help="arch of the throughput run (default x86_64)")
+    p.add_argument("--arch", default=NAMES[0], choices=NAMES,
+                   help=f"arch of the throughput run (default {NAMES[0]})")
     p.add_argument("--quantum", type=int, default=1000,
                    help="instructions per turn (default 1000: each clock read ends a "
                         "turn, and the rest of the turn is spent in the counting loop)")
