@@ -20,6 +20,8 @@
 
 DEFINE_TRACE(kmalloc);
 DEFINE_TRACE(kfree);
+DEFINE_TRACE(kmem_cache_alloc);
+DEFINE_TRACE(kmem_cache_free);
 
 struct page {
 	struct kmem_cache *slab_cache;	/* NULL: free or not a slab page */
@@ -183,7 +185,7 @@ noinline void *kmem_cache_alloc(struct kmem_cache *cachep, gfp_t flags)
 		   (unsigned long)cachep->object_size, (unsigned long)cachep->size,
 		   (unsigned long)flags, -1);
 #endif
-	trace_kmalloc(_RET_IP_, ret, cachep->object_size, cachep->size, flags);
+	trace_kmem_cache_alloc(_RET_IP_, ret, cachep->object_size, cachep->size, flags);
 	return ret;
 }
 
@@ -194,7 +196,7 @@ noinline void kmem_cache_free(struct kmem_cache *cachep, void *objp)
 	trace_mark(kmem_cache_free, "type_id %d call_site %lu ptr %lu",
 		   KMEMTRACE_TYPE_CACHE, _RET_IP_, (unsigned long)objp);
 #endif
-	trace_kfree(_RET_IP_, objp);
+	trace_kmem_cache_free(_RET_IP_, objp);
 }
 
 static struct kmem_cache *kmalloc_slab(size_t size)

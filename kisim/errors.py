@@ -19,7 +19,9 @@ def user_errors() -> tuple[type[BaseException], ...]:
     for module, name in (("kconfig", "KconfigError"),
                          ("kbuild", "BuildError"),
                          ("sim.guest", "WorkloadError"),
-                         ("patcher.errors", "PatchError")):
+                         ("patcher.errors", "PatchError"),
+                         ("tracing.errors", "TraceError"),
+                         ("tracing.events", "ProbeListError")):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))
         except (ImportError, AttributeError):

@@ -311,6 +311,8 @@ def _enable(state_addr: int, imv: list[ImvEntry],
 
 
 def _parse_markers(r: _Reader, imv: list[ImvEntry], jumps: list[JumpEntry]) -> list[Marker]:
+    if not r.entries("__markers", 1):                # compiled out: no records, no struct
+        return []
     lay = struct(r.image.path, "marker")          # sizes and offsets from the DWARF
     empty = r.image.symbols.get("__mark_empty_function")
     out = []
@@ -330,6 +332,8 @@ def _parse_markers(r: _Reader, imv: list[ImvEntry], jumps: list[JumpEntry]) -> l
 
 def _parse_tracepoints(r: _Reader, imv: list[ImvEntry],
                        jumps: list[JumpEntry]) -> list[Tracepoint]:
+    if not r.entries("__tracepoints", 1):                # compiled out: no records, no struct
+        return []
     lay = struct(r.image.path, "tracepoint")      # sizes and offsets from the DWARF
     out = []
     for e in r.entries("__tracepoints", lay.size):

@@ -44,11 +44,14 @@ def event_classes(word_bits: int) -> dict[str, EventClass]:
     """
     addr, size = u(word_bits, 16), u(word_bits)
     task = (("comm", STRING), ("tid", s(32)), ("prio", s(32)))
+    alloc = (("call_site", addr), ("ptr", addr), ("bytes_req", size), ("bytes_alloc", size),
+             ("gfp_flags", u(32, 16)))
+    free = (("call_site", addr), ("ptr", addr))
     return {
-        "kmalloc": EventClass("kmem_kmalloc", (("call_site", addr), ("ptr", addr),
-                                               ("bytes_req", size), ("bytes_alloc", size),
-                                               ("gfp_flags", u(32, 16)))),
-        "kfree": EventClass("kmem_kfree", (("call_site", addr), ("ptr", addr))),
+        "kmalloc": EventClass("kmem_kmalloc", alloc),
+        "kmem_cache_alloc": EventClass("kmem_cache_alloc", alloc),
+        "kfree": EventClass("kmem_kfree", free),
+        "kmem_cache_free": EventClass("kmem_cache_free", free),
         "sched_switch": EventClass("sched_switch", (
             *((f"prev_{n}", t) for n, t in task), ("prev_state", s(word_bits)),
             *((f"next_{n}", t) for n, t in task))),

@@ -145,9 +145,20 @@ def _ref_hackbench(loops: int, groups: int = 2, senders: int = 4, receivers: int
     return mix32(_fold(results) + groups * senders * receivers * loops)
 
 
+def _ref_kmemtrace_errors(iterations: int, tasks: int = 4) -> int:
+    """kernel/workloads/kmemtrace_errors.c: slab churn per task, then planted misuse."""
+    results = []
+    for i in range(tasks):
+        acc = 0
+        for k in range(iterations):
+            acc = mix32(acc + 32 + (k + i) % 64)
+        results.append(acc)
+    return mix32(_fold(results) ^ 0x6B6D656D)
+
+
 _REFERENCES: dict[str, Callable[[int], int]] = {
     "fib": _ref_fib, "getppid": _ref_getppid, "kmalloc": _ref_kmalloc,
-    "hackbench": _ref_hackbench,
+    "hackbench": _ref_hackbench, "kmem_errors": _ref_kmemtrace_errors,
 }
 
 

@@ -24,7 +24,7 @@ def run(arch: str, workload: str, cpus: int):
 
 
 def test_workloads_match_the_guest_table():
-    assert WORKLOADS == ("fib", "getppid", "hackbench", "kmalloc")
+    assert WORKLOADS == ("fib", "getppid", "hackbench", "kmalloc", "kmem_errors")
     assert set(DEFAULT_SIZES) == set(WORKLOADS)
     assert HYPERCALLS["HC_EXIT"] == 0 and len(set(HYPERCALLS.values())) == len(HYPERCALLS)
 
@@ -83,7 +83,7 @@ def test_unknown_workload_lists_the_valid_ones():
     with pytest.raises(WorkloadError) as err:
         boot(build("arm"), workload="dbench")
     assert str(err.value) == ("unknown workload 'dbench' (valid: fib, getppid, hackbench, "
-                              "kmalloc)")
+                              "kmalloc, kmem_errors)")
     with pytest.raises(WorkloadError, match="size"):
         boot(build("arm"), workload="fib", size=0)
 
@@ -290,4 +290,4 @@ def test_boot_command_unknown_workload(capsys):
     assert main(["boot", "--arch", "x86_64", "--workload", "dbench"]) == 2
     err = capsys.readouterr().err
     assert err == ("kisim: error: unknown workload 'dbench' (valid: fib, getppid, "
-                   "hackbench, kmalloc)\n")
+                   "hackbench, kmalloc, kmem_errors)\n")

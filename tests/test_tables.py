@@ -28,7 +28,8 @@ KERNEL_MARKERS = {
     "syscall_entry": "syscall_id %d ip %lu",
     "syscall_exit": "ret %ld",
 }
-TRACEPOINTS = {"sched_switch", "sched_wakeup", "kmalloc", "kfree"}
+TRACEPOINTS = {"sched_switch", "sched_wakeup", "kmalloc", "kfree", "kmem_cache_alloc",
+               "kmem_cache_free"}
 
 
 def tables(arch: str, **overrides: str):

@@ -143,6 +143,8 @@ ARCH = Arch(
         "ipi": Cost(250, "patch_text() runs under stop_machine(): every CPU takes an "
                          "IPI; modeled as one exception round trip, the trap figure above"),
         "icache_flush": _FLUSH_LINE,
+        "clock_read": Cost(1, "trace clock read = mrc p15 PMCCNTR: one instruction; no published "
+                              "latency found, so the model unit (assumption)"),
     },
     clock=Cost(1_000_000_000, "modeled 1 GHz core, the clock the trap cost above is taken at (no "
                    "ARM figure in Documentation/trace/kprobes.rst)"),

@@ -137,6 +137,8 @@ ARCH = Arch(
         "ipi": Cost(639, "patch_instruction() is followed by a sync on every CPU; "
                          "modeled as one exception round trip, the trap figure above"),
         "icache_flush": _FLUSH_LINE,
+        "clock_read": Cost(1, "trace clock read = mftb: one instruction; no published latency "
+                              "found, so the model unit (assumption)"),
     },
     imv_sign_extends=True,               # li rD, SIMM: the 16-bit field is signed
     clock=Cost(1_660_000_000, "Documentation/trace/kprobes.rst measures PowerPC on a 1.66 GHz "

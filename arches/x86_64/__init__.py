@@ -249,6 +249,9 @@ ARCH = Arch(
                          "modeled as one interrupt round trip, the trap figure above"),
         "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
+        "clock_read": Cost(7, "trace clock read = rdtsc: 6-7 clocks, not pairable, on the Pentium "
+                              "(Intel Pentium Instruction Set Reference, RDTSC timing table); "
+                              "upper bound"),
     },
     site_len=5,                          # P6_NOP5_ATOMIC <-> jmp rel32
     icache_coherent=True,                # Intel SDM vol. 3A §8.1.3: serialize, no flush

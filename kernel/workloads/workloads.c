@@ -9,6 +9,7 @@ const struct workload workloads[] = {
 	{ "getppid",	getppid_run,	4000 },
 	{ "hackbench",	hackbench_run,	40 },
 	{ "kmalloc",	kmalloc_run,	1500 },
+	{ "kmem_errors",	kmemtrace_errors_run,	500 },
 };
 const int nr_workloads = ARRAY_SIZE(workloads);
 

@@ -21,6 +21,13 @@ from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, boot, check_
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("boot", help="boot the guest kernel and run a workload")
+    add_run_args(p)
+    add_json(p)
+    p.set_defaults(func=cmd_boot)
+
+
+def add_run_args(p: argparse.ArgumentParser) -> None:
+    """--arch, --cpus, the workload, the kernel config and the machine's turn options."""
     add_arch(p)
     add_cpus(p)
     p.add_argument("--workload", default="hackbench", metavar="W",
@@ -35,8 +42,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"instructions per CPU turn (default {DEFAULT_QUANTUM})")
     p.add_argument("--max-instructions", type=int, default=MAX_INSTRUCTIONS, metavar="N",
                    help=f"instruction budget of the whole run (default {MAX_INSTRUCTIONS})")
-    add_json(p)
-    p.set_defaults(func=cmd_boot)
 
 
 def config_note(args: argparse.Namespace) -> None:

@@ -29,6 +29,7 @@ u32 hackbench_run(u32 loops);
 u32 kmalloc_run(u32 iterations);
 u32 getppid_run(u32 iterations);
 u32 fib_run(u32 depth);
+u32 kmemtrace_errors_run(u32 iterations);
 
 /* The murmur3 finalizer: all checksums fold through it. */
 static inline u32 mix32(u32 x)

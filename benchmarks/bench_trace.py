@@ -1,0 +1,194 @@
+"""Tracing: recording cost per event in the guest, and host throughput of the CTF writer.
+
+Part 1, per arch: the kmalloc workload on one CPU, once with the slab
+tracepoints dormant and once recording ``kmem`` into the ring buffers.
+The difference in retired guest instructions and modeled cycles, divided
+by the events recorded, is the cost of one recorded event (tracepoint
+enabled branch, probe-array walk, probe, reserve with its clock read,
+commit). One CPU, so the two runs execute the same workload path. Shown
+beside LTTng's published marker figures (Pentium 4 3 GHz, LTTng
+markers-microbench: an enabled marker with an empty probe costs 48.11
+cycles; a disabled one 1.17 to 2.50).
+
+Part 2, one arch: a run of about ``--events`` events (default 1,000,000).
+Times: the workload untraced; the traced run with a sink that drops
+packets; the traced run writing CTF, and the time spent inside the CTF
+writer (decoding sub-buffers into events and encoding packets). The
+target is CTF writing <= 2x the untraced workload. Peak RSS of a run of
+a tenth of the events and of the full run, each in a fresh process, shows
+whether memory stays flat. Times are CPU seconds of the benchmark process
+(``time.process_time``), so other load on the host does not inflate them.
+Run:
+
+    .venv/bin/python benchmarks/bench_trace.py [--events N] [--arch A] [--quantum Q] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from arches import NAMES
+from kbuild import build
+from sim.guest import Guest
+from tracing.ctf import CtfWriter, PacketInfo, TraceInfo, trace_size
+from tracing.events import parse_probes
+from tracing.session import TraceOptions, TraceSession
+
+EVENTS_PER_ITERATION = 8          # kmalloc workload: 4 tasks x (one alloc + one free)
+LTTNG_ENABLED_MARKER_CYCLES = 48.11
+LTTNG_SOURCE = "LTTng markers-microbench-0.1 (lttv.git tests/markers), Pentium 4 3 GHz"
+
+
+class NullSink:
+    """Consumes each packet's events (decoding them) and drops them."""
+
+    def write_packet(self, packet: PacketInfo, events) -> int:
+        return sum(1 for _ in events)
+
+
+class TimedSink:
+    """A CTF writer that keeps the host time spent inside it."""
+
+    def __init__(self, writer: CtfWriter) -> None:
+        self.writer = writer
+        self.seconds = 0.0
+
+    def write_packet(self, packet: PacketInfo, events) -> int:
+        started = time.process_time()
+        n = self.writer.write_packet(packet, events)
+        self.seconds += time.process_time() - started
+        return n
+
+
+def run(arch: str, size: int, quantum: int, probes: str | None, sink=None) -> dict:
+    b = build(arch)
+    guest = Guest(b, cpus=1, workload="kmalloc", size=size, quantum=quantum)
+    if probes is None:
+        started = time.process_time()
+        result = guest.run()
+        return {"seconds": time.process_time() - started, "instructions": result.instructions,
+                "cycles": result.modeled_cycles, "events": 0}
+    session = TraceSession(guest, TraceOptions(parse_probes(probes), subbuf_size=65536,
+                                               subbufs=8))
+    started = time.process_time()
+    result = session.run(sink if sink is not None else NullSink())
+    assert result.checksum_ok and result.total.discarded == 0
+    return {"seconds": time.process_time() - started, "instructions": result.instructions,
+            "cycles": result.modeled_cycles, "events": result.total.recorded}
+
+
+def recording_cost(arch: str, size: int, quantum: int) -> dict:
+    from arches import get_arch
+    dormant = run(arch, size, quantum, None)
+    traced = run(arch, size, quantum, "kmem")
+    n = traced["events"]
+    d_insn = (traced["instructions"] - dormant["instructions"]) / n
+    d_cyc = (traced["cycles"] - dormant["cycles"]) / n
+    hz = get_arch(arch).clock_hz
+    return {"arch": arch, "events": n, "insn_per_event": round(d_insn, 2),
+            "cycles_per_event": round(d_cyc, 2), "ns_per_event": round(d_cyc * 1e9 / hz, 1),
+            "clock_hz": hz}
+
+
+def throughput(arch: str, events: int, quantum: int) -> dict:
+    size = max(1, events // EVENTS_PER_ITERATION)
+    untraced = run(arch, size, quantum, None)
+    null = run(arch, size, quantum, "kmem")
+    with tempfile.TemporaryDirectory(prefix="kisim-bench-") as tmp:
+        from arches import get_arch
+        a = get_arch(arch)
+        b = build(arch)
+        guest = Guest(b, cpus=1, workload="kmalloc", size=size, quantum=quantum)
+        session = TraceSession(guest, TraceOptions(parse_probes("kmem"), subbuf_size=65536))
+        writer = CtfWriter(tmp, TraceInfo(a.endian, uuid.UUID(int=1), arch), session.classes)
+        sink = TimedSink(writer)
+        started = time.process_time()
+        result = session.run(sink)
+        writer.close()
+        total = time.process_time() - started
+        nbytes = trace_size(tmp)
+    return {"arch": arch, "quantum": quantum, "events": result.total.recorded,
+            "untraced_s": round(untraced["seconds"], 2),
+            "traced_null_sink_s": round(null["seconds"], 2),
+            "traced_ctf_s": round(total, 2), "ctf_writer_s": round(sink.seconds, 2),
+            "ctf_writer_vs_untraced": round(sink.seconds / untraced["seconds"], 2),
+            "ctf_writer_us_per_event": round(sink.seconds / result.total.recorded * 1e6, 2),
+            "trace_bytes": nbytes}
+
+
+def peak_rss(arch: str, events: int, quantum: int) -> int:
+    """Max RSS (KiB) of a fresh process tracing ``events`` events to CTF."""
+    proc = subprocess.run([sys.executable, __file__, "--child", arch, str(events), str(quantum)],
+                          capture_output=True, text=True, check=True)
+    return int(proc.stdout.strip().splitlines()[-1])
+
+
+def child(arch: str, events: int, quantum: int) -> None:
+    size = max(1, events // EVENTS_PER_ITERATION)
+    with tempfile.TemporaryDirectory(prefix="kisim-bench-") as tmp:
+        from arches import get_arch
+        guest = Guest(build(arch), cpus=1, workload="kmalloc", size=size, quantum=quantum)
+        session = TraceSession(guest, TraceOptions(parse_probes("kmem"), subbuf_size=65536))
+        with CtfWriter(tmp, TraceInfo(get_arch(arch).endian, uuid.UUID(int=1), arch),
+                       session.classes) as w:
+            session.run(w)
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def main() -> int:
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return 0
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--events", type=int, default=1_000_000)
+    p.add_argument("--arch", default=NAMES[0], choices=NAMES,
+                   help=f"arch of the throughput run (default {NAMES[0]})")
+    p.add_argument("--quantum", type=int, default=1000,
+                   help="instructions per turn (default 1000: each clock read ends a "
+                        "turn, and the rest of the turn is spent in the counting loop)")
+    p.add_argument("--cost-size", type=int, default=2000,
+                   help="kmalloc iterations of the recording-cost runs (default 2000)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    out: dict = {"recording_cost": [], "lttng": {"enabled_marker_empty_probe_cycles":
+                                                  LTTNG_ENABLED_MARKER_CYCLES,
+                                                  "source": LTTNG_SOURCE}}
+    for arch in NAMES:
+        out["recording_cost"].append(recording_cost(arch, args.cost_size, args.quantum))
+        if not args.json:
+            c = out["recording_cost"][-1]
+            print(f"{arch:>7}: {c['insn_per_event']:8.1f} guest instructions, "
+                  f"{c['cycles_per_event']:8.1f} modeled cycles ({c['ns_per_event']} ns) "
+                  f"per recorded event, over {c['events']:,} events", flush=True)
+    if not args.json:
+        print(f"LTTng: enabled marker with an empty probe {LTTNG_ENABLED_MARKER_CYCLES} cycles "
+              f"({LTTNG_SOURCE})", flush=True)
+    t = throughput(args.arch, args.events, args.quantum)
+    out["throughput"] = t
+    if not args.json:
+        print(f"{t['arch']}, {t['events']:,} events: untraced {t['untraced_s']} s; traced, "
+              f"packets dropped {t['traced_null_sink_s']} s; traced to CTF "
+              f"{t['traced_ctf_s']} s, of which the CTF writer {t['ctf_writer_s']} s "
+              f"({t['ctf_writer_vs_untraced']}x the untraced workload, "
+              f"{t['ctf_writer_us_per_event']} us/event); {t['trace_bytes']:,} bytes",
+              flush=True)
+    small, full = (peak_rss(args.arch, n, args.quantum) for n in (args.events // 10,
+                                                                  args.events))
+    out["peak_rss_kib"] = {str(args.events // 10): small, str(args.events): full}
+    if args.json:
+        json.dump(out, sys.stdout, indent=2)
+        print()
+    else:
+        print(f"peak RSS: {small:,} KiB for {args.events // 10:,} events, "
+              f"{full:,} KiB for {args.events:,} events")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-CPU ring buffer (layout and protocol in <linux/ring_buffer.h>).
+ *
+ * Reserve/commit as in LTTng's lib_ring_buffer: reserve reads the clock,
+ * switches sub-buffers when the record does not fit (closing the old one
+ * with its end time and the discarded counter, which becomes the CTF
+ * packet's cumulative events_discarded), and returns where to write the
+ * payload; commit publishes it. Only the owning CPU writes; the host reads
+ * closed sub-buffers between turns, so no atomic operation is needed.
+ */
+#include <linux/kernel.h>
+#include <linux/ring_buffer.h>
+#include <linux/sched.h>
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
+#include <kisim/hypercall.h>
+
+/* Filled by the host before boot; subbuf_size == 0 means tracing is off. */
+struct rb_channel ring_buffer_channel;
+
+notrace u64 trace_clock_read(void)
+{
+	u64 ns = 0;
+
+	hypercall1(HC_CLOCK, (unsigned long)&ns);
+	return ns;
+}
+NOTRACE_SYMBOL(trace_clock_read);
+NOKPROBE_SYMBOL(trace_clock_read);
+
+static notrace struct rb_subbuf_header *rb_subbuf(struct rb_channel *ch, struct rb_cpu *b,
+						  u32 seq)
+{
+	return (struct rb_subbuf_header *)(b->base + (seq % ch->nr_subbufs) * ch->subbuf_size);
+}
+
+static notrace void rb_switch_out(struct rb_channel *ch, struct rb_cpu *b, u64 ts)
+{
+	struct rb_subbuf_header *h = rb_subbuf(ch, b, b->head);
+
+	h->timestamp_end = ts;
+	h->events_discarded = b->discarded;
+	h->data_size = b->offset;
+	h->nr_events = b->nr_events;
+	h->closed = 1;
+	b->head++;
+	b->open = 0;
+}
+
+static notrace void rb_switch_in(struct rb_channel *ch, struct rb_cpu *b, u64 ts)
+{
+	struct rb_subbuf_header *h = rb_subbuf(ch, b, b->head);
+
+	h->timestamp_begin = ts;
+	h->seq = b->head;
+	h->closed = 0;
+	b->offset = 0;
+	b->nr_events = 0;
+	b->open = 1;
+}
+
+notrace void *ring_buffer_reserve(unsigned int id, unsigned int payload_len)
+{
+	struct rb_channel *ch = &ring_buffer_channel;
+	struct rb_cpu *b = &ch->cpu[smp_processor_id()];
+	struct task_struct *tsk = current;
+	struct rb_event_header *ev;
+	u32 room = ch->subbuf_size - sizeof(struct rb_subbuf_header);
+	u32 size = (sizeof(*ev) + payload_len + 7) & ~7u;
+	u64 ts = trace_clock_read();
+	unsigned int i;
+
+	b->produced++;
+	if (!b->open || b->offset + size > room) {
+		if (b->open)
+			rb_switch_out(ch, b, ts);
+		if (b->head - b->consumed >= ch->nr_subbufs) {
+			if (ch->mode == RB_MODE_DISCARD) {
+				b->discarded++;
+				return NULL;
+			}
+			b->overwritten += rb_subbuf(ch, b, b->consumed)->nr_events;
+			b->consumed++;
+		}
+		rb_switch_in(ch, b, ts);
+	}
+	ev = (struct rb_event_header *)((u8 *)(rb_subbuf(ch, b, b->head) + 1) + b->offset);
+	ev->timestamp = ts;
+	ev->id = id;
+	ev->size = size;
+	ev->tid = tsk ? (s32)tsk->pid : 0;
+	for (i = 0; i < RB_COMM_LEN; i++)
+		ev->comm[i] = tsk ? tsk->comm[i] : 0;
+	b->reserved = size;
+	return ev + 1;
+}
+NOTRACE_SYMBOL(ring_buffer_reserve);
+NOKPROBE_SYMBOL(ring_buffer_reserve);
+
+notrace void ring_buffer_commit(void)
+{
+	struct rb_cpu *b = &ring_buffer_channel.cpu[smp_processor_id()];
+
+	b->offset += b->reserved;
+	b->nr_events++;
+}
+NOTRACE_SYMBOL(ring_buffer_commit);
+NOKPROBE_SYMBOL(ring_buffer_commit);

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tracepoint probes that record into the per-CPU ring buffer, with the
+ * field layouts of lttng-modules' instrumentation/events (kmem.h,
+ * sched.h): the host registers them on the tracepoints it is asked to
+ * record (tracing/session.py), so recording costs guest instructions.
+ *
+ * Payloads are unsigned longs in the order of tracing/events.py, with a
+ * task's comm copied as 16 bytes. prio is the task's prio minus MAX_RT_PRIO,
+ * as lttng-modules' sched probes report it.
+ */
+#include <linux/kernel.h>
+#include <linux/ring_buffer.h>
+#include <linux/sched.h>
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
+
+static notrace void rb_alloc(unsigned int id, unsigned long call_site, const void *ptr,
+			     size_t bytes_req, size_t bytes_alloc, gfp_t gfp_flags)
+{
+	unsigned long *p = ring_buffer_reserve(id, 5 * sizeof(unsigned long));
+
+	if (!p)
+		return;
+	p[0] = call_site;
+	p[1] = (unsigned long)ptr;
+	p[2] = bytes_req;
+	p[3] = bytes_alloc;
+	p[4] = gfp_flags;
+	ring_buffer_commit();
+}
+
+static notrace void rb_free(unsigned int id, unsigned long call_site, const void *ptr)
+{
+	unsigned long *p = ring_buffer_reserve(id, 2 * sizeof(unsigned long));
+
+	if (!p)
+		return;
+	p[0] = call_site;
+	p[1] = (unsigned long)ptr;
+	ring_buffer_commit();
+}
+
+static notrace void rb_comm(char *dst, const struct task_struct *t)
+{
+	int i;
+
+	for (i = 0; i < RB_COMM_LEN; i++)
+		dst[i] = t->comm[i];
+}
+
+notrace void probe_kmem_kmalloc(unsigned long call_site, const void *ptr, size_t bytes_req,
+				size_t bytes_alloc, gfp_t gfp_flags)
+{
+	rb_alloc(RB_EV_KMEM_KMALLOC, call_site, ptr, bytes_req, bytes_alloc, gfp_flags);
+}
+
+notrace void probe_kmem_cache_alloc(unsigned long call_site, const void *ptr, size_t bytes_req,
+				    size_t bytes_alloc, gfp_t gfp_flags)
+{
+	rb_alloc(RB_EV_KMEM_CACHE_ALLOC, call_site, ptr, bytes_req, bytes_alloc, gfp_flags);
+}
+
+notrace void probe_kmem_kfree(unsigned long call_site, const void *ptr)
+{
+	rb_free(RB_EV_KMEM_KFREE, call_site, ptr);
+}
+
+notrace void probe_kmem_cache_free(unsigned long call_site, const void *ptr)
+{
+	rb_free(RB_EV_KMEM_CACHE_FREE, call_site, ptr);
+}
+
+/* prev_comm[16], prev_tid, prev_prio, prev_state, next_comm[16], next_tid, next_prio */
+notrace void probe_sched_switch(struct task_struct *prev, struct task_struct *next)
+{
+	unsigned long *p = ring_buffer_reserve(RB_EV_SCHED_SWITCH,
+					       2 * RB_COMM_LEN + 5 * sizeof(unsigned long));
+
+	if (!p)
+		return;
+	rb_comm((char *)p, prev);
+	p += RB_COMM_LEN / sizeof(unsigned long);
+	p[0] = prev->pid;
+	p[1] = prev->prio - MAX_RT_PRIO;
+	p[2] = prev->state;
+	rb_comm((char *)(p + 3), next);
+	p += 3 + RB_COMM_LEN / sizeof(unsigned long);
+	p[0] = next->pid;
+	p[1] = next->prio - MAX_RT_PRIO;
+	ring_buffer_commit();
+}
+
+/* comm[16], tid, prio, target_cpu */
+notrace void probe_sched_wakeup(struct task_struct *t)
+{
+	unsigned long *p = ring_buffer_reserve(RB_EV_SCHED_WAKEUP,
+					       RB_COMM_LEN + 3 * sizeof(unsigned long));
+
+	if (!p)
+		return;
+	rb_comm((char *)p, t);
+	p += RB_COMM_LEN / sizeof(unsigned long);
+	p[0] = t->pid;
+	p[1] = t->prio - MAX_RT_PRIO;
+	p[2] = smp_processor_id();
+	ring_buffer_commit();
+}
+
+NOTRACE_SYMBOL(probe_kmem_kmalloc);
+NOTRACE_SYMBOL(probe_kmem_cache_alloc);
+NOTRACE_SYMBOL(probe_kmem_kfree);
+NOTRACE_SYMBOL(probe_kmem_cache_free);
+NOTRACE_SYMBOL(probe_sched_switch);
+NOTRACE_SYMBOL(probe_sched_wakeup);
+NOKPROBE_SYMBOL(probe_kmem_kmalloc);
+NOKPROBE_SYMBOL(probe_kmem_cache_alloc);
+NOKPROBE_SYMBOL(probe_kmem_kfree);
+NOKPROBE_SYMBOL(probe_kmem_cache_free);
+NOKPROBE_SYMBOL(probe_sched_switch);
+NOKPROBE_SYMBOL(probe_sched_wakeup);

@@ -1,0 +1,145 @@
+"""The events the guest's ring-buffer probes record, and their record layout.
+
+Names and field names are lttng-modules' (instrumentation/events/kmem.h and
+sched.h): ``kmem_kmalloc``/``kmem_cache_alloc`` carry ``call_site, ptr,
+bytes_req, bytes_alloc, gfp_flags``; ``kmem_kfree``/``kmem_cache_free``
+carry ``call_site, ptr``; ``sched_switch`` carries ``prev_comm, prev_tid,
+prev_prio, prev_state, next_comm, next_tid, next_prio``; ``sched_wakeup``
+carries ``comm, tid, prio, target_cpu``. Word-sized fields are as wide as
+the guest's ``unsigned long`` (lttng's ``ctf_integer(unsigned long, ...)``).
+
+The event ids are the ``RB_EV_*`` lines of
+``kernel/include/linux/ring_buffer.h``, parsed here so C and Python cannot
+drift apart; the payload order is that of ``kernel/trace_probes.c``.
+"""
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from arches import Arch
+from sim.event import STRING, Event, EventClass, FieldType, s, u
+
+REPO = Path(__file__).resolve().parent.parent
+RING_BUFFER_H = REPO / "kernel" / "include" / "linux" / "ring_buffer.h"
+
+COMM = "comm"          # a 16-byte task name in the record
+WORD = "word"          # an unsigned long
+SWORD = "sword"        # a long
+HEX = "hex"            # an unsigned long shown in hex (addresses, flags)
+
+#: Record header: u64 timestamp, u16 id, u16 size, s32 tid, char comm[16].
+HEADER = "QHHi16s"
+COMM_LEN = 16
+
+#: event name -> (tracepoint it probes, guest probe symbol, payload fields)
+EVENTS: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
+    "kmem_kmalloc": ("kmalloc", "probe_kmem_kmalloc",
+                     (("call_site", HEX), ("ptr", HEX), ("bytes_req", WORD),
+                      ("bytes_alloc", WORD), ("gfp_flags", HEX))),
+    "kmem_cache_alloc": ("kmem_cache_alloc", "probe_kmem_cache_alloc",
+                         (("call_site", HEX), ("ptr", HEX), ("bytes_req", WORD),
+                          ("bytes_alloc", WORD), ("gfp_flags", HEX))),
+    "kmem_kfree": ("kfree", "probe_kmem_kfree", (("call_site", HEX), ("ptr", HEX))),
+    "kmem_cache_free": ("kmem_cache_free", "probe_kmem_cache_free",
+                        (("call_site", HEX), ("ptr", HEX))),
+    "sched_switch": ("sched_switch", "probe_sched_switch",
+                     (("prev_comm", COMM), ("prev_tid", SWORD), ("prev_prio", SWORD),
+                      ("prev_state", SWORD), ("next_comm", COMM), ("next_tid", SWORD),
+                      ("next_prio", SWORD))),
+    "sched_wakeup": ("sched_wakeup", "probe_sched_wakeup",
+                     (("comm", COMM), ("tid", SWORD), ("prio", SWORD),
+                      ("target_cpu", SWORD))),
+}
+
+#: Shorthands for --probes.
+GROUPS = {"kmem": ("kmem_kmalloc", "kmem_cache_alloc", "kmem_kfree", "kmem_cache_free"),
+          "sched": ("sched_switch", "sched_wakeup"),
+          "all": tuple(EVENTS)}
+
+
+def _parse_ids(path: Path = RING_BUFFER_H) -> dict[str, int]:
+    found = re.findall(r"^#define\s+RB_EV_(\w+)\s+(\d+)\b", path.read_text(), re.M)
+    return {name.lower(): int(number) for name, number in found}
+
+
+#: Event ids by name, from the guest header.
+EVENT_IDS: dict[str, int] = _parse_ids()
+
+
+class ProbeListError(ValueError):
+    """An unknown event or group in a --probes list."""
+
+
+def parse_probes(text: str) -> tuple[str, ...]:
+    """``"kmem,sched_switch"`` -> the event names, in table order, without repeats."""
+    wanted: set[str] = set()
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        if item in GROUPS:
+            wanted.update(GROUPS[item])
+        elif item in EVENTS:
+            wanted.add(item)
+        else:
+            raise ProbeListError(f"unknown probe {item!r} (events: {', '.join(EVENTS)}; "
+                                 f"groups: {', '.join(GROUPS)})")
+    if not wanted:
+        raise ProbeListError("empty --probes list")
+    return tuple(name for name in EVENTS if name in wanted)
+
+
+def _field_type(kind: str, bits: int) -> FieldType:
+    return {COMM: STRING, WORD: u(bits), SWORD: s(bits), HEX: u(bits, 16)}[kind]
+
+
+@dataclass(frozen=True)
+class RecordLayout:
+    """How one event's records look in one arch's ring buffer."""
+
+    cls: EventClass
+    payload: struct.Struct
+    kinds: tuple[str, ...]
+
+    def decode(self, cpu: int, header: tuple, body: bytes, offset: int) -> Event:
+        ts, _id, _size, tid, comm = header
+        raw = self.payload.unpack_from(body, offset)
+        values = tuple(_cstr(v) if kind == COMM else v for kind, v in zip(self.kinds, raw))
+        return Event(self.cls, cpu, ts, tid, _cstr(comm), values)
+
+
+def _cstr(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def event_classes(arch: Arch) -> dict[str, EventClass]:
+    """Every recordable event's class, fields as wide as the arch's words."""
+    return {name: EventClass(name, tuple((f, _field_type(kind, arch.bits))
+                                         for f, kind in fields))
+            for name, (_, _, fields) in EVENTS.items()}
+
+
+def record_layouts(arch: Arch) -> dict[int, RecordLayout]:
+    """Event id -> record layout, in the arch's byte order and word size."""
+    prefix = "<" if arch.endian == "little" else ">"
+    word, sword = ("Q", "q") if arch.bits == 64 else ("I", "i")
+    codes = {COMM: f"{COMM_LEN}s", WORD: word, SWORD: sword, HEX: word}
+    classes = event_classes(arch)
+    out = {}
+    for name, (_, _, fields) in EVENTS.items():
+        kinds = tuple(kind for _, kind in fields)
+        fmt = prefix + "".join(codes[k] for k in kinds)
+        out[EVENT_IDS[name]] = RecordLayout(classes[name], struct.Struct(fmt), kinds)
+    return out
+
+
+def record_size(arch: Arch, name: str) -> int:
+    """Bytes of one record of ``name`` (header + payload, padded to 8)."""
+    layout = record_layouts(arch)[EVENT_IDS[name]]
+    return (struct.calcsize(HEADER) + layout.payload.size + 7) & ~7
+
+
+__all__ = ["EVENTS", "EVENT_IDS", "GROUPS", "HEADER", "ProbeListError", "RecordLayout",
+           "event_classes", "parse_probes", "record_layouts", "record_size"]
