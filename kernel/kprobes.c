@@ -27,6 +27,7 @@
 struct kprobe *kprobe_table[KPROBE_TABLE_SIZE];
 struct kprobe kprobe_pool[KPROBE_POOL];
 struct kprobe *current_kprobe[CONFIG_NR_CPUS];
+unsigned long kprobe_hits[CONFIG_NR_CPUS][KPROBE_POOL];
 struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
 u8 kprobe_insn_slots[KPROBE_POOL][KPROBE_SLOT_BYTES] __aligned(64);
 
@@ -103,7 +104,7 @@ notrace int kprobe_handler(struct pt_regs *regs)
 	}
 	current_kprobe[cpu] = p;
 	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
-	p->hits++;
+	kprobe_hits[cpu][p - kprobe_pool]++;
 	if (p->pre_handler && p->pre_handler(p, regs)) {
 		/* The handler changed the execution path: no single-step. */
 		current_kprobe[cpu] = NULL;

@@ -46,8 +46,7 @@ from sim.guest import HYPERCALLS, Guest
 from sim.machine import UNHANDLED, Cpu, Trap
 
 #: struct kprobe, one word per field (kernel/include/linux/kprobes.h).
-FIELDS = ("next", "addr", "pre_handler", "post_handler", "flags", "nmissed", "hits",
-          "opcode", "ainsn0", "ainsn1", "ainsn2", "ainsn3")
+FIELDS = ("next", "addr", "pre_handler", "post_handler", "flags", "nmissed", "opcode", "ainsn0", "ainsn1", "ainsn2", "ainsn3")
 KPROBE_HASH_BITS = 6
 KPROBE_POOL = 4096
 FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED = 1, 2, 4
@@ -60,7 +59,7 @@ STACK_GAP = 128
 #: Symbols of kernel/kprobes.c the host needs.
 GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_handler",
                  "kprobe_debug_handler", "kprobe_exc_return", "kprobe_host_pre_handler",
-                 "kprobe_host_post_handler", "current_kprobe")
+                 "kprobe_host_post_handler", "current_kprobe", "kprobe_hits")
 
 Handler = "str | Callable[[Kprobe, KprobeRegs], int | None] | None"
 
@@ -108,8 +107,10 @@ class Kprobe:
 
     @property
     def hits(self) -> int:
-        """Hits that ran the handlers."""
-        return self._word("hits")
+        """Hits that ran the handlers (kisim's per-CPU kprobe_hits, summed)."""
+        if self.owner is None:
+            raise PatchError("EINVAL", "kprobe is not registered")
+        return self.owner.hits(self)
 
     def describe(self) -> str:
         where = self.owner.guest.image.symbol_at(self.addr) if self.owner else None
@@ -173,6 +174,12 @@ class Kprobes:
 
     def read_field(self, kp: Kprobe, name: str) -> int:
         return self.machine.read_word(self._field_addr(kp, name))
+
+    def hits(self, kp: Kprobe) -> int:
+        word = self.arch.word
+        return sum(self.machine.read_word(self.sym["kprobe_hits"]
+                                          + (cpu * KPROBE_POOL + kp.index) * word)
+                   for cpu in range(len(self.machine.cpus)))
 
     def _write_field(self, kp: Kprobe, name: str, value: int) -> None:
         self.machine.write_word(self._field_addr(kp, name), value)
@@ -276,10 +283,13 @@ class Kprobes:
         bucket = self._bucket(addr)
         values = {"next": self.machine.read_word(bucket), "addr": addr, "pre_handler": pre,
                   "post_handler": post, "flags": FLAG_DISABLED if kp.disabled else 0,
-                  "nmissed": 0, "hits": 0, "opcode": prepared.opcode}
+                  "nmissed": 0, "opcode": prepared.opcode}
         values.update({f"ainsn{i}": v for i, v in enumerate(prepared.ainsn)})
         for name in FIELDS:
             self._write_field(kp, name, values[name])
+        for cpu in range(len(self.machine.cpus)):
+            self.machine.write_word(self.sym["kprobe_hits"]
+                                    + (cpu * KPROBE_POOL + index) * self.arch.word, 0)
         self.machine.write_word(bucket, kp.struct)
         self.probes[addr] = kp
         self._by_struct[kp.struct] = kp

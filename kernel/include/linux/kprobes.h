@@ -57,7 +57,6 @@ struct kprobe {
 	kprobe_post_handler_t post_handler;
 	unsigned long flags;
 	unsigned long nmissed;
-	unsigned long hits;			/* kisim: hits that ran the handlers */
 	unsigned long opcode;			/* the probed instruction's first word/byte */
 	struct arch_specific_insn ainsn;
 };
@@ -73,6 +72,8 @@ struct kprobe_ctlblk {
 extern struct kprobe *kprobe_table[KPROBE_TABLE_SIZE];
 extern struct kprobe kprobe_pool[KPROBE_POOL];
 extern struct kprobe *current_kprobe[CONFIG_NR_CPUS];
+/* kisim's own counter: per CPU, so that it stays exact without atomics. */
+extern unsigned long kprobe_hits[CONFIG_NR_CPUS][KPROBE_POOL];
 extern struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
 
 /* HC_KPROBE operations (kernel/include/kisim/hypercall.h) */
