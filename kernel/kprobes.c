@@ -17,7 +17,7 @@
  */
 #include <linux/types.h>
 #include <linux/ftrace.h>
-#include <linux/kprobes.h>
+#include <kisim/kprobes.h>
 #include <kisim/hypercall.h>
 #include <kisim/thread_info.h>
 
@@ -174,6 +174,22 @@ notrace void kprobe_host_post_handler(struct kprobe *p, struct pt_regs *regs,
 	hypercall3(HC_KPROBE, KPROBE_HC_POST, (unsigned long)regs, (unsigned long)p);
 }
 NOKPROBE_SYMBOL(kprobe_host_post_handler);
+
+/*
+ * A probe target and a handler that calls it, for the reentry self-test
+ * (after lib/test_kprobes.c): a probe on kprobe_target hit from inside
+ * kprobe_reentry_pre_handler is a reentry and counts as missed.
+ */
+noinline u32 kprobe_target(u32 value)
+{
+	return value * 3;
+}
+
+notrace int kprobe_reentry_pre_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	return kprobe_target(1) != 3;
+}
+NOKPROBE_SYMBOL(kprobe_reentry_pre_handler);
 
 extern void kprobe_exc_return(void);
 NOKPROBE_SYMBOL(kprobe_exc_return);
