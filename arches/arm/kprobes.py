@@ -112,3 +112,8 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
 
 def arch_trap_entry(cpu: TrapFrame) -> None:
     """The undefined-instruction entry changes nothing the guest handler sees."""
+
+
+def describe_ainsn(ainsn: tuple[int, ...]) -> str:
+    """How a hit runs: the decode class."""
+    return _KINDS[ainsn[1]]

@@ -110,3 +110,8 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
 def arch_trap_entry(cpu: TrapFrame) -> None:
     """Trap entry through an interrupt gate clears TF and IF (SDM vol. 3 §6.12.1.2)."""
     cpu.set_reg("rflags", cpu.reg("rflags") & ~(TF | IF))
+
+
+def describe_ainsn(ainsn: tuple[int, ...]) -> str:
+    """How a hit runs: boosted (jump back from the slot) or TF single-step."""
+    return "boosted" if ainsn[1] else "single-step"
