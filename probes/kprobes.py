@@ -183,7 +183,8 @@ class Kprobes:
 
     def kind(self, kp: Kprobe) -> str:
         """How a hit runs the instruction, from the guest's arch_specific_insn now."""
-        return self.ops.describe_ainsn(tuple(self.read_field(kp, f"ainsn{i}") for i in range(4)))
+        ainsn = tuple(self.read_field(kp, f"ainsn{i}") for i in range(4))
+        return self.ops.describe_ainsn(ainsn, kp.post_handler is not None)
 
     def _write_field(self, kp: Kprobe, name: str, value: int) -> None:
         self.machine.write_word(self._field_addr(kp, name), value)

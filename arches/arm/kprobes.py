@@ -114,6 +114,6 @@ def arch_trap_entry(cpu: TrapFrame) -> None:
     """The undefined-instruction entry changes nothing the guest handler sees."""
 
 
-def describe_ainsn(ainsn: tuple[int, ...]) -> str:
+def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
     """How a hit runs: the decode class."""
     return _KINDS[ainsn[1]]

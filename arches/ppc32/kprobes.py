@@ -46,7 +46,7 @@ def arch_trap_entry(cpu: TrapFrame) -> None:
                      cpu.uc.reg_read(ppc_const.UC_PPC_REG_MSR) & ~(MSR_SE | MSR_EE))
 
 
-def describe_ainsn(ainsn: tuple[int, ...]) -> str:
+def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
     """How a hit runs: decided by the first hit (kprobe_handler's try_to_emulate)."""
     boostable = ainsn[1] - (1 << 32) if ainsn[1] >> 31 else ainsn[1]
     return {1: "emulate_step (boosted)", -1: "single-step (MSR_SE)"}.get(boostable, "not hit yet")

@@ -112,6 +112,6 @@ def arch_trap_entry(cpu: TrapFrame) -> None:
     cpu.set_reg("rflags", cpu.reg("rflags") & ~(TF | IF))
 
 
-def describe_ainsn(ainsn: tuple[int, ...]) -> str:
-    """How a hit runs: boosted (jump back from the slot) or TF single-step."""
-    return "boosted" if ainsn[1] else "single-step"
+def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
+    """How a hit runs: boosted (jump back from the slot; never with a post_handler) or TF."""
+    return "boosted" if ainsn[1] and not post_handler else "single-step (TF)"
