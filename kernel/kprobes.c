@@ -20,6 +20,7 @@
 #include <kisim/kprobes.h>
 #include <kisim/hypercall.h>
 #include <kisim/thread_info.h>
+#include <linux/spinlock.h>
 
 #ifdef CONFIG_KPROBES
 #include <asm/kprobes-core.h>
@@ -104,7 +105,7 @@ notrace int kprobe_handler(struct pt_regs *regs)
 	}
 	current_kprobe[cpu] = p;
 	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
-	kprobe_hits[cpu][p - kprobe_pool]++;
+	kprobe_hits[cpu][p->hit_index]++;
 	if (p->pre_handler && p->pre_handler(p, regs)) {
 		/* The handler changed the execution path: no single-step. */
 		current_kprobe[cpu] = NULL;
@@ -174,6 +175,108 @@ notrace void kprobe_host_post_handler(struct kprobe *p, struct pt_regs *regs,
 	hypercall3(HC_KPROBE, KPROBE_HC_POST, (unsigned long)regs, (unsigned long)p);
 }
 NOKPROBE_SYMBOL(kprobe_host_post_handler);
+
+/*
+ * Return probes (kernel/kprobes.c v5.10): the entry kprobe takes a free
+ * instance, saves the return address and points it at
+ * kretprobe_trampoline; the trampoline calls trampoline_handler(), which
+ * finds the current task's newest instance, runs the handler and returns
+ * the real return address. No instance free: rp->nmissed++.
+ */
+struct kretprobe kretprobe_pool[KRETPROBE_POOL];
+struct kretprobe_instance kretprobe_instances[KRETPROBE_INSTANCES];
+struct kretprobe_instance *kretprobe_inst_table[KPROBE_TABLE_SIZE];
+static DEFINE_SPINLOCK(kretprobe_table_lock);
+
+static __always_inline void recycle_rp_inst(struct kretprobe_instance *ri)
+{
+	struct kretprobe *rp = ri->rp;
+
+	spin_lock((spinlock_t *)&rp->lock);
+	ri->next = rp->free_instances;
+	rp->free_instances = ri;
+	spin_unlock((spinlock_t *)&rp->lock);
+}
+
+notrace int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+	struct kretprobe_instance *ri, **bucket;
+
+	spin_lock((spinlock_t *)&rp->lock);
+	ri = rp->free_instances;
+	if (ri)
+		rp->free_instances = ri->next;
+	spin_unlock((spinlock_t *)&rp->lock);
+	if (!ri) {
+		rp->nmissed++;
+		return 0;
+	}
+	ri->rp = rp;
+	ri->task = current;
+	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
+		recycle_rp_inst(ri);
+		return 0;
+	}
+	arch_prepare_kretprobe(ri, regs);
+	bucket = &kretprobe_inst_table[kprobe_hash((unsigned long)ri->task)];
+	spin_lock(&kretprobe_table_lock);
+	ri->next = *bucket;
+	*bucket = ri;
+	spin_unlock(&kretprobe_table_lock);
+	return 0;
+}
+NOKPROBE_SYMBOL(pre_handler_kretprobe);
+
+notrace unsigned long trampoline_handler(struct pt_regs *regs)
+{
+	struct task_struct *task = current;
+	struct kretprobe_instance *ri, **link;
+	int cpu = smp_processor_id();
+	unsigned long ret;
+
+	link = &kretprobe_inst_table[kprobe_hash((unsigned long)task)];
+	spin_lock(&kretprobe_table_lock);
+	while ((ri = *link) && ri->task != task)
+		link = &ri->next;
+	if (!ri)
+		panic("kretprobe: no instance for this return");
+	*link = ri->next;
+	spin_unlock(&kretprobe_table_lock);
+	ret = ri->ret_addr;
+	if (ri->rp->handler) {
+		current_kprobe[cpu] = &ri->rp->kp;
+		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
+		ri->rp->handler(ri, regs);
+		current_kprobe[cpu] = NULL;
+	}
+	recycle_rp_inst(ri);
+	return ret;
+}
+NOKPROBE_SYMBOL(trampoline_handler);
+NOKPROBE_SYMBOL(kretprobe_trampoline);
+
+#ifdef ARCH_KRETPROBE_TRAMPOLINE_KPROBE
+/* The trampoline is a kprobe (PowerPC): its pre_handler jumps to the real return. */
+notrace int trampoline_probe_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	arch_kretprobe_return(regs, trampoline_handler(regs));
+	return 1;
+}
+NOKPROBE_SYMBOL(trampoline_probe_handler);
+#endif
+
+notrace int kretprobe_empty_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return 0;
+}
+NOKPROBE_SYMBOL(kretprobe_empty_handler);
+
+notrace int kretprobe_host_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return hypercall3(HC_KPROBE, KPROBE_HC_RET, (unsigned long)regs, (unsigned long)ri->rp);
+}
+NOKPROBE_SYMBOL(kretprobe_host_handler);
 
 /*
  * A probe target and a handler that calls it, for the reentry self-test

@@ -46,11 +46,20 @@ from sim.guest import HYPERCALLS, Guest
 from sim.machine import UNHANDLED, Cpu, Trap
 
 #: struct kprobe, one word per field (kernel/include/linux/kprobes.h).
-FIELDS = ("next", "addr", "pre_handler", "post_handler", "flags", "nmissed", "opcode", "ainsn0", "ainsn1", "ainsn2", "ainsn3")
+FIELDS = ("next", "addr", "pre_handler", "post_handler", "flags", "nmissed", "opcode",
+          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index")
+#: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
+RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
+RI_FIELDS = ("next", "rp", "ret_addr", "task")
+KRETPROBE_POOL = 256
+KRETPROBE_INSTANCES = 4096
+#: Functions a return probe must not be put on (x86 kretprobe_blacklist[]):
+#: the context switch returns on another task's stack.
+KRETPROBE_BLACKLIST = ("__switch_to", "__switch_to_asm")
 KPROBE_HASH_BITS = 6
 KPROBE_POOL = 4096
 FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED = 1, 2, 4
-KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST = 0, 1, 2
+KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET = 0, 1, 2, 3
 #: Bytes left free below the interrupted stack pointer before pt_regs: ARM
 #: emulates stack stores of up to 64 bytes in place
 #: (arch/arm/probes/kprobes/core.c MAX_STACK_SIZE), x86-64 kernel code has
@@ -59,7 +68,9 @@ STACK_GAP = 128
 #: Symbols of kernel/kprobes.c the host needs.
 GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_handler",
                  "kprobe_debug_handler", "kprobe_exc_return", "kprobe_host_pre_handler",
-                 "kprobe_host_post_handler", "current_kprobe", "kprobe_hits")
+                 "kprobe_host_post_handler", "current_kprobe", "kprobe_hits",
+                 "kretprobe_pool", "kretprobe_instances", "kretprobe_trampoline",
+                 "pre_handler_kretprobe", "kretprobe_host_handler")
 
 Handler = "str | Callable[[Kprobe, KprobeRegs], int | None] | None"
 
@@ -93,6 +104,7 @@ class Kprobe:
     breakpoint: bytes = b""
     boostable: bool = False
     disabled: bool = False
+    probe_type: str = "k"                       # "r": the entry probe of a kretprobe
     owner: "Kprobes | None" = field(default=None, repr=False)
 
     def _word(self, name: str) -> int:
@@ -115,6 +127,34 @@ class Kprobe:
     def describe(self) -> str:
         where = self.owner.guest.image.symbol_at(self.addr) if self.owner else None
         return f"{where[0]}+{where[1]:#x}" if where else f"{self.addr:#x}"
+
+
+@dataclass(eq=False)
+class Kretprobe:
+    """struct kretprobe: a return probe on a function entry.
+
+    ``handler(rp, regs)`` runs when the function returns (``regs`` holds
+    the return value in the arch's return register); ``maxactive <= 0``
+    takes the kernel's default (one instance per possible CPU without
+    CONFIG_PREEMPTION).
+    """
+
+    symbol_name: str | None = None
+    offset: int = 0
+    addr: int | None = None
+    handler: object = None
+    entry_handler: str | None = None
+    maxactive: int = 0
+    kp: Kprobe | None = field(default=None, repr=False)
+    struct: int = 0
+    owner: "Kprobes | None" = field(default=None, repr=False)
+
+    @property
+    def nmissed(self) -> int:
+        """Entries that found no free instance (the handler did not run for them)."""
+        if self.owner is None:
+            raise PatchError("EINVAL", "kretprobe is not registered")
+        return self.owner.read_rp(self, "nmissed")
 
 
 class KprobeRegs:
@@ -161,6 +201,10 @@ class Kprobes:
         self.probes: dict[int, Kprobe] = {}
         self._by_struct: dict[int, Kprobe] = {}
         self._free = list(range(KPROBE_POOL))
+        self._free_rp = list(range(KRETPROBE_POOL))
+        self._free_ri = list(range(KRETPROBE_INSTANCES))
+        self._rp_by_struct: dict[int, Kretprobe] = {}
+        self._trampoline: Kprobe | None = None
         self._sites: set[int] = set()             # every address ever armed
         self._frames: list[list[int]] = [[] for _ in self.machine.cpus]
         self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
@@ -229,9 +273,9 @@ class Kprobes:
                 return start, size, name
         raise PatchError("EINVAL", f"kprobe: {addr:#x} is not in a kernel text function")
 
-    def _check_address(self, addr: int) -> None:
+    def _check_address(self, addr: int, blacklist: bool = True) -> None:
         start, size, name = self._function(addr)
-        for fn in self.tables.nokprobe:
+        for fn in self.tables.nokprobe if blacklist else ():
             if fn.address <= addr < fn.address + max(fn.size, 1):
                 raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is blacklisted "
                                            f"(NOKPROBE_SYMBOL({fn.name}))")
@@ -263,8 +307,11 @@ class Kprobes:
     # -- the API ------------------------------------------------------------
     def register_kprobe(self, kp: Kprobe) -> Kprobe:
         """Check, prepare, link and arm one kprobe; PatchError with a one-line reason."""
+        return self._register(kp)
+
+    def _register(self, kp: Kprobe, struct: int | None = None, blacklist: bool = True) -> Kprobe:
         addr = self.resolve(kp)
-        self._check_address(addr)
+        self._check_address(addr, blacklist)
         if not self._free:
             raise PatchError("ENOMEM", f"kprobe: all {KPROBE_POOL} kprobes are in use")
         pre = self._handler_addr(kp.pre_handler, "kprobe_host_pre_handler", "pre_handler")
@@ -280,7 +327,8 @@ class Kprobes:
                                        f"{err}") from None
         self._free.pop(0)
         kp.addr, kp.index, kp.slot, kp.owner = addr, index, slot, self
-        kp.struct = self.sym["kprobe_pool"] + index * len(FIELDS) * self.arch.word
+        kp.struct = (struct if struct is not None
+                     else self.sym["kprobe_pool"] + index * len(FIELDS) * self.arch.word)
         kp.boostable = prepared.boostable
         kp.breakpoint = self.arch.kprobe_breakpoint(code[:self.arch.insn_align or 4])
         kp.orig = code[:len(kp.breakpoint)]
@@ -288,7 +336,7 @@ class Kprobes:
         bucket = self._bucket(addr)
         values = {"next": self.machine.read_word(bucket), "addr": addr, "pre_handler": pre,
                   "post_handler": post, "flags": FLAG_DISABLED if kp.disabled else 0,
-                  "nmissed": 0, "opcode": prepared.opcode}
+                  "nmissed": 0, "opcode": prepared.opcode, "hit_index": index}
         values.update({f"ainsn{i}": v for i, v in enumerate(prepared.ainsn)})
         for name in FIELDS:
             self._write_field(kp, name, values[name])
@@ -346,6 +394,63 @@ class Kprobes:
             kp.disabled = False
             self._arm(kp)
 
+    # -- return probes --------------------------------------------------------
+    def read_rp(self, rp: Kretprobe, name: str) -> int:
+        return self.machine.read_word(self._rp_addr(rp.struct, name))
+
+    def _rp_addr(self, struct: int, name: str) -> int:
+        return struct + (len(FIELDS) + RP_FIELDS.index(name)) * self.arch.word
+
+    def register_kretprobe(self, rp: Kretprobe) -> Kretprobe:
+        """register_kretprobe: instances, then the entry kprobe (kernel/kprobes.c)."""
+        addr = self.resolve(Kprobe(symbol_name=rp.symbol_name, offset=rp.offset, addr=rp.addr))
+        where = self.guest.image.symbol_at(addr)
+        if addr == self.sym["kretprobe_trampoline"]:
+            raise PatchError("EINVAL", "kretprobe: not on the kretprobe trampoline itself")
+        if where is not None and where[0] in KRETPROBE_BLACKLIST:
+            raise PatchError("EINVAL", f"kretprobe: {where[0]} is in kretprobe_blacklist")
+        if where is None or where[1] != 0:
+            raise PatchError("EINVAL", f"kretprobe: {self.guest.image.describe(addr)} is not "
+                                       "a function entry (kprobe_on_func_entry)")
+        if rp.entry_handler is not None and callable(rp.entry_handler):
+            raise PatchError("EINVAL", "kretprobe: entry_handler must be a guest function")
+        maxactive = rp.maxactive if rp.maxactive > 0 else len(self.machine.cpus)
+        if not self._free_rp or len(self._free_ri) < maxactive:
+            raise PatchError("ENOMEM", f"kretprobe: no room for {maxactive} more instances")
+        if self.ops.KRETPROBE_TRAMPOLINE_KPROBE and self._trampoline is None:
+            # arch_init_kprobes: the trampoline is a kprobe (PowerPC).
+            self._trampoline = self._register(
+                Kprobe(symbol_name="kretprobe_trampoline",
+                       pre_handler="trampoline_probe_handler"), blacklist=False)
+        word = self.arch.word
+        struct = self.sym["kretprobe_pool"] + self._free_rp[0] * (len(FIELDS) + len(RP_FIELDS)) * word
+        kp = Kprobe(addr=addr, pre_handler="pre_handler_kretprobe", probe_type="r")
+        self._register(kp, struct=struct)
+        self._free_rp.pop(0)
+        instances = [self.sym["kretprobe_instances"] + self._free_ri.pop(0) * len(RI_FIELDS) * word
+                     for _ in range(maxactive)]
+        for ri, nxt in zip(instances, instances[1:] + [0]):
+            self.machine.write_word(ri, nxt)
+            self.machine.write_word(ri + word, struct)
+        handler = self._handler_addr(rp.handler, "kretprobe_host_handler", "handler")
+        entry = self._handler_addr(rp.entry_handler, "kretprobe_host_handler", "entry_handler")
+        for name, value in (("handler", handler), ("entry_handler", entry),
+                            ("maxactive", maxactive), ("nmissed", 0),
+                            ("free_instances", instances[0]), ("lock", 0)):
+            self.machine.write_word(self._rp_addr(struct, name), value)
+        rp.kp, rp.struct, rp.owner, rp.maxactive = kp, struct, self, maxactive
+        rp.addr = addr
+        self._rp_by_struct[struct] = rp
+        return rp
+
+    def unregister_kretprobe(self, rp: Kretprobe) -> None:
+        """Remove the entry probe; instances in flight still return through the trampoline."""
+        if rp.kp is None or self._rp_by_struct.get(rp.struct) is not rp:
+            raise PatchError("ENOENT", "kretprobe is not registered")
+        self.unregister_kprobe(rp.kp)
+        self.machine.write_word(self._rp_addr(rp.struct, "handler"), 0)
+        del self._rp_by_struct[rp.struct]
+
     def _arm(self, kp: Kprobe) -> None:
         """arch_arm_kprobe: the breakpoint, through the patcher's protocol."""
         self.text.reserve(kp.addr, len(kp.breakpoint), "kprobe")
@@ -366,7 +471,8 @@ class Kprobes:
         lines = []
         for kp in self:
             flags = "[DISABLED]" if kp.disabled else ""
-            lines.append(f"{kp.addr:0{width}x}  k  {kp.describe()}    {flags}".rstrip())
+            lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
+                         f"{flags}".rstrip())
         return lines
 
     # -- the trap path ------------------------------------------------------
@@ -449,10 +555,11 @@ class Kprobes:
             resume = self._restore(cpu, frame)
             self._returned[cpu.index] = resume
             return resume
-        kp = self._by_struct.get(cpu.arg(3))
-        if kp is None or op not in (KPROBE_HC_PRE, KPROBE_HC_POST):
+        owner = (self._rp_by_struct if op == KPROBE_HC_RET else self._by_struct).get(cpu.arg(3))
+        if owner is None or op not in (KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET):
             raise self.machine.fault(cpu, f"bad kprobe hypercall {op}", pc=trap.address)
-        handler = kp.pre_handler if op == KPROBE_HC_PRE else kp.post_handler
-        result = handler(kp, KprobeRegs(self, cpu.arg(2)))
+        handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
+                   KPROBE_HC_RET: "handler"}[op]
+        result = getattr(owner, handler)(owner, KprobeRegs(self, cpu.arg(2)))
         cpu.set_reg(self.arch.ret, int(result or 0))
         return None

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from kconfig.build import build
 from patcher.errors import PatchError
-from probes.kprobes import Kprobe, Kprobes
+from probes.kprobes import Kprobe, Kprobes, Kretprobe
 from sim.asm import disasm_one
 from sim.guest import Guest, check_workload
 
@@ -57,9 +57,14 @@ def _traps(result) -> int:
 
 
 def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool = False,
-                   cpus: int = 1, size: int | None = None,
+                   ret: bool = False, cpus: int = 1, size: int | None = None,
                    overrides: dict[str, str] | None = None) -> KprobeCost:
-    """Run ``workload`` without and with a kprobe at ``at`` (empty guest handlers)."""
+    """Run ``workload`` without and with a kprobe at ``at`` (empty guest handlers).
+
+    ``ret`` adds a kretprobe on the same function entry (``at`` must be
+    one) whose empty handler runs at every return; its entry probe then
+    carries the kprobe's place, as one function entry holds one probe here.
+    """
     check_workload(workload, size)
     symbol, offset = parse_at(at)
     kernel = build(arch, overrides=overrides)
@@ -68,9 +73,14 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
     kprobes = Kprobes(guest)
     addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
     before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
-    kp = kprobes.register_kprobe(Kprobe(symbol_name=symbol, offset=offset,
-                                        pre_handler="kprobe_empty_pre_handler",
-                                        post_handler="kprobe_empty_post_handler" if post else None))
+    if ret:
+        rp = kprobes.register_kretprobe(Kretprobe(symbol_name=symbol, offset=offset,
+                                                  handler="kretprobe_empty_handler"))
+        kp = rp.kp
+    else:
+        kp = kprobes.register_kprobe(Kprobe(
+            symbol_name=symbol, offset=offset, pre_handler="kprobe_empty_pre_handler",
+            post_handler="kprobe_empty_post_handler" if post else None))
     after = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
     kind = kprobes.kind(kp)
     result = guest.run()
@@ -78,9 +88,10 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
     per = (lambda a, b: (a - b) / hits) if hits else (lambda a, b: 0.0)
     return KprobeCost(
         arch=guest.arch.name, at=kp.describe(), address=addr, workload=workload, cpus=cpus,
-        handlers="pre+post" if post else "pre", kind=kprobes.kind(kp) if hits else kind,
+        handlers="kretprobe" if ret else "pre+post" if post else "pre", kind=kprobes.kind(kp) if hits else kind,
         hits=hits, nmissed=kp.nmissed, checksum_ok=result.ok,
         instructions_per_hit=per(result.instructions, base.instructions),
         modeled_cycles_per_hit=per(result.modeled_cycles, base.modeled_cycles),
         traps_per_hit=per(_traps(result), _traps(base)),
-        site_before=before, site_after=after, list_line=kprobes.list()[0])
+        site_before=before, site_after=after,
+        list_line=next(line for line in kprobes.list() if f"{addr:x}  " in line))

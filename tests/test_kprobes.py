@@ -330,3 +330,46 @@ def test_cli_kprobe_refusals(args: list[str], text: str, capsys) -> None:
     assert main(["kprobe", "--arch", "arm", *args]) == 2
     err = capsys.readouterr().err
     assert text in err and err.count("\n") == 1
+
+
+# -- kretprobes -------------------------------------------------------------
+
+def test_kretprobe_sees_every_return_value(arch: str) -> None:
+    from probes.kprobes import Kretprobe
+    g = guest(arch, cpus=2)
+    k = Kprobes(g)
+    values = []
+    rp = k.register_kretprobe(Kretprobe(symbol_name=FUNCTION, handler=lambda rp, regs:
+                                        values.append(regs[get_arch(arch).ret])))
+    assert rp.maxactive == 2                        # default: one per possible CPU
+    assert any(line.split()[1:3] == ["r", f"{FUNCTION}+0x0"] for line in k.list())
+    assert g.run().ok
+    calls = executed(arch, [rp.addr], cpus=2)[rp.addr]
+    assert len(values) == rp.kp.hits == calls > 0 and rp.nmissed == 0
+    assert all(values)                              # kmalloc never returned NULL here
+
+
+def test_kretprobe_maxactive_and_nmissed(arch: str) -> None:
+    """fib recurses: with one instance, every nested entry misses."""
+    from probes.kprobes import Kretprobe
+    g = Guest(build(arch), cpus=1, workload="fib", size=8)
+    k = Kprobes(g)
+    returns = []
+    rp = k.register_kretprobe(Kretprobe(symbol_name="fib", maxactive=1,
+                                        handler=lambda rp, regs: returns.append(1)))
+    assert g.run().ok
+    assert rp.nmissed > 0 and len(returns) > 0
+    assert len(returns) + rp.nmissed == rp.kp.hits
+
+
+def test_kretprobe_refusals(arch: str) -> None:
+    from probes.kprobes import Kretprobe
+    g = guest(arch)
+    k = Kprobes(g)
+    for rp, text in ((Kretprobe(symbol_name="__switch_to_asm"), "kretprobe_blacklist"),
+                     (Kretprobe(symbol_name="kretprobe_trampoline"), "trampoline"),
+                     (Kretprobe(symbol_name=FUNCTION, offset=get_arch(arch).insn_align * 4),
+                      "function entry")):
+        with pytest.raises(PatchError) as info:
+            k.register_kretprobe(rp)
+        assert info.value.errno == "EINVAL" and text in str(info.value)

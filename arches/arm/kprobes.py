@@ -29,6 +29,7 @@ PT_REGS = tuple(f"r{i}" for i in range(13)) + ("sp", "lr", "pc", "cpsr", None)
 EXTRA_REGS: dict[str, int] = {}
 BP_PC_ADVANCE = 0                    # the undefined-instruction entry points at it
 SINGLESTEP_INTNO = None              # "We do not have hardware single-stepping on ARM"
+KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
 STACK_HEADROOM = 0
 
 EMULATE, SIM_BBL, SIM_BLX2BX, SIM_LDR_LIT, SIM_LDM_PC, SIM_NOP = range(6)

@@ -21,6 +21,7 @@ PT_REGS = tuple(f"r{i}" for i in range(32)) + ("pc", "msr", None, "ctr", "lr", "
 EXTRA_REGS = {"msr": ppc_const.UC_PPC_REG_MSR}
 BP_PC_ADVANCE = 0                    # SRR0 is the trap itself
 SINGLESTEP_INTNO = 68                # the trace interrupt, as Unicorn numbers it
+KRETPROBE_TRAMPOLINE_KPROBE = True  # the kretprobe trampoline returns through a kprobe
 STACK_HEADROOM = 16                  # the callee saves LR at 4(r1) of this frame
 
 

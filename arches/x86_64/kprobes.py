@@ -28,6 +28,7 @@ PT_REGS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
 EXTRA_REGS: dict[str, int] = {}
 BP_PC_ADVANCE = 1                   # int3 is a trap: the saved ip is past it
 SINGLESTEP_INTNO = 1                # #DB
+KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
 STACK_HEADROOM = 0                  # the call pushes the return address itself
 
 

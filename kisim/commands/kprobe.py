@@ -1,6 +1,7 @@
 """``kisim kprobe``: run a workload with one kprobe and show what each hit costs.
 
-The probe (empty guest pre_handler, and post_handler with ``--post``) is
+The probe (empty guest pre_handler, and post_handler with ``--post``;
+with ``--ret`` a kretprobe with an empty return handler) is
 registered at ``SYMBOL[+OFF]`` of the defconfig kernel; the workload runs
 once without and once with it, so the difference divided by the hits is
 one hit's cost: exact guest instructions, traps and modeled cycles.
@@ -28,6 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--at", required=True, metavar="SYMBOL[+OFF]",
                    help="where to probe, e.g. kmalloc or kmalloc+0x4")
     p.add_argument("--post", action="store_true", help="add a post_handler (no boosting)")
+    p.add_argument("--ret", action="store_true",
+                   help="a kretprobe instead: its handler runs at every return")
     p.add_argument("--workload", default="kmalloc", metavar="W",
                    help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
     p.add_argument("--size", type=int, default=None, metavar="N", help="workload size")
@@ -40,8 +43,10 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     get_arch(args.arch)
     if not 1 <= args.cpus <= 8:
         raise UsageError(f"--cpus must be 1..8, not {args.cpus}")
+    if args.ret and args.post:
+        raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
-                          cpus=args.cpus, size=args.size)
+                          ret=args.ret, cpus=args.cpus, size=args.size)
     if args.view == "list":
         if args.json:
             print_json({"list": [cost.list_line]})

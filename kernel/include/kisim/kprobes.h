@@ -46,7 +46,39 @@ struct kprobe {
 	unsigned long nmissed;
 	unsigned long opcode;			/* the probed instruction's first word/byte */
 	struct arch_specific_insn ainsn;
+	unsigned long hit_index;		/* kisim: this probe's column of kprobe_hits */
 };
+
+/* Return probes (include/linux/kprobes.h, CONFIG_KRETPROBES). */
+#define KRETPROBE_POOL		256
+#define KRETPROBE_INSTANCES	4096
+
+struct kretprobe_instance;
+typedef int (*kretprobe_handler_t)(struct kretprobe_instance *, struct pt_regs *);
+
+struct kretprobe {
+	struct kprobe kp;			/* at entry; pre_handler = pre_handler_kretprobe */
+	kretprobe_handler_t handler;
+	kretprobe_handler_t entry_handler;
+	long maxactive;
+	unsigned long nmissed;
+	struct kretprobe_instance *free_instances;
+	unsigned long lock;			/* spinlock_t, one word for the host */
+};
+
+struct kretprobe_instance {
+	struct kretprobe_instance *next;	/* rp->free_instances or kretprobe_inst_table[] */
+	struct kretprobe *rp;
+	unsigned long ret_addr;
+	struct task_struct *task;
+};
+
+extern struct kretprobe kretprobe_pool[KRETPROBE_POOL];
+extern struct kretprobe_instance kretprobe_instances[KRETPROBE_INSTANCES];
+extern struct kretprobe_instance *kretprobe_inst_table[KPROBE_TABLE_SIZE];
+extern void kretprobe_trampoline(void);
+int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs);
+unsigned long trampoline_handler(struct pt_regs *regs);
 
 /* Per-CPU state (arch/x86/include/asm/kprobes.h struct kprobe_ctlblk). */
 struct kprobe_ctlblk {
@@ -67,6 +99,7 @@ extern struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
 #define KPROBE_HC_RETURN	0	/* exception return: restore the saved pt_regs */
 #define KPROBE_HC_PRE		1	/* call the host pre_handler of a2's kprobe */
 #define KPROBE_HC_POST		2	/* call the host post_handler */
+#define KPROBE_HC_RET		3	/* call the host kretprobe handler of a3's kretprobe */
 
 int kprobe_handler(struct pt_regs *regs);
 int kprobe_debug_handler(struct pt_regs *regs);

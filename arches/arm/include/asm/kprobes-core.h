@@ -142,4 +142,31 @@ __asm__(
 	"	udf	#0\n"
 	"	.size	kprobe_exc_return, . - kprobe_exc_return\n");
 
+/* arch_prepare_kretprobe(): the return address is in lr. */
+static __always_inline void arch_prepare_kretprobe(struct kretprobe_instance *ri,
+						   struct pt_regs *regs)
+{
+	ri->ret_addr = regs->ARM_lr;
+	regs->ARM_lr = (unsigned long)&kretprobe_trampoline;
+}
+
+/*
+ * kretprobe_trampoline: save r0-r12 as the start of a struct pt_regs, call
+ * trampoline_handler(regs), return to the address it gives back.
+ */
+__asm__(
+	"	.text\n"
+	"	.globl	kretprobe_trampoline\n"
+	"	.type	kretprobe_trampoline, %function\n"
+	"kretprobe_trampoline:\n"
+	"	sub	sp, sp, #72\n"
+	"	stm	sp, {r0-r12}\n"
+	"	mov	r0, sp\n"
+	"	bl	trampoline_handler\n"
+	"	mov	lr, r0\n"
+	"	ldm	sp, {r0-r3}\n"
+	"	add	sp, sp, #72\n"
+	"	bx	lr\n"
+	"	.size	kretprobe_trampoline, . - kretprobe_trampoline\n");
+
 #endif

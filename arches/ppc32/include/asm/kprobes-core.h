@@ -181,4 +181,35 @@ __asm__(
 	"	trap\n"
 	"	.size	kprobe_exc_return, . - kprobe_exc_return\n");
 
+/* The trampoline is a kprobe (kernel/kprobes.c builds trampoline_probe_handler). */
+#define ARCH_KRETPROBE_TRAMPOLINE_KPROBE
+
+/* Resume at the real return address. */
+static __always_inline void arch_kretprobe_return(struct pt_regs *regs, unsigned long addr)
+{
+	regs->nip = addr;
+}
+
+/* arch_prepare_kretprobe(): the return address is in the link register. */
+static __always_inline void arch_prepare_kretprobe(struct kretprobe_instance *ri,
+						   struct pt_regs *regs)
+{
+	ri->ret_addr = regs->link;
+	regs->link = (unsigned long)&kretprobe_trampoline;
+}
+
+/*
+ * The PowerPC trampoline is a nop with a kprobe on it, registered by the
+ * host with trampoline_probe_handler as its pre_handler
+ * (arch/powerpc/kernel/kprobes.c): the return costs a trap.
+ */
+__asm__(
+	"	.text\n"
+	"	.globl	kretprobe_trampoline\n"
+	"	.type	kretprobe_trampoline, @function\n"
+	"kretprobe_trampoline:\n"
+	"	nop\n"
+	"	blr\n"
+	"	.size	kretprobe_trampoline, . - kretprobe_trampoline\n");
+
 #endif

@@ -129,4 +129,41 @@ __asm__(
 	"	ud2\n"
 	"	.size	kprobe_exc_return, . - kprobe_exc_return\n");
 
+/* arch_prepare_kretprobe(): at function entry the return address is at sp. */
+static __always_inline void arch_prepare_kretprobe(struct kretprobe_instance *ri,
+						   struct pt_regs *regs)
+{
+	unsigned long *sara = (unsigned long *)regs->sp;
+
+	ri->ret_addr = *sara;
+	*sara = (unsigned long)&kretprobe_trampoline;
+}
+
+/*
+ * kretprobe_trampoline: the probed function returns here. Save the
+ * return value and the caller-clobbered registers as a struct pt_regs,
+ * call trampoline_handler(regs), return to the address it gives back.
+ */
+__asm__(
+	"	.text\n"
+	"	.globl	kretprobe_trampoline\n"
+	"	.type	kretprobe_trampoline, @function\n"
+	"kretprobe_trampoline:\n"
+	"	sub	$176, %rsp\n"			/* pt_regs + the return slot */
+	"	mov	%rax, 80(%rsp)\n"
+	"	mov	%rcx, 88(%rsp)\n"
+	"	mov	%rdx, 96(%rsp)\n"
+	"	mov	%rsi, 104(%rsp)\n"
+	"	mov	%rdi, 112(%rsp)\n"
+	"	lea	176(%rsp), %rax\n"
+	"	mov	%rax, 152(%rsp)\n"		/* regs->sp */
+	"	mov	%rsp, %rdi\n"
+	"	call	trampoline_handler\n"
+	"	mov	%rax, 168(%rsp)\n"
+	"	mov	80(%rsp), %rax\n"
+	"	mov	96(%rsp), %rdx\n"
+	"	add	$168, %rsp\n"
+	"	ret\n"
+	"	.size	kretprobe_trampoline, . - kretprobe_trampoline\n");
+
 #endif
