@@ -26,11 +26,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
+
+import capstone
 
 from arches import ARCHES, get_arch
 from kconfig.build import build
 from kisim.progress import progress
 from patcher.instrument import attach
+from patcher.errors import PatchError
+from probes.kprobes import Kprobe, Kprobes
 from probes.measure import measure_kprobe
 from sim.guest import Guest
 
@@ -58,6 +63,52 @@ def marker_hit(arch: str) -> dict:
     return {"hits": hits, "ok": armed.ok and base.ok,
             "instructions": (armed.instructions - base.instructions) / hits,
             "modeled_cycles": (armed.modeled_cycles - base.modeled_cycles) / hits}
+
+
+def transparency(arch: str, workload: str, size: int, post: bool) -> dict:
+    """A kprobe on every probe-able instruction of every function, all at once.
+
+    The checksum must match the reference, and each probe's hits must equal
+    how often its instruction ran in a separate run without probes, counted
+    by a Unicorn code hook per address (on ARM only when the condition passed).
+    """
+    guest = Guest(build(arch), cpus=2, workload=workload, size=size)
+    kprobes = Kprobes(guest)
+    md = capstone.Cs(*guest.arch.cs_mode)
+    probes, refused = [], 0
+    for start, length, _ in guest.image.functions:
+        for addr, _, _, _ in md.disasm_lite(kprobes.recover(start, length), start):
+            try:
+                probes.append(kprobes.register_kprobe(Kprobe(
+                    addr=addr, pre_handler="kprobe_empty_pre_handler",
+                    post_handler="kprobe_empty_post_handler" if post else None)))
+            except PatchError:
+                refused += 1
+    result = guest.run()
+    counter = Guest(build(arch), cpus=2, workload=workload, size=size)
+    counts: Counter[int] = Counter()
+    cond = {kp.addr: counter.machine.read_word(kp.addr, 4) >> 28 for kp in probes
+            } if arch == "arm" else {}
+
+    def count(cpu, addr: int) -> None:
+        if addr not in cond or _arm_passes(cond[addr], cpu.reg("cpsr")):
+            counts[addr] += 1
+
+    for kp in probes:
+        counter.machine.watch(kp.addr, lambda cpu, a=kp.addr: count(cpu, a))
+    reference = counter.run()
+    wrong = [kp for kp in probes if kp.hits != counts[kp.addr]]
+    return {"arch": arch, "workload": workload, "size": size, "post": post,
+            "probes": len(probes), "refused": refused, "checksum_ok": result.ok and reference.ok,
+            "hits": sum(kp.hits for kp in probes), "counted": sum(counts.values()),
+            "mismatches": len(wrong), "nmissed": sum(kp.nmissed for kp in probes)}
+
+
+def _arm_passes(cond: int, cpsr: int) -> bool:
+    """ARM ARM A8.3 condition check (cond 14 and 15: always)."""
+    n, z, c, v = (cpsr >> 31) & 1, (cpsr >> 30) & 1, (cpsr >> 29) & 1, (cpsr >> 28) & 1
+    base = [z, c, n, v, c and not z, n == v, not z and n == v, True][cond >> 1]
+    return bool(base) != bool(cond & 1 and cond != 15)
 
 
 def measure(arch: str) -> dict:
@@ -97,8 +148,22 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", choices=list(ARCHES), default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--transparency", action="store_true",
+                        help="instead: a kprobe on every instruction of every function, "
+                             "kmalloc and hackbench, hits checked against a code-hook count")
+    parser.add_argument("--size", type=int, default=50, help="workload size for --transparency")
     args = parser.parse_args()
     arches = [args.arch] if args.arch else list(ARCHES)
+    if args.transparency:
+        rows = [transparency(arch, workload, args.size, post)
+                for arch in arches for workload in ("kmalloc", "hackbench")
+                for post in (False, True)]
+        print(json.dumps(rows, indent=2) if args.json else "\n".join(
+            f"{r['arch']:7} {r['workload']:9} post={r['post']!s:5} probes {r['probes']:5} "
+            f"hits {r['hits']:>9,} counted {r['counted']:>9,} mismatches {r['mismatches']} "
+            f"nmissed {r['nmissed']} checksum {'ok' if r['checksum_ok'] else 'WRONG'}"
+            for r in rows))
+        return 0 if all(r["checksum_ok"] and not r["mismatches"] for r in rows) else 1
     rows = []
     with progress("kprobe costs", total=len(arches), enabled=not args.json) as advance:
         for arch in arches:

@@ -279,6 +279,9 @@ class Kprobes:
             if fn.address <= addr < fn.address + max(fn.size, 1):
                 raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is blacklisted "
                                            f"(NOKPROBE_SYMBOL({fn.name}))")
+        if start <= self.guest.image.entry < start + size:
+            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is entry text "
+                                       "(the boot entry runs before it has a stack)")
         section = self.guest.image.sections.get(".kprobes.text")
         if section is not None and section.addr <= addr < section.addr + section.size:
             raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is in .kprobes.text")
