@@ -35,16 +35,10 @@ from kconfig.build import build
 from kisim.progress import progress
 from patcher.instrument import attach
 from patcher.errors import PatchError
-from probes.kprobes import Kprobe, Kprobes
+from probes.kprobes import Kprobe, Kprobes, arch_kprobes
 from probes.measure import measure_kprobe
 from sim.guest import Guest
 
-PUBLISHED = {
-    "x86_64": "kprobe 0.49 us (Opteron 2 GHz); k 0.99, boosted 0.43, optprobe 0.06 us "
-              "(Xeon E5410 2.33 GHz)",
-    "arm": "none published (general range 0.5-1.0 us per hit)",
-    "ppc32": "kprobe 0.77 us (ppc64 POWER5 1.66 GHz)",
-}
 
 
 def marker_hit(arch: str) -> dict:
@@ -70,7 +64,7 @@ def transparency(arch: str, workload: str, size: int, post: bool) -> dict:
 
     The checksum must match the reference, and each probe's hits must equal
     how often its instruction ran in a separate run without probes, counted
-    by a Unicorn code hook per address (on ARM only when the condition passed).
+    by a Unicorn code hook per address (only when its condition passes).
     """
     guest = Guest(build(arch), cpus=2, workload=workload, size=size)
     kprobes = Kprobes(guest)
@@ -87,11 +81,11 @@ def transparency(arch: str, workload: str, size: int, post: bool) -> dict:
     result = guest.run()
     counter = Guest(build(arch), cpus=2, workload=workload, size=size)
     counts: Counter[int] = Counter()
-    cond = {kp.addr: counter.machine.read_word(kp.addr, 4) >> 28 for kp in probes
-            } if arch == "arm" else {}
+    ops = arch_kprobes(guest.arch)
+    code = {kp.addr: counter.machine.read(kp.addr, guest.arch.max_insn_len) for kp in probes}
 
     def count(cpu, addr: int) -> None:
-        if addr not in cond or _arm_passes(cond[addr], cpu.reg("cpsr")):
+        if ops.condition_passes(addr, code[addr], cpu):
             counts[addr] += 1
 
     for kp in probes:
@@ -102,13 +96,6 @@ def transparency(arch: str, workload: str, size: int, post: bool) -> dict:
             "probes": len(probes), "refused": refused, "checksum_ok": result.ok and reference.ok,
             "hits": sum(kp.hits for kp in probes), "counted": sum(counts.values()),
             "mismatches": len(wrong), "nmissed": sum(kp.nmissed for kp in probes)}
-
-
-def _arm_passes(cond: int, cpsr: int) -> bool:
-    """ARM ARM A8.3 condition check (cond 14 and 15: always)."""
-    n, z, c, v = (cpsr >> 31) & 1, (cpsr >> 30) & 1, (cpsr >> 29) & 1, (cpsr >> 28) & 1
-    base = [z, c, n, v, c and not z, n == v, not z and n == v, True][cond >> 1]
-    return bool(base) != bool(cond & 1 and cond != 15)
 
 
 def measure(arch: str) -> dict:
@@ -135,7 +122,7 @@ def measure(arch: str) -> dict:
                       "modeled_cycles": kret.modeled_cycles_per_hit,
                       "traps": kret.traps_per_hit, "path": f"entry {kret.kind}",
                       "us": kret.modeled_cycles_per_hit * ns / 1000},
-        "published": PUBLISHED[arch],
+        "published": arch_kprobes(spec).PUBLISHED,
         "checksums_ok": (kprobe.checksum_ok and boosted.checksum_ok and kret.checksum_ok
                          and marker["ok"]),
     }

@@ -48,25 +48,19 @@ def probe_all(k: Kprobes, g: Guest, name: str, **handlers) -> list[Kprobe]:
     return probes
 
 
-def arm_condition_passes(cond: int, cpsr: int) -> bool:
-    """ARM ARM A8.3: an instruction whose condition fails does nothing (and no kprobe fires)."""
-    n, z, c, v = (cpsr >> 31) & 1, (cpsr >> 30) & 1, (cpsr >> 29) & 1, (cpsr >> 28) & 1
-    base = [z, c, n, v, c and not z, n == v, not z and n == v, True][cond >> 1]
-    return bool(base) != bool(cond & 1 and cond != 15)
-
-
 def executed(arch: str, addrs: list[int], cpus: int) -> Counter[int]:
     """How often each address ran, counted by a Unicorn code hook in a separate run.
 
-    On ARM an execution counts only when the instruction's condition passes:
+    An execution counts only when the instruction's condition passes (ARM):
     the kprobe breakpoint carries the same condition.
     """
     g = guest(arch, cpus)
     counts: Counter[int] = Counter()
-    conds = {a: g.machine.read_word(a, 4) >> 28 for a in addrs} if arch == "arm" else {}
+    ops = arch_kprobes(g.arch)
+    code = {a: g.machine.read(a, g.arch.max_insn_len) for a in addrs}
 
     def hit(cpu, addr: int) -> None:
-        if addr not in conds or arm_condition_passes(conds[addr], cpu.reg("cpsr")):
+        if ops.condition_passes(addr, code[addr], cpu):
             counts[addr] += 1
 
     for addr in addrs:

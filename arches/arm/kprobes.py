@@ -31,6 +31,7 @@ BP_PC_ADVANCE = 0                    # the undefined-instruction entry points at
 SINGLESTEP_INTNO = None              # "We do not have hardware single-stepping on ARM"
 KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
 STACK_HEADROOM = 0
+PUBLISHED = "none published (Documentation/trace/kprobes.rst: 0.5-1.0 us per hit in general)"
 
 EMULATE, SIM_BBL, SIM_BLX2BX, SIM_LDR_LIT, SIM_LDM_PC, SIM_NOP = range(6)
 _KINDS = {EMULATE: "emulated", SIM_BBL: "simulated b/bl", SIM_BLX2BX: "simulated bx/blx",
@@ -109,6 +110,18 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
     copy = struct.pack("<10I", insn, *_TAIL).ljust(SLOT, b"\0")
     return Prepared(length=4, opcode=insn, slot=copy * COPIES, ainsn=(slot, kind, 0, 0),
                     boostable=True, kind=_KINDS[kind])
+
+
+def condition_passes(addr: int, code: bytes, cpu: TrapFrame) -> bool:
+    """Whether the instruction at ``addr`` executes now (ARM ARM A8.3 conditions).
+
+    A failing condition makes the instruction, and the kprobe breakpoint
+    carrying its condition, a no-op: no hit.
+    """
+    cond, cpsr = int.from_bytes(code[:4], "little") >> 28, cpu.reg("cpsr")
+    n, z, c, v = (cpsr >> 31) & 1, (cpsr >> 30) & 1, (cpsr >> 29) & 1, (cpsr >> 28) & 1
+    base = [z, c, n, v, c and not z, n == v, not z and n == v, True][cond >> 1]
+    return bool(base) != bool(cond & 1 and cond != 15)
 
 
 def arch_trap_entry(cpu: TrapFrame) -> None:

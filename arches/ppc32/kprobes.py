@@ -22,6 +22,7 @@ EXTRA_REGS = {"msr": ppc_const.UC_PPC_REG_MSR}
 BP_PC_ADVANCE = 0                    # SRR0 is the trap itself
 SINGLESTEP_INTNO = 68                # the trace interrupt, as Unicorn numbers it
 KRETPROBE_TRAMPOLINE_KPROBE = True  # the kretprobe trampoline returns through a kprobe
+PUBLISHED = ("Documentation/trace/kprobes.rst: kprobe 0.77, kretprobe 1.26 us (ppc64 POWER5 1.66 GHz)")
 STACK_HEADROOM = 16                  # the callee saves LR at 4(r1) of this frame
 
 
@@ -39,6 +40,11 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
         raise KprobeRefused("a trap (another debugger's breakpoint)")
     return Prepared(length=4, opcode=insn, slot=code[:4] + bytes(4), ainsn=(slot, 0, 0, 0),
                     boostable=False, kind="emulate_step, else single-step")
+
+
+def condition_passes(addr: int, code: bytes, cpu: TrapFrame) -> bool:
+    """Every instruction executes when reached (no predication)."""
+    return True
 
 
 def arch_trap_entry(cpu: TrapFrame) -> None:

@@ -29,6 +29,7 @@ EXTRA_REGS: dict[str, int] = {}
 BP_PC_ADVANCE = 1                   # int3 is a trap: the saved ip is past it
 SINGLESTEP_INTNO = 1                # #DB
 KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
+PUBLISHED = ("Documentation/trace/kprobes.rst: kprobe 0.49 us (Opteron 2 GHz); k 0.99, boosted 0.43, optprobe 0.06, kretprobe 1.24 us (Xeon E5410 2.33 GHz)")
 STACK_HEADROOM = 0                  # the call pushes the return address itself
 
 
@@ -106,6 +107,11 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
     return Prepared(length=len(raw), opcode=raw[0], slot=bytes(copy),
                     ainsn=(slot, int(boost), len(raw), 0), boostable=boost,
                     kind="boosted" if boost else "single-step")
+
+
+def condition_passes(addr: int, code: bytes, cpu: TrapFrame) -> bool:
+    """Every instruction executes when reached (no predication)."""
+    return True
 
 
 def arch_trap_entry(cpu: TrapFrame) -> None:
