@@ -31,6 +31,10 @@ struct kprobe *current_kprobe[CONFIG_NR_CPUS];
 unsigned long kprobe_hits[CONFIG_NR_CPUS][KPROBE_POOL];
 struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
 u8 kprobe_insn_slots[KPROBE_POOL][KPROBE_SLOT_BYTES] __aligned(64);
+#ifdef ARCH_HAS_OPTPROBES
+/* Detour buffers of optimized probes, one per struct kprobe. */
+u8 optprobe_buffers[KPROBE_POOL][OPTPROBE_BUFFER_BYTES] __aligned(64);
+#endif
 
 #include <linux/kernel.h>
 

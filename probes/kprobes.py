@@ -105,6 +105,10 @@ class Kprobe:
     boostable: bool = False
     disabled: bool = False
     probe_type: str = "k"                       # "r": the entry probe of a kretprobe
+    optimized: bool = False
+    opt_jump: bytes = b""
+    opt_region: int = 0
+    opt_orig: bytes = b""
     owner: "Kprobes | None" = field(default=None, repr=False)
 
     def _word(self, name: str) -> int:
@@ -252,7 +256,8 @@ class Kprobes:
         for kp in self.probes.values():
             if not kp.disabled and addr <= kp.addr < addr + size:
                 at = kp.addr - addr
-                code[at:at + len(kp.orig)] = kp.orig[:size - at]
+                orig = kp.opt_orig if kp.optimized else kp.orig
+                code[at:at + len(orig)] = orig[:size - at]
         return bytes(code)
 
     # -- checks (kernel/kprobes.c check_kprobe_address_safe, arch can_probe)
@@ -454,6 +459,58 @@ class Kprobes:
         self.machine.write_word(self._rp_addr(rp.struct, "handler"), 0)
         del self._rp_by_struct[rp.struct]
 
+    # -- optprobes ---------------------------------------------------------------
+    def optimize_kprobe(self, kp: Kprobe) -> None:
+        """The kprobe optimizer's work for one probe: int3 -> jmp into a detour buffer.
+
+        The kernel queues this (OPTIMIZE_DELAY) and runs it once the probe
+        has stayed registered; here the caller runs it. Refused (EINVAL)
+        where the arch has no optprobes, for a probe with a post_handler,
+        a disabled one, or a region can_optimize() rejects.
+        """
+        prepare = getattr(self.ops, "arch_prepare_optimized_kprobe", None)
+        if prepare is None or "optprobe_buffers" not in self.guest.image.symbols:
+            raise PatchError("EINVAL", f"kprobe: no optprobes on {self.arch.name}")
+        if self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized:
+            raise PatchError("EINVAL", "kprobe: only a registered, enabled, unoptimized probe "
+                                       "is optimized")
+        if kp.post_handler is not None:
+            raise PatchError("EINVAL", "kprobe: a probe with a post_handler is not optimized")
+        start, size, name = self._function(kp.addr)
+        buffer = self.guest.image.symbols["optprobe_buffers"] + kp.index * self.ops.OPTPROBE_BUFFER_BYTES
+        try:
+            detour, length = prepare(kp.addr, (start, self.recover(start, size)), buffer,
+                                     self.guest.image.symbols["optimized_callback"], kp.struct)
+        except KprobeRefused as err:
+            raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: {err}") from None
+        others = [a for a in self.probes if kp.addr < a < kp.addr + length]
+        if others:
+            raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: another probe "
+                                       f"at {others[0]:#x} is in the detoured region")
+        jump = self.ops.arch_optimize_kprobe(kp.addr, buffer)
+        kp.opt_orig = self.recover(kp.addr, len(jump))
+        self.machine.write_text(buffer, detour)
+        self.text.reserve(kp.addr, length, "kprobe")
+        current = kp.breakpoint + self.recover(kp.addr + len(kp.breakpoint),
+                                                len(jump) - len(kp.breakpoint))
+        self.text.text_poke(kp.addr, current, jump, "kprobe")
+        kp.optimized, kp.opt_jump, kp.opt_region = True, jump, length
+        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_OPTIMIZED)
+
+    def unoptimize_kprobe(self, kp: Kprobe) -> None:
+        """Put the int3 (and the original bytes after it) back."""
+        if not kp.optimized:
+            return
+        # arch_unoptimize_kprobe: int3 first, sync; then the displaced bytes,
+        # which no CPU can reach behind the int3, sync.
+        head = len(kp.breakpoint)
+        self.text.text_poke(kp.addr, kp.opt_jump[:head], kp.breakpoint, "kprobe")
+        self.text.text_poke_early(kp.addr + head, kp.opt_jump[head:], kp.opt_orig[head:], "kprobe")
+        self.text.text_poke_sync()
+        self.text.release(kp.addr, "kprobe")
+        kp.optimized = False
+        self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_OPTIMIZED)
+
     def _arm(self, kp: Kprobe) -> None:
         """arch_arm_kprobe: the breakpoint, through the patcher's protocol."""
         self.text.reserve(kp.addr, len(kp.breakpoint), "kprobe")
@@ -462,6 +519,7 @@ class Kprobes:
 
     def _disarm(self, kp: Kprobe) -> None:
         """arch_disarm_kprobe: the original bytes back."""
+        self.unoptimize_kprobe(kp)
         self.text.text_poke(kp.addr, kp.breakpoint, kp.orig, "kprobe")
         self.text.release(kp.addr, "kprobe")
 
@@ -473,7 +531,7 @@ class Kprobes:
         width = self.arch.bits // 4
         lines = []
         for kp in self:
-            flags = "[DISABLED]" if kp.disabled else ""
+            flags = "[DISABLED]" if kp.disabled else "[OPTIMIZED]" if kp.optimized else ""
             lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
                          f"{flags}".rstrip())
         return lines

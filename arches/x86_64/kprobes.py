@@ -12,6 +12,7 @@ entry clears TF and IF in the live flags (Intel SDM vol. 3 §6.12.1).
 from __future__ import annotations
 
 import capstone
+import keystone
 from capstone import x86_const
 
 from arches.base import TrapFrame
@@ -122,3 +123,84 @@ def arch_trap_entry(cpu: TrapFrame) -> None:
 def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
     """How a hit runs: boosted (jump back from the slot; never with a post_handler) or TF."""
     return "boosted" if ainsn[1] and not post_handler else "single-step (TF)"
+
+
+# -- optprobes (arch/x86/kernel/kprobes/opt.c, v5.10) ------------------------
+
+OPTPROBE_BUFFER_BYTES = 256          # asm/kprobes-core.h
+# The detour saves every pt_regs GPR slot (struct pt_regs order, 8 bytes each).
+_GPR_SLOTS = [(i * 8, name) for i, name in enumerate(PT_REGS[:15])]
+
+
+def _relocated(insn: capstone.CsInsn, dest: int) -> bytes:
+    """__copy_instruction for the detour: re-target a RIP-relative displacement."""
+    raw = bytearray(insn.bytes)
+    if any(op.type == x86_const.X86_OP_MEM and op.mem.base == x86_const.X86_REG_RIP
+           for op in insn.operands):
+        disp = int.from_bytes(raw[insn.disp_offset:insn.disp_offset + 4], "little", signed=True)
+        new = disp + insn.address - dest
+        if not -(1 << 31) <= new < (1 << 31):
+            raise KprobeRefused("a RIP-relative displacement does not reach from the detour")
+        raw[insn.disp_offset:insn.disp_offset + 4] = new.to_bytes(4, "little", signed=True)
+    return bytes(raw)
+
+
+def _branch_target(insn: capstone.CsInsn) -> int | None:
+    if insn.group(x86_const.X86_GRP_JUMP) or insn.group(x86_const.X86_GRP_CALL):
+        op = insn.operands[0] if insn.operands else None
+        if op is not None and op.type == x86_const.X86_OP_IMM:
+            return op.imm
+    return None
+
+
+def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer: int,
+                                  callback: int, struct: int) -> tuple[bytes, int]:
+    """The detour buffer and the length of the detoured region, or KprobeRefused.
+
+    can_optimize(): the region (whole instructions covering the 5-byte jmp)
+    lies inside the function, every instruction in it is boostable
+    (copy_optimized_instructions), the function has no indirect jump, and
+    no branch in it targets bytes 1.. of the region.
+    """
+    start, code = function
+    insns = list(_MD.disasm(code, start))
+    region, length = [], 0
+    for insn in insns:
+        if insn.address < addr:
+            continue
+        if length >= JMP32_INSN_SIZE:
+            break
+        if not can_boost(insn):
+            raise KprobeRefused(f"{insn.mnemonic} in the detoured region cannot be relocated")
+        region.append(insn)
+        length += insn.size
+    if length < JMP32_INSN_SIZE:
+        raise KprobeRefused("the detoured region would cross the end of the function")
+    for insn in insns:
+        raw = bytes(insn.bytes)
+        if raw[:1] == b"\xff" and len(raw) > 1 and (raw[1] >> 3) & 7 in (4, 5):
+            raise KprobeRefused("the function has an indirect jump")
+        target = _branch_target(insn)
+        if target is not None and addr < target < addr + length:
+            raise KprobeRefused(f"a branch at {insn.address:#x} jumps into the detoured region")
+    save = "; ".join(f"mov qword ptr [rsp + {off}], {reg}" for off, reg in _GPR_SLOTS)
+    load = "; ".join(f"mov {reg}, qword ptr [rsp + {off}]" for off, reg in _GPR_SLOTS)
+    # lea, not sub/add, around the saved flags: the probed code's flags survive.
+    head = (f"lea rsp, [rsp - 168]; {save}; pushfq; pop rax; mov qword ptr [rsp + 144], rax; "
+            f"lea rax, [rsp + 168]; mov qword ptr [rsp + 152], rax; "
+            f"movabs rdi, {struct:#x}; mov rsi, rsp; "
+            f"call {callback:#x}; push qword ptr [rsp + 144]; popfq; {load}; "
+            f"lea rsp, [rsp + 168]")
+    encoding, _ = keystone.Ks(*ARCH.ks_mode).asm(head, buffer)
+    buf = bytearray(encoding)
+    for insn in region:
+        buf += _relocated(insn, buffer + len(buf))
+    buf += encode_jump(buffer + len(buf), addr + length)
+    if len(buf) > OPTPROBE_BUFFER_BYTES:
+        raise KprobeRefused("the detour does not fit its buffer")
+    return bytes(buf), length
+
+
+def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
+    """The jmp rel32 that replaces the int3 and the next four bytes."""
+    return encode_jump(addr, buffer)
