@@ -57,13 +57,14 @@ def _traps(result) -> int:
 
 
 def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool = False,
-                   ret: bool = False, cpus: int = 1, size: int | None = None,
+                   ret: bool = False, optimize: bool = False, cpus: int = 1, size: int | None = None,
                    overrides: dict[str, str] | None = None) -> KprobeCost:
     """Run ``workload`` without and with a kprobe at ``at`` (empty guest handlers).
 
     ``ret`` adds a kretprobe on the same function entry (``at`` must be
     one) whose empty handler runs at every return; its entry probe then
     carries the kprobe's place, as one function entry holds one probe here.
+    ``optimize`` runs the kprobe optimizer on the probe before the workload.
     """
     check_workload(workload, size)
     symbol, offset = parse_at(at)
@@ -81,14 +82,17 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
         kp = kprobes.register_kprobe(Kprobe(
             symbol_name=symbol, offset=offset, pre_handler="kprobe_empty_pre_handler",
             post_handler="kprobe_empty_post_handler" if post else None))
+        if optimize:
+            kprobes.optimize_kprobe(kp)
     after = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
-    kind = kprobes.kind(kp)
+    kind = "optprobe (detour)" if kp.optimized else kprobes.kind(kp)
     result = guest.run()
     hits = kp.hits
     per = (lambda a, b: (a - b) / hits) if hits else (lambda a, b: 0.0)
     return KprobeCost(
         arch=guest.arch.name, at=kp.describe(), address=addr, workload=workload, cpus=cpus,
-        handlers="kretprobe" if ret else "pre+post" if post else "pre", kind=kprobes.kind(kp) if hits else kind,
+        handlers="kretprobe" if ret else "pre+post" if post else "pre",
+        kind=kind if kp.optimized or not hits else kprobes.kind(kp),
         hits=hits, nmissed=kp.nmissed, checksum_ok=result.ok,
         instructions_per_hit=per(result.instructions, base.instructions),
         modeled_cycles_per_hit=per(result.modeled_cycles, base.modeled_cycles),

@@ -29,6 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--at", required=True, metavar="SYMBOL[+OFF]",
                    help="where to probe, e.g. kmalloc or kmalloc+0x4")
     p.add_argument("--post", action="store_true", help="add a post_handler (no boosting)")
+    p.add_argument("--opt", action="store_true",
+                   help="optimize the probe (x86: int3 -> jmp into a detour buffer)")
     p.add_argument("--ret", action="store_true",
                    help="a kretprobe instead: its handler runs at every return")
     p.add_argument("--workload", default="kmalloc", metavar="W",
@@ -45,8 +47,10 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
         raise UsageError(f"--cpus must be 1..8, not {args.cpus}")
     if args.ret and args.post:
         raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
+    if args.opt and (args.ret or args.post):
+        raise UsageError("--opt takes a plain kprobe: no --post (never optimized), no --ret")
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
-                          ret=args.ret, cpus=args.cpus, size=args.size)
+                          ret=args.ret, optimize=args.opt, cpus=args.cpus, size=args.size)
     if args.view == "list":
         if args.json:
             print_json({"list": [cost.list_line]})
