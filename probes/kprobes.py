@@ -505,8 +505,10 @@ class Kprobes:
         # which no CPU can reach behind the int3, sync.
         head = len(kp.breakpoint)
         self.text.text_poke(kp.addr, kp.opt_jump[:head], kp.breakpoint, "kprobe")
-        self.text.text_poke_early(kp.addr + head, kp.opt_jump[head:], kp.opt_orig[head:], "kprobe")
-        self.text.text_poke_sync()
+        if len(kp.opt_jump) > head:
+            self.text.text_poke_early(kp.addr + head, kp.opt_jump[head:], kp.opt_orig[head:],
+                                      "kprobe")
+            self.text.text_poke_sync()
         self.text.release(kp.addr, "kprobe")
         kp.optimized = False
         self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_OPTIMIZED)

@@ -16,8 +16,10 @@ from __future__ import annotations
 import struct
 
 import capstone
+import keystone
 from capstone import arm_const
 
+from arches.arm import encode_jump
 from arches.base import TrapFrame
 from arches.kprobe import KprobeRefused, Prepared
 
@@ -131,3 +133,41 @@ def arch_trap_entry(cpu: TrapFrame) -> None:
 def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
     """How a hit runs: the decode class."""
     return _KINDS[ainsn[1]]
+
+
+# -- optprobes (arch/arm/probes/kprobes/opt-arm.c, v5.10) ---------------------
+
+OPTPROBE_BUFFER_BYTES = 128          # asm/kprobes-core.h
+_LDM_SP_ALL = struct.pack("<I", 0xE89DFFFF)    # ldm sp, {r0-r15}: clang and keystone refuse it
+
+
+def _movw_movt(reg: str, value: int) -> str:
+    return f"movw {reg}, #{value & 0xFFFF}; movt {reg}, #{value >> 16}"
+
+
+def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer: int,
+                                  callback: int, struct_addr: int) -> tuple[bytes, int]:
+    """The detour buffer; the region is the probed word itself.
+
+    kisim optimizes unconditional instructions only: the branch that
+    replaces the breakpoint is unconditional, so a conditional one would
+    need its condition checked in the detour.
+    """
+    start, code = function
+    insn = int.from_bytes(code[addr - start:addr - start + 4], "little")
+    classify(insn, addr)
+    if insn >> 28 != 0xE:
+        raise KprobeRefused("a conditional instruction is not optimized")
+    # pt_regs 64 bytes below sp: room for the stack stores the step emulates.
+    text = ("sub sp, sp, #136; stm sp, {r0-r12}; add r0, sp, #136; str r0, [sp, #52]; "
+            f"str lr, [sp, #56]; {_movw_movt('r0', addr)}; str r0, [sp, #60]; "
+            "mrs r0, apsr; str r0, [sp, #64]; "
+            f"{_movw_movt('r0', struct_addr)}; mov r1, sp; bl {callback:#x}; "
+            "ldr r0, [sp, #64]; msr APSR_nzcvq, r0")
+    encoding, _ = keystone.Ks(keystone.KS_ARCH_ARM, keystone.KS_MODE_ARM).asm(text, buffer)
+    return bytes(encoding) + _LDM_SP_ALL, 4
+
+
+def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
+    """``b buffer``, which replaces the breakpoint word."""
+    return encode_jump(addr, buffer)
