@@ -30,11 +30,13 @@ Handlers are guest functions (a symbol name) or host callables
 """
 from __future__ import annotations
 
+import bisect
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import capstone
+from elftools.elf.elffile import ELFFile
 
 from arches import Arch, TrapKind
 from arches.kprobe import KprobeRefused
@@ -80,6 +82,20 @@ def hash_ptr(addr: int, bits: int) -> int:
     if bits == 64:
         return ((addr * 0x61C8864680B583EB) & (2**64 - 1)) >> (64 - KPROBE_HASH_BITS)
     return ((addr * 0x61C88647) & 0xFFFFFFFF) >> (32 - KPROBE_HASH_BITS)
+
+
+def _data_in_text(elf: object) -> list[tuple[int, int]]:
+    """[begin, end) of data inside code: the ``$d`` mapping symbols (ELF for the
+    ARM Architecture §5.5.5), each running to the next mapping symbol."""
+    marks = []
+    with open(elf, "rb") as f:
+        symtab = ELFFile(f).get_section_by_name(".symtab")
+        for sym in symtab.iter_symbols() if symtab is not None else ():
+            if sym.name[:2] in ("$a", "$d", "$t", "$x") and sym["st_shndx"] != "SHN_UNDEF":
+                marks.append((sym["st_value"], sym.name[:2]))
+    marks.sort()
+    return [(addr, nxt) for (addr, kind), (nxt, _) in zip(marks, marks[1:] + [(1 << 64, "")])
+            if kind == "$d"]
 
 
 def arch_kprobes(arch: Arch):
@@ -213,6 +229,7 @@ class Kprobes:
         self._frames: list[list[int]] = [[] for _ in self.machine.cpus]
         self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
         self._mcount = {site.address for site in self.tables.mcount}
+        self._data = _data_in_text(guest.elf)
         self._md = capstone.Cs(*self.arch.cs_mode)
         self.machine.add_trap_handler(self._on_trap)
 
@@ -302,6 +319,10 @@ class Kprobes:
             if boundary != addr:
                 raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is not an "
                                            "instruction boundary")
+        at = bisect.bisect_right(self._data, (addr, float("inf"))) - 1
+        if at >= 0 and self._data[at][0] <= addr < self._data[at][1]:
+            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is data in text "
+                                       "(a literal pool), not an instruction")
         if addr in self._mcount:
             raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is an ftrace "
                                       "(mcount) call site (ftrace_text_reserved)")

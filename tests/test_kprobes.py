@@ -408,3 +408,14 @@ def test_optprobe_refusals(arch: str) -> None:
     kp2 = k.register_kprobe(Kprobe(addr=jcc, pre_handler="kprobe_empty_pre_handler"))
     with pytest.raises(PatchError, match="cannot optimize"):
         k.optimize_kprobe(kp2)
+
+
+def test_refuses_data_in_text(arch: str) -> None:
+    """A literal pool ($d mapping symbol) inside a function is data: EINVAL."""
+    g = guest(arch)
+    k = Kprobes(g)
+    inside = [a for a, _ in k._data if any(s <= a < s + n for s, n, _ in g.image.functions)]
+    if not inside:
+        assert arch != "arm"                 # only ARM code embeds literal pools here
+        return
+    refused(k, Kprobe(addr=inside[0]), "EINVAL", "literal pool")
