@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import bisect
 import importlib
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Iterator
 
 import capstone
@@ -47,21 +49,27 @@ from sim.errors import ConfigError
 from sim.guest import HYPERCALLS, Guest
 from sim.machine import UNHANDLED, Cpu, Trap
 
-#: struct kprobe, one word per field (kernel/include/linux/kprobes.h).
+#: The guest header's constants, parsed so that C and Python cannot drift apart.
+KPROBES_H = Path(__file__).resolve().parent.parent / "kernel/include/kisim/kprobes.h"
+_DEFINES = {name: int(value, 0) for name, value in re.findall(
+    r"^#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)\b", KPROBES_H.read_text(), re.M)}
+#: struct kprobe, one word per field (kernel/include/kisim/kprobes.h).
 FIELDS = ("next", "addr", "pre_handler", "post_handler", "flags", "nmissed", "opcode",
           "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index")
 #: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
 RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
 RI_FIELDS = ("next", "rp", "ret_addr", "task")
-KRETPROBE_POOL = 256
-KRETPROBE_INSTANCES = 4096
+KRETPROBE_POOL = _DEFINES["KRETPROBE_POOL"]
+KRETPROBE_INSTANCES = _DEFINES["KRETPROBE_INSTANCES"]
 #: Functions a return probe must not be put on (x86 kretprobe_blacklist[]):
 #: the context switch returns on another task's stack.
 KRETPROBE_BLACKLIST = ("__switch_to", "__switch_to_asm")
-KPROBE_HASH_BITS = 6
-KPROBE_POOL = 4096
-FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED = 1, 2, 4
-KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET = 0, 1, 2, 3
+KPROBE_HASH_BITS = _DEFINES["KPROBE_HASH_BITS"]
+KPROBE_POOL = _DEFINES["KPROBE_POOL"]
+FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED = (_DEFINES[f"KPROBE_FLAG_{n}"]
+                                            for n in ("GONE", "DISABLED", "OPTIMIZED"))
+KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET = (
+    _DEFINES[f"KPROBE_HC_{n}"] for n in ("RETURN", "PRE", "POST", "RET"))
 #: Bytes left free below the interrupted stack pointer before pt_regs: ARM
 #: emulates stack stores of up to 64 bytes in place
 #: (arch/arm/probes/kprobes/core.c MAX_STACK_SIZE), x86-64 kernel code has
