@@ -153,6 +153,33 @@ notrace int kprobe_debug_handler(struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kprobe_debug_handler);
 
+#ifdef ARCH_HAS_OPTPROBES
+/*
+ * The detour buffer's call (optimized_callback, arch/x86/kernel/kprobes/
+ * opt.c and arch/arm/probes/kprobes/opt-arm.c): the pre_handler, or
+ * nmissed when a kprobe is already running; then whatever stepping the
+ * arch's detour leaves to C.
+ */
+notrace void optimized_callback(struct kprobe *p, struct pt_regs *regs)
+{
+	int cpu = smp_processor_id();
+
+	if (current_kprobe[cpu]) {
+		p->nmissed++;
+	} else {
+		arch_optprobe_regs(p, regs);
+		current_kprobe[cpu] = p;
+		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
+		kprobe_hits[cpu][p->hit_index]++;
+		if (p->pre_handler)
+			p->pre_handler(p, regs);
+		current_kprobe[cpu] = NULL;
+	}
+	arch_optprobe_step(p, regs, cpu);
+}
+NOKPROBE_SYMBOL(optimized_callback);
+#endif
+
 /* Handlers that do nothing, for measuring the path itself. */
 notrace int kprobe_empty_pre_handler(struct kprobe *p, struct pt_regs *regs)
 {

@@ -173,29 +173,23 @@ __asm__(
  * Optprobes (arch/arm/probes/kprobes/opt-arm.c, v5.10): the breakpoint is
  * replaced by a branch to a detour buffer (written by arches/arm/kprobes.py)
  * that saves the registers as a struct pt_regs with ARM_pc at the probe,
- * calls optimized_callback(p, regs) and reloads r0-r15 from it. The
- * callback steps the replaced instruction itself, missed or not.
+ * calls optimized_callback(p, regs) (kernel/kprobes.c) and reloads r0-r15
+ * from it.
  */
 #define ARCH_HAS_OPTPROBES
 #define OPTPROBE_BUFFER_BYTES	128
 
-notrace void optimized_callback(struct kprobe *p, struct pt_regs *regs)
+/* optimized_callback() hooks: regs already hold the probe's pc. */
+static __always_inline void arch_optprobe_regs(struct kprobe *p, struct pt_regs *regs)
 {
-	int cpu = smp_processor_id();
+}
+
+/* The callback steps the replaced instruction, missed or not. */
+static __always_inline void arch_optprobe_step(struct kprobe *p, struct pt_regs *regs, int cpu)
+{
 	struct kprobe_ctlblk scratch;
 
-	if (current_kprobe[cpu]) {
-		p->nmissed++;
-	} else {
-		current_kprobe[cpu] = p;
-		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
-		kprobe_hits[cpu][p->hit_index]++;
-		if (p->pre_handler)
-			p->pre_handler(p, regs);
-		current_kprobe[cpu] = NULL;
-	}
 	arch_setup_singlestep(p, regs, &scratch, cpu, 0);
 }
-NOKPROBE_SYMBOL(optimized_callback);
 
 #endif

@@ -170,29 +170,23 @@ __asm__(
  * Optprobes (arch/x86/kernel/kprobes/opt.c, v5.10): the probe's int3 and
  * the next bytes are replaced by a jmp into a detour buffer (written by
  * arches/x86_64/kprobes.py) that saves the registers as a struct pt_regs,
- * calls optimized_callback(p, regs), restores them, runs the displaced
+ * calls optimized_callback(p, regs) (kernel/kprobes.c), restores them,
+ * runs the displaced
  * instructions and jumps back. No trap at all.
  */
 #define ARCH_HAS_OPTPROBES
 #define OPTPROBE_BUFFER_BYTES	256
 
-notrace void optimized_callback(struct kprobe *p, struct pt_regs *regs)
+/* optimized_callback() hooks: the handler sees regs as after the int3. */
+static __always_inline void arch_optprobe_regs(struct kprobe *p, struct pt_regs *regs)
 {
-	int cpu = smp_processor_id();
-
-	if (current_kprobe[cpu]) {
-		p->nmissed++;
-		return;
-	}
-	regs->ip = p->addr + 1;		/* as if the int3 had been hit */
+	regs->ip = p->addr + 1;
 	regs->orig_ax = ~0UL;
-	current_kprobe[cpu] = p;
-	kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
-	kprobe_hits[cpu][p->hit_index]++;
-	if (p->pre_handler)
-		p->pre_handler(p, regs);
-	current_kprobe[cpu] = NULL;
 }
-NOKPROBE_SYMBOL(optimized_callback);
+
+/* The detour itself runs the displaced instructions. */
+static __always_inline void arch_optprobe_step(struct kprobe *p, struct pt_regs *regs, int cpu)
+{
+}
 
 #endif
