@@ -105,6 +105,9 @@ ARCH = Arch(
     traps={
         6: TrapVector(TrapKind.BREAKPOINT, pc_offset=4, length=4),   # tw: PC already +4
         8: TrapVector(TrapKind.SYSCALL, pc_offset=4, length=4),      # sc
+        # trace interrupt after one instruction under MSR_SE: Unicorn reports
+        # the next instruction + 4 (POWERPC_EXCP_TRACE)
+        68: TrapVector(TrapKind.TRAP, pc_offset=4, length=0),
         96: TrapVector(TrapKind.UNDEFINED, pc_offset=4, length=4),   # illegal opcode
     },
     undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=4),

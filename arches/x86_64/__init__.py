@@ -212,6 +212,7 @@ ARCH = Arch(
     alt_nops=(),
     syscall_insn=bytes.fromhex("0f05"),
     traps={
+        1: TrapVector(TrapKind.TRAP, pc_offset=0, length=0),         # #DB single-step (TF)
         3: TrapVector(TrapKind.BREAKPOINT, pc_offset=1, length=1),   # int3
         6: TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),    # ud2 (#UD)
     },

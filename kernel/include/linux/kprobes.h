@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Kprobes, following Linux v5.10 (include/linux/kprobes.h, kernel/kprobes.c).
+ *
  * NOKPROBE_SYMBOL(fn): a function kprobes must never probe (the probe
  * path itself, the hypercall path, the context switch). As in
  * include/asm-generic/kprobes.h, the address goes into the section
  * _kprobe_blacklist (one address per entry); register_kprobe() on any
- * address inside a listed function fails with -EINVAL.
+ * address inside a listed function fails with -EINVAL. `__kprobes` puts a
+ * function in .kprobes.text, which is refused as a whole (v5.10 still has
+ * it: include/asm-generic/kprobes.h).
+ *
+ * The kprobe API itself (struct kprobe, struct pt_regs) is
+ * <kisim/kprobes.h>, kept apart because the guest's syscall path has its
+ * own struct pt_regs (<linux/syscalls.h>).
  */
 #ifndef _LINUX_KPROBES_H
 #define _LINUX_KPROBES_H
@@ -16,5 +24,7 @@
 	__section("_kprobe_blacklist") __kprobe_blacklist_##fname =	\
 		(unsigned long)&fname
 #define NOKPROBE_SYMBOL(fname)	__NOKPROBE_SYMBOL(fname)
+#define __kprobes	__section(".kprobes.text")
+
 
 #endif

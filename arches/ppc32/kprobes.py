@@ -1,0 +1,59 @@
+"""PowerPC (32-bit) kprobes: the arch half of probes/kprobes.py, after Linux v5.10.
+
+arch/powerpc/kernel/kprobes.c: ``arch_prepare_kprobe`` refuses
+``mtmsr``/``mtmsrd``/``rfi`` and copies the instruction to a slot; a hit
+tries ``emulate_step`` in the guest (counted as boosted), else sets MSR_SE
+and single-steps the copy; the trace interrupt arrives after that one
+instruction. Any interrupt clears MSR_SE and MSR_EE in the live MSR
+(Power ISA v2.07 Book III-S §6.5: "MSR bits set on interrupt").
+"""
+from __future__ import annotations
+
+from unicorn import ppc_const
+
+from arches.base import TrapFrame
+from arches.kprobe import KprobeRefused, Prepared
+
+SLOT_BYTES = 8                       # KPROBE_SLOT_BYTES in asm/kprobes.h
+MSR_SE, MSR_EE = 1 << 10, 1 << 15
+#: struct pt_regs: gpr[32], nip, msr, orig_gpr3, ctr, link, xer, ccr (uapi/asm/ptrace.h).
+PT_REGS = tuple(f"r{i}" for i in range(32)) + ("pc", "msr", None, "ctr", "lr", "xer", "cr")
+EXTRA_REGS = {"msr": ppc_const.UC_PPC_REG_MSR}
+BP_PC_ADVANCE = 0                    # SRR0 is the trap itself
+SINGLESTEP_INTNO = 68                # the trace interrupt, as Unicorn numbers it
+KRETPROBE_TRAMPOLINE_KPROBE = True  # the kretprobe trampoline returns through a kprobe
+PUBLISHED = ("Documentation/trace/kprobes.rst: kprobe 0.77, kretprobe 1.26 us (ppc64 POWER5 1.66 GHz)")
+STACK_HEADROOM = 16                  # the callee saves LR at 4(r1) of this frame
+
+
+def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
+    """Refuse what the kernel refuses, else copy the word to the slot."""
+    insn = int.from_bytes(code[:4], "big")
+    op, xo = insn >> 26, (insn >> 1) & 0x3FF
+    if op == 31 and xo in (146, 178):
+        raise KprobeRefused("mtmsr/mtmsrd change the MSR")
+    if op == 19 and xo in (50, 18):
+        raise KprobeRefused("rfi/rfid return from interrupt")
+    if op == 17:
+        raise KprobeRefused("sc is the kisim hypercall instruction")
+    if op == 3 or (op == 31 and xo == 4):
+        raise KprobeRefused("a trap (another debugger's breakpoint)")
+    return Prepared(length=4, opcode=insn, slot=code[:4] + bytes(4), ainsn=(slot, 0, 0, 0),
+                    boostable=False, kind="emulate_step, else single-step")
+
+
+def condition_passes(addr: int, code: bytes, cpu: TrapFrame) -> bool:
+    """Every instruction executes when reached (no predication)."""
+    return True
+
+
+def arch_trap_entry(cpu: TrapFrame) -> None:
+    """The interrupt clears MSR_SE and MSR_EE."""
+    cpu.uc.reg_write(ppc_const.UC_PPC_REG_MSR,
+                     cpu.uc.reg_read(ppc_const.UC_PPC_REG_MSR) & ~(MSR_SE | MSR_EE))
+
+
+def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
+    """How a hit runs: decided by the first hit (kprobe_handler's try_to_emulate)."""
+    boostable = ainsn[1] - (1 << 32) if ainsn[1] >> 31 else ainsn[1]
+    return {1: "emulate_step (boosted)", -1: "single-step (MSR_SE)"}.get(boostable, "not hit yet")

@@ -1,0 +1,206 @@
+"""x86-64 kprobes: the arch half of probes/kprobes.py, after Linux v5.10.
+
+arch/x86/kernel/kprobes/core.c: ``arch_prepare_kprobe`` copies the probed
+instruction into a slot (``__copy_instruction`` re-targets a RIP-relative
+displacement), ``prepare_boost`` appends a ``jmp rel32`` back when
+``can_boost`` allows; the hit path itself is guest code
+(``arches/x86_64/include/asm/kprobes-core.h``). The hardware parts are
+here: the int3 leaves the saved ip one past the breakpoint, the #DB
+single-step trap (vector 1, TF) arrives after one instruction, and trap
+entry clears TF and IF in the live flags (Intel SDM vol. 3 §6.12.1).
+"""
+from __future__ import annotations
+
+import capstone
+import keystone
+from capstone import x86_const
+
+from arches.base import TrapFrame
+from arches.kprobe import KprobeRefused, Prepared
+from arches.x86_64 import ARCH, INT3, encode_jump
+
+MAX_INSN_SIZE = 16                  # arch/x86/include/asm/kprobes.h
+SLOT_BYTES = MAX_INSN_SIZE          # KPROBE_SLOT_BYTES in asm/kprobes.h
+JMP32_INSN_SIZE = 5
+TF, IF = 0x100, 0x200
+#: struct pt_regs (arch/x86/include/asm/ptrace.h), one register per word; None is saved as 0.
+PT_REGS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
+           "rax", "rcx", "rdx", "rsi", "rdi", None, "rip", None, "rflags", "rsp", None)
+EXTRA_REGS: dict[str, int] = {}
+BP_PC_ADVANCE = 1                   # int3 is a trap: the saved ip is past it
+SINGLESTEP_INTNO = 1                # #DB
+KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
+PUBLISHED = ("Documentation/trace/kprobes.rst: kprobe 0.49 us (Opteron 2 GHz); k 0.99, boosted 0.43, optprobe 0.06, kretprobe 1.24 us (Xeon E5410 2.33 GHz)")
+STACK_HEADROOM = 0                  # the call pushes the return address itself
+
+
+_MD = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+_MD.detail = True
+
+
+def decode(code: bytes, addr: int) -> capstone.CsInsn | None:
+    """The instruction at ``addr``, or None if it does not decode."""
+    return next(_MD.disasm(code, addr, 1), None)
+
+
+def can_boost(insn: capstone.CsInsn) -> bool:
+    """can_boost() of Linux v5.10 for the one-byte opcode map.
+
+    Two-byte opcodes (``0f xx``) are boosted only for the register-only
+    groups listed in ``_TWOBYTE_BOOSTABLE``, a subset of the kernel's
+    ``twobyte_is_boostable`` bitmap.
+    """
+    prefixes = [b for b in insn.prefix if b]
+    if 0x2E in prefixes or 0x67 in prefixes:
+        return False
+    body = bytes(insn.bytes)[len(prefixes):]
+    if body and 0x40 <= body[0] <= 0x4F:
+        body = body[1:]
+    opcode = body[0]
+    if opcode == 0x0F:
+        return body[1] in _TWOBYTE_BOOSTABLE
+    row = opcode & 0xF0
+    if row == 0x60:
+        return opcode != 0x62
+    if row == 0x70:
+        return False
+    if row == 0x90:
+        return opcode != 0x9A
+    if row == 0xC0:
+        return 0xC1 < opcode < 0xCC or opcode == 0xCF
+    if row == 0xD0:
+        return opcode in (0xD4, 0xD5, 0xD7)
+    if row == 0xE0:
+        return bool(opcode & 0x04) or opcode == 0xEA
+    if row == 0xF0:
+        return opcode == 0xF5 or 0xF7 < opcode < 0xFE
+    return opcode not in (0x2E, 0x9A)
+
+
+# cmovcc, setcc, nop group, imul, movzx, movsx, bt/bts/btr/btc, bsf/bsr, shld/shrd.
+_TWOBYTE_BOOSTABLE = frozenset([*range(0x40, 0x50), *range(0x90, 0xA0), 0x1F, 0xAF,
+                                0xB6, 0xB7, 0xBE, 0xBF, 0xA3, 0xAB, 0xB3, 0xBB, 0xBC,
+                                0xBD, 0xA4, 0xA5, 0xAC, 0xAD])
+
+
+def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
+    """Copy the instruction at ``addr`` into ``slot`` as the kernel does, or refuse it."""
+    insn = decode(code, addr)
+    if insn is None:
+        raise KprobeRefused(f"no valid instruction at {addr:#x}")
+    raw = bytes(insn.bytes)
+    if raw[0] == INT3[0]:
+        raise KprobeRefused("the instruction is an int3 another debugger placed")
+    if raw == ARCH.syscall_insn:
+        raise KprobeRefused("syscall is the kisim hypercall instruction")
+    copy = bytearray(raw)
+    rip_relative = any(op.type == x86_const.X86_OP_MEM and op.mem.base == x86_const.X86_REG_RIP
+                       for op in insn.operands)
+    if rip_relative:
+        disp = int.from_bytes(raw[insn.disp_offset:insn.disp_offset + 4], "little", signed=True)
+        new = disp + addr - slot
+        if not -(1 << 31) <= new < (1 << 31):
+            raise KprobeRefused("the RIP-relative displacement does not reach from the slot")
+        copy[insn.disp_offset:insn.disp_offset + 4] = new.to_bytes(4, "little", signed=True)
+    boost = can_boost(insn) and MAX_INSN_SIZE - len(raw) >= JMP32_INSN_SIZE
+    if boost:
+        copy += encode_jump(slot + len(raw), addr + len(raw))
+    return Prepared(length=len(raw), opcode=raw[0], slot=bytes(copy),
+                    ainsn=(slot, int(boost), len(raw), 0), boostable=boost,
+                    kind="boosted" if boost else "single-step")
+
+
+def condition_passes(addr: int, code: bytes, cpu: TrapFrame) -> bool:
+    """Every instruction executes when reached (no predication)."""
+    return True
+
+
+def arch_trap_entry(cpu: TrapFrame) -> None:
+    """Trap entry through an interrupt gate clears TF and IF (SDM vol. 3 §6.12.1.2)."""
+    cpu.set_reg("rflags", cpu.reg("rflags") & ~(TF | IF))
+
+
+def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
+    """How a hit runs: boosted (jump back from the slot; never with a post_handler) or TF."""
+    return "boosted" if ainsn[1] and not post_handler else "single-step (TF)"
+
+
+# -- optprobes (arch/x86/kernel/kprobes/opt.c, v5.10) ------------------------
+
+OPTPROBE_BUFFER_BYTES = 256          # asm/kprobes-core.h
+# The detour saves every pt_regs GPR slot (struct pt_regs order, 8 bytes each).
+_GPR_SLOTS = [(i * 8, name) for i, name in enumerate(PT_REGS[:15])]
+
+
+def _relocated(insn: capstone.CsInsn, dest: int) -> bytes:
+    """__copy_instruction for the detour: re-target a RIP-relative displacement."""
+    raw = bytearray(insn.bytes)
+    if any(op.type == x86_const.X86_OP_MEM and op.mem.base == x86_const.X86_REG_RIP
+           for op in insn.operands):
+        disp = int.from_bytes(raw[insn.disp_offset:insn.disp_offset + 4], "little", signed=True)
+        new = disp + insn.address - dest
+        if not -(1 << 31) <= new < (1 << 31):
+            raise KprobeRefused("a RIP-relative displacement does not reach from the detour")
+        raw[insn.disp_offset:insn.disp_offset + 4] = new.to_bytes(4, "little", signed=True)
+    return bytes(raw)
+
+
+def _branch_target(insn: capstone.CsInsn) -> int | None:
+    if insn.group(x86_const.X86_GRP_JUMP) or insn.group(x86_const.X86_GRP_CALL):
+        op = insn.operands[0] if insn.operands else None
+        if op is not None and op.type == x86_const.X86_OP_IMM:
+            return op.imm
+    return None
+
+
+def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer: int,
+                                  callback: int, struct: int) -> tuple[bytes, int]:
+    """The detour buffer and the length of the detoured region, or KprobeRefused.
+
+    can_optimize(): the region (whole instructions covering the 5-byte jmp)
+    lies inside the function, every instruction in it is boostable
+    (copy_optimized_instructions), the function has no indirect jump, and
+    no branch in it targets bytes 1.. of the region.
+    """
+    start, code = function
+    insns = list(_MD.disasm(code, start))
+    region, length = [], 0
+    for insn in insns:
+        if insn.address < addr:
+            continue
+        if length >= JMP32_INSN_SIZE:
+            break
+        if not can_boost(insn):
+            raise KprobeRefused(f"{insn.mnemonic} in the detoured region cannot be relocated")
+        region.append(insn)
+        length += insn.size
+    if length < JMP32_INSN_SIZE:
+        raise KprobeRefused("the detoured region would cross the end of the function")
+    for insn in insns:
+        raw = bytes(insn.bytes)
+        if raw[:1] == b"\xff" and len(raw) > 1 and (raw[1] >> 3) & 7 in (4, 5):
+            raise KprobeRefused("the function has an indirect jump")
+        target = _branch_target(insn)
+        if target is not None and addr < target < addr + length:
+            raise KprobeRefused(f"a branch at {insn.address:#x} jumps into the detoured region")
+    save = "; ".join(f"mov qword ptr [rsp + {off}], {reg}" for off, reg in _GPR_SLOTS)
+    load = "; ".join(f"mov {reg}, qword ptr [rsp + {off}]" for off, reg in _GPR_SLOTS)
+    # lea, not sub/add, around the saved flags: the probed code's flags survive.
+    head = (f"lea rsp, [rsp - 168]; {save}; pushfq; pop rax; mov qword ptr [rsp + 144], rax; "
+            f"lea rax, [rsp + 168]; mov qword ptr [rsp + 152], rax; "
+            f"movabs rdi, {struct:#x}; mov rsi, rsp; "
+            f"call {callback:#x}; push qword ptr [rsp + 144]; popfq; {load}; "
+            f"lea rsp, [rsp + 168]")
+    encoding, _ = keystone.Ks(*ARCH.ks_mode).asm(head, buffer)
+    buf = bytearray(encoding)
+    for insn in region:
+        buf += _relocated(insn, buffer + len(buf))
+    buf += encode_jump(buffer + len(buf), addr + length)
+    if len(buf) > OPTPROBE_BUFFER_BYTES:
+        raise KprobeRefused("the detour does not fit its buffer")
+    return bytes(buf), length
+
+
+def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
+    """The jmp rel32 that replaces the int3 and the next four bytes."""
+    return encode_jump(addr, buffer)

@@ -1,0 +1,202 @@
+"""What one kprobe hit costs, per arch, beside a marker hit and the published figures.
+
+For each arch, on one CPU of the defconfig kernel:
+
+- *dormant site*: a disarmed jump-label/marker site is one nop per pass
+  (1 instruction, the arch's per-instruction cost; `kisim demo` measures it);
+- *kprobe*: a probe at ``kmalloc`` with empty guest pre and post handlers
+  (x86: int3, TF single-step, #DB; ARM: one trap, emulated; PowerPC: one
+  trap, emulate_step), from the kmalloc workload run without and with it;
+- *boosted*: the same probe with only a pre_handler (x86: the slot jumps
+  back, one trap);
+- *marker*: hackbench with every marker armed to the empty guest probe
+  ``__mark_empty_function`` minus hackbench dormant, per probe call;
+- *kretprobe*: a return probe on ``kmalloc`` with an empty handler, per
+  call (entry probe, trampoline, handler; PowerPC's trampoline is a kprobe);
+- *optprobe*: the boosted probe after the kprobe optimizer ran (x86 only
+  here; the kernel also has ARM optprobes, kisim does not).
+
+Goals checked: a kprobe hit costs at least 10x a marker hit in modeled
+cycles; an optprobe hit at most 2x.
+Published (Documentation/trace/kprobes.rst): kprobe 0.49 us (x86-64 Opteron
+2 GHz), 0.77 us (ppc64 POWER5 1.66 GHz), 0.99 / boosted 0.43 / optprobe 0.06 us
+(x86-64 Xeon E5410 2.33 GHz); no ARM figure. Run:
+
+    .venv/bin/python benchmarks/bench_kprobes.py [--arch A] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+
+import capstone
+
+from arches import ARCHES, get_arch
+from kbuild import build
+from kisim.progress import progress
+from patcher.instrument import attach
+from patcher.errors import PatchError
+from probes.kprobes import Kprobe, Kprobes, arch_kprobes
+from probes.measure import measure_kprobe
+from sim.guest import Guest
+
+
+
+def marker_hit(arch: str) -> dict:
+    """hackbench, 1 CPU: every marker armed to the empty probe vs dormant, per probe call."""
+    base = Guest(build(arch), cpus=1, workload="hackbench").run()
+    guest = Guest(build(arch), cpus=1, workload="hackbench")
+    inst = attach(guest)
+    empty = inst.tables.image.symbols["__mark_empty_function"]
+    for name in inst.tables.marker_names():
+        inst.markers.marker_probe_register(name, inst.tables.markers_named(name)[0].format, empty)
+        inst.markers.marker_arm(name)
+    calls = [0]
+    guest.machine.watch(empty, lambda cpu: calls.__setitem__(0, calls[0] + 1))
+    armed = guest.run()
+    hits = calls[0]
+    return {"hits": hits, "ok": armed.ok and base.ok,
+            "instructions": (armed.instructions - base.instructions) / hits,
+            "modeled_cycles": (armed.modeled_cycles - base.modeled_cycles) / hits}
+
+
+def transparency(arch: str, workload: str, size: int, post: bool) -> dict:
+    """A kprobe on every probe-able instruction of every function, all at once.
+
+    The checksum must match the reference, and each probe's hits must equal
+    how often its instruction ran in a separate run without probes, counted
+    by a Unicorn code hook per address (only when its condition passes).
+    One CPU: with more, spin-wait and idle loops run a number of times that
+    depends on the interleaving, which the probes change.
+    """
+    guest = Guest(build(arch), cpus=1, workload=workload, size=size)
+    kprobes = Kprobes(guest)
+    md = capstone.Cs(*guest.arch.cs_mode)
+    probes, refused = [], 0
+    for start, length, _ in guest.image.functions:
+        for addr, _, _, _ in md.disasm_lite(kprobes.recover(start, length), start):
+            try:
+                probes.append(kprobes.register_kprobe(Kprobe(
+                    addr=addr, pre_handler="kprobe_empty_pre_handler",
+                    post_handler="kprobe_empty_post_handler" if post else None)))
+            except PatchError:
+                refused += 1
+    result = guest.run()
+    counter = Guest(build(arch), cpus=1, workload=workload, size=size)
+    counts: Counter[int] = Counter()
+    ops = arch_kprobes(guest.arch)
+    code = {kp.addr: counter.machine.read(kp.addr, guest.arch.max_insn_len) for kp in probes}
+
+    def count(cpu, addr: int) -> None:
+        if ops.condition_passes(addr, code[addr], cpu):
+            counts[addr] += 1
+
+    for kp in probes:
+        counter.machine.watch(kp.addr, lambda cpu, a=kp.addr: count(cpu, a))
+    reference = counter.run()
+    wrong = [kp for kp in probes if kp.hits != counts[kp.addr]]
+    return {"arch": arch, "workload": workload, "size": size, "post": post,
+            "probes": len(probes), "refused": refused, "checksum_ok": result.ok and reference.ok,
+            "hits": sum(kp.hits for kp in probes), "counted": sum(counts.values()),
+            "mismatches": len(wrong), "nmissed": sum(kp.nmissed for kp in probes)}
+
+
+def measure(arch: str) -> dict:
+    spec = get_arch(arch)
+    kprobe = measure_kprobe(arch, "kmalloc", post=True)
+    boosted = measure_kprobe(arch, "kmalloc", post=False)
+    kret = measure_kprobe(arch, "kmalloc", ret=True)
+    try:
+        opt = measure_kprobe(arch, "kmalloc", optimize=True)
+    except PatchError:
+        opt = None                          # no optprobes on this arch
+    marker = marker_hit(arch)
+    ns = 1e9 / spec.clock_hz
+    row = {
+        "arch": arch,
+        "dormant": {"instructions": 1, "modeled_cycles": spec.cost("insn")},
+        "kprobe": {"instructions": kprobe.instructions_per_hit,
+                   "modeled_cycles": kprobe.modeled_cycles_per_hit,
+                   "traps": kprobe.traps_per_hit, "path": kprobe.kind,
+                   "us": kprobe.modeled_cycles_per_hit * ns / 1000},
+        "boosted": {"instructions": boosted.instructions_per_hit,
+                    "modeled_cycles": boosted.modeled_cycles_per_hit,
+                    "traps": boosted.traps_per_hit, "path": boosted.kind,
+                    "us": boosted.modeled_cycles_per_hit * ns / 1000},
+        "marker": marker,
+        "optprobe": opt and {"instructions": opt.instructions_per_hit,
+                             "modeled_cycles": opt.modeled_cycles_per_hit,
+                             "traps": opt.traps_per_hit, "path": opt.kind,
+                             "us": opt.modeled_cycles_per_hit * ns / 1000},
+        "kretprobe": {"instructions": kret.instructions_per_hit,
+                      "modeled_cycles": kret.modeled_cycles_per_hit,
+                      "traps": kret.traps_per_hit, "path": f"entry {kret.kind}",
+                      "us": kret.modeled_cycles_per_hit * ns / 1000},
+        "published": arch_kprobes(spec).PUBLISHED,
+        "checksums_ok": (kprobe.checksum_ok and boosted.checksum_ok and kret.checksum_ok
+                         and marker["ok"]),
+    }
+    row["kprobe_over_marker"] = kprobe.modeled_cycles_per_hit / marker["modeled_cycles"]
+    row["optprobe_over_marker"] = (opt.modeled_cycles_per_hit / marker["modeled_cycles"]
+                                   if opt else None)
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--arch", choices=list(ARCHES), default=None)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--transparency", action="store_true",
+                        help="instead: a kprobe on every instruction of every function, "
+                             "kmalloc and hackbench, hits checked against a code-hook count")
+    parser.add_argument("--size", type=int, default=50, help="workload size for --transparency")
+    args = parser.parse_args()
+    arches = [args.arch] if args.arch else list(ARCHES)
+    if args.transparency:
+        rows = [transparency(arch, workload, args.size, post)
+                for arch in arches for workload in ("kmalloc", "hackbench")
+                for post in (False, True)]
+        print(json.dumps(rows, indent=2) if args.json else "\n".join(
+            f"{r['arch']:7} {r['workload']:9} post={r['post']!s:5} probes {r['probes']:5} "
+            f"hits {r['hits']:>9,} counted {r['counted']:>9,} mismatches {r['mismatches']} "
+            f"nmissed {r['nmissed']} checksum {'ok' if r['checksum_ok'] else 'WRONG'}"
+            for r in rows))
+        return 0 if all(r["checksum_ok"] and not r["mismatches"] for r in rows) else 1
+    rows = []
+    with progress("kprobe costs", total=len(arches), enabled=not args.json) as advance:
+        for arch in arches:
+            rows.append(measure(arch))
+            advance()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(f"{'arch':7} {'site':9} {'instructions':>12} {'traps':>5} {'modeled cycles':>14} "
+              f"{'modeled us':>10}  path")
+        for r in rows:
+            ns = 1e9 / get_arch(r["arch"]).clock_hz
+            print(f"{r['arch']:7} {'dormant':9} {1:>12} {0:>5} "
+                  f"{r['dormant']['modeled_cycles']:>14.1f} {r['dormant']['modeled_cycles'] * ns / 1000:>10.4f}  nop")
+            for name in ("kprobe", "boosted", "optprobe", "kretprobe"):
+                c = r[name]
+                if c is None:
+                    print(f"{r['arch']:7} {name:9} {'none':>12}  (no optprobes on this arch)")
+                    continue
+                print(f"{r['arch']:7} {name:9} {c['instructions']:>12.1f} {c['traps']:>5g} "
+                      f"{c['modeled_cycles']:>14.1f} {c['us']:>10.4f}  {c['path']}")
+            m = r["marker"]
+            print(f"{r['arch']:7} {'marker':9} {m['instructions']:>12.1f} {0:>5} "
+                  f"{m['modeled_cycles']:>14.1f} {m['modeled_cycles'] * ns / 1000:>10.4f}  "
+                  f"armed to the empty probe ({m['hits']:,} calls)")
+            print(f"{'':7} kprobe / marker = {r['kprobe_over_marker']:.1f}x (goal >= 10x: "
+                  f"{'met' if r['kprobe_over_marker'] >= 10 else 'NOT met'})" + (
+                      "" if r["optprobe_over_marker"] is None else
+                      f"; optprobe / marker = {r['optprobe_over_marker']:.1f}x (goal <= 2x: "
+                      f"{'met' if r['optprobe_over_marker'] <= 2 else 'NOT met'})") + "; published: "
+                  f"{r['published']}\n")
+    return 0 if all(r["checksums_ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

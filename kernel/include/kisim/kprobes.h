@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The guest's kprobe core, after Linux v5.10 include/linux/kprobes.h.
+ *
+ * Registration runs on the host (probes/kprobes.py): it fills a struct
+ * kprobe from kprobe_pool[], links it into kprobe_table[] and writes the
+ * breakpoint through the patcher. A hit runs kprobe_handler()
+ * (kernel/kprobes.c) as guest code; every layout here is mirrored there.
+ * Not to be included with <linux/syscalls.h>, whose struct pt_regs is the
+ * syscall frame.
+ */
+#ifndef _KISIM_KPROBES_H
+#define _KISIM_KPROBES_H
+
+#include <linux/kprobes.h>
+
+#ifdef CONFIG_KPROBES
+#include <asm/kprobes.h>	/* struct pt_regs, struct arch_specific_insn */
+
+#define KPROBE_HASH_BITS	6	/* kernel/kprobes.c */
+#define KPROBE_TABLE_SIZE	(1 << KPROBE_HASH_BITS)
+#define KPROBE_POOL		8192	/* struct kprobe objects the host may hand out */
+
+/* kprobe.flags (include/linux/kprobes.h) */
+#define KPROBE_FLAG_GONE	1
+#define KPROBE_FLAG_DISABLED	2
+#define KPROBE_FLAG_OPTIMIZED	4
+
+/* kprobe_ctlblk.kprobe_status (include/linux/kprobes.h) */
+#define KPROBE_HIT_ACTIVE	0x00000001
+#define KPROBE_HIT_SS		0x00000002
+#define KPROBE_REENTER		0x00000004
+#define KPROBE_HIT_SSDONE	0x00000008
+
+struct kprobe;
+typedef int (*kprobe_pre_handler_t)(struct kprobe *, struct pt_regs *);
+typedef void (*kprobe_post_handler_t)(struct kprobe *, struct pt_regs *, unsigned long);
+
+/* Every field is one word: the host reads and writes them by index. */
+struct kprobe {
+	struct kprobe *next;			/* hlist in kprobe_table[] */
+	unsigned long addr;
+	kprobe_pre_handler_t pre_handler;
+	kprobe_post_handler_t post_handler;
+	unsigned long flags;
+	unsigned long nmissed;
+	unsigned long opcode;			/* the probed instruction's first word/byte */
+	struct arch_specific_insn ainsn;
+	unsigned long hit_index;		/* kisim: this probe's column of kprobe_hits */
+};
+
+/* Return probes (include/linux/kprobes.h, CONFIG_KRETPROBES). */
+#define KRETPROBE_POOL		256
+#define KRETPROBE_INSTANCES	4096
+
+struct kretprobe_instance;
+typedef int (*kretprobe_handler_t)(struct kretprobe_instance *, struct pt_regs *);
+
+struct kretprobe {
+	struct kprobe kp;			/* at entry; pre_handler = pre_handler_kretprobe */
+	kretprobe_handler_t handler;
+	kretprobe_handler_t entry_handler;
+	long maxactive;
+	unsigned long nmissed;
+	struct kretprobe_instance *free_instances;
+	unsigned long lock;			/* spinlock_t, one word for the host */
+};
+
+struct kretprobe_instance {
+	struct kretprobe_instance *next;	/* rp->free_instances or kretprobe_inst_table[] */
+	struct kretprobe *rp;
+	unsigned long ret_addr;
+	struct task_struct *task;
+};
+
+extern struct kretprobe kretprobe_pool[KRETPROBE_POOL];
+extern struct kretprobe_instance kretprobe_instances[KRETPROBE_INSTANCES];
+extern struct kretprobe_instance *kretprobe_inst_table[KPROBE_TABLE_SIZE];
+extern void kretprobe_trampoline(void);
+int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs);
+unsigned long trampoline_handler(struct pt_regs *regs);
+
+/* Per-CPU state (arch/x86/include/asm/kprobes.h struct kprobe_ctlblk). */
+struct kprobe_ctlblk {
+	unsigned long kprobe_status;
+	unsigned long kprobe_saved_flags;
+	struct kprobe *prev_kprobe;
+	unsigned long prev_status;
+};
+
+extern struct kprobe *kprobe_table[KPROBE_TABLE_SIZE];
+extern struct kprobe kprobe_pool[KPROBE_POOL];
+extern struct kprobe *current_kprobe[CONFIG_NR_CPUS];
+/* kisim's own counter: per CPU, so that it stays exact without atomics. */
+extern unsigned long kprobe_hits[CONFIG_NR_CPUS][KPROBE_POOL];
+extern struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
+
+/* HC_KPROBE operations (kernel/include/kisim/hypercall.h) */
+#define KPROBE_HC_RETURN	0	/* exception return: restore the saved pt_regs */
+#define KPROBE_HC_PRE		1	/* call the host pre_handler of a2's kprobe */
+#define KPROBE_HC_POST		2	/* call the host post_handler */
+#define KPROBE_HC_RET		3	/* call the host kretprobe handler of a3's kretprobe */
+
+int kprobe_handler(struct pt_regs *regs);
+int kprobe_debug_handler(struct pt_regs *regs);
+int kprobe_empty_pre_handler(struct kprobe *p, struct pt_regs *regs);
+void kprobe_empty_post_handler(struct kprobe *p, struct pt_regs *regs, unsigned long flags);
+#endif /* CONFIG_KPROBES */
+
+#endif

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kprobe hit path, run as guest code so that its instructions are
+ * counted exactly. Semantics follow Linux v5.10: kernel/kprobes.c
+ * (kprobe_table, get_kprobe, per-CPU current_kprobe), and the arch's
+ * kprobe_handler / post handler (arch/x86/kernel/kprobes/core.c,
+ * arch/arm/probes/kprobes/core.c, arch/powerpc/kernel/kprobes.c), split
+ * into the generic flow below and the arch hooks of <asm/kprobes-core.h>.
+ *
+ * The machine (probes/kprobes.py) plays the hardware and the trap entry:
+ * on the breakpoint it saves the registers into a struct pt_regs on the
+ * interrupted stack and calls kprobe_handler(regs); on the single-step
+ * trap it calls kprobe_debug_handler(regs). Both return into
+ * kprobe_exc_return, whose hypercall is the exception return.
+ * Registration is done by the host, which fills kprobe_pool[] and links
+ * kprobe_table[] (register_kprobe's work is not on the hit path).
+ */
+#include <linux/types.h>
+#include <linux/ftrace.h>
+#include <kisim/kprobes.h>
+#include <kisim/hypercall.h>
+#include <kisim/thread_info.h>
+#include <linux/spinlock.h>
+
+#ifdef CONFIG_KPROBES
+#include <asm/kprobes-core.h>
+
+struct kprobe *kprobe_table[KPROBE_TABLE_SIZE];
+struct kprobe kprobe_pool[KPROBE_POOL];
+struct kprobe *current_kprobe[CONFIG_NR_CPUS];
+unsigned long kprobe_hits[CONFIG_NR_CPUS][KPROBE_POOL];
+struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
+u8 kprobe_insn_slots[KPROBE_POOL][KPROBE_SLOT_BYTES] __aligned(64);
+#ifdef ARCH_HAS_OPTPROBES
+/* Detour buffers of optimized probes, one per struct kprobe. */
+u8 optprobe_buffers[KPROBE_POOL][OPTPROBE_BUFFER_BYTES] __aligned(64);
+#endif
+
+#include <linux/kernel.h>
+
+/* include/linux/hash.h: hash_long(addr, KPROBE_HASH_BITS), as hash_ptr() does. */
+static __always_inline unsigned long kprobe_hash(unsigned long addr)
+{
+#if BITS_PER_LONG == 64
+	return (addr * 0x61C8864680B583EBull) >> (64 - KPROBE_HASH_BITS);
+#else
+	return (u32)(addr * 0x61C88647u) >> (32 - KPROBE_HASH_BITS);
+#endif
+}
+
+/* kernel/kprobes.c get_kprobe(): walk the hash chain. */
+static __always_inline struct kprobe *get_kprobe(unsigned long addr)
+{
+	struct kprobe *p;
+
+	for (p = kprobe_table[kprobe_hash(addr)]; p; p = p->next)
+		if (p->addr == addr)
+			return p;
+	return NULL;
+}
+
+static __always_inline void save_previous_kprobe(struct kprobe_ctlblk *kcb, int cpu)
+{
+	kcb->prev_kprobe = current_kprobe[cpu];
+	kcb->prev_status = kcb->kprobe_status;
+}
+
+static __always_inline void restore_previous_kprobe(struct kprobe_ctlblk *kcb, int cpu)
+{
+	current_kprobe[cpu] = kcb->prev_kprobe;
+	kcb->kprobe_status = kcb->prev_status;
+}
+
+/*
+ * The breakpoint handler (x86 kprobe_int3_handler, ARM kprobe_handler,
+ * PowerPC kprobe_handler). Returns 1 when the trap was a kprobe's.
+ */
+notrace int kprobe_handler(struct pt_regs *regs)
+{
+	unsigned long addr = arch_kprobe_trap_addr(regs);
+	int cpu = smp_processor_id();
+	struct kprobe_ctlblk *kcb = &kprobe_ctlblk[cpu];
+	struct kprobe *p = get_kprobe(addr);
+
+	if (!p) {
+		/*
+		 * Another CPU removed the probe after this one trapped: the
+		 * original instruction is back, so run it again.
+		 */
+		if (!arch_is_breakpoint(addr)) {
+			arch_kprobe_retry(regs, addr);
+			return 1;
+		}
+		return 0;
+	}
+	if (arch_kprobe_skip(p, regs))
+		return 1;
+	if (current_kprobe[cpu]) {
+		/* A probe hit inside a handler: no handlers, count it missed. */
+		if (kcb->kprobe_status == KPROBE_REENTER)
+			panic("Unrecoverable kprobe detected.");
+		p->nmissed++;
+		save_previous_kprobe(kcb, cpu);
+		current_kprobe[cpu] = p;
+		kcb->kprobe_status = KPROBE_REENTER;
+		if (arch_setup_singlestep(p, regs, kcb, cpu, 1))
+			restore_previous_kprobe(kcb, cpu);
+		return 1;
+	}
+	current_kprobe[cpu] = p;
+	kcb->kprobe_status = KPROBE_HIT_ACTIVE;
+	kprobe_hits[cpu][p->hit_index]++;
+	if (p->pre_handler && p->pre_handler(p, regs)) {
+		/* The handler changed the execution path: no single-step. */
+		current_kprobe[cpu] = NULL;
+		return 1;
+	}
+	if (arch_setup_singlestep(p, regs, kcb, cpu, 0)) {
+		/* Stepped in the handler (simulated, emulated or boosted). */
+		if (p->post_handler) {
+			kcb->kprobe_status = KPROBE_HIT_SSDONE;
+			p->post_handler(p, regs, 0);
+		}
+		current_kprobe[cpu] = NULL;
+	}
+	return 1;
+}
+NOKPROBE_SYMBOL(kprobe_handler);
+
+/*
+ * The single-step trap (x86 kprobe_debug_handler, PowerPC
+ * post_kprobe_handler): fix up after the out-of-line copy, run the
+ * post_handler, and go back to the probed code.
+ */
+notrace int kprobe_debug_handler(struct pt_regs *regs)
+{
+	int cpu = smp_processor_id();
+	struct kprobe_ctlblk *kcb = &kprobe_ctlblk[cpu];
+	struct kprobe *cur = current_kprobe[cpu];
+
+	if (!cur || !arch_kprobe_ss_done(cur, regs))
+		return 0;
+	arch_resume_singlestep(cur, regs, kcb);
+	if (kcb->kprobe_status != KPROBE_REENTER && cur->post_handler) {
+		kcb->kprobe_status = KPROBE_HIT_SSDONE;
+		cur->post_handler(cur, regs, 0);
+	}
+	if (kcb->kprobe_status == KPROBE_REENTER)
+		restore_previous_kprobe(kcb, cpu);
+	else
+		current_kprobe[cpu] = NULL;
+	return 1;
+}
+NOKPROBE_SYMBOL(kprobe_debug_handler);
+
+#ifdef ARCH_HAS_OPTPROBES
+/*
+ * The detour buffer's call (optimized_callback, arch/x86/kernel/kprobes/
+ * opt.c and arch/arm/probes/kprobes/opt-arm.c): the pre_handler, or
+ * nmissed when a kprobe is already running; then whatever stepping the
+ * arch's detour leaves to C.
+ */
+notrace void optimized_callback(struct kprobe *p, struct pt_regs *regs)
+{
+	int cpu = smp_processor_id();
+
+	if (current_kprobe[cpu]) {
+		p->nmissed++;
+	} else {
+		arch_optprobe_regs(p, regs);
+		current_kprobe[cpu] = p;
+		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
+		kprobe_hits[cpu][p->hit_index]++;
+		if (p->pre_handler)
+			p->pre_handler(p, regs);
+		current_kprobe[cpu] = NULL;
+	}
+	arch_optprobe_step(p, regs, cpu);
+}
+NOKPROBE_SYMBOL(optimized_callback);
+#endif
+
+/* Handlers that do nothing, for measuring the path itself. */
+notrace int kprobe_empty_pre_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	return 0;
+}
+NOKPROBE_SYMBOL(kprobe_empty_pre_handler);
+
+notrace void kprobe_empty_post_handler(struct kprobe *p, struct pt_regs *regs,
+				       unsigned long flags)
+{
+}
+NOKPROBE_SYMBOL(kprobe_empty_post_handler);
+
+/* Host-callable handlers: a hypercall hands the registers to the host. */
+notrace int kprobe_host_pre_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	return hypercall3(HC_KPROBE, KPROBE_HC_PRE, (unsigned long)regs, (unsigned long)p);
+}
+NOKPROBE_SYMBOL(kprobe_host_pre_handler);
+
+notrace void kprobe_host_post_handler(struct kprobe *p, struct pt_regs *regs,
+				      unsigned long flags)
+{
+	hypercall3(HC_KPROBE, KPROBE_HC_POST, (unsigned long)regs, (unsigned long)p);
+}
+NOKPROBE_SYMBOL(kprobe_host_post_handler);
+
+/*
+ * Return probes (kernel/kprobes.c v5.10): the entry kprobe takes a free
+ * instance, saves the return address and points it at
+ * kretprobe_trampoline; the trampoline calls trampoline_handler(), which
+ * finds the current task's newest instance, runs the handler and returns
+ * the real return address. No instance free: rp->nmissed++.
+ */
+struct kretprobe kretprobe_pool[KRETPROBE_POOL];
+struct kretprobe_instance kretprobe_instances[KRETPROBE_INSTANCES];
+struct kretprobe_instance *kretprobe_inst_table[KPROBE_TABLE_SIZE];
+static DEFINE_SPINLOCK(kretprobe_table_lock);
+
+static __always_inline void recycle_rp_inst(struct kretprobe_instance *ri)
+{
+	struct kretprobe *rp = ri->rp;
+
+	spin_lock((spinlock_t *)&rp->lock);
+	ri->next = rp->free_instances;
+	rp->free_instances = ri;
+	spin_unlock((spinlock_t *)&rp->lock);
+}
+
+notrace int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+	struct kretprobe_instance *ri, **bucket;
+
+	spin_lock((spinlock_t *)&rp->lock);
+	ri = rp->free_instances;
+	if (ri)
+		rp->free_instances = ri->next;
+	spin_unlock((spinlock_t *)&rp->lock);
+	if (!ri) {
+		rp->nmissed++;
+		return 0;
+	}
+	ri->rp = rp;
+	ri->task = current;
+	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
+		recycle_rp_inst(ri);
+		return 0;
+	}
+	arch_prepare_kretprobe(ri, regs);
+	bucket = &kretprobe_inst_table[kprobe_hash((unsigned long)ri->task)];
+	spin_lock(&kretprobe_table_lock);
+	ri->next = *bucket;
+	*bucket = ri;
+	spin_unlock(&kretprobe_table_lock);
+	return 0;
+}
+NOKPROBE_SYMBOL(pre_handler_kretprobe);
+
+notrace unsigned long trampoline_handler(struct pt_regs *regs)
+{
+	struct task_struct *task = current;
+	struct kretprobe_instance *ri, **link;
+	int cpu = smp_processor_id();
+	unsigned long ret;
+
+	link = &kretprobe_inst_table[kprobe_hash((unsigned long)task)];
+	spin_lock(&kretprobe_table_lock);
+	while ((ri = *link) && ri->task != task)
+		link = &ri->next;
+	if (!ri)
+		panic("kretprobe: no instance for this return");
+	*link = ri->next;
+	spin_unlock(&kretprobe_table_lock);
+	ret = ri->ret_addr;
+	if (ri->rp->handler) {
+		current_kprobe[cpu] = &ri->rp->kp;
+		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
+		ri->rp->handler(ri, regs);
+		current_kprobe[cpu] = NULL;
+	}
+	recycle_rp_inst(ri);
+	return ret;
+}
+NOKPROBE_SYMBOL(trampoline_handler);
+NOKPROBE_SYMBOL(kretprobe_trampoline);
+
+#ifdef ARCH_KRETPROBE_TRAMPOLINE_KPROBE
+/* The trampoline is a kprobe (PowerPC): its pre_handler jumps to the real return. */
+notrace int trampoline_probe_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	arch_kretprobe_return(regs, trampoline_handler(regs));
+	return 1;
+}
+NOKPROBE_SYMBOL(trampoline_probe_handler);
+#endif
+
+notrace int kretprobe_empty_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return 0;
+}
+NOKPROBE_SYMBOL(kretprobe_empty_handler);
+
+notrace int kretprobe_host_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return hypercall3(HC_KPROBE, KPROBE_HC_RET, (unsigned long)regs, (unsigned long)ri->rp);
+}
+NOKPROBE_SYMBOL(kretprobe_host_handler);
+
+/*
+ * A probe target and a handler that calls it, for the reentry self-test
+ * (after lib/test_kprobes.c): a probe on kprobe_target hit from inside
+ * kprobe_reentry_pre_handler is a reentry and counts as missed.
+ */
+noinline u32 kprobe_target(u32 value)
+{
+	return value * 3;
+}
+
+notrace int kprobe_reentry_pre_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	return kprobe_target(1) != 3;
+}
+NOKPROBE_SYMBOL(kprobe_reentry_pre_handler);
+
+extern void kprobe_exc_return(void);
+NOKPROBE_SYMBOL(kprobe_exc_return);
+#endif /* CONFIG_KPROBES */

@@ -1,0 +1,72 @@
+"""``kisim kprobe``: run a workload with one kprobe and show what each hit costs.
+
+The probe (empty guest pre_handler, and post_handler with ``--post``;
+with ``--ret`` a kretprobe with an empty return handler) is
+registered at ``SYMBOL[+OFF]`` of the defconfig kernel; the workload runs
+once without and once with it, so the difference divided by the hits is
+one hit's cost: exact guest instructions, traps and modeled cycles.
+``kisim kprobe list ...`` prints the probe as debugfs ``kprobes/list``
+does.
+"""
+from __future__ import annotations
+
+import argparse
+
+from arches import get_arch
+from kisim.commands.common import add_arch, add_cpus, add_json, print_json
+from kisim.errors import UsageError
+from probes.measure import measure_kprobe
+from sim.guest import WORKLOADS
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("kprobe", help="run a workload with a kprobe: hits and cost per hit",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("view", nargs="?", choices=["run", "list"], default="run",
+                   help="run: hits and cost per hit (default); list: the debugfs kprobes/list line")
+    add_arch(p)
+    p.add_argument("--at", required=True, metavar="SYMBOL[+OFF]",
+                   help="where to probe, e.g. kmalloc or kmalloc+0x4")
+    p.add_argument("--post", action="store_true", help="add a post_handler (no boosting)")
+    p.add_argument("--opt", action="store_true",
+                   help="optimize the probe (x86: int3 -> jmp into a detour buffer)")
+    p.add_argument("--ret", action="store_true",
+                   help="a kretprobe instead: its handler runs at every return")
+    p.add_argument("--workload", default="kmalloc", metavar="W",
+                   help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
+    p.add_argument("--size", type=int, default=None, metavar="N", help="workload size")
+    add_cpus(p)
+    add_json(p)
+    p.set_defaults(func=cmd_kprobe)
+
+
+def cmd_kprobe(args: argparse.Namespace) -> int:
+    get_arch(args.arch)
+    if not 1 <= args.cpus <= 8:
+        raise UsageError(f"--cpus must be 1..8, not {args.cpus}")
+    if args.ret and args.post:
+        raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
+    if args.opt and (args.ret or args.post):
+        raise UsageError("--opt takes a plain kprobe: no --post (never optimized), no --ret")
+    cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
+                          ret=args.ret, optimize=args.opt, cpus=args.cpus, size=args.size)
+    if args.view == "list":
+        if args.json:
+            print_json({"list": [cost.list_line]})
+        else:
+            print(cost.list_line)
+        return 0
+    if args.json:
+        print_json(cost.to_json())
+        return 0 if cost.checksum_ok else 1
+    print(f"kprobe at {cost.at} ({cost.address:#x}) on {cost.arch}, {cost.handlers} handler(s), "
+          f"{cost.workload} on {cost.cpus} CPU(s)")
+    print(f"  site before   {cost.site_before}")
+    print(f"  site armed    {cost.site_after}")
+    print(f"  hit path      {cost.kind}")
+    print(f"  hits          {cost.hits:,}   nmissed {cost.nmissed:,}")
+    print(f"  per hit       {cost.instructions_per_hit:,.1f} guest instructions, "
+          f"{cost.traps_per_hit:g} trap(s), {cost.modeled_cycles_per_hit:,.1f} modeled cycles")
+    print(f"  checksum      {'matches the reference' if cost.checksum_ok else 'MISMATCH'}")
+    return 0 if cost.checksum_ok else 1

@@ -1,0 +1,1 @@
+"""Probes executed in the guest: kprobes (:mod:`probes.kprobes`)."""

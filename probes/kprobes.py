@@ -1,0 +1,659 @@
+"""Kprobes on a running guest, after Linux v5.10 (kernel/kprobes.c).
+
+Who does what:
+
+- **Host, at registration** (not on the hit path): ``register_kprobe``
+  resolves ``symbol_name+offset``, refuses what the kernel refuses (not an
+  instruction boundary, the blacklist, an instruction the arch cannot
+  probe, text another patcher owns), runs the arch's
+  ``arch_prepare_kprobe`` (``arches/<arch>/kprobes.py``) to fill an
+  instruction slot, fills a ``struct kprobe`` of the guest's
+  ``kprobe_pool[]``, links it into ``kprobe_table[]`` and arms the
+  breakpoint with ``arch_arm_kprobe`` through the patcher (text_mutex and
+  the arch's cross-CPU protocol).
+- **Machine, on a hit** (the hardware and the trap entry): the breakpoint
+  trap and the single-step trap are charged from the arch's cost table;
+  the registers are saved as the guest's ``struct pt_regs`` below the
+  interrupted stack pointer, and the CPU calls the guest's
+  ``kprobe_handler`` or ``kprobe_debug_handler``, which return into
+  ``kprobe_exc_return``; its hypercall is the exception return, which
+  restores the (possibly changed) registers.
+- **Guest, on a hit** (every instruction counted): the hash lookup, the
+  per-CPU current kprobe and status, the handlers, single-step setup,
+  simulation or emulation, fix-ups, reentry and ``nmissed``
+  (``kernel/kprobes.c``, ``arches/<arch>/include/asm/kprobes-core.h``).
+
+Handlers are guest functions (a symbol name) or host callables
+``handler(kp, regs)``, which the guest reaches through a hypercall
+(``kprobe_host_pre_handler``); ``regs`` reads and writes the saved
+``struct pt_regs`` by register name.
+"""
+from __future__ import annotations
+
+import bisect
+import importlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import capstone
+from elftools.elf.elffile import ELFFile
+
+from arches import Arch, TrapKind
+from arches.kprobe import KprobeRefused
+from patcher.errors import PatchError
+from patcher.tables import Tables, load_tables
+from patcher.text import TextPatcher
+from sim.errors import ConfigError
+from sim.guest import HYPERCALLS, Guest
+from sim.machine import UNHANDLED, Cpu, Trap, TrapPriority
+
+#: The guest header's constants, parsed so that C and Python cannot drift apart.
+KPROBES_H = Path(__file__).resolve().parent.parent / "kernel/include/kisim/kprobes.h"
+_DEFINES = {name: int(value, 0) for name, value in re.findall(
+    r"^#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)\b", KPROBES_H.read_text(), re.M)}
+#: struct kprobe, one word per field (kernel/include/kisim/kprobes.h).
+FIELDS = ("next", "addr", "pre_handler", "post_handler", "flags", "nmissed", "opcode",
+          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index")
+#: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
+RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
+RI_FIELDS = ("next", "rp", "ret_addr", "task")
+KRETPROBE_POOL = _DEFINES["KRETPROBE_POOL"]
+KRETPROBE_INSTANCES = _DEFINES["KRETPROBE_INSTANCES"]
+#: Functions a return probe must not be put on (x86 kretprobe_blacklist[]):
+#: the context switch returns on another task's stack.
+KRETPROBE_BLACKLIST = ("__switch_to", "__switch_to_asm")
+KPROBE_HASH_BITS = _DEFINES["KPROBE_HASH_BITS"]
+KPROBE_POOL = _DEFINES["KPROBE_POOL"]
+FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED = (_DEFINES[f"KPROBE_FLAG_{n}"]
+                                            for n in ("GONE", "DISABLED", "OPTIMIZED"))
+KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET = (
+    _DEFINES[f"KPROBE_HC_{n}"] for n in ("RETURN", "PRE", "POST", "RET"))
+#: Bytes left free below the interrupted stack pointer before pt_regs: ARM
+#: emulates stack stores of up to 64 bytes in place
+#: (arch/arm/probes/kprobes/core.c MAX_STACK_SIZE), x86-64 kernel code has
+#: no red zone.
+STACK_GAP = 128
+#: Symbols of kernel/kprobes.c the host needs.
+GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_handler",
+                 "kprobe_debug_handler", "kprobe_exc_return", "kprobe_host_pre_handler",
+                 "kprobe_host_post_handler", "current_kprobe", "kprobe_hits",
+                 "kretprobe_pool", "kretprobe_instances", "kretprobe_trampoline",
+                 "pre_handler_kretprobe", "kretprobe_host_handler")
+
+Handler = "str | Callable[[Kprobe, KprobeRegs], int | None] | None"
+
+
+def hash_ptr(addr: int, bits: int) -> int:
+    """include/linux/hash.h hash_long(addr, bits) for the arch's word size."""
+    if bits == 64:
+        return ((addr * 0x61C8864680B583EB) & (2**64 - 1)) >> (64 - KPROBE_HASH_BITS)
+    return ((addr * 0x61C88647) & 0xFFFFFFFF) >> (32 - KPROBE_HASH_BITS)
+
+
+def _data_in_text(elf: object) -> list[tuple[int, int]]:
+    """[begin, end) of data inside code: the ``$d`` mapping symbols (ELF for the
+    ARM Architecture §5.5.5), each running to the next mapping symbol."""
+    marks = []
+    with open(elf, "rb") as f:
+        symtab = ELFFile(f).get_section_by_name(".symtab")
+        for sym in symtab.iter_symbols() if symtab is not None else ():
+            if sym.name[:2] in ("$a", "$d", "$t", "$x") and sym["st_shndx"] != "SHN_UNDEF":
+                marks.append((sym["st_value"], sym.name[:2]))
+    marks.sort()
+    return [(addr, nxt) for (addr, kind), (nxt, _) in zip(marks, marks[1:] + [(1 << 64, "")])
+            if kind == "$d"]
+
+
+def arch_kprobes(arch: Arch):
+    """The arch's kprobe module, ``arches/<arch>/kprobes.py``."""
+    return importlib.import_module(f"arches.{arch.name}.kprobes")
+
+
+@dataclass(eq=False)
+class Kprobe:
+    """struct kprobe as the caller fills it: ``symbol_name`` + ``offset`` or ``addr``."""
+
+    symbol_name: str | None = None
+    offset: int = 0
+    addr: int | None = None
+    pre_handler: object = None
+    post_handler: object = None
+    # Filled by register_kprobe.
+    index: int = -1
+    struct: int = 0
+    slot: int = 0
+    orig: bytes = b""
+    breakpoint: bytes = b""
+    boostable: bool = False
+    disabled: bool = False
+    probe_type: str = "k"                       # "r": the entry probe of a kretprobe
+    optimized: bool = False
+    opt_jump: bytes = b""
+    opt_region: int = 0
+    opt_orig: bytes = b""
+    owner: "Kprobes | None" = field(default=None, repr=False)
+
+    def _word(self, name: str) -> int:
+        if self.owner is None:
+            raise PatchError("EINVAL", "kprobe is not registered")
+        return self.owner.read_field(self, name)
+
+    @property
+    def nmissed(self) -> int:
+        """Hits while another kprobe was running on that CPU (handlers skipped)."""
+        return self._word("nmissed")
+
+    @property
+    def hits(self) -> int:
+        """Hits that ran the handlers (kisim's per-CPU kprobe_hits, summed)."""
+        if self.owner is None:
+            raise PatchError("EINVAL", "kprobe is not registered")
+        return self.owner.hits(self)
+
+    def describe(self) -> str:
+        where = self.owner.guest.image.symbol_at(self.addr) if self.owner else None
+        return f"{where[0]}+{where[1]:#x}" if where else f"{self.addr:#x}"
+
+
+@dataclass(eq=False)
+class Kretprobe:
+    """struct kretprobe: a return probe on a function entry.
+
+    ``handler(rp, regs)`` runs when the function returns (``regs`` holds
+    the return value in the arch's return register); ``maxactive <= 0``
+    takes the kernel's default (one instance per possible CPU without
+    CONFIG_PREEMPTION).
+    """
+
+    symbol_name: str | None = None
+    offset: int = 0
+    addr: int | None = None
+    handler: object = None
+    entry_handler: str | None = None
+    maxactive: int = 0
+    kp: Kprobe | None = field(default=None, repr=False)
+    struct: int = 0
+    owner: "Kprobes | None" = field(default=None, repr=False)
+
+    @property
+    def nmissed(self) -> int:
+        """Entries that found no free instance (the handler did not run for them)."""
+        if self.owner is None:
+            raise PatchError("EINVAL", "kretprobe is not registered")
+        return self.owner.read_rp(self, "nmissed")
+
+
+class KprobeRegs:
+    """The saved ``struct pt_regs`` of a hit, by register name (host handlers)."""
+
+    def __init__(self, kprobes: Kprobes, frame: int) -> None:
+        self._k = kprobes
+        self.frame = frame
+
+    def _offset(self, name: str) -> int:
+        try:
+            return self._k.ops.PT_REGS.index(name) * self._k.arch.word
+        except ValueError:
+            raise KeyError(f"{self._k.arch.name} pt_regs has no {name}") from None
+
+    def __getitem__(self, name: str) -> int:
+        return self._k.machine.read_word(self.frame + self._offset(name))
+
+    def __setitem__(self, name: str, value: int) -> None:
+        self._k.machine.write_word(self.frame + self._offset(name), value)
+
+    def to_dict(self) -> dict[str, int]:
+        return {name: self[name] for name in self._k.ops.PT_REGS if name}
+
+
+class Kprobes:
+    """The kprobe manager of one guest: the kernel's kprobe API, and the trap path."""
+
+    def __init__(self, guest: Guest, text: TextPatcher | None = None,
+                 tables: Tables | None = None) -> None:
+        self.guest = guest
+        self.machine = guest.machine
+        self.arch: Arch = guest.arch
+        self.ops = arch_kprobes(self.arch)
+        symbols = guest.image.symbols
+        missing = [name for name in GUEST_SYMBOLS if name not in symbols]
+        if missing:
+            raise ConfigError(f"{guest.elf}: no {missing[0]}: the kernel was built "
+                              "without CONFIG_KPROBES")
+        self.sym = {name: symbols[name] for name in GUEST_SYMBOLS}
+        self.text = text if text is not None else TextPatcher(self.machine)
+        self.tables = tables if tables is not None else load_tables(guest.image, self.arch)
+        self.hc = HYPERCALLS["HC_KPROBE"]
+        self.probes: dict[int, Kprobe] = {}
+        self._by_struct: dict[int, Kprobe] = {}
+        self._free = list(range(KPROBE_POOL))
+        self._free_rp = list(range(KRETPROBE_POOL))
+        self._free_ri = list(range(KRETPROBE_INSTANCES))
+        self._rp_by_struct: dict[int, Kretprobe] = {}
+        self._trampoline: Kprobe | None = None
+        self._sites: set[int] = set()             # every address ever armed
+        self._frames: list[list[int]] = [[] for _ in self.machine.cpus]
+        self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
+        self._mcount = {site.address for site in self.tables.mcount}
+        self._data = _data_in_text(guest.elf)
+        self._md = capstone.Cs(*self.arch.cs_mode)
+        self.machine.add_trap_handler(self._on_trap, TrapPriority.KPROBES)
+
+    # -- the guest's struct kprobe ----------------------------------------
+    def _field_addr(self, kp: Kprobe, name: str) -> int:
+        return kp.struct + FIELDS.index(name) * self.arch.word
+
+    def read_field(self, kp: Kprobe, name: str) -> int:
+        return self.machine.read_word(self._field_addr(kp, name))
+
+    def hits(self, kp: Kprobe) -> int:
+        word = self.arch.word
+        return sum(self.machine.read_word(self.sym["kprobe_hits"]
+                                          + (cpu * KPROBE_POOL + kp.index) * word)
+                   for cpu in range(len(self.machine.cpus)))
+
+    def kind(self, kp: Kprobe) -> str:
+        """How a hit runs the instruction, from the guest's arch_specific_insn now."""
+        ainsn = tuple(self.read_field(kp, f"ainsn{i}") for i in range(4))
+        return self.ops.describe_ainsn(ainsn, kp.post_handler is not None)
+
+    def _write_field(self, kp: Kprobe, name: str, value: int) -> None:
+        self.machine.write_word(self._field_addr(kp, name), value)
+
+    def _bucket(self, addr: int) -> int:
+        return self.sym["kprobe_table"] + hash_ptr(addr, self.arch.bits) * self.arch.word
+
+    def _handler_addr(self, handler: object, host_stub: str, what: str) -> int:
+        if handler is None:
+            return 0
+        if callable(handler):
+            return self.sym[host_stub]
+        addr = self.guest.image.symbols.get(str(handler))
+        if addr is None:
+            raise PatchError("ENOENT", f"{what} {handler!r} is not a guest symbol")
+        return addr
+
+    def recover(self, addr: int, size: int) -> bytes:
+        """Text as it was before any of our breakpoints (recover_probed_instruction)."""
+        code = bytearray(self.machine.read(addr, size))
+        for kp in self.probes.values():
+            if not kp.disabled and addr <= kp.addr < addr + size:
+                at = kp.addr - addr
+                orig = kp.opt_orig if kp.optimized else kp.orig
+                code[at:at + len(orig)] = orig[:size - at]
+        return bytes(code)
+
+    # -- checks (kernel/kprobes.c check_kprobe_address_safe, arch can_probe)
+    def resolve(self, kp: Kprobe) -> int:
+        """The probed address: ``addr``, or ``symbol_name + offset``."""
+        if kp.symbol_name is not None:
+            base = self.guest.image.symbols.get(kp.symbol_name)
+            if base is None:
+                raise PatchError("ENOENT", f"kprobe: no symbol {kp.symbol_name!r}")
+            return base + kp.offset
+        if kp.addr is None:
+            raise PatchError("EINVAL", "kprobe: give symbol_name or addr")
+        return kp.addr + kp.offset
+
+    def _function(self, addr: int) -> tuple[int, int, str]:
+        for start, size, name in self.guest.image.functions:
+            if start <= addr < start + size:
+                return start, size, name
+        raise PatchError("EINVAL", f"kprobe: {addr:#x} is not in a kernel text function")
+
+    def _check_address(self, addr: int, blacklist: bool = True) -> None:
+        start, size, name = self._function(addr)
+        for fn in self.tables.nokprobe if blacklist else ():
+            if fn.address <= addr < fn.address + max(fn.size, 1):
+                raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is blacklisted "
+                                           f"(NOKPROBE_SYMBOL({fn.name}))")
+        if start <= self.guest.image.entry < start + size:
+            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is entry text "
+                                       "(the boot entry runs before it has a stack)")
+        section = self.guest.image.sections.get(".kprobes.text")
+        if section is not None and section.addr <= addr < section.addr + section.size:
+            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is in .kprobes.text")
+        if addr % self.arch.insn_align:
+            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is not an "
+                                       "instruction boundary (misaligned)")
+        if self.arch.insn_align != self.arch.max_insn_len:        # variable length: decode
+            code = self.recover(start, size)
+            boundary = None
+            for boundary, _, _, _ in self._md.disasm_lite(code, start):
+                if boundary >= addr:
+                    break
+            if boundary != addr:
+                raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is not an "
+                                           "instruction boundary")
+        at = bisect.bisect_right(self._data, (addr, float("inf"))) - 1
+        if at >= 0 and self._data[at][0] <= addr < self._data[at][1]:
+            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is data in text "
+                                       "(a literal pool), not an instruction")
+        if addr in self._mcount:
+            raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is an ftrace "
+                                      "(mcount) call site (ftrace_text_reserved)")
+        others = [o for o in self.text.owners(addr, 1) if o != "kprobe"]
+        if others:
+            raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is reserved by "
+                                      f"{others[0]} ({others[0]}_text_reserved)")
+        if addr in self.probes:
+            raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is already probed")
+
+    # -- the API ------------------------------------------------------------
+    def register_kprobe(self, kp: Kprobe) -> Kprobe:
+        """Check, prepare, link and arm one kprobe; PatchError with a one-line reason."""
+        return self._register(kp)
+
+    def _register(self, kp: Kprobe, struct: int | None = None, blacklist: bool = True) -> Kprobe:
+        addr = self.resolve(kp)
+        self._check_address(addr, blacklist)
+        if not self._free:
+            raise PatchError("ENOMEM", f"kprobe: all {KPROBE_POOL} kprobes are in use")
+        pre = self._handler_addr(kp.pre_handler, "kprobe_host_pre_handler", "pre_handler")
+        post = self._handler_addr(kp.post_handler, "kprobe_host_post_handler", "post_handler")
+        index = self._free[0]
+        slot = self.sym["kprobe_insn_slots"] + index * self.ops.SLOT_BYTES
+        code = self.recover(addr, self.arch.max_insn_len)
+        try:
+            prepared = self.ops.arch_prepare_kprobe(addr, code, slot)
+        except KprobeRefused as err:
+            start, _, name = self._function(addr)
+            raise PatchError("EINVAL", f"kprobe: cannot probe {name}+{addr - start:#x}: "
+                                       f"{err}") from None
+        self._free.pop(0)
+        kp.addr, kp.index, kp.slot, kp.owner = addr, index, slot, self
+        kp.struct = (struct if struct is not None
+                     else self.sym["kprobe_pool"] + index * len(FIELDS) * self.arch.word)
+        kp.boostable = prepared.boostable
+        kp.breakpoint = self.arch.kprobe_breakpoint(code[:self.arch.insn_align or 4])
+        kp.orig = code[:len(kp.breakpoint)]
+        with self.machine.text_mutex:       # the slot is text: written under text_mutex
+            self.machine.write_text(slot, prepared.slot)
+        bucket = self._bucket(addr)
+        values = {"next": self.machine.read_word(bucket), "addr": addr, "pre_handler": pre,
+                  "post_handler": post, "flags": FLAG_DISABLED if kp.disabled else 0,
+                  "nmissed": 0, "opcode": prepared.opcode, "hit_index": index}
+        values.update({f"ainsn{i}": v for i, v in enumerate(prepared.ainsn)})
+        for name in FIELDS:
+            self._write_field(kp, name, values[name])
+        for cpu in range(len(self.machine.cpus)):
+            self.machine.write_word(self.sym["kprobe_hits"]
+                                    + (cpu * KPROBE_POOL + index) * self.arch.word, 0)
+        self.machine.write_word(bucket, kp.struct)
+        self.probes[addr] = kp
+        self._by_struct[kp.struct] = kp
+        if not kp.disabled:
+            self._arm(kp)
+        return kp
+
+    def register_kprobes(self, kps: list[Kprobe]) -> list[Kprobe]:
+        """Register each; on a refusal, unregister the ones already done and re-raise."""
+        done: list[Kprobe] = []
+        try:
+            for kp in kps:
+                done.append(self.register_kprobe(kp))
+        except PatchError:
+            for kp in done:
+                self.unregister_kprobe(kp)
+            raise
+        return done
+
+    def unregister_kprobe(self, kp: Kprobe) -> None:
+        """Disarm, unlink from kprobe_table and free the struct (kernel/kprobes.c)."""
+        if self.probes.get(kp.addr) is not kp:
+            raise PatchError("ENOENT", f"kprobe at {kp.addr or 0:#x} is not registered")
+        if not kp.disabled:
+            self._disarm(kp)
+        bucket = self._bucket(kp.addr)
+        link = bucket
+        while (node := self.machine.read_word(link)) != kp.struct:
+            link = node                         # struct kprobe.next is field 0
+        self.machine.write_word(link, self.read_field(kp, "next"))
+        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_GONE)
+        del self.probes[kp.addr]
+        del self._by_struct[kp.struct]
+        self._free.append(kp.index)             # reused last: no CPU can still be in it
+        kp.disabled = True
+
+    def disable_kprobe(self, kp: Kprobe) -> None:
+        """Disarm but keep registered ([DISABLED] in the list)."""
+        if not kp.disabled:
+            self._disarm(kp)
+            kp.disabled = True
+            self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_DISABLED)
+
+    def enable_kprobe(self, kp: Kprobe) -> None:
+        if self.probes.get(kp.addr) is not kp:
+            raise PatchError("ENOENT", f"kprobe at {kp.addr or 0:#x} is not registered")
+        if kp.disabled:
+            self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_DISABLED)
+            kp.disabled = False
+            self._arm(kp)
+
+    # -- return probes --------------------------------------------------------
+    def read_rp(self, rp: Kretprobe, name: str) -> int:
+        return self.machine.read_word(self._rp_addr(rp.struct, name))
+
+    def _rp_addr(self, struct: int, name: str) -> int:
+        return struct + (len(FIELDS) + RP_FIELDS.index(name)) * self.arch.word
+
+    def register_kretprobe(self, rp: Kretprobe) -> Kretprobe:
+        """register_kretprobe: instances, then the entry kprobe (kernel/kprobes.c)."""
+        addr = self.resolve(Kprobe(symbol_name=rp.symbol_name, offset=rp.offset, addr=rp.addr))
+        where = self.guest.image.symbol_at(addr)
+        if addr == self.sym["kretprobe_trampoline"]:
+            raise PatchError("EINVAL", "kretprobe: not on the kretprobe trampoline itself")
+        if where is not None and where[0] in KRETPROBE_BLACKLIST:
+            raise PatchError("EINVAL", f"kretprobe: {where[0]} is in kretprobe_blacklist")
+        if where is None or where[1] != 0:
+            raise PatchError("EINVAL", f"kretprobe: {self.guest.image.describe(addr)} is not "
+                                       "a function entry (kprobe_on_func_entry)")
+        if rp.entry_handler is not None and callable(rp.entry_handler):
+            raise PatchError("EINVAL", "kretprobe: entry_handler must be a guest function")
+        maxactive = rp.maxactive if rp.maxactive > 0 else len(self.machine.cpus)
+        if not self._free_rp or len(self._free_ri) < maxactive:
+            raise PatchError("ENOMEM", f"kretprobe: no room for {maxactive} more instances")
+        if self.ops.KRETPROBE_TRAMPOLINE_KPROBE and self._trampoline is None:
+            # arch_init_kprobes: the trampoline is a kprobe (PowerPC).
+            self._trampoline = self._register(
+                Kprobe(symbol_name="kretprobe_trampoline",
+                       pre_handler="trampoline_probe_handler"), blacklist=False)
+        word = self.arch.word
+        struct = self.sym["kretprobe_pool"] + self._free_rp[0] * (len(FIELDS) + len(RP_FIELDS)) * word
+        kp = Kprobe(addr=addr, pre_handler="pre_handler_kretprobe", probe_type="r")
+        self._register(kp, struct=struct)
+        self._free_rp.pop(0)
+        instances = [self.sym["kretprobe_instances"] + self._free_ri.pop(0) * len(RI_FIELDS) * word
+                     for _ in range(maxactive)]
+        for ri, nxt in zip(instances, instances[1:] + [0]):
+            self.machine.write_word(ri, nxt)
+            self.machine.write_word(ri + word, struct)
+        handler = self._handler_addr(rp.handler, "kretprobe_host_handler", "handler")
+        entry = self._handler_addr(rp.entry_handler, "kretprobe_host_handler", "entry_handler")
+        for name, value in (("handler", handler), ("entry_handler", entry),
+                            ("maxactive", maxactive), ("nmissed", 0),
+                            ("free_instances", instances[0]), ("lock", 0)):
+            self.machine.write_word(self._rp_addr(struct, name), value)
+        rp.kp, rp.struct, rp.owner, rp.maxactive = kp, struct, self, maxactive
+        rp.addr = addr
+        self._rp_by_struct[struct] = rp
+        return rp
+
+    def unregister_kretprobe(self, rp: Kretprobe) -> None:
+        """Remove the entry probe; instances in flight still return through the trampoline."""
+        if rp.kp is None or self._rp_by_struct.get(rp.struct) is not rp:
+            raise PatchError("ENOENT", "kretprobe is not registered")
+        self.unregister_kprobe(rp.kp)
+        self.machine.write_word(self._rp_addr(rp.struct, "handler"), 0)
+        del self._rp_by_struct[rp.struct]
+
+    # -- optprobes ---------------------------------------------------------------
+    def optimize_kprobe(self, kp: Kprobe) -> None:
+        """The kprobe optimizer's work for one probe: int3 -> jmp into a detour buffer.
+
+        The kernel queues this (OPTIMIZE_DELAY) and runs it once the probe
+        has stayed registered; here the caller runs it. Refused (EINVAL)
+        where the arch has no optprobes, for a probe with a post_handler,
+        a disabled one, or a region can_optimize() rejects.
+        """
+        prepare = getattr(self.ops, "arch_prepare_optimized_kprobe", None)
+        if prepare is None or "optprobe_buffers" not in self.guest.image.symbols:
+            raise PatchError("EINVAL", f"kprobe: no optprobes on {self.arch.name}")
+        if self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized:
+            raise PatchError("EINVAL", "kprobe: only a registered, enabled, unoptimized probe "
+                                       "is optimized")
+        if kp.post_handler is not None:
+            raise PatchError("EINVAL", "kprobe: a probe with a post_handler is not optimized")
+        start, size, name = self._function(kp.addr)
+        buffer = self.guest.image.symbols["optprobe_buffers"] + kp.index * self.ops.OPTPROBE_BUFFER_BYTES
+        try:
+            detour, length = prepare(kp.addr, (start, self.recover(start, size)), buffer,
+                                     self.guest.image.symbols["optimized_callback"], kp.struct)
+        except KprobeRefused as err:
+            raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: {err}") from None
+        others = [a for a in self.probes if kp.addr < a < kp.addr + length]
+        if others:
+            raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: another probe "
+                                       f"at {others[0]:#x} is in the detoured region")
+        jump = self.ops.arch_optimize_kprobe(kp.addr, buffer)
+        kp.opt_orig = self.recover(kp.addr, len(jump))
+        with self.machine.text_mutex:
+            self.machine.write_text(buffer, detour)
+        self.text.reserve(kp.addr, length, "kprobe")
+        current = kp.breakpoint + self.recover(kp.addr + len(kp.breakpoint),
+                                                len(jump) - len(kp.breakpoint))
+        self.text.text_poke(kp.addr, current, jump, "kprobe")
+        kp.optimized, kp.opt_jump, kp.opt_region = True, jump, length
+        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_OPTIMIZED)
+
+    def unoptimize_kprobe(self, kp: Kprobe) -> None:
+        """Put the int3 (and the original bytes after it) back."""
+        if not kp.optimized:
+            return
+        # arch_unoptimize_kprobe: int3 first, sync; then the displaced bytes,
+        # which no CPU can reach behind the int3, sync.
+        head = len(kp.breakpoint)
+        self.text.text_poke(kp.addr, kp.opt_jump[:head], kp.breakpoint, "kprobe")
+        if len(kp.opt_jump) > head:
+            self.text.text_poke_early(kp.addr + head, kp.opt_jump[head:], kp.opt_orig[head:],
+                                      "kprobe")
+            self.text.text_poke_sync()
+        self.text.release(kp.addr, "kprobe")
+        kp.optimized = False
+        self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_OPTIMIZED)
+
+    def _arm(self, kp: Kprobe) -> None:
+        """arch_arm_kprobe: the breakpoint, through the patcher's protocol."""
+        self.text.reserve(kp.addr, len(kp.breakpoint), "kprobe")
+        self.text.text_poke(kp.addr, kp.orig, kp.breakpoint, "kprobe")
+        self._sites.add(kp.addr)
+
+    def _disarm(self, kp: Kprobe) -> None:
+        """arch_disarm_kprobe: the original bytes back."""
+        self.unoptimize_kprobe(kp)
+        self.text.text_poke(kp.addr, kp.breakpoint, kp.orig, "kprobe")
+        self.text.release(kp.addr, "kprobe")
+
+    def __iter__(self) -> Iterator[Kprobe]:
+        return iter(sorted(self.probes.values(), key=lambda k: k.addr))
+
+    def list(self) -> list[str]:
+        """debugfs kprobes/list: address, type, symbol+offset, flags."""
+        width = self.arch.bits // 4
+        lines = []
+        for kp in self:
+            flags = "[DISABLED]" if kp.disabled else "[OPTIMIZED]" if kp.optimized else ""
+            lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
+                         f"{flags}".rstrip())
+        return lines
+
+    # -- the trap path ------------------------------------------------------
+    def _save(self, cpu: Cpu, pc: int) -> list[int]:
+        words = []
+        for name in self.ops.PT_REGS:
+            if name is None:
+                words.append(0)
+            elif name == self.arch.pc:
+                words.append(pc)
+            elif name in self.ops.EXTRA_REGS:
+                words.append(cpu.uc.reg_read(self.ops.EXTRA_REGS[name]))
+            else:
+                words.append(cpu.reg(name))
+        return words
+
+    def _restore(self, cpu: Cpu, frame: int) -> int:
+        pc = 0
+        for i, name in enumerate(self.ops.PT_REGS):
+            value = self.machine.read_word(frame + i * self.arch.word)
+            if name is None:
+                continue
+            if name == self.arch.pc:
+                pc = value
+            elif name in self.ops.EXTRA_REGS:
+                cpu.uc.reg_write(self.ops.EXTRA_REGS[name], value)
+            else:
+                cpu.set_reg(name, value)
+        return pc
+
+    def _enter(self, cpu: Cpu, handler: int, pc: int) -> int:
+        """Trap entry: save pt_regs below the stack, call ``handler(regs)``."""
+        word = self.arch.word
+        words = self._save(cpu, pc)
+        frame = (cpu.reg(self.arch.sp) - STACK_GAP - len(words) * word) & ~15
+        self.machine.write(frame, b"".join(self.arch.from_int(w, word) for w in words))
+        self._frames[cpu.index].append(frame)
+        self.ops.arch_trap_entry(cpu)
+        sp = frame - self.ops.STACK_HEADROOM
+        if self.arch.ra is None:
+            sp -= word
+            self.machine.write_word(sp, self.sym["kprobe_exc_return"])
+        else:
+            cpu.set_reg(self.arch.ra, self.sym["kprobe_exc_return"])
+            if self.ops.STACK_HEADROOM:
+                self.machine.write_word(sp, 0)      # an empty back chain (PowerPC ABI)
+        cpu.set_reg(self.arch.sp, sp)
+        cpu.set_reg(self.arch.args[0], frame)
+        return handler
+
+    def _on_trap(self, cpu: Cpu, trap: Trap) -> object:
+        if trap.kind is TrapKind.SYSCALL:
+            if cpu.arg(0) != self.hc:
+                return UNHANDLED
+            return self._hypercall(cpu, trap)
+        if trap.kind is TrapKind.TRAP and trap.intno == self.ops.SINGLESTEP_INTNO:
+            if self._returned.pop(cpu.index, None) == trap.address:
+                # Unicorn raises the step trap at once when the exception
+                # return sets TF/MSR_SE, before the instruction runs; the
+                # hardware traps after it. Not a trap: resume there.
+                cpu.charge("trap", -1)
+                return trap.address
+            return self._enter(cpu, self.sym["kprobe_debug_handler"], trap.address)
+        self._returned.pop(cpu.index, None)
+        if trap.address in self._sites and trap.kind is not TrapKind.TRAP:
+            return self._enter(cpu, self.sym["kprobe_handler"],
+                               trap.address + self.ops.BP_PC_ADVANCE)
+        return UNHANDLED
+
+    def _hypercall(self, cpu: Cpu, trap: Trap) -> int | None:
+        # The cost table's trap figure is a round trip (entry and return),
+        # and host handlers are kisim's, not the kernel's: no second charge.
+        cpu.charge("trap", -1)
+        op = cpu.arg(1)
+        if op == KPROBE_HC_RETURN:
+            frame = self._frames[cpu.index].pop()
+            if not cpu.arg(2):
+                raise self.machine.fault(cpu, "a breakpoint or single-step trap that no "
+                                              "kprobe claims", pc=trap.address)
+            resume = self._restore(cpu, frame)
+            self._returned[cpu.index] = resume
+            return resume
+        owner = (self._rp_by_struct if op == KPROBE_HC_RET else self._by_struct).get(cpu.arg(3))
+        if owner is None or op not in (KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET):
+            raise self.machine.fault(cpu, f"bad kprobe hypercall {op}", pc=trap.address)
+        handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
+                   KPROBE_HC_RET: "handler"}[op]
+        result = getattr(owner, handler)(owner, KprobeRegs(self, cpu.arg(2)))
+        cpu.set_reg(self.arch.ret, int(result or 0))
+        return None

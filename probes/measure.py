@@ -1,0 +1,101 @@
+"""What a kprobe costs per hit: a workload run without, then with, one probe.
+
+Both runs use the same kernel, CPUs, seed and quantum, so on one CPU the
+difference is exactly the kprobe path (its guest instructions and the
+modeled cycles of its traps); divided by the hits it is the cost of one
+hit. Used by ``kisim kprobe`` and ``benchmarks/bench_kprobes.py``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+from kbuild import build
+from patcher.errors import PatchError
+from probes.kprobes import Kprobe, Kprobes, Kretprobe
+from sim.asm import disasm_one
+from sim.guest import Guest, check_workload
+
+_AT = re.compile(r"^(?P<sym>[A-Za-z_][\w.]*)(?:\+(?P<off>0x[0-9a-fA-F]+|\d+))?$")
+
+
+def parse_at(text: str) -> tuple[str, int]:
+    """``SYMBOL[+OFF]`` (OFF decimal or 0x hex) -> (symbol, offset)."""
+    match = _AT.match(text)
+    if match is None:
+        raise PatchError("EINVAL", f"kprobe: {text!r} is not SYMBOL[+OFFSET]")
+    return match["sym"], int(match["off"] or "0", 0)
+
+
+@dataclass
+class KprobeCost:
+    """One probe's hits and its cost per hit."""
+
+    arch: str
+    at: str
+    address: int
+    workload: str
+    cpus: int
+    handlers: str
+    kind: str
+    hits: int
+    nmissed: int
+    checksum_ok: bool
+    instructions_per_hit: float
+    modeled_cycles_per_hit: float
+    traps_per_hit: float
+    site_before: str
+    site_after: str
+    list_line: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _traps(result) -> int:
+    return sum(c["events"].get("trap", 0) for c in result.per_cpu)
+
+
+def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool = False,
+                   ret: bool = False, optimize: bool = False, cpus: int = 1, size: int | None = None,
+                   overrides: dict[str, str] | None = None) -> KprobeCost:
+    """Run ``workload`` without and with a kprobe at ``at`` (empty guest handlers).
+
+    ``ret`` adds a kretprobe on the same function entry (``at`` must be
+    one) whose empty handler runs at every return; its entry probe then
+    carries the kprobe's place, as one function entry holds one probe here.
+    ``optimize`` runs the kprobe optimizer on the probe before the workload.
+    """
+    check_workload(workload, size)
+    symbol, offset = parse_at(at)
+    kernel = build(arch, overrides=overrides)
+    base = Guest(kernel, cpus=cpus, workload=workload, size=size).run()
+    guest = Guest(kernel, cpus=cpus, workload=workload, size=size)
+    kprobes = Kprobes(guest)
+    addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
+    before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
+    if ret:
+        rp = kprobes.register_kretprobe(Kretprobe(symbol_name=symbol, offset=offset,
+                                                  handler="kretprobe_empty_handler"))
+        kp = rp.kp
+    else:
+        kp = kprobes.register_kprobe(Kprobe(
+            symbol_name=symbol, offset=offset, pre_handler="kprobe_empty_pre_handler",
+            post_handler="kprobe_empty_post_handler" if post else None))
+        if optimize:
+            kprobes.optimize_kprobe(kp)
+    after = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
+    kind = "optprobe (detour)" if kp.optimized else kprobes.kind(kp)
+    result = guest.run()
+    hits = kp.hits
+    per = (lambda a, b: (a - b) / hits) if hits else (lambda a, b: 0.0)
+    return KprobeCost(
+        arch=guest.arch.name, at=kp.describe(), address=addr, workload=workload, cpus=cpus,
+        handlers="kretprobe" if ret else "pre+post" if post else "pre",
+        kind=kind if kp.optimized or not hits else kprobes.kind(kp),
+        hits=hits, nmissed=kp.nmissed, checksum_ok=result.ok,
+        instructions_per_hit=per(result.instructions, base.instructions),
+        modeled_cycles_per_hit=per(result.modeled_cycles, base.modeled_cycles),
+        traps_per_hit=per(_traps(result), _traps(base)),
+        site_before=before, site_after=after,
+        list_line=next(line for line in kprobes.list() if f"{addr:x}  " in line))

@@ -1,0 +1,423 @@
+"""Kprobes executed for real: registration, the hit path, refusals (probes/kprobes.py)."""
+from __future__ import annotations
+
+import struct
+from collections import Counter
+
+import capstone
+import pytest
+
+from arches import ARCHES, NAMES, get_arch
+from arches.kprobe import KprobeRefused
+from kbuild import build
+from patcher.errors import PatchError
+from patcher.instrument import attach
+from probes.kprobes import Kprobe, Kprobes, arch_kprobes
+from sim import Machine
+from sim.guest import Guest
+
+FUNCTION = "kmalloc"        # called from the kmalloc workload, with a loop and branches
+SIZE = 300                  # kmalloc workload iterations: ~900 kmalloc calls, a fast run
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def arch(request) -> str:
+    build(request.param)            # built once per arch (cached by content)
+    return request.param
+
+
+def guest(arch: str, cpus: int = 1, workload: str = "kmalloc") -> Guest:
+    return Guest(build(arch), cpus=cpus, workload=workload, size=SIZE)
+
+
+def instructions(g: Guest, name: str) -> list[tuple[int, int, str]]:
+    """(address, length, text) of every instruction of function ``name``."""
+    start, size = next((a, s) for a, s, n in g.image.functions if n == name)
+    md = capstone.Cs(*g.arch.cs_mode)
+    return [(a, n, f"{m} {o}") for a, n, m, o in md.disasm_lite(g.machine.read(start, size), start)]
+
+
+def probe_all(k: Kprobes, g: Guest, name: str, **handlers) -> list[Kprobe]:
+    """A kprobe on every instruction of ``name`` the kernel would accept."""
+    probes = []
+    for addr, _, _ in instructions(g, name):
+        try:
+            probes.append(k.register_kprobe(Kprobe(addr=addr, **handlers)))
+        except PatchError as err:
+            assert err.errno in ("EBUSY", "EINVAL"), err
+    return probes
+
+
+def executed(arch: str, addrs: list[int], cpus: int) -> Counter[int]:
+    """How often each address ran, counted by a Unicorn code hook in a separate run.
+
+    An execution counts only when the instruction's condition passes (ARM):
+    the kprobe breakpoint carries the same condition.
+    """
+    g = guest(arch, cpus)
+    counts: Counter[int] = Counter()
+    ops = arch_kprobes(g.arch)
+    code = {a: g.machine.read(a, g.arch.max_insn_len) for a in addrs}
+
+    def hit(cpu, addr: int) -> None:
+        if ops.condition_passes(addr, code[addr], cpu):
+            counts[addr] += 1
+
+    for addr in addrs:
+        g.machine.watch(addr, lambda cpu, a=addr: hit(cpu, a))
+    assert g.run().ok
+    return counts
+
+
+@pytest.mark.parametrize("post", [False, True], ids=["pre", "pre+post"])
+def test_every_instruction_transparent(arch: str, post: bool) -> None:
+    """Probes on every instruction of kmalloc, 2 CPUs: checksum unchanged, hits exact."""
+    g = guest(arch, cpus=2)
+    k = Kprobes(g)
+    probes = probe_all(k, g, FUNCTION, pre_handler="kprobe_empty_pre_handler",
+                       post_handler="kprobe_empty_post_handler" if post else None)
+    assert len(probes) > 20
+    result = g.run()
+    assert result.ok
+    counts = executed(arch, [kp.addr for kp in probes], cpus=2)
+    assert {kp.addr: kp.hits for kp in probes} == {kp.addr: counts[kp.addr] for kp in probes}
+    assert sum(counts.values()) > 500
+    assert all(kp.nmissed == 0 for kp in probes)
+
+
+def test_host_handler_sees_registers(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    spec = get_arch(arch)
+    seen = []
+
+    def pre(kp: Kprobe, regs) -> int:
+        seen.append((regs[spec.pc], regs[spec.args[0]], regs[spec.sp]))
+        return 0
+
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler=pre))
+    assert g.run().ok
+    assert len(seen) == kp.hits > 0
+    bias = arch_kprobes(spec).BP_PC_ADVANCE
+    assert {pc - bias for pc, _, _ in seen} == {kp.addr}
+    assert all(0 < size <= 4096 for _, size, _ in seen)       # kmalloc(size)
+
+
+def test_host_pre_and_post_run_once_per_hit(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    calls = []
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler=lambda kp, r: calls.append(1),
+                                  post_handler=lambda kp, r: calls.append(2)))
+    assert g.run().ok
+    assert calls.count(1) == calls.count(2) == kp.hits > 0
+    assert calls[:4] == [1, 2, 1, 2]
+
+
+def traps_per_hit(arch: str, kp_args: dict) -> tuple[float, Kprobe]:
+    g = guest(arch)
+    k = Kprobes(g)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, **kp_args))
+    base = guest(arch).run()
+    result = g.run()
+    assert result.ok
+    traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
+    base_traps = sum(c["events"].get("trap", 0) for c in base.per_cpu)
+    return (traps - base_traps) / kp.hits, kp
+
+
+def test_traps_per_hit(arch: str) -> None:
+    """x86: int3 + #DB, one when boosted; ARM: one (no hardware step); PPC: one when emulated."""
+    pre = {"pre_handler": "kprobe_empty_pre_handler"}
+    both = dict(pre, post_handler="kprobe_empty_post_handler")
+    plain, kp = traps_per_hit(arch, pre)
+    with_post, _ = traps_per_hit(arch, both)
+    expected = {"x86_64": (1 if kp.boostable else 2, 2), "arm": (1, 1), "ppc32": (1, 1)}
+    assert (plain, with_post) == expected[arch]
+
+
+def test_single_step_trap_on_unemulated_instruction(arch: str) -> None:
+    """An instruction that is neither boosted, simulated nor emulated costs two traps."""
+    g = guest(arch)
+    choose = {"x86_64": lambda t: t.startswith("cmp"), "arm": lambda t: False,
+              "ppc32": lambda t: t.startswith("slw")}[arch]
+    site = next((a for a, _, t in instructions(g, FUNCTION) if choose(t)), None)
+    if site is None:
+        assert arch == "arm"            # ARM never single-steps: nothing takes two traps
+        return
+    k = Kprobes(g)
+    kp = k.register_kprobe(Kprobe(addr=site, pre_handler="kprobe_empty_pre_handler",
+                                  post_handler="kprobe_empty_post_handler"))
+    base = guest(arch).run()
+    result = g.run()
+    traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
+    assert traps - sum(c["events"].get("trap", 0) for c in base.per_cpu) == 2 * kp.hits > 0
+
+
+def test_reentry_counts_missed(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    outer = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                     pre_handler="kprobe_reentry_pre_handler"))
+    inner = k.register_kprobe(Kprobe(symbol_name="kprobe_target",
+                                     pre_handler="kprobe_empty_pre_handler",
+                                     post_handler="kprobe_empty_post_handler"))
+    assert g.run().ok
+    assert outer.hits > 0
+    assert inner.nmissed == outer.hits
+    assert inner.hits == 0
+
+
+def test_disable_enable_unregister_restore_text(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    addr = g.image.symbols[FUNCTION]
+    orig = g.machine.read(addr, 4)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    assert g.machine.read(addr, len(kp.breakpoint)) == kp.breakpoint != orig[:len(kp.breakpoint)]
+    k.disable_kprobe(kp)
+    assert g.machine.read(addr, 4) == orig
+    assert k.list()[0].endswith(f"{FUNCTION}+0x0    [DISABLED]")
+    k.enable_kprobe(kp)
+    assert k.list()[0].endswith(f"  k  {FUNCTION}+0x0")
+    assert g.run().ok and kp.hits > 0
+    k.unregister_kprobe(kp)
+    assert g.machine.read(addr, 4) == orig
+    assert k.list() == []
+    with pytest.raises(PatchError, match="ENOENT"):
+        k.unregister_kprobe(kp)
+
+
+def test_disabled_probe_is_not_hit(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    k.disable_kprobe(kp)
+    assert g.run().ok
+    assert kp.hits == 0
+
+
+# -- refusals, each one line ------------------------------------------------
+
+def refused(k: Kprobes, kp: Kprobe, errno: str, text: str) -> str:
+    with pytest.raises(PatchError) as info:
+        k.register_kprobe(kp)
+    message = str(info.value)
+    assert info.value.errno == errno and text in message and "\n" not in message, message
+    return message
+
+
+def test_refuses_non_boundary(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    addr, length, _ = next(i for i in instructions(g, FUNCTION) if i[1] > 1)
+    refused(k, Kprobe(addr=addr + 1), "EINVAL", "instruction boundary")
+
+
+def test_refuses_blacklist(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    for name in ("kprobe_handler", "kprobe_debug_handler", "__switch_to_asm", "panic"):
+        refused(k, Kprobe(symbol_name=name), "EINVAL", f"NOKPROBE_SYMBOL({name})")
+    refused(k, Kprobe(symbol_name="kprobe_pool"), "EINVAL", "not in a kernel text function")
+    refused(k, Kprobe(symbol_name="no_such_function"), "ENOENT", "no symbol")
+
+
+def test_refuses_hypercall_instruction(arch: str) -> None:
+    """The guest's hypercall instruction (syscall, svc, sc) is the host ABI: refused."""
+    g = guest(arch)
+    k = Kprobes(g)
+    spec = get_arch(arch)
+    blacklisted = {fn.address for fn in k.tables.nokprobe}
+    site = next(a for start, size, name in g.image.functions if start not in blacklisted
+                for a, n, _ in instructions(g, name)
+                if g.machine.read(a, n) == spec.syscall_insn)
+    refused(k, Kprobe(addr=site), "EINVAL", "hypercall")
+
+
+UNPROBEABLE = {
+    "x86_64": [(b"\xcc", "int3")],
+    "arm": [(struct.pack("<I", 0xE121F000), "msr"), (struct.pack("<I", 0xE8FD8000), "^"),
+            (struct.pack("<I", 0xE08FF000), "PC"), (struct.pack("<I", 0xE7F001F8), "undefined"),
+            (struct.pack("<I", 0xF57FF04F), "unconditional")],
+    "ppc32": [(struct.pack(">I", 0x7C600124), "mtmsr"), (struct.pack(">I", 0x4C000064), "rfi"),
+              (struct.pack(">I", 0x7FE00008), "trap")],
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_arch_refuses_unprobeable(name: str) -> None:
+    ops = arch_kprobes(ARCHES[name])
+    for code, reason in UNPROBEABLE[name]:
+        with pytest.raises(KprobeRefused, match=reason):
+            ops.arch_prepare_kprobe(0x100000, code.ljust(16, b"\0"), 0x200000)
+
+
+def test_refuses_text_reserved_by_other_patchers(arch: str) -> None:
+    """EBUSY on a live jump-label site (jump_label_text_reserved) and an mcount site."""
+    g = guest(arch)
+    inst = attach(g)
+    k = Kprobes(g, text=inst.text, tables=inst.tables)
+    entry = inst.tables.jump_entries[0]
+    refused(k, Kprobe(addr=entry.code), "EBUSY", "jump_label")
+    site = next(s for s in inst.tables.mcount if s.function == FUNCTION)
+    refused(k, Kprobe(addr=site.address), "EBUSY", "ftrace")
+
+
+def test_refuses_double_registration(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    k.register_kprobe(Kprobe(symbol_name=FUNCTION))
+    refused(k, Kprobe(symbol_name=FUNCTION), "EBUSY", "already probed")
+
+
+def test_register_kprobes_is_all_or_nothing(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    addr = g.image.symbols[FUNCTION]
+    before = g.machine.read(addr, 4)
+    with pytest.raises(PatchError):
+        k.register_kprobes([Kprobe(symbol_name=FUNCTION), Kprobe(symbol_name="panic")])
+    assert k.list() == [] and g.machine.read(addr, 4) == before
+
+
+def test_arm_breakpoint_with_false_condition_is_a_nop() -> None:
+    """RESEARCH §6: e7f001f8 with the probed insn's failing condition runs as a no-op."""
+    spec = get_arch("arm")
+    orig_ne = struct.pack("<I", 0x13A00001)            # movne r0, #1
+    bp = spec.kprobe_breakpoint(orig_ne)
+    assert bp == struct.pack("<I", 0x17F001F8)
+    code = struct.pack("<I", 0xE3B00000) + bp + struct.pack("<I", 0xE3A01002)   # movs r0,#0 (Z=1)
+    m = Machine(spec)
+    end = m.load_code(code + spec.syscall_insn, 0x10000)
+    hits = []
+    m.on_trap = lambda cpu, trap: (hits.append(trap.kind.value), cpu.halt())[1]
+    m.run(max_instructions=100)
+    assert hits == ["syscall"] and m.cpus[0].reg("r1") == 2    # no undefined-instruction trap
+    code = struct.pack("<I", 0xE3B00001) + bp + struct.pack("<I", 0xE3A01002)   # movs r0,#1 (Z=0)
+    m = Machine(spec)
+    m.load_code(code + spec.syscall_insn, 0x10000)
+    m.on_trap = lambda cpu, trap: (hits.append(trap.kind.value), cpu.halt())[1]
+    m.run(max_instructions=100)
+    assert hits[-1] == "undefined"
+    assert end
+
+
+def test_cli_kprobe_json(arch: str, capsys) -> None:
+    from kisim.cli import main
+    assert main(["kprobe", "--arch", arch, "--at", f"{FUNCTION}+0", "--size", str(SIZE),
+                 "--json"]) == 0
+    import json
+    out = json.loads(capsys.readouterr().out)
+    assert out["hits"] > 0 and out["checksum_ok"] and out["traps_per_hit"] >= 1
+    assert out["instructions_per_hit"] > 20
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--at", "kmalloc+0x2"], "instruction boundary"),
+    (["--at", "kprobe_handler"], "NOKPROBE_SYMBOL"),
+    (["--at", "bad name"], "SYMBOL[+OFFSET]"),
+    (["--at", "kmalloc", "--workload", "nope"], "workload"),
+])
+def test_cli_kprobe_refusals(args: list[str], text: str, capsys) -> None:
+    from kisim.cli import main
+    assert main(["kprobe", "--arch", "arm", *args]) == 2
+    err = capsys.readouterr().err
+    assert text in err and err.count("\n") == 1
+
+
+# -- kretprobes -------------------------------------------------------------
+
+def test_kretprobe_sees_every_return_value(arch: str) -> None:
+    from probes.kprobes import Kretprobe
+    g = guest(arch, cpus=2)
+    k = Kprobes(g)
+    values = []
+    rp = k.register_kretprobe(Kretprobe(symbol_name=FUNCTION, handler=lambda rp, regs:
+                                        values.append(regs[get_arch(arch).ret])))
+    assert rp.maxactive == 2                        # default: one per possible CPU
+    assert any(line.split()[1:3] == ["r", f"{FUNCTION}+0x0"] for line in k.list())
+    assert g.run().ok
+    calls = executed(arch, [rp.addr], cpus=2)[rp.addr]
+    assert len(values) == rp.kp.hits == calls > 0 and rp.nmissed == 0
+    assert all(values)                              # kmalloc never returned NULL here
+
+
+def test_kretprobe_maxactive_and_nmissed(arch: str) -> None:
+    """fib recurses: with one instance, every nested entry misses."""
+    from probes.kprobes import Kretprobe
+    g = Guest(build(arch), cpus=1, workload="fib", size=8)
+    k = Kprobes(g)
+    returns = []
+    rp = k.register_kretprobe(Kretprobe(symbol_name="fib", maxactive=1,
+                                        handler=lambda rp, regs: returns.append(1)))
+    assert g.run().ok
+    assert rp.nmissed > 0 and len(returns) > 0
+    assert len(returns) + rp.nmissed == rp.kp.hits
+
+
+def test_kretprobe_refusals(arch: str) -> None:
+    from probes.kprobes import Kretprobe
+    g = guest(arch)
+    k = Kprobes(g)
+    for rp, text in ((Kretprobe(symbol_name="__switch_to_asm"), "kretprobe_blacklist"),
+                     (Kretprobe(symbol_name="kretprobe_trampoline"), "trampoline"),
+                     (Kretprobe(symbol_name=FUNCTION, offset=get_arch(arch).insn_align * 4),
+                      "function entry")):
+        with pytest.raises(PatchError) as info:
+            k.register_kretprobe(rp)
+        assert info.value.errno == "EINVAL" and text in str(info.value)
+
+
+# -- optprobes ----------------------------------------------------------------
+
+def test_optprobe_hits_without_traps(arch: str) -> None:
+    """x86 jmp / ARM b into a detour replaces the breakpoint: same hits, no trap. PPC: refused."""
+    g = guest(arch)
+    k = Kprobes(g)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    if not hasattr(arch_kprobes(get_arch(arch)), "arch_prepare_optimized_kprobe"):
+        with pytest.raises(PatchError, match="no optprobes"):
+            k.optimize_kprobe(kp)
+        return
+    armed = g.machine.read(kp.addr, 8)
+    k.optimize_kprobe(kp)
+    assert g.machine.read(kp.addr, len(kp.opt_jump)) == kp.opt_jump != armed[:len(kp.opt_jump)]
+    assert k.list()[0].endswith("[OPTIMIZED]")
+    base = guest(arch).run()
+    result = g.run()
+    assert result.ok and kp.hits == executed(arch, [kp.addr], 1)[kp.addr] > 0
+    traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
+    assert traps == sum(c["events"].get("trap", 0) for c in base.per_cpu)
+    k.unoptimize_kprobe(kp)
+    assert g.machine.read(kp.addr, 8) == armed
+
+
+def test_optprobe_refusals(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    if not hasattr(arch_kprobes(get_arch(arch)), "arch_prepare_optimized_kprobe"):
+        return
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler",
+                                  post_handler="kprobe_empty_post_handler"))
+    with pytest.raises(PatchError, match="post_handler"):
+        k.optimize_kprobe(kp)
+    # A conditional jump in the region cannot be relocated.
+    jcc = next(a for a, _, t in instructions(g, FUNCTION)
+               if t.startswith(("jb", "jne", "je", "bhi", "bne", "beq")))
+    kp2 = k.register_kprobe(Kprobe(addr=jcc, pre_handler="kprobe_empty_pre_handler"))
+    with pytest.raises(PatchError, match="cannot optimize"):
+        k.optimize_kprobe(kp2)
+
+
+def test_refuses_data_in_text(arch: str) -> None:
+    """A literal pool ($d mapping symbol) inside a function is data: EINVAL."""
+    g = guest(arch)
+    k = Kprobes(g)
+    black = {fn.name for fn in k.tables.nokprobe}
+    inside = [a for a, _ in k._data
+              if any(s <= a < s + n and name not in black for s, n, name in g.image.functions)]
+    if not inside:
+        assert arch != "arm"                 # only ARM code embeds literal pools here
+        return
+    refused(k, Kprobe(addr=inside[0]), "EINVAL", "literal pool")
