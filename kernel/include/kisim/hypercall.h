@@ -23,6 +23,8 @@
 #define HC_WORKLOAD	5	/* a1 = workload name, a2 = size actually used */
 #define HC_MARKER	6	/* a1 = struct marker *, a2 = u64 args[], a3 = count */
 #define HC_TRACEPOINT	7	/* a1 = struct tracepoint *, a2 = unsigned long args[], a3 = count */
+#define HC_FTRACE	8	/* a1 = ip, a2 = parent_ip, a3 = current: one traced call */
+#define HC_FTRACE_GRAPH	9	/* a1 = func, a2 = depth | FTRACE_GRAPH_RETURN, a3 = current */
 
 #define BOOT_PARAMS_MAGIC	0x4b53494d	/* "KSIM" */
 #define WORKLOAD_NAME_LEN	16
