@@ -1,0 +1,27 @@
+"""Dynamic ftrace on 32-bit ARM (arch/arm/kernel/ftrace.c).
+
+A ``-pg`` site with the GNU EABI is ``push {lr}; bl __gnu_mcount_nc``;
+the ``bl`` is the recorded site (MCOUNT_INSN_SIZE 4). Its nop is
+``pop {lr}`` (0xe8bd4000, ARM mode), which undoes the push, so an idle
+site still costs the push and the pop. Enabling writes
+``bl ftrace_caller``.
+"""
+from __future__ import annotations
+
+from arches.arm import ARCH, encode_call
+
+MCOUNT_INSN_SIZE = 4
+MCOUNT_ADDR = "__gnu_mcount_nc"
+FTRACE_ADDR = "ftrace_caller"
+
+#: pop {lr} (ldmia sp!, {lr}): NOP for the push {lr} / bl __gnu_mcount_nc pair.
+_POP_LR = 0xE8BD4000
+
+
+def ftrace_nop_replace() -> bytes:
+    return ARCH.from_int(_POP_LR, MCOUNT_INSN_SIZE)
+
+
+def ftrace_call_replace(ip: int, addr: int) -> bytes:
+    """``bl addr`` at ``ip``."""
+    return encode_call(ip, addr)

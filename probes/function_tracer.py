@@ -1,0 +1,136 @@
+"""The function and function-graph tracers: guest hypercalls to :class:`sim.event.Event`.
+
+The guest tracers (``kernel/ftrace.c``) hand each traced call to the host
+with a hypercall: ``HC_FTRACE`` (ip, parent_ip, current) from
+``function_trace_call`` and ``ftrace_selftest_recursive_call``, and
+``HC_FTRACE_GRAPH`` (func, depth | FTRACE_GRAPH_RETURN, current) from the
+function-graph entry and ``ftrace_return_to_handler``. Each becomes one
+event stamped with the CPU's modeled clock and the current task's pid and
+comm (read from the task_struct at the offsets the guest exports in
+``ftrace_task_layout``).
+
+The events are recorded host-side, in order; the per-CPU guest ring
+buffer is not used yet (see ``docs/ftrace.md``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from arches import TrapKind
+from patcher.ftrace import Ftrace
+from patcher.tables import Tables
+from sim.event import Event, EventClass, make_event, u
+from sim.guest import HYPERCALLS, Guest
+from sim.machine import UNHANDLED, Cpu, Trap
+
+Tracer = Literal["function", "function_graph", "selftest"]
+TRACERS: tuple[str, ...] = ("function", "function_graph", "selftest")
+
+#: The guest function each tracer registers with ftrace.
+TRACER_FUNCTIONS = {"function": "function_trace_call",
+                    "function_graph": "ftrace_graph_caller_entry",
+                    "selftest": "ftrace_selftest_recursive_call"}
+
+GRAPH_RETURN = 0x10000          # FTRACE_GRAPH_RETURN in linux/ftrace.h
+TASK_COMM_LEN = 16
+
+
+def event_classes(bits: int) -> dict[str, EventClass]:
+    addr = u(bits, 16)
+    return {"function": EventClass("function", (("ip", addr), ("parent_ip", addr))),
+            "funcgraph_entry": EventClass("funcgraph_entry", (("func", addr), ("depth", u(32)))),
+            "funcgraph_exit": EventClass("funcgraph_exit", (("func", addr), ("depth", u(32))))}
+
+
+@dataclass
+class Symbolizer:
+    """Addresses to ``func+off/size`` from the ELF symbols."""
+
+    tables: Tables
+
+    def lookup(self, addr: int) -> tuple[str, int, int] | None:
+        """``(function, offset, size)`` of the function holding ``addr``."""
+        found = self.tables.image.symbol_at(addr)
+        if found is None:
+            return None
+        name, off = found
+        size = next(sz for a, sz, n in self.tables.image.functions
+                    if n == name and a == addr - off)
+        return name, off, size
+
+    def name(self, addr: int) -> str:
+        found = self.lookup(addr)
+        return found[0] if found else f"{addr:#x}"
+
+    def offset_size(self, addr: int) -> str:
+        found = self.lookup(addr)
+        return f"{found[0]}+{found[1]:#x}/{found[2]:#x}" if found else f"{addr:#x}"
+
+
+class FunctionTracer:
+    """One tracer attached to a guest: register it, run, read :attr:`events`."""
+
+    def __init__(self, guest: Guest, tables: Tables, *, dynamic: bool,
+                 tracer: Tracer = "function") -> None:
+        if tracer not in TRACERS:
+            raise ValueError(f"unknown tracer {tracer!r} (valid: {', '.join(TRACERS)})")
+        self.guest = guest
+        self.machine = guest.machine
+        self.tracer = tracer
+        self.tables = tables
+        self.ftrace = Ftrace(guest.machine, guest.image,
+                             [(s.address, s.function) for s in tables.mcount], dynamic=dynamic)
+        self.symbols = Symbolizer(tables)
+        self.classes = event_classes(guest.arch.bits)
+        self.events: list[Event] = []
+        layout = guest.image.symbols.get("ftrace_task_layout")
+        if layout is None:
+            raise ValueError("the guest has no ftrace_task_layout: "
+                             "not built with CONFIG_FUNCTION_TRACER")
+        word = guest.arch.word
+        self._pid_off, self._comm_off = guest.read_words(layout, 2, word)
+        self._nr = (HYPERCALLS["HC_FTRACE"], HYPERCALLS["HC_FTRACE_GRAPH"])
+        self.machine.add_trap_handler(self._on_trap)
+
+    # -- control ---------------------------------------------------------------
+    def start(self) -> None:
+        """Register this tracer's guest function (replacing any other)."""
+        self.ftrace.register_ftrace_function(TRACER_FUNCTIONS[self.tracer])
+
+    def stop(self) -> None:
+        self.ftrace.unregister_ftrace_function()
+
+    # -- recording -------------------------------------------------------------
+    def _task(self, task: int, cpu: Cpu) -> tuple[int, str]:
+        if not task:
+            return 0, f"swapper/{cpu.index}"
+        pid = self.guest.arch.to_int(self.machine.read(task + self._pid_off, 4))
+        raw = self.machine.read(task + self._comm_off, TASK_COMM_LEN)
+        return pid, raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+    def _on_trap(self, cpu: Cpu, trap: Trap) -> object:
+        if trap.kind is not TrapKind.SYSCALL:
+            return UNHANDLED
+        nr = cpu.arg(0)
+        if nr not in self._nr:
+            return UNHANDLED
+        a1, a2, a3 = cpu.arg(1), cpu.arg(2), cpu.arg(3)
+        pid, comm = self._task(a3, cpu)
+        if nr == self._nr[0]:
+            cls, values = self.classes["function"], (a1, a2)
+        else:
+            kind = "funcgraph_exit" if a2 & GRAPH_RETURN else "funcgraph_entry"
+            cls, values = self.classes[kind], (a1, a2 & ~GRAPH_RETURN)
+        self.events.append(make_event(cls, cpu=cpu.index, timestamp=cpu.clock_ns,
+                                      tid=pid, comm=comm, values=values))
+        cpu.set_reg(self.guest.arch.ret, 0)
+        return None
+
+    def recursion_caught(self) -> list[int]:
+        """Per CPU: tracer entries the "disabled" counter refused."""
+        addr = self.guest.image.symbols["ftrace_recursion_caught"]
+        return self.guest.read_words(addr, len(self.machine.cpus), self.guest.arch.word)
+
+
+__all__ = ["FunctionTracer", "Symbolizer", "TRACERS", "TRACER_FUNCTIONS", "event_classes"]
