@@ -9,6 +9,9 @@ event stamped with the CPU's modeled clock and the current task's pid and
 comm (read from the task_struct at the offsets the guest exports in
 ``ftrace_task_layout``).
 
+Each recording hypercall ends its CPU's turn, so that the event is
+stamped with the CPU's exact modeled clock at the hypercall (instruction
+counts are exact at turn ends only; see :meth:`FunctionTracer.on_turn`).
 The events are recorded host-side, in order; the per-CPU guest ring
 buffer is not used yet (see ``docs/ftrace.md``).
 """
@@ -21,8 +24,8 @@ from arches import TrapKind
 from patcher.ftrace import Ftrace
 from patcher.tables import Tables
 from sim.event import Event, EventClass, make_event, u
-from sim.guest import HYPERCALLS, Guest
-from sim.machine import UNHANDLED, Cpu, Trap
+from sim.guest import HYPERCALLS, MAX_INSTRUCTIONS, BootResult, Guest
+from sim.machine import UNHANDLED, Cpu, Machine, Trap
 
 Tracer = Literal["function", "function_graph", "selftest"]
 TRACERS: tuple[str, ...] = ("function", "function_graph", "selftest")
@@ -91,6 +94,7 @@ class FunctionTracer:
         word = guest.arch.word
         self._pid_off, self._comm_off = guest.read_words(layout, 2, word)
         self._nr = (HYPERCALLS["HC_FTRACE"], HYPERCALLS["HC_FTRACE_GRAPH"])
+        self._pending: list[list[tuple]] = [[] for _ in self.machine.cpus]
         self.machine.add_trap_handler(self._on_trap)
 
     # -- control ---------------------------------------------------------------
@@ -122,10 +126,28 @@ class FunctionTracer:
         else:
             kind = "funcgraph_exit" if a2 & GRAPH_RETURN else "funcgraph_entry"
             cls, values = self.classes[kind], (a1, a2 & ~GRAPH_RETURN)
-        self.events.append(make_event(cls, cpu=cpu.index, timestamp=cpu.clock_ns,
-                                      tid=pid, comm=comm, values=values))
+        self._pending[cpu.index].append((cls, pid, comm, values))
         cpu.set_reg(self.guest.arch.ret, 0)
+        cpu.yield_turn()
         return None
+
+    def on_turn(self, machine: Machine) -> None:
+        """Stamp the events of the turn that just ended (pass to ``Guest.run``).
+
+        A CPU's instruction count is exact only at the end of a turn, so
+        each recording hypercall ends its CPU's turn there: the turn's
+        count then stops at the hypercall, and its events get that clock.
+        """
+        for cpu in machine.cpus:
+            pending = self._pending[cpu.index]
+            for cls, pid, comm, values in pending:
+                self.events.append(make_event(cls, cpu=cpu.index, timestamp=cpu.clock_ns,
+                                              tid=pid, comm=comm, values=values))
+            pending.clear()
+
+    def run(self, max_instructions: int | None = MAX_INSTRUCTIONS) -> BootResult:
+        """Run the guest with this tracer's clock stamping."""
+        return self.guest.run(max_instructions=max_instructions, on_turn=self.on_turn)
 
     def recursion_caught(self) -> list[int]:
         """Per CPU: tracer entries the "disabled" counter refused."""

@@ -354,10 +354,14 @@ class Guest:
         return None
 
     # -- running ---------------------------------------------------------------
-    def run(self, max_instructions: int | None = MAX_INSTRUCTIONS) -> BootResult:
-        """Run until every CPU has exited; :class:`GuestFault` on a crash or panic."""
+    def run(self, max_instructions: int | None = MAX_INSTRUCTIONS,
+            on_turn: Callable[[Machine], None] | None = None) -> BootResult:
+        """Run until every CPU has exited; :class:`GuestFault` on a crash or panic.
+
+        ``on_turn`` is passed to :meth:`Machine.run` (called after every turn).
+        """
         started = time.perf_counter()
-        self.machine.run(max_instructions=max_instructions)
+        self.machine.run(max_instructions=max_instructions, on_turn=on_turn)
         seconds = time.perf_counter() - started
         per_cpu = [{"cpu": c.index, "instructions": c.instructions,
                     "modeled_cycles": c.modeled_cycles, "events": dict(c.events)}
