@@ -39,7 +39,7 @@ def seed_lines(events: Iterable[Event], sym: Symbolizer) -> Iterator[str]:
             continue
         ip, parent = e.values
         yield (f"CPU {e.cpu}: {e.comm}:{e.tid} {sym.offset_size(ip)} "
-               f"<-- {sym.offset_size(parent)}")
+               f"<-- {sym.offset_size(parent, return_address=True)}")
 
 
 def ftrace_lines(events: Iterable[Event], sym: Symbolizer) -> Iterator[str]:
@@ -50,7 +50,7 @@ def ftrace_lines(events: Iterable[Event], sym: Symbolizer) -> Iterator[str]:
         ip, parent = e.values
         usecs = e.timestamp // 1000
         yield (f"{e.comm:>16}-{e.tid:<5} [{e.cpu:02d}] {usecs // 1_000_000:5d}."
-               f"{usecs % 1_000_000:06d}: {sym.name(ip)} <-{sym.name(parent)}")
+               f"{usecs % 1_000_000:06d}: {sym.name(ip)} <-{sym.name(parent, return_address=True)}")
 
 
 def _overhead(ns: int | None) -> str:

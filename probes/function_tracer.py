@@ -52,22 +52,27 @@ class Symbolizer:
 
     tables: Tables
 
-    def lookup(self, addr: int) -> tuple[str, int, int] | None:
-        """``(function, offset, size)`` of the function holding ``addr``."""
-        found = self.tables.image.symbol_at(addr)
+    def lookup(self, addr: int, *, return_address: bool = False) -> tuple[str, int, int] | None:
+        """``(function, offset, size)`` of the function holding ``addr``.
+
+        A return address is looked up one byte back, in the call that made
+        it (as %pB does, lib/vsprintf.c): after a call to a function that
+        never returns, the return address is the caller's end.
+        """
+        found = self.tables.image.symbol_at(addr - 1 if return_address else addr)
         if found is None:
             return None
         name, off = found
-        size = next(sz for a, sz, n in self.tables.image.functions
-                    if n == name and a == addr - off)
-        return name, off, size
+        start = (addr - 1 if return_address else addr) - off
+        size = next(sz for a, sz, n in self.tables.image.functions if n == name and a == start)
+        return name, addr - start, size
 
-    def name(self, addr: int) -> str:
-        found = self.lookup(addr)
+    def name(self, addr: int, *, return_address: bool = False) -> str:
+        found = self.lookup(addr, return_address=return_address)
         return found[0] if found else f"{addr:#x}"
 
-    def offset_size(self, addr: int) -> str:
-        found = self.lookup(addr)
+    def offset_size(self, addr: int, *, return_address: bool = False) -> str:
+        found = self.lookup(addr, return_address=return_address)
         return f"{found[0]}+{found[1]:#x}/{found[2]:#x}" if found else f"{addr:#x}"
 
 
