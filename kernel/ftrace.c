@@ -21,7 +21,9 @@
  *   function on purpose, to prove that counter works.
  * - The function-graph tracer (2.6.29's kernel/trace/trace_functions_graph.c)
  *   gets the address of the traced function's return-address slot as a
- *   third argument, saves the return address in the task's ret_stack and
+ *   third argument, saves the return address in the task's ret_stack (in
+ *   its thread_info, so that creating a task pays for no more than the
+ *   depth counter: 2.6.29 allocates it only when the tracer starts) and
  *   points the slot at return_to_handler (per-arch asm), which calls
  *   ftrace_return_to_handler() here.
  *
@@ -128,8 +130,8 @@ notrace void ftrace_graph_caller_entry(unsigned long ip, unsigned long parent_ip
 		if (depth >= FTRACE_RETFUNC_DEPTH) {
 			ftrace_graph_overrun++;
 		} else {
-			t->ret_stack[depth].ret = parent_ip;
-			t->ret_stack[depth].func = ip;
+			current_thread_info()->ret_stack[depth].ret = parent_ip;
+			current_thread_info()->ret_stack[depth].func = ip;
 			t->curr_ret_stack = depth;
 			*slot = (unsigned long)return_to_handler;
 			hypercall3(HC_FTRACE_GRAPH, ip, depth, (unsigned long)t);
@@ -144,9 +146,9 @@ notrace unsigned long ftrace_return_to_handler(void)
 {
 	struct task_struct *t = current;
 	int depth = t->curr_ret_stack;
-	unsigned long ret = t->ret_stack[depth].ret;
+	unsigned long ret = current_thread_info()->ret_stack[depth].ret;
 
-	hypercall3(HC_FTRACE_GRAPH, t->ret_stack[depth].func,
+	hypercall3(HC_FTRACE_GRAPH, current_thread_info()->ret_stack[depth].func,
 		   FTRACE_GRAPH_RETURN | depth, (unsigned long)t);
 	t->curr_ret_stack = depth - 1;
 	return ret;

@@ -8,6 +8,7 @@
  * and calls start_kernel(cpu, ncpus).
  */
 #define __ASSEMBLY__
+#include <generated/autoconf.h>
 #include <kisim/thread_info.h>
 
 	.syntax unified
@@ -51,6 +52,7 @@ ret_from_fork:
 	udf	#0
 	.size	ret_from_fork, . - ret_from_fork
 
+#ifdef CONFIG_FUNCTION_TRACER
 /*
  * -pg with the GNU EABI: `push {lr}; bl __gnu_mcount_nc` in every traced
  * function. The callee must pop the pushed lr (arch/arm/kernel/entry-ftrace.S).
@@ -89,6 +91,7 @@ ftrace_caller:
 	FTRACE_CALLER
 	.size	ftrace_caller, . - ftrace_caller
 
+#ifdef CONFIG_FUNCTION_GRAPH_TRACER
 /*
  * Where the function-graph tracer makes a traced function return
  * (entry-ftrace.S return_to_handler): keep r0-r3, get the real return
@@ -103,6 +106,8 @@ return_to_handler:
 	pop	{r0-r3}
 	bx	lr
 	.size	return_to_handler, . - return_to_handler
+#endif /* CONFIG_FUNCTION_GRAPH_TRACER */
+#endif /* CONFIG_FUNCTION_TRACER */
 
 /* The old APCS mcount: a plain call, nothing pushed. */
 	.globl	mcount

@@ -8,6 +8,7 @@
  * and calls start_kernel(cpu, ncpus).
  */
 #define __ASSEMBLY__
+#include <generated/autoconf.h>
 #include <kisim/thread_info.h>
 
 	.section .text.head, "ax"
@@ -60,6 +61,7 @@ ret_from_fork:
 	trap
 	.size	ret_from_fork, . - ret_from_fork
 
+#ifdef CONFIG_FUNCTION_TRACER
 /*
  * -pg: `bl _mcount` in every traced function once its prologue has saved
  * LR in the caller's frame (4 bytes above the back chain). _mcount is
@@ -122,6 +124,7 @@ ftrace_caller:
 	FTRACE_CALLER
 	.size	ftrace_caller, . - ftrace_caller
 
+#ifdef CONFIG_FUNCTION_GRAPH_TRACER
 /*
  * Where the function-graph tracer makes a traced function return
  * (entry_32.S return_to_handler): keep r3/r4, get the real return
@@ -140,3 +143,5 @@ return_to_handler:
 	addi	1, 1, 32
 	blr
 	.size	return_to_handler, . - return_to_handler
+#endif /* CONFIG_FUNCTION_GRAPH_TRACER */
+#endif /* CONFIG_FUNCTION_TRACER */

@@ -8,6 +8,7 @@
  * and calls start_kernel(cpu, ncpus).
  */
 #define __ASSEMBLY__
+#include <generated/autoconf.h>
 #include <kisim/thread_info.h>
 
 	.section .text.head, "ax"
@@ -58,6 +59,7 @@ ret_from_fork:
 	ud2
 	.size	ret_from_fork, . - ret_from_fork
 
+#ifdef CONFIG_FUNCTION_TRACER
 /*
  * -pg: every traced function calls mcount once its frame is set up
  * (push %rbp; mov %rsp,%rbp; ... call mcount). mcount is what the calls
@@ -107,6 +109,7 @@ ftrace_caller:
 	FTRACE_CALLER
 	.size	ftrace_caller, . - ftrace_caller
 
+#ifdef CONFIG_FUNCTION_GRAPH_TRACER
 /*
  * Where the function-graph tracer makes a traced function return: keep
  * the return registers, ask ftrace_return_to_handler() for the real
@@ -125,6 +128,8 @@ return_to_handler:
 	addq	$24, %rsp
 	ret
 	.size	return_to_handler, . - return_to_handler
+#endif /* CONFIG_FUNCTION_GRAPH_TRACER */
+#endif /* CONFIG_FUNCTION_TRACER */
 
 	.globl	__fentry__
 	.type	__fentry__, @function

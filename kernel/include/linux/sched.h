@@ -10,7 +10,6 @@
 #include <linux/types.h>
 #include <linux/spinlock.h>
 #include <kisim/thread_info.h>
-#include <linux/ftrace.h>
 
 #define TASK_RUNNING		0
 #define TASK_INTERRUPTIBLE	1
@@ -36,8 +35,7 @@ struct task_struct {
 	union thread_union *stack;
 	u32 nvcsw;			/* times switched in */
 #ifdef CONFIG_FUNCTION_GRAPH_TRACER
-	int curr_ret_stack;		/* top of ret_stack, 0 = empty */
-	struct ftrace_ret_stack ret_stack[FTRACE_RETFUNC_DEPTH];
+	int curr_ret_stack;		/* top of the ret_stack in thread_info, 0 = empty */
 #endif
 };
 
