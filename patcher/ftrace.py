@@ -43,6 +43,7 @@ from typing import Literal, Sequence
 from arches import Arch
 from arches.base import icache_lines
 from patcher.errors import PatchError
+from patcher.tables import Tables
 from patcher.text import TextPatcher, text_mutex
 from sim.elf import Image
 from sim.machine import Machine
@@ -273,4 +274,10 @@ class Ftrace:
         return [r.ip for r in self.records if r.enabled]
 
 
-__all__ = ["DynRecord", "Ftrace", "InitStats", "OWNER", "arch_ftrace", "ftrace_match"]
+def ftrace_for(machine: Machine, tables: Tables, *, dynamic: bool) -> Ftrace:
+    """The :class:`Ftrace` of a loaded guest image, its sites from ``__mcount_loc``."""
+    return Ftrace(machine, tables.image, [(s.address, s.function) for s in tables.mcount],
+                  dynamic=dynamic)
+
+
+__all__ = ["DynRecord", "Ftrace", "ftrace_for", "InitStats", "OWNER", "arch_ftrace", "ftrace_match"]

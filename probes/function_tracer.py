@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from arches import TrapKind
-from patcher.ftrace import Ftrace
+from patcher.ftrace import ftrace_for
 from patcher.tables import Tables
 from sim.event import Event, EventClass, make_event, u
 from sim.guest import HYPERCALLS, MAX_INSTRUCTIONS, BootResult, Guest
@@ -87,8 +87,7 @@ class FunctionTracer:
         self.machine = guest.machine
         self.tracer = tracer
         self.tables = tables
-        self.ftrace = Ftrace(guest.machine, guest.image,
-                             [(s.address, s.function) for s in tables.mcount], dynamic=dynamic)
+        self.ftrace = ftrace_for(guest.machine, tables, dynamic=dynamic)
         self.symbols = Symbolizer(tables)
         self.classes = event_classes(guest.arch.bits)
         self.events: list[Event] = []

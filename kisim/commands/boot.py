@@ -3,7 +3,8 @@
 Prints the guest console, each CPU's retired instructions and modeled
 cycles, the workload checksum (checked against the Python reference) and
 the instrumentation sites the image holds. A checksum that differs from
-the reference exits 1.
+the reference exits 1. With CONFIG_DYNAMIC_FTRACE=y every mcount site is
+converted to the arch's nop before the CPUs start, as ftrace_init does.
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import argparse
 from kconfig.build import build
 from kisim.commands.build import add_config, overrides, sites_line
 from kisim.commands.common import add_arch, add_cpus, add_json, print_json
+from patcher.ftrace import ftrace_for
 from patcher.tables import load_tables
-from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, boot, check_workload
+from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,8 +42,11 @@ def cmd_boot(args: argparse.Namespace) -> int:
     check_workload(args.workload, args.size)      # before a possibly long build
     b = build(args.arch, args.config, overrides=overrides(args))
     tables = load_tables(b.elf, b.arch)
-    result = boot(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                  quantum=args.quantum, seed=args.seed, max_instructions=args.max_instructions)
+    guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
+                  quantum=args.quantum, seed=args.seed)
+    if b.is_set("DYNAMIC_FTRACE"):          # ftrace_init: every mcount site a nop
+        ftrace_for(guest.machine, tables, dynamic=True).ftrace_init()
+    result = guest.run(max_instructions=args.max_instructions)
     if args.json:
         out = result.to_json()
         out.update(cached=b.cached, key=b.key, sites=tables.counts())
