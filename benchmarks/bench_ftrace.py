@@ -41,8 +41,6 @@ from sim.machine import Machine
 
 SEED = {"FUNCTION_TRACER=n": 2.221, "mcount live": 2.531, "tracing all": 113.350}
 ROWS = ("FUNCTION_TRACER=n", "mcount live", "dynamic nops", "tracing all", "filter kmalloc")
-#: Instructions an idle dynamic-ftrace site still executes per call (see arches/*/ftrace.py).
-IDLE_SITE_INSNS = {"x86_64": 1, "arm": 2, "ppc32": 1}
 BASE = 0x100000
 
 
@@ -77,7 +75,7 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
         row["ratio"] = round(row["modeled_cycles"] / base, 4)
     nop = rows[2]
     nop["traced_calls"] = calls
-    nop["idle_site_insns"] = calls * IDLE_SITE_INSNS[arch]
+    nop["idle_site_insns"] = calls * arch_ftrace(ARCHES[arch]).IDLE_SITE_INSNS
     nop["codegen_insns"] = nop["instructions"] - rows[0]["instructions"] - nop["idle_site_insns"]
     return rows
 
@@ -138,7 +136,8 @@ def main() -> None:
                   f"{'' if row['ok'] else '  CHECKSUM MISMATCH'}")
         nop = out["hackbench"][name][2]
         print(f"{'':7} nop row - row 1: {nop['instructions'] - out['hackbench'][name][0]['instructions']:,}"
-              f" instructions = {nop['traced_calls']:,} calls x {IDLE_SITE_INSNS[name]} idle-site"
+              f" instructions = {nop['traced_calls']:,} calls x "
+              f"{arch_ftrace(ARCHES[name]).IDLE_SITE_INSNS} idle-site"
               f" instruction(s) ({nop['idle_site_insns']:,}) + {nop['codegen_insns']:,} from "
               "-pg code generation")
     print(f"\nboot conversion (ftrace_init) of {args.sites:,} synthetic sites "

@@ -137,21 +137,58 @@ def test_tracing_needs_both_the_function_and_the_switch_in_either_order(name, dy
     assert r.ok and t.events == []
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
 @pytest.mark.parametrize("name", NAMES)
-def test_stopping_mid_run_by_either_switch(name):
+def test_starting_and_stopping_mid_run_by_either_switch(name, dynamic):
+    """Live patching while both CPUs run through the sites; the checksum holds."""
     for stop in ("unregister", "sysctl"):
-        t = tracer_for(name, dynamic=False, cpus=1)
-        t.start()
-        seen = []
+        t = tracer_for(name, dynamic=dynamic)
+        if dynamic:
+            t.ftrace.ftrace_init()
+        marks: list[int] = []
 
         def on_turn(machine, t=t, stop=stop):
             t.on_turn(machine)
-            if len(t.events) >= 100 and not seen:
-                seen.append(len(t.events))
+            if not marks and machine.total_instructions > 50_000:
+                marks.append(len(t.events))
+                t.start()
+            elif len(marks) == 1 and len(t.events) >= 100:
+                marks.append(len(t.events))
                 (t.stop() if stop == "unregister" else t.ftrace.set_ftrace_enabled(False))
 
         r = t.guest.run(on_turn=on_turn)
-        assert r.ok and seen and len(t.events) == seen[0]
+        assert r.ok and marks[0] == 0 and len(marks) == 2
+        assert len(t.events) == marks[1]
+        if dynamic:
+            assert all(insn == t.ftrace.ftrace_nop() for insn in site_bytes(t).values())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_batch_is_one_protocol_run_whatever_the_number_of_sites(name):
+    rounds = []
+    for words in ("kmalloc", ""):                       # one site, then every site
+        t = tracer_for(name)
+        t.ftrace.ftrace_init()
+        t.ftrace.write_filter(words)
+        before = t.machine.sync_rounds
+        t.start()
+        assert len(t.ftrace.enabled_sites()) == (1 if words else len(t.tables.mcount))
+        rounds.append(t.machine.sync_rounds - before)
+    assert rounds[0] == rounds[1] >= 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_same_trace(name):
+    runs = []
+    for _ in range(2):
+        b = build(name)
+        guest = Guest(b, cpus=2, workload="kmalloc", size=30, seed=7, quantum=500)
+        t = FunctionTracer(guest, load_tables(b.elf, b.arch), dynamic=True)
+        t.ftrace.ftrace_init()
+        t.start()
+        assert t.run().ok
+        runs.append(t.events)
+    assert runs[0] == runs[1] and runs[0]
 
 
 @pytest.mark.parametrize("name", NAMES)

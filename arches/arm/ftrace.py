@@ -13,6 +13,8 @@ from arches.arm import ARCH, encode_call
 MCOUNT_INSN_SIZE = 4
 MCOUNT_ADDR = "__gnu_mcount_nc"
 FTRACE_ADDR = "ftrace_caller"
+#: Instructions an idle (nop) site still executes per call: the compiler's push {lr} and the pop {lr} nop.
+IDLE_SITE_INSNS = 2
 
 #: pop {lr} (ldmia sp!, {lr}): NOP for the push {lr} / bl __gnu_mcount_nc pair.
 _POP_LR = 0xE8BD4000

@@ -12,6 +12,8 @@ from arches.ppc32 import ARCH, encode_call
 MCOUNT_INSN_SIZE = 4
 MCOUNT_ADDR = "_mcount"
 FTRACE_ADDR = "ftrace_caller"
+#: Instructions an idle (nop) site still executes per call: the nop (the prologue saves LR anyway: every traced function is a non-leaf).
+IDLE_SITE_INSNS = 1
 
 
 def ftrace_nop_replace() -> bytes:

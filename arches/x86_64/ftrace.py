@@ -11,7 +11,9 @@ from arches.x86_64 import ARCH, encode_call
 
 MCOUNT_INSN_SIZE = 5
 MCOUNT_ADDR = "mcount"          # what the compiler's calls reach
-FTRACE_ADDR = "ftrace_caller"   # what an enabled site calls
+FTRACE_ADDR = "ftrace_caller"
+#: Instructions an idle (nop) site still executes per call: the 5-byte nop.
+IDLE_SITE_INSNS = 1   # what an enabled site calls
 
 
 def ftrace_nop_replace() -> bytes:
