@@ -12,6 +12,7 @@ from kconfig.build import build
 from kisim.cli import main
 from patcher.errors import PatchError
 from patcher.ftrace import arch_ftrace, ftrace_match
+from patcher.ftrace_check import FtracePatchChecker
 from patcher.tables import load_tables
 from probes.ftrace_output import FTRACE_HEADER, graph_lines, render
 from probes.function_tracer import FunctionTracer
@@ -215,6 +216,22 @@ def test_the_disabled_counter_stops_a_tracer_that_calls_a_traced_function(name):
     plain.ftrace.ftrace_init()
     plain.start()
     assert plain.run().ok and sum(plain.recursion_caught()) == 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_patchcheck_finds_nothing_on_ftrace_sites_and_catches_the_naive_patcher(name):
+    ok = FtracePatchChecker(name).run(range(300))
+    assert ok.interleavings == 300 and ok.findings == []
+    naive = FtracePatchChecker(name, naive=True).run(range(50))
+    assert naive.findings and naive.protocol.startswith("naive")
+
+
+def test_cli_patchcheck_ftrace_site(capsys):
+    assert main(["patchcheck", "--arch", "arm", "--site", "ftrace", "--seeds", "50",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["interleavings"] == 50 and out["findings"] == []
+    assert set(out["executed"]) >= {"before nop", "after call"}
 
 
 # -- filters ------------------------------------------------------------------

@@ -27,3 +27,8 @@ def ftrace_nop_replace() -> bytes:
 def ftrace_call_replace(ip: int, addr: int) -> bytes:
     """``bl addr`` at ``ip``."""
     return encode_call(ip, addr)
+
+#: The smallest call-site shape for the SMP patch checker: what comes
+#: before the site, and an mcount that keeps the -pg contract (``push {lr}`` precedes the ``bl``; __gnu_mcount_nc pops it and returns).
+MCOUNT_SITE_PREFIX_ASM = "push {lr}"
+MCOUNT_STUB_ASM = "mov ip, lr; pop {lr}; bx ip"

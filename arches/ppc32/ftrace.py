@@ -23,3 +23,8 @@ def ftrace_nop_replace() -> bytes:
 def ftrace_call_replace(ip: int, addr: int) -> bytes:
     """``bl addr`` at ``ip``."""
     return encode_call(ip, addr)
+
+#: The smallest call-site shape for the SMP patch checker: what comes
+#: before the site, and an mcount that keeps the -pg contract (the prologue saved LR already; _mcount returns).
+MCOUNT_SITE_PREFIX_ASM = ""
+MCOUNT_STUB_ASM = "blr"

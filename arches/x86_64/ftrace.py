@@ -24,3 +24,8 @@ def ftrace_nop_replace() -> bytes:
 def ftrace_call_replace(ip: int, addr: int) -> bytes:
     """``call addr`` at ``ip`` (ftrace_call_replace)."""
     return encode_call(ip, addr)
+
+#: The smallest call-site shape for the SMP patch checker: what comes
+#: before the site, and an mcount that keeps the -pg contract (nothing is pushed before ``call mcount``; mcount returns).
+MCOUNT_SITE_PREFIX_ASM = ""
+MCOUNT_STUB_ASM = "ret"

@@ -14,6 +14,7 @@ from typing import Callable
 from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_of, print_json
 from kisim.errors import UsageError
 from patcher.checker import CheckResult, PatchChecker
+from patcher.ftrace_check import FtracePatchChecker
 
 DEFAULT_SEEDS = 10_000
 
@@ -33,7 +34,7 @@ def _progress(total: int) -> Callable[[int, int], None]:
     return show
 
 
-def _print(result: CheckResult, show: int) -> None:
+def _print(result: CheckResult, show: int, site: str = "loop") -> None:
     what = "naive patcher" if result.naive else "protocol"
     print(f"patchcheck {result.arch}: {what} {result.protocol}, {result.cpus} CPUs: "
           f"{result.interleavings} interleavings in {result.seconds:.1f} s, "
@@ -47,7 +48,8 @@ def _print(result: CheckResult, show: int) -> None:
     if len(result.findings) > show:
         print(f"  ... {len(result.findings) - show} more (--show N, or --json)")
     print(f"  replay one: kisim patchcheck --arch {result.arch}"
-          f"{' --naive' if result.naive else ''} --cpus {result.cpus} "
+          f"{' --naive' if result.naive else ''}"
+          f"{'' if site == 'loop' else ' --site ' + site} --cpus {result.cpus} "
           f"--replay {result.findings[0].seed}")
 
 
@@ -57,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
     if args.seeds < 1:
         raise UsageError(f"--seeds {args.seeds} must be at least 1")
-    checker = PatchChecker(arch, args.cpus, naive=args.naive)
+    kind = FtracePatchChecker if args.site == "ftrace" else PatchChecker
+    checker = kind(arch, args.cpus, naive=args.naive)
     if args.replay is not None:
         seeds = range(args.replay, args.replay + 1)
     else:
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         out["executed"] = dict(checker.executed)
         print_json(out)
     else:
-        _print(result, args.show)
+        _print(result, args.show, args.site)
     return 1 if result.findings else 0
 
 
@@ -91,6 +94,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--naive", action="store_true",
                    help="check a deliberately broken patcher instead (x86: plain multi-byte "
                         "store; ARM/PPC: no icache flush or sync)")
+    p.add_argument("--site", choices=("loop", "ftrace"), default="loop",
+                   help="loop: a jump-label and a call site (default); ftrace: one mcount "
+                        "site, ftrace nop <-> call, with the arch's -pg prefix")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, metavar="N",
                    help=f"interleavings to run (default {DEFAULT_SEEDS})")
     p.add_argument("--first-seed", type=int, default=0, metavar="S",
