@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 from arches import get_arch
@@ -202,10 +203,14 @@ class Guest:
         self.size = size
 
     # -- running ---------------------------------------------------------------
-    def run(self, max_instructions: int | None = MAX_INSTRUCTIONS) -> BootResult:
-        """Run until every CPU has exited; :class:`GuestFault` on a crash or panic."""
+    def run(self, max_instructions: int | None = MAX_INSTRUCTIONS,
+            on_turn: Callable[[Machine], None] | None = None) -> BootResult:
+        """Run until every CPU has exited; :class:`GuestFault` on a crash or panic.
+
+        ``on_turn`` is passed to :meth:`Machine.run` (called after every turn).
+        """
         started = time.perf_counter()
-        self.machine.run(max_instructions=max_instructions)
+        self.machine.run(max_instructions=max_instructions, on_turn=on_turn)
         expected = reference_checksum(self.workload, self.size)
         seconds = time.perf_counter() - started     # the run and its reference checksum
         per_cpu = [{"cpu": c.index, "instructions": c.instructions,

@@ -8,6 +8,7 @@
  * and calls start_kernel(cpu, ncpus).
  */
 #define __ASSEMBLY__
+#include <generated/autoconf.h>
 #include <kisim/thread_info.h>
 
 	.syntax unified
@@ -51,17 +52,62 @@ ret_from_fork:
 	udf	#0
 	.size	ret_from_fork, . - ret_from_fork
 
+#ifdef CONFIG_FUNCTION_TRACER
 /*
  * -pg with the GNU EABI: `push {lr}; bl __gnu_mcount_nc` in every traced
  * function. The callee must pop the pushed lr (arch/arm/kernel/entry-ftrace.S).
+ * __gnu_mcount_nc is what live calls reach (CONFIG_DYNAMIC_FTRACE=n);
+ * ftrace_caller is what an enabled dynamic-ftrace site calls. Both follow
+ * entry-ftrace.S: return at once while ftrace_trace_function is
+ * ftrace_stub, else call it with ip = lr - MCOUNT_INSN_SIZE, parent_ip =
+ * the lr the site pushed, and the address of the traced function's saved
+ * lr in its frame record (fp + 4) for the function-graph tracer.
  */
+.macro FTRACE_CALLER
+	stmdb	sp!, {r0-r3, lr}
+	ldr	r0, =ftrace_trace_function
+	ldr	ip, [r0]
+	ldr	r0, =ftrace_stub
+	cmp	r0, ip
+	beq	1f
+	sub	r0, lr, #4
+	ldr	r1, [sp, #20]
+	add	r2, fp, #4
+	blx	ip
+1:	ldmia	sp!, {r0-r3, ip, lr}
+	bx	ip
+	.ltorg
+.endm
+
 	.globl	__gnu_mcount_nc
 	.type	__gnu_mcount_nc, %function
 __gnu_mcount_nc:
-	mov	ip, lr
-	pop	{lr}
-	bx	ip
+	FTRACE_CALLER
 	.size	__gnu_mcount_nc, . - __gnu_mcount_nc
+
+	.globl	ftrace_caller
+	.type	ftrace_caller, %function
+ftrace_caller:
+	FTRACE_CALLER
+	.size	ftrace_caller, . - ftrace_caller
+
+#ifdef CONFIG_FUNCTION_GRAPH_TRACER
+/*
+ * Where the function-graph tracer makes a traced function return
+ * (entry-ftrace.S return_to_handler): keep r0-r3, get the real return
+ * address from ftrace_return_to_handler() and go there.
+ */
+	.globl	return_to_handler
+	.type	return_to_handler, %function
+return_to_handler:
+	push	{r0-r3}
+	bl	ftrace_return_to_handler
+	mov	lr, r0
+	pop	{r0-r3}
+	bx	lr
+	.size	return_to_handler, . - return_to_handler
+#endif /* CONFIG_FUNCTION_GRAPH_TRACER */
+#endif /* CONFIG_FUNCTION_TRACER */
 
 /* The old APCS mcount: a plain call, nothing pushed. */
 	.globl	mcount

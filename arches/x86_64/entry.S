@@ -8,6 +8,7 @@
  * and calls start_kernel(cpu, ncpus).
  */
 #define __ASSEMBLY__
+#include <generated/autoconf.h>
 #include <kisim/thread_info.h>
 
 	.section .text.head, "ax"
@@ -58,16 +59,77 @@ ret_from_fork:
 	ud2
 	.size	ret_from_fork, . - ret_from_fork
 
+#ifdef CONFIG_FUNCTION_TRACER
 /*
- * -pg: every traced function calls mcount after its prologue. The stub
- * only returns; the function tracer patches the call sites (__mcount_loc)
- * or hooks this address.
+ * -pg: every traced function calls mcount once its frame is set up
+ * (push %rbp; mov %rsp,%rbp; ... call mcount). mcount is what the calls
+ * reach while they are live (CONFIG_DYNAMIC_FTRACE=n); ftrace_caller is
+ * what an enabled dynamic-ftrace site calls. Both do what 2.6.28's
+ * arch/x86/kernel/entry_64.S mcount does: return at once while
+ * ftrace_trace_function is ftrace_stub, else save the argument registers
+ * (MCOUNT_SAVE_FRAME) and call it with ip = the call site (return address
+ * - MCOUNT_INSN_SIZE), parent_ip = 8(%rbp), and the address of that slot
+ * for the function-graph tracer.
  */
+.macro FTRACE_CALLER
+	cmpq	$ftrace_stub, ftrace_trace_function
+	jne	1f
+	ret
+1:	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	movq	56(%rsp), %rdi
+	subq	$5, %rdi
+	leaq	8(%rbp), %rdx
+	movq	(%rdx), %rsi
+	call	*ftrace_trace_function
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	ret
+.endm
+
 	.globl	mcount
 	.type	mcount, @function
 mcount:
-	ret
+	FTRACE_CALLER
 	.size	mcount, . - mcount
+
+	.globl	ftrace_caller
+	.type	ftrace_caller, @function
+ftrace_caller:
+	FTRACE_CALLER
+	.size	ftrace_caller, . - ftrace_caller
+
+#ifdef CONFIG_FUNCTION_GRAPH_TRACER
+/*
+ * Where the function-graph tracer makes a traced function return: keep
+ * the return registers, ask ftrace_return_to_handler() for the real
+ * return address and go there (arch/x86/kernel/entry_64.S, 2.6.29).
+ */
+	.globl	return_to_handler
+	.type	return_to_handler, @function
+return_to_handler:
+	subq	$32, %rsp
+	movq	%rax, (%rsp)
+	movq	%rdx, 8(%rsp)
+	call	ftrace_return_to_handler
+	movq	%rax, 24(%rsp)
+	movq	8(%rsp), %rdx
+	movq	(%rsp), %rax
+	addq	$24, %rsp
+	ret
+	.size	return_to_handler, . - return_to_handler
+#endif /* CONFIG_FUNCTION_GRAPH_TRACER */
+#endif /* CONFIG_FUNCTION_TRACER */
 
 	.globl	__fentry__
 	.type	__fentry__, @function

@@ -3,7 +3,8 @@
 Prints the guest console, each CPU's retired instructions and modeled
 cycles, the workload checksum (checked against the Python reference) and
 the instrumentation sites the image holds. A checksum that differs from
-the reference exits 1.
+the reference exits 1. With CONFIG_DYNAMIC_FTRACE=y every mcount site is
+converted to the arch's nop before the CPUs start, as ftrace_init does.
 """
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from kisim.commands.build import add_config, chosen_config, overrides, sites_lin
 from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
+from patcher.ftrace import ftrace_for
 from patcher.tables import load_tables
-from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, boot, check_workload
+from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,9 +68,11 @@ def cmd_boot(args: argparse.Namespace) -> int:
     with progress(f"boot {args.arch} {args.workload}", enabled=not args.json):
         b = build(args.arch, args.config, overrides=overrides(args))
         tables = load_tables(b.elf, b.arch)
-        result = boot(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                      quantum=args.quantum, seed=args.seed,
-                      max_instructions=args.max_instructions)
+        guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
+                      quantum=args.quantum, seed=args.seed)
+        if b.is_set("DYNAMIC_FTRACE"):          # ftrace_init: every mcount site a nop
+            ftrace_for(guest.machine, tables, dynamic=True).ftrace_init()
+        result = guest.run(max_instructions=args.max_instructions)
     wall = time.perf_counter() - started
     if args.json:
         out = result.to_json()

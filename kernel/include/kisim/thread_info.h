@@ -16,6 +16,7 @@
 #ifndef __ASSEMBLY__
 #include <linux/types.h>
 #include <asm/processor.h>
+#include <linux/ftrace.h>
 
 struct task_struct;
 
@@ -23,6 +24,10 @@ struct thread_info {
 	u32 cpu;			/* must stay at TI_CPU */
 	u32 preempt_count;
 	struct task_struct *task;
+#ifdef CONFIG_FUNCTION_GRAPH_TRACER
+	/* the function-graph tracer's saved return addresses (kernel/ftrace.c) */
+	struct ftrace_ret_stack ret_stack[FTRACE_RETFUNC_DEPTH];
+#endif
 };
 
 union thread_union {

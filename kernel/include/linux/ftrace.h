@@ -24,4 +24,24 @@
 	__section("__notrace_list") __notrace_list_##fname =		\
 		(unsigned long)&fname
 
+/*
+ * The function every mcount stub calls: func(ip, parent_ip) as in the
+ * mcount RFC. The stubs also pass the address of the traced function's
+ * return-address slot, which only the function-graph tracer uses.
+ */
+typedef void (*ftrace_func_t)(unsigned long ip, unsigned long parent_ip,
+			      unsigned long *slot);
+
+extern ftrace_func_t ftrace_trace_function;
+void ftrace_stub(unsigned long ip, unsigned long parent_ip, unsigned long *slot);
+
+/* One saved return address (struct ftrace_ret_stack, 2.6.29). */
+#define FTRACE_RETFUNC_DEPTH	50
+#define FTRACE_GRAPH_RETURN	0x10000	/* HC_FTRACE_GRAPH a2 flag: a return */
+
+struct ftrace_ret_stack {
+	unsigned long ret;
+	unsigned long func;
+};
+
 #endif

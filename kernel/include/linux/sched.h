@@ -38,6 +38,9 @@ struct task_struct {
 	union thread_union *stack;
 	u32 nvcsw;			/* times switched in */
 	int prio;			/* DEFAULT_PRIO, or MAX_PRIO for idle */
+#ifdef CONFIG_FUNCTION_GRAPH_TRACER
+	int curr_ret_stack;		/* top of the ret_stack in thread_info, 0 = empty */
+#endif
 };
 
 extern int nr_cpus;

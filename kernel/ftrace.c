@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The function tracer's guest half: the one registered function that the
+ * mcount stubs call, the per-CPU "disabled" recursion counter, the tracers
+ * that hand each traced call to the host, and the function-graph return
+ * path.
+ *
+ * Following the "mcount tracing utility" RFC (LKML, 2008-01-03) and
+ * kernel/trace/ftrace.c of 2.6.27/2.6.28:
+ *
+ * - ftrace_trace_function is what every mcount stub calls, as
+ *   func(ip, parent_ip); ftrace_stub means "nobody": the stub compares
+ *   against it and returns at once. Registering a function replaces
+ *   whatever was there. The host is the "debugfs" writer: it stores
+ *   ftrace_trace_function (register/unregister, and the ftrace_enabled
+ *   sysctl, which swaps ftrace_stub in while off).
+ * - function_trace_call() is the seed's tracer: a per-CPU "disabled"
+ *   counter is incremented first and only the outermost entry records, so
+ *   a tracer that calls a traced function cannot recurse.
+ * - ftrace_selftest_recursive_call() is a tracer that calls a traced
+ *   function on purpose, to prove that counter works.
+ * - The function-graph tracer (2.6.29's kernel/trace/trace_functions_graph.c)
+ *   gets the address of the traced function's return-address slot as a
+ *   third argument, saves the return address in the task's ret_stack (in
+ *   its thread_info, so that creating a task pays for no more than the
+ *   depth counter: 2.6.29 allocates it only when the tracer starts) and
+ *   points the slot at return_to_handler (per-arch asm), which calls
+ *   ftrace_return_to_handler() here.
+ *
+ * Every function in this file is notrace except the one that the
+ * recursion self-test calls on purpose.
+ */
+#include <linux/kernel.h>
+#include <linux/ftrace.h>
+#include <linux/sched.h>
+#include <kisim/hypercall.h>
+
+notrace void ftrace_stub(unsigned long ip, unsigned long parent_ip, unsigned long *slot)
+{
+	(void)ip; (void)parent_ip; (void)slot;
+}
+NOTRACE_SYMBOL(ftrace_stub);
+
+/* What the mcount stubs call; ftrace_stub when nothing is registered. */
+ftrace_func_t ftrace_trace_function = ftrace_stub;
+
+#ifdef CONFIG_FUNCTION_TRACER
+
+/* Where the host finds a task's pid and comm (no layout is duplicated). */
+const unsigned long ftrace_task_layout[2] = {
+	offsetof(struct task_struct, pid), offsetof(struct task_struct, comm),
+};
+
+/* Per-CPU recursion safety net (the seed's data->disabled). */
+int ftrace_cpu_disabled[CONFIG_NR_CPUS];
+/* Entries refused by the net, per CPU: nonzero only when a tracer recursed. */
+unsigned long ftrace_recursion_caught[CONFIG_NR_CPUS];
+
+static __always_inline int ftrace_enter(int cpu)
+{
+	int disabled = ++ftrace_cpu_disabled[cpu];
+
+	barrier();
+	if (likely(disabled == 1))
+		return 1;
+	ftrace_recursion_caught[cpu]++;
+	return 0;
+}
+
+static __always_inline void ftrace_exit(int cpu)
+{
+	barrier();
+	ftrace_cpu_disabled[cpu]--;
+}
+
+/* The function tracer: one HC_FTRACE per traced call. */
+notrace void function_trace_call(unsigned long ip, unsigned long parent_ip,
+				 unsigned long *slot)
+{
+	int cpu = smp_processor_id();
+
+	(void)slot;
+	if (ftrace_enter(cpu))
+		hypercall3(HC_FTRACE, ip, parent_ip, (unsigned long)current);
+	ftrace_exit(cpu);
+}
+NOTRACE_SYMBOL(function_trace_call);
+
+/* A traced function (no notrace): its own mcount call re-enters the tracer. */
+noinline unsigned long ftrace_selftest_traced(unsigned long x)
+{
+	return x * 2654435761UL + 1;
+}
+
+unsigned long ftrace_selftest_sink;
+
+/* A tracer that calls a traced function while it records. */
+notrace void ftrace_selftest_recursive_call(unsigned long ip, unsigned long parent_ip,
+					    unsigned long *slot)
+{
+	int cpu = smp_processor_id();
+
+	(void)slot;
+	if (ftrace_enter(cpu)) {
+		ftrace_selftest_sink += ftrace_selftest_traced(ip);
+		hypercall3(HC_FTRACE, ip, parent_ip, (unsigned long)current);
+	}
+	ftrace_exit(cpu);
+}
+NOTRACE_SYMBOL(ftrace_selftest_recursive_call);
+
+#ifdef CONFIG_FUNCTION_GRAPH_TRACER
+extern char return_to_handler[];
+
+/* Entries dropped because a task's ret_stack was full. */
+unsigned long ftrace_graph_overrun;
+
+/* prepare_ftrace_return() and the entry half of trace_graph_entry(). */
+notrace void ftrace_graph_caller_entry(unsigned long ip, unsigned long parent_ip,
+				       unsigned long *slot)
+{
+	struct task_struct *t = current;
+	int cpu = smp_processor_id();
+	int depth;
+
+	if (!t || *slot != parent_ip)
+		return;
+	if (ftrace_enter(cpu)) {
+		depth = t->curr_ret_stack + 1;
+		if (depth >= FTRACE_RETFUNC_DEPTH) {
+			ftrace_graph_overrun++;
+		} else {
+			current_thread_info()->ret_stack[depth].ret = parent_ip;
+			current_thread_info()->ret_stack[depth].func = ip;
+			t->curr_ret_stack = depth;
+			*slot = (unsigned long)return_to_handler;
+			hypercall3(HC_FTRACE_GRAPH, ip, depth, (unsigned long)t);
+		}
+	}
+	ftrace_exit(cpu);
+}
+NOTRACE_SYMBOL(ftrace_graph_caller_entry);
+
+/* Called by return_to_handler: report the return, give back the real address. */
+notrace unsigned long ftrace_return_to_handler(void)
+{
+	struct task_struct *t = current;
+	int depth = t->curr_ret_stack;
+	unsigned long ret = current_thread_info()->ret_stack[depth].ret;
+
+	hypercall3(HC_FTRACE_GRAPH, current_thread_info()->ret_stack[depth].func,
+		   FTRACE_GRAPH_RETURN | depth, (unsigned long)t);
+	t->curr_ret_stack = depth - 1;
+	return ret;
+}
+NOTRACE_SYMBOL(ftrace_return_to_handler);
+#endif /* CONFIG_FUNCTION_GRAPH_TRACER */
+
+#endif /* CONFIG_FUNCTION_TRACER */

@@ -1,0 +1,283 @@
+"""Dynamic ftrace: the mcount sites of a guest, their filters, and the function pointer.
+
+Follows kernel/trace/ftrace.c of Linux 2.6.28 (see ``docs/ftrace.md``):
+
+- **Records.** One :class:`DynRecord` per entry of ``__mcount_loc`` (the
+  table the build makes from the ``-pg`` call relocations, as
+  ``scripts/recordmcount`` does).
+- **Boot conversion** (:meth:`Ftrace.ftrace_init`, ftrace_init /
+  ftrace_update_code): before any CPU runs, every site's call to the
+  compiler's mcount becomes the arch's nop through
+  :meth:`Ftrace.ftrace_modify_code`, which compares the bytes found with
+  the expected call and refuses (``EINVAL``, the kernel's ftrace_bug) on a
+  mismatch. No cross-CPU protocol: nothing else runs yet.
+- **Enabling and disabling** (ftrace_replace_code under kstop_machine in
+  2.6.28): every site whose state must change goes into one
+  :class:`~patcher.text.Batch`, i.e. one run of the arch's cross-CPU
+  protocol, as ``ftrace_make_call`` (nop -> ``call ftrace_caller``) or
+  ``ftrace_make_nop`` (call -> nop), each compare-then-write.
+- **Filters.** ``set_ftrace_filter`` / ``set_ftrace_notrace`` with the
+  2.6.28 glob rules (:func:`ftrace_match`) or full glob(7)
+  (``glob="full"``, today's kernels); ``>`` replaces, ``>>`` appends, an
+  empty write clears; notrace wins.
+- **The function pointer.** ``ftrace_trace_function`` in guest memory is
+  what every mcount stub calls; registering replaces it, and the
+  ``ftrace_enabled`` sysctl swaps in ``ftrace_stub`` while off, so tracing
+  needs both, in either order (the mcount RFC).
+
+With ``CONFIG_DYNAMIC_FTRACE=n`` there are no records to patch: the calls
+stay live and only the function pointer decides.
+
+Per-arch encodings come from ``arches/<arch>/ftrace.py`` (``MCOUNT_ADDR``,
+``FTRACE_ADDR``, ``ftrace_nop_replace``, ``ftrace_call_replace``).
+"""
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import time
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Literal, Sequence
+
+from arches import Arch
+from arches.base import icache_lines
+from patcher.errors import PatchError
+from patcher.tables import Tables
+from patcher.text import TextPatcher, text_mutex
+from sim.elf import Image
+from sim.machine import Machine
+
+OWNER = "ftrace"
+Glob = Literal["2.6.28", "full"]
+
+
+def arch_ftrace(arch: Arch) -> ModuleType:
+    """The arch's dynamic-ftrace module, ``arches/<arch>/ftrace.py``."""
+    try:
+        return importlib.import_module(f"arches.{arch.name}.ftrace")
+    except ModuleNotFoundError:
+        raise NotImplementedError(f"{arch.name}: no dynamic ftrace support") from None
+
+
+# -- filters -------------------------------------------------------------------
+
+def ftrace_match(pattern: str, name: str, glob: Glob = "2.6.28") -> bool:
+    """Whether ``name`` matches a filter word.
+
+    2.6.28 (ftrace_match in kernel/trace/ftrace.c): a leading ``*`` makes
+    an end match (``*x``), a further ``*`` turns that into a substring match
+    (``*x*``); a ``*`` after the first character makes a prefix match on
+    what precedes it and ends the pattern, so ``a*b`` is ``a*``; no ``*``
+    is an exact match. ``glob="full"`` is glob(7) as today's kernels accept.
+    """
+    if glob == "full":
+        return fnmatch.fnmatchcase(name, pattern)
+    if pattern.startswith("*"):
+        rest = pattern[1:]
+        star = rest.find("*")
+        if star < 0:
+            return name.endswith(rest)
+        return rest[:star] in name
+    star = pattern.find("*")
+    if star < 0:
+        return name == pattern
+    return name.startswith(pattern[:star])
+
+
+@dataclass
+class DynRecord:
+    """struct dyn_ftrace: one mcount call site."""
+
+    ip: int
+    function: str
+    enabled: bool = False      # currently a call to ftrace_caller
+
+
+@dataclass
+class InitStats:
+    """What boot-time conversion did."""
+
+    sites: int
+    seconds: float             # host time
+    modeled_cycles: float      # charged to the boot CPU (flushes, its serialization)
+
+
+class Ftrace:
+    """The ftrace core of one loaded guest image on one machine."""
+
+    def __init__(self, machine: Machine, image: Image, sites: Sequence[tuple[int, str]], *,
+                 dynamic: bool, patcher: TextPatcher | None = None) -> None:
+        self.machine = machine
+        self.arch = machine.arch
+        self.image = image
+        self.ops = arch_ftrace(self.arch)
+        self.dynamic = dynamic
+        self.records = [DynRecord(ip, fn) for ip, fn in sorted(sites)] if dynamic else []
+        self.sites = [ip for ip, _ in sorted(sites)]
+        self.patcher = patcher or TextPatcher(machine, cpu=0 if machine.cpus else None)
+        self.mcount_addr = self._symbol(self.ops.MCOUNT_ADDR)
+        self.ftrace_addr = self._symbol(self.ops.FTRACE_ADDR)
+        self.stub = self._symbol("ftrace_stub")
+        self.func_ptr = self._symbol("ftrace_trace_function")
+        self.registered: int | None = None
+        self.ftrace_enabled = True          # the sysctl, on at boot as in 2.6.28
+        self.filter: list[str] = []
+        self.notrace: list[str] = []
+        self.glob: Glob = "2.6.28"
+        self.converted = False
+
+    def _symbol(self, name: str) -> int:
+        try:
+            return self.image.symbols[name]
+        except KeyError:
+            raise PatchError("ENOENT", f"the guest has no {name}: "
+                                       "not built with CONFIG_FUNCTION_TRACER") from None
+
+    # -- ftrace_modify_code and boot-time conversion -------------------------
+    def ftrace_nop(self) -> bytes:
+        return self.ops.ftrace_nop_replace()
+
+    def ftrace_modify_code(self, ip: int, old: bytes, new: bytes) -> None:
+        """Compare the site with ``old`` (EINVAL if different), then store ``new``.
+
+        The early form: no cross-CPU protocol (boot, before other CPUs run).
+        """
+        text_mutex.assert_held("ftrace_modify_code")
+        self.patcher.verify(ip, old, new, OWNER)
+        self.patcher.port.write_text(ip, new)
+
+    def ftrace_init(self) -> InitStats:
+        """Convert every recorded call site to the arch's nop (ftrace_init at boot).
+
+        Must run before the machine does: the sites are written with the
+        early variant (store, flush_icache_range, the boot CPU serializes).
+        """
+        if not self.dynamic:
+            raise PatchError("EPERM", "CONFIG_DYNAMIC_FTRACE=n: the mcount calls stay live")
+        if self.converted:
+            raise PatchError("EBUSY", "ftrace_init already converted the mcount sites")
+        if self.machine.total_instructions:
+            raise PatchError("EPERM", "ftrace_init must run before the CPUs start")
+        boot = self.machine.cpus[0]
+        before = boot.modeled_cycles
+        started = time.perf_counter()
+        nop = self.ftrace_nop()
+        with text_mutex:
+            for rec in self.records:
+                self.patcher.reserve(rec.ip, len(nop), OWNER)
+            for rec in self.records:
+                self.ftrace_modify_code(rec.ip, self.ops.ftrace_call_replace(
+                    rec.ip, self.mcount_addr), nop)
+            for begin, end in icache_lines([(r.ip, r.ip + len(nop)) for r in self.records]):
+                self.patcher.port.flush_icache(begin, end)
+            self.patcher.port.sync_cpu(boot.index)
+        self.converted = True
+        return InitStats(len(self.records), time.perf_counter() - started,
+                         boot.modeled_cycles - before)
+
+    # -- filters ---------------------------------------------------------------
+    def _functions(self) -> list[str]:
+        return sorted({r.function for r in self.records}) if self.dynamic else []
+
+    def write_filter(self, text: str, *, append: bool = False, notrace: bool = False) -> None:
+        """Write ``text`` to set_ftrace_filter (or set_ftrace_notrace).
+
+        ``append=False`` is ``>`` (clear, then add), ``True`` is ``>>``.
+        Words are separated by white space; an empty write with ``>`` clears.
+        A word that matches no function is refused (EINVAL), as the file
+        write fails in today's kernels.
+        """
+        if not self.dynamic:
+            raise PatchError("EPERM", "set_ftrace_filter needs CONFIG_DYNAMIC_FTRACE=y")
+        words = text.split()
+        functions = self._functions()
+        for word in words:
+            if not any(ftrace_match(word, fn, self.glob) for fn in functions):
+                raise PatchError("EINVAL", f"{word!r} matches no traceable function")
+        target = self.notrace if notrace else self.filter
+        if not append:
+            target.clear()
+        target.extend(words)
+        self.update()
+
+    def wanted(self, function: str) -> bool:
+        """Whether the filters select ``function``: in the filter (or no filter), not in notrace."""
+        if any(ftrace_match(w, function, self.glob) for w in self.notrace):
+            return False
+        return not self.filter or any(ftrace_match(w, function, self.glob) for w in self.filter)
+
+    def filtered_functions(self) -> list[str]:
+        return [fn for fn in self._functions() if self.wanted(fn)]
+
+    # -- the function pointer --------------------------------------------------
+    def register_ftrace_function(self, func: int | str) -> None:
+        """Make ``func`` the one traced function, replacing any other."""
+        self.registered = self._symbol(func) if isinstance(func, str) else func
+        self.update()
+
+    def unregister_ftrace_function(self) -> None:
+        """clear_ftrace_function: back to ftrace_stub."""
+        self.registered = None
+        self.update()
+
+    def set_ftrace_enabled(self, on: bool) -> None:
+        """The ftrace_enabled sysctl (the RFC's mcount_enabled)."""
+        self.ftrace_enabled = on
+        self.update()
+
+    @property
+    def active(self) -> bool:
+        return self.registered is not None and self.ftrace_enabled
+
+    def update(self) -> int:
+        """Point ftrace_trace_function and patch the sites to match; sites changed.
+
+        All changes are one batch: one run of the arch's cross-CPU protocol.
+        Calls go off before the function pointer does, and on after it.
+        """
+        func = self.registered if self.active else self.stub
+        changed = 0
+        if self.active:
+            self.machine.write_word(self.func_ptr, func)
+            changed = self._replace_code()
+        else:
+            changed = self._replace_code()
+            self.machine.write_word(self.func_ptr, func)
+        return changed
+
+    def _replace_code(self) -> int:
+        if not self.dynamic:
+            return 0
+        if not self.converted:
+            raise PatchError("EPERM", "dynamic ftrace sites are enabled only after ftrace_init")
+        nop = self.ftrace_nop()
+        changes = []
+        for rec in self.records:
+            want = self.active and self.wanted(rec.function)
+            if want != rec.enabled:
+                changes.append(rec)
+        if not changes:
+            return 0
+        with self.patcher.batch() as b:
+            for rec in changes:
+                call = self.ops.ftrace_call_replace(rec.ip, self.ftrace_addr)
+                if rec.enabled:
+                    b.queue(rec.ip, call, nop, OWNER)          # ftrace_make_nop
+                else:
+                    b.queue(rec.ip, nop, call, OWNER)          # ftrace_make_call
+        for rec in changes:
+            rec.enabled = not rec.enabled
+        return len(changes)
+
+    def enabled_sites(self) -> list[int]:
+        return [r.ip for r in self.records if r.enabled]
+
+
+def ftrace_for(machine: Machine, tables: Tables, *, dynamic: bool) -> Ftrace:
+    """The :class:`Ftrace` of a loaded guest image, its sites from ``__mcount_loc``."""
+    return Ftrace(machine, tables.image, [(s.address, s.function) for s in tables.mcount],
+                  dynamic=dynamic)
+
+
+__all__ = ["DynRecord", "Ftrace", "ftrace_for", "InitStats", "OWNER", "arch_ftrace", "ftrace_match"]

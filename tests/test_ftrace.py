@@ -1,0 +1,371 @@
+"""The function tracer and dynamic ftrace: mcount stubs, boot nops, filters, tracers, output."""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from arches import NAMES, get_arch
+from kbuild import build
+from kisim.cli import main
+from patcher.errors import PatchError
+from patcher.ftrace import arch_ftrace, ftrace_match
+from patcher.tables import load_tables
+from probes.ftrace_output import FTRACE_HEADER, graph_lines, render
+from probes.function_tracer import FunctionTracer
+from sim.guest import Guest
+
+
+def tracer_for(name: str, *, dynamic: bool = True, cpus: int = 2, workload: str = "kmalloc",
+               size: int | None = 40, tracer: str = "function") -> FunctionTracer:
+    b = build(name, overrides={"DYNAMIC_FTRACE": "y" if dynamic else "n"})
+    guest = Guest(b, cpus=cpus, workload=workload, size=size)
+    return FunctionTracer(guest, load_tables(b.elf, b.arch), dynamic=dynamic, tracer=tracer)
+
+
+def site_bytes(t: FunctionTracer) -> dict[int, bytes]:
+    size = arch_ftrace(t.guest.arch).MCOUNT_INSN_SIZE
+    return {s.address: t.machine.read(s.address, size) for s in t.tables.mcount}
+
+
+def watch_entries(t: FunctionTracer) -> Counter:
+    """An independent call trace: a Unicorn code hook at each traced function's entry.
+
+    Counts (function, return address), the return address read as the
+    call left it: in the link register, or on top of the stack where the
+    call pushes it.
+    """
+    arch = t.guest.arch
+    calls: Counter = Counter()
+    for fn in {s.function for s in t.tables.mcount}:
+        def hit(cpu, fn=fn):
+            ret = cpu.reg(arch.ra) if arch.ra else t.machine.read_word(cpu.reg(arch.sp))
+            calls[(fn, ret)] += 1
+        t.machine.watch(t.guest.image.symbols[fn], hit)
+    return calls
+
+
+def traced(t: FunctionTracer) -> Counter:
+    """(function, return address) of each recorded call."""
+    return Counter((t.symbols.name(e.values[0]), e.values[1]) for e in t.events
+                   if e.name in ("function", "funcgraph_entry"))
+
+
+# -- boot conversion: every site a nop, compare-then-write -----------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_boot_converts_every_site_to_the_arch_nop_and_nothing_else(name):
+    t = tracer_for(name)
+    ops, ft = arch_ftrace(t.guest.arch), t.ftrace
+    text = t.guest.image.sections[".text"]
+    before = t.machine.read(text.addr, text.size)
+    for ip, insn in site_bytes(t).items():
+        assert insn == ops.ftrace_call_replace(ip, ft.mcount_addr)
+    stats = ft.ftrace_init()
+    assert stats.sites == len(t.tables.mcount) > 40
+    nop = ops.ftrace_nop_replace()
+    assert all(insn == nop for insn in site_bytes(t).values())
+    after = bytearray(t.machine.read(text.addr, text.size))
+    for ip in site_bytes(t):
+        off = ip - text.addr
+        after[off:off + len(nop)] = before[off:off + len(nop)]
+    assert bytes(after) == before          # only the site bytes changed
+    assert ft.enabled_sites() == []
+
+
+def test_the_nops_are_the_kernels():
+    assert arch_ftrace(get_arch("x86_64")).ftrace_nop_replace() == bytes.fromhex("0f1f440000")
+    assert arch_ftrace(get_arch("arm")).ftrace_nop_replace() == bytes.fromhex("0040bde8")
+    assert arch_ftrace(get_arch("ppc32")).ftrace_nop_replace() == bytes.fromhex("60000000")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ftrace_modify_code_refuses_a_site_that_is_not_the_expected_call(name):
+    t = tracer_for(name)
+    site = t.tables.mcount[3].address
+    t.machine.write(site, t.ftrace.ftrace_nop())          # someone else changed it
+    with pytest.raises(PatchError) as err:
+        t.ftrace.ftrace_init()
+    assert err.value.errno == "EINVAL" and "expected" in str(err.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_boot_conversion_only_before_the_cpus_run(name):
+    t = tracer_for(name)
+    t.machine.step(0, 10)
+    with pytest.raises(PatchError, match="before the CPUs start"):
+        t.ftrace.ftrace_init()
+
+
+# -- the seed's mcount: live calls, one function, either switch -----------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_without_dynamic_ftrace_the_calls_stay_live(name):
+    t = tracer_for(name, dynamic=False)
+    ops = arch_ftrace(t.guest.arch)
+    with pytest.raises(PatchError):
+        t.ftrace.ftrace_init()
+    t.start()
+    r = t.run()
+    assert r.ok and t.events
+    for ip, insn in site_bytes(t).items():
+        assert insn == ops.ftrace_call_replace(ip, t.ftrace.mcount_addr)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("name", NAMES)
+def test_tracing_needs_both_the_function_and_the_switch_in_either_order(name, dynamic):
+    t = tracer_for(name, dynamic=dynamic)
+    ft = t.ftrace
+    if dynamic:
+        ft.ftrace_init()
+    ptr = lambda: t.machine.read_word(ft.func_ptr)      # noqa: E731
+    ft.set_ftrace_enabled(False)
+    t.start()
+    assert ptr() == ft.stub and not ft.enabled_sites()
+    ft.set_ftrace_enabled(True)
+    assert ptr() == t.guest.image.symbols["function_trace_call"]
+    # stop by clearing the function, then by the switch (and the other way round)
+    ft.unregister_ftrace_function()
+    assert ptr() == ft.stub and not ft.enabled_sites()
+    t.start()
+    ft.set_ftrace_enabled(False)
+    assert ptr() == ft.stub and not ft.enabled_sites()
+    r = t.run()
+    assert r.ok and t.events == []
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("name", NAMES)
+def test_starting_and_stopping_mid_run_by_either_switch(name, dynamic):
+    """Live patching while both CPUs run through the sites; the checksum holds."""
+    for stop in ("unregister", "sysctl"):
+        t = tracer_for(name, dynamic=dynamic)
+        if dynamic:
+            t.ftrace.ftrace_init()
+        marks: list[int] = []
+
+        def on_turn(machine, t=t, stop=stop):
+            t.on_turn(machine)
+            if not marks and machine.total_instructions > 20_000:
+                marks.append(len(t.events))
+                t.start()
+            elif len(marks) == 1 and len(t.events) >= 50:
+                marks.append(len(t.events))
+                (t.stop() if stop == "unregister" else t.ftrace.set_ftrace_enabled(False))
+
+        r = t.guest.run(on_turn=on_turn)
+        assert r.ok and marks[0] == 0 and len(marks) == 2
+        assert len(t.events) == marks[1]
+        if dynamic:
+            assert all(insn == t.ftrace.ftrace_nop() for insn in site_bytes(t).values())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_batch_is_one_protocol_run_whatever_the_number_of_sites(name):
+    rounds = []
+    for words in ("kmalloc", ""):                       # one site, then every site
+        t = tracer_for(name)
+        t.ftrace.ftrace_init()
+        t.ftrace.write_filter(words)
+        before = t.machine.sync_rounds
+        t.start()
+        assert len(t.ftrace.enabled_sites()) == (1 if words else len(t.tables.mcount))
+        rounds.append(t.machine.sync_rounds - before)
+    assert rounds[0] == rounds[1] >= 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_same_trace(name):
+    runs = []
+    for _ in range(2):
+        b = build(name)
+        guest = Guest(b, cpus=2, workload="kmalloc", size=30, seed=7, quantum=500)
+        t = FunctionTracer(guest, load_tables(b.elf, b.arch), dynamic=True)
+        t.ftrace.ftrace_init()
+        t.start()
+        assert t.run().ok
+        runs.append(t.events)
+    assert runs[0] == runs[1] and runs[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_registering_replaces_the_function(name):
+    t = tracer_for(name, dynamic=False)
+    t.start()
+    t.ftrace.register_ftrace_function("ftrace_selftest_recursive_call")
+    assert t.machine.read_word(t.ftrace.func_ptr) == \
+        t.guest.image.symbols["ftrace_selftest_recursive_call"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_disabled_counter_stops_a_tracer_that_calls_a_traced_function(name):
+    t = tracer_for(name, tracer="selftest")
+    t.ftrace.ftrace_init()
+    t.start()
+    r = t.run()
+    assert r.ok and t.events
+    caught = t.recursion_caught()
+    # every recorded call re-entered once through ftrace_selftest_traced's mcount
+    assert sum(caught) == len(t.events)
+    assert "ftrace_selftest_traced" not in {t.symbols.name(e.values[0]) for e in t.events}
+    plain = tracer_for(name)                              # negative control
+    plain.ftrace.ftrace_init()
+    plain.start()
+    assert plain.run().ok and sum(plain.recursion_caught()) == 0
+
+
+# -- filters ------------------------------------------------------------------
+
+def test_2628_glob_rules():
+    assert ftrace_match("kmalloc", "kmalloc") and not ftrace_match("kmalloc", "kmalloc2")
+    assert ftrace_match("km*", "kmalloc") and not ftrace_match("km*", "xkmalloc")
+    assert ftrace_match("*alloc", "kmalloc") and not ftrace_match("*alloc", "alloc_x")
+    assert ftrace_match("*cache*", "kmem_cache_alloc")
+    # "<match>*<match> will not work": a*b is a*
+    assert ftrace_match("k*c", "kfree") and not ftrace_match("k*c", "kfree", "full")
+    assert ftrace_match("k*c", "kmalloc_c", "full") and ftrace_match("k?ree", "kfree", "full")
+    assert not ftrace_match("k?ree", "kfree")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_filters_replace_append_and_notrace_wins(name):
+    t = tracer_for(name)
+    ft = t.ftrace
+    ft.ftrace_init()
+    ft.write_filter("kmalloc")
+    ft.write_filter("kfree", append=True)
+    assert ft.filtered_functions() == ["kfree", "kmalloc"]
+    ft.write_filter("*cache_alloc")
+    assert ft.filtered_functions() == ["__cache_alloc", "kmem_cache_alloc"]
+    ft.write_filter("kmem*", notrace=True)
+    assert ft.filtered_functions() == ["__cache_alloc"]
+    ft.write_filter("", notrace=True)
+    ft.write_filter("")
+    assert len(ft.filtered_functions()) == len({s.function for s in t.tables.mcount})
+    with pytest.raises(PatchError):
+        ft.write_filter("no_such_function")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_filter_patches_only_its_sites_records_exactly_their_calls_and_disabling_restores(
+        name):
+    t = tracer_for(name)
+    ft, ops = t.ftrace, arch_ftrace(t.guest.arch)
+    ft.ftrace_init()
+    ft.write_filter("k*")
+    ft.write_filter("kfree", notrace=True)
+    t.start()
+    want = {s.address for s in t.tables.mcount if s.function in ft.filtered_functions()}
+    assert set(ft.enabled_sites()) == want and want
+    for ip, insn in site_bytes(t).items():
+        expect = ops.ftrace_call_replace(ip, ft.ftrace_addr) if ip in want \
+            else ops.ftrace_nop_replace()
+        assert insn == expect, hex(ip)
+    independent = watch_entries(t)
+    r = t.run()
+    assert r.ok
+    got = traced(t)
+    assert got and set(fn for fn, _ in got) <= set(ft.filtered_functions())
+    assert got == Counter({k: v for k, v in independent.items()
+                           if k[0] in ft.filtered_functions()})
+    t.stop()
+    assert all(insn == ops.ftrace_nop_replace() for insn in site_bytes(t).values())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_function_traced_equals_a_separate_untraced_run(name):
+    t = tracer_for(name, cpus=1)
+    t.ftrace.ftrace_init()
+    t.start()
+    assert t.run().ok
+    plain = tracer_for(name, cpus=1)
+    counted = watch_entries(plain)
+    assert plain.guest.run().ok
+    assert traced(t) == counted
+
+
+# -- output -------------------------------------------------------------------
+
+SEED_LINE = re.compile(r"^CPU (\d+): (\S+):(\d+) (\w+)\+0x([0-9a-f]+)/0x([0-9a-f]+) "
+                       r"<-- (\w+)\+0x([0-9a-f]+)/0x([0-9a-f]+)$")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_seed_format_names_real_functions_with_elf_offsets_and_sizes(name):
+    t = tracer_for(name, dynamic=False)
+    t.start()
+    assert t.run().ok
+    sizes = {n: (a, sz) for a, sz, n in t.guest.image.functions}
+    sites = {s.address for s in t.tables.mcount}
+    lines = list(render("seed", t.events, t.symbols))
+    assert len(lines) == len(t.events)
+    for e, line in zip(sorted(t.events, key=lambda e: (e.timestamp, e.cpu)), lines):
+        m = SEED_LINE.match(line)
+        assert m, line
+        func, off, size = m.group(4), int(m.group(5), 16), int(m.group(6), 16)
+        assert sizes[func] == (e.values[0] - off, size) and e.values[0] in sites
+        parent, poff, psize = m.group(7), int(m.group(8), 16), int(m.group(9), 16)
+        assert sizes[parent] == (e.values[1] - poff, psize) and 0 < poff <= psize
+        assert int(m.group(1)) == e.cpu and int(m.group(3)) == e.tid
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_2628_ftrace_text(name):
+    t = tracer_for(name, dynamic=False)
+    t.start()
+    assert t.run().ok
+    lines = list(render("ftrace", t.events, t.symbols))
+    assert "\n".join(lines[:4]) + "\n" == FTRACE_HEADER
+    row = re.compile(r"^ {0,15}\S{1,16}-\d+ +\[\d\d\] +\d+\.\d{6}: \w+ <-\w+$")
+    assert all(row.match(line) for line in lines[4:]), lines[4:6]
+    assert lines[4].startswith("       swapper/0-0     [00]")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_function_graph_pairs_entries_and_returns_with_modeled_durations(name):
+    t = tracer_for(name, tracer="function_graph")
+    t.ftrace.ftrace_init()
+    t.start()
+    assert t.run().ok
+    entries = Counter(e.values[0] for e in t.events if e.name == "funcgraph_entry")
+    exits = Counter(e.values[0] for e in t.events if e.name == "funcgraph_exit")
+    kmalloc = t.guest.image.symbols["kmalloc"]
+    site = next(s.address for s in t.tables.mcount if s.function == "kmalloc")
+    assert entries[site] == exits[site] > 0 and kmalloc
+    lines = list(graph_lines(sorted(t.events, key=lambda e: (e.timestamp, e.cpu)),
+                             t.symbols))
+    leaf = [ln for ln in lines if ln.endswith("__cache_alloc();")]
+    assert leaf and all(re.match(r"^ ?\d\) [ +!] +\d+\.\d{3} us +\|", ln) for ln in leaf)
+    assert all(len(ln.split("|")[0]) == 18 for ln in lines[4:] if "|" in ln and "=>" not in ln)
+
+
+def test_graph_overhead_marks():
+    from probes.ftrace_output import _duration
+    assert _duration(804) == "   0.804 us    "
+    assert _duration(14_237) == " + 14.237 us   "
+    assert _duration(140_000) == " ! 140.000 us  "
+
+
+# -- CLI ----------------------------------------------------------------------
+
+def test_cli_ftrace_json(capsys):
+    assert main(["ftrace", "--arch", "arm", "--cpus", "2", "--workload", "kmalloc",
+                 "--size", "20", "--filter", "kmalloc", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["checksum_ok"] and out["functions_traced"] == ["kmalloc"]
+    assert out["sites_enabled"] == 1 and set(out["calls"]) == {"kmalloc"}
+    assert out["trace"][0].startswith("CPU ")
+
+
+@pytest.mark.parametrize("argv", [
+    ["--format", "ctf"], ["--filter", "no_such_fn"], ["--format", "graph"],
+    ["--set", "DYNAMIC_FTRACE=n", "--filter", "k*"], ["--limit", "-1"],
+])
+def test_cli_ftrace_bad_input_is_one_line_exit_2(capsys, argv):
+    assert main(["ftrace", "--arch", "x86_64", "--workload", "kmalloc", "--size", "5",
+                 *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kisim: error:") and err.count("\n") == 1
