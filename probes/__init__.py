@@ -1,0 +1,1 @@
+"""Probes placed from outside the kernel's own instrumentation: line-number probes."""
