@@ -143,6 +143,11 @@ class DebugInfo:
     @cached_property
     def _rows(self) -> list[tuple[str, int, int]]:
         """(file path as compiled, line, address) for every is_stmt row."""
+        return [(f, n, a) for f, n, a, stmt in self._all_rows if stmt]
+
+    @cached_property
+    def _all_rows(self) -> list[tuple[str, int, int, bool]]:
+        """(file path as compiled, line, address, is_stmt) for every row of every CU."""
         rows = []
         for cu in self.dwarf.iter_CUs():
             program = self.dwarf.line_program_for_CU(cu)
@@ -160,9 +165,10 @@ class DebugInfo:
                 names.append(name)
             for entry in program.get_entries():
                 state = entry.state
-                if state is None or state.end_sequence or not state.is_stmt:
+                if state is None or state.end_sequence:
                     continue
-                rows.append((names[state.file - base], state.line, state.address))
+                rows.append((names[state.file - base], state.line, state.address,
+                             bool(state.is_stmt)))
         return rows
 
     def files(self) -> list[str]:
@@ -182,6 +188,11 @@ class DebugInfo:
         path = self._match_file(file)
         addrs = sorted({a for f, n, a in self._rows if f == path and n == line})
         return [LineAddress(a, path, line, self.function_at(a)) for a in addrs]
+
+    def line_at(self, address: int) -> tuple[str, int] | None:
+        """The source line whose code holds ``address``: the last row at or before it."""
+        best = max(((a, f, n) for f, n, a, _ in self._all_rows if a <= address), default=None)
+        return (best[1], best[2]) if best else None
 
     def lines_with_code(self, file: str) -> list[int]:
         """The lines of ``file`` that have at least one is_stmt row."""
