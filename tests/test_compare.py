@@ -143,3 +143,9 @@ def test_tour_runs_every_step(name, capsys):
     assert "trace_mark(kmalloc," in text
     assert "byte(s) changed" in text and "NOT RUN" in text
     assert main(["tour", "--arch", "vax", "--no-pager"]) == 2
+
+
+def test_same_inputs_same_table():
+    """Determinism: the same comparison twice gives the same document, bit for bit."""
+    name = NAMES[0]
+    assert compare_arch(name, memory_pressure=True) == compare_arch(name, memory_pressure=True)

@@ -152,3 +152,24 @@ def test_cli_probe(capsys):
                  "--workload", "kmalloc"]) == 2
     assert "no code for this line" in capsys.readouterr().err
     assert main(["probe", "--arch", arch, "nosuch.c:3", "--workload", "kmalloc"]) == 2
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_size_optimized_build_keeps_ret(name):
+    """-Os (CONFIG_CC_OPTIMIZE_FOR_SIZE) keeps `ret` live on the line where -O2 drops it;
+    its value there is the pointer the kmalloc marker reports for the same call."""
+    image = build(name, overrides={"CC_OPTIMIZE_FOR_SIZE": "y"})
+    assert "-Os" in image.info["cflags"]
+    guest = Guest(image, cpus=1, workload="kmalloc", size=200)
+    inst = attach(guest)
+    events = []
+    fmt = inst.tables.markers_named("kmalloc")[0].format
+    inst.markers.marker_probe_register("kmalloc", fmt, lambda e, _p: events.append(e))
+    inst.markers.marker_arm("kmalloc")
+    with DebugInfo(image.elf, get_arch(name)) as debug:
+        probe = LineProbe(guest.machine, debug, "kernel/slab.c", TRACE_LINE, ["ret", "size"])
+        probe.arm()
+        assert guest.run().ok
+    assert [(h.values["ret"], h.values["size"]) for h in probe.hits] == \
+        [(e.fields["ptr"], e.fields["bytes_req"]) for e in events]
+    assert not any(h.unavailable for h in probe.hits)
