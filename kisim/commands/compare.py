@@ -103,8 +103,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="markers vs tracepoints (dormant and armed), per arch",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--arch", action="append", metavar="ARCH",
-                   help=f"an arch to compare (repeatable; default all: {', '.join(NAMES)})")
+    p.add_argument("--arch", action="extend", nargs="+", metavar="ARCH",
+                   help=f"arches to compare (default all: {', '.join(NAMES)})")
     p.add_argument("--workload", default="kmalloc", metavar="W",
                    help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
     p.add_argument("--size", type=int, default=None, metavar="N",
