@@ -304,6 +304,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
             arming_cycles=model.cycles(arch, 0, active.arm_events),
             published=m.published))
     doc = {"arch": arch.name, "workload": workload, "cpus": cpus, "sites": list(SITES),
+           "exact": cpus == 1,      # with more CPUs, runs also differ in interleaving
            "memory_pressure": memory_pressure, "checksums_ok": all(checks),
            "uninstrumented": {"instructions": base.instructions, "modeled_cycles": base_cycles},
            "rows": [r.to_json() for r in rows], "cost_model": model.table(arch)}

@@ -52,6 +52,10 @@ def print_table(doc: dict) -> None:
               f"{d['percent_over_uninstrumented']:>7.2f}% {r['hits']:>6,} "
               f"{_fmt(a['per_hit_instructions']):>10} {_fmt(a['per_hit_modeled_cycles']):>10} "
               f"{a['percent_over_uninstrumented']:>7.2f}% {r['arming_modeled_cycles']:>8,.0f}")
+    if not doc["exact"]:
+        print("  NOTE: with more than one CPU the runs also differ in interleaving and lock "
+              "spinning,\n  so per-pass and per-hit figures are not exact (they can even be "
+              "negative).")
     print("  published orderings, checked on these modeled numbers:")
     for o in doc["orderings"]:
         mark = {True: "holds", False: "FAILS", None: "  -  "}[o["holds"]]
