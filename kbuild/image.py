@@ -60,12 +60,15 @@ Step = Callable[[str], None]
 NO_PIC = ("-Xclang", "-mrelocation-model", "-Xclang", "static",
           "-Xclang", "-pic-level", "-Xclang", "0")
 
-CFLAGS = ("-std=gnu11", "-O2", "-g", "-ffreestanding", "-nostdinc", "-fno-builtin",
+CFLAGS = ("-std=gnu11", "-g", "-ffreestanding", "-nostdinc", "-fno-builtin",
           "-fno-common", "-fno-strict-aliasing", "-fno-stack-protector",
           "-fno-unwind-tables", "-fno-asynchronous-unwind-tables",
           "-fno-omit-frame-pointer", "-fno-pic", "-fno-pie", *NO_PIC,
           "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror")
 FTRACE_CFLAGS = ("-pg",)
+#: The optimization level each choice of kconfig/Kconfig.optimize selects
+#: (init/Kconfig and the top Makefile: -O2 by default, -Os for size).
+OPT_CFLAGS = {"CC_OPTIMIZE_FOR_SIZE": "-Os", "CC_OPTIMIZE_FOR_PERFORMANCE": "-O2"}
 LDFLAGS = ("-static", "-nostdlib", "--emit-relocs", "--build-id=none",
            "--no-undefined", "-z", "norelro")
 
@@ -142,7 +145,8 @@ def input_files(arch: Arch) -> list[Path]:
 
 
 def compile_flags(arch: Arch, config: dict[str, str]) -> list[str]:
-    flags = ["-target", arch.cc_target, *arch.cc_flags, *CFLAGS]
+    level = next((flag for name, flag in OPT_CFLAGS.items() if config.get(name) == "y"), "-O2")
+    flags = ["-target", arch.cc_target, *arch.cc_flags, *CFLAGS, level]
     if config.get("FUNCTION_TRACER") == "y":
         flags += FTRACE_CFLAGS
     return flags

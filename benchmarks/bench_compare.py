@@ -1,0 +1,62 @@
+"""Benchmark: the whole default ``kisim compare`` on every arch (target: <= 2 minutes).
+
+Three timings in one process:
+
+1. cold: a fresh build cache (``KISIM_CACHE`` in a temporary directory),
+   so every kernel the comparison needs is compiled;
+2. warm: the same comparison again, every build from the cache;
+3. baseline: the same number of plain guest runs (defconfig, no probes, no
+   code hooks), to show what the comparison adds over just running the
+   workloads: warm / baseline is the ratio reported.
+
+Usage: ``.venv/bin/python benchmarks/bench_compare.py``
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def timed_compare(cache: str, out: str) -> float:
+    env = dict(os.environ, KISIM_CACHE=cache)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "kisim.cli", "compare", "--out", out, "--json"],
+                   cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def baseline(runs_per_arch: int) -> float:
+    from arches import NAMES
+    from kbuild import build
+    from sim.guest import boot
+    images = [build(name) for name in NAMES]
+    started = time.perf_counter()
+    for image in images:
+        for _ in range(runs_per_arch):
+            assert boot(image, workload="kmalloc").ok
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    from kisim.commands.compare import RUNS_PER_ARCH
+    with tempfile.TemporaryDirectory(prefix="kisim-bench-") as tmp:
+        cache, out = os.path.join(tmp, "cache"), os.path.join(tmp, "out")
+        cold = timed_compare(cache, out)
+        warm = timed_compare(cache, out)
+    base = baseline(RUNS_PER_ARCH)
+    print(f"kisim compare, 3 arches, default options ({RUNS_PER_ARCH} runs per arch):")
+    print(f"  cold cache (compiles every kernel): {cold:7.1f} s   target <= 120 s: "
+          f"{'ok' if cold <= 120 else 'MISSED'}")
+    print(f"  warm cache:                         {warm:7.1f} s")
+    print(f"  baseline, {3 * RUNS_PER_ARCH} plain guest runs:       {base:7.1f} s   "
+          f"warm / baseline = {warm / base:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,484 @@
+"""Source lines and variables of a guest kernel, from its DWARF (pyelftools).
+
+What a line-number probe needs, as SystemTap's ``statement("f@file:N")``
+and ``$var`` do it (James Bottomley's "simple dprobe like markers", LKML
+July 2008: "you don't need a nop ... you just need a line number"):
+
+* :meth:`DebugInfo.line_addresses`: ``FILE:LINE`` -> the addresses where
+  the compiler starts code for that line, i.e. the ``is_stmt`` rows of the
+  line-number program (DWARF 4 §6.2). A line can have several (inlined or
+  duplicated code) or none at all ("no code for this line").
+* :meth:`DebugInfo.variables_at`: the parameters and locals in scope at an
+  address, innermost scope first (subprogram, lexical blocks, inlined
+  subroutines, DWARF 4 §3.3-3.5), each with its location: a single
+  expression or a location list whose ranges say where the variable lives
+  (§2.6.2). No range covering the PC means "optimized out at this address".
+* :func:`evaluate`: a location expression (§2.5-2.6) against a CPU's
+  registers and memory: register (``DW_OP_reg*``), memory
+  (``DW_OP_breg*``, ``DW_OP_fbreg`` over the function's
+  ``DW_AT_frame_base``, ``DW_OP_addr``), computed value
+  (``DW_OP_stack_value``), and ``DW_OP_piece`` composites of those.
+
+DWARF register numbers come from ``arches/<arch>/dwarf.py``.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Callable, Iterator
+
+from elftools.dwarf.die import DIE
+from elftools.dwarf.dwarf_expr import DWARFExprOp, DWARFExprParser
+from elftools.dwarf.locationlists import BaseAddressEntry, LocationParser
+from elftools.elf.elffile import ELFFile
+
+from arches import Arch
+
+
+class DwarfError(ValueError):
+    """A request the debug information cannot answer (bad FILE:LINE, no such variable)."""
+
+
+class Unavailable(Exception):
+    """A variable has no value here; the message says why (e.g. optimized out)."""
+
+
+@dataclass(frozen=True)
+class LineAddress:
+    """One ``is_stmt`` row of the line program for the line asked about."""
+
+    address: int
+    file: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A parameter or local in scope at an address."""
+
+    name: str
+    kind: str                        # "parameter" or "local"
+    type_name: str
+    size: int
+    signed: bool
+    scope: str                       # function (or inlined function) it belongs to
+    die: DIE = field(repr=False, compare=False)
+    frame_base: list[DWARFExprOp] | None = field(repr=False, compare=False)
+
+    def expression(self, debug: DebugInfo, pc: int) -> list[DWARFExprOp]:
+        """The location expression valid at ``pc``; :class:`Unavailable` if none."""
+        return debug.location_at(self.die, pc)
+
+
+#: Reads guest memory: (address, size) -> bytes.
+ReadMemory = Callable[[int, int], bytes]
+#: Reads a register by its Unicorn name.
+ReadRegister = Callable[[str], int]
+
+
+def dwarf_registers(arch: Arch) -> dict[int, str]:
+    """DWARF register number -> Unicorn register name, from ``arches/<arch>/dwarf.py``."""
+    return importlib.import_module(f"arches.{arch.name}.dwarf").DWARF_REGS
+
+
+def _name(die: DIE) -> str | None:
+    attr = die.attributes.get("DW_AT_name")
+    if attr is not None:
+        return attr.value.decode()
+    for ref in ("DW_AT_abstract_origin", "DW_AT_specification"):
+        if ref in die.attributes:
+            return _name(die.get_DIE_from_attribute(ref))
+    return None
+
+
+def _attr_die(die: DIE, name: str) -> DIE | None:
+    """``name`` on ``die`` or on the DIE it is an inlined/concrete copy of."""
+    while die is not None:
+        if name in die.attributes:
+            return die
+        if "DW_AT_abstract_origin" not in die.attributes:
+            return None
+        die = die.get_DIE_from_attribute("DW_AT_abstract_origin")
+    return None
+
+
+class DebugInfo:
+    """The line table and variable scopes of one ELF image."""
+
+    def __init__(self, elf_path: str | os.PathLike[str], arch: Arch) -> None:
+        self.path = Path(elf_path)
+        self.arch = arch
+        self._file = open(self.path, "rb")
+        self.elf = ELFFile(self._file)
+        if not self.elf.has_dwarf_info():
+            raise DwarfError(f"{self.path}: no DWARF debug information (build with -g)")
+        # The image is linked with --emit-relocs: its .rela.debug_* sections
+        # are already applied, and pyelftools cannot redo PowerPC's.
+        self.dwarf = self.elf.get_dwarf_info(relocate_dwarf_sections=False)
+        self.regs = dwarf_registers(arch)
+        self._exprs = DWARFExprParser(self.dwarf.structs)
+        self._loclists = self.dwarf.location_lists()
+        self._locparser = LocationParser(self._loclists) if self._loclists else None
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> DebugInfo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- functions ------------------------------------------------------------
+    def function_at(self, address: int) -> str:
+        """The out-of-line function (DW_TAG_subprogram) covering ``address`` ('?' if none)."""
+        chain = self._scope_chain(address)
+        return (_name(chain[0]) or "?") if chain else "?"
+
+    # -- line table -------------------------------------------------------------
+    @cached_property
+    def _rows(self) -> list[tuple[str, int, int]]:
+        """(file path as compiled, line, address) for every is_stmt row."""
+        return [(f, n, a) for f, n, a, stmt in self._all_rows if stmt]
+
+    @cached_property
+    def _all_rows(self) -> list[tuple[str, int, int, bool]]:
+        """(file path as compiled, line, address, is_stmt) for every row of every CU."""
+        rows = []
+        for cu in self.dwarf.iter_CUs():
+            program = self.dwarf.line_program_for_CU(cu)
+            if program is None:
+                continue
+            files = program["file_entry"]
+            dirs = program["include_directory"]
+            base = 1 if cu.header["version"] < 5 else 0   # DWARF 4 numbers files from 1
+            names = []
+            for entry in files:
+                name = entry.name.decode()
+                d = entry.dir_index - base if cu.header["version"] < 5 else entry.dir_index
+                if entry.dir_index and 0 <= d < len(dirs):
+                    name = f"{dirs[d].decode()}/{name}"
+                names.append(name)
+            for entry in program.get_entries():
+                state = entry.state
+                if state is None or state.end_sequence:
+                    continue
+                rows.append((names[state.file - base], state.line, state.address,
+                             bool(state.is_stmt)))
+        return rows
+
+    def files(self) -> list[str]:
+        return sorted({f for f, _, _ in self._rows})
+
+    def _match_file(self, file: str) -> str:
+        want = file.lstrip("./")
+        hits = sorted({f for f in self.files() if f == want or f.endswith("/" + want)})
+        if not hits:
+            raise DwarfError(f"no source file {file!r} in the debug information")
+        if len(hits) > 1:
+            raise DwarfError(f"{file!r} is ambiguous: {', '.join(hits)}")
+        return hits[0]
+
+    def line_addresses(self, file: str, line: int) -> list[LineAddress]:
+        """Every address where code for ``file:line`` starts; [] if the compiler placed none."""
+        path = self._match_file(file)
+        addrs = sorted({a for f, n, a in self._rows if f == path and n == line})
+        return [LineAddress(a, path, line, self.function_at(a)) for a in addrs]
+
+    def line_at(self, address: int) -> tuple[str, int] | None:
+        """The source line whose code holds ``address``: the last row at or before it."""
+        best = max(((a, f, n) for f, n, a, _ in self._all_rows if a <= address), default=None)
+        return (best[1], best[2]) if best else None
+
+    def lines_with_code(self, file: str) -> list[int]:
+        """The lines of ``file`` that have at least one is_stmt row."""
+        path = self._match_file(file)
+        return sorted({n for f, n, _ in self._rows if f == path})
+
+    def nearest_lines(self, file: str, line: int) -> tuple[int | None, int | None]:
+        """The closest lines before and after ``line`` that have code."""
+        lines = self.lines_with_code(file)
+        before = [n for n in lines if n < line]
+        after = [n for n in lines if n > line]
+        return (before[-1] if before else None, after[0] if after else None)
+
+    # -- scopes and variables -------------------------------------------------------
+    def _covers(self, die: DIE, pc: int) -> bool:
+        attrs = die.attributes
+        if "DW_AT_low_pc" in attrs and "DW_AT_high_pc" in attrs:
+            low = attrs["DW_AT_low_pc"].value
+            high = attrs["DW_AT_high_pc"]
+            end = high.value if high.form == "DW_FORM_addr" else low + high.value
+            return low <= pc < end
+        if "DW_AT_ranges" in attrs:
+            ranges = self.dwarf.range_lists()
+            if ranges is None:
+                return False
+            cu_base = die.cu.get_top_DIE().attributes.get("DW_AT_low_pc")
+            base = cu_base.value if cu_base else 0
+            for entry in ranges.get_range_list_at_offset(attrs["DW_AT_ranges"].value, cu=die.cu):
+                if not hasattr(entry, "begin_offset"):
+                    base = entry.base_address
+                    continue
+                begin, end = entry.begin_offset, entry.end_offset
+                if not getattr(entry, "is_absolute", False):
+                    begin, end = begin + base, end + base
+                if begin <= pc < end:
+                    return True
+        return False
+
+    def _scope_chain(self, pc: int) -> list[DIE]:
+        """Subprogram, then nested blocks / inlined subroutines covering ``pc``, outermost first."""
+        for cu in self.dwarf.iter_CUs():
+            top = cu.get_top_DIE()
+            if not self._covers(top, pc):
+                continue
+            chain: list[DIE] = []
+            parent = top
+            while True:
+                inner = next((c for c in parent.iter_children()
+                              if c.tag in ("DW_TAG_subprogram", "DW_TAG_lexical_block",
+                                           "DW_TAG_inlined_subroutine")
+                              and self._covers(c, pc)), None)
+                if inner is None:
+                    break
+                chain.append(inner)
+                parent = inner
+            if chain:
+                return chain
+        return []
+
+    def variables_at(self, pc: int) -> list[Variable]:
+        """Variables in scope at ``pc``, innermost first; an inner name hides an outer one."""
+        chain = self._scope_chain(pc)
+        if not chain:
+            raise DwarfError(f"{pc:#x}: no function in the debug information covers it")
+        frame_base = self._frame_base(chain[0])
+        seen: set[str] = set()
+        out: list[Variable] = []
+        for scope in reversed(chain):
+            owner = next((s for s in reversed(chain[:chain.index(scope) + 1])
+                          if s.tag != "DW_TAG_lexical_block"), chain[0])
+            owner_name = _name(owner) or "?"
+            for child in scope.iter_children():
+                if child.tag not in ("DW_TAG_formal_parameter", "DW_TAG_variable"):
+                    continue
+                name = _name(child)
+                if name is None or name in seen or self._is_static(child):
+                    continue
+                seen.add(name)
+                type_name, size, signed = self._type(child)
+                out.append(Variable(name, "parameter" if child.tag == "DW_TAG_formal_parameter"
+                                    else "local", type_name, size, signed, owner_name, child,
+                                    frame_base))
+        return out
+
+    def variable(self, pc: int, name: str) -> Variable:
+        for var in self.variables_at(pc):
+            if var.name == name:
+                return var
+        raise DwarfError(f"no variable {name!r} in scope at {pc:#x} "
+                         f"(in scope: {', '.join(v.name for v in self.variables_at(pc))})")
+
+    def _is_static(self, die: DIE) -> bool:
+        """A function-local static (fixed address, e.g. a marker's struct): not a probe variable."""
+        loc = die.attributes.get("DW_AT_location")
+        if loc is None or loc.form != "DW_FORM_exprloc":
+            return False
+        ops = self._exprs.parse_expr(loc.value)
+        return len(ops) == 1 and ops[0].op_name == "DW_OP_addr"
+
+    def _frame_base(self, subprogram: DIE) -> list[DWARFExprOp] | None:
+        attr = subprogram.attributes.get("DW_AT_frame_base")
+        return self._exprs.parse_expr(attr.value) if attr is not None else None
+
+    def _type(self, die: DIE) -> tuple[str, int, bool]:
+        """(C spelling, byte size, signed) of a variable's type."""
+        holder = _attr_die(die, "DW_AT_type")
+        if holder is None:
+            return "void", 0, False
+        t = holder.get_DIE_from_attribute("DW_AT_type")
+        prefix = ""
+        while t.tag in ("DW_TAG_typedef", "DW_TAG_const_type", "DW_TAG_volatile_type"):
+            if t.tag == "DW_TAG_typedef":
+                name = _name(t) or "?"
+                _, size, signed = self._type(t)
+                return prefix + name, size, signed
+            prefix += {"DW_TAG_const_type": "const ", "DW_TAG_volatile_type": "volatile "}[t.tag]
+            if "DW_AT_type" not in t.attributes:
+                return prefix + "void", 0, False
+            t = t.get_DIE_from_attribute("DW_AT_type")
+        if t.tag == "DW_TAG_pointer_type":
+            target = "void"
+            if "DW_AT_type" in t.attributes:
+                target = self._type(t)[0]
+            return f"{prefix}{target} *", self.arch.word, False
+        size = t.attributes["DW_AT_byte_size"].value if "DW_AT_byte_size" in t.attributes else 0
+        signed = False
+        if "DW_AT_encoding" in t.attributes:
+            signed = t.attributes["DW_AT_encoding"].value in (0x05, 0x06, 0x0D)  # DW_ATE_signed*
+        if t.tag == "DW_TAG_enumeration_type":
+            signed = True
+        kind = {"DW_TAG_structure_type": "struct ", "DW_TAG_union_type": "union ",
+                "DW_TAG_enumeration_type": "enum "}.get(t.tag, "")
+        return prefix + kind + (_name(t) or "?"), size, signed
+
+    def location_at(self, die: DIE, pc: int) -> list[DWARFExprOp]:
+        """The location expression of ``die`` valid at ``pc``; :class:`Unavailable` if none."""
+        attr = die.attributes.get("DW_AT_location")
+        if attr is None:
+            if "DW_AT_const_value" in die.attributes:
+                raise Unavailable("constant folded (DW_AT_const_value), no storage")
+            raise Unavailable("optimized out (no DW_AT_location)")
+        if attr.form == "DW_FORM_exprloc":
+            return self._exprs.parse_expr(attr.value)
+        entries = self._locparser.parse_from_attribute(attr, die.cu.header["version"], die)
+        top = die.cu.get_top_DIE().attributes.get("DW_AT_low_pc")
+        base = top.value if top else 0
+        for entry in entries:
+            if isinstance(entry, BaseAddressEntry):
+                base = entry.base_address
+                continue
+            begin, end = entry.begin_offset, entry.end_offset
+            if not entry.is_absolute:
+                begin, end = begin + base, end + base
+            if begin <= pc < end:
+                return self._exprs.parse_expr(entry.loc_expr)
+        raise Unavailable("optimized out at this address (no location-list entry covers it)")
+
+
+# -- location expressions -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Piece:
+    kind: str        # "reg", "mem", "value"
+    where: int       # register number, address or the value itself
+    size: int | None
+
+
+class _Eval:
+    """One evaluation of a DWARF location expression (DWARF 4 §2.5-2.6)."""
+
+    def __init__(self, arch: Arch, regs: dict[int, str], reg: ReadRegister,
+                 mem: ReadMemory, frame_base: list[DWARFExprOp] | None) -> None:
+        self.arch, self.regs, self.reg, self.mem = arch, regs, reg, mem
+        self.frame_base = frame_base
+
+    def register(self, number: int) -> int:
+        try:
+            return self.reg(self.regs[number])
+        except KeyError:
+            raise Unavailable(f"DWARF register {number} has no {self.arch.name} mapping") from None
+
+    def run(self, ops: list[DWARFExprOp]) -> list[_Piece]:
+        mask = (1 << self.arch.bits) - 1
+        stack: list[int] = []
+        pieces: list[_Piece] = []
+        pending: _Piece | None = None       # a register or implicit value awaiting DW_OP_piece
+        for op in ops:
+            name, args = op.op_name, op.args
+            if name.startswith("DW_OP_lit"):
+                stack.append(int(name[9:]))
+            elif name.startswith("DW_OP_const") and name != "DW_OP_const_type":
+                stack.append(args[0] & mask)
+            elif name == "DW_OP_addr":
+                stack.append(args[0])
+            elif name.startswith("DW_OP_reg"):
+                number = args[0] if name == "DW_OP_regx" else int(name[9:])
+                pending = _Piece("reg", number, None)
+            elif name.startswith("DW_OP_breg"):
+                number = args[0] if name == "DW_OP_bregx" else int(name[10:])
+                offset = args[-1]
+                stack.append((self.register(number) + offset) & mask)
+            elif name == "DW_OP_fbreg":
+                stack.append((self.frame_base_value() + args[0]) & mask)
+            elif name == "DW_OP_plus_uconst":
+                stack.append((stack.pop() + args[0]) & mask)
+            elif name in ("DW_OP_plus", "DW_OP_minus", "DW_OP_and", "DW_OP_or", "DW_OP_xor",
+                          "DW_OP_mul", "DW_OP_shl", "DW_OP_shr"):
+                b, a = stack.pop(), stack.pop()
+                stack.append({"DW_OP_plus": a + b, "DW_OP_minus": a - b, "DW_OP_and": a & b,
+                              "DW_OP_or": a | b, "DW_OP_xor": a ^ b, "DW_OP_mul": a * b,
+                              "DW_OP_shl": a << b, "DW_OP_shr": a >> b}[name] & mask)
+            elif name == "DW_OP_neg":
+                stack.append(-stack.pop() & mask)
+            elif name == "DW_OP_not":
+                stack.append(~stack.pop() & mask)
+            elif name == "DW_OP_deref":
+                stack.append(self.arch.to_int(self.mem(stack.pop(), self.arch.word)))
+            elif name == "DW_OP_dup":
+                stack.append(stack[-1])
+            elif name == "DW_OP_stack_value":
+                pending = _Piece("value", stack.pop(), None)
+            elif name == "DW_OP_piece":
+                piece = pending or _Piece("mem", stack.pop(), None)
+                pieces.append(_Piece(piece.kind, piece.where, args[0]))
+                pending = None
+            elif name in ("DW_OP_entry_value", "DW_OP_GNU_entry_value"):
+                raise Unavailable("optimized out: only its value at function entry is described "
+                                  "(DW_OP_entry_value)")
+            elif name == "DW_OP_call_frame_cfa":
+                raise Unavailable("needs the call frame information (DW_OP_call_frame_cfa)")
+            else:
+                raise Unavailable(f"location uses {name}, which kisim does not evaluate")
+        if pending is not None:
+            pieces.append(pending)
+        elif stack:
+            pieces.append(_Piece("mem", stack.pop(), None))
+        elif not pieces:
+            raise Unavailable("optimized out (empty location)")
+        return pieces
+
+    def frame_base_value(self) -> int:
+        if not self.frame_base:
+            raise Unavailable("DW_OP_fbreg in a function without DW_AT_frame_base")
+        (base,) = self.run(self.frame_base)
+        if base.kind == "reg":          # DW_AT_frame_base {DW_OP_reg6}: the register's value
+            return self.register(base.where)
+        return base.where
+
+
+def evaluate(debug: DebugInfo, var: Variable, pc: int, reg: ReadRegister,
+             mem: ReadMemory) -> int:
+    """The value of ``var`` at ``pc`` (stopped there, before that instruction runs).
+
+    :class:`Unavailable` when DWARF gives no location here. Values wider
+    than a register are assembled from their pieces in the guest's byte order.
+    """
+    arch = debug.arch
+    ops = var.expression(debug, pc)
+    pieces = _Eval(arch, debug.regs, reg, mem, var.frame_base).run(ops)
+    size = var.size or arch.word
+    data = b""
+    for piece in pieces:
+        n = piece.size if piece.size is not None else size
+        if piece.kind == "mem":
+            data += mem(piece.where, n)
+        else:
+            value = piece.where
+            if piece.kind == "reg":
+                value = _Eval(arch, debug.regs, reg, mem, None).register(piece.where)
+            raw = (value & ((1 << (8 * max(n, arch.word))) - 1)).to_bytes(
+                max(n, arch.word), arch.endian)
+            data += raw[-n:] if arch.endian == "big" else raw[:n]
+    value = int.from_bytes(data[:size], arch.endian)
+    if var.signed and size and value >> (8 * size - 1):
+        value -= 1 << (8 * size)
+    return value
+
+
+def iter_unavailable(debug: DebugInfo, pc: int) -> Iterator[tuple[Variable, str]]:
+    """The variables in scope at ``pc`` that have no location there, and why."""
+    for var in debug.variables_at(pc):
+        try:
+            var.expression(debug, pc)
+        except Unavailable as why:
+            yield var, str(why)
+
+
+__all__ = ["DebugInfo", "DwarfError", "LineAddress", "Unavailable", "Variable",
+           "dwarf_registers", "evaluate", "iter_unavailable"]
