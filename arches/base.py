@@ -120,6 +120,9 @@ class Arch:
     poke_breakpoint: bytes = b""
     # Optional capabilities whose hooks ``ops`` implements (OPTIONAL_CAPABILITIES).
     capabilities: tuple[str, ...] = ()
+    # Unicorn interrupt number -> the exception's name, for fault reports of
+    # traps no handler owns (x86 vector 0: #DE, divide error).
+    exception_names: Mapping[int, str] = field(default_factory=dict)
     # Instruction fetch sees stores once the CPU serializes, with no cache
     # flush (x86); otherwise only lines flush_icache_range covered do.
     icache_coherent: bool = False

@@ -1,8 +1,8 @@
 """The simulated SMP machine: one Unicorn per CPU over one shared memory.
 
 Turns.  CPUs run round-robin in turns of ``quantum`` instructions, each turn
-one ``emu_start(count=...)`` slice, which Unicorn stops exactly (DESIGN.md
-§4).  A seed draws each turn's length from ``1..quantum`` instead, so one
+one ``emu_start(count=...)`` slice, which Unicorn stops exactly
+(docs/unicorn.md).  A seed draws each turn's length from ``1..quantum`` instead, so one
 seed names one interleaving, bit for bit.
 
 Exact counts.  A turn that must end early (a CPU halts, or a handler asks to
@@ -217,7 +217,8 @@ class Cpu:
     def _on_intr(self, uc: unicorn.Uc, intno: int, _data: object) -> None:
         vector = self.arch.traps.get(intno)
         if vector is None:
-            self._error = self.machine.fault(self, f"unexpected interrupt {intno}")
+            reason = self.arch.exception_names.get(intno, f"unexpected interrupt {intno}")
+            self._error = self.machine.fault(self, reason)
             uc.emu_stop()
             return
         self._dispatch(vector, intno)
@@ -480,7 +481,7 @@ class Machine:
 
         A Unicorn code hook over that one instruction: code elsewhere pays
         nothing. Cached blocks holding ``addr`` are dropped so that the hook
-        fires on them too (DESIGN.md §4).
+        fires on them too (docs/unicorn.md).
         """
         for cpu in self.cpus:
             cpu.uc.hook_add(unicorn.UC_HOOK_CODE,

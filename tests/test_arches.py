@@ -1,4 +1,4 @@
-"""Encodings equal the kernel's (DESIGN.md §2), checked through Keystone and Capstone."""
+"""Encodings equal the kernel's (docs/encodings.md), checked through Keystone and Capstone."""
 from __future__ import annotations
 
 import pytest

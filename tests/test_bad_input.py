@@ -236,3 +236,16 @@ def test_menuconfig_refuses_non_regular_target(arch, tmp_path: Path) -> None:
     with pytest.raises(kconfig.KconfigError, match="not a regular file"):
         kconfig.menuconfig(arch.name, fifo)
     assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+
+
+def test_patchcheck_refuses_a_negative_show(capsys) -> None:
+    assert main(["patchcheck", "--arch", "arm", "--seeds", "2", "--show", "-100"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--show -100" in err
+
+
+def test_a_guest_divide_by_zero_is_named(capsys) -> None:
+    """The fault names the exception (x86 #DE), not a bare interrupt number."""
+    assert main(["asm", "--arch", "x86_64", "--run", "mov eax, 1; xor ecx, ecx; div ecx"]) == 1
+    err = capsys.readouterr().err
+    assert "divide by zero" in err and "unexpected interrupt" not in err

@@ -255,7 +255,8 @@ ARCH = Arch(
                               "upper bound"),
     },
     site_len=5,                          # P6_NOP5_ATOMIC <-> jmp rel32
-    icache_coherent=True,                # Intel SDM vol. 3A §8.1.3: serialize, no flush
+    icache_coherent=True,
+    exception_names={0: "divide by zero (#DE, divide error: Intel SDM vol. 3A §6.15, vector 0)"},                # Intel SDM vol. 3A §8.1.3: serialize, no flush
     poke_breakpoint=INT3,
     clock=Cost(2_000_000_000, "Documentation/trace/kprobes.rst measures x86-64 on a 2 GHz "
                    "Opteron; the trap cost above is taken at that clock"),

@@ -53,6 +53,8 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     arch = arch_of(args)
     if not 1 <= args.cpus <= MAX_CPUS:
         raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
+    if args.show < 0:
+        raise UsageError(f"--show {args.show}: the number of findings to list is at least 0")
     protocol, path = None, None
     if args.protocol is not None:
         if args.naive:
