@@ -2,8 +2,8 @@
 /*
  * Marker probes living in the guest.
  *
- * __mark_empty_function is what every marker's `call` points at until a
- * probe is connected. marker_probe_hc is the probe the host connects to
+ * __mark_empty_function is every marker's `single` probe until one is
+ * connected. marker_probe_hc is the probe the host connects to
  * receive events: it walks the marker's format like vsnprintf does, takes
  * each argument with va_arg at its declared width and hands the host an
  * array of u64 (HC_MARKER: marker address, array, count). %s passes the
@@ -17,24 +17,55 @@
 
 #define MARKER_MAX_ARGS	16
 
-notrace void __mark_empty_function(const struct marker *mdata, void *private,
-				   const char *fmt, ...)
+notrace void __mark_empty_function(void *probe_private, void *call_private,
+				   const char *fmt, va_list *args)
 {
-	(void)mdata; (void)private; (void)fmt;
+	(void)probe_private; (void)call_private; (void)fmt; (void)args;
 }
 NOTRACE_SYMBOL(__mark_empty_function);
 NOKPROBE_SYMBOL(__mark_empty_function);
 
-notrace void marker_probe_hc(const struct marker *mdata, void *private,
-			     const char *fmt, ...)
+/*
+ * kernel/marker.c (2.6.27) marker_probe_cb: ptype 0 calls the single
+ * probe, ptype 1 each entry of the NULL-terminated multi array, each with
+ * a fresh va_list. The host publishes a new array before flipping ptype
+ * and frees an old one only after a quiescent state.
+ */
+notrace void marker_probe_cb(const struct marker *mdata, void *call_private, ...)
 {
-	u64 args[MARKER_MAX_ARGS];
+	va_list args;
+
+	if (!READ_ONCE(mdata->ptype)) {
+		marker_probe_func *func = READ_ONCE(mdata->single.func);
+
+		va_start(args, call_private);
+		func(mdata->single.probe_private, call_private, mdata->format, &args);
+		va_end(args);
+	} else {
+		struct marker_probe_closure *multi = READ_ONCE(mdata->multi);
+		int i;
+
+		for (i = 0; multi[i].func; i++) {
+			va_start(args, call_private);
+			multi[i].func(multi[i].probe_private, call_private,
+				      mdata->format, &args);
+			va_end(args);
+		}
+	}
+}
+NOTRACE_SYMBOL(marker_probe_cb);
+NOKPROBE_SYMBOL(marker_probe_cb);
+
+notrace void marker_probe_hc(void *probe_private, void *call_private,
+			     const char *fmt, va_list *args)
+{
+	u64 argv[MARKER_MAX_ARGS];
 	unsigned int n = 0;
 	const char *p;
 	va_list ap;
 
-	(void)private;
-	va_start(ap, fmt);
+	(void)call_private;
+	va_copy(ap, *args);
 	for (p = fmt; *p && n < MARKER_MAX_ARGS; p++) {
 		int longs = 0, shorts = 0;
 
@@ -60,22 +91,22 @@ notrace void marker_probe_hc(const struct marker *mdata, void *private,
 		switch (*p) {
 		case 'd': case 'i':
 			if (longs >= 2)
-				args[n++] = (u64)va_arg(ap, long long);
+				argv[n++] = (u64)va_arg(ap, long long);
 			else if (longs == 1)
-				args[n++] = (u64)(s64)va_arg(ap, long);
+				argv[n++] = (u64)(s64)va_arg(ap, long);
 			else
-				args[n++] = (u64)(s64)va_arg(ap, int);
+				argv[n++] = (u64)(s64)va_arg(ap, int);
 			break;
 		case 'u': case 'x': case 'X': case 'o': case 'c':
 			if (longs >= 2)
-				args[n++] = va_arg(ap, unsigned long long);
+				argv[n++] = va_arg(ap, unsigned long long);
 			else if (longs == 1)
-				args[n++] = va_arg(ap, unsigned long);
+				argv[n++] = va_arg(ap, unsigned long);
 			else
-				args[n++] = va_arg(ap, unsigned int);
+				argv[n++] = va_arg(ap, unsigned int);
 			break;
 		case 's': case 'p':
-			args[n++] = (unsigned long)va_arg(ap, void *);
+			argv[n++] = (unsigned long)va_arg(ap, void *);
 			break;
 		default:
 			(void)shorts;
@@ -87,7 +118,7 @@ notrace void marker_probe_hc(const struct marker *mdata, void *private,
 	}
 out:
 	va_end(ap);
-	hypercall3(HC_MARKER, (unsigned long)mdata, (unsigned long)args, n);
+	hypercall3(HC_MARKER, (unsigned long)probe_private, (unsigned long)argv, n);
 }
 NOTRACE_SYMBOL(marker_probe_hc);
 NOKPROBE_SYMBOL(marker_probe_hc);

@@ -19,12 +19,15 @@ interface the issue's rows describe): arming a marker with no probe is
 mechanism the ``.config`` chose: an immediate value, a static key, or the
 ``state`` byte alone.
 
-A probe is a guest function (an address in the image, called directly by
-the site) or a host callable, reached through the guest's
-``marker_probe_hc`` and given the arguments decoded by the format. Any
-number of host probes may share a marker; a guest probe has the site to
-itself: the guest's struct marker has one ``call`` slot, and the 2.6.27
-multi-probe array (``marker_probe_cb`` iterating ``multi``) is not built yet.
+A probe is a guest function (an address in the image, a 2.6.27
+``marker_probe_func`` taking its private data as a word) or a host
+callable, reached through the guest's ``marker_probe_hc`` (one closure
+serves every host probe of a site) and given the arguments decoded by the
+format. As in 2.6.27 every site calls ``marker_probe_cb``: with one
+closure it sits in ``single`` (``ptype`` 0); with several they are a
+NULL-terminated ``multi`` array (``ptype`` 1), replaced copy-and-swap in
+the :class:`~patcher.tracepoint.ArrayPool` and freed after a quiescent
+state.
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
 from patcher.jump_label import StaticKeys
 from patcher.tables import Marker, Tables
+from patcher.tracepoint import ArrayPool
 from sim.dwarf import struct
 from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import Guest
@@ -118,7 +122,12 @@ class Markers:
         self.host_stub = symbols["marker_probe_hc"]
         self.classes = {name: event_class(name, sites[0].format, self.arch.bits)
                         for name, sites in self.sites.items()}
-        self.call_offset = struct(tables.image.path, "marker").offset("call")
+        layout = struct(tables.image.path, "marker")
+        self.single_offset = layout.offset("single")
+        self.multi_offset = layout.offset("multi")
+        self.ptype_offset = layout.offset("ptype")
+        self.pool = ArrayPool(guest, region=1)
+        self.arrays: dict[int, int] = {}        # struct marker -> its live multi array
         guest.hypercalls.register("HC_MARKER", self._hc_marker)
 
     # -- registry ---------------------------------------------------------
@@ -138,8 +147,8 @@ class Markers:
         connected = self.probes.setdefault(name, [])
         if (probe, private) in connected:
             raise PatchError("EBUSY", f"marker {name}: probe already registered")
-        if connected and (isinstance(probe, int) or isinstance(connected[0][0], int)):
-            raise PatchError("EBUSY", f"marker {name}: a guest probe needs the site to itself")
+        if isinstance(probe, int) and not isinstance(private, (int, type(None))):
+            raise PatchError("EINVAL", f"marker {name}: a guest probe's private data is a word")
         connected.append((probe, private))
         if name in self.sites:
             self._connect(name)
@@ -171,17 +180,43 @@ class Markers:
         if name in self.sites:
             self._connect(name)
 
-    def _connect(self, name: str) -> None:
-        """Point every site's ``call`` at what is registered (data, not text)."""
+    def _closures(self, name: str, marker: Marker) -> list[tuple[int, int]]:
+        """(func, probe_private) of each guest closure the site must call."""
         connected = self.probes.get(name, [])
         if not connected or not self._format_ok(name):
-            target = self.empty
-        elif isinstance(connected[0][0], int):
-            target = connected[0][0]
-        else:
-            target = self.host_stub
+            return [(self.empty, 0)]
+        out = [(p, priv or 0) for p, priv in connected if isinstance(p, int)]
+        if any(not isinstance(p, int) for p, _ in connected):
+            out.append((self.host_stub, marker.address))   # one forwarder per site
+        return out
+
+    def _connect(self, name: str) -> None:
+        """set_marker (2.6.27): ``single`` for one closure, else a new ``multi``
+        array published before ``ptype``; an old array waits a grace period."""
+        word = self.arch.word
         for marker in self._markers(name):
-            self.machine.write_word(marker.address + self.call_offset, target)
+            closures = self._closures(name, marker)
+            old = self.arrays.pop(marker.address, 0)
+            if len(closures) == 1:
+                func, private = closures[0]
+                single = marker.address + self.single_offset
+                self.machine.write_word(single + word, private)
+                self.machine.write_word(single, func)
+                self.machine.write(marker.address + self.ptype_offset, b"\0")
+                # ``multi`` keeps the old array until its grace period: a CPU
+                # that read ptype 1 just before may still walk it.
+            else:
+                if 2 * (len(closures) + 1) > self.pool.slot // word:
+                    raise PatchError("ENOMEM", f"marker {name}: too many probes")
+                new = self.pool.alloc()
+                for i, (func, private) in enumerate(closures + [(0, 0)]):
+                    self.machine.write_word(new + 2 * i * word, func)
+                    self.machine.write_word(new + (2 * i + 1) * word, private)
+                self.machine.write_word(marker.address + self.multi_offset, new)
+                self.machine.write(marker.address + self.ptype_offset, b"\1")
+                self.arrays[marker.address] = new
+            if old:
+                self.pool.retire(old)
 
     # -- arming -----------------------------------------------------------
     def marker_arm(self, name: str) -> None:

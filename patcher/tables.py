@@ -9,8 +9,8 @@ expected instruction:
 ================== =========================================== ==========================
 section            entry (word = 4 bytes, 8 on x86-64)          checked
 ================== =========================================== ==========================
-__markers          struct marker {name, format, state, call,    strings readable, state 0,
-                   private}, aligned to 8                        call = empty probe
+__markers          struct marker {name, format, state, ptype,   strings readable, state 0,
+                   call, single, multi}, aligned to 8            single = empty probe
 __tracepoints      struct tracepoint {name, state, funcs,       strings readable
                    hc_probe}, aligned to 32
 __jump_table       {code, target, key}, absolute words           code is the arch's kernel
@@ -31,7 +31,7 @@ the __imv entry whose ``var``, or the __jump_table entries whose ``key``,
 is the address of its ``state``; with neither it is a plain load of
 ``state`` (``enable == "load"``, no site addresses).
 
-Arming, for the patcher: point ``marker.call`` at ``marker_probe_hc`` (or
+Arming, for the patcher: point ``marker.single`` at ``marker_probe_hc`` (or
 a tracepoint's ``funcs`` at a NULL-terminated array holding its
 ``hc_probe``), set ``state``, then write 1 into each __imv immediate
 (``size`` bytes at ``imv``) or turn each jump-label nop into
@@ -67,8 +67,8 @@ class Marker:
     format: str
     state_addr: int
     state: int
-    call: int               # probe function (initially __mark_empty_function)
-    private: int
+    call: int               # single.func (initially __mark_empty_function)
+    private: int            # single.probe_private
     enable: str             # "imv", "jump_label" or "load"
     sites: tuple[int, ...]  # enable-check instructions (imv insn / jump-label nop)
 
@@ -320,10 +320,11 @@ def _parse_markers(r: _Reader, imv: list[ImvEntry], jumps: list[JumpEntry]) -> l
         name = r.string(r.word(e + lay.offset("name")))
         fmt = r.string(r.word(e + lay.offset("format")))
         state_addr = e + lay.offset("state")
-        state, call = r.int(state_addr, 1), r.word(e + lay.offset("call"))
-        private = r.word(e + lay.offset("private"))
+        single = e + lay.offset("single")          # struct marker_probe_closure (2.6.27)
+        state, call = r.int(state_addr, 1), r.word(single)
+        private = r.word(single + r.arch.word)
         if call != empty:
-            raise TableError(f"marker {name} at {e:#x}: call {call:#x} is not "
+            raise TableError(f"marker {name} at {e:#x}: single probe {call:#x} is not "
                              "__mark_empty_function")
         enable, sites = _enable(state_addr, imv, jumps)
         out.append(Marker(e, name, fmt, state_addr, state, call, private, enable, sites))

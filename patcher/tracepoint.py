@@ -66,22 +66,56 @@ class _Retired:
 
 
 class ArrayPool:
-    """Guest memory for probe arrays: a region the host maps and manages."""
+    """Guest memory for probe arrays, freed after a grace period.
 
-    def __init__(self, guest: Guest, slots: int = 16) -> None:
+    ``region`` picks which ``POOL_SIZE`` window above the image this pool
+    maps, so that tracepoints and markers each own one. ``retire`` queues
+    an array swapped out; it returns to the pool once every CPU has been
+    quiescent (context switch or halt) since the swap.
+    """
+
+    def __init__(self, guest: Guest, region: int = 0, slots: int = 16) -> None:
         top = max(seg.vaddr + seg.memsz for seg in guest.image.segments)
-        self.base = (top + 0xFFFFF) & ~0xFFFFF
-        guest.machine.map(self.base, POOL_SIZE, "rw")
+        self.base = ((top + 0xFFFFF) & ~0xFFFFF) + region * POOL_SIZE
+        self.machine = guest.machine
+        self.machine.map(self.base, POOL_SIZE, "rw")
         self.slot = slots * guest.arch.word
         self.free = list(range(self.base, self.base + POOL_SIZE, self.slot))
+        self.retired: list[_Retired] = []
+        self.freed = 0
+        self.machine.watch(guest.image.symbols["__switch_to_asm"], self._quiescent)
 
     def alloc(self) -> int:
         if not self.free:
-            raise PatchError("ENOMEM", "tracepoint probe-array pool exhausted")
+            raise PatchError("ENOMEM", "probe-array pool exhausted")
         return self.free.pop(0)
 
-    def release(self, array: int) -> None:
-        self.free.append(array)
+    def retire(self, array: int) -> None:
+        """Free ``array`` once every running CPU has been quiescent."""
+        waiting = {c.index for c in self.machine.cpus if not c.halted}
+        self.retired.append(_Retired(array, waiting))
+        self._reap()
+
+    def _quiescent(self, cpu: Cpu) -> None:
+        for retired in self.retired:
+            retired.waiting.discard(cpu.index)
+        self._reap()
+
+    def _reap(self) -> None:
+        halted = {c.index for c in self.machine.cpus if c.halted}
+        keep = []
+        for retired in self.retired:
+            if retired.waiting - halted:
+                keep.append(retired)
+            else:
+                self.free.append(retired.array)
+                self.freed += 1
+        self.retired = keep
+
+    def pending(self) -> int:
+        """Old arrays still waiting for their grace period."""
+        self._reap()
+        return len(self.retired)
 
 
 class Tracepoints:
@@ -98,9 +132,6 @@ class Tracepoints:
         self.by_address = {tp.address: tp for tp in tables.tracepoints}
         self.probes: dict[str, list[TracepointProbe]] = {}
         self.pool = ArrayPool(guest)
-        self.retired: list[_Retired] = []
-        self.freed = 0
-        self.machine.watch(tables.image.symbols["__switch_to_asm"], self._quiescent)
         self.classes = event_classes(guest.arch.bits)
         self.task = struct(guest.elf, "task_struct")
         self.thread_info = struct(guest.elf, "thread_info")
@@ -165,34 +196,19 @@ class Tracepoints:
                 self.machine.write_word(new + i * self.word, func)
         self.machine.write_word(funcs_field, new)       # one aligned store: never torn
         if old:
-            waiting = {c.index for c in self.machine.cpus if not c.halted}
-            self.retired.append(_Retired(old, waiting))
-            self._reap()
+            self.pool.retire(old)
 
     def _activate(self, tp: Tracepoint, on: bool) -> None:
         set_enabled(self.machine, tp.enable, tp.state_addr, 4, on, self.imv, self.keys)
 
-    # -- grace periods ----------------------------------------------------
-    def _quiescent(self, cpu: Cpu) -> None:
-        for retired in self.retired:
-            retired.waiting.discard(cpu.index)
-        self._reap()
-
-    def _reap(self) -> None:
-        halted = {c.index for c in self.machine.cpus if c.halted}
-        keep = []
-        for retired in self.retired:
-            if retired.waiting - halted:
-                keep.append(retired)
-            else:
-                self.pool.release(retired.array)
-                self.freed += 1
-        self.retired = keep
+    @property
+    def freed(self) -> int:
+        """Old arrays returned to the pool after their grace period."""
+        return self.pool.freed
 
     def pending(self) -> int:
         """Old arrays still waiting for their grace period."""
-        self._reap()
-        return len(self.retired)
+        return self.pool.pending()
 
     # -- events -----------------------------------------------------------
     def _hc_tracepoint(self, cpu: Cpu, address: int, array: int, count: int) -> None:

@@ -14,10 +14,12 @@ from sim.errors import ConfigError
 def test_marker_and_tracepoint_layouts_match_the_c_structs(name):
     arch, elf = get_arch(name), build(name).elf
     w = arch.word
-    marker = struct(elf, "marker")       # { name, format, char state, call, private } aligned(8)
-    assert marker.members == {"name": 0, "format": w, "state": 2 * w, "call": 3 * w,
-                              "private": 4 * w}
-    assert marker.size == (5 * w + 7) // 8 * 8
+    marker = struct(elf, "marker")       # 2.6.27: { name, format, state, ptype, call,
+    assert marker.members == {"name": 0, "format": w, "state": 2 * w,   # single, multi }
+                              "ptype": 2 * w + 1, "call": 3 * w, "single": 4 * w,
+                              "multi": 6 * w}
+    assert marker.size == (7 * w + 7) // 8 * 8
+    assert struct(elf, "marker_probe_closure").members == {"func": 0, "probe_private": w}
     tp = struct(elf, "tracepoint")
     assert list(tp.members) == ["name", "state", "funcs", "hc_probe"]
     assert tp.members["funcs"] == 2 * w and tp.members["hc_probe"] == 3 * w

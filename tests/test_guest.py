@@ -12,6 +12,7 @@ from kisim.cli import main
 from patcher.tables import load_tables
 from sim.errors import ConfigError, GuestFault
 from sim.textlock import LockNotHeld
+from sim.dwarf import struct
 from sim.guest import (DEFAULT_SIZES, HYPERCALLS, WORKLOADS, Guest, WorkloadError, boot,
                        reference_checksum)
 
@@ -148,8 +149,9 @@ def forward(guest: Guest, name: str, words: int | None = None):
 
 def arm_marker(guest: Guest, tables, name: str) -> int:
     marker = tables.markers_named(name)[0]
-    guest.machine.write_word(marker.address + 3 * guest.arch.word,
-                             guest.image.symbols["marker_probe_hc"])
+    single = marker.address + struct(guest.image.path, "marker").offset("single")
+    guest.machine.write_word(single + guest.arch.word, marker.address)   # probe_private
+    guest.machine.write_word(single, guest.image.symbols["marker_probe_hc"])
     arm_flag(guest, tables, marker.state_addr, 1)
     return marker.address
 

@@ -289,3 +289,41 @@ def test_static_key_enable_disable_are_idempotent(arch, builds) -> None:
     assert text_snapshot(guest) == original
     keys.static_key_enable(site.state_addr)
     assert keys.count[site.state_addr] == 1 and text_snapshot(guest) == armed
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_two_guest_probes_share_a_marker_through_multi(arch, builds, drop) -> None:
+    """2.6.27 marker_probe_cb: two guest closures (the empty probe with two
+    private words) and the host forwarder all run on every hit through the
+    ``multi`` array; unregistering one leaves the others, through ``single``
+    once one closure remains, and the old array is freed after a grace period."""
+    guest = guest_for(builds, arch)
+    inst = attach(guest)
+    m = inst.markers
+    empty = inst.tables.image.symbols["__mark_empty_function"]
+    events: list[Event] = []
+    m.marker_probe_register("kmalloc", KMALLOC_FMT, empty, 1)
+    m.marker_probe_register("kmalloc", KMALLOC_FMT, empty, 2)
+    host = lambda ev, p: events.append(ev)  # noqa: E731
+    m.marker_probe_register("kmalloc", KMALLOC_FMT, host)
+    site = inst.tables.markers_named("kmalloc")[0].address
+    sites = len(inst.tables.markers_named("kmalloc"))
+    ptype = lambda: guest.machine.read(site + m.ptype_offset, 1)[0]  # noqa: E731
+    assert ptype() == 1 and m.pool.pending() == sites  # the two-closure array, swapped out
+    expect = 2
+    if drop:
+        m.marker_probe_unregister("kmalloc", empty, 2)
+        assert ptype() == 1 and m.pool.pending() == 2 * sites
+        m.marker_probe_unregister("kmalloc", host)
+        assert ptype() == 0                 # one closure left: the single slot
+        expect = 1
+    m.marker_arm("kmalloc")
+    calls = []
+    guest.machine.watch(empty, lambda cpu: calls.append(cpu.index))
+    result = guest.run()
+    assert result.ok                        # the checksum stays right
+    assert m.pool.pending() == 0 and m.pool.freed == (1 + 2 * drop) * sites  # grace period over
+    if drop:
+        assert events == [] and len(calls) > 0
+    else:
+        assert len(events) > 0 and len(calls) == expect * len(events)

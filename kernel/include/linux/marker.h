@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Code markers, after include/linux/marker.h of Linux 2.6.24 (Desnoyers).
+ * Code markers, after include/linux/marker.h of Linux 2.6.24 (Desnoyers),
+ * with the 2.6.27 probe closures (single/multi, marker_probe_cb).
  *
  *	trace_mark(name, "fmt", args...)
  *
  * places a named site whose arguments follow a printf format, checked by
  * the compiler through __mark_check_format(). Each site owns one
  *
- *	struct marker { name, format, state, call, private }
+ *	struct marker { name, format, state, ptype, call, single, multi }
  *
- * in the section __markers (aligned to 8 bytes; on a 32-bit guest 24
- * bytes per entry, on x86-64 40), its strings in __markers_strings. While
- * `state` is 0 the site costs an enable check and a not-taken branch; a
- * probe is connected by pointing `call` at it and setting `state`.
+ * in the section __markers (aligned to 8 bytes), its strings in
+ * __markers_strings, laid out as in 2.6.27. While `state` is 0 the site
+ * costs an enable check and a not-taken branch; `call` is always
+ * marker_probe_cb, which runs `single` (ptype 0) or every entry of the
+ * NULL-terminated `multi` array (ptype 1).
  *
  * The enable check is, in order of preference:
  *   CONFIG_IMMEDIATE  an immediate-value load (linux/immediate.h): the
@@ -31,22 +33,34 @@
 
 struct marker;
 
-typedef void marker_probe_func(const struct marker *mdata, void *private,
-			       const char *fmt, ...);
+/* 2.6.27: a probe takes its own private data, the site's, the format and
+ * the site's arguments as a va_list. */
+typedef void marker_probe_func(void *probe_private, void *call_private,
+			       const char *fmt, va_list *args);
+
+struct marker_probe_closure {
+	marker_probe_func *func;	/* Callback */
+	void *probe_private;		/* Private probe data */
+};
 
 struct marker {
 	const char *name;	/* Marker name */
 	const char *format;	/* Marker format string, describing the
 				 * variable argument list. */
 	char state;		/* Marker state. */
-	marker_probe_func *call;/* Probe handler function pointer */
-	void *private;		/* Private probe data */
+	char ptype;		/* probe type : 0 : single, 1 : multi */
+	void (*call)(const struct marker *mdata, void *call_private, ...);
+	struct marker_probe_closure single;
+	struct marker_probe_closure *multi;	/* NULL-terminated when ptype */
 } __attribute__((aligned(8)));
 
 /* The empty probe every marker starts with. */
 extern marker_probe_func __mark_empty_function;
-/* The probe that hands a marker's arguments to the host (HC_MARKER). */
+/* The probe that hands a marker's arguments to the host (HC_MARKER);
+ * its probe_private is the struct marker. */
 extern marker_probe_func marker_probe_hc;
+/* What every site calls: single.func, or each probe of multi. */
+extern void marker_probe_cb(const struct marker *mdata, void *call_private, ...);
 
 #ifdef CONFIG_MARKERS
 
@@ -69,12 +83,12 @@ extern marker_probe_func marker_probe_hc;
 		static struct marker __mark_##name			\
 		__attribute__((section("__markers"), aligned(8))) =	\
 		{ __mstrtab_name_##name, __mstrtab_format_##name,	\
-		  0, __mark_empty_function, NULL };			\
+		  0, 0, marker_probe_cb,				\
+		  { __mark_empty_function, NULL }, NULL };		\
 		__mark_check_format(format, ## args);			\
 		if (__marker_enabled(__mark_##name)) {			\
 			(*__mark_##name.call)				\
-				(&__mark_##name, call_private,		\
-				format, ## args);			\
+				(&__mark_##name, call_private, ## args);	\
 		}							\
 	} while (0)
 
