@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Iterator
 
 from arches import get_arch
 from arches.base import TextPokeBatch
-from patcher.checker import KINDS, Finding, PatchChecker, protocol_name
+from patcher.checker import KINDS, Finding, PatchChecker
 from patcher.checker_ablate import Ablated, Ablation, ablations
 from patcher.checker_kernel import KernelChecker
 

@@ -7,7 +7,7 @@ import pytest
 
 from arches import NAMES, get_arch
 from kisim.cli import main
-from kisim.compare import (CACHE_MISS, MECHANISMS, NONE, CompareError, CostModel,
+from kisim.compare import (CACHE_MISS, MECHANISMS, NONE, CompareError,
                            compare_arch, load_cost_model, orderings, run_once)
 
 

@@ -13,7 +13,6 @@ from elftools.elf.elffile import ELFFile
 
 from arches import NAMES, get_arch
 from kbuild import build
-from arches import get_arch
 from patcher.tables import TableError, load_tables
 from sim.elf import read_elf
 

@@ -33,13 +33,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from patcher.instrument import attach
-from sim.guest import HYPERCALLS, MAX_INSTRUCTIONS, Guest, reference_checksum
+from sim.guest import MAX_INSTRUCTIONS, Guest, reference_checksum
 from sim.machine import Cpu, Machine
 from tracing.errors import TraceError
 from tracing.events import EVENTS, event_classes, record_size
 from tracing.ring import CpuCounts, PacketSink, RingBuffers
 
-HC_CLOCK = HYPERCALLS["HC_CLOCK"]
 RING_GAP = 0x100000          # the ring buffers start this far above the probe-array pool
 PROGRESS_TURNS = 1024        # turns between progress reports
 
@@ -167,4 +166,4 @@ class TraceSession:
             options=self.options, end_ns=end_ns)
 
 
-__all__ = ["HC_CLOCK", "TraceOptions", "TraceResult", "TraceSession"]
+__all__ = ["TraceOptions", "TraceResult", "TraceSession"]
