@@ -13,6 +13,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable, ContextManager, Mapping, Protocol, Sequence
 
+from arches.kprobe import Prepared
+
 
 class EncodingError(ValueError):
     """An instruction cannot be encoded: target out of reach or misaligned."""
@@ -254,7 +256,7 @@ class ArchOps(Protocol):
     Hooks come in capabilities (:data:`CAPABILITIES`); the registry checks,
     when it loads an arch, that its ``ops`` has every hook of every
     capability, callable with the parameters declared here. Hooks of later
-    capabilities (kprobes, dynamic ftrace) are specified in docs/arches.md
+    capabilities (dynamic ftrace) are specified in docs/arches.md
     and join this protocol and :data:`CAPABILITIES` with their first
     implementation.
     """
@@ -267,6 +269,32 @@ class ArchOps(Protocol):
         """True if ``insn`` at ``address`` loads the immediate 0 into a register
         and its immediate is the ``size`` bytes at ``imv`` (an __imv site)."""
 
+    # -- kprobes (HAVE_KPROBES): arches/<arch>/kprobes.py, docs/kprobes.md. The
+    # arch's data (PT_REGS, SLOT_BYTES, ...) are attributes of the same object.
+    def arch_prepare_kprobe(self, addr: int, code: bytes, slot: int) -> Prepared:
+        """Copy and decode the instruction at ``addr`` (``code``: its bytes) for the
+        instruction slot at ``slot``, or raise KprobeRefused with the reason."""
+
+    def arch_trap_entry(self, frame: TrapFrame) -> None:
+        """What the hardware's trap entry does to the live registers (x86: clear
+        TF and IF; PowerPC: clear MSR_SE and MSR_EE)."""
+
+    def condition_passes(self, addr: int, code: bytes, frame: TrapFrame) -> bool:
+        """Whether the instruction at ``addr`` executes now (ARM conditions)."""
+
+    def describe_ainsn(self, ainsn: tuple[int, ...], post_handler: bool) -> str:
+        """How a hit runs the instruction, from the guest's arch_specific_insn."""
+
+    # -- optprobes (HAVE_OPTPROBES)
+    def arch_prepare_optimized_kprobe(self, addr: int, function: tuple[int, bytes],
+                                      buffer: int, callback: int,
+                                      struct: int) -> tuple[bytes, int]:
+        """The detour buffer at ``buffer`` and the detoured region's length, or
+        KprobeRefused (can_optimize)."""
+
+    def arch_optimize_kprobe(self, addr: int, buffer: int) -> bytes:
+        """The jump that replaces the breakpoint at ``addr``."""
+
 
 #: capability -> the :class:`ArchOps` hooks it needs. Every arch has these.
 CAPABILITIES: dict[str, tuple[str, ...]] = {
@@ -278,7 +306,11 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
 #: HAVE_KPROBES, HAVE_OPTPROBES, HAVE_DYNAMIC_FTRACE are selected per arch:
 #: capability -> hooks. Each joins here with its first implementation
 #: (docs/arches.md lists the planned hooks and signatures).
-OPTIONAL_CAPABILITIES: dict[str, tuple[str, ...]] = {}
+OPTIONAL_CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "kprobes": ("arch_prepare_kprobe", "arch_trap_entry", "condition_passes",
+                "describe_ainsn"),
+    "optprobes": ("arch_prepare_optimized_kprobe", "arch_optimize_kprobe"),
+}
 
 
 class ArchDefinitionError(ImportError):

@@ -31,7 +31,6 @@ Handlers are guest functions (a symbol name) or host callables
 from __future__ import annotations
 
 import bisect
-import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,7 @@ from typing import Iterator
 import capstone
 from elftools.elf.elffile import ELFFile
 
-from arches import Arch, TrapKind
+from arches import Arch, ArchOps, TrapKind
 from arches.kprobe import KprobeRefused
 from patcher.errors import PatchError
 from patcher.tables import Tables, load_tables
@@ -106,9 +105,11 @@ def _data_in_text(elf: object) -> list[tuple[int, int]]:
             if kind == "$d"]
 
 
-def arch_kprobes(arch: Arch):
-    """The arch's kprobe module, ``arches/<arch>/kprobes.py``."""
-    return importlib.import_module(f"arches.{arch.name}.kprobes")
+def arch_kprobes(arch: Arch) -> ArchOps:
+    """The arch's kprobe hooks and data (its ``ops``), if it has HAVE_KPROBES."""
+    if "kprobes" not in arch.capabilities:
+        raise ConfigError(f"kprobe: {arch.name} has no kprobes (HAVE_KPROBES)")
+    return arch.ops
 
 
 @dataclass(eq=False)
@@ -498,8 +499,8 @@ class Kprobes:
         where the arch has no optprobes, for a probe with a post_handler,
         a disabled one, or a region can_optimize() rejects.
         """
-        prepare = getattr(self.ops, "arch_prepare_optimized_kprobe", None)
-        if prepare is None or "optprobe_buffers" not in self.guest.image.symbols:
+        if ("optprobes" not in self.arch.capabilities
+                or "optprobe_buffers" not in self.guest.image.symbols):
             raise PatchError("EINVAL", f"kprobe: no optprobes on {self.arch.name}")
         if self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized:
             raise PatchError("EINVAL", "kprobe: only a registered, enabled, unoptimized probe "
@@ -509,8 +510,9 @@ class Kprobes:
         start, size, name = self._function(kp.addr)
         buffer = self.guest.image.symbols["optprobe_buffers"] + kp.index * self.ops.OPTPROBE_BUFFER_BYTES
         try:
-            detour, length = prepare(kp.addr, (start, self.recover(start, size)), buffer,
-                                     self.guest.image.symbols["optimized_callback"], kp.struct)
+            detour, length = self.ops.arch_prepare_optimized_kprobe(
+                kp.addr, (start, self.recover(start, size)), buffer,
+                self.guest.image.symbols["optimized_callback"], kp.struct)
         except KprobeRefused as err:
             raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: {err}") from None
         others = [a for a in self.probes if kp.addr < a < kp.addr + length]

@@ -376,7 +376,7 @@ def test_optprobe_hits_without_traps(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
     kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
-    if not hasattr(arch_kprobes(get_arch(arch)), "arch_prepare_optimized_kprobe"):
+    if "optprobes" not in get_arch(arch).capabilities:
         with pytest.raises(PatchError, match="no optprobes"):
             k.optimize_kprobe(kp)
         return
@@ -396,7 +396,7 @@ def test_optprobe_hits_without_traps(arch: str) -> None:
 def test_optprobe_refusals(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
-    if not hasattr(arch_kprobes(get_arch(arch)), "arch_prepare_optimized_kprobe"):
+    if "optprobes" not in get_arch(arch).capabilities:
         return
     kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler",
                                   post_handler="kprobe_empty_post_handler"))

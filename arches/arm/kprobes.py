@@ -171,3 +171,18 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
 def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
     """``b buffer``, which replaces the breakpoint word."""
     return encode_jump(addr, buffer)
+
+
+class KprobeOps:
+    """The kprobes and optprobes hooks and data (:class:`arches.base.ArchOps`)."""
+
+    PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM = PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM
+    BP_PC_ADVANCE, SINGLESTEP_INTNO = BP_PC_ADVANCE, SINGLESTEP_INTNO
+    KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED = KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED
+    OPTPROBE_BUFFER_BYTES = OPTPROBE_BUFFER_BYTES
+    arch_prepare_kprobe = staticmethod(arch_prepare_kprobe)
+    arch_trap_entry = staticmethod(arch_trap_entry)
+    condition_passes = staticmethod(condition_passes)
+    describe_ainsn = staticmethod(describe_ainsn)
+    arch_prepare_optimized_kprobe = staticmethod(arch_prepare_optimized_kprobe)
+    arch_optimize_kprobe = staticmethod(arch_optimize_kprobe)

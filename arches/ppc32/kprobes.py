@@ -57,3 +57,15 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
     """How a hit runs: decided by the first hit (kprobe_handler's try_to_emulate)."""
     boostable = ainsn[1] - (1 << 32) if ainsn[1] >> 31 else ainsn[1]
     return {1: "emulate_step (boosted)", -1: "single-step (MSR_SE)"}.get(boostable, "not hit yet")
+
+
+class KprobeOps:
+    """The kprobes hooks and data (:class:`arches.base.ArchOps`); no optprobes."""
+
+    PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM = PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM
+    BP_PC_ADVANCE, SINGLESTEP_INTNO = BP_PC_ADVANCE, SINGLESTEP_INTNO
+    KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED = KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED
+    arch_prepare_kprobe = staticmethod(arch_prepare_kprobe)
+    arch_trap_entry = staticmethod(arch_trap_entry)
+    condition_passes = staticmethod(condition_passes)
+    describe_ainsn = staticmethod(describe_ainsn)

@@ -17,7 +17,7 @@ from capstone import x86_const
 
 from arches.base import TrapFrame
 from arches.kprobe import KprobeRefused, Prepared
-from arches.x86_64 import ARCH, INT3, encode_jump
+from arches.x86_64 import INT3, SYSCALL, encode_jump
 
 MAX_INSN_SIZE = 16                  # arch/x86/include/asm/kprobes.h
 SLOT_BYTES = MAX_INSN_SIZE          # KPROBE_SLOT_BYTES in asm/kprobes.h
@@ -91,7 +91,7 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
     raw = bytes(insn.bytes)
     if raw[0] == INT3[0]:
         raise KprobeRefused("the instruction is an int3 another debugger placed")
-    if raw == ARCH.syscall_insn:
+    if raw == SYSCALL:
         raise KprobeRefused("syscall is the kisim hypercall instruction")
     copy = bytearray(raw)
     rip_relative = any(op.type == x86_const.X86_OP_MEM and op.mem.base == x86_const.X86_REG_RIP
@@ -191,7 +191,7 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
             f"movabs rdi, {struct:#x}; mov rsi, rsp; "
             f"call {callback:#x}; push qword ptr [rsp + 144]; popfq; {load}; "
             f"lea rsp, [rsp + 168]")
-    encoding, _ = keystone.Ks(*ARCH.ks_mode).asm(head, buffer)
+    encoding, _ = keystone.Ks(keystone.KS_ARCH_X86, keystone.KS_MODE_64).asm(head, buffer)
     buf = bytearray(encoding)
     for insn in region:
         buf += _relocated(insn, buffer + len(buf))
@@ -204,3 +204,18 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
 def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
     """The jmp rel32 that replaces the int3 and the next four bytes."""
     return encode_jump(addr, buffer)
+
+
+class KprobeOps:
+    """The kprobes and optprobes hooks and data (:class:`arches.base.ArchOps`)."""
+
+    PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM = PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM
+    BP_PC_ADVANCE, SINGLESTEP_INTNO = BP_PC_ADVANCE, SINGLESTEP_INTNO
+    KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED = KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED
+    OPTPROBE_BUFFER_BYTES = OPTPROBE_BUFFER_BYTES
+    arch_prepare_kprobe = staticmethod(arch_prepare_kprobe)
+    arch_trap_entry = staticmethod(arch_trap_entry)
+    condition_passes = staticmethod(condition_passes)
+    describe_ainsn = staticmethod(describe_ainsn)
+    arch_prepare_optimized_kprobe = staticmethod(arch_prepare_optimized_kprobe)
+    arch_optimize_kprobe = staticmethod(arch_optimize_kprobe)
