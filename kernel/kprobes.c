@@ -164,10 +164,10 @@ notrace void optimized_callback(struct kprobe *p, struct pt_regs *regs)
 {
 	int cpu = smp_processor_id();
 
+	arch_optprobe_regs(p, regs);
 	if (current_kprobe[cpu]) {
 		p->nmissed++;
 	} else {
-		arch_optprobe_regs(p, regs);
 		current_kprobe[cpu] = p;
 		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
 		kprobe_hits[cpu][p->hit_index]++;

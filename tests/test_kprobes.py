@@ -393,6 +393,38 @@ def test_optprobe_hits_without_traps(arch: str) -> None:
     assert g.machine.read(kp.addr, 8) == armed
 
 
+def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
+    """Every instruction of kmalloc probed, each optimized where can_optimize allows:
+    checksum unchanged, each probe's hits equal its instruction's executions. On
+    ARM this runs both detours: the direct-exec one (the copied instruction runs
+    in the detour, kprobe_direct_exec) and the one whose callback steps it."""
+    if "optprobes" not in get_arch(arch).capabilities:
+        return
+    g = guest(arch)
+    k = Kprobes(g)
+    probes = probe_all(k, g, FUNCTION, pre_handler="kprobe_empty_pre_handler")
+    optimized = []
+    for kp in probes:
+        try:
+            k.optimize_kprobe(kp)
+            optimized.append(kp)
+        except PatchError as err:
+            assert err.errno == "EINVAL", err
+    assert optimized
+    if arch == "arm":
+        direct = [kp for kp in optimized if k.kind(kp) == "emulated"]
+        stepped = [kp for kp in optimized if k.kind(kp) != "emulated"]
+        assert direct and stepped
+        buffer = g.image.symbols["optprobe_buffers"] + direct[0].index * k.ops.OPTPROBE_BUFFER_BYTES
+        detour = g.machine.read(buffer, k.ops.OPTPROBE_BUFFER_BYTES)
+        assert direct[0].orig and g.machine.read(direct[0].addr, 4) != direct[0].orig
+        assert struct.pack("<I", 0xE89D7FFF) + k.recover(direct[0].addr, 4) in detour
+    assert g.run().ok
+    counts = executed(arch, [kp.addr for kp in probes], 1)
+    assert {kp.addr: kp.hits for kp in probes} == {kp.addr: counts[kp.addr] for kp in probes}
+    assert sum(kp.hits for kp in optimized) > 100
+
+
 def test_optprobe_refusals(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
