@@ -74,6 +74,10 @@ KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET = (
 #: (arch/arm/probes/kprobes/core.c MAX_STACK_SIZE), x86-64 kernel code has
 #: no red zone.
 STACK_GAP = 128
+#: The optimizer runs OPTIMIZE_DELAY jiffies after it is kicked (kernel/kprobes.c);
+#: a jiffy at the default HZ=250 (kernel/Kconfig.hz) is 4 ms.
+OPTIMIZE_DELAY = 5
+TICK_NSEC = 1_000_000_000 // 250
 #: Symbols of kernel/kprobes.c the host needs.
 GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_handler",
                  "kprobe_debug_handler", "kprobe_exc_return", "kprobe_host_pre_handler",
@@ -213,7 +217,8 @@ class Kprobes:
     """The kprobe manager of one guest: the kernel's kprobe API, and the trap path."""
 
     def __init__(self, guest: Guest, text: TextPatcher | None = None,
-                 tables: Tables | None = None) -> None:
+                 tables: Tables | None = None,
+                 optimize_delay_ns: int = OPTIMIZE_DELAY * TICK_NSEC) -> None:
         self.guest = guest
         self.machine = guest.machine
         self.arch: Arch = guest.arch
@@ -234,6 +239,9 @@ class Kprobes:
         self._free_ri = list(range(KRETPROBE_INSTANCES))
         self._rp_by_struct: dict[int, Kretprobe] = {}
         self._trampoline: Kprobe | None = None
+        self.optimize_delay_ns = optimize_delay_ns
+        self._optimizing: list[Kprobe] = []       # kernel/kprobes.c optimizing_list
+        self._optimizer_due: int | None = None    # when the delayed optimizer work runs
         self._sites: set[int] = set()             # every address ever armed
         self._frames: list[list[int]] = [[] for _ in self.machine.cpus]
         self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
@@ -491,18 +499,22 @@ class Kprobes:
         del self._rp_by_struct[rp.struct]
 
     # -- optprobes ---------------------------------------------------------------
-    def optimize_kprobe(self, kp: Kprobe) -> None:
-        """The kprobe optimizer's work for one probe: int3 -> jmp into a detour buffer.
+    def try_to_optimize_kprobe(self, kp: Kprobe) -> None:
+        """Prepare the detour and queue the probe for the kprobe optimizer.
 
-        The kernel queues this (OPTIMIZE_DELAY) and runs it once the probe
-        has stayed registered; here the caller runs it. Refused (EINVAL)
-        where the arch has no optprobes, for a probe with a post_handler,
-        a disabled one, or a region can_optimize() rejects.
+        kernel/kprobes.c: the optimizer runs OPTIMIZE_DELAY jiffies after it
+        is kicked (``optimize_delay_ns`` of modeled time, measured on the
+        CPUs' clocks, when :meth:`kprobe_optimizer` is the run's ``on_turn``
+        hook); until then hits take the breakpoint path and the list shows
+        no ``[OPTIMIZED]``. Refused (EINVAL) where the arch has no
+        optprobes, for a probe with a post_handler, a disabled one, or a
+        region can_optimize() rejects.
         """
         if ("optprobes" not in self.arch.capabilities
                 or "optprobe_buffers" not in self.guest.image.symbols):
             raise PatchError("EINVAL", f"kprobe: no optprobes on {self.arch.name}")
-        if self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized:
+        if (self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized
+                or kp in self._optimizing):
             raise PatchError("EINVAL", "kprobe: only a registered, enabled, unoptimized probe "
                                        "is optimized")
         if kp.post_handler is not None:
@@ -519,19 +531,65 @@ class Kprobes:
         if others:
             raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: another probe "
                                        f"at {others[0]:#x} is in the detoured region")
-        jump = self.ops.arch_optimize_kprobe(kp.addr, buffer)
-        kp.opt_orig = self.recover(kp.addr, len(jump))
-        with self.machine.text_mutex:
+        with self.machine.text_mutex:       # arch_prepare_optimized_kprobe fills the buffer
             self.machine.write_text(buffer, detour)
-        self.text.reserve(kp.addr, length, "kprobe")
-        current = kp.breakpoint + self.recover(kp.addr + len(kp.breakpoint),
-                                                len(jump) - len(kp.breakpoint))
-        self.text.text_poke(kp.addr, current, jump, "kprobe")
-        kp.optimized, kp.opt_jump, kp.opt_region = True, jump, length
-        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_OPTIMIZED)
+        kp.opt_jump, kp.opt_region = self.ops.arch_optimize_kprobe(kp.addr, buffer), length
+        self._optimizing.append(kp)
+        if self._optimizer_due is None:     # kick_kprobe_optimizer: one delayed work
+            self._optimizer_due = self.now_ns() + self.optimize_delay_ns
+
+    def now_ns(self) -> int:
+        """Modeled time: the furthest any CPU's clock has run."""
+        return max(cpu.clock_ns for cpu in self.machine.cpus)
+
+    def kprobe_optimizer(self, machine: object = None) -> None:
+        """The delayed work, as an ``on_turn`` hook: once the modeled clock passes
+        the deadline, optimize the queued probes (see :meth:`_do_optimize`)."""
+        if self._optimizer_due is not None and self.now_ns() >= self._optimizer_due:
+            self._do_optimize()
+
+    def wait_for_kprobe_optimizer(self) -> None:
+        """Run the queued optimizer work now (kernel/kprobes.c, flush_delayed_work)."""
+        self._do_optimize(force=True)
+
+    def optimize_kprobe(self, kp: Kprobe) -> None:
+        """Queue ``kp`` and run the optimizer now: int3 -> jmp into the detour."""
+        self.try_to_optimize_kprobe(kp)
+        self.wait_for_kprobe_optimizer()
+
+    def _inside(self, kp: Kprobe) -> bool:
+        """A CPU is between the region's instructions, in the probe's slot, or in
+        a kprobe handler: the kernel waits for such tasks (synchronize_rcu_tasks)."""
+        for cpu in self.machine.cpus:
+            pc = cpu.pc
+            if (self._frames[cpu.index] or kp.addr < pc < kp.addr + kp.opt_region
+                    or kp.slot <= pc < kp.slot + self.ops.SLOT_BYTES):
+                return True
+        return False
+
+    def _do_optimize(self, force: bool = False) -> None:
+        """do_optimize_kprobes: each queued probe's breakpoint becomes the jump
+        (x86 through text_poke_bp, ARM patch_text); a probe a CPU is still
+        inside waits for a later turn (never when flushed between runs)."""
+        waiting = []
+        for kp in self._optimizing:
+            if not force and self._inside(kp):
+                waiting.append(kp)
+                continue
+            kp.opt_orig = self.recover(kp.addr, len(kp.opt_jump))
+            self.text.reserve(kp.addr, kp.opt_region, "kprobe")
+            current = kp.breakpoint + self.recover(kp.addr + len(kp.breakpoint),
+                                                    len(kp.opt_jump) - len(kp.breakpoint))
+            self.text.text_poke(kp.addr, current, kp.opt_jump, "kprobe")
+            kp.optimized = True
+            self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_OPTIMIZED)
+        self._optimizing = waiting
+        self._optimizer_due = self._optimizer_due if waiting else None
 
     def unoptimize_kprobe(self, kp: Kprobe) -> None:
-        """Put the int3 (and the original bytes after it) back."""
+        """Put the int3 (and the original bytes after it) back; or drop it from the queue."""
+        if kp in self._optimizing:
+            self._optimizing.remove(kp)
         if not kp.optimized:
             return
         # arch_unoptimize_kprobe: int3 first, sync; then the displaced bytes,

@@ -425,6 +425,41 @@ def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
     assert sum(kp.hits for kp in optimized) > 100
 
 
+def test_optimizer_runs_after_its_modeled_delay(arch: str) -> None:
+    """try_to_optimize_kprobe queues; the optimizer runs once the modeled clock
+    passes the delay: earlier hits trap (int3 path) and the list has no
+    [OPTIMIZED]; later hits take the detour, with no trap."""
+    from probes.kprobes import OPTIMIZE_DELAY, TICK_NSEC
+    if "optprobes" not in get_arch(arch).capabilities:
+        return
+    base = guest(arch)
+    base_result = base.run()
+    half = max(cpu.clock_ns for cpu in base.machine.cpus) // 2
+    g = guest(arch)
+    assert Kprobes(guest(arch)).optimize_delay_ns == OPTIMIZE_DELAY * TICK_NSEC == 20_000_000
+    k = Kprobes(g, optimize_delay_ns=half)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    k.try_to_optimize_kprobe(kp)
+    assert not kp.optimized and not k.list()[0].endswith("[OPTIMIZED]")
+    seen = []
+
+    def on_turn(machine) -> None:
+        k.kprobe_optimizer(machine)
+        if kp.optimized and not seen:
+            seen.append((k.now_ns(), kp.hits, k.list()[0]))
+        elif not seen:
+            assert not k.list()[0].endswith("[OPTIMIZED]")
+
+    result = g.run(on_turn=on_turn)
+    assert result.ok and seen
+    at, hits_before, line = seen[0]
+    assert at >= half and line.endswith("[OPTIMIZED]")
+    assert 0 < hits_before < kp.hits == executed(arch, [kp.addr], 1)[kp.addr]
+    traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
+    base_traps = sum(c["events"].get("trap", 0) for c in base_result.per_cpu)
+    assert traps - base_traps == hits_before        # one breakpoint trap per early hit
+
+
 def test_optprobe_refusals(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
