@@ -40,7 +40,7 @@ import capstone
 from elftools.elf.elffile import ELFFile
 
 from arches import Arch, ArchOps, TrapKind
-from arches.kprobe import KprobeRefused
+from arches.kprobe import KprobeRefused, Prepared
 from patcher.errors import PatchError
 from patcher.tables import Tables, load_tables
 from patcher.text import TextPatcher
@@ -54,7 +54,7 @@ _DEFINES = {name: int(value, 0) for name, value in re.findall(
     r"^#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)\b", KPROBES_H.read_text(), re.M)}
 #: struct kprobe, one word per field (kernel/include/kisim/kprobes.h).
 FIELDS = ("next", "addr", "pre_handler", "post_handler", "flags", "nmissed", "opcode",
-          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index")
+          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index", "list")
 #: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
 RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
 RI_FIELDS = ("next", "rp", "ret_addr", "task")
@@ -83,7 +83,8 @@ GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_han
                  "kprobe_debug_handler", "kprobe_exc_return", "kprobe_host_pre_handler",
                  "kprobe_host_post_handler", "current_kprobe", "kprobe_hits",
                  "kretprobe_pool", "kretprobe_instances", "kretprobe_trampoline",
-                 "pre_handler_kretprobe", "kretprobe_host_handler")
+                 "pre_handler_kretprobe", "kretprobe_host_handler", "aggr_pre_handler",
+                 "aggr_post_handler")
 
 Handler = "str | Callable[[Kprobe, KprobeRegs], int | None] | None"
 
@@ -139,6 +140,9 @@ class Kprobe:
     opt_region: int = 0
     opt_orig: bytes = b""
     owner: "Kprobes | None" = field(default=None, repr=False)
+    # register_aggr_kprobe: an aggr_kprobe's probes; a probe's aggr_kprobe.
+    members: list["Kprobe"] = field(default_factory=list, repr=False)
+    aggr: "Kprobe | None" = field(default=None, repr=False)
 
     def _word(self, name: str) -> int:
         if self.owner is None:
@@ -265,8 +269,9 @@ class Kprobes:
 
     def kind(self, kp: Kprobe) -> str:
         """How a hit runs the instruction, from the guest's arch_specific_insn now."""
-        ainsn = tuple(self.read_field(kp, f"ainsn{i}") for i in range(4))
-        return self.ops.describe_ainsn(ainsn, kp.post_handler is not None)
+        top = kp.aggr or kp
+        ainsn = tuple(self.read_field(top, f"ainsn{i}") for i in range(4))
+        return self.ops.describe_ainsn(ainsn, top.post_handler is not None)
 
     def _write_field(self, kp: Kprobe, name: str, value: int) -> None:
         self.machine.write_word(self._field_addr(kp, name), value)
@@ -347,8 +352,6 @@ class Kprobes:
         if others:
             raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is reserved by "
                                       f"{others[0]} ({others[0]}_text_reserved)")
-        if addr in self.probes:
-            raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is already probed")
 
     # -- the API ------------------------------------------------------------
     def register_kprobe(self, kp: Kprobe) -> Kprobe:
@@ -356,13 +359,31 @@ class Kprobes:
         return self._register(kp)
 
     def _register(self, kp: Kprobe, struct: int | None = None, blacklist: bool = True) -> Kprobe:
+        if kp.owner is self and (self.probes.get(kp.addr) is kp
+                                 or (kp.aggr is not None and kp in kp.aggr.members)):
+            raise PatchError("EINVAL", "kprobe: this kprobe is already registered "
+                                       "(check_kprobe_rereg)")
         addr = self.resolve(kp)
         self._check_address(addr, blacklist)
-        if not self._free:
+        old = self.probes.get(addr)
+        need = 1 if old is None or old.members else 2
+        if len(self._free) < need:
             raise PatchError("ENOMEM", f"kprobe: all {KPROBE_POOL} kprobes are in use")
         pre = self._handler_addr(kp.pre_handler, "kprobe_host_pre_handler", "pre_handler")
         post = self._handler_addr(kp.post_handler, "kprobe_host_post_handler", "post_handler")
-        index = self._free[0]
+        if old is not None:
+            return self._register_aggr(old, kp, struct, pre, post)
+        prepared = self._prepare(kp, addr, self._free[0], struct)
+        self._write_struct(kp, prepared, pre, post, self.machine.read_word(self._bucket(addr)))
+        self.machine.write_word(self._bucket(addr), kp.struct)
+        self.probes[addr] = kp
+        self._by_struct[kp.struct] = kp
+        if not kp.disabled:
+            self._arm(kp)
+        return kp
+
+    def _prepare(self, kp: Kprobe, addr: int, index: int, struct: int | None) -> Prepared:
+        """arch_prepare_kprobe into the slot of pool entry ``index``, which ``kp`` takes."""
         slot = self.sym["kprobe_insn_slots"] + index * self.ops.SLOT_BYTES
         code = self.recover(addr, self.arch.max_insn_len)
         try:
@@ -371,30 +392,81 @@ class Kprobes:
             start, _, name = self._function(addr)
             raise PatchError("EINVAL", f"kprobe: cannot probe {name}+{addr - start:#x}: "
                                        f"{err}") from None
-        self._free.pop(0)
+        self._free.remove(index)
         kp.addr, kp.index, kp.slot, kp.owner = addr, index, slot, self
-        kp.struct = (struct if struct is not None
-                     else self.sym["kprobe_pool"] + index * len(FIELDS) * self.arch.word)
+        kp.struct = struct if struct is not None else self._pool_struct(index)
         kp.boostable = prepared.boostable
         kp.breakpoint = self.arch.kprobe_breakpoint(code[:self.arch.insn_align or 4])
         kp.orig = code[:len(kp.breakpoint)]
         with self.machine.text_mutex:       # the slot is text: written under text_mutex
             self.machine.write_text(slot, prepared.slot)
-        bucket = self._bucket(addr)
-        values = {"next": self.machine.read_word(bucket), "addr": addr, "pre_handler": pre,
-                  "post_handler": post, "flags": FLAG_DISABLED if kp.disabled else 0,
-                  "nmissed": 0, "opcode": prepared.opcode, "hit_index": index}
+        return prepared
+
+    def _pool_struct(self, index: int) -> int:
+        return self.sym["kprobe_pool"] + index * len(FIELDS) * self.arch.word
+
+    def _write_struct(self, kp: Kprobe, prepared: Prepared, pre: int, post: int, nxt: int,
+                      first: int = 0) -> None:
+        """Fill ``kp``'s struct kprobe and zero its hit counters."""
+        values = {"next": nxt, "addr": kp.addr, "pre_handler": pre, "post_handler": post,
+                  "flags": FLAG_DISABLED if kp.disabled else 0, "nmissed": 0,
+                  "opcode": prepared.opcode, "hit_index": kp.index, "list": first}
         values.update({f"ainsn{i}": v for i, v in enumerate(prepared.ainsn)})
         for name in FIELDS:
             self._write_field(kp, name, values[name])
         for cpu in range(len(self.machine.cpus)):
             self.machine.write_word(self.sym["kprobe_hits"]
-                                    + (cpu * KPROBE_POOL + index) * self.arch.word, 0)
-        self.machine.write_word(bucket, kp.struct)
-        self.probes[addr] = kp
+                                    + (cpu * KPROBE_POOL + kp.index) * self.arch.word, 0)
+
+    def _relink(self, head: int, field_name: str, old: int, new: int) -> None:
+        """Point the link in a chain (from ``head``, through ``field_name``) that
+        holds ``old`` at ``new``."""
+        link = head
+        while (node := self.machine.read_word(link)) != old:
+            link = node + FIELDS.index(field_name) * self.arch.word
+        self.machine.write_word(link, new)
+
+    def _register_aggr(self, old: Kprobe, kp: Kprobe, struct: int | None, pre: int,
+                       post: int) -> Kprobe:
+        """register_aggr_kprobe: a second probe at a probed address.
+
+        The first time, an aggr_kprobe takes the first probe's place in
+        kprobe_table (init_aggr_kprobe, with its own copy of the
+        instruction) and lists it; each new probe joins the list
+        (add_new_kprobe). A probe with a post_handler gives the aggr_kprobe
+        aggr_post_handler, which also stops it being optimized.
+        """
+        ap = old
+        if not old.members:
+            self.unoptimize_kprobe(old)          # the detour calls old's handlers alone
+            ap = Kprobe(pre_handler="aggr_pre_handler",
+                        post_handler="aggr_post_handler" if old.post_handler else None,
+                        disabled=old.disabled, members=[old])
+            prepared = self._prepare(ap, old.addr, self._free[0], None)
+            ap.breakpoint, ap.orig = old.breakpoint, old.orig
+            self._write_struct(ap, prepared, self.sym["aggr_pre_handler"],
+                               self.sym["aggr_post_handler"] if old.post_handler else 0,
+                               self.read_field(old, "next"), old.struct)
+            self._relink(self._bucket(old.addr), "next", old.struct, ap.struct)
+            self._write_field(old, "next", 0)
+            self.probes[old.addr] = old.aggr = ap
+        index = self._free.pop(0)
+        kp.addr, kp.index, kp.owner, kp.aggr = ap.addr, index, self, ap
+        kp.struct = struct if struct is not None else self._pool_struct(index)
+        kp.slot, kp.orig, kp.breakpoint, kp.boostable = ap.slot, ap.orig, ap.breakpoint, ap.boostable
+        ainsn = tuple(self.read_field(ap, f"ainsn{i}") for i in range(4))
+        self._write_struct(kp, Prepared(length=0, opcode=self.read_field(ap, "opcode"), slot=b"",
+                                        ainsn=ainsn, boostable=kp.boostable, kind=""),
+                           pre, post, 0)
+        self._relink(self._field_addr(ap, "list"), "list", 0, kp.struct)
+        ap.members.append(kp)
         self._by_struct[kp.struct] = kp
-        if not kp.disabled:
-            self._arm(kp)
+        if kp.post_handler is not None and ap.post_handler is None:
+            self.unoptimize_kprobe(ap)
+            ap.post_handler = "aggr_post_handler"
+            self._write_field(ap, "post_handler", self.sym["aggr_post_handler"])
+        if ap.disabled and not kp.disabled:
+            self.enable_kprobe(ap)
         return kp
 
     def register_kprobes(self, kps: list[Kprobe]) -> list[Kprobe]:
@@ -410,36 +482,62 @@ class Kprobes:
         return done
 
     def unregister_kprobe(self, kp: Kprobe) -> None:
-        """Disarm, unlink from kprobe_table and free the struct (kernel/kprobes.c)."""
+        """Disarm, unlink from kprobe_table and free the struct (kernel/kprobes.c).
+
+        A probe of an aggr_kprobe leaves its list (__unregister_kprobe_top);
+        the aggr_kprobe goes with its last probe.
+        """
+        ap = kp.aggr
+        if ap is not None and kp in ap.members:
+            self._relink(self._field_addr(ap, "list"), "list", kp.struct,
+                         self.read_field(kp, "list"))
+            ap.members.remove(kp)
+            self._free_struct(kp)
+            if not ap.members:
+                self.unregister_kprobe(ap)
+            elif kp.post_handler is not None and all(m.post_handler is None for m in ap.members):
+                ap.post_handler = None
+                self._write_field(ap, "post_handler", 0)
+            elif all(m.disabled for m in ap.members):
+                self.disable_kprobe(ap)
+            return
         if self.probes.get(kp.addr) is not kp:
             raise PatchError("ENOENT", f"kprobe at {kp.addr or 0:#x} is not registered")
         if not kp.disabled:
             self._disarm(kp)
-        bucket = self._bucket(kp.addr)
-        link = bucket
-        while (node := self.machine.read_word(link)) != kp.struct:
-            link = node                         # struct kprobe.next is field 0
-        self.machine.write_word(link, self.read_field(kp, "next"))
-        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_GONE)
+        self._relink(self._bucket(kp.addr), "next", kp.struct, self.read_field(kp, "next"))
         del self.probes[kp.addr]
-        del self._by_struct[kp.struct]
+        self._free_struct(kp)
+
+    def _free_struct(self, kp: Kprobe) -> None:
+        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_GONE)
+        self._by_struct.pop(kp.struct, None)
         self._free.append(kp.index)             # reused last: no CPU can still be in it
         kp.disabled = True
 
     def disable_kprobe(self, kp: Kprobe) -> None:
-        """Disarm but keep registered ([DISABLED] in the list)."""
+        """Disarm but keep registered ([DISABLED] in the list); a probe of an
+        aggr_kprobe is only flagged, and the aggr_kprobe disarmed with the last."""
         if not kp.disabled:
-            self._disarm(kp)
+            if not kp.members and kp.aggr is None:
+                self._disarm(kp)
             kp.disabled = True
             self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_DISABLED)
+            if kp.aggr is not None and all(m.disabled for m in kp.aggr.members):
+                self.disable_kprobe(kp.aggr)
+            elif kp.members:
+                self._disarm(kp)
 
     def enable_kprobe(self, kp: Kprobe) -> None:
-        if self.probes.get(kp.addr) is not kp:
+        if self.probes.get(kp.addr) is not kp and (kp.aggr is None or kp not in kp.aggr.members):
             raise PatchError("ENOENT", f"kprobe at {kp.addr or 0:#x} is not registered")
         if kp.disabled:
             self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_DISABLED)
             kp.disabled = False
-            self._arm(kp)
+            if kp.aggr is not None:
+                self.enable_kprobe(kp.aggr)
+            else:
+                self._arm(kp)
 
     # -- return probes --------------------------------------------------------
     def read_rp(self, rp: Kretprobe, name: str) -> int:
@@ -513,6 +611,7 @@ class Kprobes:
         if ("optprobes" not in self.arch.capabilities
                 or "optprobe_buffers" not in self.guest.image.symbols):
             raise PatchError("EINVAL", f"kprobe: no optprobes on {self.arch.name}")
+        kp = kp.aggr or kp
         if (self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized
                 or kp in self._optimizing):
             raise PatchError("EINVAL", "kprobe: only a registered, enabled, unoptimized probe "
@@ -620,13 +719,16 @@ class Kprobes:
         return iter(sorted(self.probes.values(), key=lambda k: k.addr))
 
     def list(self) -> list[str]:
-        """debugfs kprobes/list: address, type, symbol+offset, flags."""
+        """debugfs kprobes/list: address, type, symbol+offset, flags; each probe of
+        an aggr_kprobe on its own line, [OPTIMIZED] from the aggr_kprobe (report_probe)."""
         width = self.arch.bits // 4
         lines = []
-        for kp in self:
-            flags = "[DISABLED]" if kp.disabled else "[OPTIMIZED]" if kp.optimized else ""
-            lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
-                         f"{flags}".rstrip())
+        for top in self:
+            for kp in top.members or [top]:
+                flags = ("[DISABLED]" if kp.disabled else "") + (
+                    "[OPTIMIZED]" if top.optimized else "")
+                lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
+                             f"{flags}".rstrip())
         return lines
 
     # -- the trap path ------------------------------------------------------

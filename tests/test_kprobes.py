@@ -168,6 +168,20 @@ def test_reentry_counts_missed(arch: str) -> None:
     assert inner.hits == 0
 
 
+def test_reentry_into_an_aggr_kprobe_counts_missed_for_each_probe(arch: str) -> None:
+    """kprobes_inc_nmissed_count: a reentry into an aggr_kprobe misses for every probe."""
+    g = guest(arch)
+    k = Kprobes(g)
+    outer = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                     pre_handler="kprobe_reentry_pre_handler"))
+    inner = [k.register_kprobe(Kprobe(symbol_name="kprobe_target",
+                                      pre_handler="kprobe_empty_pre_handler"))
+             for _ in range(2)]
+    assert g.run().ok and outer.hits > 0
+    assert [kp.nmissed for kp in inner] == [outer.hits] * 2
+    assert [kp.hits for kp in inner] == [0, 0]
+
+
 def test_disable_enable_unregister_restore_text(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
@@ -265,10 +279,93 @@ def test_refuses_text_reserved_by_other_patchers(arch: str) -> None:
 
 
 def test_refuses_double_registration(arch: str) -> None:
+    """The same struct kprobe twice: EINVAL (check_kprobe_rereg)."""
     g = guest(arch)
     k = Kprobes(g)
-    k.register_kprobe(Kprobe(symbol_name=FUNCTION))
-    refused(k, Kprobe(symbol_name=FUNCTION), "EBUSY", "already probed")
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION))
+    refused(k, kp, "EINVAL", "already registered")
+
+
+# -- several probes at one address (register_aggr_kprobe) ---------------------
+
+def test_aggregated_probes_all_run(arch: str) -> None:
+    """Three probes at one address (guest pre, host pre, host post): each runs on
+    every hit, counted independently; the list has one line per probe."""
+    g = guest(arch)
+    k = Kprobes(g)
+    calls: Counter[str] = Counter()
+    first = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    second = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                      pre_handler=lambda kp, r: calls.update(["pre"])))
+    third = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                     post_handler=lambda kp, r: calls.update(["post"])))
+    assert first.aggr is second.aggr is third.aggr is not None
+    assert len(k.list()) == 3 and len({line.split()[0] for line in k.list()}) == 1
+    assert g.run().ok
+    runs = executed(arch, [first.addr], 1)[first.addr]
+    assert runs > 0
+    assert first.hits == second.hits == third.hits == calls["pre"] == calls["post"] == runs
+
+
+def test_unregistering_one_aggregated_probe_keeps_the_other(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    before = g.machine.read(g.image.symbols[FUNCTION], 4)
+    calls: Counter[str] = Counter()
+    kept = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                    pre_handler=lambda kp, r: calls.update(["kept"])))
+    gone = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                    pre_handler=lambda kp, r: calls.update(["gone"]),
+                                    post_handler="kprobe_empty_post_handler"))
+    post_kind = k.kind(kept)
+    k.unregister_kprobe(gone)
+    assert k.list() == [k.list()[0]] and "kmalloc+0x0" in k.list()[0]
+    # The aggr_kprobe lost its only post_handler: boosting comes back (x86).
+    assert k.read_field(kept.aggr, "post_handler") == 0
+    if arch == "x86_64":
+        assert (post_kind, k.kind(kept)) == ("single-step (TF)", "boosted")
+    assert g.run().ok
+    runs = executed(arch, [kept.addr], 1)[kept.addr]
+    assert calls == Counter(kept=runs) and kept.hits == runs and gone.hits == 0
+    k.unregister_kprobe(kept)
+    assert k.list() == [] and g.machine.read(kept.addr, 4) == before
+
+
+def test_disabling_every_aggregated_probe_disarms(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    addr = g.image.symbols[FUNCTION]
+    before = g.machine.read(addr, 4)
+    a = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    b = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    armed = g.machine.read(addr, 4)
+    k.disable_kprobe(a)
+    assert g.machine.read(addr, 4) == armed and k.list()[0].endswith("[DISABLED]")
+    k.disable_kprobe(b)
+    assert g.machine.read(addr, 4) == before
+    k.enable_kprobe(b)
+    assert g.machine.read(addr, 4) == armed
+    assert g.run().ok
+    assert a.hits == 0 and b.hits == executed(arch, [addr], 1)[addr] > 0
+
+
+def test_aggregated_probes_optimized(arch: str) -> None:
+    """An aggr_kprobe without post_handlers is optimized like any probe: both
+    probes run from the detour, with no trap."""
+    if "optprobes" not in get_arch(arch).capabilities:
+        return
+    g = guest(arch)
+    k = Kprobes(g)
+    a = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    b = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    k.optimize_kprobe(b)
+    assert a.aggr.optimized and all(line.endswith("[OPTIMIZED]") for line in k.list())
+    base = guest(arch).run()
+    result = g.run()
+    runs = executed(arch, [a.addr], 1)[a.addr]
+    assert result.ok and a.hits == b.hits == runs > 0
+    assert (sum(c["events"].get("trap", 0) for c in result.per_cpu)
+            == sum(c["events"].get("trap", 0) for c in base.per_cpu))
 
 
 def test_register_kprobes_is_all_or_nothing(arch: str) -> None:
