@@ -45,7 +45,8 @@ from patcher.errors import PatchError
 from patcher.tables import Tables, load_tables
 from patcher.text import TextPatcher
 from sim.errors import ConfigError
-from sim.guest import HYPERCALLS, Guest
+from sim.guest import Guest
+from sim.hypercall import Resume
 from sim.machine import UNHANDLED, Cpu, Trap, TrapPriority
 
 #: The guest header's constants, parsed so that C and Python cannot drift apart.
@@ -235,7 +236,6 @@ class Kprobes:
         self.sym = {name: symbols[name] for name in GUEST_SYMBOLS}
         self.text = text if text is not None else TextPatcher(self.machine)
         self.tables = tables if tables is not None else load_tables(guest.image, self.arch)
-        self.hc = HYPERCALLS["HC_KPROBE"]
         self.probes: dict[int, Kprobe] = {}
         self._by_struct: dict[int, Kprobe] = {}
         self._free = list(range(KPROBE_POOL))
@@ -252,6 +252,7 @@ class Kprobes:
         self._mcount = {site.address for site in self.tables.mcount}
         self._data = _data_in_text(guest.elf)
         self._md = capstone.Cs(*self.arch.cs_mode)
+        guest.hypercalls.register("HC_KPROBE", self._hypercall)
         self.machine.add_trap_handler(self._on_trap, TrapPriority.KPROBES)
 
     # -- the guest's struct kprobe ----------------------------------------
@@ -781,9 +782,7 @@ class Kprobes:
 
     def _on_trap(self, cpu: Cpu, trap: Trap) -> object:
         if trap.kind is TrapKind.SYSCALL:
-            if cpu.arg(0) != self.hc:
-                return UNHANDLED
-            return self._hypercall(cpu, trap)
+            return UNHANDLED                    # HC_KPROBE comes through the hypercall table
         if trap.kind is TrapKind.TRAP and trap.intno == self.ops.SINGLESTEP_INTNO:
             if self._returned.pop(cpu.index, None) == trap.address:
                 # Unicorn raises the step trap at once when the exception
@@ -798,24 +797,24 @@ class Kprobes:
                                trap.address + self.ops.BP_PC_ADVANCE)
         return UNHANDLED
 
-    def _hypercall(self, cpu: Cpu, trap: Trap) -> int | None:
+    def _hypercall(self, cpu: Cpu, op: int, regs: int, struct: int) -> int | Resume:
+        """HC_KPROBE: the exception return (KPROBE_HC_RETURN, a2 = the handler's
+        result) or a host handler's call (a2 = pt_regs, a3 = the probe)."""
         # The cost table's trap figure is a round trip (entry and return),
         # and host handlers are kisim's, not the kernel's: no second charge.
         cpu.charge("trap", -1)
-        op = cpu.arg(1)
+        at = self.guest.hypercalls.address
         if op == KPROBE_HC_RETURN:
             frame = self._frames[cpu.index].pop()
-            if not cpu.arg(2):
+            if not regs:
                 raise self.machine.fault(cpu, "a breakpoint or single-step trap that no "
-                                              "kprobe claims", pc=trap.address)
+                                              "kprobe claims", pc=at)
             resume = self._restore(cpu, frame)
             self._returned[cpu.index] = resume
-            return resume
-        owner = (self._rp_by_struct if op == KPROBE_HC_RET else self._by_struct).get(cpu.arg(3))
+            return Resume(resume)
+        owner = (self._rp_by_struct if op == KPROBE_HC_RET else self._by_struct).get(struct)
         if owner is None or op not in (KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET):
-            raise self.machine.fault(cpu, f"bad kprobe hypercall {op}", pc=trap.address)
+            raise self.machine.fault(cpu, f"bad kprobe hypercall {op}", pc=at)
         handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
                    KPROBE_HC_RET: "handler"}[op]
-        result = getattr(owner, handler)(owner, KprobeRegs(self, cpu.arg(2)))
-        cpu.set_reg(self.arch.ret, int(result or 0))
-        return None
+        return int(getattr(owner, handler)(owner, KprobeRegs(self, regs)) or 0)

@@ -585,3 +585,22 @@ def test_refuses_data_in_text(arch: str) -> None:
         assert arch != "arm"                 # only ARM code embeds literal pools here
         return
     refused(k, Kprobe(addr=inside[0]), "EINVAL", "literal pool")
+
+
+def test_hc_kprobe_is_served_by_the_hypercall_table(arch: str) -> None:
+    """HC_KPROBE is registered in the guest's hypercall table; its exception
+    return resumes at the interrupted PC (hypercall.Resume): one per trap."""
+    from sim.errors import ConfigError
+    from sim.hypercall import HYPERCALLS
+    g = guest(arch)
+    k = Kprobes(g)
+    assert HYPERCALLS["HC_KPROBE"] in g.hypercalls.handlers
+    with pytest.raises(ConfigError, match="HC_KPROBE already has a handler"):
+        Kprobes(g)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    result = g.run()
+    traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
+    base = guest(arch).run()
+    assert result.ok and kp.hits > 0
+    assert result.hypercalls["HC_KPROBE"] == traps - sum(
+        c["events"].get("trap", 0) for c in base.per_cpu) == kp.hits
