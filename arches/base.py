@@ -354,6 +354,16 @@ def check_ops(arch_name: str, ops: object, capabilities: Mapping[str, tuple[str,
                                           f"expected {want}")
 
 
+def capability_ops(namespace: Mapping[str, object], capabilities: Sequence[str],
+                   data: Sequence[str] = ()) -> type:
+    """A mixin for an arch's ops class: the hooks of ``capabilities`` (as static
+    methods) and the ``data`` names, taken from a module's ``namespace``."""
+    hooks = [h for c in capabilities for h in OPTIONAL_CAPABILITIES[c]]
+    body: dict[str, object] = {name: namespace[name] for name in data}
+    body.update({name: staticmethod(namespace[name]) for name in hooks})
+    return type("+".join(capabilities), (), body)
+
+
 def icache_lines(ranges: Sequence[tuple[int, int]], line: int = 32) -> list[tuple[int, int]]:
     """Merge ``[begin, end)`` ranges into line-aligned spans, in address order."""
     spans: list[list[int]] = []

@@ -20,8 +20,8 @@ import keystone
 from capstone import arm_const
 
 from arches.arm import encode_jump
-from arches.base import TrapFrame
-from arches.kprobe import KprobeRefused, Prepared
+from arches.base import TrapFrame, capability_ops
+from arches.kprobe import KPROBE_DATA, KprobeRefused, Prepared
 
 SLOT = 64                            # KPROBE_ARM_SLOT in asm/kprobes.h
 COPIES = 8                           # KPROBE_ARM_COPIES
@@ -189,16 +189,5 @@ def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
     return encode_jump(addr, buffer)
 
 
-class KprobeOps:
-    """The kprobes and optprobes hooks and data (:class:`arches.base.ArchOps`)."""
-
-    PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM = PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM
-    BP_PC_ADVANCE, SINGLESTEP_INTNO = BP_PC_ADVANCE, SINGLESTEP_INTNO
-    KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED = KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED
-    OPTPROBE_BUFFER_BYTES = OPTPROBE_BUFFER_BYTES
-    arch_prepare_kprobe = staticmethod(arch_prepare_kprobe)
-    arch_trap_entry = staticmethod(arch_trap_entry)
-    condition_passes = staticmethod(condition_passes)
-    describe_ainsn = staticmethod(describe_ainsn)
-    arch_prepare_optimized_kprobe = staticmethod(arch_prepare_optimized_kprobe)
-    arch_optimize_kprobe = staticmethod(arch_optimize_kprobe)
+#: The hooks and data of the kprobes capability, for the arch's ops class.
+KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"), KPROBE_DATA + ("OPTPROBE_BUFFER_BYTES",))

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from unicorn import ppc_const
 
-from arches.base import TrapFrame
-from arches.kprobe import KprobeRefused, Prepared
+from arches.base import TrapFrame, capability_ops
+from arches.kprobe import KPROBE_DATA, KprobeRefused, Prepared
 
 SLOT_BYTES = 8                       # KPROBE_SLOT_BYTES in asm/kprobes.h
 MSR_SE, MSR_EE = 1 << 10, 1 << 15
@@ -59,13 +59,5 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
     return {1: "emulate_step (boosted)", -1: "single-step (MSR_SE)"}.get(boostable, "not hit yet")
 
 
-class KprobeOps:
-    """The kprobes hooks and data (:class:`arches.base.ArchOps`); no optprobes."""
-
-    PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM = PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM
-    BP_PC_ADVANCE, SINGLESTEP_INTNO = BP_PC_ADVANCE, SINGLESTEP_INTNO
-    KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED = KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED
-    arch_prepare_kprobe = staticmethod(arch_prepare_kprobe)
-    arch_trap_entry = staticmethod(arch_trap_entry)
-    condition_passes = staticmethod(condition_passes)
-    describe_ainsn = staticmethod(describe_ainsn)
+#: The hooks and data of the kprobes capability, for the arch's ops class.
+KprobeOps = capability_ops(globals(), ("kprobes",), KPROBE_DATA)

@@ -15,8 +15,8 @@ import capstone
 import keystone
 from capstone import x86_const
 
-from arches.base import TrapFrame
-from arches.kprobe import KprobeRefused, Prepared
+from arches.base import TrapFrame, capability_ops
+from arches.kprobe import KPROBE_DATA, KprobeRefused, Prepared
 from arches.x86_64 import INT3, SYSCALL, encode_jump
 
 MAX_INSN_SIZE = 16                  # arch/x86/include/asm/kprobes.h
@@ -206,16 +206,5 @@ def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
     return encode_jump(addr, buffer)
 
 
-class KprobeOps:
-    """The kprobes and optprobes hooks and data (:class:`arches.base.ArchOps`)."""
-
-    PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM = PT_REGS, EXTRA_REGS, SLOT_BYTES, STACK_HEADROOM
-    BP_PC_ADVANCE, SINGLESTEP_INTNO = BP_PC_ADVANCE, SINGLESTEP_INTNO
-    KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED = KRETPROBE_TRAMPOLINE_KPROBE, PUBLISHED
-    OPTPROBE_BUFFER_BYTES = OPTPROBE_BUFFER_BYTES
-    arch_prepare_kprobe = staticmethod(arch_prepare_kprobe)
-    arch_trap_entry = staticmethod(arch_trap_entry)
-    condition_passes = staticmethod(condition_passes)
-    describe_ainsn = staticmethod(describe_ainsn)
-    arch_prepare_optimized_kprobe = staticmethod(arch_prepare_optimized_kprobe)
-    arch_optimize_kprobe = staticmethod(arch_optimize_kprobe)
+#: The hooks and data of the kprobes capability, for the arch's ops class.
+KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"), KPROBE_DATA + ("OPTPROBE_BUFFER_BYTES",))
