@@ -1,31 +1,33 @@
-"""The mechanism comparison behind ``kisim compare``: same sites, same workload, every arch.
+"""The mechanism comparison behind ``kisim compare``: same points, same workload, every arch.
 
 Method.  For each mechanism the guest is built with only that mechanism
 compiled in (Kconfig overrides on top of the defconfig, function tracer
-off) and run twice on the same workload: dormant, and armed at the same
-two points (the ``kmalloc`` and ``sched_switch`` sites, which exist as
-markers and as tracepoints) to the same empty probe,
-``__mark_empty_function``. A build with nothing compiled in is the
-baseline. Then, exactly:
+off unless the row is ftrace's) and run twice on the same workload:
+dormant, and armed at the same two points, the ``kmalloc`` and
+``sched_switch`` sites (markers and tracepoints, to the empty probe
+``__mark_empty_function`` or to the ring-buffer recorder) or the
+functions holding them, ``kmalloc()`` and ``schedule()`` (the function
+tracer; kprobe, boosted kprobe, optprobe and kretprobe with empty guest
+handlers; a line-number probe on a line of each). A build with nothing
+compiled in is the baseline, and the dormant run of every mechanism that
+compiles nothing in (kprobes, line probes). Then, exactly:
 
 * dormant cost per pass = (dormant run - baseline run) / passes, where
-  passes counts every execution of any compiled-in site of that
-  mechanism (code hooks on the sites' enable instructions, which cost the
-  guest nothing);
+  passes counts every execution of the mechanism's sites (code hooks on
+  the enable instructions, mcount sites or probed addresses, which cost
+  the guest nothing);
 * active cost per hit = (armed run - dormant run) / hits, where hits
-  counts the probe's calls;
+  counts the probe's calls (or recorded events, traced calls, kprobe hits);
 * per workload: totals and the percentage over the baseline.
 
 Instruction counts are exact. Modeled cycles are recomputed from the
 counts with a :class:`CostModel`: retired instructions, charged events
-(trap, IPI, icache flush) and, with ``memory_pressure``, one cache-cold
-load per pass of a memory-flag marker (Desnoyers' argument for immediate
-values). Arming happens before the workload starts; its cost (the text
-patching's IPIs and flushes) is reported apart from the workload's.
-
-A mechanism is one :class:`Mechanism` entry in :data:`MECHANISMS`; a
-mechanism that does not run in kisim yet (kprobes, optprobes,
-kretprobes, the function tracer, ring buffers) has no entry and no row.
+(trap, IPI, icache flush, clock read) and, with ``memory_pressure``, one
+cache-cold load per pass of a memory-flag marker (Desnoyers' argument for
+immediate values). Arming happens before the workload starts; its cost
+(the text patching's IPIs and flushes) is reported apart from the
+workload's. A mechanism the arch does not have (optprobes on 32-bit
+PowerPC) keeps its row, with the kernel's refusal instead of figures.
 """
 from __future__ import annotations
 
