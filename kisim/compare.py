@@ -63,7 +63,7 @@ CACHE_MISS = (559.0, "Desnoyers, Immediate Values patchset, Documentation/immedi
                      "for every arch")
 
 #: The cost-table events a cost model may override.
-EVENTS = ("insn", "trap", "ipi", "icache_flush", "cache_miss")
+EVENTS = ("insn", "trap", "ipi", "icache_flush", "clock_read", "cache_miss")
 
 
 class CompareError(ValueError):

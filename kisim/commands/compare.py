@@ -133,7 +133,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="kisim-compare", metavar="DIR",
                    help="where compare.json and the plots go (default ./kisim-compare)")
     p.add_argument("--cost-model", metavar="FILE.toml",
-                   help="override trap/ipi/icache_flush/cache_miss/insn cycles: [default] "
+                   help="override insn/trap/ipi/icache_flush/clock_read/cache_miss cycles: [default] "
                         "and [ARCH] tables of event = cycles")
     p.add_argument("--memory-pressure", action="store_true",
                    help="model each memory-flag marker check as a cache-cold load "
