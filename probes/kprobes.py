@@ -198,9 +198,10 @@ class Kretprobe:
 class KprobeRegs:
     """The saved ``struct pt_regs`` of a hit, by register name (host handlers)."""
 
-    def __init__(self, kprobes: Kprobes, frame: int) -> None:
+    def __init__(self, kprobes: Kprobes, frame: int, cpu: int = -1) -> None:
         self._k = kprobes
         self.frame = frame
+        self.cpu = cpu                          # the CPU that hit the probe
 
     def _offset(self, name: str) -> int:
         try:
@@ -817,4 +818,4 @@ class Kprobes:
             raise self.machine.fault(cpu, f"bad kprobe hypercall {op}", pc=at)
         handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
                    KPROBE_HC_RET: "handler"}[op]
-        return int(getattr(owner, handler)(owner, KprobeRegs(self, regs)) or 0)
+        return int(getattr(owner, handler)(owner, KprobeRegs(self, regs, cpu.index)) or 0)
