@@ -497,10 +497,11 @@ class Kprobes:
             self._free_struct(kp)
             if not ap.members:
                 self.unregister_kprobe(ap)
-            elif kp.post_handler is not None and all(m.post_handler is None for m in ap.members):
+                return
+            if kp.post_handler is not None and all(m.post_handler is None for m in ap.members):
                 ap.post_handler = None
                 self._write_field(ap, "post_handler", 0)
-            elif all(m.disabled for m in ap.members):
+            if all(m.disabled for m in ap.members):
                 self.disable_kprobe(ap)
             return
         if self.probes.get(kp.addr) is not kp:

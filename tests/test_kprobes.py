@@ -347,6 +347,8 @@ def test_disabling_every_aggregated_probe_disarms(arch: str) -> None:
     assert g.machine.read(addr, 4) == armed
     assert g.run().ok
     assert a.hits == 0 and b.hits == executed(arch, [addr], 1)[addr] > 0
+    k.unregister_kprobe(b)          # only the disabled one is left: disarmed
+    assert g.machine.read(addr, 4) == before and k.list()[0].endswith("[DISABLED]")
 
 
 def test_aggregated_probes_optimized(arch: str) -> None:
