@@ -58,8 +58,7 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
                                (ROWS[4], True, "kmalloc")):
         b = build(arch)
         guest = Guest(b, workload="hackbench", size=size)
-        tracer = FunctionTracer(guest, load_tables(b.elf, b.arch), dynamic=True)
-        tracer.ftrace.ftrace_init()
+        tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))     # booted: nops
         if filt:
             tracer.ftrace.write_filter(filt)
         if tracing:

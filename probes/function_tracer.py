@@ -78,15 +78,14 @@ class Symbolizer:
 class FunctionTracer:
     """One tracer attached to a guest: register it, run, read :attr:`events`."""
 
-    def __init__(self, guest: Guest, tables: Tables, *, dynamic: bool,
-                 tracer: Tracer = "function") -> None:
+    def __init__(self, guest: Guest, tables: Tables, *, tracer: Tracer = "function") -> None:
         if tracer not in TRACERS:
             raise ValueError(f"unknown tracer {tracer!r} (valid: {', '.join(TRACERS)})")
         self.guest = guest
         self.machine = guest.machine
         self.tracer = tracer
         self.tables = tables
-        self.ftrace = ftrace_for(guest.machine, tables, dynamic=dynamic)
+        self.ftrace = ftrace_for(guest, tables)
         self.symbols = Symbolizer(tables)
         self.classes = event_classes(guest.arch.bits)
         self.events: list[Event] = []

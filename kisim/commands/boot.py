@@ -16,7 +16,6 @@ from kisim.commands.build import add_config, chosen_config, overrides, sites_lin
 from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
-from patcher.ftrace import ftrace_for
 from patcher.tables import load_tables
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
 
@@ -69,9 +68,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
         b = build(args.arch, args.config, overrides=overrides(args))
         tables = load_tables(b.elf, b.arch)
         guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                      quantum=args.quantum, seed=args.seed)
-        if b.is_set("DYNAMIC_FTRACE"):          # ftrace_init: every mcount site a nop
-            ftrace_for(guest.machine, tables, dynamic=True).ftrace_init()
+                      quantum=args.quantum, seed=args.seed)     # ftrace_init included
         result = guest.run(max_instructions=args.max_instructions)
     wall = time.perf_counter() - started
     if args.json:

@@ -71,10 +71,10 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     tables = load_tables(b.elf, b.arch)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed)
-    tracer = FunctionTracer(guest, tables, dynamic=dynamic, tracer=args.tracer)
+    tracer = FunctionTracer(guest, tables, tracer=args.tracer)
     ft = tracer.ftrace
     ft.glob = args.glob
-    init = ft.ftrace_init() if dynamic else None
+    init = guest.ftrace_boot               # the boot converted every site (ftrace_init)
     for i, word in enumerate(args.filter):
         ft.write_filter(word, append=i > 0)
     for i, word in enumerate(args.notrace):
