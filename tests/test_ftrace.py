@@ -346,21 +346,28 @@ SEED_LINE = re.compile(r"^CPU (\d+): (\S+):(\d+) (\w+)\+0x([0-9a-f]+)/0x([0-9a-f
 
 @pytest.mark.parametrize("name", NAMES)
 def test_seed_format_names_real_functions_with_elf_offsets_and_sizes(name):
+    """Each line's function, site offset, size and parent, read back from the text alone,
+    equal the ELF symbols and a call trace taken independently (code hooks at entries)."""
     t = tracer_for(name, dynamic=False)
+    independent = watch_entries(t)
     t.start()
     assert t.run().ok
     sizes = {n: (a, sz) for a, sz, n in t.guest.image.functions}
-    sites = {s.address for s in t.tables.mcount}
+    site_fn = {s.address: s.function for s in t.tables.mcount}
     lines = list(render("seed", t.events, t.symbols))
     assert len(lines) == len(t.events)
+    from_text: Counter = Counter()
     for e, line in zip(sorted(t.events, key=lambda e: (e.timestamp, e.cpu)), lines):
         m = SEED_LINE.match(line)
         assert m, line
         func, off, size = m.group(4), int(m.group(5), 16), int(m.group(6), 16)
-        assert sizes[func] == (e.values[0] - off, size) and e.values[0] in sites
+        start = sizes[func][0]
+        assert sizes[func] == (e.values[0] - off, size) and site_fn[start + off] == func
         parent, poff, psize = m.group(7), int(m.group(8), 16), int(m.group(9), 16)
         assert sizes[parent] == (e.values[1] - poff, psize) and 0 < poff <= psize
         assert int(m.group(1)) == e.cpu and int(m.group(3)) == e.tid
+        from_text[(func, sizes[parent][0] + poff)] += 1
+    assert from_text == independent and len(from_text) > 10
 
 
 @pytest.mark.parametrize("name", NAMES)
