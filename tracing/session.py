@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from patcher.instrument import attach
+from patcher.instrument import Instrumentation, attach
 from sim.guest import MAX_INSTRUCTIONS, Guest, reference_checksum
 from sim.event import Event
 from sim.machine import Cpu, Machine
@@ -108,7 +108,9 @@ class EventList:
 class TraceSession:
     """One guest, instrumented to record ``options.probes`` into its ring buffers."""
 
-    def __init__(self, guest: Guest, options: TraceOptions) -> None:
+    def __init__(self, guest: Guest, options: TraceOptions,
+                 inst: Instrumentation | None = None) -> None:
+        """``inst``: the guest's instrumentation if already attached (else attached here)."""
         self.guest = guest
         self.machine: Machine = guest.machine
         self.options = options
@@ -118,7 +120,7 @@ class TraceSession:
         symbols = guest.image.symbols
         if "ring_buffer_channel" not in symbols:
             raise TraceError(f"{guest.elf}: no ring_buffer_channel: not a tracing kisim kernel")
-        self.inst = attach(guest)
+        self.inst = inst or attach(guest)
         arch = guest.arch
         classes = event_classes(arch)
         self.classes = [classes[name] for name in EVENTS] + \
