@@ -108,6 +108,9 @@ def test_every_default_boot_converts_every_site_to_the_arch_nop_and_nothing_else
         elf[off:off + size] = nop
     assert now == bytes(elf)                          # only the site bytes changed
     assert guest.run().ok
+    bare = Guest(b.elf, workload="fib", size=5)       # an ELF path: the image decides
+    assert bare.mcount_sites == sites and all(
+        bare.machine.read(ip, size) == nop for ip in sites)
 
 
 @pytest.mark.parametrize("name", NAMES)
