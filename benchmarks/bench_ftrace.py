@@ -144,7 +144,11 @@ def main() -> None:
             print(f"{name:7} {row['row']:18} {row['instructions']:>13,} "
                   f"{row['modeled_cycles']:>15,.0f} {row['ratio']:>7.4f}x {seed_ratio:>9}"
                   f"{'' if row['ok'] else '  CHECKSUM MISMATCH'}")
-        nop = out["hackbench"][name][2]
+        nop, every = out["hackbench"][name][2], out["hackbench"][name][3]
+        print(f"{'':7} tracing all - nop row: "
+              f"{(every['instructions'] - nop['instructions']) / every['events']:.1f} "
+              f"instructions, {(every['modeled_cycles'] - nop['modeled_cycles']) / every['events']:.1f}"
+              f" modeled cycles per recorded call ({every['events']:,} calls)")
         print(f"{'':7} nop row - row 1: {nop['instructions'] - out['hackbench'][name][0]['instructions']:,}"
               f" instructions = {nop['traced_calls']:,} calls x "
               f"{arch_ftrace(ARCHES[name]).IDLE_SITE_INSNS} idle-site"

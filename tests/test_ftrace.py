@@ -120,6 +120,15 @@ def test_without_dynamic_ftrace_the_boot_leaves_the_calls(name):
     assert "ftrace_caller" not in guest.image.symbols   # assembled only for dynamic ftrace
 
 
+def test_cli_boot_reports_the_conversion(capsys):
+    assert main(["boot", "--arch", "ppc32", "--workload", "fib", "--size", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ftrace_init"]["sites"] == out["sites"]["mcount"] > 40
+    assert main(["boot", "--arch", "ppc32", "--workload", "fib", "--size", "5",
+                 "--set", "DYNAMIC_FTRACE=n", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ftrace_init"] is None
+
+
 def test_the_nops_are_the_kernels():
     assert arch_ftrace(get_arch("x86_64")).ftrace_nop_replace() == bytes.fromhex("0f1f440000")
     assert arch_ftrace(get_arch("arm")).ftrace_nop_replace() == bytes.fromhex("0040bde8")

@@ -73,8 +73,12 @@ def cmd_boot(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - started
     if args.json:
         out = result.to_json()
+        init = guest.ftrace_boot
         out.update(cached=b.cached, key=b.key, sites=tables.counts(), config=args.config,
-                   wall_seconds=round(wall, 3))
+                   wall_seconds=round(wall, 3),
+                   ftrace_init=None if init is None else {
+                       "sites": init.sites, "host_seconds": round(init.seconds, 6),
+                       "modeled_cycles": init.modeled_cycles})
         print_json(out)
         return 0 if result.ok else 1
     print(result.console, end="" if result.console.endswith("\n") else "\n")
@@ -89,4 +93,9 @@ def cmd_boot(args: argparse.Namespace) -> int:
         got = "none" if result.checksum is None else f"{result.checksum:#010x}"
         print(f"checksum {got} MISMATCH: the reference is {result.expected:#010x}")
     print(f"sites: {sites_line(tables.counts())}")
+    if guest.ftrace_boot is not None:          # the kernel's "ftrace: converting mcount calls"
+        init = guest.ftrace_boot
+        print(f"ftrace: {init.sites} mcount sites converted to nops before the CPUs started "
+              f"({init.seconds * 1e3:.2f} ms host, {init.modeled_cycles:,.0f} modeled cycles "
+              "on CPU 0)")
     return 0 if result.ok else 1
