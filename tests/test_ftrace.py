@@ -491,6 +491,26 @@ def test_cli_ftrace_chrome_json(tmp_path, capsys):
     assert {int(e["args"]["ip"], 16) for e in functions} == {site}
 
 
+def test_cli_ftrace_chrome_graph_calls_are_nested_slices(tmp_path, capsys):
+    out = tmp_path / "graph"
+    assert main(["ftrace", "--arch", "arm", "--cpus", "2", "--workload", "kmalloc", "--size",
+                 "5", "--tracer", "function_graph", "--format", "chrome", "--out", str(out),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    records = [e for e in json.loads((out / "trace.json").read_text())["traceEvents"]
+               if e.get("cat") == "funcgraph"]
+    begins = [e for e in records if e["ph"] == "B"]
+    assert len(begins) == sum(summary["calls"].values()) > 0
+    assert Counter(e["name"] for e in begins) == Counter(summary["calls"])
+    stacks: dict[int, list[str]] = {}
+    for e in records:                      # per task, every E closes the innermost B
+        stack = stacks.setdefault(e["tid"], [])
+        if e["ph"] == "B":
+            stack.append(e["name"])
+        elif e["ph"] == "E":
+            assert stack.pop() == e["name"]
+
+
 @pytest.mark.parametrize("argv", [
     ["--format", "ctf"], ["--out", "x"], ["--drain-every", "0"],
     ["--filter", "no_such_fn"], ["--format", "graph"],

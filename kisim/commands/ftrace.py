@@ -18,6 +18,7 @@ import tempfile
 import uuid
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 from kbuild import build
 from kisim.commands.build import add_config, overrides
@@ -103,7 +104,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     tracer.start()
     files: list[Path] = []
     if fmt in ("ctf", "chrome"):
-        result, events, files = _record_ctf(args, fmt, b.key, session)
+        result, events, files = _record_ctf(args, fmt, b.key, session, tracer.symbols.name)
         lines: list[str] = []
     else:
         sink = EventList()
@@ -146,8 +147,8 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     return 0 if result.checksum_ok else 1
 
 
-def _record_ctf(args: argparse.Namespace, fmt: str, key: str,
-                session: TraceSession) -> tuple[TraceResult, list, list[Path]]:
+def _record_ctf(args: argparse.Namespace, fmt: str, key: str, session: TraceSession,
+                symbolize: Callable[[int], str]) -> tuple[TraceResult, list, list[Path]]:
     """Run into a CTF trace (converted to Chrome JSON for ``chrome``); keep the events."""
     out = Path(args.out)
     ctf_dir = out if fmt == "ctf" else Path(tempfile.mkdtemp(prefix="kisim-ctf-"))
@@ -164,7 +165,7 @@ def _record_ctf(args: argparse.Namespace, fmt: str, key: str,
             sink = EventList(forward=writer)
             result = session.run(sink)
             writer.update_env({f"kisim_events_{k}": v for k, v in result.total.to_json().items()})
-        files = convert(fmt, ctf_dir, out, f"kisim {arch.name} kernel")
+        files = convert(fmt, ctf_dir, out, f"kisim {arch.name} kernel", symbolize)
     finally:
         if ctf_dir != out:
             shutil.rmtree(ctf_dir, ignore_errors=True)

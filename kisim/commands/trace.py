@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Callable
 
 from kbuild import build
 from kisim.commands.boot import add_run_args
@@ -128,13 +129,14 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0 if result.checksum_ok else 1
 
 
-def convert(fmt: str, ctf_dir: Path, out: Path, process: str) -> list[Path]:
+def convert(fmt: str, ctf_dir: Path, out: Path, process: str,
+            symbolize: Callable[[int], str] | None = None) -> list[Path]:
     if fmt == "ctf":
         return [p for p in out.iterdir() if p.is_file()]
     out.mkdir(parents=True, exist_ok=True)
     events = CtfTrace(ctf_dir).events()
     if fmt == "chrome":
-        write_chrome(events, out / "trace.json", process)
+        write_chrome(events, out / "trace.json", process, symbolize)
         return [out / "trace.json"]
     write_text(events, out / "trace.txt")
     return [out / "trace.txt"]
