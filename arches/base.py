@@ -269,6 +269,14 @@ class ArchOps(Protocol):
         """True if ``insn`` at ``address`` loads the immediate 0 into a register
         and its immediate is the ``size`` bytes at ``imv`` (an __imv site)."""
 
+    # dynamic_ftrace (include/linux/ftrace.h; the arch's constants below are
+    # class attributes of the ops object, see FTRACE_CONSTANTS)
+    def ftrace_nop_replace(self) -> bytes:
+        """The nop an idle mcount site holds (arch/*/kernel/ftrace.c ftrace_nop_replace)."""
+
+    def ftrace_call_replace(self, ip: int, addr: int) -> bytes:
+        """The call to ``addr`` an enabled site at ``ip`` holds (ftrace_call_replace)."""
+
     # -- kprobes (HAVE_KPROBES): arches/<arch>/kprobes.py, docs/kprobes.md. The
     # arch's data (PT_REGS, SLOT_BYTES, ...) are attributes of the same object.
     def arch_prepare_kprobe(self, addr: int, code: bytes, slot: int) -> Prepared:
@@ -307,10 +315,56 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
 #: capability -> hooks. Each joins here with its first implementation
 #: (docs/arches.md lists the planned hooks and signatures).
 OPTIONAL_CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "dynamic_ftrace": ("ftrace_nop_replace", "ftrace_call_replace"),
     "kprobes": ("arch_prepare_kprobe", "arch_trap_entry", "condition_passes",
                 "describe_ainsn"),
     "optprobes": ("arch_prepare_optimized_kprobe", "arch_optimize_kprobe"),
 }
+
+#: The constants a dynamic_ftrace ops object declares, with their types:
+#: MCOUNT_INSN_SIZE (bytes of a site), MCOUNT_ADDR / FTRACE_ADDR (the
+#: symbols a compiler call and an enabled site reach, as the kernel's
+#: macros of those names), IDLE_SITE_INSNS (instructions an idle site still
+#: executes per call), and the checker's site shape (MCOUNT_SITE_PREFIX_ASM
+#: before the site, MCOUNT_STUB_ASM an mcount keeping the -pg contract).
+FTRACE_CONSTANTS: dict[str, type] = {
+    "MCOUNT_INSN_SIZE": int, "MCOUNT_ADDR": str, "FTRACE_ADDR": str, "IDLE_SITE_INSNS": int,
+    "MCOUNT_SITE_PREFIX_ASM": str, "MCOUNT_STUB_ASM": str,
+}
+
+#: The constants a kprobes ops object declares (docs/kprobes.md): the guest's
+#: struct pt_regs by register (None: a slot saved as 0), registers Unicorn
+#: reaches by another constant, an instruction slot's bytes, the gap the trap
+#: entry leaves above pt_regs for the callee, how far the breakpoint trap
+#: leaves the PC past the breakpoint, whether the kretprobe trampoline is
+#: itself a kprobe, and the published figure; optprobes add a detour
+#: buffer's bytes. (SINGLESTEP_INTNO, the single-step trap's number, may be
+#: None: no hardware single-step on ARM.)
+KPROBE_CONSTANTS: dict[str, type] = {
+    "PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
+    "BP_PC_ADVANCE": int, "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str,
+}
+
+#: capability -> constants (name -> type) its ops object must declare.
+CAPABILITY_CONSTANTS: dict[str, dict[str, type]] = {
+    "dynamic_ftrace": FTRACE_CONSTANTS, "kprobes": KPROBE_CONSTANTS,
+    "optprobes": {"OPTPROBE_BUFFER_BYTES": int},
+}
+
+
+def ftrace_capability(*, nop: bytes, insn_size: int, mcount: str, idle_insns: int,
+                      site_prefix_asm: str, stub_asm: str,
+                      ftrace_addr: str = "ftrace_caller") -> type:
+    """A mixin for an arch's ops: the dynamic_ftrace constants and
+    ``ftrace_nop_replace`` returning ``nop`` (ftrace_call_replace is the
+    arch's call encoding, which the ops class adds itself)."""
+    def ftrace_nop_replace() -> bytes:
+        return nop
+    return type("FtraceOps", (), {
+        "__doc__": f"dynamic_ftrace: {insn_size}-byte sites calling {mcount}, nop {nop.hex()}",
+        "MCOUNT_INSN_SIZE": insn_size, "MCOUNT_ADDR": mcount, "FTRACE_ADDR": ftrace_addr,
+        "IDLE_SITE_INSNS": idle_insns, "MCOUNT_SITE_PREFIX_ASM": site_prefix_asm,
+        "MCOUNT_STUB_ASM": stub_asm, "ftrace_nop_replace": staticmethod(ftrace_nop_replace)})
 
 
 class ArchDefinitionError(ImportError):
@@ -352,14 +406,21 @@ def check_ops(arch_name: str, ops: object, capabilities: Mapping[str, tuple[str,
             if want is not None and have is not None and have != want:
                 raise ArchDefinitionError(f"{where} takes {have} arguments, "
                                           f"expected {want}")
+        for name, kind in CAPABILITY_CONSTANTS.get(capability, {}).items():
+            value = getattr(ops, name, None)
+            if not isinstance(value, kind):
+                raise ArchDefinitionError(f"arch {arch_name!r}: ops constant {name!r} "
+                                          f"({capability}) must be a {kind.__name__}, "
+                                          f"not {type(value).__name__}")
 
 
 def capability_ops(namespace: Mapping[str, object], capabilities: Sequence[str],
                    data: Sequence[str] = ()) -> type:
     """A mixin for an arch's ops class: the hooks of ``capabilities`` (as static
-    methods) and the ``data`` names, taken from a module's ``namespace``."""
+    methods), their constants and the ``data`` names, from a module's ``namespace``."""
     hooks = [h for c in capabilities for h in OPTIONAL_CAPABILITIES[c]]
-    body: dict[str, object] = {name: namespace[name] for name in data}
+    names = [*data, *(n for c in capabilities for n in CAPABILITY_CONSTANTS.get(c, {}))]
+    body: dict[str, object] = {name: namespace[name] for name in names}
     body.update({name: staticmethod(namespace[name]) for name in hooks})
     return type("+".join(capabilities), (), body)
 

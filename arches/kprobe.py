@@ -11,11 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-#: What every arch's kprobes module declares besides its hooks (docs/arches.md).
-KPROBE_DATA = ("PT_REGS", "EXTRA_REGS", "SLOT_BYTES", "STACK_HEADROOM", "BP_PC_ADVANCE",
-               "SINGLESTEP_INTNO", "KRETPROBE_TRAMPOLINE_KPROBE", "PUBLISHED")
-
-
 class KprobeRefused(ValueError):
     """The instruction cannot be probed; the message is the one-line reason."""
 

@@ -21,7 +21,7 @@ from capstone import arm_const
 
 from arches.arm import encode_jump
 from arches.base import TrapFrame, capability_ops
-from arches.kprobe import KPROBE_DATA, KprobeRefused, Prepared
+from arches.kprobe import KprobeRefused, Prepared
 
 SLOT = 64                            # KPROBE_ARM_SLOT in asm/kprobes.h
 COPIES = 8                           # KPROBE_ARM_COPIES
@@ -190,4 +190,4 @@ def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
 
 
 #: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"), KPROBE_DATA + ("OPTPROBE_BUFFER_BYTES",))
+KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"), ("SINGLESTEP_INTNO",))

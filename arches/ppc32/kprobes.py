@@ -12,7 +12,7 @@ from __future__ import annotations
 from unicorn import ppc_const
 
 from arches.base import TrapFrame, capability_ops
-from arches.kprobe import KPROBE_DATA, KprobeRefused, Prepared
+from arches.kprobe import KprobeRefused, Prepared
 
 SLOT_BYTES = 8                       # KPROBE_SLOT_BYTES in asm/kprobes.h
 MSR_SE, MSR_EE = 1 << 10, 1 << 15
@@ -60,4 +60,4 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
 
 
 #: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes",), KPROBE_DATA)
+KprobeOps = capability_ops(globals(), ("kprobes",), ("SINGLESTEP_INTNO",))

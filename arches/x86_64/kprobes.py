@@ -16,7 +16,7 @@ import keystone
 from capstone import x86_const
 
 from arches.base import TrapFrame, capability_ops
-from arches.kprobe import KPROBE_DATA, KprobeRefused, Prepared
+from arches.kprobe import KprobeRefused, Prepared
 from arches.x86_64 import INT3, SYSCALL, encode_jump
 
 MAX_INSN_SIZE = 16                  # arch/x86/include/asm/kprobes.h
@@ -207,4 +207,4 @@ def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
 
 
 #: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"), KPROBE_DATA + ("OPTPROBE_BUFFER_BYTES",))
+KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"), ("SINGLESTEP_INTNO",))
