@@ -213,6 +213,73 @@ notrace int kprobe_debug_handler(struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kprobe_debug_handler);
 
+#ifdef ARCH_HAS_KPROBE_FAULT_TRAP
+/*
+ * A fault while a kprobe runs on this CPU (kernel/kprobes.c and the
+ * arch's kprobe_fault_handler, v5.10), called by the arch's fault trap
+ * (<asm/kprobes-core.h>). A fault of the single-stepped copy cancels the
+ * step: the PC goes back to the probe address, the probe is no longer
+ * current, and 0 lets the trap handle the fault as if no probe were
+ * there. A fault in a pre- or post-handler counts a miss and asks the
+ * probe's fault_handler; 1 means it fixed the fault up.
+ */
+notrace int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
+{
+	int cpu = smp_processor_id();
+	struct kprobe_ctlblk *kcb = &kprobe_ctlblk[cpu];
+	struct kprobe *cur = current_kprobe[cpu];
+
+	if (arch_kprobe_fault_in_slot(cur, regs)) {
+		arch_kprobe_cancel_singlestep(cur, regs, kcb);
+		if (kcb->kprobe_status == KPROBE_REENTER)
+			restore_previous_kprobe(kcb, cpu);
+		else
+			current_kprobe[cpu] = NULL;
+	} else if (kcb->kprobe_status == KPROBE_HIT_ACTIVE ||
+		   kcb->kprobe_status == KPROBE_HIT_SSDONE) {
+		kprobes_inc_nmissed_count(cur);
+		if (cur->fault_handler && cur->fault_handler(cur, regs, trapnr))
+			return 1;
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(kprobe_fault_handler);
+
+/* aggr_fault_handler(): the fault_handler of the probe whose handler was running. */
+notrace int aggr_fault_handler(struct kprobe *p, struct pt_regs *regs, int trapnr)
+{
+	struct kprobe *cur = kprobe_instance[smp_processor_id()];
+
+	return cur && cur->fault_handler && cur->fault_handler(cur, regs, trapnr);
+}
+NOKPROBE_SYMBOL(aggr_fault_handler);
+
+notrace int kprobe_host_fault_handler(struct kprobe *p, struct pt_regs *regs, int trapnr)
+{
+	return hypercall3(HC_KPROBE, KPROBE_HC_FAULT | ((unsigned long)trapnr << KPROBE_HC_SHIFT),
+			  (unsigned long)regs, (unsigned long)p);
+}
+NOKPROBE_SYMBOL(kprobe_host_fault_handler);
+
+/*
+ * The fault self-test (kisim, after lib/test_kprobes.c): a pre_handler
+ * that makes kprobe_fault_target fault, and a fault_handler that fixes
+ * the argument so that the faulting instruction, run again, succeeds.
+ */
+notrace int kprobe_fault_pre_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	return kprobe_fault_target(KPROBE_FAULT_BAD);
+}
+NOKPROBE_SYMBOL(kprobe_fault_pre_handler);
+
+notrace int kprobe_fault_fixup_handler(struct kprobe *p, struct pt_regs *regs, int trapnr)
+{
+	arch_kprobe_fault_fixup(regs);
+	return 1;
+}
+NOKPROBE_SYMBOL(kprobe_fault_fixup_handler);
+#endif
+
 #ifdef ARCH_HAS_OPTPROBES
 /*
  * The detour buffer's call (optimized_callback, arch/x86/kernel/kprobes/

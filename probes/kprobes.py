@@ -24,9 +24,12 @@ Who does what:
   (``kernel/kprobes.c``, ``arches/<arch>/include/asm/kprobes-core.h``).
 
 Handlers are guest functions (a symbol name) or host callables
-``handler(kp, regs)``, which the guest reaches through a hypercall
-(``kprobe_host_pre_handler``); ``regs`` reads and writes the saved
-``struct pt_regs`` by register name.
+``handler(kp, regs)`` (``fault_handler(kp, regs, trapnr)``), which the
+guest reaches through a hypercall (``kprobe_host_pre_handler``); ``regs``
+reads and writes the saved ``struct pt_regs`` by register name. A
+``fault_handler`` is accepted only where the machine delivers a fault the
+kernel passes to ``kprobe_fault_handler`` (the ops' ``FAULT_TRAPS``:
+x86 #GP); see docs/kprobes.md.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import capstone
 from elftools.elf.elffile import ELFFile
@@ -54,7 +57,8 @@ KPROBES_H = Path(__file__).resolve().parent.parent / "kernel/include/kisim/kprob
 _DEFINES = {name: int(value, 0) for name, value in re.findall(
     r"^#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)\b", KPROBES_H.read_text(), re.M)}
 #: struct kprobe, one word per field (kernel/include/kisim/kprobes.h).
-FIELDS = ("next", "addr", "pre_handler", "post_handler", "flags", "nmissed", "opcode",
+FIELDS = ("next", "addr", "pre_handler", "post_handler", "fault_handler", "flags", "nmissed",
+          "opcode",
           "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index", "list")
 #: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
 RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
@@ -68,8 +72,9 @@ KPROBE_HASH_BITS = _DEFINES["KPROBE_HASH_BITS"]
 KPROBE_POOL = _DEFINES["KPROBE_POOL"]
 FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED = (_DEFINES[f"KPROBE_FLAG_{n}"]
                                             for n in ("GONE", "DISABLED", "OPTIMIZED"))
-KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET = (
-    _DEFINES[f"KPROBE_HC_{n}"] for n in ("RETURN", "PRE", "POST", "RET"))
+KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET, KPROBE_HC_FAULT = (
+    _DEFINES[f"KPROBE_HC_{n}"] for n in ("RETURN", "PRE", "POST", "RET", "FAULT"))
+KPROBE_HC_SHIFT = _DEFINES["KPROBE_HC_SHIFT"]
 #: Bytes left free below the interrupted stack pointer before pt_regs: ARM
 #: emulates stack stores of up to 64 bytes in place
 #: (arch/arm/probes/kprobes/core.c MAX_STACK_SIZE), x86-64 kernel code has
@@ -127,6 +132,9 @@ class Kprobe:
     addr: int | None = None
     pre_handler: object = None
     post_handler: object = None
+    #: v5.10 ``fault_handler(kp, regs, trapnr)``: a fault in this probe's
+    #: handlers; non-zero means it fixed the fault up (kprobe_fault_handler).
+    fault_handler: object = None
     # Filled by register_kprobe.
     index: int = -1
     struct: int = 0
@@ -248,7 +256,14 @@ class Kprobes:
         self._optimizing: list[Kprobe] = []       # kernel/kprobes.c optimizing_list
         self._optimizer_due: int | None = None    # when the delayed optimizer work runs
         self._sites: set[int] = set()             # every address ever armed
-        self._frames: list[list[int]] = [[] for _ in self.machine.cpus]
+        # Per CPU, the open trap frames: (pt_regs address, the fault trap's
+        # number, or None for a breakpoint or single-step trap).
+        self._frames: list[list[tuple[int, int | None]]] = [[] for _ in self.machine.cpus]
+        # The arch's fault traps (intno -> the guest's trap handler), when
+        # the kernel was built with them.
+        self._fault_traps = {intno: (symbols[name], entry)
+                             for intno, (name, entry) in self.ops.FAULT_TRAPS.items()
+                             if name in symbols}
         self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
         self._mcount = {site.address for site in self.tables.mcount}
         self._data = _data_in_text(guest.elf)
@@ -285,7 +300,7 @@ class Kprobes:
         if handler is None:
             return 0
         if callable(handler):
-            return self.sym[host_stub]
+            return self.guest.image.symbols[host_stub]
         addr = self.guest.image.symbols.get(str(handler))
         if addr is None:
             raise PatchError("ENOENT", f"{what} {handler!r} is not a guest symbol")
@@ -373,16 +388,30 @@ class Kprobes:
             raise PatchError("ENOMEM", f"kprobe: all {KPROBE_POOL} kprobes are in use")
         pre = self._handler_addr(kp.pre_handler, "kprobe_host_pre_handler", "pre_handler")
         post = self._handler_addr(kp.post_handler, "kprobe_host_post_handler", "post_handler")
+        fault = self._fault_handler_addr(kp)
         if old is not None:
-            return self._register_aggr(old, kp, struct, pre, post)
+            return self._register_aggr(old, kp, struct, (pre, post, fault))
         prepared = self._prepare(kp, addr, self._free[0], struct)
-        self._write_struct(kp, prepared, pre, post, self.machine.read_word(self._bucket(addr)))
+        self._write_struct(kp, prepared, (pre, post, fault),
+                           self.machine.read_word(self._bucket(addr)))
         self.machine.write_word(self._bucket(addr), kp.struct)
         self.probes[addr] = kp
         self._by_struct[kp.struct] = kp
         if not kp.disabled:
             self._arm(kp)
         return kp
+
+    def _fault_handler_addr(self, kp: Kprobe) -> int:
+        """The fault_handler's address; refused where no fault reaches
+        kprobe_fault_handler (the arch's v5.10 callers are page faults)."""
+        if kp.fault_handler is None:
+            return 0
+        if not self._fault_traps:
+            raise PatchError("EINVAL", f"kprobe: fault_handler would never run on "
+                                       f"{self.arch.name}: its kernel calls it on page faults "
+                                       "only, which kisim cannot deliver (docs/kprobes.md)")
+        return self._handler_addr(kp.fault_handler, "kprobe_host_fault_handler",
+                                  "fault_handler")
 
     def _prepare(self, kp: Kprobe, addr: int, index: int, struct: int | None) -> Prepared:
         """arch_prepare_kprobe into the slot of pool entry ``index``, which ``kp`` takes."""
@@ -407,10 +436,13 @@ class Kprobes:
     def _pool_struct(self, index: int) -> int:
         return self.sym["kprobe_pool"] + index * len(FIELDS) * self.arch.word
 
-    def _write_struct(self, kp: Kprobe, prepared: Prepared, pre: int, post: int, nxt: int,
-                      first: int = 0) -> None:
-        """Fill ``kp``'s struct kprobe and zero its hit counters."""
+    def _write_struct(self, kp: Kprobe, prepared: Prepared, handlers: tuple[int, int, int],
+                      nxt: int, first: int = 0) -> None:
+        """Fill ``kp``'s struct kprobe (``handlers``: pre, post, fault) and zero its
+        hit counters."""
+        pre, post, fault = handlers
         values = {"next": nxt, "addr": kp.addr, "pre_handler": pre, "post_handler": post,
+                  "fault_handler": fault,
                   "flags": FLAG_DISABLED if kp.disabled else 0, "nmissed": 0,
                   "opcode": prepared.opcode, "hit_index": kp.index, "list": first}
         values.update({f"ainsn{i}": v for i, v in enumerate(prepared.ainsn)})
@@ -428,15 +460,16 @@ class Kprobes:
             link = node + FIELDS.index(field_name) * self.arch.word
         self.machine.write_word(link, new)
 
-    def _register_aggr(self, old: Kprobe, kp: Kprobe, struct: int | None, pre: int,
-                       post: int) -> Kprobe:
+    def _register_aggr(self, old: Kprobe, kp: Kprobe, struct: int | None,
+                       handlers: tuple[int, int, int]) -> Kprobe:
         """register_aggr_kprobe: a second probe at a probed address.
 
         The first time, an aggr_kprobe takes the first probe's place in
         kprobe_table (init_aggr_kprobe, with its own copy of the
         instruction) and lists it; each new probe joins the list
         (add_new_kprobe). A probe with a post_handler gives the aggr_kprobe
-        aggr_post_handler, which also stops it being optimized.
+        aggr_post_handler, which also stops it being optimized. Where faults
+        are delivered, its fault_handler is aggr_fault_handler.
         """
         ap = old
         if not old.members:
@@ -446,9 +479,11 @@ class Kprobes:
                         disabled=old.disabled, members=[old])
             prepared = self._prepare(ap, old.addr, self._free[0], None)
             ap.breakpoint, ap.orig = old.breakpoint, old.orig
-            self._write_struct(ap, prepared, self.sym["aggr_pre_handler"],
-                               self.sym["aggr_post_handler"] if old.post_handler else 0,
-                               self.read_field(old, "next"), old.struct)
+            aggr_fault = self.guest.image.symbols["aggr_fault_handler"] if self._fault_traps else 0
+            self._write_struct(ap, prepared, (
+                self.sym["aggr_pre_handler"],
+                self.sym["aggr_post_handler"] if old.post_handler else 0, aggr_fault),
+                self.read_field(old, "next"), old.struct)
             self._relink(self._bucket(old.addr), "next", old.struct, ap.struct)
             self._write_field(old, "next", 0)
             self.probes[old.addr] = old.aggr = ap
@@ -459,7 +494,7 @@ class Kprobes:
         ainsn = tuple(self.read_field(ap, f"ainsn{i}") for i in range(4))
         self._write_struct(kp, Prepared(length=0, opcode=self.read_field(ap, "opcode"), slot=b"",
                                         ainsn=ainsn, boostable=kp.boostable, kind=""),
-                           pre, post, 0)
+                           handlers, 0)
         self._relink(self._field_addr(ap, "list"), "list", 0, kp.struct)
         ap.members.append(kp)
         self._by_struct[kp.struct] = kp
@@ -762,14 +797,17 @@ class Kprobes:
                 cpu.set_reg(name, value)
         return pc
 
-    def _enter(self, cpu: Cpu, handler: int, pc: int) -> int:
-        """Trap entry: save pt_regs below the stack, call ``handler(regs)``."""
+    def _enter(self, cpu: Cpu, handler: int, pc: int, fault: int | None = None,
+               entry: Callable[[Cpu], None] | None = None) -> int:
+        """Trap entry: save pt_regs below the stack, call ``handler(regs)``
+        (``fault``: the number of the fault trap being entered, ``entry`` its
+        arch's trap entry instead of arch_trap_entry)."""
         word = self.arch.word
         words = self._save(cpu, pc)
         frame = (cpu.reg(self.arch.sp) - STACK_GAP - len(words) * word) & ~15
         self.machine.write(frame, b"".join(self.arch.from_int(w, word) for w in words))
-        self._frames[cpu.index].append(frame)
-        self.ops.arch_trap_entry(cpu)
+        self._frames[cpu.index].append((frame, fault))
+        (entry or self.ops.arch_trap_entry)(cpu)
         sp = frame - self.ops.STACK_HEADROOM
         if self.arch.ra is None:
             sp -= word
@@ -794,6 +832,11 @@ class Kprobes:
                 return trap.address
             return self._enter(cpu, self.sym["kprobe_debug_handler"], trap.address)
         self._returned.pop(cpu.index, None)
+        if trap.kind is TrapKind.TRAP and trap.intno in self._fault_traps:
+            # A fault (x86 #GP): the guest's trap handler, which asks
+            # kprobe_fault_handler while a kprobe runs on this CPU.
+            handler, entry = self._fault_traps[trap.intno]
+            return self._enter(cpu, handler, trap.address, trap.intno, entry)
         if trap.address in self._sites and trap.kind is not TrapKind.TRAP:
             return self._enter(cpu, self.sym["kprobe_handler"],
                                trap.address + self.ops.BP_PC_ADVANCE)
@@ -807,16 +850,27 @@ class Kprobes:
         cpu.charge("trap", -1)
         at = self.guest.hypercalls.address
         if op == KPROBE_HC_RETURN:
-            frame = self._frames[cpu.index].pop()
-            if not regs:
+            frame, fault = self._frames[cpu.index].pop()
+            if not regs and fault is None:
                 raise self.machine.fault(cpu, "a breakpoint or single-step trap that no "
                                               "kprobe claims", pc=at)
             resume = self._restore(cpu, frame)
+            if not regs:
+                # The fault trap found no fixup: the kernel dies here
+                # (die_addr), with the registers as the handlers left them.
+                cpu.pc = resume
+                raise self.machine.fault(cpu, self.arch.exception_names.get(
+                    fault, f"fault {fault}"), pc=resume)
             self._returned[cpu.index] = resume
             return Resume(resume)
+        op, trapnr = op & ((1 << KPROBE_HC_SHIFT) - 1), op >> KPROBE_HC_SHIFT
         owner = (self._rp_by_struct if op == KPROBE_HC_RET else self._by_struct).get(struct)
-        if owner is None or op not in (KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET):
+        if owner is None or op not in (KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET,
+                                       KPROBE_HC_FAULT):
             raise self.machine.fault(cpu, f"bad kprobe hypercall {op}", pc=at)
+        regs_view = KprobeRegs(self, regs, cpu.index)
+        if op == KPROBE_HC_FAULT:
+            return int(owner.fault_handler(owner, regs_view, trapnr) or 0)
         handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
                    KPROBE_HC_RET: "handler"}[op]
-        return int(getattr(owner, handler)(owner, KprobeRegs(self, regs, cpu.index)) or 0)
+        return int(getattr(owner, handler)(owner, regs_view) or 0)

@@ -256,8 +256,9 @@ class Cpu:
         return True
 
     def _unhandled(self, trap: Trap) -> bool:
-        reason = ("invalid instruction" if trap.kind is TrapKind.UNDEFINED
-                  else f"unhandled {trap.kind.value} trap")
+        reason = self.arch.exception_names.get(trap.intno) or (
+            "invalid instruction" if trap.kind is TrapKind.UNDEFINED
+            else f"unhandled {trap.kind.value} trap")
         self._error = self.machine.fault(self, reason, pc=trap.address)
         self.uc.emu_stop()
         return True

@@ -13,6 +13,8 @@ own copy, so the tail's data words are per CPU.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import struct
 
 import capstone
@@ -189,5 +191,12 @@ def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
     return encode_jump(addr, buffer)
 
 
+#: Fault traps the machine delivers to the guest (Unicorn interrupt -> guest handler,
+#: trap entry):
+#: none: v5.10 calls kprobe_fault_handler from the page-fault path
+#: (arch/arm/mm/fault.c), which kisim cannot deliver (docs/kprobes.md).
+FAULT_TRAPS: dict[int, tuple[str, Callable[[TrapFrame], None]]] = {}
+
 #: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"), ("SINGLESTEP_INTNO",))
+KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"),
+                           ("SINGLESTEP_INTNO", "FAULT_TRAPS"))

@@ -9,6 +9,8 @@ instruction. Any interrupt clears MSR_SE and MSR_EE in the live MSR
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from unicorn import ppc_const
 
 from arches.base import TrapFrame, capability_ops
@@ -59,5 +61,11 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
     return {1: "emulate_step (boosted)", -1: "single-step (MSR_SE)"}.get(boostable, "not hit yet")
 
 
+#: Fault traps the machine delivers to the guest (Unicorn interrupt -> guest handler,
+#: trap entry):
+#: none: v5.10 calls kprobe_fault_handler from the page-fault path
+#: (arch/powerpc/mm/fault.c), which kisim cannot deliver (docs/kprobes.md).
+FAULT_TRAPS: dict[int, tuple[str, Callable[[TrapFrame], None]]] = {}
+
 #: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes",), ("SINGLESTEP_INTNO",))
+KprobeOps = capability_ops(globals(), ("kprobes",), ("SINGLESTEP_INTNO", "FAULT_TRAPS"))

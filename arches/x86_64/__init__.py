@@ -222,6 +222,9 @@ ARCH = Arch(
         1: TrapVector(TrapKind.TRAP, pc_offset=0, length=0),         # #DB single-step (TF)
         3: TrapVector(TrapKind.BREAKPOINT, pc_offset=1, length=1),   # int3
         6: TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),    # ud2 (#UD)
+        # #GP is a fault: Unicorn reports it with RIP at the faulting
+        # instruction (measured: a segment load of a selector past the GDT).
+        13: TrapVector(TrapKind.TRAP, pc_offset=0, length=0),
     },
     undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),
     # Unicorn calls the syscall hook with RIP at the instruction and adds its
@@ -264,7 +267,8 @@ ARCH = Arch(
     },
     site_len=5,                          # P6_NOP5_ATOMIC <-> jmp rel32
     icache_coherent=True,
-    exception_names={0: "divide by zero (#DE, divide error: Intel SDM vol. 3A §6.15, vector 0)"},                # Intel SDM vol. 3A §8.1.3: serialize, no flush
+    exception_names={0: "divide by zero (#DE, divide error: Intel SDM vol. 3A §6.15, vector 0)",
+                     13: "general protection fault (#GP: Intel SDM vol. 3A §6.15, vector 13)"},                # Intel SDM vol. 3A §8.1.3: serialize, no flush
     poke_breakpoint=INT3,
     clock=Cost(2_000_000_000, "Documentation/trace/kprobes.rst measures x86-64 on a 2 GHz "
                    "Opteron; the trap cost above is taken at that clock"),

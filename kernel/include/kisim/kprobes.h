@@ -35,6 +35,7 @@
 struct kprobe;
 typedef int (*kprobe_pre_handler_t)(struct kprobe *, struct pt_regs *);
 typedef void (*kprobe_post_handler_t)(struct kprobe *, struct pt_regs *, unsigned long);
+typedef int (*kprobe_fault_handler_t)(struct kprobe *, struct pt_regs *, int trapnr);
 
 /* Every field is one word: the host reads and writes them by index. */
 struct kprobe {
@@ -42,6 +43,7 @@ struct kprobe {
 	unsigned long addr;
 	kprobe_pre_handler_t pre_handler;
 	kprobe_post_handler_t post_handler;
+	kprobe_fault_handler_t fault_handler;	/* v5.10; removed in v5.14 */
 	unsigned long flags;
 	unsigned long nmissed;
 	unsigned long opcode;			/* the probed instruction's first word/byte */
@@ -103,11 +105,16 @@ extern struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
 #define KPROBE_HC_PRE		1	/* call the host pre_handler of a2's kprobe */
 #define KPROBE_HC_POST		2	/* call the host post_handler */
 #define KPROBE_HC_RET		3	/* call the host kretprobe handler of a3's kretprobe */
+#define KPROBE_HC_FAULT		4	/* call the host fault_handler of a3's kprobe; the
+					 * trap number is in the bits above KPROBE_HC_SHIFT */
+#define KPROBE_HC_SHIFT		8
 
 int aggr_pre_handler(struct kprobe *p, struct pt_regs *regs);
 void aggr_post_handler(struct kprobe *p, struct pt_regs *regs, unsigned long flags);
 int kprobe_handler(struct pt_regs *regs);
 int kprobe_debug_handler(struct pt_regs *regs);
+int kprobe_fault_handler(struct pt_regs *regs, int trapnr);
+int kprobe_fault_target(unsigned long value);
 int kprobe_empty_pre_handler(struct kprobe *p, struct pt_regs *regs);
 void kprobe_empty_post_handler(struct kprobe *p, struct pt_regs *regs, unsigned long flags);
 #endif /* CONFIG_KPROBES */

@@ -189,4 +189,65 @@ static __always_inline void arch_optprobe_step(struct kprobe *p, struct pt_regs 
 {
 }
 
+/*
+ * Faults in a kprobe (Linux v5.10): the kernel-mode part of
+ * exc_general_protection (arch/x86/kernel/traps.c) tries the exception
+ * table, then, while a kprobe runs on this CPU, kprobe_fault_handler(regs,
+ * X86_TRAP_GP); if neither handles it, notify_die and die_addr. kisim
+ * delivers #GP only: page faults cannot be made resumable under Unicorn
+ * (docs/kprobes.md). The guest has no exception table, so fixup_exception
+ * finds nothing; returning 0 is the die, which the machine reports.
+ */
+#define ARCH_HAS_KPROBE_FAULT_TRAP
+#define X86_TRAP_GP		13	/* arch/x86/include/asm/trapnr.h */
+
+notrace int exc_general_protection(struct pt_regs *regs)
+{
+	if (current_kprobe[smp_processor_id()] && kprobe_fault_handler(regs, X86_TRAP_GP))
+		return 1;
+	return 0;
+}
+NOKPROBE_SYMBOL(exc_general_protection);
+
+/* kprobe_fault_handler(): the fault hit the copy being single-stepped. */
+static __always_inline int arch_kprobe_fault_in_slot(struct kprobe *p, struct pt_regs *regs)
+{
+	return regs->ip == (unsigned long)p->ainsn.insn;
+}
+
+/*
+ * kprobe_fault_handler(), single-step case: the step is cancelled, ip
+ * goes back to the probe address, TF is cleared and the flags saved at
+ * setup_singlestep() are put back.
+ */
+static __always_inline void arch_kprobe_cancel_singlestep(struct kprobe *p, struct pt_regs *regs,
+							  struct kprobe_ctlblk *kcb)
+{
+	regs->ip = p->addr;
+	regs->flags &= ~X86_EFLAGS_TF;
+	regs->flags |= kcb->kprobe_saved_flags;
+}
+
+/*
+ * The fault self-test's target (kisim): loads its argument into %ds. A
+ * null selector loads; a selector past the end of the GDT raises #GP
+ * (Intel SDM vol. 3A, MOV to a segment register), as loadsegment() can.
+ */
+#define KPROBE_FAULT_BAD	0x1234UL
+__asm__(
+	"	.text\n"
+	"	.globl	kprobe_fault_target\n"
+	"	.type	kprobe_fault_target, @function\n"
+	"kprobe_fault_target:\n"
+	"	mov	%edi, %ds\n"
+	"	xor	%eax, %eax\n"
+	"	ret\n"
+	"	.size	kprobe_fault_target, . - kprobe_fault_target\n");
+
+/* The fault self-test's fixup: a null selector in the argument register. */
+static __always_inline void arch_kprobe_fault_fixup(struct pt_regs *regs)
+{
+	regs->di = 0;
+}
+
 #endif
