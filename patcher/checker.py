@@ -156,6 +156,8 @@ class PatchChecker:
             cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index,
                             BASE, self.code_end - 1)
         self.machine.on_trap = self._on_trap
+        self._sp_reg = self.arch.uc_regs[self.arch.sp]
+        self._sp0 = [cpu.reg(self.arch.sp) for cpu in self.machine.cpus]
         self._contexts = [cpu.uc.context_save() for cpu in self.machine.cpus]
 
     # -- the guest loop -----------------------------------------------------
@@ -227,8 +229,13 @@ class PatchChecker:
                 return
             self._pending[cpu] = (site, self._allowed[addr], self.phase)
             return
-        else:
+        elif addr != BASE or uc.reg_read(self._sp_reg) == self._sp0[cpu]:
             return
+        else:
+            self._report(cpu, addr, self._disasm(cpu, addr), "wild branch",
+                         f"came round the loop with {self.arch.sp} "
+                         f"{uc.reg_read(self._sp_reg):#x}, not {self._sp0[cpu]:#x}: "
+                         "a site left the stack unbalanced")
         uc.emu_stop()
 
     def _landed(self, uc: unicorn.Uc, cpu: int, addr: int, site: Site,
