@@ -82,14 +82,11 @@ class CheckSpec:
 
     def checker(self) -> PatchChecker | KernelChecker:
         """The loop checker for this spec, or the guest-kernel checker with ``kernel``."""
-        if self.kernel and self.sites != DEFAULT_SITES:
-            raise CheckerError("--kernel patches the guest's own marker and tracepoint sites; "
-                               "--site chooses the loop's")
         loop = self._loop_checker()
         if not self.kernel:
             return loop
         return KernelChecker(self.arch, self.cpus, protocol=loop.patcher.protocol,
-                             protocol_name=loop.protocol_name)
+                             protocol_name=loop.protocol_name, sites=self.sites)
 
     def _loop_checker(self) -> PatchChecker:
         if self.path and self.path not in sys.path:

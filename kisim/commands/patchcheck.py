@@ -174,7 +174,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="remove each step of the protocol in turn and tabulate what catches it")
     p.add_argument("--kernel", action="store_true",
                    help="patch the guest kernel's marker sites (jump labels, immediate "
-                        "values) while its CPUs run hackbench; checks the checksum too")
+                        "values; with --site ftrace its mcount sites) while its CPUs run "
+                        "hackbench; checks the checksum too")
     p.add_argument("--seeds", type=int, default=None, metavar="N",
                    help=f"interleavings to run (default {DEFAULT_SEEDS}; with --ablate: "
                         f"at most {ABLATE_SEEDS} per variant; with --kernel: "
