@@ -20,16 +20,18 @@ fetch view*. A finding is one of:
 
 - ``torn``: a CPU fetched a site instruction that is neither the old one,
   the new one nor the breakpoint (a mix of their bytes);
-  a CPU that traps on a kprobe site's own breakpoint is a kprobe hit, and
-  resumes where the site kind says (its instruction slot or detour);
 - ``wild branch``: a CPU executed at an address that is no instruction
-  boundary of the old or new code, or left a site for anywhere but the old
-  or new instruction's successor (a call must also leave the right return
-  address);
+  boundary of the old or new code, left a site for anywhere but where its
+  old or new form goes (a call must also leave the right return address),
+  or came round the loop with its stack pointer moved;
 - ``stale``: a CPU executed the old instruction after the operation
   returned (or the new one before it began), or trapped on a breakpoint
   its fetch view still held after memory no longer did;
 - ``fault``: an unhandled trap or an emulation fault.
+
+A CPU that traps on a kprobe site's own breakpoint is a kprobe hit, not a
+fault: it resumes where the site kind says (the instruction slot, or the
+optprobe's detour), and where it went is judged like any other form.
 
 Each finding names its seed; :meth:`PatchChecker.run_seed` with that seed
 replays the interleaving bit for bit. A protocol is any
