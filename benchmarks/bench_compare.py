@@ -44,17 +44,18 @@ def baseline(runs_per_arch: int) -> float:
 
 
 def main() -> None:
-    from kisim.commands.compare import RUNS_PER_ARCH
+    from kisim.compare import runs_per_arch
+    runs = runs_per_arch()
     with tempfile.TemporaryDirectory(prefix="kisim-bench-") as tmp:
         cache, out = os.path.join(tmp, "cache"), os.path.join(tmp, "out")
         cold = timed_compare(cache, out)
         warm = timed_compare(cache, out)
-    base = baseline(RUNS_PER_ARCH)
-    print(f"kisim compare, 3 arches, default options ({RUNS_PER_ARCH} runs per arch):")
+    base = baseline(runs)
+    print(f"kisim compare, 3 arches, default options ({runs} runs per arch):")
     print(f"  cold cache (compiles every kernel): {cold:7.1f} s   target <= 120 s: "
           f"{'ok' if cold <= 120 else 'MISSED'}")
     print(f"  warm cache:                         {warm:7.1f} s")
-    print(f"  baseline, {3 * RUNS_PER_ARCH} plain guest runs:       {base:7.1f} s   "
+    print(f"  baseline, {3 * runs} plain guest runs:       {base:7.1f} s   "
           f"warm / baseline = {warm / base:.1f}x")
 
 

@@ -188,9 +188,10 @@ class Kretprobe:
 class KprobeRegs:
     """The saved ``struct pt_regs`` of a hit, by register name (host handlers)."""
 
-    def __init__(self, kprobes: Kprobes, frame: int) -> None:
+    def __init__(self, kprobes: Kprobes, frame: int, cpu: int = -1) -> None:
         self._k = kprobes
         self.frame = frame
+        self.cpu = cpu                          # the CPU that hit the probe
 
     def _offset(self, name: str) -> int:
         try:
@@ -654,6 +655,6 @@ class Kprobes:
             raise self.machine.fault(cpu, f"bad kprobe hypercall {op}", pc=trap.address)
         handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
                    KPROBE_HC_RET: "handler"}[op]
-        result = getattr(owner, handler)(owner, KprobeRegs(self, cpu.arg(2)))
+        result = getattr(owner, handler)(owner, KprobeRegs(self, cpu.arg(2), cpu.index))
         cpu.set_reg(self.arch.ret, int(result or 0))
         return None

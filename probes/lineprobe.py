@@ -6,21 +6,29 @@ kprobe there, and reads the variables it wants through their DWARF
 locations. Its cost is zero while nobody probes, and its weakness is the
 optimizer: a line may have no code, a variable no location at that PC.
 
-Until kprobes exist in kisim (issue 10), the probe fires through a Unicorn
-code hook on each of the line's addresses (:meth:`sim.Machine.watch`):
-it runs before the instruction at that address, as a kprobe's
-pre_handler does, but it patches no text and charges no trap, so its
-modeled cost is NOT a kprobe's. :attr:`LineProbe.mechanism` says so.
+Each of the line's addresses gets a real kprobe
+(:meth:`probes.kprobes.Kprobes.register_kprobe`) whose pre_handler is a
+host callable: the breakpoint, the trap, the guest's ``kprobe_handler``
+and its instruction counts and modeled cost are a kprobe's. The handler
+evaluates each variable's DWARF location on the registers the trap saved
+(``struct pt_regs``) and on guest memory, before the probed instruction
+runs, as SystemTap's generated handler does with ``regs``. The variable
+fetch itself is host work, not charged (docs/lineprobes.md).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from patcher.errors import PatchError
 from probes.dwarf import DebugInfo, DwarfError, LineAddress, Unavailable, evaluate
-from sim.machine import Cpu, Machine
+from probes.kprobes import Kprobe, KprobeRegs, Kprobes
 
-#: How the probe is placed today (stated in every output).
-MECHANISM = "unicorn code hook (stands in for a kprobe until issue 10 lands; no trap charged)"
+#: How the probe is placed (stated in every output).
+MECHANISM = "kprobe (register_kprobe, host pre_handler reading DWARF locations from pt_regs)"
+
+
+class LineProbeError(ValueError):
+    """A line probe that cannot be placed: no code for the line, or a kprobe refusal."""
 
 
 @dataclass
@@ -42,42 +50,67 @@ def parse_location(text: str) -> tuple[str, int]:
 
 
 class LineProbe:
-    """A probe on every address of one source line, fetching named variables at each hit."""
+    """A kprobe on every address of one source line, fetching named variables at each hit."""
 
     mechanism = MECHANISM
 
-    def __init__(self, machine: Machine, debug: DebugInfo, file: str, line: int,
+    def __init__(self, kprobes: Kprobes, debug: DebugInfo, file: str, line: int,
                  fetch: list[str] | tuple[str, ...] = ()) -> None:
-        self.machine = machine
+        self.kprobes = kprobes
         self.debug = debug
         self.addresses: list[LineAddress] = debug.line_addresses(file, line)
         if not self.addresses:
             before, after = debug.nearest_lines(file, line)
             near = ", ".join(f"{n}" for n in (before, after) if n is not None)
-            raise DwarfError(f"{file}:{line}: no code for this line (the compiler placed "
-                             f"none; nearest lines with code: {near or 'none'})")
+            raise LineProbeError(f"{file}:{line}: no code for this line (the compiler placed "
+                                 f"none; nearest lines with code: {near or 'none'})")
         self.fetch = list(fetch)
         for la in self.addresses:       # every name must at least be in scope there
             for name in self.fetch:
                 debug.variable(la.address, name)
         self.hits: list[LineHit] = []
+        self.kps: list[Kprobe] = []
         self._vars = {la.address: {v.name: v for v in debug.variables_at(la.address)}
                       for la in self.addresses}
 
     def arm(self) -> None:
-        """Place the probe on each address of the line."""
-        for la in self.addresses:
-            self.machine.watch(la.address, lambda cpu, a=la.address: self._hit(cpu, a))
+        """register_kprobe on each address of the line; a refusal undoes the others."""
+        try:
+            self.kps = self.kprobes.register_kprobes(
+                [Kprobe(addr=la.address, pre_handler=self._pre_handler)
+                 for la in self.addresses])
+        except PatchError as err:
+            raise LineProbeError(f"{self.addresses[0].file}:{self.addresses[0].line}: "
+                                 f"{err.message}") from None
 
-    def _hit(self, cpu: Cpu, address: int) -> None:
-        hit = LineHit(cpu.index, address)
+    def disarm(self) -> None:
+        for kp in self.kps:
+            self.kprobes.unregister_kprobe(kp)
+        self.kps = []
+
+    @property
+    def kprobe_hits(self) -> int:
+        """Hits the guest's kprobe_hits counters saw (handlers ran)."""
+        return sum(kp.hits for kp in self.kps)
+
+    def _pre_handler(self, kp: Kprobe, regs: KprobeRegs) -> int:
+        """Fetch each variable at ``kp.addr`` from the trapped registers and memory."""
+        address = kp.addr
+        pc = self.kprobes.arch.pc
+
+        def reg(name: str) -> int:
+            return address if name == pc else regs[name]
+
+        hit = LineHit(regs.cpu, address)
         for name in self.fetch:
             var = self._vars[address][name]
             try:
-                hit.values[name] = evaluate(self.debug, var, address, cpu.reg, self.machine.read)
-            except Unavailable as why:
-                hit.unavailable[name] = str(why)
+                hit.values[name] = evaluate(self.debug, var, address, reg,
+                                            self.kprobes.machine.read)
+            except (Unavailable, KeyError) as why:
+                hit.unavailable[name] = str(why).strip("'\"")
         self.hits.append(hit)
+        return 0
 
 
-__all__ = ["LineHit", "LineProbe", "MECHANISM", "parse_location"]
+__all__ = ["LineHit", "LineProbe", "LineProbeError", "MECHANISM", "parse_location"]

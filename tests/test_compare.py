@@ -8,7 +8,12 @@ import pytest
 from arches import NAMES, get_arch
 from kisim.cli import main
 from kisim.compare import (CACHE_MISS, MECHANISMS, NONE, CompareError,
-                           compare_arch, load_cost_model, orderings, run_once)
+                           compare_arch, load_cost_model, mechanism, orderings, run_once, select)
+
+#: The rows whose mechanism compiles nothing into the kernel (dormant = uninstrumented).
+NOTHING_IN = {m.key for m in MECHANISMS if not m.compiled_in}
+#: Cheap selections for the tests that run compare_arch more than once.
+MARKERS_ONLY = ("marker_flag", "marker_imv")
 
 
 @pytest.fixture(scope="module", params=NAMES)
@@ -20,14 +25,56 @@ def _row(doc, key):
     return next(r for r in doc["rows"] if r["mechanism"] == key)
 
 
-def test_one_row_per_mechanism_that_runs(doc):
+def test_one_row_per_mechanism(doc):
     assert [r["mechanism"] for r in doc["rows"]] == [m.key for m in MECHANISMS]
     assert doc["checksums_ok"]
     for r in doc["rows"]:
-        assert r["passes"] > 1000 and r["hits"] > 1000
-        assert r["active"]["per_hit_instructions"] > 0
+        assert r["passes"] > 1000
+        if r["active"] is None:          # the arch's own refusal, said in the row
+            assert r["mechanism"] == "optprobe" and "no optprobes" in r["unavailable"]
+            continue
+        assert r["hits"] > 1000 and r["active"]["per_hit_instructions"] > 0
         assert r["active"]["percent_over_uninstrumented"] > r["dormant"][
-            "percent_over_uninstrumented"] > 0
+            "percent_over_uninstrumented"]
+        if r["mechanism"] in NOTHING_IN:
+            assert r["dormant"]["instructions"] == doc["uninstrumented"]["instructions"]
+            assert r["dormant"]["per_pass_modeled_cycles"] == 0
+        else:
+            assert r["dormant"]["percent_over_uninstrumented"] > 0
+
+
+def test_kprobe_rows_are_real_kprobes(doc):
+    """Each kprobe-family row took the trap path (or, optimized, the detour without one)."""
+    traps = {r["mechanism"]: (r["active"] or {}).get("per_hit_events", {}).get("trap", 0)
+             for r in doc["rows"]}
+    for key in ("kprobe", "kprobe_boosted", "kretprobe", "line_probe"):
+        assert traps[key] >= 1, key
+    for key in ("marker_imv", "tracepoint_jump_label", "ring_buffer"):
+        assert traps[key] == 0, key                 # negative control: no trap on a marker hit
+    opt = _row(doc, "optprobe")
+    if opt["active"] is not None:
+        assert traps["optprobe"] == 0 and "optprobe (detour)" in opt["detail"]
+        assert opt["active"]["per_hit_modeled_cycles"] < _row(doc, "kprobe_boosted")[
+            "active"]["per_hit_modeled_cycles"]
+    # every point hit the same number of times: same points, same workload, one CPU
+    assert len({_row(doc, k)["hits"] for k in ("kprobe", "kprobe_boosted", "kretprobe",
+                                                "marker_imv", "ring_buffer", "mcount")}) == 1
+    line = _row(doc, "line_probe")
+    assert "values fetched" in line["detail"] and line["hits"] == line["passes"]
+
+
+def test_ring_buffer_row_records(doc):
+    rb, tp = _row(doc, "ring_buffer"), _row(doc, "tracepoint_jump_label")
+    assert rb["dormant"] == tp["dormant"]               # the same build, dormant
+    assert rb["hits"] == tp["hits"]                     # one event per probe call
+    assert rb["active"]["per_hit_instructions"] > tp["active"]["per_hit_instructions"]
+
+
+def test_mcount_row(doc):
+    m = _row(doc, "mcount")
+    assert m["passes"] > _row(doc, "marker_imv")["passes"]     # every traced function call
+    assert 0 < m["dormant"]["per_pass_instructions"] < 10     # a nop (and -pg codegen)
+    assert "set_ftrace_filter" in m["detail"]
 
 
 def test_same_sites_same_hits_for_both_marker_kinds(doc):
@@ -41,21 +88,32 @@ def test_per_pass_is_exact_differencing(doc):
     for r in doc["rows"]:
         d, a = r["dormant"], r["active"]
         assert d["per_pass_instructions"] == (d["instructions"] - base) / r["passes"]
-        assert a["per_hit_instructions"] == (a["instructions"] - d["instructions"]) / r["hits"]
+        if a is not None:
+            assert a["per_hit_instructions"] == (a["instructions"] - d["instructions"]) / r["hits"]
 
 
-def test_dormant_run_hits_nothing():
-    """Negative control: without arming, the empty probe is never called."""
+@pytest.mark.parametrize("key", ["marker_imv", "mcount", "kprobe"])
+def test_dormant_run_hits_nothing(key):
+    """Negative control: without arming, the probe is never called."""
     arch = get_arch(NAMES[0])
-    m = MECHANISMS[0]
-    assert run_once(arch, m.config, workload="kmalloc", cpus=1, size=None, mech=m).hits == 0
-    assert run_once(arch, NONE, workload="kmalloc", cpus=1, size=None).passes is None
+    m = mechanism(key)
+    run = run_once(arch, m.config, workload="kmalloc", cpus=1, size=None, mech=m, count=(m,))
+    assert run.hits == 0 and run.passes[key] > 1000
+    assert run_once(arch, NONE, workload="kmalloc", cpus=1, size=None).passes == {}
+
+
+def test_select_pulls_in_the_rows_figures_come_from():
+    assert [m.key for m in select(["marker_flag"])] == ["marker_flag", "marker_imv"]
+    assert [m.key for m in select(["ring_buffer"])] == ["tracepoint_jump_label", "ring_buffer"]
+    assert [m.key for m in select(["optprobe"])] == ["kprobe", "optprobe"]
+    with pytest.raises(CompareError, match="unknown mechanism"):
+        select(["nosuch"])
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_memory_pressure_reproduces_desnoyers(name):
-    hot = compare_arch(name)
-    cold = compare_arch(name, memory_pressure=True)
+    hot = compare_arch(name, mechanisms=MARKERS_ONLY)
+    cold = compare_arch(name, memory_pressure=True, mechanisms=MARKERS_ONLY)
     flag_hot = _row(hot, "marker_flag")["dormant"]["per_pass_modeled_cycles"]
     flag_cold = _row(cold, "marker_flag")["dormant"]["per_pass_modeled_cycles"]
     assert flag_cold == pytest.approx(flag_hot + CACHE_MISS[0])
@@ -74,8 +132,8 @@ def test_cost_model_moves_the_table(tmp_path):
     assert model.cost(arch, "insn") == 2 and model.cost(arch, "cache_miss") == 100
     assert model.cost(arch, "trap") == arch.cost("trap")
     assert "costs.toml" in model.source_of(arch, "insn")
-    base = compare_arch(name, memory_pressure=True)
-    moved = compare_arch(name, model=model, memory_pressure=True)
+    base = compare_arch(name, memory_pressure=True, mechanisms=MARKERS_ONLY)
+    moved = compare_arch(name, model=model, memory_pressure=True, mechanisms=MARKERS_ONLY)
     flag, flag2 = _row(base, "marker_flag"), _row(moved, "marker_flag")
     assert flag2["dormant"]["per_pass_modeled_cycles"] == pytest.approx(
         2 * flag["dormant"]["per_pass_instructions"] + 100)
@@ -97,20 +155,44 @@ def test_bad_cost_model(tmp_path, text, match):
     assert main(["compare", "--cost-model", str(path), "--out", str(tmp_path)]) == 2
 
 
+def _fake(dormant: dict[str, float], per_hit: dict[str, float | None]) -> dict:
+    keys = [m.key for m in MECHANISMS]
+    return {"rows": [{"mechanism": k, "label": k,
+                      "dormant": {"per_pass_modeled_cycles": dormant.get(k, 0.0)},
+                      "active": None if per_hit.get(k, 10.0) is None
+                      else {"per_hit_modeled_cycles": per_hit.get(k, 10.0)},
+                      "unavailable": "no optprobes here" if per_hit.get(k, 10.0) is None
+                      else None} for k in keys]}
+
+
+def _claims(doc: dict) -> dict[str, bool | None]:
+    return {o["claim"].split(" (")[0]: o["holds"] for o in orderings(doc)}
+
+
 def test_orderings_are_computed_not_written_in():
-    def fake(flag, imv, tp):
-        rows = [{"mechanism": k, "label": k,
-                 "dormant": {"per_pass_modeled_cycles": d},
-                 "active": {"per_hit_modeled_cycles": 10.0}}
-                for k, d in (("marker_flag", flag), ("marker_imv", imv),
-                             ("tracepoint_jump_label", tp))]
-        return {o["claim"].split(" (")[0]: o["holds"] for o in orderings({"rows": rows})}
-    good, bad = fake(12.0, 8.0, 1.0), fake(8.0, 12.0, 20.0)
-    imv_claim = "a dormant immediate-value marker is cheaper than a memory-flag marker"
-    jl_claim = "a dormant jump-label site is cheaper than a flag test"
-    assert good[imv_claim] is True and bad[imv_claim] is False
-    assert good[jl_claim] is True and bad[jl_claim] is False
-    assert any(v is None for v in good.values())       # the kprobe ordering: not computed
+    good = _claims(_fake({"marker_flag": 12.0, "marker_imv": 8.0, "tracepoint_jump_label": 1.0},
+                         {"marker_imv": 50.0, "kprobe": 1000.0, "kprobe_boosted": 400.0,
+                          "optprobe": 80.0, "kretprobe": 650.0}))
+    bad = _claims(_fake({"marker_flag": 8.0, "marker_imv": 12.0, "tracepoint_jump_label": 20.0,
+                         "line_probe": 3.0},
+                        {"marker_imv": 200.0, "kprobe": 1000.0, "kprobe_boosted": 1100.0,
+                         "optprobe": 500.0, "kretprobe": 1200.0}))
+    for claim in ("a dormant immediate-value marker is cheaper than a memory-flag marker",
+                  "a dormant jump-label site is cheaper than a flag test",
+                  "a kprobe hit costs at least 10x a marker hit armed to an empty probe",
+                  "an optprobe hit costs within 2x a marker hit",
+                  "kprobe > boosted kprobe > optprobe per hit",
+                  "a kretprobe hit is 50-75 % slower than a kprobe hit, both without "
+                  "post_handler",
+                  "a line-number probe costs nothing while unused: nothing is compiled in"):
+        assert good[claim] is True and bad[claim] is False, claim
+    # a mechanism the arch lacks: its claim is not measured, the chain is checked without it
+    missing = orderings(_fake({}, {"optprobe": None, "marker_imv": 50.0, "kprobe": 1000.0,
+                                   "kprobe_boosted": 400.0}))
+    opt = next(o for o in missing if o["claim"].startswith("an optprobe"))
+    assert opt["holds"] is None and "no optprobes here" in opt["text"]
+    chain = next(o for o in missing if o["claim"].startswith("kprobe > boosted"))
+    assert chain["holds"] is True and "optprobe not measured" in chain["text"]
 
 
 def test_cli_compare_writes_json_and_plots(tmp_path, capsys):
@@ -130,8 +212,11 @@ def test_cli_compare_writes_json_and_plots(tmp_path, capsys):
 def test_cli_compare_text(tmp_path, capsys):
     assert main(["compare", "--arch", NAMES[-1], "--out", str(tmp_path)]) == 0
     text = capsys.readouterr().out
-    assert "published orderings" in text and "not computed" in text
-    assert "marker, immediate value" in text and "kprobe" not in text.split("published")[0]
+    assert "published orderings" in text and "not computed" not in text
+    table = text.split("published")[0]
+    for m in MECHANISMS:
+        assert m.label in table
+    assert "[holds]" in text
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -141,7 +226,11 @@ def test_tour_runs_every_step(name, capsys):
     for step in range(1, 7):
         assert f"== {step}." in text
     assert "trace_mark(kmalloc," in text
-    assert "byte(s) changed" in text and "NOT RUN" in text
+    assert "byte(s) changed" in text and "NOT RUN" not in text
+    # the kprobe step registered and ran one; the optprobe step ran or was refused by the arch
+    assert "register_kprobe(kmalloc):" in text and "hits (" in text
+    assert "[OPTIMIZED]" in text or "optimize_kprobe refused: kprobe: no optprobes" in text
+    assert "kisim probe kernel/slab.c:" in text and "hits; size read at" in text
     assert main(["tour", "--arch", "vax", "--no-pager"]) == 2
 
 

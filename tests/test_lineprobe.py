@@ -12,7 +12,8 @@ from kbuild import build, compile_flags
 from kisim.cli import main
 from patcher.instrument import attach
 from probes.dwarf import DebugInfo, DwarfError, Unavailable, _Eval
-from probes.lineprobe import LineProbe, parse_location
+from probes.kprobes import Kprobes
+from probes.lineprobe import MECHANISM, LineProbe, LineProbeError, parse_location
 from sim.guest import Guest
 
 SLAB = Path(__file__).resolve().parent.parent / "kernel" / "slab.c"
@@ -49,12 +50,13 @@ def test_line_without_code(image):
     with DebugInfo(image.elf, get_arch(image.arch)) as debug:
         assert debug.line_addresses("kernel/slab.c", DECL_LINE) == []
         guest = Guest(image, workload="fib")
-        with pytest.raises(DwarfError, match="no code for this line"):
-            LineProbe(guest.machine, debug, "kernel/slab.c", DECL_LINE, ["size"])
+        with pytest.raises(LineProbeError, match="no code for this line"):
+            LineProbe(Kprobes(guest), debug, "kernel/slab.c", DECL_LINE, ["size"])
 
 
 def test_fetched_values_equal_the_marker_at_the_same_call(image):
-    """size and flags read through DWARF at every hit equal what the kmalloc marker reports."""
+    """size and flags read through DWARF at every kprobe hit equal what the kmalloc marker
+    reports for the same call; the probe is a real kprobe (breakpoint in text, traps)."""
     arch = get_arch(image.arch)
     guest = Guest(image, cpus=1, workload="kmalloc")
     inst = attach(guest)
@@ -62,12 +64,22 @@ def test_fetched_values_equal_the_marker_at_the_same_call(image):
     fmt = inst.tables.markers_named("kmalloc")[0].format
     inst.markers.marker_probe_register("kmalloc", fmt, lambda e, _p: events.append(e))
     inst.markers.marker_arm("kmalloc")
+    kprobes = Kprobes(guest, text=inst.text, tables=inst.tables)
     with DebugInfo(image.elf, arch) as debug:
-        probe = LineProbe(guest.machine, debug, "kernel/slab.c", TRACE_LINE,
+        probe = LineProbe(kprobes, debug, "kernel/slab.c", TRACE_LINE,
                           ["size", "flags", "ret"])
+        (site,) = probe.addresses
+        before = guest.machine.read(site.address, arch.max_insn_len)
         probe.arm()
-        assert guest.run().ok
-    assert len(probe.hits) == len(events) > 1000
+        after = guest.machine.read(site.address, arch.max_insn_len)
+        assert after != before and [kp.addr for kp in kprobes] == [site.address]
+        result = guest.run()
+        assert result.ok
+    assert len(probe.hits) == len(events) == probe.kprobe_hits > 1000
+    assert all(h.cpu == 0 and h.address == site.address for h in probe.hits)
+    # the trap path ran once per hit (plus what the arch's single-step adds)
+    assert sum(c["events"].get("trap", 0) for c in result.per_cpu) >= len(probe.hits)
+    assert all("optimized out at this address" in h.unavailable["ret"] for h in probe.hits)
     got = [(h.values["size"], h.values["flags"]) for h in probe.hits]
     want = [(e.fields["bytes_req"], e.fields["gfp_flags"]) for e in events]
     assert got == want
@@ -147,7 +159,9 @@ def test_cli_probe(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["hits"] == len(doc["events"]) > 0 and doc["optimization"] == "-O2"
     assert all("ret" in e["unavailable"] and "size" in e["values"] for e in doc["events"])
-    assert "code hook" in doc["mechanism"]
+    assert doc["mechanism"] == MECHANISM and doc["kprobe_hits"] == doc["hits"]
+    assert doc["cost_per_hit"]["traps"] >= 1 and doc["cost_per_hit"]["modeled_cycles"] > 0
+    assert len(doc["kprobes"]) == len(doc["sites"])
     assert main(["probe", "--arch", arch, f"kernel/slab.c:{DECL_LINE}",
                  "--workload", "kmalloc"]) == 2
     assert "no code for this line" in capsys.readouterr().err
@@ -167,9 +181,29 @@ def test_size_optimized_build_keeps_ret(name):
     inst.markers.marker_probe_register("kmalloc", fmt, lambda e, _p: events.append(e))
     inst.markers.marker_arm("kmalloc")
     with DebugInfo(image.elf, get_arch(name)) as debug:
-        probe = LineProbe(guest.machine, debug, "kernel/slab.c", TRACE_LINE, ["ret", "size"])
+        probe = LineProbe(Kprobes(guest, text=inst.text, tables=inst.tables), debug,
+                          "kernel/slab.c", TRACE_LINE, ["ret", "size"])
         probe.arm()
         assert guest.run().ok
     assert [(h.values["ret"], h.values["size"]) for h in probe.hits] == \
         [(e.fields["ptr"], e.fields["bytes_req"]) for e in events]
     assert not any(h.unavailable for h in probe.hits)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_blacklisted_line_is_refused(name, capsys):
+    """A line of start_kernel (NOKPROBE_SYMBOL) has code, but register_kprobe refuses it:
+    one line on stderr, exit 2 (negative control: a kmalloc line is accepted above)."""
+    image = build(name)
+    with DebugInfo(image.elf, get_arch(name)) as debug:
+        line = next(n for n in debug.lines_with_code("kernel/init.c")
+                    if any(a.function == "start_kernel"
+                           for a in debug.line_addresses("kernel/init.c", n)))
+        guest = Guest(image, workload="fib")
+        probe = LineProbe(Kprobes(guest), debug, "kernel/init.c", line)
+        with pytest.raises(LineProbeError, match="blacklisted"):
+            probe.arm()
+        assert list(probe.kprobes) == []             # nothing left registered
+    assert main(["probe", "--arch", name, f"kernel/init.c:{line}", "--workload", "fib"]) == 2
+    err = capsys.readouterr().err
+    assert "blacklisted" in err and len(err.strip().splitlines()) == 1

@@ -1,14 +1,17 @@
-"""``kisim compare``: every mechanism that runs in kisim, side by side, per arch.
+"""``kisim compare``: every instrumentation mechanism, side by side, per arch.
 
 Per arch, the guest is built once per mechanism (only that mechanism
 compiled in, plus a build with nothing) and runs the same workload,
-dormant and armed at the kmalloc and sched_switch sites to the same empty
-probe. Per pass / per hit costs come from differencing runs and dividing
-by exact pass and hit counts. Prints a table per arch with the published
+dormant and armed at the same two points: the kmalloc and sched_switch
+sites (markers with a memory flag or an immediate value, jump-label
+tracepoints to an empty probe or recording into the ring buffers) and the
+functions holding them, kmalloc() and schedule() (mcount nops and the
+function tracer; kprobe, boosted kprobe, optprobe, kretprobe with empty
+handlers; a line-number probe on a line of each, nothing compiled in).
+Per pass / per hit costs come from differencing runs and dividing by
+exact pass and hit counts. Prints a table per arch with the published
 orderings checked under it, writes one JSON document and plots (PNG, SVG)
-into --out. Rows exist only for mechanisms that run today: markers (memory
-flag, immediate value) and jump-label tracepoints; kprobes, optprobes,
-kretprobes, the function tracer and ring buffers get rows once they land.
+into --out.
 """
 from __future__ import annotations
 
@@ -18,13 +21,11 @@ from pathlib import Path
 
 from arches import NAMES
 from kisim.commands.common import MAX_CPUS, add_json, print_json
-from kisim.compare import CompareError, CostModel, MECHANISMS, compare_arch, load_cost_model
+from kisim.compare import (MECHANISMS, CompareError, CostModel, compare_arch, load_cost_model,
+                           runs_per_arch, select)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from sim.guest import WORKLOADS
-
-#: Runs per arch: the baseline, then each mechanism dormant and armed.
-RUNS_PER_ARCH = 1 + 2 * len(MECHANISMS)
 
 
 def _fmt(v: float | None, digits: int = 2) -> str:
@@ -38,20 +39,28 @@ def print_table(doc: dict) -> None:
           + (", memory pressure (flag load cache-cold)" if doc["memory_pressure"] else ""))
     print(f"uninstrumented: {base['instructions']:,} instructions, "
           f"{base['modeled_cycles']:,.0f} modeled cycles")
-    head = (f"  {'mechanism':26} {'passes':>7} {'dormant/pass':>13} {'dormant/pass':>13} "
-            f"{'dormant':>8} {'hits':>6} {'armed/hit':>10} {'armed/hit':>10} {'armed':>8} "
+    head = (f"  {'mechanism':29} {'passes':>7} {'dormant/pass':>13} {'dormant/pass':>13} "
+            f"{'dormant':>8} {'hits':>6} {'armed/hit':>10} {'armed/hit':>11} {'armed':>8} "
             f"{'arming':>8}")
-    unit = (f"  {'':26} {'':>7} {'instrs':>13} {'mod. cycles':>13} {'% wkld':>8} {'':>6} "
-            f"{'instrs':>10} {'mod. cycles':>10} {'% wkld':>8} {'mod. cyc':>8}")
+    unit = (f"  {'':29} {'':>7} {'instrs':>13} {'mod. cycles':>13} {'% wkld':>8} {'':>6} "
+            f"{'instrs':>10} {'mod. cycles':>11} {'% wkld':>8} {'mod. cyc':>8}")
     print(head)
     print(unit)
     for r in doc["rows"]:
         d, a = r["dormant"], r["active"]
-        print(f"  {r['label']:26} {r['passes']:>7,} {_fmt(d['per_pass_instructions']):>13} "
-              f"{_fmt(d['per_pass_modeled_cycles']):>13} "
-              f"{d['percent_over_uninstrumented']:>7.2f}% {r['hits']:>6,} "
-              f"{_fmt(a['per_hit_instructions']):>10} {_fmt(a['per_hit_modeled_cycles']):>10} "
+        line = (f"  {r['label']:29} {r['passes']:>7,} {_fmt(d['per_pass_instructions']):>13} "
+                f"{_fmt(d['per_pass_modeled_cycles']):>13} "
+                f"{d['percent_over_uninstrumented']:>7.2f}% ")
+        if a is None:
+            print(line + f"  not on {doc['arch']}: {r['unavailable']}")
+            continue
+        print(line + f"{r['hits']:>6,} {_fmt(a['per_hit_instructions']):>10} "
+              f"{_fmt(a['per_hit_modeled_cycles']):>11} "
               f"{a['percent_over_uninstrumented']:>7.2f}% {r['arming_modeled_cycles']:>8,.0f}")
+    print("  how each ran:")
+    for r in doc["rows"]:
+        if r["detail"]:
+            print(f"    {r['label']}: {r['detail']}")
     if not doc["exact"]:
         print("  NOTE: with more than one CPU the runs also differ in interleaving and lock "
               "spinning,\n  so per-pass and per-hit figures are not exact (they can even be "
@@ -73,15 +82,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--cpus must be 1..{MAX_CPUS}, not {args.cpus}")
     try:
         model = load_cost_model(args.cost_model, NAMES) if args.cost_model else CostModel()
+        mechs = select(args.mechanism)
     except CompareError as err:
         raise UsageError(str(err)) from None
     docs = []
-    with progress("kisim compare", total=RUNS_PER_ARCH * len(arches),
+    with progress("kisim compare", total=runs_per_arch(mechs) * len(arches),
                   enabled=not args.json) as advance:
         for name in arches:
             docs.append(compare_arch(name, workload=args.workload, cpus=args.cpus,
                                      size=args.size, model=model,
-                                     memory_pressure=args.memory_pressure, advance=advance))
+                                     memory_pressure=args.memory_pressure,
+                                     mechanisms=args.mechanism, advance=advance))
     out = Path(args.out)
     from kisim.compare_plot import plot       # matplotlib only when plotting
     plots = plot(docs, out)
@@ -104,11 +115,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="markers vs tracepoints (dormant and armed), per arch",
+    p = sub.add_parser("compare", help="markers, tracepoints, ring buffers, ftrace, kprobes "
+                                       "and line probes, dormant and armed, per arch",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--arch", action="extend", nargs="+", metavar="ARCH",
                    help=f"arches to compare (default all: {', '.join(NAMES)})")
+    p.add_argument("--mechanism", action="extend", nargs="+", metavar="KEY",
+                   help="only these rows (and the rows their figures come from): "
+                        + ", ".join(m.key for m in MECHANISMS))
     p.add_argument("--workload", default="kmalloc", metavar="W",
                    help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
     p.add_argument("--size", type=int, default=None, metavar="N",
@@ -118,7 +133,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="kisim-compare", metavar="DIR",
                    help="where compare.json and the plots go (default ./kisim-compare)")
     p.add_argument("--cost-model", metavar="FILE.toml",
-                   help="override trap/ipi/icache_flush/cache_miss/insn cycles: [default] "
+                   help="override insn/trap/ipi/icache_flush/clock_read/cache_miss cycles: [default] "
                         "and [ARCH] tables of event = cycles")
     p.add_argument("--memory-pressure", action="store_true",
                    help="model each memory-flag marker check as a cache-cold load "

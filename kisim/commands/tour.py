@@ -1,10 +1,11 @@
 """``kisim tour``: one instrumentation site on one arch, step by step.
 
 The kmalloc() marker of the guest kernel: its C source, the bytes of its
-enable check dormant, the same bytes armed as a marker, what a kprobe
-would write there, what a line-number probe finds for the same line when
-nothing is compiled in, and what each costs (modeled, from the same runs
-as ``kisim compare``). Plain text, through a pager unless --no-pager.
+enable check dormant, the same bytes armed as a marker, kmalloc() armed as
+a kprobe and as an optprobe (each registered and run on the workload),
+a line-number probe on the same line when nothing is compiled in (placed
+and run), and what each costs (modeled, from the same runs as ``kisim
+compare``). Plain text, through a pager unless --no-pager.
 """
 from __future__ import annotations
 
@@ -19,8 +20,11 @@ from arches import NAMES, get_arch
 from kbuild import build
 from kisim.compare import BASE_CONFIG, NONE, compare_arch, mechanism
 from kisim.errors import UsageError
+from patcher.errors import PatchError
 from patcher.instrument import attach
 from probes.dwarf import DebugInfo
+from probes.kprobes import Kprobe, Kprobes
+from probes.lineprobe import LineProbe
 from sim.asm import disassemble
 from sim.guest import Guest
 
@@ -78,37 +82,80 @@ def tour(arch_name: str) -> None:
           f"{', '.join(f'{site + i:#x}' for i in changed)}: only the immediate, patched "
           f"with the arch's live-patching protocol.")
 
-    _step(4, "as a kprobe or an optprobe")
-    original = before[:arch.max_insn_len]
-    first = disassemble(arch, original, site)[0]
-    trap = arch.kprobe_breakpoint(first.bytes)
-    print(f"  A kprobe would replace {first.bytes.hex(' ')} ({first.text}) with the breakpoint "
-          f"{trap.hex(' ')}, single-step\n  a copy of the original, and charge a trap per hit.")
-    print("  NOT RUN: kprobes and optprobes do not run in kisim yet (issue 10); this step"
-          "\n  shows the encoding only, and the cost table below has no kprobe row.")
+    bare = build(arch.name, overrides={**BASE_CONFIG, **NONE})
+    base = Guest(bare, workload="kmalloc").run()
+    _step(4, f"as a kprobe, then an optprobe, on {SITE}() (nothing compiled in)")
+    for optimize in (False, True):
+        guest = Guest(bare, workload="kmalloc")
+        kprobes = Kprobes(guest)
+        entry = guest.image.symbols[SITE]
+        before = guest.machine.read(entry, 2 * arch.max_insn_len)
+        kp = kprobes.register_kprobe(Kprobe(symbol_name=SITE,
+                                            pre_handler="kprobe_empty_pre_handler"))
+        what = "kprobe"
+        if optimize:
+            what = "optprobe"
+            try:
+                kprobes.optimize_kprobe(kp)
+            except PatchError as err:
+                print(f"\n  optimize_kprobe refused: {err.message}.")
+                print("  (Linux selects HAVE_OPTPROBES on x86 and 32-bit ARM; on PowerPC only "
+                      "for PPC64.)")
+                continue
+        after = guest.machine.read(entry, 2 * arch.max_insn_len)
+        print(f"\n  register_kprobe({SITE}){' + optimize_kprobe' if optimize else ''}: "
+              f"{kprobes.list()[0]}")
+        print("  before:")
+        _show_code(arch, before, entry, entry, 2)
+        print("  armed:")
+        _show_code(arch, after, entry, entry, 2)
+        result = guest.run()
+        hits = kp.hits
+        kind = "detour buffer, no trap" if kp.optimized else kprobes.kind(kp)
+        traps = sum(c["events"].get("trap", 0) for c in result.per_cpu) - \
+            sum(c["events"].get("trap", 0) for c in base.per_cpu)
+        print(f"  ran kmalloc: {hits:,} hits ({kind}), checksum "
+              f"{'ok' if result.ok else 'WRONG'}; per hit "
+              f"{(result.instructions - base.instructions) / hits:.1f} guest instructions, "
+              f"{traps / hits:.1f} traps, "
+              f"{(result.modeled_cycles - base.modeled_cycles) / hits:.1f} modeled cycles"
+              if hits else f"  ran kmalloc: no {what} hits")
 
     _step(5, "as a line-number probe (nothing compiled in)")
-    bare = build(arch.name, overrides={**BASE_CONFIG, **NONE})
     with DebugInfo(bare.elf, arch) as debug:
         addrs = debug.line_addresses(file, mark_line)
+        probe_line = mark_line
         if addrs:
             print(f"  Without markers, {file}:{mark_line} still has code at "
                   f"{', '.join(f'{a.address:#x}' for a in addrs)}: a probe can go there.")
         else:
             before_l, after_l = debug.nearest_lines(file, mark_line)
+            probe_line = before_l or after_l
             print(f"  Without markers, {file}:{mark_line} has NO code: the compiler placed none "
                   f"(nearest lines with code: {before_l}, {after_l}).")
+        guest = Guest(bare, workload="kmalloc")
+        probe = LineProbe(Kprobes(guest), debug, file, probe_line, ["size"])
+        probe.arm()
+        guest.run()
+        read = [h.values["size"] for h in probe.hits if "size" in h.values]
+        gone = sorted({h.unavailable["size"] for h in probe.hits if "size" in h.unavailable})
+        print(f"  kisim probe {file}:{probe_line} --fetch size: a kprobe at "
+              f"{', '.join(f'{a.address:#x}' for a in probe.addresses)}, {len(probe.hits):,} "
+              f"hits; size read at {len(read):,}"
+              + (f" (first: {', '.join(map(str, read[:5]))})" if read else "")
+              + (f"; {'; '.join(gone)}" if gone else ""))
         print("  A line probe costs nothing while unused; it can only see what the optimizer"
               "\n  kept (`kisim probe --arch A FILE:LINE --fetch VAR` shows it).")
 
     _step(6, "what each costs (modeled cycles, kmalloc workload, 1 CPU)")
     doc = compare_arch(arch.name)
-    print(f"  {'mechanism':26} {'dormant/pass':>13} {'armed/hit':>10}")
-    print(f"  {'line probe (nothing in)':26} {0:>13.2f} {'(kprobe)':>10}")
+    print(f"  {'mechanism':30} {'dormant/pass':>13} {'armed/hit':>10}")
     for r in doc["rows"]:
-        print(f"  {r['label']:26} {r['dormant']['per_pass_modeled_cycles']:>13.2f} "
-              f"{r['active']['per_hit_modeled_cycles']:>10.2f}")
-    print("  The line probe's armed cost is a kprobe's, which kisim cannot run yet.")
+        armed = ("n/a" if r["active"] is None
+                 else f"{r['active']['per_hit_modeled_cycles']:.2f}")
+        print(f"  {r['label']:30} {r['dormant']['per_pass_modeled_cycles']:>13.2f} "
+              f"{armed:>10}")
+    print("  Rows without code compiled in (kprobes, the line probe) cost 0 dormant.")
     print("\n  Next: `kisim compare` for every arch, `kisim probe` for a line of your own.")
 
 
