@@ -74,7 +74,12 @@ def test_every_removed_step_is_caught_on_the_kind(name, kind) -> None:
 def test_all_kinds_together_are_clean_and_ablations_caught(arch) -> None:
     kinds = [k for k in SITE_KINDS if k in DEFAULT_SITES or (arch.name, k) in CASES]
     spec = CheckSpec(arch.name, 2, sites=",".join(kinds))
-    assert [s.kind for s in spec.checker().sites] == kinds
+    checker = spec.checker()
+    assert [s.kind for s in checker.sites] == kinds
+    assert [f for seed in range(100) for f in checker.run_seed(seed)] == []
+    for site in checker.sites:                 # no block is skipped or fallen into
+        for form in (site.dormant, site.live):
+            assert checker.executed[f"during {form.name}"], (site.kind, form.name)
     protocol, rows, _ = ablate(spec, range(400))
     assert not rows[0].caught and all(r.caught for r in rows[1:]), rows
 
