@@ -267,6 +267,14 @@ class ArchOps(Protocol):
         """True if ``insn`` at ``address`` loads the immediate 0 into a register
         and its immediate is the ``size`` bytes at ``imv`` (an __imv site)."""
 
+    # dynamic_ftrace (include/linux/ftrace.h; the arch's constants below are
+    # class attributes of the ops object, see FTRACE_CONSTANTS)
+    def ftrace_nop_replace(self) -> bytes:
+        """The nop an idle mcount site holds (arch/*/kernel/ftrace.c ftrace_nop_replace)."""
+
+    def ftrace_call_replace(self, ip: int, addr: int) -> bytes:
+        """The call to ``addr`` an enabled site at ``ip`` holds (ftrace_call_replace)."""
+
 
 #: capability -> the :class:`ArchOps` hooks it needs. Every arch has these.
 CAPABILITIES: dict[str, tuple[str, ...]] = {
@@ -278,7 +286,38 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
 #: HAVE_KPROBES, HAVE_OPTPROBES, HAVE_DYNAMIC_FTRACE are selected per arch:
 #: capability -> hooks. Each joins here with its first implementation
 #: (docs/arches.md lists the planned hooks and signatures).
-OPTIONAL_CAPABILITIES: dict[str, tuple[str, ...]] = {}
+OPTIONAL_CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "dynamic_ftrace": ("ftrace_nop_replace", "ftrace_call_replace"),
+}
+
+#: The constants a dynamic_ftrace ops object declares, with their types:
+#: MCOUNT_INSN_SIZE (bytes of a site), MCOUNT_ADDR / FTRACE_ADDR (the
+#: symbols a compiler call and an enabled site reach, as the kernel's
+#: macros of those names), IDLE_SITE_INSNS (instructions an idle site still
+#: executes per call), and the checker's site shape (MCOUNT_SITE_PREFIX_ASM
+#: before the site, MCOUNT_STUB_ASM an mcount keeping the -pg contract).
+FTRACE_CONSTANTS: dict[str, type] = {
+    "MCOUNT_INSN_SIZE": int, "MCOUNT_ADDR": str, "FTRACE_ADDR": str, "IDLE_SITE_INSNS": int,
+    "MCOUNT_SITE_PREFIX_ASM": str, "MCOUNT_STUB_ASM": str,
+}
+
+#: capability -> constants (name -> type) its ops object must declare.
+CAPABILITY_CONSTANTS: dict[str, dict[str, type]] = {"dynamic_ftrace": FTRACE_CONSTANTS}
+
+
+def ftrace_capability(*, nop: bytes, insn_size: int, mcount: str, idle_insns: int,
+                      site_prefix_asm: str, stub_asm: str,
+                      ftrace_addr: str = "ftrace_caller") -> type:
+    """A mixin for an arch's ops: the dynamic_ftrace constants and
+    ``ftrace_nop_replace`` returning ``nop`` (ftrace_call_replace is the
+    arch's call encoding, which the ops class adds itself)."""
+    def ftrace_nop_replace() -> bytes:
+        return nop
+    return type("FtraceOps", (), {
+        "__doc__": f"dynamic_ftrace: {insn_size}-byte sites calling {mcount}, nop {nop.hex()}",
+        "MCOUNT_INSN_SIZE": insn_size, "MCOUNT_ADDR": mcount, "FTRACE_ADDR": ftrace_addr,
+        "IDLE_SITE_INSNS": idle_insns, "MCOUNT_SITE_PREFIX_ASM": site_prefix_asm,
+        "MCOUNT_STUB_ASM": stub_asm, "ftrace_nop_replace": staticmethod(ftrace_nop_replace)})
 
 
 class ArchDefinitionError(ImportError):
@@ -320,6 +359,12 @@ def check_ops(arch_name: str, ops: object, capabilities: Mapping[str, tuple[str,
             if want is not None and have is not None and have != want:
                 raise ArchDefinitionError(f"{where} takes {have} arguments, "
                                           f"expected {want}")
+        for name, kind in CAPABILITY_CONSTANTS.get(capability, {}).items():
+            value = getattr(ops, name, None)
+            if not isinstance(value, kind):
+                raise ArchDefinitionError(f"arch {arch_name!r}: ops constant {name!r} "
+                                          f"({capability}) must be a {kind.__name__}, "
+                                          f"not {type(value).__name__}")
 
 
 def icache_lines(ranges: Sequence[tuple[int, int]], line: int = 32) -> list[tuple[int, int]]:

@@ -16,7 +16,10 @@
  *   sysctl, which swaps ftrace_stub in while off).
  * - function_trace_call() is the seed's tracer: a per-CPU "disabled"
  *   counter is incremented first and only the outermost entry records, so
- *   a tracer that calls a traced function cannot recurse.
+ *   a tracer that calls a traced function cannot recurse. Records go into
+ *   this CPU's ring buffer (RB_EV_FUNCTION: ip, parent_ip), as 2.6.28's
+ *   trace_function() writes a struct ftrace_entry into the trace buffer;
+ *   the host drains it like every other trace event (tracing/ring.py).
  * - ftrace_selftest_recursive_call() is a tracer that calls a traced
  *   function on purpose, to prove that counter works.
  * - The function-graph tracer (2.6.29's kernel/trace/trace_functions_graph.c)
@@ -33,7 +36,7 @@
 #include <linux/kernel.h>
 #include <linux/ftrace.h>
 #include <linux/sched.h>
-#include <kisim/hypercall.h>
+#include <linux/ring_buffer.h>
 
 notrace void ftrace_stub(unsigned long ip, unsigned long parent_ip, unsigned long *slot)
 {
@@ -45,11 +48,6 @@ NOTRACE_SYMBOL(ftrace_stub);
 ftrace_func_t ftrace_trace_function = ftrace_stub;
 
 #ifdef CONFIG_FUNCTION_TRACER
-
-/* Where the host finds a task's pid and comm (no layout is duplicated). */
-const unsigned long ftrace_task_layout[2] = {
-	offsetof(struct task_struct, pid), offsetof(struct task_struct, comm),
-};
 
 /* Per-CPU recursion safety net (the seed's data->disabled). */
 int ftrace_cpu_disabled[CONFIG_NR_CPUS];
@@ -73,7 +71,22 @@ static __always_inline void ftrace_exit(int cpu)
 	ftrace_cpu_disabled[cpu]--;
 }
 
-/* The function tracer: one HC_FTRACE per traced call. */
+/* Two words into this CPU's ring buffer; nothing while no consumer set it up. */
+static __always_inline void ftrace_record(unsigned int id, unsigned long a, unsigned long b)
+{
+	unsigned long *p;
+
+	if (!ring_buffer_channel.subbuf_size)
+		return;
+	p = ring_buffer_reserve(id, 2 * sizeof(unsigned long));
+	if (!p)
+		return;
+	p[0] = a;
+	p[1] = b;
+	ring_buffer_commit();
+}
+
+/* The function tracer: one RB_EV_FUNCTION record per traced call. */
 notrace void function_trace_call(unsigned long ip, unsigned long parent_ip,
 				 unsigned long *slot)
 {
@@ -81,7 +94,7 @@ notrace void function_trace_call(unsigned long ip, unsigned long parent_ip,
 
 	(void)slot;
 	if (ftrace_enter(cpu))
-		hypercall3(HC_FTRACE, ip, parent_ip, (unsigned long)current);
+		ftrace_record(RB_EV_FUNCTION, ip, parent_ip);
 	ftrace_exit(cpu);
 }
 NOTRACE_SYMBOL(function_trace_call);
@@ -103,7 +116,7 @@ notrace void ftrace_selftest_recursive_call(unsigned long ip, unsigned long pare
 	(void)slot;
 	if (ftrace_enter(cpu)) {
 		ftrace_selftest_sink += ftrace_selftest_traced(ip);
-		hypercall3(HC_FTRACE, ip, parent_ip, (unsigned long)current);
+		ftrace_record(RB_EV_FUNCTION, ip, parent_ip);
 	}
 	ftrace_exit(cpu);
 }
@@ -134,7 +147,7 @@ notrace void ftrace_graph_caller_entry(unsigned long ip, unsigned long parent_ip
 			current_thread_info()->ret_stack[depth].func = ip;
 			t->curr_ret_stack = depth;
 			*slot = (unsigned long)return_to_handler;
-			hypercall3(HC_FTRACE_GRAPH, ip, depth, (unsigned long)t);
+			ftrace_record(RB_EV_FUNCGRAPH_ENTRY, ip, depth);
 		}
 	}
 	ftrace_exit(cpu);
@@ -148,8 +161,7 @@ notrace unsigned long ftrace_return_to_handler(void)
 	int depth = t->curr_ret_stack;
 	unsigned long ret = current_thread_info()->ret_stack[depth].ret;
 
-	hypercall3(HC_FTRACE_GRAPH, current_thread_info()->ret_stack[depth].func,
-		   FTRACE_GRAPH_RETURN | depth, (unsigned long)t);
+	ftrace_record(RB_EV_FUNCGRAPH_EXIT, current_thread_info()->ret_stack[depth].func, depth);
 	t->curr_ret_stack = depth - 1;
 	return ret;
 }

@@ -212,16 +212,19 @@ class _NullSink:
         return sum(1 for _ in events)
 
 
-def _arm_recorder(t: Target) -> Armed:
-    session = TraceSession(t.guest, TraceOptions(probes=RECORDED))
-
+def _recording(session: TraceSession, detail: str) -> Armed:
+    """A run through ``session``, its hits the events recorded (none may be lost)."""
     def run() -> bool:
         result = session.run(_NullSink())
         if result.total.discarded or result.total.overwritten:
             raise CompareError("the recording lost events: the per-hit figure would be wrong")
         return result.checksum_ok
-    return Armed(lambda: session.ring.totals().recorded, run,
-                 detail=f"events {', '.join(RECORDED)} into the per-CPU ring buffers")
+    return Armed(lambda: session.ring.totals().recorded, run, detail=detail)
+
+
+def _arm_recorder(t: Target) -> Armed:
+    return _recording(TraceSession(t.guest, TraceOptions(probes=RECORDED)),
+                      f"events {', '.join(RECORDED)} into the per-CPU ring buffers")
 
 
 def _mcount_sites(t: Target) -> list[int]:
@@ -229,15 +232,15 @@ def _mcount_sites(t: Target) -> list[int]:
 
 
 def _ftrace_boot(t: Target) -> None:
-    t.tracer = FunctionTracer(t.guest, t.inst.tables, dynamic=True)
-    t.tracer.ftrace.ftrace_init()
+    t.tracer = FunctionTracer(t.guest, t.inst.tables)     # the Guest boot made every site a nop
 
 
 def _arm_function_tracer(t: Target) -> Armed:
     t.tracer.ftrace.write_filter(" ".join(KPROBE_POINTS))
+    session = TraceSession(t.guest, TraceOptions(probes=t.tracer.event_names), inst=t.inst)
     t.tracer.start()
-    return Armed(lambda: len(t.tracer.events), lambda: t.tracer.run().ok,
-                 detail=f"function tracer, set_ftrace_filter {' '.join(KPROBE_POINTS)}")
+    return _recording(session, f"function tracer into the ring buffers, set_ftrace_filter "
+                               f"{' '.join(KPROBE_POINTS)}")
 
 
 def _kprobe_points(t: Target) -> list[int]:

@@ -5,12 +5,12 @@ Follows kernel/trace/ftrace.c of Linux 2.6.28 (see ``docs/ftrace.md``):
 - **Records.** One :class:`DynRecord` per entry of ``__mcount_loc`` (the
   table the build makes from the ``-pg`` call relocations, as
   ``scripts/recordmcount`` does).
-- **Boot conversion** (:meth:`Ftrace.ftrace_init`, ftrace_init /
-  ftrace_update_code): before any CPU runs, every site's call to the
-  compiler's mcount becomes the arch's nop through
-  :meth:`Ftrace.ftrace_modify_code`, which compares the bytes found with
-  the expected call and refuses (``EINVAL``, the kernel's ftrace_bug) on a
-  mismatch. No cross-CPU protocol: nothing else runs yet.
+- **Boot conversion** (ftrace_init / ftrace_update_code) is part of the
+  guest's boot (:mod:`sim.ftrace_init`, done by :class:`sim.guest.Guest`
+  before any CPU runs): every site's call to the compiler's mcount becomes
+  the arch's nop with a compare-then-write. :func:`ftrace_for` takes the
+  converted sites over (each reserved for owner ``ftrace``);
+  :meth:`Ftrace.ftrace_init` runs the same conversion on a bare machine.
 - **Enabling and disabling** (ftrace_replace_code under kstop_machine in
   2.6.28): every site whose state must change goes into one
   :class:`~patcher.text.Batch`, i.e. one run of the arch's cross-CPU
@@ -28,36 +28,37 @@ Follows kernel/trace/ftrace.c of Linux 2.6.28 (see ``docs/ftrace.md``):
 With ``CONFIG_DYNAMIC_FTRACE=n`` there are no records to patch: the calls
 stay live and only the function pointer decides.
 
-Per-arch encodings come from ``arches/<arch>/ftrace.py`` (``MCOUNT_ADDR``,
-``FTRACE_ADDR``, ``ftrace_nop_replace``, ``ftrace_call_replace``).
+Per-arch encodings come from the arch's ``dynamic_ftrace`` capability
+(:class:`arches.base.ArchOps`: ``ftrace_nop_replace``,
+``ftrace_call_replace``, and the constants ``MCOUNT_ADDR``,
+``FTRACE_ADDR``, ``MCOUNT_INSN_SIZE``, declared in ``arches/<arch>/ftrace.py``).
 """
 from __future__ import annotations
 
 import fnmatch
-import importlib
-import time
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Literal, Sequence
 
-from arches import Arch
-from arches.base import icache_lines
+from arches import Arch, ArchOps
 from patcher.errors import PatchError
 from patcher.tables import Tables
 from patcher.text import TextPatcher, text_mutex
 from sim.elf import Image
+from sim.errors import ConfigError
+from sim.ftrace_init import CAPABILITY, FtraceBug, InitStats, ftrace_init
+from sim.guest import Guest
 from sim.machine import Machine
 
 OWNER = "ftrace"
 Glob = Literal["2.6.28", "full"]
 
 
-def arch_ftrace(arch: Arch) -> ModuleType:
-    """The arch's dynamic-ftrace module, ``arches/<arch>/ftrace.py``."""
-    try:
-        return importlib.import_module(f"arches.{arch.name}.ftrace")
-    except ModuleNotFoundError:
-        raise NotImplementedError(f"{arch.name}: no dynamic ftrace support") from None
+def arch_ftrace(arch: Arch) -> ArchOps:
+    """The arch's ops, checked to have the ``dynamic_ftrace`` capability
+    (``ftrace_nop_replace``, ``ftrace_call_replace`` and its constants)."""
+    if CAPABILITY not in arch.capabilities:
+        raise PatchError("ENODEV", f"{arch.name}: no dynamic ftrace (HAVE_DYNAMIC_FTRACE)")
+    return arch.ops
 
 
 # -- filters -------------------------------------------------------------------
@@ -94,15 +95,6 @@ class DynRecord:
     enabled: bool = False      # currently a call to ftrace_caller
 
 
-@dataclass
-class InitStats:
-    """What boot-time conversion did."""
-
-    sites: int
-    seconds: float             # host time
-    modeled_cycles: float      # charged to the boot CPU (flushes, its serialization)
-
-
 class Ftrace:
     """The ftrace core of one loaded guest image on one machine."""
 
@@ -117,7 +109,7 @@ class Ftrace:
         self.sites = [ip for ip, _ in sorted(sites)]
         self.patcher = patcher or TextPatcher(machine, cpu=0 if machine.cpus else None)
         self.mcount_addr = self._symbol(self.ops.MCOUNT_ADDR)
-        self.ftrace_addr = self._symbol(self.ops.FTRACE_ADDR)
+        self.ftrace_addr = self._symbol(self.ops.FTRACE_ADDR) if dynamic else None
         self.stub = self._symbol("ftrace_stub")
         self.func_ptr = self._symbol("ftrace_trace_function")
         self.registered: int | None = None
@@ -126,6 +118,7 @@ class Ftrace:
         self.notrace: list[str] = []
         self.glob: Glob = "2.6.28"
         self.converted = False
+        self.init_stats: InitStats | None = None
 
     def _symbol(self, name: str) -> int:
         try:
@@ -134,47 +127,41 @@ class Ftrace:
             raise PatchError("ENOENT", f"the guest has no {name}: "
                                        "not built with CONFIG_FUNCTION_TRACER") from None
 
-    # -- ftrace_modify_code and boot-time conversion -------------------------
+    # -- boot-time conversion --------------------------------------------------
     def ftrace_nop(self) -> bytes:
         return self.ops.ftrace_nop_replace()
 
-    def ftrace_modify_code(self, ip: int, old: bytes, new: bytes) -> None:
-        """Compare the site with ``old`` (EINVAL if different), then store ``new``.
-
-        The early form: no cross-CPU protocol (boot, before other CPUs run).
-        """
-        text_mutex.assert_held("ftrace_modify_code")
-        self.patcher.verify(ip, old, new, OWNER)
-        self.patcher.port.write_text(ip, new)
+    def _reserve_all(self) -> None:
+        with text_mutex:
+            for rec in self.records:
+                self.patcher.reserve(rec.ip, self.ops.MCOUNT_INSN_SIZE, OWNER)
 
     def ftrace_init(self) -> InitStats:
-        """Convert every recorded call site to the arch's nop (ftrace_init at boot).
+        """Convert every recorded site to the arch's nop (ftrace_init), before any CPU runs.
 
-        Must run before the machine does: the sites are written with the
-        early variant (store, flush_icache_range, the boot CPU serializes).
+        A booted :class:`~sim.guest.Guest` has done this already (see
+        :func:`ftrace_for`); this runs the same conversion
+        (:func:`sim.ftrace_init.ftrace_init`) on a bare machine. EINVAL if
+        a site is not the expected call (the kernel's ftrace_bug).
         """
         if not self.dynamic:
             raise PatchError("EPERM", "CONFIG_DYNAMIC_FTRACE=n: the mcount calls stay live")
         if self.converted:
             raise PatchError("EBUSY", "ftrace_init already converted the mcount sites")
-        if self.machine.total_instructions:
-            raise PatchError("EPERM", "ftrace_init must run before the CPUs start")
-        boot = self.machine.cpus[0]
-        before = boot.modeled_cycles
-        started = time.perf_counter()
-        nop = self.ftrace_nop()
-        with text_mutex:
-            for rec in self.records:
-                self.patcher.reserve(rec.ip, len(nop), OWNER)
-            for rec in self.records:
-                self.ftrace_modify_code(rec.ip, self.ops.ftrace_call_replace(
-                    rec.ip, self.mcount_addr), nop)
-            for begin, end in icache_lines([(r.ip, r.ip + len(nop)) for r in self.records]):
-                self.patcher.port.flush_icache(begin, end)
-            self.patcher.port.sync_cpu(boot.index)
+        try:
+            stats = ftrace_init(self.machine, [r.ip for r in self.records], self.mcount_addr)
+        except FtraceBug as bug:
+            raise PatchError("EINVAL", str(bug)) from None
+        except ConfigError as err:
+            raise PatchError("EPERM", str(err)) from None
+        self.booted(stats)
+        return stats
+
+    def booted(self, stats: InitStats) -> None:
+        """Take over the sites boot converted (``stats``): each reserved for ftrace, a nop."""
+        self._reserve_all()
         self.converted = True
-        return InitStats(len(self.records), time.perf_counter() - started,
-                         boot.modeled_cycles - before)
+        self.init_stats = stats
 
     # -- filters ---------------------------------------------------------------
     def _functions(self) -> list[str]:
@@ -274,10 +261,20 @@ class Ftrace:
         return [r.ip for r in self.records if r.enabled]
 
 
-def ftrace_for(machine: Machine, tables: Tables, *, dynamic: bool) -> Ftrace:
-    """The :class:`Ftrace` of a loaded guest image, its sites from ``__mcount_loc``."""
-    return Ftrace(machine, tables.image, [(s.address, s.function) for s in tables.mcount],
-                  dynamic=dynamic)
+def ftrace_for(guest: Guest, tables: Tables) -> Ftrace:
+    """The :class:`Ftrace` of a booted guest, its records from ``__mcount_loc``.
+
+    With CONFIG_DYNAMIC_FTRACE the guest's boot converted every site to a
+    nop (:attr:`sim.guest.Guest.ftrace_boot`); the records start there.
+    """
+    stats = guest.ftrace_boot
+    ft = Ftrace(guest.machine, tables.image, [(s.address, s.function) for s in tables.mcount],
+                dynamic=stats is not None)
+    if stats is not None:
+        if guest.mcount_sites != ft.sites:
+            raise PatchError("EINVAL", "the booted __mcount_loc and the image's tables differ")
+        ft.booted(stats)
+    return ft
 
 
 __all__ = ["DynRecord", "Ftrace", "ftrace_for", "InitStats", "OWNER", "arch_ftrace", "ftrace_match"]

@@ -33,12 +33,17 @@ GRAPH_HEADER = ("# tracer: function_graph\n"
 FORMATS = ("seed", "ftrace", "graph")
 
 
+def _comm(e: Event) -> str:
+    """The task's comm; the idle task, which has none here, is the kernel's swapper/N."""
+    return e.comm or (f"swapper/{e.cpu}" if e.tid == 0 else "")
+
+
 def seed_lines(events: Iterable[Event], sym: Symbolizer) -> Iterator[str]:
     for e in events:
         if e.name != "function":
             continue
         ip, parent = e.values
-        yield (f"CPU {e.cpu}: {e.comm}:{e.tid} {sym.offset_size(ip)} "
+        yield (f"CPU {e.cpu}: {_comm(e)}:{e.tid} {sym.offset_size(ip)} "
                f"<-- {sym.offset_size(parent, return_address=True)}")
 
 
@@ -49,7 +54,7 @@ def ftrace_lines(events: Iterable[Event], sym: Symbolizer) -> Iterator[str]:
             continue
         ip, parent = e.values
         usecs = e.timestamp // 1000
-        yield (f"{e.comm:>16}-{e.tid:<5} [{e.cpu:02d}] {usecs // 1_000_000:5d}."
+        yield (f"{_comm(e):>16}-{e.tid:<5} [{e.cpu:02d}] {usecs // 1_000_000:5d}."
                f"{usecs % 1_000_000:06d}: {sym.name(ip)} <-{sym.name(parent, return_address=True)}")
 
 
@@ -90,11 +95,11 @@ def graph_lines(events: Iterable[Event], sym: Symbolizer) -> Iterator[str]:
     while i < len(evs):
         e = evs[i]
         func, depth = e.values
-        task = (e.comm, e.tid)
+        task = (_comm(e), e.tid)
         if e.cpu in last_task and last_task[e.cpu] != task:
             prev = last_task[e.cpu]
             yield " ------------------------------------------"
-            yield f" {e.cpu:>1}) {prev[0]:>8}-{prev[1]:<5}  =>  {e.comm:>8}-{e.tid:<5}"
+            yield f" {e.cpu:>1}) {prev[0]:>8}-{prev[1]:<5}  =>  {task[0]:>8}-{task[1]:<5}"
             yield " ------------------------------------------"
         last_task[e.cpu] = task
         indent = "  " * depth

@@ -5,6 +5,11 @@ in argument register 0 and the CPU count in argument register 1. Before the
 first instruction the host fills the guest's ``boot_params`` (magic, size,
 flags, workload name; see ``kernel/include/kisim/hypercall.h``).
 
+Dynamic ftrace.  A kernel built with ``CONFIG_DYNAMIC_FTRACE`` has every
+mcount call site converted to the arch's nop before any CPU starts, as
+``start_kernel`` calls ``ftrace_init`` before SMP bring-up
+(:mod:`sim.ftrace_init`); :attr:`Guest.ftrace_boot` says what it did.
+
 Hypercalls.  The guest registers the base hypercalls of the boot
 protocol into the machine's :class:`~sim.hypercall.HypercallTable`:
 
@@ -34,6 +39,7 @@ from arches import get_arch
 from sim.dwarf import struct
 from sim.elf import read_elf
 from sim.errors import ConfigError
+from sim.ftrace_init import InitStats, boot_convert
 from sim.hypercall import HYPERCALL_H, HYPERCALLS, HypercallTable, parse_defines
 from sim.machine import Cpu, Machine
 from sim.workloads import (DEFAULT_SIZES, WORKLOADS, WorkloadError, check_workload, mix32,
@@ -126,6 +132,10 @@ class Guest:
         self.workload = workload
         self.machine = Machine(arch, cpus, quantum=quantum, seed=seed)
         self.image = self.machine.load_elf(os.fspath(self.elf))
+        # start_kernel's ftrace_init, before any CPU runs (CONFIG_DYNAMIC_FTRACE)
+        converted = boot_convert(self.machine, self.image)
+        self.mcount_sites: list[int] = converted[0] if converted else []
+        self.ftrace_boot: InitStats | None = converted[1] if converted else None
         self.console: list[str] = []
         self.checksum: int | None = None
         self.size = DEFAULT_SIZES[workload] if size is None else size

@@ -30,6 +30,7 @@ import unicorn
 
 from arches import Arch, TrapKind, TrapVector, get_arch
 from sim.asm import disasm_one
+from sim.clock import TurnEndClock
 from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.errors import ConfigError, GuestFault
@@ -362,6 +363,7 @@ class Machine:
         self.text_mutex: TextMutex = text_mutex
         self.sync_rounds = 0
         self.image: Image | None = None
+        self.clock = TurnEndClock(self)          # the guest-visible clock, read at turn ends
         self.map(SPIN_BASE, PAGE, "rx")
         self.memory.write(SPIN_BASE, self.arch.spin.code)
 
@@ -541,12 +543,15 @@ class Machine:
                                               "exhausted")
                     budget = min(budget, left)
                 cpu.run_turn(budget)
+                self.clock.deliver()
                 if on_turn is not None:
                     on_turn(self)
 
     def step(self, cpu: int, count: int) -> int:
         """Run one CPU for ``count`` instructions (fewer if it halts)."""
-        return self.cpu(cpu).run_turn(count)
+        retired = self.cpu(cpu).run_turn(count)
+        self.clock.deliver()
+        return retired
 
     # -- faults ----------------------------------------------------------
     def fault(self, cpu: Cpu, reason: str, pc: int | None = None) -> GuestFault:

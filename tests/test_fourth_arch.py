@@ -15,6 +15,7 @@ from patcher.text import TextPatcher
 from sim import Machine
 
 BASE = 0x10000
+ARCHES_ARM = arches.ARCHES["arm"]
 
 # The fake arch borrows the ARM engine (Unicorn/Capstone/Keystone modes,
 # encodings) under its own name and its own hooks; only its package is new.
@@ -122,3 +123,45 @@ def test_a_package_without_an_arch_object_is_rejected(tmp_path, monkeypatch) -> 
 def test_every_real_arch_passes_the_same_check() -> None:
     for name in arches.NAMES:
         assert check_arch(sys.modules[f"arches.{name}"]) is arches.ARCHES[name]
+
+
+FTRACE_OPS = '''@staticmethod
+    def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
+        return False
+
+    MCOUNT_INSN_SIZE = 4
+    MCOUNT_ADDR = "__gnu_mcount_nc"
+    FTRACE_ADDR = {ftrace_addr}
+    IDLE_SITE_INSNS = 2
+    MCOUNT_SITE_PREFIX_ASM = "push {{lr}}"
+    MCOUNT_STUB_ASM = "bx lr"
+
+    @staticmethod
+    def ftrace_nop_replace() -> bytes:
+        return bytes.fromhex("0040bde8")
+
+    @staticmethod
+    def ftrace_call_replace(ip: int, addr: int) -> bytes:
+        return ARCHES["arm"].encode_call(ip, addr)'''
+
+
+def test_dynamic_ftrace_is_a_checked_capability(tmp_path, monkeypatch) -> None:
+    """Opting into dynamic_ftrace needs both hooks and every constant, typed."""
+    ok = load(tmp_path, monkeypatch, "fourth_ftrace_ok",
+              FTRACE_OPS.format(ftrace_addr='"ftrace_caller"'), ("dynamic_ftrace",))["fake4"]
+    assert ok.ops.ftrace_nop_replace() == bytes.fromhex("0040bde8")
+    assert ok.ops.ftrace_call_replace(0x1000, 0x1008) == ARCHES_ARM.encode_call(0x1000, 0x1008)
+    with pytest.raises(ArchDefinitionError, match=r"^arch 'fake4': ops hook 'ftrace_nop_replace' "
+                                                  r"\(dynamic_ftrace\) is missing$"):
+        load(tmp_path, monkeypatch, "fourth_ftrace_nohook", GOOD_IMV, ("dynamic_ftrace",))
+    with pytest.raises(ArchDefinitionError, match=r"^arch 'fake4': ops constant 'FTRACE_ADDR' "
+                                                  r"\(dynamic_ftrace\) must be a str, not int$"):
+        load(tmp_path, monkeypatch, "fourth_ftrace_badconst",
+             FTRACE_OPS.format(ftrace_addr="7"), ("dynamic_ftrace",))
+
+
+def test_every_real_arch_declares_dynamic_ftrace() -> None:
+    for arch in arches.ARCHES.values():
+        assert "dynamic_ftrace" in arch.capabilities
+        assert arch.ops.ftrace_call_replace(0x10000, 0x10100) == arch.encode_call(0x10000, 0x10100)
+

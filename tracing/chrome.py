@@ -10,6 +10,11 @@ microseconds with a fractional part, pid, tid, args):
   for the slice the previous task ran on that CPU, so tasks show as bars;
   a task runs on one CPU at a time, so its slices never overlap (Perfetto
   requires exact nesting);
+- the function-graph tracer's ``funcgraph_entry`` / ``funcgraph_exit``
+  become duration events (``ph: "B"`` / ``"E"``) on the task's track, named
+  after the function (``symbolize``, else its address), so calls nest as
+  slices; an exit that does not close the task's innermost open call
+  (its entry was lost) stays an instant event;
 - metadata events (``ph: "M"``) name the process (the guest kernel) and
   each thread after the guest task's comm. The idle task of CPU n
   (pid 0, ``swapper/n``) gets tid ``IDLE_TID_BASE + n`` so that each CPU's
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from sim.event import Event
 
@@ -42,10 +47,16 @@ def _args(event: Event) -> dict:
     return out
 
 
-def write_chrome(events: Iterable[Event], out: str | Path, process_name: str) -> int:
-    """Write ``events`` (in time order) as Chrome JSON; return the records written."""
+def write_chrome(events: Iterable[Event], out: str | Path, process_name: str,
+                 symbolize: Callable[[int], str] | None = None) -> int:
+    """Write ``events`` (in time order) as Chrome JSON; return the records written.
+
+    ``symbolize`` names a function-graph event's function address.
+    """
     names: dict[int, str] = {}
     running: dict[int, tuple[int, int, str]] = {}     # cpu -> (start ns, tid, comm)
+    calls: dict[int, list[int]] = {}                  # tid -> open function-graph calls
+    name_of = symbolize or (lambda addr: f"{addr:#x}")
     count = 0
     with open(out, "w") as f:
         f.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
@@ -72,8 +83,23 @@ def write_chrome(events: Iterable[Event], out: str | Path, process_name: str) ->
                 f_ = ev.fields
                 running[ev.cpu] = (ev.timestamp, _tid(int(f_["next_tid"]), ev.cpu),
                                    str(f_["next_comm"]))
-            emit({"name": ev.name, "cat": ev.name.split("_", 1)[0], "ph": "i", "s": "t",
-                  "ts": _us(ev.timestamp), "pid": PID, "tid": tid, "args": _args(ev)})
+            stack = calls.setdefault(tid, [])
+            func = int(ev.values[0]) if ev.name.startswith("funcgraph_") else None
+            if ev.name == "funcgraph_entry":
+                stack.append(func)
+                phase = "B"
+            elif ev.name == "funcgraph_exit" and stack and stack[-1] == func:
+                stack.pop()
+                phase = "E"
+            else:
+                phase = "i"
+            record = {"name": ev.name if func is None else name_of(func),
+                      "cat": ev.name.split("_", 1)[0], "ph": phase,
+                      "ts": _us(ev.timestamp), "pid": PID, "tid": tid, "args": _args(ev)}
+            if phase == "i":
+                record["s"] = "t"
+                record["name"] = ev.name
+            emit(record)
         f.write("\n]}\n")
     return count
 

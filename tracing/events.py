@@ -1,7 +1,8 @@
 """The events the guest's ring-buffer probes record, and their record layout.
 
 Names and field names are lttng-modules' (instrumentation/events/kmem.h and
-sched.h): ``kmem_kmalloc``/``kmem_cache_alloc`` carry ``call_site, ptr,
+sched.h), and the function tracers' ``function`` / ``funcgraph_entry`` /
+``funcgraph_exit`` (kernel/trace/trace_entries.h): ``kmem_kmalloc``/``kmem_cache_alloc`` carry ``call_site, ptr,
 bytes_req, bytes_alloc, gfp_flags``; ``kmem_kfree``/``kmem_cache_free``
 carry ``call_site, ptr``; ``sched_switch`` carries ``prev_comm, prev_tid,
 prev_prio, prev_state, next_comm, next_tid, next_prio``; ``sched_wakeup``
@@ -53,6 +54,20 @@ EVENTS: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
                      (("comm", COMM), ("tid", SWORD), ("prio", SWORD),
                       ("target_cpu", SWORD))),
 }
+
+#: Events the function tracers of kernel/ftrace.c record (the payloads of
+#: 2.6.28's struct ftrace_entry and 2.6.29's ftrace_graph_ent; an exit
+#: carries the same two fields, its duration is the time since its entry).
+#: Recorded when ftrace calls those tracers, not through a tracepoint.
+FTRACE_EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "function": (("ip", HEX), ("parent_ip", HEX)),
+    "funcgraph_entry": (("func", HEX), ("depth", WORD)),
+    "funcgraph_exit": (("func", HEX), ("depth", WORD)),
+}
+
+#: Every record's payload fields, by event name.
+FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    **{name: fields for name, (_, _, fields) in EVENTS.items()}, **FTRACE_EVENTS}
 
 #: Shorthands for --probes.
 GROUPS = {"kmem": ("kmem_kmalloc", "kmem_cache_alloc", "kmem_kfree", "kmem_cache_free"),
@@ -118,7 +133,7 @@ def event_classes(arch: Arch) -> dict[str, EventClass]:
     """Every recordable event's class, fields as wide as the arch's words."""
     return {name: EventClass(name, tuple((f, _field_type(kind, arch.bits))
                                          for f, kind in fields))
-            for name, (_, _, fields) in EVENTS.items()}
+            for name, fields in FIELDS.items()}
 
 
 def record_layouts(arch: Arch) -> dict[int, RecordLayout]:
@@ -128,7 +143,7 @@ def record_layouts(arch: Arch) -> dict[int, RecordLayout]:
     codes = {COMM: f"{COMM_LEN}s", WORD: word, SWORD: sword, HEX: word}
     classes = event_classes(arch)
     out = {}
-    for name, (_, _, fields) in EVENTS.items():
+    for name, fields in FIELDS.items():
         kinds = tuple(kind for _, kind in fields)
         fmt = prefix + "".join(codes[k] for k in kinds)
         out[EVENT_IDS[name]] = RecordLayout(classes[name], struct.Struct(fmt), kinds)
@@ -141,5 +156,5 @@ def record_size(arch: Arch, name: str) -> int:
     return (struct.calcsize(HEADER) + layout.payload.size + 7) & ~7
 
 
-__all__ = ["EVENTS", "EVENT_IDS", "GROUPS", "HEADER", "ProbeListError", "RecordLayout",
+__all__ = ["EVENTS", "EVENT_IDS", "FIELDS", "FTRACE_EVENTS", "GROUPS", "HEADER", "ProbeListError", "RecordLayout",
            "event_classes", "parse_probes", "record_layouts", "record_size"]

@@ -6,37 +6,38 @@ instructions; the buffers are set up by :class:`tracing.ring.RingBuffers`;
 a host consumer drains closed sub-buffers every ``drain_every`` turn
 boundaries (a larger period lets the buffers fill: pressure).
 
-The trace clock.  The guest reads its clock with the ``HC_CLOCK``
-hypercall (``trace_clock_read()``). Its handler ends the CPU's turn there
-(``Cpu.yield_turn``): the rest of the slice is spent in the counting loop,
-so when the turn ends the CPU's retired-instruction count, and with it its
-modeled clock, stands exactly at the hypercall. The host then stores the
-trace clock (u64, guest byte order) at the address the guest passed,
-before the CPU runs again.
+The trace clock.  The guest reads its clock with the ``HC_CLOCK`` hypercall
+(``trace_clock_read()``). Its handler asks the machine's clock service
+(:class:`sim.clock.TurnEndClock`, ``Machine.clock``) for a reading: the
+CPU's turn ends there, so its modeled clock stands exactly at the
+hypercall, and the reading (u64, guest byte order) is stored at the
+address the guest passed before the CPU runs again. Readings are
+synchronized forward-only across CPUs (see :mod:`sim.clock`), so timestamp
+order is the order in which the machine ran the events. The read is
+charged as the arch's ``clock_read`` cost-table entry (rdtsc, PMCCNTR,
+mftb) instead of a trap. Same seed and configuration give the same
+timestamps, bit for bit.
 
-The trace clock of a CPU is its ``Cpu.clock_ns`` plus an offset that only
-grows: a read that would not be later than the last stamp handed out on
-any CPU moves that CPU's offset forward to one nanosecond past it, as a
-forward-only TSC synchronization would. CPUs run their turns one after
-another, so without it a CPU that idled or took fewer instructions would
-stamp an allocation earlier than the free, on another CPU, that preceded
-it; with it, timestamp order is the order in which the machine ran the
-events, on every CPU, and each CPU's stamps still advance with its own
-modeled cycles between synchronizations. The read is charged as the arch's
-``clock_read`` cost-table entry (rdtsc, PMCCNTR, mftb) instead of a trap.
-Same seed and configuration give the same timestamps, bit for bit.
+Function tracing.  The function and function-graph tracers of
+``kernel/ftrace.c`` record into the same buffers (``function``,
+``funcgraph_entry``, ``funcgraph_exit`` in :data:`tracing.events.FTRACE_EVENTS`);
+list those names in ``TraceOptions.probes`` to put them in the trace's
+metadata. Which tracer the mcount stubs call is ftrace's business
+(:mod:`patcher.ftrace`), not the session's.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
-from patcher.instrument import attach
+from patcher.instrument import Instrumentation, attach
 from sim.guest import MAX_INSTRUCTIONS, Guest, reference_checksum
+from sim.event import Event
 from sim.machine import Cpu, Machine
+from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
-from tracing.events import EVENTS, event_classes, record_size
+from tracing.events import EVENTS, FTRACE_EVENTS, event_classes, record_size
 from tracing.ring import CpuCounts, PacketSink, RingBuffers
 
 RING_GAP = 0x100000          # the ring buffers start this far above the probe-array pool
@@ -71,6 +72,11 @@ class TraceResult:
     options: TraceOptions
     end_ns: list[int] = field(default_factory=list)
 
+    @property
+    def ok(self) -> bool:
+        """The workload's checksum matched its reference (as ``BootResult.ok``)."""
+        return self.checksum_ok
+
     def to_json(self) -> dict:
         o = self.options
         return {"arch": self.arch, "cpus": self.cpus, "workload": self.workload,
@@ -83,77 +89,84 @@ class TraceResult:
                 "end_ns": self.end_ns, "seconds": round(self.seconds, 3)}
 
 
+class EventList:
+    """A sink that keeps every drained event in memory, optionally passing
+    each packet on to another sink (e.g. a :class:`tracing.ctf.CtfWriter`)."""
+
+    def __init__(self, forward: PacketSink | None = None) -> None:
+        self.events: list[Event] = []
+        self.forward = forward
+
+    def write_packet(self, packet: PacketInfo, events: Iterable[Event]) -> int:
+        batch = list(events)
+        self.events.extend(batch)
+        if self.forward is not None:
+            self.forward.write_packet(packet, batch)
+        return len(batch)
+
+
 class TraceSession:
     """One guest, instrumented to record ``options.probes`` into its ring buffers."""
 
-    def __init__(self, guest: Guest, options: TraceOptions) -> None:
+    def __init__(self, guest: Guest, options: TraceOptions,
+                 inst: Instrumentation | None = None) -> None:
+        """``inst``: the guest's instrumentation if already attached (else attached here)."""
         self.guest = guest
         self.machine: Machine = guest.machine
         self.options = options
-        unknown = [p for p in options.probes if p not in EVENTS]
+        unknown = [p for p in options.probes if p not in EVENTS and p not in FTRACE_EVENTS]
         if unknown:
             raise TraceError(f"unknown events: {', '.join(unknown)}")
         symbols = guest.image.symbols
         if "ring_buffer_channel" not in symbols:
             raise TraceError(f"{guest.elf}: no ring_buffer_channel: not a tracing kisim kernel")
-        self.inst = attach(guest)
+        self.inst = inst or attach(guest)
         arch = guest.arch
-        self.classes = [event_classes(arch)[name] for name in EVENTS]
+        classes = event_classes(arch)
+        self.classes = [classes[name] for name in EVENTS] + \
+            [classes[name] for name in FTRACE_EVENTS if name in options.probes]
         self.ring = RingBuffers.install(
             self.machine, symbols["ring_buffer_channel"],
             self.inst.tracepoints.pool.base + RING_GAP,
             subbuf_size=options.subbuf_size, nr_subbufs=options.subbufs, mode=options.mode,
-            max_record=max(record_size(arch, name) for name in EVENTS))
+            max_record=max(record_size(arch, name) for name in classes))
         present = {tp.name for tp in self.inst.tables.tracepoints}
-        for name in options.probes:
+        for name in (p for p in options.probes if p in EVENTS):
             tracepoint, probe, _ = EVENTS[name]
             if tracepoint not in present:   # registering would only leave a pending entry
                 raise TraceError(f"{guest.elf}: no tracepoint named {tracepoint} in this "
                                  "kernel (CONFIG_TRACEPOINTS=n?)")
             self.inst.tracepoints.tracepoint_probe_register(tracepoint, symbols[probe])
-        self._pending: dict[int, int] = {}
-        self._offset = [0] * len(self.machine.cpus)
-        self._last_ns = 0
-        self.clock_reads = 0
+        self.clock = self.machine.clock
         self._turns = 0
         guest.hypercalls.register("HC_CLOCK", self._clock)
-
-    def _read_clock(self, index: int) -> int:
-        """The CPU's modeled clock plus its offset, moved forward past the last stamp."""
-        now = self.machine.cpus[index].clock_ns + self._offset[index]
-        if now <= self._last_ns:
-            self._offset[index] += self._last_ns + 1 - now
-            now = self._last_ns + 1
-        self._last_ns = now
-        return now
 
     def _clock(self, cpu: Cpu, where: int, _a2: int, _a3: int) -> None:
         """HC_CLOCK: end the turn here; the stamp is written at the turn's end."""
         cpu.charge("trap", -1)
         cpu.charge("clock_read")
-        cpu.yield_turn()
-        self._pending[cpu.index] = where
-        self.clock_reads += 1
+        self.clock.read_at_turn_end(cpu, lambda ns: self.machine.write_word(where, ns, 8))
 
-    def run(self, sink: PacketSink,
-            on_progress: Callable[[int], None] | None = None) -> TraceResult:
-        """Run the workload to the end, draining into ``sink``; flush; check accounting."""
+    def run(self, sink: PacketSink, on_progress: Callable[[int], None] | None = None,
+            on_turn: Callable[[Machine], None] | None = None) -> TraceResult:
+        """Run the workload to the end, draining into ``sink``; flush; check accounting.
+
+        ``on_turn`` is called after each turn, once its drain is done.
+        """
         started = time.perf_counter()
         every = max(1, self.options.drain_every)
 
-        def on_turn(machine: Machine) -> None:
-            for index, addr in self._pending.items():
-                machine.write_word(addr, self._read_clock(index), 8)
-            self._pending.clear()
+        def after_turn(machine: Machine) -> None:
             self._turns += 1
             if self._turns % every == 0:
                 self.ring.drain(sink)
             if on_progress is not None and self._turns % PROGRESS_TURNS == 0:
                 on_progress(machine.total_instructions)
+            if on_turn is not None:
+                on_turn(machine)
 
-        self.machine.run(max_instructions=self.options.max_instructions, on_turn=on_turn)
-        end_ns = [max(c.clock_ns + self._offset[c.index], self._last_ns)
-                  for c in self.machine.cpus]
+        self.machine.run(max_instructions=self.options.max_instructions, on_turn=after_turn)
+        end_ns = self.clock.end_ns()
         self.ring.flush(sink, end_ns)
         g = self.guest
         return TraceResult(
@@ -162,8 +175,8 @@ class TraceSession:
             per_cpu=self.ring.counts, total=self.ring.totals(),
             instructions=self.machine.total_instructions,
             modeled_cycles=sum(c.modeled_cycles for c in self.machine.cpus),
-            clock_reads=self.clock_reads, seconds=time.perf_counter() - started,
+            clock_reads=self.clock.reads, seconds=time.perf_counter() - started,
             options=self.options, end_ns=end_ns)
 
 
-__all__ = ["TraceOptions", "TraceResult", "TraceSession"]
+__all__ = ["EventList", "TraceOptions", "TraceResult", "TraceSession"]

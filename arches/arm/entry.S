@@ -85,11 +85,13 @@ __gnu_mcount_nc:
 	FTRACE_CALLER
 	.size	__gnu_mcount_nc, . - __gnu_mcount_nc
 
+#ifdef CONFIG_DYNAMIC_FTRACE	/* only then does anything call it (entry_64.S, 2.6.28) */
 	.globl	ftrace_caller
 	.type	ftrace_caller, %function
 ftrace_caller:
 	FTRACE_CALLER
 	.size	ftrace_caller, . - ftrace_caller
+#endif
 
 #ifdef CONFIG_FUNCTION_GRAPH_TRACER
 /*

@@ -16,6 +16,7 @@ from unicorn import ppc_const
 
 from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
                          patch_words, uc_register_map)
+from arches.ppc32.ftrace import PPC_INST_NOP, FtraceOps
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)
 
@@ -76,11 +77,12 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
             and word & 0xFFFF == 0 and size == 2 and imv == address + 2)
 
 
-class Ppc32Ops:
+class Ppc32Ops(FtraceOps):
     """The 32-bit PowerPC hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(patch_instruction_batch)
     imv_load_of_zero = staticmethod(imv_load_of_zero)
+    ftrace_call_replace = staticmethod(encode_call)     # dynamic_ftrace
 
 
 ARCH = Arch(
@@ -99,7 +101,7 @@ ARCH = Arch(
     ret="r3",
     insn_align=4,
     max_insn_len=4,
-    nops={4: _word(0x60000000)},                         # ori 0,0,0
+    nops={4: PPC_INST_NOP},                              # ori 0,0,0
     alt_nops=(),
     syscall_insn=_word(0x44000002),                      # sc
     traps={
@@ -118,6 +120,7 @@ ARCH = Arch(
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
     ops=Ppc32Ops(),
+    capabilities=("dynamic_ftrace",),
     elf_machine="EM_PPC",
     # -pg calls _mcount (arch/powerpc/kernel/trace/ftrace_32.S; ftrace_entry.S since 6.x).
     mcount_symbols=("_mcount",),

@@ -118,11 +118,13 @@ _mcount:
 	FTRACE_CALLER
 	.size	_mcount, . - _mcount
 
+#ifdef CONFIG_DYNAMIC_FTRACE	/* only then does anything call it (entry_64.S, 2.6.28) */
 	.globl	ftrace_caller
 	.type	ftrace_caller, @function
 ftrace_caller:
 	FTRACE_CALLER
 	.size	ftrace_caller, . - ftrace_caller
+#endif
 
 #ifdef CONFIG_FUNCTION_GRAPH_TRACER
 /*

@@ -15,6 +15,7 @@ from unicorn import x86_const
 
 from arches.base import (Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
                          TrapVector, check_reach, uc_register_map)
+from arches.x86_64.ftrace import P6_NOP5, FtraceOps
 
 REL32 = (-(1 << 31), (1 << 31) - 1)
 REL8 = (-128, 127)
@@ -176,11 +177,12 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
             and imv == address + len(insn) - size and imv % size == 0)
 
 
-class X86Ops:
+class X86Ops(FtraceOps):
     """The x86-64 hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(text_poke_bp_batch)
     imv_load_of_zero = staticmethod(imv_load_of_zero)
+    ftrace_call_replace = staticmethod(encode_call)     # dynamic_ftrace
 
 
 ARCH = Arch(
@@ -204,7 +206,7 @@ ARCH = Arch(
         2: bytes.fromhex("6690"),
         3: bytes.fromhex("0f1f00"),
         4: bytes.fromhex("0f1f4000"),
-        5: bytes.fromhex("0f1f440000"),       # P6_NOP5_ATOMIC at jump-label sites
+        5: P6_NOP5,                           # P6_NOP5_ATOMIC at jump-label sites
         6: bytes.fromhex("660f1f440000"),
         7: bytes.fromhex("0f1f8000000000"),
         8: bytes.fromhex("0f1f840000000000"),
@@ -227,6 +229,7 @@ ARCH = Arch(
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
     ops=X86Ops(),
+    capabilities=("dynamic_ftrace",),
     elf_machine="EM_X86_64",
     # -pg without -mfentry calls mcount; with it, __fentry__ (arch/x86/kernel/ftrace_64.S).
     mcount_symbols=("mcount", "__fentry__"),

@@ -16,7 +16,6 @@ from kisim.commands.build import add_config, chosen_config, overrides, sites_lin
 from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
-from patcher.ftrace import ftrace_for
 from patcher.tables import load_tables
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
 
@@ -69,15 +68,17 @@ def cmd_boot(args: argparse.Namespace) -> int:
         b = build(args.arch, args.config, overrides=overrides(args))
         tables = load_tables(b.elf, b.arch)
         guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                      quantum=args.quantum, seed=args.seed)
-        if b.is_set("DYNAMIC_FTRACE"):          # ftrace_init: every mcount site a nop
-            ftrace_for(guest.machine, tables, dynamic=True).ftrace_init()
+                      quantum=args.quantum, seed=args.seed)     # ftrace_init included
         result = guest.run(max_instructions=args.max_instructions)
     wall = time.perf_counter() - started
     if args.json:
         out = result.to_json()
+        init = guest.ftrace_boot
         out.update(cached=b.cached, key=b.key, sites=tables.counts(), config=args.config,
-                   wall_seconds=round(wall, 3))
+                   wall_seconds=round(wall, 3),
+                   ftrace_init=None if init is None else {
+                       "sites": init.sites, "host_seconds": round(init.seconds, 6),
+                       "modeled_cycles": init.modeled_cycles})
         print_json(out)
         return 0 if result.ok else 1
     print(result.console, end="" if result.console.endswith("\n") else "\n")
@@ -92,4 +93,9 @@ def cmd_boot(args: argparse.Namespace) -> int:
         got = "none" if result.checksum is None else f"{result.checksum:#010x}"
         print(f"checksum {got} MISMATCH: the reference is {result.expected:#010x}")
     print(f"sites: {sites_line(tables.counts())}")
+    if guest.ftrace_boot is not None:          # the kernel's "ftrace: converting mcount calls"
+        init = guest.ftrace_boot
+        print(f"ftrace: {init.sites} mcount sites converted to nops before the CPUs started "
+              f"({init.seconds * 1e3:.2f} ms host, {init.modeled_cycles:,.0f} modeled cycles "
+              "on CPU 0)")
     return 0 if result.ok else 1

@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Callable
 
 from kbuild import build
 from kisim.commands.boot import add_run_args
@@ -46,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="ctf",
                    help="ctf: CTF 1.8 directory; chrome: DIR/trace.json; "
                         "text: DIR/trace.txt (default ctf)")
+    add_buffer_args(p)
+    add_json(p)
+    p.set_defaults(func=cmd_trace)
+
+
+def add_buffer_args(p: argparse.ArgumentParser) -> None:
+    """--mode, --subbuf-size, --subbufs, --drain-every: the ring buffers and their consumer."""
     p.add_argument("--mode", choices=tuple(MODES), default="discard",
                    help="when the buffer is full: drop new events, or overwrite the oldest "
                         "sub-buffer (default discard)")
@@ -56,15 +64,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--drain-every", type=int, default=1, metavar="T",
                    help="the consumer drains every T turn boundaries (default 1; "
                         "larger values put the buffers under pressure)")
-    add_json(p)
-    p.set_defaults(func=cmd_trace)
 
 
-def _geometry(args: argparse.Namespace, config: dict[str, str]) -> tuple[int, int]:
+def buffer_geometry(args: argparse.Namespace, config: dict[str, str]) -> tuple[int, int]:
     """--subbuf-size/--subbufs, else the Kconfig values (unset without TRACEPOINTS)."""
     size = args.subbuf_size or int(config.get("RING_BUFFER_SUBBUF_SIZE") or 4096)
     count = args.subbufs or int(config.get("RING_BUFFER_SUBBUFS") or 8)
     return size, count
+
+
+def trace_options(args: argparse.Namespace, config: dict[str, str], probes: tuple[str, ...],
+                  max_instructions: int | None) -> TraceOptions:
+    """The session's options from the buffer arguments (UsageError if out of range)."""
+    if args.drain_every < 1:
+        raise UsageError(f"--drain-every must be at least 1, not {args.drain_every}")
+    size, count = buffer_geometry(args, config)
+    return TraceOptions(probes, subbuf_size=size, subbufs=count, mode=args.mode,
+                        drain_every=args.drain_every, max_instructions=max_instructions)
 
 
 def _trace_uuid(args: argparse.Namespace, key: str, probes: tuple[str, ...],
@@ -77,15 +93,14 @@ def _trace_uuid(args: argparse.Namespace, key: str, probes: tuple[str, ...],
 def cmd_trace(args: argparse.Namespace) -> int:
     check_workload(args.workload, args.size)
     probes = parse_probes(args.probes)
-    if args.drain_every < 1:
+    if args.drain_every < 1:          # before a possibly long build
         raise UsageError(f"--drain-every must be at least 1, not {args.drain_every}")
     b = build(args.arch, args.config, overrides=overrides(args))
-    geometry = _geometry(args, b.config)
+    options = trace_options(args, b.config, probes, args.max_instructions)
+    geometry = (options.subbuf_size, options.subbufs)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed)
-    session = TraceSession(guest, TraceOptions(
-        probes, subbuf_size=geometry[0], subbufs=geometry[1], mode=args.mode,
-        drain_every=args.drain_every, max_instructions=args.max_instructions))
+    session = TraceSession(guest, options)
     out = Path(args.out)
     ctf_dir = out if args.format == "ctf" else Path(tempfile.mkdtemp(prefix="kisim-ctf-"))
     info = TraceInfo(guest.arch.endian, _trace_uuid(args, b.key, probes, geometry),
@@ -99,7 +114,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
                     0, description=f"tracing: {n:,} instructions"))
                 writer.update_env({f"kisim_events_{k}": v
                                    for k, v in result.total.to_json().items()})
-            files = _convert(args.format, ctf_dir, out, f"kisim {args.arch} kernel")
+            files = convert(args.format, ctf_dir, out, f"kisim {args.arch} kernel")
     finally:
         if ctf_dir != out:
             shutil.rmtree(ctf_dir, ignore_errors=True)
@@ -114,13 +129,14 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0 if result.checksum_ok else 1
 
 
-def _convert(fmt: str, ctf_dir: Path, out: Path, process: str) -> list[Path]:
+def convert(fmt: str, ctf_dir: Path, out: Path, process: str,
+            symbolize: Callable[[int], str] | None = None) -> list[Path]:
     if fmt == "ctf":
         return [p for p in out.iterdir() if p.is_file()]
     out.mkdir(parents=True, exist_ok=True)
     events = CtfTrace(ctf_dir).events()
     if fmt == "chrome":
-        write_chrome(events, out / "trace.json", process)
+        write_chrome(events, out / "trace.json", process, symbolize)
         return [out / "trace.json"]
     write_text(events, out / "trace.txt")
     return [out / "trace.txt"]

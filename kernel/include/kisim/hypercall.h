@@ -25,8 +25,6 @@
 #define HC_TRACEPOINT	7	/* a1 = struct tracepoint *, a2 = unsigned long args[], a3 = count */
 #define HC_CLOCK	8	/* a1 = u64 *: the host stores this CPU's modeled clock (ns) there */
 #define HC_KPROBE	20	/* a1 = KPROBE_HC_* op, a2 = struct pt_regs *, a3 = struct kprobe * */
-#define HC_FTRACE	9	/* a1 = ip, a2 = parent_ip, a3 = current: one traced call */
-#define HC_FTRACE_GRAPH	10	/* a1 = func, a2 = depth | FTRACE_GRAPH_RETURN, a3 = current */
 
 #define BOOT_PARAMS_MAGIC	0x4b53494d	/* "KSIM" */
 #define WORKLOAD_NAME_LEN	16

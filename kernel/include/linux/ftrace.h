@@ -37,7 +37,6 @@ void ftrace_stub(unsigned long ip, unsigned long parent_ip, unsigned long *slot)
 
 /* One saved return address (struct ftrace_ret_stack, 2.6.29). */
 #define FTRACE_RETFUNC_DEPTH	50
-#define FTRACE_GRAPH_RETURN	0x10000	/* HC_FTRACE_GRAPH a2 flag: a return */
 
 struct ftrace_ret_stack {
 	unsigned long ret;

@@ -40,6 +40,10 @@
 #define RB_EV_KMEM_CACHE_FREE		3
 #define RB_EV_SCHED_SWITCH		4
 #define RB_EV_SCHED_WAKEUP		5
+/* The function tracers (kernel/ftrace.c): ip, parent_ip / func, depth. */
+#define RB_EV_FUNCTION			6
+#define RB_EV_FUNCGRAPH_ENTRY		7
+#define RB_EV_FUNCGRAPH_EXIT		8
 
 struct rb_event_header {		/* 32 bytes */
 	u64 timestamp;			/* ns of this CPU's modeled clock */

@@ -1,0 +1,110 @@
+"""Boot-time conversion of the mcount call sites: the kernel's own ftrace_init.
+
+In Linux (2.6.28 ``kernel/trace/ftrace.c``), ``start_kernel`` calls
+``ftrace_init`` on the boot CPU before SMP bring-up: it walks the
+``__mcount_loc`` table the build linked in (``__start_mcount_loc`` ..
+``__stop_mcount_loc``, one address per entry) and rewrites every call to
+the compiler's mcount as the arch's nop with ``ftrace_modify_code``:
+compare the bytes found with the expected call, refuse (``ftrace_bug``) on
+a mismatch, store, flush the instruction cache. No other CPU runs yet, so
+no cross-CPU protocol is needed.
+
+This is part of booting the guest, so :class:`sim.guest.Guest` does it
+whenever the image was built with ``CONFIG_DYNAMIC_FTRACE`` (it defines
+the arch's ``FTRACE_ADDR``, ``ftrace_caller``, which the entry code
+assembles only then, as 2.6.28's ``entry_64.S``). Enabling sites later is
+the patcher's job (:mod:`patcher.ftrace`), through the arch's cross-CPU
+protocol. Encodings come from the arch's ``dynamic_ftrace`` capability
+(``ArchOps.ftrace_nop_replace`` / ``ftrace_call_replace``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+from arches.base import icache_lines
+from sim.elf import Image
+from sim.errors import ConfigError
+from sim.machine import Machine
+
+CAPABILITY = "dynamic_ftrace"
+
+
+class FtraceBug(ConfigError):
+    """A site that does not hold what ftrace_modify_code expects (the kernel's ftrace_bug)."""
+
+
+@dataclass
+class InitStats:
+    """What boot-time conversion did."""
+
+    sites: int
+    seconds: float             # host time
+    modeled_cycles: float      # charged to the boot CPU (flushes, its serialization)
+
+
+def has_dynamic_ftrace(image: Image, machine: Machine) -> bool:
+    """Whether the image was built with CONFIG_DYNAMIC_FTRACE for an arch that has it."""
+    arch = machine.arch
+    return (CAPABILITY in arch.capabilities and arch.ops.FTRACE_ADDR in image.symbols
+            and "__start_mcount_loc" in image.symbols)
+
+
+def mcount_loc(machine: Machine, image: Image) -> list[int]:
+    """The call-site addresses in ``__mcount_loc``, read from guest memory as the kernel does."""
+    start, stop = image.symbols["__start_mcount_loc"], image.symbols["__stop_mcount_loc"]
+    word = machine.arch.word
+    data = machine.read(start, stop - start) if stop > start else b""
+    return [machine.arch.to_int(data[i:i + word]) for i in range(0, len(data), word)]
+
+
+def ftrace_modify_code(machine: Machine, ip: int, old: bytes, new: bytes) -> None:
+    """Compare the site with ``old`` (FtraceBug if different), then store ``new``.
+
+    The early form: the caller holds ``text_mutex``, then hands the written
+    lines to the coherence model and flushes; nothing else runs.
+    """
+    found = machine.read(ip, len(old))
+    if found != old:
+        raise FtraceBug(f"ftrace_bug at {ip:#x}: expected {old.hex(' ')}, "
+                        f"found {found.hex(' ')}")
+    machine.memory.write(ip, new)
+
+
+def ftrace_init(machine: Machine, sites: Sequence[int], mcount_addr: int) -> InitStats:
+    """Convert every call site to the arch's nop on the boot CPU, before any CPU runs.
+
+    Each site must hold ``ftrace_call_replace(ip, mcount_addr)``; the
+    written lines are flushed on CPU 0 (charged to it) and CPU 0
+    serializes once. Raises :class:`FtraceBug` on a site that does not hold
+    the call (nothing after it is written) and :class:`ConfigError` once a
+    CPU has run.
+    """
+    if machine.total_instructions:
+        raise ConfigError("ftrace_init must run before the CPUs start")
+    ops = machine.arch.ops
+    boot = machine.cpus[0]
+    before = boot.modeled_cycles
+    started = time.perf_counter()
+    nop = ops.ftrace_nop_replace()
+    with machine.text_mutex:
+        for ip in sites:
+            ftrace_modify_code(machine, ip, ops.ftrace_call_replace(ip, mcount_addr), nop)
+        for begin, end in icache_lines([(ip, ip + len(nop)) for ip in sites]):
+            machine.write_text(begin, machine.read(begin, end - begin))   # mark the lines
+            machine.flush_icache(begin, end, cpu=boot.index)
+        machine.sync_cpu(boot.index)
+    return InitStats(len(sites), time.perf_counter() - started, boot.modeled_cycles - before)
+
+
+def boot_convert(machine: Machine, image: Image) -> tuple[list[int], InitStats] | None:
+    """ftrace_init over the image's ``__mcount_loc`` if it has dynamic ftrace, else None."""
+    if not has_dynamic_ftrace(image, machine):
+        return None
+    sites = mcount_loc(machine, image)
+    return sites, ftrace_init(machine, sites, image.symbols[machine.arch.ops.MCOUNT_ADDR])
+
+
+__all__ = ["CAPABILITY", "FtraceBug", "InitStats", "boot_convert", "ftrace_init",
+           "ftrace_modify_code", "has_dynamic_ftrace", "mcount_loc"]
