@@ -7,8 +7,8 @@ Every CPU fetches the kernel's text pages through its own view
 marker, or registers or unregisters a tracepoint probe, through the public
 patcher API (:mod:`patcher.markers`, :mod:`patcher.tracepoint`, which patch
 jump-label and immediate-value sites through :mod:`patcher.text`); with the
-``ftrace`` site kind, every mcount site is converted to the arch's nop
-before the CPUs start (``ftrace_init``), and the host registers or
+``ftrace`` site kind (the boot converted every mcount site to the arch's
+nop before the CPUs started, ``ftrace_init``), the host registers or
 unregisters a tracer function (``ftrace_stub``) under a seeded filter (no
 filter, or one function), so :mod:`patcher.ftrace` turns the filtered
 sites into calls and back in one batch. The protocol's stores, flushes and
@@ -40,7 +40,7 @@ import unicorn
 from arches.base import TextPokeBatch, TextPort
 from patcher.checker import Finding, InterleavingPort
 from patcher.checker_sites import DEFAULT_SITES, CheckerError, parse_sites
-from patcher.ftrace import Ftrace
+from patcher.ftrace import Ftrace, ftrace_for
 from sim.asm import disasm_one, disassemble
 from sim.errors import GuestFault
 from sim.fetch import FetchViews
@@ -117,16 +117,12 @@ class KernelChecker:
         guest = Guest(self.build, cpus=self.cpus, workload=self.workload, size=self.size,
                       quantum=QUANTUM, seed=seed)
         inst = attach(guest)
-        ftrace = None
-        if "ftrace" in self.sites:                  # ftrace_init, before any CPU runs
-            ftrace = Ftrace(guest.machine, inst.tables.image,
-                            [(s.address, s.function) for s in inst.tables.mcount],
-                            dynamic=True, patcher=inst.text)
-            ftrace.ftrace_init()
+        ftrace = ftrace_for(guest, inst.tables) if "ftrace" in self.sites else None
         run = _Run(guest.machine, random.Random(seed), seed, inst.text.protocol
                    if self.protocol is None else self.protocol, guest.image)
-        inst.text.port = InterleavingPort(run)
-        inst.text.protocol = run.tracked
+        for patcher in [inst.text] + ([ftrace.patcher] if ftrace else []):
+            patcher.port = InterleavingPort(run)
+            patcher.protocol = run.tracked
         run.hook_sites([e.code for e in inst.tables.jump_entries]
                        + [e.insn for e in inst.tables.imv]
                        + ([r.ip for r in ftrace.records] if ftrace else []))

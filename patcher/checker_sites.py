@@ -18,7 +18,7 @@ of the checker's loop at the addresses ``at`` gives. A block is::
   after the arch's ``-pg`` prefix (ARM ``push {lr}``, undone by the
   ``pop {lr}`` nop), calling an mcount stub that keeps the ``-pg``
   contract and returns by itself (``MCOUNT_SITE_PREFIX_ASM``,
-  ``MCOUNT_STUB_ASM`` in ``arches/<arch>/ftrace.py``).
+  ``MCOUNT_STUB_ASM`` of the arch's ``dynamic_ftrace`` capability).
 - ``kprobe``: ``arch_arm_kprobe``/``arch_disarm_kprobe`` (kernel/kprobes.c):
   the arch's breakpoint (``Arch.kprobe_breakpoint``) over the first bytes
   of a real instruction (the arch's ``checker_count`` snippet, accepted by
@@ -39,18 +39,18 @@ of the checker's loop at the addresses ``at`` gives. A block is::
   first, then the rest of the region with a plain store and one sync
   round, as ``arch_unoptimize_kprobe`` does (``disable_head``).
 
-Arch hooks (``arches/<arch>/ftrace.py``, ``arches/<arch>/kprobes.py``) are
-looked up through :func:`arch_hooks` only; an arch without the hooks a kind
-needs is refused with :class:`CheckerError`.
+Arch hooks are looked up through :func:`arch_hooks` only (typed
+capabilities of ``Arch.ops``; kprobes from ``arches/<arch>/kprobes.py``);
+an arch without the hooks a kind needs is refused with :class:`CheckerError`.
 """
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Callable, Sequence
 
 from arches import Arch
+from arches.base import OPTIONAL_CAPABILITIES
 from arches.kprobe import KprobeRefused
 from sim.asm import assemble, disassemble
 
@@ -63,12 +63,21 @@ class CheckerError(ValueError):
     """A check that cannot be run as asked (bad protocol, ablation, site kind, scheduler)."""
 
 
-def arch_hooks(arch: Arch, module: str) -> ModuleType | None:
-    """The arch's ``arches/<arch>/<module>.py`` (``ftrace``, ``kprobes``), or None.
+#: Capabilities whose hooks still live in an ``arches/<arch>/`` module, not in ``Arch.ops``.
+_MODULES = {"kprobes": "kprobes"}
 
-    The checker's one lookup of optional arch capabilities.
+
+def arch_hooks(arch: Arch, capability: str) -> object | None:
+    """What holds the arch's hooks for ``capability``, or None where it has none.
+
+    A typed capability (``arches.base.OPTIONAL_CAPABILITIES``, e.g.
+    ``dynamic_ftrace``) is ``arch.ops`` when the arch opts into it;
+    ``kprobes`` is the module ``arches/<arch>/kprobes.py``. The checker's one
+    lookup of optional arch capabilities.
     """
-    name = f"arches.{arch.name}.{module}"
+    if capability in OPTIONAL_CAPABILITIES:
+        return arch.ops if capability in arch.capabilities else None
+    name = f"arches.{arch.name}.{_MODULES[capability]}"
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as err:
@@ -77,11 +86,11 @@ def arch_hooks(arch: Arch, module: str) -> ModuleType | None:
         raise
 
 
-def _need(arch: Arch, module: str, hook: str, what: str) -> ModuleType:
-    hooks = arch_hooks(arch, module)
+def _need(arch: Arch, capability: str, hook: str, what: str) -> object:
+    hooks = arch_hooks(arch, capability)
     if hooks is None or not hasattr(hooks, hook):
-        raise CheckerError(f"{arch.name}: no {what} (arches/{arch.name}/{module}.py "
-                           f"has no {hook})")
+        raise CheckerError(f"{arch.name}: no {what} (the arch's {capability} hooks "
+                           f"have no {hook})")
     return hooks
 
 
@@ -177,7 +186,7 @@ def _asm(arch: Arch, text: str, addr: int) -> bytes:
 
 
 def _ftrace(arch: Arch, at: At) -> Block:
-    ops = _need(arch, "ftrace", "ftrace_call_replace", "dynamic ftrace")
+    ops = _need(arch, "dynamic_ftrace", "ftrace_call_replace", "dynamic ftrace")
     nop = ops.ftrace_nop_replace()
     succ = at.site + len(nop)
     return Block(body=nop, patch=len(nop), dormant=Form("ftrace nop", nop, succ),
@@ -192,7 +201,7 @@ def _breakpoint(arch: Arch, insn: bytes) -> bytes:
     return arch.kprobe_breakpoint(insn[:arch.insn_align])
 
 
-def _prepare(arch: Arch, ops: ModuleType, addr: int, insn: bytes, slot: int) -> None:
+def _prepare(arch: Arch, ops: object, addr: int, insn: bytes, slot: int) -> None:
     try:
         ops.arch_prepare_kprobe(addr, insn, slot)
     except KprobeRefused as err:

@@ -22,7 +22,7 @@ ABLATE_SEEDS = 1000
 def _supported(arch_name: str, kind: str) -> bool:
     """Whether the arch has the hooks ``kind`` needs (asked of the arch, not listed here)."""
     arch = get_arch(arch_name)
-    needs = {"ftrace": ("ftrace", "ftrace_call_replace"),
+    needs = {"ftrace": ("dynamic_ftrace", "ftrace_call_replace"),
              "kprobe": ("kprobes", "arch_prepare_kprobe"),
              "optprobe": ("kprobes", "arch_optimize_kprobe")}[kind]
     return hasattr(arch_hooks(arch, needs[0]), needs[1])
@@ -103,7 +103,7 @@ def test_sites_hold_the_arch_encodings(name, kind) -> None:
     at = site.addr - 0x10000
     assert text[at:at + site.length] == site.off
     if kind == "ftrace":
-        ops = arch_hooks(arch, "ftrace")
+        ops = arch_hooks(arch, "dynamic_ftrace")
         assert site.off == ops.ftrace_nop_replace()
         assert site.on == ops.ftrace_call_replace(site.addr, site.live.lands)
         prefix = assemble(arch, ops.MCOUNT_SITE_PREFIX_ASM, 0) \
@@ -140,14 +140,15 @@ def test_refusals_cover_an_arch_without_optprobes() -> None:
 
 
 def _with_prefix(name: str) -> bool:
-    return bool(arch_hooks(get_arch(name), "ftrace").MCOUNT_SITE_PREFIX_ASM.strip())
+    ops = arch_hooks(get_arch(name), "dynamic_ftrace")
+    return ops is not None and bool(ops.MCOUNT_SITE_PREFIX_ASM.strip())
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if _with_prefix(n)])
 def test_an_ftrace_nop_that_ignores_the_prefix_is_caught(name, monkeypatch) -> None:
     """Negative control: a plain nop after ``push {lr}`` leaves the stack unbalanced."""
     arch = get_arch(name)
-    ops = arch_hooks(arch, "ftrace")
+    ops = arch_hooks(arch, "dynamic_ftrace")
     plain = arch.nop(len(ops.ftrace_nop_replace()))
     monkeypatch.setattr(ops, "ftrace_nop_replace", lambda: plain)
     checker = PatchChecker(arch, 2, sites="ftrace")
