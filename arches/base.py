@@ -13,6 +13,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable, ContextManager, Mapping, Protocol, Sequence
 
+from arches.kprobe import Prepared
+
 
 class EncodingError(ValueError):
     """An instruction cannot be encoded: target out of reach or misaligned."""
@@ -254,7 +256,7 @@ class ArchOps(Protocol):
     Hooks come in capabilities (:data:`CAPABILITIES`); the registry checks,
     when it loads an arch, that its ``ops`` has every hook of every
     capability, callable with the parameters declared here. Hooks of later
-    capabilities (kprobes, dynamic ftrace) are specified in docs/arches.md
+    capabilities (dynamic ftrace) are specified in docs/arches.md
     and join this protocol and :data:`CAPABILITIES` with their first
     implementation.
     """
@@ -275,6 +277,32 @@ class ArchOps(Protocol):
     def ftrace_call_replace(self, ip: int, addr: int) -> bytes:
         """The call to ``addr`` an enabled site at ``ip`` holds (ftrace_call_replace)."""
 
+    # -- kprobes (HAVE_KPROBES): arches/<arch>/kprobes.py, docs/kprobes.md. The
+    # arch's data (PT_REGS, SLOT_BYTES, ...) are attributes of the same object.
+    def arch_prepare_kprobe(self, addr: int, code: bytes, slot: int) -> Prepared:
+        """Copy and decode the instruction at ``addr`` (``code``: its bytes) for the
+        instruction slot at ``slot``, or raise KprobeRefused with the reason."""
+
+    def arch_trap_entry(self, frame: TrapFrame) -> None:
+        """What the hardware's trap entry does to the live registers (x86: clear
+        TF and IF; PowerPC: clear MSR_SE and MSR_EE)."""
+
+    def condition_passes(self, addr: int, code: bytes, frame: TrapFrame) -> bool:
+        """Whether the instruction at ``addr`` executes now (ARM conditions)."""
+
+    def describe_ainsn(self, ainsn: tuple[int, ...], post_handler: bool) -> str:
+        """How a hit runs the instruction, from the guest's arch_specific_insn."""
+
+    # -- optprobes (HAVE_OPTPROBES)
+    def arch_prepare_optimized_kprobe(self, addr: int, function: tuple[int, bytes],
+                                      buffer: int, callback: int,
+                                      struct: int) -> tuple[bytes, int]:
+        """The detour buffer at ``buffer`` and the detoured region's length, or
+        KprobeRefused (can_optimize)."""
+
+    def arch_optimize_kprobe(self, addr: int, buffer: int) -> bytes:
+        """The jump that replaces the breakpoint at ``addr``."""
+
 
 #: capability -> the :class:`ArchOps` hooks it needs. Every arch has these.
 CAPABILITIES: dict[str, tuple[str, ...]] = {
@@ -288,6 +316,9 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
 #: (docs/arches.md lists the planned hooks and signatures).
 OPTIONAL_CAPABILITIES: dict[str, tuple[str, ...]] = {
     "dynamic_ftrace": ("ftrace_nop_replace", "ftrace_call_replace"),
+    "kprobes": ("arch_prepare_kprobe", "arch_trap_entry", "condition_passes",
+                "describe_ainsn"),
+    "optprobes": ("arch_prepare_optimized_kprobe", "arch_optimize_kprobe"),
 }
 
 #: The constants a dynamic_ftrace ops object declares, with their types:
@@ -301,8 +332,24 @@ FTRACE_CONSTANTS: dict[str, type] = {
     "MCOUNT_SITE_PREFIX_ASM": str, "MCOUNT_STUB_ASM": str,
 }
 
+#: The constants a kprobes ops object declares (docs/kprobes.md): the guest's
+#: struct pt_regs by register (None: a slot saved as 0), registers Unicorn
+#: reaches by another constant, an instruction slot's bytes, the gap the trap
+#: entry leaves above pt_regs for the callee, how far the breakpoint trap
+#: leaves the PC past the breakpoint, whether the kretprobe trampoline is
+#: itself a kprobe, and the published figure; optprobes add a detour
+#: buffer's bytes. (SINGLESTEP_INTNO, the single-step trap's number, may be
+#: None: no hardware single-step on ARM.)
+KPROBE_CONSTANTS: dict[str, type] = {
+    "PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
+    "BP_PC_ADVANCE": int, "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str,
+}
+
 #: capability -> constants (name -> type) its ops object must declare.
-CAPABILITY_CONSTANTS: dict[str, dict[str, type]] = {"dynamic_ftrace": FTRACE_CONSTANTS}
+CAPABILITY_CONSTANTS: dict[str, dict[str, type]] = {
+    "dynamic_ftrace": FTRACE_CONSTANTS, "kprobes": KPROBE_CONSTANTS,
+    "optprobes": {"OPTPROBE_BUFFER_BYTES": int},
+}
 
 
 def ftrace_capability(*, nop: bytes, insn_size: int, mcount: str, idle_insns: int,
@@ -365,6 +412,17 @@ def check_ops(arch_name: str, ops: object, capabilities: Mapping[str, tuple[str,
                 raise ArchDefinitionError(f"arch {arch_name!r}: ops constant {name!r} "
                                           f"({capability}) must be a {kind.__name__}, "
                                           f"not {type(value).__name__}")
+
+
+def capability_ops(namespace: Mapping[str, object], capabilities: Sequence[str],
+                   data: Sequence[str] = ()) -> type:
+    """A mixin for an arch's ops class: the hooks of ``capabilities`` (as static
+    methods), their constants and the ``data`` names, from a module's ``namespace``."""
+    hooks = [h for c in capabilities for h in OPTIONAL_CAPABILITIES[c]]
+    names = [*data, *(n for c in capabilities for n in CAPABILITY_CONSTANTS.get(c, {}))]
+    body: dict[str, object] = {name: namespace[name] for name in names}
+    body.update({name: staticmethod(namespace[name]) for name in hooks})
+    return type("+".join(capabilities), (), body)
 
 
 def icache_lines(ranges: Sequence[tuple[int, int]], line: int = 32) -> list[tuple[int, int]]:

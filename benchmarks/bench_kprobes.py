@@ -13,8 +13,8 @@ For each arch, on one CPU of the defconfig kernel:
   ``__mark_empty_function`` minus hackbench dormant, per probe call;
 - *kretprobe*: a return probe on ``kmalloc`` with an empty handler, per
   call (entry probe, trampoline, handler; PowerPC's trampoline is a kprobe);
-- *optprobe*: the boosted probe after the kprobe optimizer ran (x86 only
-  here; the kernel also has ARM optprobes, kisim does not).
+- *optprobe*: the boosted probe after the kprobe optimizer ran (x86-64
+  and ARM; no kernel has 32-bit PowerPC optprobes).
 
 Goals checked: a kprobe hit costs at least 10x a marker hit in modeled
 cycles; an optprobe hit at most 2x.

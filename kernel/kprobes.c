@@ -59,6 +59,66 @@ static __always_inline struct kprobe *get_kprobe(unsigned long addr)
 	return NULL;
 }
 
+/*
+ * Several kprobes at one address (kernel/kprobes.c register_aggr_kprobe):
+ * the hash table holds one aggr_kprobe whose handlers run each enabled
+ * probe of its list in turn, with kprobe_instance set to it.
+ */
+struct kprobe *kprobe_instance[CONFIG_NR_CPUS];
+
+static __always_inline int kprobe_aggrprobe(struct kprobe *p)
+{
+	return p->pre_handler == aggr_pre_handler;
+}
+
+notrace int aggr_pre_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	int cpu = smp_processor_id();
+	struct kprobe *kp;
+
+	for (kp = p->list; kp; kp = kp->list) {
+		if (kp->flags & KPROBE_FLAG_DISABLED)
+			continue;
+		kprobe_hits[cpu][kp->hit_index]++;
+		if (kp->pre_handler) {
+			kprobe_instance[cpu] = kp;
+			if (kp->pre_handler(kp, regs))
+				return 1;
+		}
+		kprobe_instance[cpu] = NULL;
+	}
+	return 0;
+}
+NOKPROBE_SYMBOL(aggr_pre_handler);
+
+notrace void aggr_post_handler(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	int cpu = smp_processor_id();
+	struct kprobe *kp;
+
+	for (kp = p->list; kp; kp = kp->list) {
+		if (kp->post_handler && !(kp->flags & KPROBE_FLAG_DISABLED)) {
+			kprobe_instance[cpu] = kp;
+			kp->post_handler(kp, regs, flags);
+			kprobe_instance[cpu] = NULL;
+		}
+	}
+}
+NOKPROBE_SYMBOL(aggr_post_handler);
+
+/* kprobes_inc_nmissed_count(): an aggr_kprobe counts a miss for each of its probes. */
+static __always_inline void kprobes_inc_nmissed_count(struct kprobe *p)
+{
+	struct kprobe *kp;
+
+	if (!kprobe_aggrprobe(p)) {
+		p->nmissed++;
+		return;
+	}
+	for (kp = p->list; kp; kp = kp->list)
+		kp->nmissed++;
+}
+
 static __always_inline void save_previous_kprobe(struct kprobe_ctlblk *kcb, int cpu)
 {
 	kcb->prev_kprobe = current_kprobe[cpu];
@@ -99,7 +159,7 @@ notrace int kprobe_handler(struct pt_regs *regs)
 		/* A probe hit inside a handler: no handlers, count it missed. */
 		if (kcb->kprobe_status == KPROBE_REENTER)
 			panic("Unrecoverable kprobe detected.");
-		p->nmissed++;
+		kprobes_inc_nmissed_count(p);
 		save_previous_kprobe(kcb, cpu);
 		current_kprobe[cpu] = p;
 		kcb->kprobe_status = KPROBE_REENTER;
@@ -164,10 +224,10 @@ notrace void optimized_callback(struct kprobe *p, struct pt_regs *regs)
 {
 	int cpu = smp_processor_id();
 
+	arch_optprobe_regs(p, regs);
 	if (current_kprobe[cpu]) {
-		p->nmissed++;
+		kprobes_inc_nmissed_count(p);
 	} else {
-		arch_optprobe_regs(p, regs);
 		current_kprobe[cpu] = p;
 		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
 		kprobe_hits[cpu][p->hit_index]++;

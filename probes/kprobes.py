@@ -31,7 +31,6 @@ Handlers are guest functions (a symbol name) or host callables
 from __future__ import annotations
 
 import bisect
-import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,13 +39,14 @@ from typing import Iterator
 import capstone
 from elftools.elf.elffile import ELFFile
 
-from arches import Arch, TrapKind
-from arches.kprobe import KprobeRefused
+from arches import Arch, ArchOps, TrapKind
+from arches.kprobe import KprobeRefused, Prepared
 from patcher.errors import PatchError
 from patcher.tables import Tables, load_tables
 from patcher.text import TextPatcher
 from sim.errors import ConfigError
-from sim.guest import HYPERCALLS, Guest
+from sim.guest import Guest
+from sim.hypercall import Resume
 from sim.machine import UNHANDLED, Cpu, Trap, TrapPriority
 
 #: The guest header's constants, parsed so that C and Python cannot drift apart.
@@ -55,7 +55,7 @@ _DEFINES = {name: int(value, 0) for name, value in re.findall(
     r"^#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)\b", KPROBES_H.read_text(), re.M)}
 #: struct kprobe, one word per field (kernel/include/kisim/kprobes.h).
 FIELDS = ("next", "addr", "pre_handler", "post_handler", "flags", "nmissed", "opcode",
-          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index")
+          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index", "list")
 #: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
 RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
 RI_FIELDS = ("next", "rp", "ret_addr", "task")
@@ -75,12 +75,17 @@ KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET = (
 #: (arch/arm/probes/kprobes/core.c MAX_STACK_SIZE), x86-64 kernel code has
 #: no red zone.
 STACK_GAP = 128
+#: The optimizer runs OPTIMIZE_DELAY jiffies after it is kicked (kernel/kprobes.c);
+#: a jiffy at the default HZ=250 (kernel/Kconfig.hz) is 4 ms.
+OPTIMIZE_DELAY = 5
+TICK_NSEC = 1_000_000_000 // 250
 #: Symbols of kernel/kprobes.c the host needs.
 GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_handler",
                  "kprobe_debug_handler", "kprobe_exc_return", "kprobe_host_pre_handler",
                  "kprobe_host_post_handler", "current_kprobe", "kprobe_hits",
                  "kretprobe_pool", "kretprobe_instances", "kretprobe_trampoline",
-                 "pre_handler_kretprobe", "kretprobe_host_handler")
+                 "pre_handler_kretprobe", "kretprobe_host_handler", "aggr_pre_handler",
+                 "aggr_post_handler")
 
 Handler = "str | Callable[[Kprobe, KprobeRegs], int | None] | None"
 
@@ -106,9 +111,11 @@ def _data_in_text(elf: object) -> list[tuple[int, int]]:
             if kind == "$d"]
 
 
-def arch_kprobes(arch: Arch):
-    """The arch's kprobe module, ``arches/<arch>/kprobes.py``."""
-    return importlib.import_module(f"arches.{arch.name}.kprobes")
+def arch_kprobes(arch: Arch) -> ArchOps:
+    """The arch's kprobe hooks and data (its ``ops``), if it has HAVE_KPROBES."""
+    if "kprobes" not in arch.capabilities:
+        raise ConfigError(f"kprobe: {arch.name} has no kprobes (HAVE_KPROBES)")
+    return arch.ops
 
 
 @dataclass(eq=False)
@@ -134,6 +141,9 @@ class Kprobe:
     opt_region: int = 0
     opt_orig: bytes = b""
     owner: "Kprobes | None" = field(default=None, repr=False)
+    # register_aggr_kprobe: an aggr_kprobe's probes; a probe's aggr_kprobe.
+    members: list["Kprobe"] = field(default_factory=list, repr=False)
+    aggr: "Kprobe | None" = field(default=None, repr=False)
 
     def _word(self, name: str) -> int:
         if self.owner is None:
@@ -213,7 +223,8 @@ class Kprobes:
     """The kprobe manager of one guest: the kernel's kprobe API, and the trap path."""
 
     def __init__(self, guest: Guest, text: TextPatcher | None = None,
-                 tables: Tables | None = None) -> None:
+                 tables: Tables | None = None,
+                 optimize_delay_ns: int = OPTIMIZE_DELAY * TICK_NSEC) -> None:
         self.guest = guest
         self.machine = guest.machine
         self.arch: Arch = guest.arch
@@ -226,7 +237,6 @@ class Kprobes:
         self.sym = {name: symbols[name] for name in GUEST_SYMBOLS}
         self.text = text if text is not None else TextPatcher(self.machine)
         self.tables = tables if tables is not None else load_tables(guest.image, self.arch)
-        self.hc = HYPERCALLS["HC_KPROBE"]
         self.probes: dict[int, Kprobe] = {}
         self._by_struct: dict[int, Kprobe] = {}
         self._free = list(range(KPROBE_POOL))
@@ -234,12 +244,16 @@ class Kprobes:
         self._free_ri = list(range(KRETPROBE_INSTANCES))
         self._rp_by_struct: dict[int, Kretprobe] = {}
         self._trampoline: Kprobe | None = None
+        self.optimize_delay_ns = optimize_delay_ns
+        self._optimizing: list[Kprobe] = []       # kernel/kprobes.c optimizing_list
+        self._optimizer_due: int | None = None    # when the delayed optimizer work runs
         self._sites: set[int] = set()             # every address ever armed
         self._frames: list[list[int]] = [[] for _ in self.machine.cpus]
         self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
         self._mcount = {site.address for site in self.tables.mcount}
         self._data = _data_in_text(guest.elf)
         self._md = capstone.Cs(*self.arch.cs_mode)
+        guest.hypercalls.register("HC_KPROBE", self._hypercall)
         self.machine.add_trap_handler(self._on_trap, TrapPriority.KPROBES)
 
     # -- the guest's struct kprobe ----------------------------------------
@@ -257,8 +271,9 @@ class Kprobes:
 
     def kind(self, kp: Kprobe) -> str:
         """How a hit runs the instruction, from the guest's arch_specific_insn now."""
-        ainsn = tuple(self.read_field(kp, f"ainsn{i}") for i in range(4))
-        return self.ops.describe_ainsn(ainsn, kp.post_handler is not None)
+        top = kp.aggr or kp
+        ainsn = tuple(self.read_field(top, f"ainsn{i}") for i in range(4))
+        return self.ops.describe_ainsn(ainsn, top.post_handler is not None)
 
     def _write_field(self, kp: Kprobe, name: str, value: int) -> None:
         self.machine.write_word(self._field_addr(kp, name), value)
@@ -339,8 +354,6 @@ class Kprobes:
         if others:
             raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is reserved by "
                                       f"{others[0]} ({others[0]}_text_reserved)")
-        if addr in self.probes:
-            raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is already probed")
 
     # -- the API ------------------------------------------------------------
     def register_kprobe(self, kp: Kprobe) -> Kprobe:
@@ -348,13 +361,31 @@ class Kprobes:
         return self._register(kp)
 
     def _register(self, kp: Kprobe, struct: int | None = None, blacklist: bool = True) -> Kprobe:
+        if kp.owner is self and (self.probes.get(kp.addr) is kp
+                                 or (kp.aggr is not None and kp in kp.aggr.members)):
+            raise PatchError("EINVAL", "kprobe: this kprobe is already registered "
+                                       "(check_kprobe_rereg)")
         addr = self.resolve(kp)
         self._check_address(addr, blacklist)
-        if not self._free:
+        old = self.probes.get(addr)
+        need = 1 if old is None or old.members else 2
+        if len(self._free) < need:
             raise PatchError("ENOMEM", f"kprobe: all {KPROBE_POOL} kprobes are in use")
         pre = self._handler_addr(kp.pre_handler, "kprobe_host_pre_handler", "pre_handler")
         post = self._handler_addr(kp.post_handler, "kprobe_host_post_handler", "post_handler")
-        index = self._free[0]
+        if old is not None:
+            return self._register_aggr(old, kp, struct, pre, post)
+        prepared = self._prepare(kp, addr, self._free[0], struct)
+        self._write_struct(kp, prepared, pre, post, self.machine.read_word(self._bucket(addr)))
+        self.machine.write_word(self._bucket(addr), kp.struct)
+        self.probes[addr] = kp
+        self._by_struct[kp.struct] = kp
+        if not kp.disabled:
+            self._arm(kp)
+        return kp
+
+    def _prepare(self, kp: Kprobe, addr: int, index: int, struct: int | None) -> Prepared:
+        """arch_prepare_kprobe into the slot of pool entry ``index``, which ``kp`` takes."""
         slot = self.sym["kprobe_insn_slots"] + index * self.ops.SLOT_BYTES
         code = self.recover(addr, self.arch.max_insn_len)
         try:
@@ -363,30 +394,81 @@ class Kprobes:
             start, _, name = self._function(addr)
             raise PatchError("EINVAL", f"kprobe: cannot probe {name}+{addr - start:#x}: "
                                        f"{err}") from None
-        self._free.pop(0)
+        self._free.remove(index)
         kp.addr, kp.index, kp.slot, kp.owner = addr, index, slot, self
-        kp.struct = (struct if struct is not None
-                     else self.sym["kprobe_pool"] + index * len(FIELDS) * self.arch.word)
+        kp.struct = struct if struct is not None else self._pool_struct(index)
         kp.boostable = prepared.boostable
         kp.breakpoint = self.arch.kprobe_breakpoint(code[:self.arch.insn_align or 4])
         kp.orig = code[:len(kp.breakpoint)]
         with self.machine.text_mutex:       # the slot is text: written under text_mutex
             self.machine.write_text(slot, prepared.slot)
-        bucket = self._bucket(addr)
-        values = {"next": self.machine.read_word(bucket), "addr": addr, "pre_handler": pre,
-                  "post_handler": post, "flags": FLAG_DISABLED if kp.disabled else 0,
-                  "nmissed": 0, "opcode": prepared.opcode, "hit_index": index}
+        return prepared
+
+    def _pool_struct(self, index: int) -> int:
+        return self.sym["kprobe_pool"] + index * len(FIELDS) * self.arch.word
+
+    def _write_struct(self, kp: Kprobe, prepared: Prepared, pre: int, post: int, nxt: int,
+                      first: int = 0) -> None:
+        """Fill ``kp``'s struct kprobe and zero its hit counters."""
+        values = {"next": nxt, "addr": kp.addr, "pre_handler": pre, "post_handler": post,
+                  "flags": FLAG_DISABLED if kp.disabled else 0, "nmissed": 0,
+                  "opcode": prepared.opcode, "hit_index": kp.index, "list": first}
         values.update({f"ainsn{i}": v for i, v in enumerate(prepared.ainsn)})
         for name in FIELDS:
             self._write_field(kp, name, values[name])
         for cpu in range(len(self.machine.cpus)):
             self.machine.write_word(self.sym["kprobe_hits"]
-                                    + (cpu * KPROBE_POOL + index) * self.arch.word, 0)
-        self.machine.write_word(bucket, kp.struct)
-        self.probes[addr] = kp
+                                    + (cpu * KPROBE_POOL + kp.index) * self.arch.word, 0)
+
+    def _relink(self, head: int, field_name: str, old: int, new: int) -> None:
+        """Point the link in a chain (from ``head``, through ``field_name``) that
+        holds ``old`` at ``new``."""
+        link = head
+        while (node := self.machine.read_word(link)) != old:
+            link = node + FIELDS.index(field_name) * self.arch.word
+        self.machine.write_word(link, new)
+
+    def _register_aggr(self, old: Kprobe, kp: Kprobe, struct: int | None, pre: int,
+                       post: int) -> Kprobe:
+        """register_aggr_kprobe: a second probe at a probed address.
+
+        The first time, an aggr_kprobe takes the first probe's place in
+        kprobe_table (init_aggr_kprobe, with its own copy of the
+        instruction) and lists it; each new probe joins the list
+        (add_new_kprobe). A probe with a post_handler gives the aggr_kprobe
+        aggr_post_handler, which also stops it being optimized.
+        """
+        ap = old
+        if not old.members:
+            self.unoptimize_kprobe(old)          # the detour calls old's handlers alone
+            ap = Kprobe(pre_handler="aggr_pre_handler",
+                        post_handler="aggr_post_handler" if old.post_handler else None,
+                        disabled=old.disabled, members=[old])
+            prepared = self._prepare(ap, old.addr, self._free[0], None)
+            ap.breakpoint, ap.orig = old.breakpoint, old.orig
+            self._write_struct(ap, prepared, self.sym["aggr_pre_handler"],
+                               self.sym["aggr_post_handler"] if old.post_handler else 0,
+                               self.read_field(old, "next"), old.struct)
+            self._relink(self._bucket(old.addr), "next", old.struct, ap.struct)
+            self._write_field(old, "next", 0)
+            self.probes[old.addr] = old.aggr = ap
+        index = self._free.pop(0)
+        kp.addr, kp.index, kp.owner, kp.aggr = ap.addr, index, self, ap
+        kp.struct = struct if struct is not None else self._pool_struct(index)
+        kp.slot, kp.orig, kp.breakpoint, kp.boostable = ap.slot, ap.orig, ap.breakpoint, ap.boostable
+        ainsn = tuple(self.read_field(ap, f"ainsn{i}") for i in range(4))
+        self._write_struct(kp, Prepared(length=0, opcode=self.read_field(ap, "opcode"), slot=b"",
+                                        ainsn=ainsn, boostable=kp.boostable, kind=""),
+                           pre, post, 0)
+        self._relink(self._field_addr(ap, "list"), "list", 0, kp.struct)
+        ap.members.append(kp)
         self._by_struct[kp.struct] = kp
-        if not kp.disabled:
-            self._arm(kp)
+        if kp.post_handler is not None and ap.post_handler is None:
+            self.unoptimize_kprobe(ap)
+            ap.post_handler = "aggr_post_handler"
+            self._write_field(ap, "post_handler", self.sym["aggr_post_handler"])
+        if ap.disabled and not kp.disabled:
+            self.enable_kprobe(ap)
         return kp
 
     def register_kprobes(self, kps: list[Kprobe]) -> list[Kprobe]:
@@ -402,36 +484,63 @@ class Kprobes:
         return done
 
     def unregister_kprobe(self, kp: Kprobe) -> None:
-        """Disarm, unlink from kprobe_table and free the struct (kernel/kprobes.c)."""
+        """Disarm, unlink from kprobe_table and free the struct (kernel/kprobes.c).
+
+        A probe of an aggr_kprobe leaves its list (__unregister_kprobe_top);
+        the aggr_kprobe goes with its last probe.
+        """
+        ap = kp.aggr
+        if ap is not None and kp in ap.members:
+            self._relink(self._field_addr(ap, "list"), "list", kp.struct,
+                         self.read_field(kp, "list"))
+            ap.members.remove(kp)
+            self._free_struct(kp)
+            if not ap.members:
+                self.unregister_kprobe(ap)
+                return
+            if kp.post_handler is not None and all(m.post_handler is None for m in ap.members):
+                ap.post_handler = None
+                self._write_field(ap, "post_handler", 0)
+            if all(m.disabled for m in ap.members):
+                self.disable_kprobe(ap)
+            return
         if self.probes.get(kp.addr) is not kp:
             raise PatchError("ENOENT", f"kprobe at {kp.addr or 0:#x} is not registered")
         if not kp.disabled:
             self._disarm(kp)
-        bucket = self._bucket(kp.addr)
-        link = bucket
-        while (node := self.machine.read_word(link)) != kp.struct:
-            link = node                         # struct kprobe.next is field 0
-        self.machine.write_word(link, self.read_field(kp, "next"))
-        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_GONE)
+        self._relink(self._bucket(kp.addr), "next", kp.struct, self.read_field(kp, "next"))
         del self.probes[kp.addr]
-        del self._by_struct[kp.struct]
+        self._free_struct(kp)
+
+    def _free_struct(self, kp: Kprobe) -> None:
+        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_GONE)
+        self._by_struct.pop(kp.struct, None)
         self._free.append(kp.index)             # reused last: no CPU can still be in it
         kp.disabled = True
 
     def disable_kprobe(self, kp: Kprobe) -> None:
-        """Disarm but keep registered ([DISABLED] in the list)."""
+        """Disarm but keep registered ([DISABLED] in the list); a probe of an
+        aggr_kprobe is only flagged, and the aggr_kprobe disarmed with the last."""
         if not kp.disabled:
-            self._disarm(kp)
+            if not kp.members and kp.aggr is None:
+                self._disarm(kp)
             kp.disabled = True
             self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_DISABLED)
+            if kp.aggr is not None and all(m.disabled for m in kp.aggr.members):
+                self.disable_kprobe(kp.aggr)
+            elif kp.members:
+                self._disarm(kp)
 
     def enable_kprobe(self, kp: Kprobe) -> None:
-        if self.probes.get(kp.addr) is not kp:
+        if self.probes.get(kp.addr) is not kp and (kp.aggr is None or kp not in kp.aggr.members):
             raise PatchError("ENOENT", f"kprobe at {kp.addr or 0:#x} is not registered")
         if kp.disabled:
             self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_DISABLED)
             kp.disabled = False
-            self._arm(kp)
+            if kp.aggr is not None:
+                self.enable_kprobe(kp.aggr)
+            else:
+                self._arm(kp)
 
     # -- return probes --------------------------------------------------------
     def read_rp(self, rp: Kretprobe, name: str) -> int:
@@ -491,18 +600,23 @@ class Kprobes:
         del self._rp_by_struct[rp.struct]
 
     # -- optprobes ---------------------------------------------------------------
-    def optimize_kprobe(self, kp: Kprobe) -> None:
-        """The kprobe optimizer's work for one probe: int3 -> jmp into a detour buffer.
+    def try_to_optimize_kprobe(self, kp: Kprobe) -> None:
+        """Prepare the detour and queue the probe for the kprobe optimizer.
 
-        The kernel queues this (OPTIMIZE_DELAY) and runs it once the probe
-        has stayed registered; here the caller runs it. Refused (EINVAL)
-        where the arch has no optprobes, for a probe with a post_handler,
-        a disabled one, or a region can_optimize() rejects.
+        kernel/kprobes.c: the optimizer runs OPTIMIZE_DELAY jiffies after it
+        is kicked (``optimize_delay_ns`` of modeled time, measured on the
+        CPUs' clocks, when :meth:`kprobe_optimizer` is the run's ``on_turn``
+        hook); until then hits take the breakpoint path and the list shows
+        no ``[OPTIMIZED]``. Refused (EINVAL) where the arch has no
+        optprobes, for a probe with a post_handler, a disabled one, or a
+        region can_optimize() rejects.
         """
-        prepare = getattr(self.ops, "arch_prepare_optimized_kprobe", None)
-        if prepare is None or "optprobe_buffers" not in self.guest.image.symbols:
+        if ("optprobes" not in self.arch.capabilities
+                or "optprobe_buffers" not in self.guest.image.symbols):
             raise PatchError("EINVAL", f"kprobe: no optprobes on {self.arch.name}")
-        if self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized:
+        kp = kp.aggr or kp
+        if (self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized
+                or kp in self._optimizing):
             raise PatchError("EINVAL", "kprobe: only a registered, enabled, unoptimized probe "
                                        "is optimized")
         if kp.post_handler is not None:
@@ -510,27 +624,74 @@ class Kprobes:
         start, size, name = self._function(kp.addr)
         buffer = self.guest.image.symbols["optprobe_buffers"] + kp.index * self.ops.OPTPROBE_BUFFER_BYTES
         try:
-            detour, length = prepare(kp.addr, (start, self.recover(start, size)), buffer,
-                                     self.guest.image.symbols["optimized_callback"], kp.struct)
+            detour, length = self.ops.arch_prepare_optimized_kprobe(
+                kp.addr, (start, self.recover(start, size)), buffer,
+                self.guest.image.symbols["optimized_callback"], kp.struct)
         except KprobeRefused as err:
             raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: {err}") from None
         others = [a for a in self.probes if kp.addr < a < kp.addr + length]
         if others:
             raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: another probe "
                                        f"at {others[0]:#x} is in the detoured region")
-        jump = self.ops.arch_optimize_kprobe(kp.addr, buffer)
-        kp.opt_orig = self.recover(kp.addr, len(jump))
-        with self.machine.text_mutex:
+        with self.machine.text_mutex:       # arch_prepare_optimized_kprobe fills the buffer
             self.machine.write_text(buffer, detour)
-        self.text.reserve(kp.addr, length, "kprobe")
-        current = kp.breakpoint + self.recover(kp.addr + len(kp.breakpoint),
-                                                len(jump) - len(kp.breakpoint))
-        self.text.text_poke(kp.addr, current, jump, "kprobe")
-        kp.optimized, kp.opt_jump, kp.opt_region = True, jump, length
-        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_OPTIMIZED)
+        kp.opt_jump, kp.opt_region = self.ops.arch_optimize_kprobe(kp.addr, buffer), length
+        self._optimizing.append(kp)
+        if self._optimizer_due is None:     # kick_kprobe_optimizer: one delayed work
+            self._optimizer_due = self.now_ns() + self.optimize_delay_ns
+
+    def now_ns(self) -> int:
+        """Modeled time: the furthest any CPU's clock has run."""
+        return max(cpu.clock_ns for cpu in self.machine.cpus)
+
+    def kprobe_optimizer(self, machine: object = None) -> None:
+        """The delayed work, as an ``on_turn`` hook: once the modeled clock passes
+        the deadline, optimize the queued probes (see :meth:`_do_optimize`)."""
+        if self._optimizer_due is not None and self.now_ns() >= self._optimizer_due:
+            self._do_optimize()
+
+    def wait_for_kprobe_optimizer(self) -> None:
+        """Run the queued optimizer work now (kernel/kprobes.c, flush_delayed_work)."""
+        self._do_optimize(force=True)
+
+    def optimize_kprobe(self, kp: Kprobe) -> None:
+        """Queue ``kp`` and run the optimizer now: int3 -> jmp into the detour."""
+        self.try_to_optimize_kprobe(kp)
+        self.wait_for_kprobe_optimizer()
+
+    def _inside(self, kp: Kprobe) -> bool:
+        """A CPU is between the region's instructions, in the probe's slot, or in
+        a kprobe handler: the kernel waits for such tasks (synchronize_rcu_tasks)."""
+        for cpu in self.machine.cpus:
+            pc = cpu.pc
+            if (self._frames[cpu.index] or kp.addr < pc < kp.addr + kp.opt_region
+                    or kp.slot <= pc < kp.slot + self.ops.SLOT_BYTES):
+                return True
+        return False
+
+    def _do_optimize(self, force: bool = False) -> None:
+        """do_optimize_kprobes: each queued probe's breakpoint becomes the jump
+        (x86 through text_poke_bp, ARM patch_text); a probe a CPU is still
+        inside waits for a later turn (never when flushed between runs)."""
+        waiting = []
+        for kp in self._optimizing:
+            if not force and self._inside(kp):
+                waiting.append(kp)
+                continue
+            kp.opt_orig = self.recover(kp.addr, len(kp.opt_jump))
+            self.text.reserve(kp.addr, kp.opt_region, "kprobe")
+            current = kp.breakpoint + self.recover(kp.addr + len(kp.breakpoint),
+                                                    len(kp.opt_jump) - len(kp.breakpoint))
+            self.text.text_poke(kp.addr, current, kp.opt_jump, "kprobe")
+            kp.optimized = True
+            self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_OPTIMIZED)
+        self._optimizing = waiting
+        self._optimizer_due = self._optimizer_due if waiting else None
 
     def unoptimize_kprobe(self, kp: Kprobe) -> None:
-        """Put the int3 (and the original bytes after it) back."""
+        """Put the int3 (and the original bytes after it) back; or drop it from the queue."""
+        if kp in self._optimizing:
+            self._optimizing.remove(kp)
         if not kp.optimized:
             return
         # arch_unoptimize_kprobe: int3 first, sync; then the displaced bytes,
@@ -561,13 +722,16 @@ class Kprobes:
         return iter(sorted(self.probes.values(), key=lambda k: k.addr))
 
     def list(self) -> list[str]:
-        """debugfs kprobes/list: address, type, symbol+offset, flags."""
+        """debugfs kprobes/list: address, type, symbol+offset, flags; each probe of
+        an aggr_kprobe on its own line, [OPTIMIZED] from the aggr_kprobe (report_probe)."""
         width = self.arch.bits // 4
         lines = []
-        for kp in self:
-            flags = "[DISABLED]" if kp.disabled else "[OPTIMIZED]" if kp.optimized else ""
-            lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
-                         f"{flags}".rstrip())
+        for top in self:
+            for kp in top.members or [top]:
+                flags = ("[DISABLED]" if kp.disabled else "") + (
+                    "[OPTIMIZED]" if top.optimized else "")
+                lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
+                             f"{flags}".rstrip())
         return lines
 
     # -- the trap path ------------------------------------------------------
@@ -620,9 +784,7 @@ class Kprobes:
 
     def _on_trap(self, cpu: Cpu, trap: Trap) -> object:
         if trap.kind is TrapKind.SYSCALL:
-            if cpu.arg(0) != self.hc:
-                return UNHANDLED
-            return self._hypercall(cpu, trap)
+            return UNHANDLED                    # HC_KPROBE comes through the hypercall table
         if trap.kind is TrapKind.TRAP and trap.intno == self.ops.SINGLESTEP_INTNO:
             if self._returned.pop(cpu.index, None) == trap.address:
                 # Unicorn raises the step trap at once when the exception
@@ -637,24 +799,24 @@ class Kprobes:
                                trap.address + self.ops.BP_PC_ADVANCE)
         return UNHANDLED
 
-    def _hypercall(self, cpu: Cpu, trap: Trap) -> int | None:
+    def _hypercall(self, cpu: Cpu, op: int, regs: int, struct: int) -> int | Resume:
+        """HC_KPROBE: the exception return (KPROBE_HC_RETURN, a2 = the handler's
+        result) or a host handler's call (a2 = pt_regs, a3 = the probe)."""
         # The cost table's trap figure is a round trip (entry and return),
         # and host handlers are kisim's, not the kernel's: no second charge.
         cpu.charge("trap", -1)
-        op = cpu.arg(1)
+        at = self.guest.hypercalls.address
         if op == KPROBE_HC_RETURN:
             frame = self._frames[cpu.index].pop()
-            if not cpu.arg(2):
+            if not regs:
                 raise self.machine.fault(cpu, "a breakpoint or single-step trap that no "
-                                              "kprobe claims", pc=trap.address)
+                                              "kprobe claims", pc=at)
             resume = self._restore(cpu, frame)
             self._returned[cpu.index] = resume
-            return resume
-        owner = (self._rp_by_struct if op == KPROBE_HC_RET else self._by_struct).get(cpu.arg(3))
+            return Resume(resume)
+        owner = (self._rp_by_struct if op == KPROBE_HC_RET else self._by_struct).get(struct)
         if owner is None or op not in (KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET):
-            raise self.machine.fault(cpu, f"bad kprobe hypercall {op}", pc=trap.address)
+            raise self.machine.fault(cpu, f"bad kprobe hypercall {op}", pc=at)
         handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
                    KPROBE_HC_RET: "handler"}[op]
-        result = getattr(owner, handler)(owner, KprobeRegs(self, cpu.arg(2), cpu.index))
-        cpu.set_reg(self.arch.ret, int(result or 0))
-        return None
+        return int(getattr(owner, handler)(owner, KprobeRegs(self, regs, cpu.index)) or 0)

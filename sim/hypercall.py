@@ -10,12 +10,15 @@ C and Python cannot drift apart.
 The table only dispatches. Each layer registers the numbers it serves:
 :mod:`sim.guest` the boot-protocol calls (exit, write, checksum, panic,
 idle, workload), the patcher the host-forwarding probes of markers and
-tracepoints. A number nobody registered faults the run.
+tracepoints, the kprobe layer HC_KPROBE. A number nobody registered faults
+the run. A handler may end the call elsewhere by returning :class:`Resume`
+(the kprobe exception return restores every register and the interrupted PC).
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -35,8 +38,16 @@ def parse_defines(path: Path, prefix: str) -> dict[str, int]:
 #: Hypercall numbers by name (HC_EXIT, HC_WRITE, ...), from the shared header.
 HYPERCALLS: dict[str, int] = parse_defines(HYPERCALL_H, "HC_")
 
-#: ``handler(cpu, a1, a2, a3)``: the value for the return register (None: 0).
-Hypercall = Callable[[Cpu, int, int, int], "int | None"]
+@dataclass(frozen=True)
+class Resume:
+    """A handler's result: resume at ``pc``, registers as the handler left them."""
+
+    pc: int
+
+
+#: ``handler(cpu, a1, a2, a3)``: the value for the return register (None: 0),
+#: or :class:`Resume`.
+Hypercall = Callable[[Cpu, int, int, int], "int | Resume | None"]
 
 
 class HypercallTable:
@@ -76,8 +87,11 @@ class HypercallTable:
         self.counts[self._names[nr]] += 1
         self.address = trap.address
         result = handler(cpu, a1, a2, a3)
+        if isinstance(result, Resume):
+            return result.pc
         cpu.set_reg(cpu.arch.ret, result or 0)
         return None
 
 
-__all__ = ["HYPERCALLS", "HYPERCALL_H", "Hypercall", "HypercallTable", "parse_defines"]
+__all__ = ["HYPERCALLS", "HYPERCALL_H", "Hypercall", "HypercallTable", "Resume",
+           "parse_defines"]

@@ -85,12 +85,17 @@ def test_demo_compares_dormant_and_active_costs(capsys) -> None:
     code, out, _ = run_cli(capsys, "demo", "--iterations", "50", "--json")
     assert code == 0
     data = json.loads(out)
-    loops = {(r["arch"], r["site"]): r for r in data["site_loop"]}
-    assert any("not a registered kprobe" in note for note in data["notes"])
+    loops = {r["arch"]: r for r in data["site_loop"]}
+    kprobes = {r["arch"]: r for r in data["kprobe"]}
     for name in NAMES:
-        dormant, probed = loops[(name, "dormant nop")], loops[(name, "raw breakpoint")]
-        assert dormant["instructions"] == probed["instructions"]
-        assert probed["modeled_cycles"] > dormant["modeled_cycles"]
+        dormant, kp = loops[name], kprobes[name]
+        assert dormant["site"] == "dormant nop"
+        # A registered kprobe ran its guest pre_handler on every getppid call
+        # (4 tasks x 50), through at least one trap and the guest's handler.
+        assert kp["at"] == "sys_getppid+0x0" and kp["handlers"] == "pre"
+        assert kp["hits"] == 4 * 50 and kp["nmissed"] == 0 and kp["checksum_ok"]
+        assert kp["traps_per_hit"] >= 1 and kp["instructions_per_hit"] > 10
+        assert kp["modeled_cycles_per_hit"] > 10 * dormant["modeled_cycles_per_iteration"]
     runs = {(r["arch"], r["markers"]): r for r in data["hackbench_markers"]}
     for name in NAMES:
         assert runs[(name, "dormant")]["checksum_ok"] and runs[(name, "armed")]["checksum_ok"]

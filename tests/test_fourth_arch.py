@@ -106,8 +106,35 @@ def test_an_opted_capability_needs_its_hooks(tmp_path, monkeypatch) -> None:
     with pytest.raises(ArchDefinitionError,
                        match=r"^arch 'fake4': ops hook 'arch_arm_kprobe' \(kprobes\) is missing$"):
         load(tmp_path, monkeypatch, "fourth_kprobes", GOOD_IMV, ("kprobes",))
-    with pytest.raises(ArchDefinitionError, match=r"unknown capability 'optprobes'"):
-        load(tmp_path, monkeypatch, "fourth_unknown", GOOD_IMV, ("optprobes",))
+    with pytest.raises(ArchDefinitionError, match=r"unknown capability 'uprobes'"):
+        load(tmp_path, monkeypatch, "fourth_unknown", GOOD_IMV, ("uprobes",))
+
+
+@pytest.mark.parametrize("capability, hook", [("kprobes", "arch_prepare_kprobe"),
+                                              ("optprobes", "arch_prepare_optimized_kprobe")])
+def test_declaring_kprobes_without_the_hooks_fails_with_one_line(tmp_path, monkeypatch,
+                                                                  capability, hook) -> None:
+    """HAVE_KPROBES / HAVE_OPTPROBES declared, hooks absent: refused at registry load."""
+    with pytest.raises(ArchDefinitionError) as err:
+        load(tmp_path, monkeypatch, f"fourth_{capability}", GOOD_IMV, (capability,))
+    assert str(err.value) == f"arch 'fake4': ops hook '{hook}' ({capability}) is missing"
+
+
+def test_kprobe_hooks_are_reached_through_the_ops_object(tmp_path, monkeypatch) -> None:
+    """An arch without the kprobes capability gets a one-line ConfigError from the
+    kprobe layer; an arch with it hands over its ops object."""
+    from dataclasses import replace
+
+    from probes.kprobes import arch_kprobes
+    from sim.errors import ConfigError
+    fake = load(tmp_path, monkeypatch, "fourth_nokprobes", GOOD_IMV)["fake4"]
+    with pytest.raises(ConfigError, match=r"^kprobe: fake4 has no kprobes \(HAVE_KPROBES\)$"):
+        arch_kprobes(fake)
+    for name in arches.NAMES:
+        arch = arches.ARCHES[name]
+        assert "kprobes" in arch.capabilities and arch_kprobes(arch) is arch.ops
+        with pytest.raises(ConfigError):
+            arch_kprobes(replace(arch, capabilities=()))
 
 
 def test_a_package_without_an_arch_object_is_rejected(tmp_path, monkeypatch) -> None:
@@ -165,3 +192,19 @@ def test_every_real_arch_declares_dynamic_ftrace() -> None:
         assert "dynamic_ftrace" in arch.capabilities
         assert arch.ops.ftrace_call_replace(0x10000, 0x10100) == arch.encode_call(0x10000, 0x10100)
 
+
+
+def test_kprobes_constants_are_checked(tmp_path, monkeypatch) -> None:
+    """Every kprobes hook present, one constant missing: refused in one line."""
+    names = [*arches.base.OPTIONAL_CAPABILITIES["kprobes"],
+             *(n for n in arches.base.CAPABILITY_CONSTANTS["kprobes"] if n != "PT_REGS")]
+    body = "\n    ".join(["from arches.arm.kprobes import KprobeOps as _arm"]
+                         + [f'{n} = _arm.__dict__["{n}"]' for n in names])
+    with pytest.raises(ArchDefinitionError) as err:
+        load(tmp_path, monkeypatch, "fourth_kconst", GOOD_IMV + "\n    " + body, ("kprobes",))
+    assert str(err.value) == ("arch 'fake4': ops constant 'PT_REGS' (kprobes) must be a tuple, "
+                              "not NoneType")
+    found = load(tmp_path, monkeypatch, "fourth_kok",
+                 GOOD_IMV + "\n    " + body + '\n    PT_REGS = _arm.__dict__["PT_REGS"]',
+                 ("kprobes",))
+    assert found["fake4"].ops.PT_REGS == arches.ARCHES["arm"].ops.PT_REGS

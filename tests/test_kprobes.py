@@ -168,6 +168,20 @@ def test_reentry_counts_missed(arch: str) -> None:
     assert inner.hits == 0
 
 
+def test_reentry_into_an_aggr_kprobe_counts_missed_for_each_probe(arch: str) -> None:
+    """kprobes_inc_nmissed_count: a reentry into an aggr_kprobe misses for every probe."""
+    g = guest(arch)
+    k = Kprobes(g)
+    outer = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                     pre_handler="kprobe_reentry_pre_handler"))
+    inner = [k.register_kprobe(Kprobe(symbol_name="kprobe_target",
+                                      pre_handler="kprobe_empty_pre_handler"))
+             for _ in range(2)]
+    assert g.run().ok and outer.hits > 0
+    assert [kp.nmissed for kp in inner] == [outer.hits] * 2
+    assert [kp.hits for kp in inner] == [0, 0]
+
+
 def test_disable_enable_unregister_restore_text(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
@@ -265,10 +279,95 @@ def test_refuses_text_reserved_by_other_patchers(arch: str) -> None:
 
 
 def test_refuses_double_registration(arch: str) -> None:
+    """The same struct kprobe twice: EINVAL (check_kprobe_rereg)."""
     g = guest(arch)
     k = Kprobes(g)
-    k.register_kprobe(Kprobe(symbol_name=FUNCTION))
-    refused(k, Kprobe(symbol_name=FUNCTION), "EBUSY", "already probed")
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION))
+    refused(k, kp, "EINVAL", "already registered")
+
+
+# -- several probes at one address (register_aggr_kprobe) ---------------------
+
+def test_aggregated_probes_all_run(arch: str) -> None:
+    """Three probes at one address (guest pre, host pre, host post): each runs on
+    every hit, counted independently; the list has one line per probe."""
+    g = guest(arch)
+    k = Kprobes(g)
+    calls: Counter[str] = Counter()
+    first = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    second = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                      pre_handler=lambda kp, r: calls.update(["pre"])))
+    third = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                     post_handler=lambda kp, r: calls.update(["post"])))
+    assert first.aggr is second.aggr is third.aggr is not None
+    assert len(k.list()) == 3 and len({line.split()[0] for line in k.list()}) == 1
+    assert g.run().ok
+    runs = executed(arch, [first.addr], 1)[first.addr]
+    assert runs > 0
+    assert first.hits == second.hits == third.hits == calls["pre"] == calls["post"] == runs
+
+
+def test_unregistering_one_aggregated_probe_keeps_the_other(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    before = g.machine.read(g.image.symbols[FUNCTION], 4)
+    calls: Counter[str] = Counter()
+    kept = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                    pre_handler=lambda kp, r: calls.update(["kept"])))
+    gone = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                    pre_handler=lambda kp, r: calls.update(["gone"]),
+                                    post_handler="kprobe_empty_post_handler"))
+    post_kind = k.kind(kept)
+    k.unregister_kprobe(gone)
+    assert k.list() == [k.list()[0]] and "kmalloc+0x0" in k.list()[0]
+    # The aggr_kprobe lost its only post_handler: boosting comes back (x86).
+    assert k.read_field(kept.aggr, "post_handler") == 0
+    if arch == "x86_64":
+        assert (post_kind, k.kind(kept)) == ("single-step (TF)", "boosted")
+    assert g.run().ok
+    runs = executed(arch, [kept.addr], 1)[kept.addr]
+    assert calls == Counter(kept=runs) and kept.hits == runs and gone.hits == 0
+    k.unregister_kprobe(kept)
+    assert k.list() == [] and g.machine.read(kept.addr, 4) == before
+
+
+def test_disabling_every_aggregated_probe_disarms(arch: str) -> None:
+    g = guest(arch)
+    k = Kprobes(g)
+    addr = g.image.symbols[FUNCTION]
+    before = g.machine.read(addr, 4)
+    a = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    b = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    armed = g.machine.read(addr, 4)
+    k.disable_kprobe(a)
+    assert g.machine.read(addr, 4) == armed and k.list()[0].endswith("[DISABLED]")
+    k.disable_kprobe(b)
+    assert g.machine.read(addr, 4) == before
+    k.enable_kprobe(b)
+    assert g.machine.read(addr, 4) == armed
+    assert g.run().ok
+    assert a.hits == 0 and b.hits == executed(arch, [addr], 1)[addr] > 0
+    k.unregister_kprobe(b)          # only the disabled one is left: disarmed
+    assert g.machine.read(addr, 4) == before and k.list()[0].endswith("[DISABLED]")
+
+
+def test_aggregated_probes_optimized(arch: str) -> None:
+    """An aggr_kprobe without post_handlers is optimized like any probe: both
+    probes run from the detour, with no trap."""
+    if "optprobes" not in get_arch(arch).capabilities:
+        return
+    g = guest(arch)
+    k = Kprobes(g)
+    a = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    b = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    k.optimize_kprobe(b)
+    assert a.aggr.optimized and all(line.endswith("[OPTIMIZED]") for line in k.list())
+    base = guest(arch).run()
+    result = g.run()
+    runs = executed(arch, [a.addr], 1)[a.addr]
+    assert result.ok and a.hits == b.hits == runs > 0
+    assert (sum(c["events"].get("trap", 0) for c in result.per_cpu)
+            == sum(c["events"].get("trap", 0) for c in base.per_cpu))
 
 
 def test_register_kprobes_is_all_or_nothing(arch: str) -> None:
@@ -376,7 +475,7 @@ def test_optprobe_hits_without_traps(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
     kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
-    if not hasattr(arch_kprobes(get_arch(arch)), "arch_prepare_optimized_kprobe"):
+    if "optprobes" not in get_arch(arch).capabilities:
         with pytest.raises(PatchError, match="no optprobes"):
             k.optimize_kprobe(kp)
         return
@@ -393,10 +492,77 @@ def test_optprobe_hits_without_traps(arch: str) -> None:
     assert g.machine.read(kp.addr, 8) == armed
 
 
+def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
+    """Every instruction of kmalloc probed, each optimized where can_optimize allows:
+    checksum unchanged, each probe's hits equal its instruction's executions. On
+    ARM this runs both detours: the direct-exec one (the copied instruction runs
+    in the detour, kprobe_direct_exec) and the one whose callback steps it."""
+    if "optprobes" not in get_arch(arch).capabilities:
+        return
+    g = guest(arch)
+    k = Kprobes(g)
+    probes = probe_all(k, g, FUNCTION, pre_handler="kprobe_empty_pre_handler")
+    optimized = []
+    for kp in probes:
+        try:
+            k.optimize_kprobe(kp)
+            optimized.append(kp)
+        except PatchError as err:
+            assert err.errno == "EINVAL", err
+    assert optimized
+    if arch == "arm":
+        direct = [kp for kp in optimized if k.kind(kp) == "emulated"]
+        stepped = [kp for kp in optimized if k.kind(kp) != "emulated"]
+        assert direct and stepped
+        buffer = g.image.symbols["optprobe_buffers"] + direct[0].index * k.ops.OPTPROBE_BUFFER_BYTES
+        detour = g.machine.read(buffer, k.ops.OPTPROBE_BUFFER_BYTES)
+        assert direct[0].orig and g.machine.read(direct[0].addr, 4) != direct[0].orig
+        assert struct.pack("<I", 0xE89D7FFF) + k.recover(direct[0].addr, 4) in detour
+    assert g.run().ok
+    counts = executed(arch, [kp.addr for kp in probes], 1)
+    assert {kp.addr: kp.hits for kp in probes} == {kp.addr: counts[kp.addr] for kp in probes}
+    assert sum(kp.hits for kp in optimized) > 100
+
+
+def test_optimizer_runs_after_its_modeled_delay(arch: str) -> None:
+    """try_to_optimize_kprobe queues; the optimizer runs once the modeled clock
+    passes the delay: earlier hits trap (int3 path) and the list has no
+    [OPTIMIZED]; later hits take the detour, with no trap."""
+    from probes.kprobes import OPTIMIZE_DELAY, TICK_NSEC
+    if "optprobes" not in get_arch(arch).capabilities:
+        return
+    base = guest(arch)
+    base_result = base.run()
+    half = max(cpu.clock_ns for cpu in base.machine.cpus) // 2
+    g = guest(arch)
+    assert Kprobes(guest(arch)).optimize_delay_ns == OPTIMIZE_DELAY * TICK_NSEC == 20_000_000
+    k = Kprobes(g, optimize_delay_ns=half)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    k.try_to_optimize_kprobe(kp)
+    assert not kp.optimized and not k.list()[0].endswith("[OPTIMIZED]")
+    seen = []
+
+    def on_turn(machine) -> None:
+        k.kprobe_optimizer(machine)
+        if kp.optimized and not seen:
+            seen.append((k.now_ns(), kp.hits, k.list()[0]))
+        elif not seen:
+            assert not k.list()[0].endswith("[OPTIMIZED]")
+
+    result = g.run(on_turn=on_turn)
+    assert result.ok and seen
+    at, hits_before, line = seen[0]
+    assert at >= half and line.endswith("[OPTIMIZED]")
+    assert 0 < hits_before < kp.hits == executed(arch, [kp.addr], 1)[kp.addr]
+    traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
+    base_traps = sum(c["events"].get("trap", 0) for c in base_result.per_cpu)
+    assert traps - base_traps == hits_before        # one breakpoint trap per early hit
+
+
 def test_optprobe_refusals(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
-    if not hasattr(arch_kprobes(get_arch(arch)), "arch_prepare_optimized_kprobe"):
+    if "optprobes" not in get_arch(arch).capabilities:
         return
     kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler",
                                   post_handler="kprobe_empty_post_handler"))
@@ -421,3 +587,22 @@ def test_refuses_data_in_text(arch: str) -> None:
         assert arch != "arm"                 # only ARM code embeds literal pools here
         return
     refused(k, Kprobe(addr=inside[0]), "EINVAL", "literal pool")
+
+
+def test_hc_kprobe_is_served_by_the_hypercall_table(arch: str) -> None:
+    """HC_KPROBE is registered in the guest's hypercall table; its exception
+    return resumes at the interrupted PC (hypercall.Resume): one per trap."""
+    from sim.errors import ConfigError
+    from sim.hypercall import HYPERCALLS
+    g = guest(arch)
+    k = Kprobes(g)
+    assert HYPERCALLS["HC_KPROBE"] in g.hypercalls.handlers
+    with pytest.raises(ConfigError, match="HC_KPROBE already has a handler"):
+        Kprobes(g)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    result = g.run()
+    traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
+    base = guest(arch).run()
+    assert result.ok and kp.hits > 0
+    assert result.hypercalls["HC_KPROBE"] == traps - sum(
+        c["events"].get("trap", 0) for c in base.per_cpu) == kp.hits

@@ -80,7 +80,11 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
             and size == 1 and imv == address)
 
 
-class ArmOps(FtraceOps):
+# Imported here: it uses the encoders above (HAVE_KPROBES).
+from arches.arm.kprobes import KprobeOps  # noqa: E402
+
+
+class ArmOps(FtraceOps, KprobeOps):
     """The 32-bit ARM hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(patch_text_batch)
@@ -121,7 +125,7 @@ ARCH = Arch(
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
     ops=ArmOps(),
-    capabilities=("dynamic_ftrace",),
+    capabilities=("dynamic_ftrace", "kprobes", "optprobes"),
     elf_machine="EM_ARM",
     # GNU EABI -pg: `push {lr}; bl __gnu_mcount_nc` (arch/arm/kernel/entry-ftrace.S).
     mcount_symbols=("__gnu_mcount_nc", "mcount"),

@@ -20,7 +20,7 @@ import keystone
 from capstone import arm_const
 
 from arches.arm import encode_jump
-from arches.base import TrapFrame
+from arches.base import TrapFrame, capability_ops
 from arches.kprobe import KprobeRefused, Prepared
 
 SLOT = 64                            # KPROBE_ARM_SLOT in asm/kprobes.h
@@ -139,6 +139,8 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
 
 OPTPROBE_BUFFER_BYTES = 128          # asm/kprobes-core.h
 _LDM_SP_ALL = struct.pack("<I", 0xE89DFFFF)    # ldm sp, {r0-r15}: clang and keystone refuse it
+_LDM_SP_NO_PC = struct.pack("<I", 0xE89D7FFF)  # ldm sp, {r0-r14}: the direct-exec restore
+_STM_SP_NO_PC = 0xE88D7FFF                     # stm sp, {r0-r14}
 
 
 def _movw_movt(reg: str, value: int) -> str:
@@ -147,27 +149,45 @@ def _movw_movt(reg: str, value: int) -> str:
 
 def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer: int,
                                   callback: int, struct_addr: int) -> tuple[bytes, int]:
-    """The detour buffer; the region is the probed word itself.
+    """The detour buffer (opt-arm.c optprobe_template_entry); the region is the probed word.
 
+    The template saves r0-r14 and the flags as ``pt_regs`` below sp (64
+    spare bytes under it for the stack stores an emulated step makes),
+    aligns sp to 8 bytes for the call (AEABI), calls
+    ``optimized_callback(p, regs)`` and restores. An instruction that does
+    not use PC (the emulated class, ``can_kprobe_direct_exec``) is then run
+    by the detour itself after ``ldm sp, {r0-r14}`` and followed by a
+    branch back (``kprobe_direct_exec``); any other is stepped by the
+    callback in C and the detour ends with ``ldm sp, {r0-r15}``.
     kisim optimizes unconditional instructions only: the branch that
     replaces the breakpoint is unconditional, so a conditional one would
     need its condition checked in the detour.
     """
     start, code = function
     insn = int.from_bytes(code[addr - start:addr - start + 4], "little")
-    classify(insn, addr)
+    kind = classify(insn, addr)
     if insn >> 28 != 0xE:
         raise KprobeRefused("a conditional instruction is not optimized")
-    # pt_regs 64 bytes below sp: room for the stack stores the step emulates.
-    text = ("sub sp, sp, #136; stm sp, {r0-r12}; add r0, sp, #136; str r0, [sp, #52]; "
-            f"str lr, [sp, #56]; {_movw_movt('r0', addr)}; str r0, [sp, #60]; "
-            "mrs r0, apsr; str r0, [sp, #64]; "
-            f"{_movw_movt('r0', struct_addr)}; mov r1, sp; bl {callback:#x}; "
-            "ldr r0, [sp, #64]; msr APSR_nzcvq, r0")
-    encoding, _ = keystone.Ks(keystone.KS_ARCH_ARM, keystone.KS_MODE_ARM).asm(text, buffer)
-    return bytes(encoding) + _LDM_SP_ALL, 4
+    ks = keystone.Ks(keystone.KS_ARCH_ARM, keystone.KS_MODE_ARM)
+    sub, _ = ks.asm("sub sp, sp, #136", buffer)
+    # r0-r14 as stored, then regs->ARM_sp and ARM_cpsr; r4 keeps the AEABI
+    # alignment pad across the call.
+    body, _ = ks.asm("add r3, sp, #136; str r3, [sp, #52]; mrs r4, apsr; str r4, [sp, #64]; "
+                     f"mov r1, sp; {_movw_movt('r0', struct_addr)}; "
+                     f"and r4, sp, #4; sub sp, sp, r4; bl {callback:#x}; add sp, sp, r4; "
+                     "ldr r1, [sp, #64]; msr APSR_nzcvq, r1", buffer + 8)
+    detour = bytes(sub) + struct.pack("<I", _STM_SP_NO_PC) + bytes(body)
+    if kind == EMULATE:
+        tail = buffer + len(detour) + 8
+        return detour + _LDM_SP_NO_PC + code[addr - start:addr - start + 4] + encode_jump(
+            tail, addr + 4), 4
+    return detour + _LDM_SP_ALL, 4
 
 
 def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
     """``b buffer``, which replaces the breakpoint word."""
     return encode_jump(addr, buffer)
+
+
+#: The hooks and data of the kprobes capability, for the arch's ops class.
+KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"), ("SINGLESTEP_INTNO",))

@@ -77,7 +77,11 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
             and word & 0xFFFF == 0 and size == 2 and imv == address + 2)
 
 
-class Ppc32Ops(FtraceOps):
+# Imported here: it uses the encoders above (HAVE_KPROBES).
+from arches.ppc32.kprobes import KprobeOps  # noqa: E402
+
+
+class Ppc32Ops(FtraceOps, KprobeOps):
     """The 32-bit PowerPC hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(patch_instruction_batch)
@@ -120,7 +124,7 @@ ARCH = Arch(
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
     ops=Ppc32Ops(),
-    capabilities=("dynamic_ftrace",),
+    capabilities=("dynamic_ftrace", "kprobes"),
     elf_machine="EM_PPC",
     # -pg calls _mcount (arch/powerpc/kernel/trace/ftrace_32.S; ftrace_entry.S since 6.x).
     mcount_symbols=("_mcount",),

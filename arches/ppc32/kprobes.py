@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from unicorn import ppc_const
 
-from arches.base import TrapFrame
+from arches.base import TrapFrame, capability_ops
 from arches.kprobe import KprobeRefused, Prepared
 
 SLOT_BYTES = 8                       # KPROBE_SLOT_BYTES in asm/kprobes.h
@@ -57,3 +57,7 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
     """How a hit runs: decided by the first hit (kprobe_handler's try_to_emulate)."""
     boostable = ainsn[1] - (1 << 32) if ainsn[1] >> 31 else ainsn[1]
     return {1: "emulate_step (boosted)", -1: "single-step (MSR_SE)"}.get(boostable, "not hit yet")
+
+
+#: The hooks and data of the kprobes capability, for the arch's ops class.
+KprobeOps = capability_ops(globals(), ("kprobes",), ("SINGLESTEP_INTNO",))

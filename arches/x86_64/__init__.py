@@ -60,6 +60,7 @@ _TRAP = Cost(490, "Documentation/trace/kprobes.rst: kprobe hit 0.49 us on "
 # -- text patching: text_poke_bp (arch/x86/kernel/alternative.c) ----------
 
 INT3 = b"\xcc"
+SYSCALL = bytes.fromhex("0f05")    # kisim's hypercall instruction
 _REG_NUM = ("rax rcx rdx rbx rsp rbp rsi rdi "
             "r8 r9 r10 r11 r12 r13 r14 r15").split()
 
@@ -177,7 +178,11 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
             and imv == address + len(insn) - size and imv % size == 0)
 
 
-class X86Ops(FtraceOps):
+# Imported here: it uses the encoders above (HAVE_KPROBES).
+from arches.x86_64.kprobes import KprobeOps  # noqa: E402
+
+
+class X86Ops(FtraceOps, KprobeOps):
     """The x86-64 hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(text_poke_bp_batch)
@@ -212,7 +217,7 @@ ARCH = Arch(
         8: bytes.fromhex("0f1f840000000000"),
     },
     alt_nops=(),
-    syscall_insn=bytes.fromhex("0f05"),
+    syscall_insn=SYSCALL,
     traps={
         1: TrapVector(TrapKind.TRAP, pc_offset=0, length=0),         # #DB single-step (TF)
         3: TrapVector(TrapKind.BREAKPOINT, pc_offset=1, length=1),   # int3
@@ -229,7 +234,7 @@ ARCH = Arch(
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
     ops=X86Ops(),
-    capabilities=("dynamic_ftrace",),
+    capabilities=("dynamic_ftrace", "kprobes", "optprobes"),
     elf_machine="EM_X86_64",
     # -pg without -mfentry calls mcount; with it, __fentry__ (arch/x86/kernel/ftrace_64.S).
     mcount_symbols=("mcount", "__fentry__"),

@@ -15,9 +15,9 @@ import capstone
 import keystone
 from capstone import x86_const
 
-from arches.base import TrapFrame
+from arches.base import TrapFrame, capability_ops
 from arches.kprobe import KprobeRefused, Prepared
-from arches.x86_64 import ARCH, INT3, encode_jump
+from arches.x86_64 import INT3, SYSCALL, encode_jump
 
 MAX_INSN_SIZE = 16                  # arch/x86/include/asm/kprobes.h
 SLOT_BYTES = MAX_INSN_SIZE          # KPROBE_SLOT_BYTES in asm/kprobes.h
@@ -91,7 +91,7 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
     raw = bytes(insn.bytes)
     if raw[0] == INT3[0]:
         raise KprobeRefused("the instruction is an int3 another debugger placed")
-    if raw == ARCH.syscall_insn:
+    if raw == SYSCALL:
         raise KprobeRefused("syscall is the kisim hypercall instruction")
     copy = bytearray(raw)
     rip_relative = any(op.type == x86_const.X86_OP_MEM and op.mem.base == x86_const.X86_REG_RIP
@@ -191,7 +191,7 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
             f"movabs rdi, {struct:#x}; mov rsi, rsp; "
             f"call {callback:#x}; push qword ptr [rsp + 144]; popfq; {load}; "
             f"lea rsp, [rsp + 168]")
-    encoding, _ = keystone.Ks(*ARCH.ks_mode).asm(head, buffer)
+    encoding, _ = keystone.Ks(keystone.KS_ARCH_X86, keystone.KS_MODE_64).asm(head, buffer)
     buf = bytearray(encoding)
     for insn in region:
         buf += _relocated(insn, buffer + len(buf))
@@ -204,3 +204,7 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
 def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
     """The jmp rel32 that replaces the int3 and the next four bytes."""
     return encode_jump(addr, buffer)
+
+
+#: The hooks and data of the kprobes capability, for the arch's ops class.
+KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"), ("SINGLESTEP_INTNO",))

@@ -30,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="where to probe, e.g. kmalloc or kmalloc+0x4")
     p.add_argument("--post", action="store_true", help="add a post_handler (no boosting)")
     p.add_argument("--opt", action="store_true",
-                   help="optimize the probe (x86: int3 -> jmp into a detour buffer)")
+                   help="optimize the probe before the workload (int3 -> jmp into a detour "
+                        "buffer; the optimizer delay is flushed, wait_for_kprobe_optimizer)")
     p.add_argument("--ret", action="store_true",
                    help="a kretprobe instead: its handler runs at every return")
     p.add_argument("--workload", default="kmalloc", metavar="W",

@@ -47,6 +47,9 @@ struct kprobe {
 	unsigned long opcode;			/* the probed instruction's first word/byte */
 	struct arch_specific_insn ainsn;
 	unsigned long hit_index;		/* kisim: this probe's column of kprobe_hits */
+	struct kprobe *list;			/* aggr_kprobe: its first probe; a probe in
+						 * an aggr_kprobe: the next one (the
+						 * kernel's struct list_head list) */
 };
 
 /* Return probes (include/linux/kprobes.h, CONFIG_KRETPROBES). */
@@ -101,6 +104,8 @@ extern struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
 #define KPROBE_HC_POST		2	/* call the host post_handler */
 #define KPROBE_HC_RET		3	/* call the host kretprobe handler of a3's kretprobe */
 
+int aggr_pre_handler(struct kprobe *p, struct pt_regs *regs);
+void aggr_post_handler(struct kprobe *p, struct pt_regs *regs, unsigned long flags);
 int kprobe_handler(struct pt_regs *regs);
 int kprobe_debug_handler(struct pt_regs *regs);
 int kprobe_empty_pre_handler(struct kprobe *p, struct pt_regs *regs);

@@ -179,17 +179,24 @@ __asm__(
 #define ARCH_HAS_OPTPROBES
 #define OPTPROBE_BUFFER_BYTES	128
 
-/* optimized_callback() hooks: regs already hold the probe's pc. */
+/* optimized_callback() hooks (opt-arm.c): the skipped registers. */
 static __always_inline void arch_optprobe_regs(struct kprobe *p, struct pt_regs *regs)
 {
+	regs->ARM_pc = p->addr;
+	regs->ARM_ORIG_r0 = ~0UL;
 }
 
-/* The callback steps the replaced instruction, missed or not. */
+/*
+ * An instruction that does not use PC (the emulated class:
+ * can_kprobe_direct_exec) is run by the detour itself after it restores
+ * r0-r14 (kprobe_direct_exec); the others are stepped here.
+ */
 static __always_inline void arch_optprobe_step(struct kprobe *p, struct pt_regs *regs, int cpu)
 {
 	struct kprobe_ctlblk scratch;
 
-	arch_setup_singlestep(p, regs, &scratch, cpu, 0);
+	if (p->ainsn.kind != KPROBE_ARM_EMULATE)
+		arch_setup_singlestep(p, regs, &scratch, cpu, 0);
 }
 
 #endif

@@ -24,6 +24,7 @@ struct pt_regs {
 	unsigned long uregs[18];
 };
 
+#define ARM_ORIG_r0	uregs[17]
 #define ARM_cpsr	uregs[16]
 #define ARM_pc		uregs[15]
 #define ARM_lr		uregs[14]
