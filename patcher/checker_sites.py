@@ -39,18 +39,17 @@ of the checker's loop at the addresses ``at`` gives. A block is::
   first, then the rest of the region with a plain store and one sync
   round, as ``arch_unoptimize_kprobe`` does (``disable_head``).
 
-Arch hooks are looked up through :func:`arch_hooks` only (typed
-capabilities of ``Arch.ops``; kprobes from ``arches/<arch>/kprobes.py``);
-an arch without the hooks a kind needs is refused with :class:`CheckerError`.
+Arch hooks are the typed capabilities of ``Arch.ops`` (``dynamic_ftrace``,
+``kprobes``, ``optprobes``), looked up through :func:`arch_hooks` only; an
+arch without the capability a kind needs is refused with
+:class:`CheckerError`.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from arches import Arch
-from arches.base import OPTIONAL_CAPABILITIES
 from arches.kprobe import KprobeRefused
 from sim.asm import assemble, disassemble
 
@@ -63,34 +62,19 @@ class CheckerError(ValueError):
     """A check that cannot be run as asked (bad protocol, ablation, site kind, scheduler)."""
 
 
-#: Capabilities whose hooks still live in an ``arches/<arch>/`` module, not in ``Arch.ops``.
-_MODULES = {"kprobes": "kprobes"}
-
-
 def arch_hooks(arch: Arch, capability: str) -> object | None:
-    """What holds the arch's hooks for ``capability``, or None where it has none.
+    """The arch's ops if it opts into ``capability`` (``Arch.capabilities``), else None.
 
-    A typed capability (``arches.base.OPTIONAL_CAPABILITIES``, e.g.
-    ``dynamic_ftrace``) is ``arch.ops`` when the arch opts into it;
-    ``kprobes`` is the module ``arches/<arch>/kprobes.py``. The checker's one
-    lookup of optional arch capabilities.
+    The checker's one lookup of optional arch capabilities.
     """
-    if capability in OPTIONAL_CAPABILITIES:
-        return arch.ops if capability in arch.capabilities else None
-    name = f"arches.{arch.name}.{_MODULES[capability]}"
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as err:
-        if err.name in (name, f"arches.{arch.name}"):
-            return None
-        raise
+    return arch.ops if capability in arch.capabilities else None
 
 
 def _need(arch: Arch, capability: str, hook: str, what: str) -> object:
     hooks = arch_hooks(arch, capability)
     if hooks is None or not hasattr(hooks, hook):
-        raise CheckerError(f"{arch.name}: no {what} (the arch's {capability} hooks "
-                           f"have no {hook})")
+        raise CheckerError(f"{arch.name}: no {what} (no {capability} capability "
+                           f"with {hook})")
     return hooks
 
 
@@ -220,7 +204,8 @@ def _kprobe(arch: Arch, at: At) -> Block:
 
 
 def _optprobe(arch: Arch, at: At) -> Block:
-    ops = _need(arch, "kprobes", "arch_optimize_kprobe", "optprobes")
+    ops = _need(arch, "optprobes", "arch_optimize_kprobe", "optprobes")
+    _need(arch, "kprobes", "arch_prepare_kprobe", "kprobes")
     head = arch.nop(arch.insn_align)          # stands in for the detour's template
     jump = ops.arch_optimize_kprobe(at.site, at.ool)
     region = arch.nop(len(jump))

@@ -24,7 +24,7 @@ def _supported(arch_name: str, kind: str) -> bool:
     arch = get_arch(arch_name)
     needs = {"ftrace": ("dynamic_ftrace", "ftrace_call_replace"),
              "kprobe": ("kprobes", "arch_prepare_kprobe"),
-             "optprobe": ("kprobes", "arch_optimize_kprobe")}[kind]
+             "optprobe": ("optprobes", "arch_optimize_kprobe")}[kind]
     return hasattr(arch_hooks(arch, needs[0]), needs[1])
 
 
@@ -114,7 +114,7 @@ def test_sites_hold_the_arch_encodings(name, kind) -> None:
         assert site.dormant.insn == insn and site.off == insn[:len(site.on)]
         assert site.on == arch.kprobe_breakpoint(insn[:arch.insn_align]) and site.live.trap
     else:
-        ops = arch_hooks(arch, "kprobes")
+        ops = arch_hooks(arch, "optprobes")
         assert site.on == ops.arch_optimize_kprobe(site.addr, site.live.lands)
         assert site.off[:len(site.dormant.insn)] == site.dormant.insn
         assert site.dormant.trap and site.dormant.insn == arch.kprobe_breakpoint(
