@@ -128,6 +128,9 @@ class Arch:
     # Instruction fetch sees stores once the CPU serializes, with no cache
     # flush (x86); otherwise only lines flush_icache_range covered do.
     icache_coherent: bool = False
+    # DWARF register number -> register name (the arch's DWARF ABI supplement),
+    # for reading variables at a probe; empty: no line-number probes.
+    dwarf_regs: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def site_nop(self) -> bytes:

@@ -6,9 +6,15 @@ process and once in ``--jobs`` worker processes, with the speed-up as the
 ratio of the two wall times measured in the same run. Both runs must give
 the same result (checked). Also the peak RSS growth of a serial sweep of
 ``--seeds`` and of 5x as many, to show memory stays flat in the seed count.
-Run:
 
-    .venv/bin/python benchmarks/bench_patchcheck.py [--seeds 10000] [--jobs 2] [--json]
+Per site kind (``--kind-seeds`` interleavings each, serial, 2 CPUs): the
+arch's protocol on a loop of that one kind, its interleavings per second
+and its wall time as a ratio to the default ``jump,call`` loop timed in
+the same run, and its findings (must be 0). Kinds the arch lacks are
+skipped. Run:
+
+    .venv/bin/python benchmarks/bench_patchcheck.py [--seeds 10000] [--jobs 2]
+        [--kind-seeds 2000] [--json]
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ import sys
 import time
 
 from arches import NAMES
+from patcher.checker_sites import DEFAULT_SITES, SITE_KINDS, CheckerError
 from patcher.checker_sweep import CheckSpec, sweep
 
 
@@ -44,10 +51,31 @@ def _peak_mb(arch: str, seeds: int) -> float:
     return round(int(out) / 1024, 1)
 
 
+def _kinds(arch: str, seeds: int) -> list[dict]:
+    """One row per site kind the arch has: speed relative to the default loop."""
+    rows, base = [], None
+    for sites in [",".join(DEFAULT_SITES)] + [k for k in SITE_KINDS if k not in DEFAULT_SITES]:
+        try:
+            spec = CheckSpec(arch, 2, sites=sites)
+            spec.checker()
+        except CheckerError:
+            continue
+        seconds, out = _timed(spec, seeds, 1)
+        base = base or seconds
+        rows.append({"arch": arch, "sites": sites, "seeds": seeds,
+                     "serial_s": round(seconds, 2),
+                     "interleavings_per_s": round(seeds / seconds),
+                     "time_vs_jump_call": round(seconds / base, 2),
+                     "findings": out["findings_total"]})
+        assert rows[-1]["findings"] == 0, f"{arch} {sites}: the real protocol has findings"
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=10_000)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--kind-seeds", type=int, default=2_000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = []
@@ -64,6 +92,11 @@ def main() -> None:
                      f"naive_peak_rss_mb_{args.seeds}": _peak_mb(arch, args.seeds)})
         if not args.json:
             print(rows[-1], flush=True)
+    for arch in NAMES:
+        for row in _kinds(arch, args.kind_seeds):
+            rows.append(row)
+            if not args.json:
+                print(row, flush=True)
     if args.json:
         print(json.dumps(rows, indent=2))
 

@@ -1,9 +1,11 @@
 """SMP patch-safety checker: patch live text while other CPUs run through it.
 
-Every CPU runs a small loop through two patchable sites: a jump-label-like
-site (nop <-> jmp) and a call site (nop <-> call). The host enables both
-through :class:`~patcher.text.TextPatcher` with the protocol under test,
-lets the CPUs run, then disables them again. One seed names one
+Every CPU runs a small loop through patchable sites, one per site kind
+(:mod:`patcher.checker_sites`; by default a jump-label site, nop <-> jmp,
+and a call site, nop <-> call; also dynamic-ftrace, kprobe and optprobe
+sites). The host enables them all through
+:class:`~patcher.text.TextPatcher` with the protocol under test, lets the
+CPUs run, then disables them again. One seed names one
 interleaving: before every store, flush and every CPU's part of a sync
 round, each CPU receives a seeded subset of the text pieces pending for it
 (:mod:`sim.fetch`: x86 bytes, ARM/PowerPC aligned words; a sync delivers
@@ -19,13 +21,17 @@ fetch view*. A finding is one of:
 - ``torn``: a CPU fetched a site instruction that is neither the old one,
   the new one nor the breakpoint (a mix of their bytes);
 - ``wild branch``: a CPU executed at an address that is no instruction
-  boundary of the old or new code, or left a site for anywhere but the old
-  or new instruction's successor (a call must also leave the right return
-  address);
+  boundary of the old or new code, left a site for anywhere but where its
+  old or new form goes (a call must also leave the right return address),
+  or came round the loop with its stack pointer moved;
 - ``stale``: a CPU executed the old instruction after the operation
   returned (or the new one before it began), or trapped on a breakpoint
   its fetch view still held after memory no longer did;
 - ``fault``: an unhandled trap or an emulation fault.
+
+A CPU that traps on a kprobe site's own breakpoint is a kprobe hit, not a
+fault: it resumes where the site kind says (the instruction slot, or the
+optprobe's detour), and where it went is judged like any other form.
 
 Each finding names its seed; :meth:`PatchChecker.run_seed` with that seed
 replays the interleaving bit for bit. A protocol is any
@@ -43,17 +49,18 @@ import unicorn
 
 from arches import Arch, get_arch
 from arches.base import TextPokeBatch, TextPort
+from patcher.checker_sites import (BASE, DEFAULT_SITES, STRADDLE, CheckerError, Form, Site,
+                                   lay_out, parse_sites)
 from patcher.text import MachinePort, TextPatcher
-from sim.asm import disasm_one, disassemble
+from sim.asm import disasm_one
 from sim.errors import GuestFault
 from sim.fetch import FetchViews
 from sim.machine import PAGE, Cpu, Machine, Trap
 
-BASE = 0x10000
 STACK = 0x1000
 MAX_RUN = 12                 # the most instructions a CPU runs at one interleaving point
 KINDS = ("torn", "stale", "wild branch", "fault", "wrong checksum")   # the last: kernel mode
-STRADDLE = (16, 64)          # the boundaries the two sites cross where pieces allow it
+__all__ = ["BASE", "STRADDLE", "CheckerError", "Finding", "PatchChecker", "Site", "naive_patch"]
 
 
 @dataclass(frozen=True)
@@ -74,16 +81,6 @@ class Finding:
 
     def to_json(self) -> dict:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class Site:
-    addr: int
-    length: int
-    off: bytes                 # the nop
-    on: bytes                  # the jmp or call
-    on_kind: str               # "jmp" or "call"
-    target: int
 
 
 def naive_patch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
@@ -128,25 +125,21 @@ class InterleavingPort(MachinePort):
         super().flush_icache(begin, end)
 
 
-def _fill(arch: Arch, size: int) -> bytes:
-    """``size`` bytes of the arch's nops, largest first."""
-    out = b""
-    while len(out) < size:
-        out += arch.nop(max(n for n in arch.nops if n <= size - len(out)))
-    return out
-
-
 class PatchChecker:
     """Run seeded interleavings of one protocol against CPUs running through its sites.
 
     ``protocol`` defaults to the arch's own ``text_poke_batch``;
-    ``naive=True`` checks :func:`naive_patch` instead.
+    ``naive=True`` checks :func:`naive_patch` instead. ``sites`` names the
+    site kinds in the loop (:data:`patcher.checker_sites.SITE_KINDS`);
+    :class:`CheckerError` if the arch lacks what one needs.
     """
 
     def __init__(self, arch: str | Arch, cpus: int = 2, *, naive: bool = False,
-                 protocol: TextPokeBatch | None = None) -> None:
+                 protocol: TextPokeBatch | None = None,
+                 sites: str | tuple[str, ...] = DEFAULT_SITES) -> None:
         self.arch = get_arch(arch) if isinstance(arch, str) else arch
         self.naive = naive
+        self.kinds = parse_sites(sites)
         self.machine = Machine(self.arch, cpus)
         self._build()
         self.views = FetchViews(self.machine, BASE, PAGE)
@@ -165,47 +158,35 @@ class PatchChecker:
             cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index,
                             BASE, self.code_end - 1)
         self.machine.on_trap = self._on_trap
+        self._sp_reg = self.arch.uc_regs[self.arch.sp]
+        self._sp0 = [cpu.reg(self.arch.sp) for cpu in self.machine.cpus]
         self._contexts = [cpu.uc.context_save() for cpu in self.machine.cpus]
 
     # -- the guest loop -----------------------------------------------------
     def _build(self) -> None:
-        """Lay out: nops, site A, ``jmp C``, f: ``jmp back``, nops, site C, back: ``jmp BASE``.
+        """Lay out the loop (:func:`patcher.checker_sites.lay_out`) and load it.
 
-        Site A (nop <-> ``jmp C``) skips nothing but is told apart by where
-        the CPU goes next; site C is nop <-> ``call f``, and f jumps back to
-        C's successor, so the checker pops a pushed return address itself.
+        With the default kinds: nops, site A, ``jmp C``, f: ``jmp back``,
+        nops, site C, back: ``jmp BASE``. Site A (nop <-> ``jmp C``) skips
+        nothing but is told apart by where the CPU goes next; site C is nop
+        <-> ``call f``, and f jumps back to C's successor, so the checker
+        pops a pushed return address itself.
         """
         arch = self.arch
         size = len(arch.encode_jump(BASE, BASE + 64))
-        straddle = size // 2 // arch.insn_align * arch.insn_align
-
-        def place(pos: int, boundary: int) -> int:
-            if not straddle:
-                return pos
-            return -(-(pos + straddle) // boundary) * boundary - straddle
-
-        a = place(BASE, STRADDLE[0])
-        skip = a + size
-        f = skip + size
-        c = place(f + size, STRADDLE[1])
-        back = c + size
-        code = (_fill(arch, a - BASE) + arch.nop(size) + arch.encode_jump(skip, c)
-                + arch.encode_jump(f, back) + _fill(arch, c - f - size) + arch.nop(size)
-                + arch.encode_jump(back, BASE))
-        self.sites = (Site(a, size, arch.nop(size), arch.encode_jump(a, c), "jmp", c),
-                      Site(c, size, arch.nop(size), arch.encode_call(c, f), "call", f))
+        self.breakpoint = arch.kprobe_breakpoint(arch.nop(size))
+        layout = lay_out(arch, self.kinds, self.breakpoint)
+        code = layout.code
+        self.sites = layout.sites
         self.site_at = {s.addr: s for s in self.sites}
         self.code_end = BASE + len(code)
-        # Valid instruction starts and their lengths (old and new code agree,
-        # as each site keeps its length); a site may also hold the breakpoint.
-        self.breakpoint = arch.kprobe_breakpoint(arch.nop(size))
-        bp = len(self.breakpoint)
-        insns = disassemble(arch, code, BASE)
-        assert sum(len(i.bytes) for i in insns) == len(code)
-        self.sizes = {i.address: frozenset({len(i.bytes)} | ({bp} if i.address in self.site_at
-                                                             else set()))
-                      for i in insns}
+        # Valid instruction starts and their lengths; a site may hold either
+        # form or the breakpoint.
+        self.sizes = layout.sizes
         trap = arch.kprobe_breakpoint(arch.nop(arch.insn_align))
+        if len(code) > PAGE:
+            raise CheckerError(f"{arch.name}: the loop for {','.join(self.kinds)} does not "
+                               f"fit one page")
         self.text = code + trap * ((PAGE - len(code)) // len(trap))
         self.loop_len = len(self.sizes)           # at least one trip round the loop
         self.machine.load_code(self.text, BASE, stack_size=STACK)
@@ -242,58 +223,68 @@ class PatchChecker:
                          f"{'/'.join(map(str, sorted(sizes)))}-byte site")
         elif addr in self.site_at:
             site = self.site_at[addr]
-            if self.views.read(cpu, addr, size) not in (site.off, site.on, self.breakpoint):
+            if self.views.read(cpu, addr, size) not in (site.dormant.insn, site.live.insn,
+                                                        self.breakpoint):
                 self._report(cpu, addr, self._disasm(cpu, addr, size), "torn",
                              "fetched a mix of the old and the new instruction")
                 uc.emu_stop()
                 return
             self._pending[cpu] = (site, self._allowed[addr], self.phase)
             return
-        else:
+        elif addr != BASE or uc.reg_read(self._sp_reg) == self._sp0[cpu]:
             return
+        else:
+            self._report(cpu, addr, self._disasm(cpu, addr), "wild branch",
+                         f"came round the loop with {self.arch.sp} "
+                         f"{uc.reg_read(self._sp_reg):#x}, not {self._sp0[cpu]:#x}: "
+                         "a site left the stack unbalanced")
         uc.emu_stop()
 
     def _landed(self, uc: unicorn.Uc, cpu: int, addr: int, site: Site,
                 allowed: frozenset[str], phase: str) -> None:
         """Classify what the site instruction did by where the CPU went next."""
-        if addr == site.addr + site.length:
-            did = "nop"
-        elif addr == site.target:
-            did = site.on_kind
-            if did == "call" and not self._returned(uc, cpu, site):
-                return
-        else:
+        form = next((f for f in (site.dormant, site.live) if f.lands == addr), None)
+        if form is None:
             self._report(cpu, site.addr, self._disasm(cpu, site.addr), "wild branch",
                          f"the site instruction went to {addr:#x}, neither "
-                         f"{site.addr + site.length:#x} nor {site.target:#x}")
+                         f"{site.dormant.lands:#x} nor {site.live.lands:#x}")
             uc.emu_stop()
             return
-        self.executed[f"{phase.split(': ')[1]} {did}"] += 1
-        if did not in allowed:
-            executed = site.off if did == "nop" else site.on
+        if form.ret is not None and not self._returned(uc, cpu, site, form):
+            return
+        self.executed[f"{phase.split(': ')[1]} {form.name}"] += 1
+        if form.name not in allowed:
             after = phase.endswith("after")
-            self._report(cpu, site.addr, disasm_one(self.arch, executed, site.addr), "stale",
+            self._report(cpu, site.addr, disasm_one(self.arch, form.insn, site.addr), "stale",
                          f"executed the {'old' if after else 'new'} instruction "
                          f"{'after the patch returned' if after else 'before the patch'}")
             uc.emu_stop()
 
-    def _returned(self, uc: unicorn.Uc, cpu: int, site: Site) -> bool:
-        """Check a call's return address; pop it where the call pushed it."""
-        arch, want = self.arch, site.addr + site.length
+    def _returned(self, uc: unicorn.Uc, cpu: int, site: Site, form: Form) -> bool:
+        """Check a call's return address; pop it where the call pushed it and
+        the callee does not return by itself."""
+        arch, want = self.arch, form.ret
         if arch.ra is not None:
             got = uc.reg_read(arch.uc_regs[arch.ra])
         else:
             sp = uc.reg_read(arch.uc_regs[arch.sp])
             got = arch.to_int(bytes(uc.mem_read(sp, arch.word)))
-            uc.reg_write(arch.uc_regs[arch.sp], sp + arch.word)
+            if not form.callee_returns:
+                uc.reg_write(arch.uc_regs[arch.sp], sp + arch.word)
         if got == want:
             return True
         self._report(cpu, site.addr, self._disasm(cpu, site.addr), "wild branch",
-                     f"entered {site.target:#x} with return address {got:#x}, not {want:#x}")
+                     f"entered {form.lands:#x} with return address {got:#x}, not {want:#x}")
         uc.emu_stop()
         return False
 
-    def _on_trap(self, cpu: Cpu, trap: Trap) -> None:
+    def _on_trap(self, cpu: Cpu, trap: Trap) -> object:
+        """A kprobe site's own breakpoint is a kprobe hit; any other trap a finding."""
+        site = self.site_at.get(trap.address)
+        for form in (site.dormant, site.live) if site is not None else ():
+            if form.trap and self.views.read(cpu.index, trap.address,
+                                             len(form.insn)) == form.insn:
+                return form.lands             # _landed judges whether it was allowed
         size = len(self.arch.kprobe_breakpoint(self.arch.nop(self.arch.insn_align)))
         fetched = self.views.read(cpu.index, trap.address, size)
         now = self.machine.read(trap.address, size)
@@ -306,6 +297,7 @@ class PatchChecker:
             self._report(cpu.index, trap.address, insn, "fault",
                          f"unhandled {trap.kind.value} trap")
         cpu.halt()
+        return None
 
     # -- running ----------------------------------------------------------------
     def _draw(self) -> int:
@@ -349,24 +341,46 @@ class PatchChecker:
     def _set_phase(self, op: str, stage: str) -> None:
         self.phase = f"{op}: {stage}"
         for s in self.sites:
-            old, new = ("nop", s.on_kind) if op == "enable" else (s.on_kind, "nop")
+            old, new = (s.dormant.name, s.live.name) if op == "enable" else \
+                (s.live.name, s.dormant.name)
             self._allowed[s.addr] = frozenset({"before": {old}, "during": {old, new},
                                                "after": {new}}[stage])
 
     def _operation(self, op: str) -> None:
+        """Enable or disable every site: in one batch or one protocol run per site.
+
+        A site with a ``disable_head`` is disabled as arch_unoptimize_kprobe
+        does: its head through the protocol, then the rest with a plain store
+        (text_poke_early) and one sync round for all such sites.
+        """
         self._set_phase(op, "during")
-        changes = [(s.addr, s.off, s.on) if op == "enable" else (s.addr, s.on, s.off)
-                   for s in self.sites]
+        changes, tails = [], []
+        for s in self.sites:
+            if op == "enable":
+                changes.append((s, s.addr, s.off, s.on))
+                continue
+            head = s.disable_head or s.length
+            changes.append((s, s.addr, s.on[:head], s.off[:head]))
+            if head < s.length:
+                tails.append((s, s.addr + head, s.on[head:], s.off[head:]))
         if self.rng.random() < 0.5:
             with self.patcher.batch() as b:
-                for addr, old, new in changes:
-                    b.queue(addr, old, new, "jump_label")
+                for s, addr, old, new in changes:
+                    b.queue(addr, old, new, s.owner)
+            self._tails(tails)
         else:
-            for addr, old, new in changes:
-                self.patcher.text_poke(addr, old, new, "jump_label")
+            for s, addr, old, new in changes:
+                self.patcher.text_poke(addr, old, new, s.owner)
+                self._tails([t for t in tails if t[0] is s])
         self._set_phase(op, "after")
         for i in range(len(self.machine.cpus)):
             self._run(i, 3 * self.loop_len)
+
+    def _tails(self, tails: list[tuple[Site, int, bytes, bytes]]) -> None:
+        for s, addr, old, new in tails:
+            self.patcher.text_poke_early(addr, old, new, s.owner)
+        if tails:
+            self.patcher.text_poke_sync()
 
     def run_seed(self, seed: int) -> list[Finding]:
         """One interleaving: warm up, enable both sites, settle, disable, settle."""

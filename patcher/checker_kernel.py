@@ -6,12 +6,17 @@ Every CPU fetches the kernel's text pages through its own view
 (:mod:`sim.fetch`). After seeded turns the host arms or disarms a seeded
 marker, or registers or unregisters a tracepoint probe, through the public
 patcher API (:mod:`patcher.markers`, :mod:`patcher.tracepoint`, which patch
-jump-label and immediate-value sites through :mod:`patcher.text`); the
-protocol's stores, flushes and sync rounds interleave with the other CPUs
-exactly as in :mod:`patcher.checker`.
+jump-label and immediate-value sites through :mod:`patcher.text`); with the
+``ftrace`` site kind (the boot converted every mcount site to the arch's
+nop before the CPUs started, ``ftrace_init``), the host registers or
+unregisters a tracer function (``ftrace_stub``) under a seeded filter (no
+filter, or one function), so :mod:`patcher.ftrace` turns the filtered
+sites into calls and back in one batch. The protocol's stores, flushes and
+sync rounds interleave with the other CPUs exactly as in
+:mod:`patcher.checker`.
 
-A code hook on every patchable site (``__jump_table`` and ``__imv``
-entries) checks each execution against memory:
+A code hook on every patchable site (``__jump_table``, ``__imv`` and, with
+``ftrace``, ``__mcount_loc`` entries) checks each execution against memory:
 
 - ``torn``: the CPU fetched bytes that the site never held, neither old
   nor new nor the breakpoint;
@@ -34,6 +39,8 @@ import unicorn
 
 from arches.base import TextPokeBatch, TextPort
 from patcher.checker import Finding, InterleavingPort
+from patcher.checker_sites import DEFAULT_SITES, CheckerError, parse_sites
+from patcher.ftrace import Ftrace, ftrace_for
 from sim.asm import disasm_one, disassemble
 from sim.errors import GuestFault
 from sim.fetch import FetchViews
@@ -67,6 +74,7 @@ class KernelRun:
 
     seed: int
     operations: int = 0
+    by_switch: Counter = field(default_factory=Counter)
     site_executions: int = 0
     checksum_ok: bool = False
     findings: list[Finding] = field(default_factory=list)
@@ -77,9 +85,16 @@ class KernelChecker:
 
     def __init__(self, arch: str, cpus: int = 2, *, protocol: TextPokeBatch | None = None,
                  protocol_name: str = "", workload: str = "hackbench",
-                 size: int | None = None) -> None:
+                 size: int | None = None, sites: str | tuple[str, ...] = DEFAULT_SITES) -> None:
         from kbuild import build
+        self.sites = parse_sites(sites)
+        other = [k for k in self.sites if k not in DEFAULT_SITES + ("ftrace",)]
+        if other:
+            raise CheckerError(f"--kernel toggles markers, tracepoints and ftrace; "
+                               f"{','.join(other)} sites are checked on the loop only")
         self.build = build(arch)
+        if "ftrace" in self.sites and not self.build.is_set("DYNAMIC_FTRACE"):
+            raise CheckerError(f"{arch}: --kernel --site ftrace needs CONFIG_DYNAMIC_FTRACE=y")
         self.cpus, self.workload, self.size = cpus, workload, size
         self.protocol = protocol
         self.protocol_name = f"{protocol_name} on the guest kernel ({workload})"
@@ -91,6 +106,7 @@ class KernelChecker:
         self.executed.update({"patch operations": run.operations,
                               "site executions": run.site_executions,
                               "checksums right": int(run.checksum_ok)})
+        self.executed.update({f"{kind} operations": n for kind, n in run.by_switch.items()})
         return run.findings
 
     def run_kernel(self, seed: int) -> KernelRun:
@@ -101,15 +117,21 @@ class KernelChecker:
         guest = Guest(self.build, cpus=self.cpus, workload=self.workload, size=self.size,
                       quantum=QUANTUM, seed=seed)
         inst = attach(guest)
+        ftrace = ftrace_for(guest, inst.tables) if "ftrace" in self.sites else None
         run = _Run(guest.machine, random.Random(seed), seed, inst.text.protocol
                    if self.protocol is None else self.protocol, guest.image)
-        inst.text.port = InterleavingPort(run)
-        inst.text.protocol = run.tracked
+        for patcher in [inst.text] + ([ftrace.patcher] if ftrace else []):
+            patcher.port = InterleavingPort(run)
+            patcher.protocol = run.tracked
         run.hook_sites([e.code for e in inst.tables.jump_entries]
-                       + [e.insn for e in inst.tables.imv])
-        # (kind, name): markers are armed/disarmed, tracepoints get a probe or lose it
+                       + [e.insn for e in inst.tables.imv]
+                       + ([r.ip for r in ftrace.records] if ftrace else []))
+        # (kind, name): markers are armed/disarmed, tracepoints get a probe or lose it,
+        # the function tracer is registered (under a seeded filter) or unregistered
+        markers = any(k in DEFAULT_SITES for k in self.sites)
         switches = ([("marker", n) for n in inst.tables.marker_names()]
-                    + [("tracepoint", tp.name) for tp in inst.tables.tracepoints])
+                    + [("tracepoint", tp.name) for tp in inst.tables.tracepoints]
+                    if markers else []) + ([("ftrace", "function tracer")] if ftrace else [])
         on: set[tuple[str, str]] = set()
 
         def probe(*_args: object) -> None:
@@ -129,12 +151,15 @@ class KernelChecker:
             run.phase = f"{'enable' if enable else 'disable'} {kind} {name}"
             if kind == "marker":
                 (inst.markers.marker_arm if enable else inst.markers.marker_disarm)(name)
+            elif kind == "ftrace":
+                _switch_ftrace(ftrace, enable, run.rng)
             elif enable:
                 inst.tracepoints.tracepoint_probe_register(name, probe)
             else:
                 inst.tracepoints.tracepoint_probe_unregister(name, probe)
             on.symmetric_difference_update({switch})
             run.result.operations += 1
+            run.result.by_switch[kind] += 1
             run.phase = "running"
 
         try:
@@ -148,6 +173,17 @@ class KernelChecker:
         except GuestFault as fault:
             run.report(fault.cpu, fault.pc, fault.insn, "fault", fault.reason)
         return run.result
+
+
+def _switch_ftrace(ftrace: Ftrace, enable: bool, rng: random.Random) -> None:
+    """Register ``ftrace_stub`` as the tracer under a seeded filter (every function, or
+    one), or unregister it: one batch of ftrace_make_call or ftrace_make_nop."""
+    if not enable:
+        ftrace.unregister_ftrace_function()
+        return
+    functions = sorted({r.function for r in ftrace.records})
+    ftrace.write_filter("" if rng.random() < 0.5 else rng.choice(functions))
+    ftrace.register_ftrace_function("ftrace_stub")
 
 
 class _Run:

@@ -36,16 +36,13 @@ from arches.base import TextPokeBatch
 from patcher.checker import KINDS, Finding, PatchChecker
 from patcher.checker_ablate import Ablated, Ablation, ablations
 from patcher.checker_kernel import KernelChecker
+from patcher.checker_sites import DEFAULT_SITES, CheckerError, parse_sites
 
 KEEP = 10                  # first findings kept per kind
 CHUNK = 100                # most seeds in one worker task
 MAX_SEEDS = 10 ** 9        # the most interleavings one sweep may ask for
 MAX_SEED = 2 ** 63 - 1     # the largest seed
 CONNECT_TIMEOUT = 3        # seconds to reach a Dask scheduler
-
-
-class CheckerError(ValueError):
-    """A sweep that cannot be run as asked (bad protocol, ablation, scheduler)."""
 
 
 def load_protocol(ref: str) -> tuple[TextPokeBatch, str]:
@@ -78,6 +75,10 @@ class CheckSpec:
     without: str | None = None      # an ablation name (see ablation_names)
     path: str | None = None         # sys.path entry a "module:function" protocol needs
     kernel: bool = False            # patch the guest kernel under hackbench instead
+    sites: tuple[str, ...] = DEFAULT_SITES   # the loop's site kinds (patcher.checker_sites)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sites", parse_sites(self.sites))   # "a,b" or names
 
     def checker(self) -> PatchChecker | KernelChecker:
         """The loop checker for this spec, or the guest-kernel checker with ``kernel``."""
@@ -85,14 +86,15 @@ class CheckSpec:
         if not self.kernel:
             return loop
         return KernelChecker(self.arch, self.cpus, protocol=loop.patcher.protocol,
-                             protocol_name=loop.protocol_name)
+                             protocol_name=loop.protocol_name, sites=self.sites)
 
     def _loop_checker(self) -> PatchChecker:
         if self.path and self.path not in sys.path:
             sys.path.insert(0, self.path)
         protocol = load_protocol(self.protocol)[0] if isinstance(self.protocol, str) \
             else self.protocol
-        checker = PatchChecker(self.arch, self.cpus, naive=self.naive, protocol=protocol)
+        checker = PatchChecker(self.arch, self.cpus, naive=self.naive, protocol=protocol,
+                               sites=self.sites)
         if self.without is not None:
             found = {a.name: a for a in _ablations(checker)}
             if self.without not in found:
@@ -113,6 +115,8 @@ class CheckSpec:
             ref = self.protocol if isinstance(self.protocol, str) else \
                 f"{self.protocol.__module__}:{self.protocol.__qualname__}"
             words += ["--protocol", ref]
+        if self.sites != DEFAULT_SITES:
+            words += ["--site", ",".join(self.sites)]
         if self.without is not None:
             words += ["--without", f"'{self.without}'"]
         if self.kernel:
@@ -121,9 +125,8 @@ class CheckSpec:
 
 
 def _ablations(checker: PatchChecker) -> list[Ablation]:
-    site = checker.sites[0]
-    return ablations(checker.arch, checker.patcher.protocol, (site.addr, site.on),
-                     checker.machine.read)
+    return ablations(checker.arch, checker.patcher.protocol,
+                     [(s.addr, s.on) for s in checker.sites], checker.machine.read)
 
 
 def ablation_names(spec: CheckSpec) -> list[str]:
@@ -211,6 +214,7 @@ class CheckResult:
     def to_json(self) -> dict:
         return {"arch": self.spec.arch, "protocol": self.protocol, "naive": self.spec.naive,
                 "without": self.spec.without, "kernel": self.spec.kernel,
+                "sites": list(self.spec.sites),
                 "cpus": self.spec.cpus,
                 "interleavings": self.interleavings, "seconds": round(self.seconds, 3),
                 "interrupted": self.interrupted, "findings_total": self.total,

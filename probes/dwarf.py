@@ -23,7 +23,6 @@ DWARF register numbers come from ``arches/<arch>/dwarf.py``.
 """
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -81,8 +80,11 @@ ReadRegister = Callable[[str], int]
 
 
 def dwarf_registers(arch: Arch) -> dict[int, str]:
-    """DWARF register number -> Unicorn register name, from ``arches/<arch>/dwarf.py``."""
-    return importlib.import_module(f"arches.{arch.name}.dwarf").DWARF_REGS
+    """DWARF register number -> Unicorn register name (``Arch.dwarf_regs``)."""
+    if not arch.dwarf_regs:
+        raise DwarfError(f"{arch.name}: no DWARF register numbering declared "
+                         "(Arch.dwarf_regs), so no line-number probes")
+    return dict(arch.dwarf_regs)
 
 
 def _name(die: DIE) -> str | None:

@@ -207,3 +207,13 @@ def test_blacklisted_line_is_refused(name, capsys):
     assert main(["probe", "--arch", name, f"kernel/init.c:{line}", "--workload", "fib"]) == 2
     err = capsys.readouterr().err
     assert "blacklisted" in err and len(err.strip().splitlines()) == 1
+
+
+def test_arch_without_dwarf_registers_is_refused_in_one_line():
+    """An arch that declares no DWARF numbering gets a clear error, not a lookup crash."""
+    import dataclasses
+
+    from probes.dwarf import dwarf_registers
+    bare = dataclasses.replace(get_arch(NAMES[0]), name="bare", dwarf_regs={})
+    with pytest.raises(DwarfError, match=r"^bare: no DWARF register numbering"):
+        dwarf_registers(bare)

@@ -37,3 +37,26 @@ def test_a_kernel_finding_replays_from_its_seed() -> None:
     first = checker.run_seed(1)
     assert first and CheckSpec(spec.arch, 2, without=spec.without, kernel=True) \
         .checker().run_seed(1) == first
+
+
+# -- dynamic ftrace on the guest kernel (--kernel --site ftrace) -----------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ftrace_on_the_kernel_keeps_hackbench_right_and_clean(name) -> None:
+    spec = CheckSpec(name, 2, kernel=True, sites="ftrace")
+    result = sweep(spec, range(SEEDS))
+    assert result.total == 0, [f.line() for f in result.findings[:3]]
+    ran = result.executed
+    assert ran["checksums right"] == SEEDS
+    assert ran["ftrace operations"] == ran["patch operations"] >= 3 * SEEDS, \
+        "the function tracer must really be switched, and nothing else"
+    assert ran["site executions"] >= 1000 * SEEDS
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_removed_step_is_caught_on_kernel_ftrace_sites(name) -> None:
+    for step in ablation_names(CheckSpec(name, 2, sites="ftrace")):
+        spec = CheckSpec(name, 2, without=step, kernel=True, sites="ftrace")
+        result = sweep(spec, range(3 * SEEDS), stop_at_first=True)
+        assert result.total, f"{name} without {step} must be caught on the kernel's ftrace sites"
+        assert set(result.counts) <= {"torn", "stale", "fault", "wrong checksum"}

@@ -17,6 +17,7 @@ from unicorn import arm_const
 
 from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
                          patch_words, uc_register_map)
+from arches.arm.dwarf import DWARF_REGS
 from arches.arm.ftrace import FtraceOps
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)   # +-32 MB
@@ -126,6 +127,7 @@ ARCH = Arch(
     kprobe_breakpoint=kprobe_breakpoint,
     ops=ArmOps(),
     capabilities=("dynamic_ftrace", "kprobes", "optprobes"),
+    dwarf_regs=DWARF_REGS,
     elf_machine="EM_ARM",
     # GNU EABI -pg: `push {lr}; bl __gnu_mcount_nc` (arch/arm/kernel/entry-ftrace.S).
     mcount_symbols=("__gnu_mcount_nc", "mcount"),

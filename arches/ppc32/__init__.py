@@ -16,6 +16,7 @@ from unicorn import ppc_const
 
 from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
                          patch_words, uc_register_map)
+from arches.ppc32.dwarf import DWARF_REGS
 from arches.ppc32.ftrace import PPC_INST_NOP, FtraceOps
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)
@@ -125,6 +126,7 @@ ARCH = Arch(
     kprobe_breakpoint=kprobe_breakpoint,
     ops=Ppc32Ops(),
     capabilities=("dynamic_ftrace", "kprobes"),
+    dwarf_regs=DWARF_REGS,
     elf_machine="EM_PPC",
     # -pg calls _mcount (arch/powerpc/kernel/trace/ftrace_32.S; ftrace_entry.S since 6.x).
     mcount_symbols=("_mcount",),

@@ -15,6 +15,7 @@ from unicorn import x86_const
 
 from arches.base import (Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
                          TrapVector, check_reach, uc_register_map)
+from arches.x86_64.dwarf import DWARF_REGS
 from arches.x86_64.ftrace import P6_NOP5, FtraceOps
 
 REL32 = (-(1 << 31), (1 << 31) - 1)
@@ -238,6 +239,7 @@ ARCH = Arch(
     kprobe_breakpoint=kprobe_breakpoint,
     ops=X86Ops(),
     capabilities=("dynamic_ftrace", "kprobes", "optprobes"),
+    dwarf_regs=DWARF_REGS,
     elf_machine="EM_X86_64",
     # -pg without -mfentry calls mcount; with it, __fentry__ (arch/x86/kernel/ftrace_64.S).
     mcount_symbols=("mcount", "__fentry__"),

@@ -17,6 +17,7 @@ from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_o
 from kisim.errors import UsageError
 from kisim.progress import progress
 from patcher.checker import KINDS, Finding
+from patcher.checker_sites import DEFAULT_SITES, SITE_KINDS
 from patcher.checker_sweep import (MAX_SEED, MAX_SEEDS, CheckerError, CheckResult, CheckSpec,
                                    ablate, load_protocol, sweep)
 
@@ -33,7 +34,8 @@ def _jobs_default() -> int:
 
 def _print(result: CheckResult, show: int) -> None:
     spec = result.spec
-    print(f"patchcheck {spec.arch}: {result.protocol}, {spec.cpus} CPUs: "
+    print(f"patchcheck {spec.arch}: {result.protocol}, {spec.cpus} CPUs, sites "
+          f"{','.join(spec.sites)}: "
           f"{result.interleavings} interleavings in {result.seconds:.1f} s, "
           f"{result.total} findings in {result.seeds_with_findings} interleavings"
           + (" (interrupted)" if result.interrupted else ""))
@@ -64,7 +66,7 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
         _, path = load_protocol(args.protocol)
         protocol = args.protocol
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
-                     args.kernel)
+                     args.kernel, args.site)
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -88,11 +90,12 @@ def _ablate(args: argparse.Namespace, spec: CheckSpec, seeds: range, **kw: objec
     ok = clean and all(r.caught for r in rows[1:]) and not interrupted
     if args.json:
         print_json({"arch": spec.arch, "protocol": name, "cpus": spec.cpus,
+                    "sites": list(spec.sites),
                     "seeds": len(seeds), "interrupted": interrupted,
                     "rows": [r.to_json() for r in rows]})
     else:
-        print(f"patchcheck {spec.arch} --ablate: {name}, {spec.cpus} CPUs, each step removed "
-              f"in turn, up to {len(seeds)} seeds each"
+        print(f"patchcheck {spec.arch} --ablate: {name}, {spec.cpus} CPUs, sites "
+              f"{','.join(spec.sites)}, each step removed in turn, up to {len(seeds)} seeds each"
               + (" (interrupted)" if interrupted else ""))
         print(f"  {'step removed':<22} {'caught':<7} {'seeds run':<10} {'first seed':<11} "
               f"{'kind':<12} replay")
@@ -147,7 +150,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "patchcheck", help="check a text-patching protocol against CPUs running through it",
         description="Run seeded interleavings of live text patching: the host enables and "
-                    "disables a jump-label site (nop <-> jmp) and a call site (nop <-> call) "
+                    "disables patchable sites (default: a jump-label site, nop <-> jmp, and a "
+                    "call site, nop <-> call; --site adds ftrace, kprobe and optprobe sites) "
                     "while every CPU loops through them. Each CPU fetches from its own view "
                     "of text: stores reach it piece by piece (x86 bytes, ARM/PPC aligned "
                     "words) at seeded times; a sync delivers what the arch guarantees (ARM/"
@@ -161,13 +165,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="check a deliberately broken patcher (plain stores, one sync)")
     which.add_argument("--protocol", metavar="MODULE:FUNCTION",
                        help="check your own protocol(port, sites) (see docs/patchcheck.md)")
+    p.add_argument("--site", default=",".join(DEFAULT_SITES), metavar="KIND[,KIND...]",
+                   help="site kinds in the loop (default %(default)s): "
+                        + "; ".join(f"{k.name}: {k.summary}" for k in SITE_KINDS.values()))
     p.add_argument("--without", metavar="STEP",
                    help="remove one step of the protocol (names: see --ablate)")
     p.add_argument("--ablate", action="store_true",
                    help="remove each step of the protocol in turn and tabulate what catches it")
     p.add_argument("--kernel", action="store_true",
                    help="patch the guest kernel's marker sites (jump labels, immediate "
-                        "values) while its CPUs run hackbench; checks the checksum too")
+                        "values; with --site ftrace its mcount sites) while its CPUs run "
+                        "hackbench; checks the checksum too")
     p.add_argument("--seeds", type=int, default=None, metavar="N",
                    help=f"interleavings to run (default {DEFAULT_SEEDS}; with --ablate: "
                         f"at most {ABLATE_SEEDS} per variant; with --kernel: "
