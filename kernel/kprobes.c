@@ -263,7 +263,8 @@ NOKPROBE_SYMBOL(kprobe_host_fault_handler);
 
 /*
  * The fault self-test (kisim, after lib/test_kprobes.c): a pre_handler
- * that makes kprobe_fault_target fault, and a fault_handler that fixes
+ * and a post_handler that make kprobe_fault_target fault, and a
+ * fault_handler that fixes
  * the argument so that the faulting instruction, run again, succeeds.
  */
 notrace int kprobe_fault_pre_handler(struct kprobe *p, struct pt_regs *regs)
@@ -271,6 +272,13 @@ notrace int kprobe_fault_pre_handler(struct kprobe *p, struct pt_regs *regs)
 	return kprobe_fault_target(KPROBE_FAULT_BAD);
 }
 NOKPROBE_SYMBOL(kprobe_fault_pre_handler);
+
+notrace void kprobe_fault_post_handler(struct kprobe *p, struct pt_regs *regs,
+				       unsigned long flags)
+{
+	kprobe_fault_target(KPROBE_FAULT_BAD);
+}
+NOKPROBE_SYMBOL(kprobe_fault_post_handler);
 
 notrace int kprobe_fault_fixup_handler(struct kprobe *p, struct pt_regs *regs, int trapnr)
 {

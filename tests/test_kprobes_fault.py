@@ -74,6 +74,23 @@ def test_fault_in_pre_handler_runs_fault_handler_once_per_fault(arch: str) -> No
 
 
 @pytest.mark.parametrize("arch", FAULTING)
+def test_fault_in_post_handler_runs_fault_handler(arch: str) -> None:
+    """KPROBE_HIT_SSDONE: a post_handler that faults (inside the single-step
+    trap's handler) is fixed by the fault_handler, once per hit."""
+    base = guest(arch).run()
+    g = guest(arch)
+    k = Kprobes(g)
+    handler = FixArgument(arch)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler",
+                                  post_handler="kprobe_fault_post_handler",
+                                  fault_handler=handler))
+    result = g.run()
+    assert result.ok and result.checksum == base.checksum
+    assert kp.hits > 100 and len(handler.calls) == kp.hits == kp.nmissed
+    assert {(nr, pc) for nr, pc, _ in handler.calls} == {(trapnr(arch), g.image.symbols[TARGET])}
+
+
+@pytest.mark.parametrize("arch", FAULTING)
 def test_guest_fault_handler_and_exact_traps(arch: str) -> None:
     """A guest fault_handler fixes each fault; each hit costs exactly the
     breakpoint path plus one fault trap, and two runs agree bit for bit."""
@@ -92,6 +109,29 @@ def test_guest_fault_handler_and_exact_traps(arch: str) -> None:
         assert traps(result) - traps(base) == (per_hit + 1) * kp.hits
         runs.append((result.instructions, result.per_cpu))
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("arch", FAULTING)
+def test_fault_path_costs_a_whole_constant_per_hit(arch: str) -> None:
+    """Exact counts: over an empty-handler probe, a hit whose pre_handler
+    faults and is fixed up costs the same whole number of instructions and
+    exactly one more trap, whatever the number of hits."""
+    per_hit = set()
+    for size in (SIZE, 2 * SIZE):
+        runs = []
+        for pre, fault in (("kprobe_empty_pre_handler", None),
+                           ("kprobe_fault_pre_handler", "kprobe_fault_fixup_handler")):
+            g = Guest(build(arch), cpus=1, workload="kmalloc", size=size)
+            kp = Kprobes(g).register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler=pre,
+                                                   fault_handler=fault))
+            result = g.run()
+            assert result.ok
+            runs.append((result.instructions, traps(result), kp.hits))
+        (empty, empty_traps, hits), (faulting, faulting_traps, same_hits) = runs
+        assert hits == same_hits > 100 and faulting_traps - empty_traps == hits
+        assert (faulting - empty) % hits == 0
+        per_hit.add((faulting - empty) // hits)
+    assert len(per_hit) == 1 and per_hit.pop() > 0
 
 
 @pytest.mark.parametrize("arch", FAULTING)
