@@ -346,6 +346,7 @@ FTRACE_CONSTANTS: dict[str, type] = {
 KPROBE_CONSTANTS: dict[str, type] = {
     "PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
     "BP_PC_ADVANCE": int, "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str,
+    "FAULT_TRAPS": dict,
 }
 
 #: capability -> constants (name -> type) its ops object must declare.

@@ -214,6 +214,7 @@ def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
 X86_TRAP_GP = 13                    # arch/x86/include/asm/trapnr.h
 
 
+@functools.cache
 def _old_exception_offset() -> int:
     """Where Unicorn's saved context keeps QEMU's ``old_exception``, measured.
 
@@ -245,11 +246,6 @@ def _context_bytes(context: unicorn.UcContext) -> bytes:
     return ctypes.string_at(ctypes.cast(context.context, ctypes.c_void_p).value, context.size)
 
 
-@functools.cache
-def _old_exception() -> int:
-    return _old_exception_offset()
-
-
 def gp_delivered(cpu: TrapFrame) -> None:
     """Entry to the #GP handler: trap entry, and the fault counts as delivered.
 
@@ -259,7 +255,7 @@ def gp_delivered(cpu: TrapFrame) -> None:
     arch_trap_entry(cpu)
     uc = cpu.uc                             # type: ignore[attr-defined]
     context = uc.context_save()
-    ctypes.memmove(ctypes.cast(context.context, ctypes.c_void_p).value + _old_exception(),
+    ctypes.memmove(ctypes.cast(context.context, ctypes.c_void_p).value + _old_exception_offset(),
                    b"\xff" * 4, 4)
     uc.context_restore(context)
 
