@@ -245,7 +245,7 @@ class Markers:
     # -- events -----------------------------------------------------------
     def _hc_marker(self, cpu: Cpu, address: int, array: int, count: int) -> None:
         """HC_MARKER from marker_probe_hc: a1 = struct marker *, a2 = u64 args[], a3 = count."""
-        raw = self.guest.read_words(array, count, 8)
+        raw = self.guest.machine.read_words(array, count, 8)
         marker = self.by_address.get(address)
         if marker is None:
             raise self.machine.fault(cpu, f"HC_MARKER from unknown marker {address:#x}")

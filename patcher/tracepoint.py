@@ -214,7 +214,7 @@ class Tracepoints:
     def _hc_tracepoint(self, cpu: Cpu, address: int, array: int, count: int) -> None:
         """HC_TRACEPOINT from a tracepoint's hc_probe: a1 = struct tracepoint *,
         a2 = unsigned long args[], a3 = count."""
-        args = self.guest.read_words(array, count, self.word)
+        args = self.guest.machine.read_words(array, count, self.word)
         tp = self.by_address.get(address)
         if tp is None:
             raise self.machine.fault(cpu, f"HC_TRACEPOINT from unknown tracepoint {address:#x}")

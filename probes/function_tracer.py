@@ -92,7 +92,7 @@ class FunctionTracer:
     def recursion_caught(self) -> list[int]:
         """Per CPU: tracer entries the "disabled" counter refused."""
         addr = self.guest.image.symbols["ftrace_recursion_caught"]
-        return self.guest.read_words(addr, len(self.machine.cpus), self.guest.arch.word)
+        return self.machine.read_words(addr, len(self.machine.cpus))
 
 
 __all__ = ["FunctionTracer", "Symbolizer", "TRACERS", "TRACER_EVENTS", "TRACER_FUNCTIONS"]

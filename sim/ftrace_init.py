@@ -54,9 +54,7 @@ def has_dynamic_ftrace(image: Image, machine: Machine) -> bool:
 def mcount_loc(machine: Machine, image: Image) -> list[int]:
     """The call-site addresses in ``__mcount_loc``, read from guest memory as the kernel does."""
     start, stop = image.symbols["__start_mcount_loc"], image.symbols["__stop_mcount_loc"]
-    word = machine.arch.word
-    data = machine.read(start, stop - start) if stop > start else b""
-    return [machine.arch.to_int(data[i:i + word]) for i in range(0, len(data), word)]
+    return machine.read_words(start, max(stop - start, 0) // machine.arch.word)
 
 
 def ftrace_modify_code(machine: Machine, ip: int, old: bytes, new: bytes) -> None:

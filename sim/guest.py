@@ -186,10 +186,6 @@ class Guest:
         comm = self.machine.read(address + task.offset("comm"), TASK_COMM_LEN)
         return Task(address, pid, comm.split(b"\0")[0].decode("utf-8", "replace"))
 
-    def read_words(self, addr: int, count: int, size: int) -> list[int]:
-        data = self.machine.read(addr, count * size) if count else b""
-        return [self.arch.to_int(data[i:i + size]) for i in range(0, len(data), size)]
-
     # -- base hypercalls ------------------------------------------------------
     def _hc_exit(self, cpu: Cpu, status: int, _a2: int, _a3: int) -> None:
         self.exit_status[cpu.index] = status

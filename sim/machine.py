@@ -397,6 +397,12 @@ class Machine:
         size = size or self.arch.word
         return self.arch.to_int(self.memory.read(addr, size))
 
+    def read_words(self, addr: int, count: int, size: int | None = None) -> list[int]:
+        """``count`` consecutive ``size``-byte words (default: a pointer) at ``addr``."""
+        size = size or self.arch.word
+        data = self.memory.read(addr, count * size) if count else b""
+        return [self.arch.to_int(data[i:i + size]) for i in range(0, len(data), size)]
+
     def write_word(self, addr: int, value: int, size: int | None = None) -> None:
         size = size or self.arch.word
         _check_int("value", value)

@@ -143,7 +143,7 @@ def forward(guest: Guest, name: str, words: int | None = None):
     events = []
     size = words or guest.arch.word
     guest.hypercalls.register(name, lambda cpu, addr, array, count: events.append(
-        (addr, guest.read_words(array, count, size))))
+        (addr, guest.machine.read_words(array, count, size))))
     return events
 
 
@@ -258,7 +258,7 @@ def test_current_task_is_read_from_guest_memory(name):
     arm_marker(guest, tables, "sched_switch")
     seen = []
     guest.hypercalls.register("HC_MARKER", lambda cpu, addr, array, count: seen.append(
-        (guest.current_task(cpu), guest.read_words(array, count, 8))))
+        (guest.current_task(cpu), guest.machine.read_words(array, count, 8))))
     assert guest.run().ok and seen
     for task, (prev_pid, _next_pid, _state) in seen:
         assert task.pid == prev_pid
