@@ -340,7 +340,8 @@ FTRACE_CONSTANTS: dict[str, type] = {
 #: reaches by another constant, an instruction slot's bytes, the gap the trap
 #: entry leaves above pt_regs for the callee, how far the breakpoint trap
 #: leaves the PC past the breakpoint, whether the kretprobe trampoline is
-#: itself a kprobe, and the published figure; optprobes add a detour
+#: itself a kprobe, the published figure, and the fault traps delivered to
+#: kprobe_fault_handler (FAULT_TRAPS; empty where none can be); optprobes add a detour
 #: buffer's bytes. (SINGLESTEP_INTNO, the single-step trap's number, may be
 #: None: no hardware single-step on ARM.)
 KPROBE_CONSTANTS: dict[str, type] = {

@@ -199,4 +199,4 @@ FAULT_TRAPS: dict[int, tuple[str, Callable[[TrapFrame], None]]] = {}
 
 #: The hooks and data of the kprobes capability, for the arch's ops class.
 KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"),
-                           ("SINGLESTEP_INTNO", "FAULT_TRAPS"))
+                           ("SINGLESTEP_INTNO",))

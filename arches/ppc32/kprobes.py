@@ -68,4 +68,4 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
 FAULT_TRAPS: dict[int, tuple[str, Callable[[TrapFrame], None]]] = {}
 
 #: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes",), ("SINGLESTEP_INTNO", "FAULT_TRAPS"))
+KprobeOps = capability_ops(globals(), ("kprobes",), ("SINGLESTEP_INTNO",))
