@@ -19,6 +19,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     for module, name in (("kconfig", "KconfigError"),
                          ("kbuild", "BuildError"),
                          ("sim.guest", "WorkloadError"),
+                         ("fsio", "UnsafePath"),
                          ("patcher.errors", "PatchError"),
                          ("tracing.errors", "TraceError"),
                          ("tracing.events", "ProbeListError")):
