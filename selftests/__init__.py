@@ -112,4 +112,15 @@ def register(suite: Suite) -> Suite:
     return suite
 
 
-__all__ = ["Case", "SUITES", "Status", "Suite", "SuiteResult", "parse_ktap", "register"]
+
+
+
+def load_all() -> dict[str, Suite]:
+    """Import every suite module of this package (each calls :func:`register`)."""
+    import importlib
+    import pkgutil
+    for info in pkgutil.iter_modules(__path__):
+        if info.name != "run":
+            importlib.import_module(f"{__name__}.{info.name}")
+    return SUITES
+__all__ = ["Case", "SUITES", "Status", "Suite", "SuiteResult", "load_all", "parse_ktap", "register"]
