@@ -251,8 +251,8 @@ def test_refuses_hypercall_instruction(arch: str) -> None:
 
 UNPROBEABLE = {
     "x86_64": [(b"\xcc", "int3")],
-    "arm": [(struct.pack("<I", 0xE121F000), "msr"), (struct.pack("<I", 0xE8FD8000), "^"),
-            (struct.pack("<I", 0xE08FF000), "PC"), (struct.pack("<I", 0xE7F001F8), "undefined"),
+    "arm": [(struct.pack("<I", 0xE121F000), "MSR"), (struct.pack("<I", 0xE8FD8000), "^"),
+            (struct.pack("<I", 0xE16F0F1F), "PC"), (struct.pack("<I", 0xE7F001F8), "UNDEFINED"),
             (struct.pack("<I", 0xF57FF04F), "unconditional")],
     "ppc32": [(struct.pack(">I", 0x7C600124), "mtmsr"), (struct.pack(">I", 0x4C000064), "rfi"),
               (struct.pack(">I", 0x7FE00008), "trap")],
@@ -511,8 +511,9 @@ def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
             assert err.errno == "EINVAL", err
     assert optimized
     if arch == "arm":
-        direct = [kp for kp in optimized if k.kind(kp) == "emulated"]
-        stepped = [kp for kp in optimized if k.kind(kp) != "emulated"]
+        # ainsn word 2: kprobe_direct_exec (no PC in register_usage_flags)
+        direct = [kp for kp in optimized if k.read_field(kp, "ainsn2")]
+        stepped = [kp for kp in optimized if not k.read_field(kp, "ainsn2")]
         assert direct and stepped
         buffer = g.image.symbols["optprobe_buffers"] + direct[0].index * k.ops.OPTPROBE_BUFFER_BYTES
         detour = g.machine.read(buffer, k.ops.OPTPROBE_BUFFER_BYTES)

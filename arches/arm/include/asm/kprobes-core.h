@@ -2,8 +2,8 @@
 /*
  * ARM kprobe hooks for kernel/kprobes.c, after Linux v5.10
  * arch/arm/probes/kprobes/core.c: "We do not have hardware single-stepping
- * on ARM", so the instruction is simulated in C or emulated by running a
- * copy with the probed registers, all inside the undefined-instruction
+ * on ARM", so the instruction is simulated in C or emulated by calling a
+ * renamed copy (asm/kprobes-actions.h), all inside the undefined-instruction
  * handler; there is no second trap. Included by kernel/kprobes.c only.
  */
 #ifndef _ASM_KPROBES_CORE_H
@@ -53,53 +53,17 @@ static __always_inline int arch_kprobe_skip(struct kprobe *p, struct pt_regs *re
 	return 1;
 }
 
-void kprobe_emulate_slot(struct pt_regs *regs, unsigned long slot);
-NOKPROBE_SYMBOL(kprobe_emulate_slot);
+#include <asm/kprobes-actions.h>
 
 /*
- * arm_singlestep(): pc += 4, then the decode class's handler. Always
- * finishes in the handler.
+ * core.c kprobe_handler's singlestep(): the decoder's handler (pc += 4 and
+ * the simulation or emulation, arm_singlestep). Always finishes here.
  */
 static __always_inline int arch_setup_singlestep(struct kprobe *p, struct pt_regs *regs,
 						 struct kprobe_ctlblk *kcb, int cpu, int reenter)
 {
-	unsigned long insn = p->opcode;
-	unsigned long pc = regs->ARM_pc + 4;
-	unsigned long *sp, addr;
-	int i;
-
 	kcb->kprobe_status = reenter ? KPROBE_REENTER : KPROBE_HIT_SS;
-	regs->ARM_pc = pc;
-	switch (p->ainsn.kind) {
-	case KPROBE_ARM_SIM_NOP:
-		break;
-	case KPROBE_ARM_SIM_BBL:
-		if (insn & (1 << 24))
-			regs->ARM_lr = pc;
-		regs->ARM_pc = pc + 4 + (((long)(insn << 8)) >> 6);
-		break;
-	case KPROBE_ARM_SIM_BLX2BX:
-		addr = regs->uregs[insn & 15];
-		if (insn & (1 << 5))
-			regs->ARM_lr = pc;
-		regs->ARM_pc = addr;
-		break;
-	case KPROBE_ARM_SIM_LDR_LIT:
-		addr = (insn & (1 << 23)) ? pc + 4 + (insn & 0xfff) : pc + 4 - (insn & 0xfff);
-		regs->uregs[(insn >> 12) & 15] = *(unsigned long *)addr;
-		break;
-	case KPROBE_ARM_SIM_LDM_PC:
-		sp = (unsigned long *)regs->ARM_sp;
-		for (i = 0; i < 16; i++)
-			if (insn & (1 << i))
-				regs->uregs[i] = *sp++;
-		regs->ARM_sp = (unsigned long)sp;
-		break;
-	default:
-		kprobe_emulate_slot(regs, p->ainsn.insn + cpu * KPROBE_ARM_SLOT);
-		regs->ARM_pc = pc;
-		break;
-	}
+	arm_singlestep(p, regs);
 	return 1;
 }
 
@@ -114,24 +78,9 @@ static __always_inline void arch_resume_singlestep(struct kprobe *p, struct pt_r
 {
 }
 
-/*
- * kprobe_emulate_slot(regs, slot): load every probed register (flags,
- * r0-r14) and jump to this CPU's copy; the copy's tail (written by
- * arches/arm/kprobes.py) stores them back into regs and returns here.
- */
+/* The exception return: hand the handler's result to the host (HC_KPROBE). */
 __asm__(
 	"	.text\n"
-	"	.globl	kprobe_emulate_slot\n"
-	"	.type	kprobe_emulate_slot, %function\n"
-	"kprobe_emulate_slot:\n"
-	"	push	{r4-r11, lr}\n"
-	"	str	r0, [r1, #48]\n"
-	"	str	sp, [r1, #56]\n"
-	"	str	r1, [r0, #60]\n"
-	"	ldr	r2, [r0, #64]\n"
-	"	msr	APSR_nzcvq, r2\n"
-	"	.inst	0xe890ffff\n"		/* ldm r0, {r0-r15}: clang refuses lr+pc in a list */
-	"	.size	kprobe_emulate_slot, . - kprobe_emulate_slot\n"
 	"	.globl	kprobe_exc_return\n"
 	"	.type	kprobe_exc_return, %function\n"
 	"kprobe_exc_return:\n"
@@ -187,16 +136,14 @@ static __always_inline void arch_optprobe_regs(struct kprobe *p, struct pt_regs 
 }
 
 /*
- * An instruction that does not use PC (the emulated class:
- * can_kprobe_direct_exec) is run by the detour itself after it restores
- * r0-r14 (kprobe_direct_exec); the others are stepped here.
+ * An instruction that does not use PC (can_kprobe_direct_exec) is run by
+ * the detour itself after it restores r0-r14 (kprobe_direct_exec); the
+ * others are stepped here.
  */
 static __always_inline void arch_optprobe_step(struct kprobe *p, struct pt_regs *regs, int cpu)
 {
-	struct kprobe_ctlblk scratch;
-
-	if (p->ainsn.kind != KPROBE_ARM_EMULATE)
-		arch_setup_singlestep(p, regs, &scratch, cpu, 0);
+	if (!p->ainsn.kprobe_direct_exec)
+		arm_singlestep(p, regs);
 }
 
 #endif

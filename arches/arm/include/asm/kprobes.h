@@ -8,17 +8,35 @@
 #define _ASM_KPROBES_H
 
 #define KPROBE_ARM_BREAKPOINT_INSTRUCTION	0x07f001f8
-#define KPROBE_ARM_SLOT		64	/* one CPU's copy: insn, return path, data */
-#define KPROBE_ARM_COPIES	8	/* one copy per CPU: the machine has at most 8 */
-#define KPROBE_SLOT_BYTES	(KPROBE_ARM_SLOT * KPROBE_ARM_COPIES)
+#define MAX_INSN_SIZE		2	/* the renamed instruction, then mov pc, lr */
+#define KPROBE_SLOT_BYTES	(MAX_INSN_SIZE * 4)
 
-/* How the probed instruction is stepped (arch/arm/probes/kprobes/actions-arm.c). */
-#define KPROBE_ARM_EMULATE	0	/* run the copy in this CPU's slot */
-#define KPROBE_ARM_SIM_BBL	1	/* simulate_bbl: b, bl */
-#define KPROBE_ARM_SIM_BLX2BX	2	/* simulate_blx2bx: bx, blx <reg> */
-#define KPROBE_ARM_SIM_LDR_LIT	3	/* ldr rt, [pc, #imm] */
-#define KPROBE_ARM_SIM_LDM_PC	4	/* simulate_ldm1stm1: ldmia sp!, {..., pc} */
-#define KPROBE_ARM_SIM_NOP	5	/* kprobe_simulate_nop */
+/*
+ * The kernel's instruction handlers (arch/arm/probes/decode-arm.c,
+ * kprobes/actions-arm.c, actions-common.c), numbered as HANDLERS in
+ * arches/arm/kprobes.py, which picks one per probe.
+ */
+#define KPROBE_ARM_PROBES_SIMULATE_NOP	0
+#define KPROBE_ARM_PROBES_EMULATE_NONE	1
+#define KPROBE_ARM_SIMULATE_BBL	2
+#define KPROBE_ARM_SIMULATE_BLX1	3
+#define KPROBE_ARM_SIMULATE_BLX2BX	4
+#define KPROBE_ARM_SIMULATE_MRS	5
+#define KPROBE_ARM_SIMULATE_MOV_IPSP	6
+#define KPROBE_ARM_EMULATE_LDRDSTRD	7
+#define KPROBE_ARM_EMULATE_LDR	8
+#define KPROBE_ARM_EMULATE_STR	9
+#define KPROBE_ARM_EMULATE_RD12RN16RM0RS8_RWFLAGS	10
+#define KPROBE_ARM_EMULATE_RD12RN16RM0_RWFLAGS_NOPC	11
+#define KPROBE_ARM_EMULATE_RD16RN12RM0RS8_RWFLAGS_NOPC	12
+#define KPROBE_ARM_EMULATE_RD12RM0_NOFLAGS_NOPC	13
+#define KPROBE_ARM_EMULATE_RDLO12RDHI16RN0RM8_RWFLAGS_NOPC	14
+#define KPROBE_ARM_EMULATE_GENERIC_R0_12_NOFLAGS	15
+#define KPROBE_ARM_EMULATE_GENERIC_R2_14_NOFLAGS	16
+#define KPROBE_ARM_EMULATE_LDM_R3_15	17
+#define KPROBE_ARM_SIMULATE_LDM1STM1	18
+#define KPROBE_ARM_SIMULATE_STM1_PC	19
+#define KPROBE_ARM_SIMULATE_LDM1_PC	20
 
 struct pt_regs {
 	unsigned long uregs[18];
@@ -30,10 +48,12 @@ struct pt_regs {
 #define ARM_lr		uregs[14]
 #define ARM_sp		uregs[13]
 
+/* struct arch_probes_insn (arch/arm/include/asm/probes.h), as kisim fills it. */
 struct arch_specific_insn {
-	unsigned long insn;	/* slot base; CPU n uses insn + n * KPROBE_ARM_SLOT */
-	unsigned long kind;	/* KPROBE_ARM_* */
-	unsigned long unused[2];
+	unsigned long insn;			/* slot: insn_fn (0: INSN_GOOD_NO_SLOT) */
+	unsigned long handler;			/* insn_handler: KPROBE_ARM_* */
+	unsigned long kprobe_direct_exec;	/* opt-arm.c: no PC in register_usage_flags */
+	long stack_space;			/* checkers-common.c: bytes of stack stored */
 };
 
 #endif
