@@ -18,9 +18,7 @@ import capstone
 import pytest
 from unicorn import UC_HOOK_CODE
 
-from arches import get_arch
 from arches.arm import kprobes as arm_kprobes
-from arches.arm.probes_decode import arm_prepare
 from arches.kprobe import KprobeRefused
 from kbuild import build
 from patcher.errors import PatchError
@@ -273,4 +271,3 @@ def test_far_stack_store_is_refused_in_the_guest(arm_build) -> None:
     with pytest.raises(PatchError, match="MAX_STACK_SIZE") as err:
         run_one(arm_build, [0xE50D3110], {"r3": 1}, 0)
     assert err.value.errno == "EINVAL"
-    get_arch("arm")
