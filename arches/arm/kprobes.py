@@ -24,7 +24,7 @@ import keystone
 
 from arches.arm import encode_jump
 from arches.arm.probes_decode import arm_prepare
-from arches.base import TrapFrame, capability_ops
+from arches.base import Kprobes, Optprobes, TrapFrame
 from arches.kprobe import KprobeRefused, Prepared
 
 MAX_INSN_SIZE = 2                    # arch/arm/include/asm/probes.h: insn + mov pc, lr
@@ -151,6 +151,6 @@ def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
 #: (arch/arm/mm/fault.c), which kisim cannot deliver (docs/kprobes.md).
 FAULT_TRAPS: dict[int, tuple[str, Callable[[TrapFrame], None]]] = {}
 
-#: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"),
-                           ("SINGLESTEP_INTNO",))
+
+class ArmKprobes(Kprobes, Optprobes, names=globals()):
+    """HAVE_KPROBES, HAVE_OPTPROBES on arm: this module's hooks and constants."""
