@@ -38,6 +38,8 @@
 #define KPROBE_ARM_SIMULATE_STM1_PC	19
 #define KPROBE_ARM_SIMULATE_LDM1_PC	20
 
+typedef u32 kprobe_opcode_t;	/* what kprobe.addr points at */
+
 struct pt_regs {
 	unsigned long uregs[18];
 };

@@ -13,6 +13,8 @@
 
 #define MSR_SE			(1UL << 10)	/* single-step trace */
 
+typedef u32 kprobe_opcode_t;	/* what kprobe.addr points at */
+
 struct pt_regs {
 	unsigned long gpr[32];
 	unsigned long nip, msr, orig_gpr3, ctr, link, xer, ccr;
