@@ -424,16 +424,36 @@ static size_t expected_memory_size(u32 *sp)
 	return size;
 }
 
+/*
+ * The case's name for its KTAP line: the instruction text with tabs and
+ * newlines as spaces and without '#' (in KTAP a '#' starts the directive).
+ */
+static const char *ktap_name(const char *title)
+{
+	static char name[128];
+	unsigned int i = 0;
+
+	for (; *title && i < sizeof(name) - 1; title++)
+		if (*title != '#')
+			name[i++] = (*title == '\t' || *title == '\n') ? ' ' : *title;
+	name[i] = 0;
+	return name;
+}
+
 /* The result line of a finished case, in KTAP. */
 static void report(void)
 {
+	const char *name = ktap_name(current_title);
+
 	if (fail_message) {
-		printk("not ok %d %s # %s (scenario %d)\n", test_try_count, current_title,
-		       fail_message, test_case_run_count >> 1);
+		printk("not ok %d %s # %s (insn %08x, scenario %d)\n", test_try_count,
+		       name, fail_message, current_instruction,
+		       test_case_run_count >> 1);
 	} else if (test_case_run_count == TEST_CASE_REFUSED) {
-		printk("ok %d %s # SKIP refused\n", test_try_count, current_title);
+		printk("ok %d %s # SKIP refused (insn %08x)\n", test_try_count, name,
+		       current_instruction);
 	} else {
-		printk("ok %d %s\n", test_try_count, current_title);
+		printk("ok %d %s\n", test_try_count, name);
 	}
 }
 

@@ -1,0 +1,38 @@
+"""arch/arm/probes/kprobes/test-arm.c: the kernel's ARM kprobes instruction tests.
+
+Ported as a guest module (``arches/arm/selftests/test_arm.c``, with the
+harness of test-core.c / test-core.h re-implemented in it) from Linux
+v5.10. Every case runs the instruction under the kernel's 16 flag
+scenarios and two register and memory patterns, first unprobed and then
+probed, and the registers, flags and test memory must be equal; a
+TEST_UNSUPPORTED case passes when register_kprobe refuses it (KTAP
+``# SKIP refused``, with the instruction's encoding), a TEST_SUPPORTED
+one when it accepts it. The suite applies to an arch whose package has
+``selftests/test_arm.c`` (docs/selftest/test-arm.md).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import arches
+from selftests import Suite, register
+
+FILE = "test_arm.c"
+#: The result lines kprobe_arm_test_cases() prints (its KTAP plan "1..N").
+CASES = 1627
+
+
+def arch_source(arch: object, name: str) -> tuple[Path, ...]:
+    """``arches/<arch>/selftests/<name>`` if that arch has it, else nothing."""
+    path = Path(arches.__file__).resolve().parent / arch.name / "selftests" / name
+    return (path,) if path.is_file() else ()
+
+
+SUITE = register(Suite(
+    name="test-arm",
+    kernel_file="arch/arm/probes/kprobes/test-arm.c (with test-core.c, test-core.h)",
+    version="v5.10",
+    sources=lambda arch: arch_source(arch, FILE),
+    config={"KPROBES": "y"},
+    expected_cases=lambda arch: CASES,
+))
