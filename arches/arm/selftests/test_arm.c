@@ -97,7 +97,7 @@
 	"99:	bl	__test_case_end\n\t"				\
 	: : : "r0", "r1", "r2", "r3", "ip", "lr", "memory", "cc");
 
-#define TEST_GROUP(title)
+#define TEST_GROUP(title)	printk("# " title "\n");
 
 #define TEST(code)							\
 	TESTCASE_START(code) TEST_ARG_END("") TEST_INSTRUCTION(code) TESTCASE_END
@@ -1597,6 +1597,7 @@ static noinline void kprobe_arm_test_cases(void)
 	TEST_UNSUPPORTED(__inst_arm(0xf93d0a00) "	@ rfedb	pc!")
 	TEST_UNSUPPORTED(__inst_arm(0xf8bd0a00) "	@ rfeia	pc!")
 	TEST_UNSUPPORTED(__inst_arm(0xf9bd0a00) "	@ rfeib	pc!")
+
 
 	TEST_UNSUPPORTED(__inst_arm(0xfd8d0001) "	@ stc2	p0, c0, [r13, #4]")
 	TEST_UNSUPPORTED(__inst_arm(0xfd0d0001) "	@ stc2	p0, c0, [r13, #-4]")
