@@ -18,7 +18,7 @@ then checks and renames the register fields its ``REGS(...)`` names
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from arches.kprobe import KprobeRefused
 
@@ -28,8 +28,9 @@ ANY, SAMEAS16, SP, PC, NOSP, NOSPPC, NOPC, NOPCWB, NOPCX, NOSPPCX = (
 INSN_NEW_BITS = 0x00020103        # bit 16 -> r2, 12 -> r0, 8 -> r1, 0 -> r3 (decode.c)
 INSN_SAMEAS16_BITS = 0x22222222
 MAX_STACK_SIZE = 64               # arch/arm/probes/kprobes/core.h
-_FIELDS = {16: "Rn (bits 19:16)", 12: "Rd/Rt (bits 15:12)", 8: "Rs (bits 11:8)",
-           4: "bits 7:4", 0: "Rm (bits 3:0)"}
+_FIELDS = {16: "the register at bits 19:16", 12: "the register at bits 15:12",
+           8: "the register at bits 11:8", 4: "the register at bits 7:4",
+           0: "the register at bits 3:0"}
 
 
 @dataclass(frozen=True)
@@ -307,7 +308,6 @@ class Decoded:
     register_usage_flags: int = 0xFFFFFFFF
     entry: str = ""                   # the matching entry's comment
     stack_entry: str = ""             # the stack checker's matching entry
-    path: list[str] = field(default_factory=list)
 
 
 def is_writeback(insn: int) -> bool:
@@ -350,7 +350,7 @@ def probes_decode_insn(insn: int, table: Table, emulate: bool, checkers: bool) -
     origin = insn
     if emulate:
         insn = prepare_emulated_insn(insn)
-    items, i, matched = table.items, 0, False
+    items, i, matched = table.items, 0, ""
     while True:
         if i == len(items):
             raise KprobeRefused(f"{table.end} ({table.name}, decode-arm.c)")
@@ -358,17 +358,17 @@ def probes_decode_insn(insn: int, table: Table, emulate: bool, checkers: bool) -
         i += 1
         if not matched and insn & item.mask != item.value:
             continue
-        insn = _decode_regs(insn, item.regs, emulate, item.what)
-        asi.path.append(item.what)
+        what = matched or item.what       # an OR chain is named by its matching entry
+        insn = _decode_regs(insn, item.regs, emulate, what)
         if item.kind == "table":
             table, items, i = item.target, item.target.items, 0
             continue
         if item.kind == "or":
-            matched = True
+            matched = item.what
             continue
         if item.kind == "reject":
-            raise KprobeRefused(f"{item.what}: rejected ({table.name}, decode-arm.c)")
-        asi.entry = item.what
+            raise KprobeRefused(f"{what}: rejected ({table.name}, decode-arm.c)")
+        asi.entry = what
         if checkers:
             _run_checkers(item.target, origin, item, asi)
         if item.kind == "custom":
