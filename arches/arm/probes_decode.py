@@ -364,7 +364,7 @@ def probes_decode_insn(insn: int, table: Table, emulate: bool, checkers: bool) -
             table, items, i = item.target, item.target.items, 0
             continue
         if item.kind == "or":
-            matched = item.what
+            matched = matched or item.what
             continue
         if item.kind == "reject":
             raise KprobeRefused(f"{what}: rejected ({table.name}, decode-arm.c)")
