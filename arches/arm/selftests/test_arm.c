@@ -242,23 +242,10 @@ static unsigned long caller_psr_i;
 #define APSR_MASK		0xf80f0000
 #define PSR_IT_MASK		0x0600fc00
 
-/* decode.c probes_condition_checks: does condition cc pass with these flags? */
+/* test_check_cc: the kernel's condition check (arm_check_condition). */
 static int test_check_cc(int cc, unsigned long cpsr)
 {
-	int n = (cpsr >> 31) & 1, z = (cpsr >> 30) & 1, c = (cpsr >> 29) & 1;
-	int v = (cpsr >> 28) & 1, r;
-
-	switch (cc >> 1) {
-	case 0: r = z; break;
-	case 1: r = c; break;
-	case 2: r = n; break;
-	case 3: r = v; break;
-	case 4: r = c && !z; break;
-	case 5: r = n == v; break;
-	case 6: r = !z && n == v; break;
-	default: return 1;
-	}
-	return (cc & 1) ? !r : r;
+	return arm_cond_passes(cc, cpsr);
 }
 
 /* The 16 flag scenarios of ARM code: N Z C V, GE and Q from the scenario number. */

@@ -128,7 +128,7 @@ static __always_inline void simulate_ldm1stm1(unsigned long insn, struct pt_regs
  */
 static __always_inline void arm_singlestep(struct kprobe *p, struct pt_regs *regs)
 {
-	unsigned long insn = p->opcode, fn = p->ainsn.insn;
+	unsigned long insn = p->opcode, fn = p->ainsn.insn, handler = p->ainsn.handler;
 	unsigned long *u = regs->uregs;
 	unsigned long pc, iaddr;
 	int rd = (insn >> 12) & 0xf, rn = (insn >> 16) & 0xf;
@@ -139,11 +139,27 @@ static __always_inline void arm_singlestep(struct kprobe *p, struct pt_regs *reg
 	regs->ARM_pc += 4;
 	pc = regs->ARM_pc + 4;
 	iaddr = regs->ARM_pc - 4;
-	c.cpsr = regs->ARM_cpsr;
-	switch (p->ainsn.handler) {
+	if (handler >= KPROBE_ARM_EMULATE_LDRDSTRD &&
+	    handler <= KPROBE_ARM_EMULATE_RDLO12RDHI16RN0RM8_RWFLAGS_NOPC) {
+		/*
+		 * Every emulate_* loads the fields in the renaming's layout:
+		 * bits 15:12 -> r0, 11:8 -> r1 (ldrd/strd: Rt + 1), 19:16 -> r2,
+		 * 3:0 -> r3, a PC field as the probed address + 8 (str_pc_offset
+		 * for a stored PC). The decoder refuses PC wherever a handler
+		 * would not substitute it.
+		 */
+		c.r[0] = rd == 15 ? iaddr + str_pc_offset : u[rd];
+		c.r[1] = handler == KPROBE_ARM_EMULATE_LDRDSTRD ? u[rd + 1] : u[rs];
+		c.r[2] = rn == 15 ? pc : u[rn];
+		c.r[3] = rm == 15 ? pc : u[rm];
+		c.cpsr = regs->ARM_cpsr;
+		kprobe_arm_call(fn, &c);
+	}
+	switch (handler) {
 	case KPROBE_ARM_PROBES_SIMULATE_NOP:
 		break;
 	case KPROBE_ARM_PROBES_EMULATE_NONE:
+		c.cpsr = regs->ARM_cpsr;
 		kprobe_arm_call(fn, &c);
 		break;
 	case KPROBE_ARM_SIMULATE_BBL:
@@ -172,20 +188,12 @@ static __always_inline void arm_singlestep(struct kprobe *p, struct pt_regs *reg
 		u[12] = u[13];
 		break;
 	case KPROBE_ARM_EMULATE_LDRDSTRD:
-		c.r[0] = u[rd];
-		c.r[1] = u[rd + 1];
-		c.r[2] = rn == 15 ? pc : u[rn];
-		c.r[3] = u[rm];
-		kprobe_arm_call(fn, &c);
 		u[rd] = c.r[0];
 		u[rd + 1] = c.r[1];
 		if (arm_is_writeback(insn))
 			u[rn] = c.r[2];
 		break;
 	case KPROBE_ARM_EMULATE_LDR:
-		c.r[2] = rn == 15 ? pc : u[rn];
-		c.r[3] = u[rm];
-		kprobe_arm_call(fn, &c);
 		if (rd == 15)
 			bx_write_pc(c.r[0], regs);	/* load_write_pc */
 		else
@@ -194,19 +202,10 @@ static __always_inline void arm_singlestep(struct kprobe *p, struct pt_regs *reg
 			u[rn] = c.r[2];
 		break;
 	case KPROBE_ARM_EMULATE_STR:
-		c.r[0] = rd == 15 ? regs->ARM_pc - 4 + str_pc_offset : u[rd];
-		c.r[2] = rn == 15 ? pc : u[rn];
-		c.r[3] = u[rm];
-		kprobe_arm_call(fn, &c);
 		if (arm_is_writeback(insn))
 			u[rn] = c.r[2];
 		break;
 	case KPROBE_ARM_EMULATE_RD12RN16RM0RS8_RWFLAGS:
-		c.r[0] = u[rd];
-		c.r[1] = u[rs];
-		c.r[2] = rn == 15 ? pc : u[rn];
-		c.r[3] = rm == 15 ? pc : u[rm];
-		kprobe_arm_call(fn, &c);
 		if (rd == 15)
 			bx_write_pc(c.r[0], regs);	/* alu_write_pc */
 		else
@@ -214,37 +213,19 @@ static __always_inline void arm_singlestep(struct kprobe *p, struct pt_regs *reg
 		arm_merge_flags(regs, c.cpsr);
 		break;
 	case KPROBE_ARM_EMULATE_RD12RN16RM0_RWFLAGS_NOPC:
-		c.r[0] = u[rd];
-		c.r[2] = u[rn];
-		c.r[3] = u[rm];
-		kprobe_arm_call(fn, &c);
 		u[rd] = c.r[0];
 		arm_merge_flags(regs, c.cpsr);
 		break;
 	case KPROBE_ARM_EMULATE_RD16RN12RM0RS8_RWFLAGS_NOPC:
-		/* Rd at bits 19:16 goes to r2, Rn at 15:12 to r0 */
-		c.r[2] = u[rn];
-		c.r[0] = u[rd];
-		c.r[3] = u[rm];
-		c.r[1] = u[rs];
-		kprobe_arm_call(fn, &c);
-		u[rn] = c.r[2];
+		u[rn] = c.r[2];			/* Rd is the field at bits 19:16 */
 		arm_merge_flags(regs, c.cpsr);
 		break;
 	case KPROBE_ARM_EMULATE_RD12RM0_NOFLAGS_NOPC:
-		c.r[0] = u[rd];
-		c.r[3] = u[rm];
-		kprobe_arm_call(fn, &c);
 		u[rd] = c.r[0];
 		break;
 	case KPROBE_ARM_EMULATE_RDLO12RDHI16RN0RM8_RWFLAGS_NOPC:
-		c.r[0] = u[rd];		/* RdLo */
-		c.r[2] = u[rn];		/* RdHi */
-		c.r[3] = u[rm];		/* Rn at bits 3:0 */
-		c.r[1] = u[rs];		/* Rm at bits 11:8 */
-		kprobe_arm_call(fn, &c);
-		u[rd] = c.r[0];
-		u[rn] = c.r[2];
+		u[rd] = c.r[0];			/* RdLo */
+		u[rn] = c.r[2];			/* RdHi */
 		arm_merge_flags(regs, c.cpsr);
 		break;
 	case KPROBE_ARM_EMULATE_GENERIC_R0_12_NOFLAGS:

@@ -25,25 +25,6 @@ static __always_inline void arch_kprobe_retry(struct pt_regs *regs, unsigned lon
 	regs->ARM_pc = addr;
 }
 
-/* arch/arm/probes/kprobes/checkers / probes_condition_checks: cond vs NZCV. */
-static __always_inline int arm_cond_passes(unsigned long cond, unsigned long cpsr)
-{
-	int n = (cpsr >> 31) & 1, z = (cpsr >> 30) & 1, c = (cpsr >> 29) & 1;
-	int v = (cpsr >> 28) & 1, r;
-
-	switch (cond >> 1) {
-	case 0: r = z; break;
-	case 1: r = c; break;
-	case 2: r = n; break;
-	case 3: r = v; break;
-	case 4: r = c && !z; break;
-	case 5: r = n == v; break;
-	case 6: r = !z && n == v; break;
-	default: return 1;
-	}
-	return (cond & 1) ? !r : r;
-}
-
 /* A failed condition: skip the instruction, run no handler (singlestep_skip). */
 static __always_inline int arch_kprobe_skip(struct kprobe *p, struct pt_regs *regs)
 {

@@ -58,4 +58,26 @@ struct arch_specific_insn {
 	long stack_space;			/* checkers-common.c: bytes of stack stored */
 };
 
+/*
+ * Whether condition cond passes with these flags (decode.c
+ * probes_condition_checks; asm/opcodes.h arm_check_condition).
+ */
+static __always_inline int arm_cond_passes(unsigned long cond, unsigned long cpsr)
+{
+	int n = (cpsr >> 31) & 1, z = (cpsr >> 30) & 1, c = (cpsr >> 29) & 1;
+	int v = (cpsr >> 28) & 1, r;
+
+	switch (cond >> 1) {
+	case 0: r = z; break;
+	case 1: r = c; break;
+	case 2: r = n; break;
+	case 3: r = v; break;
+	case 4: r = c && !z; break;
+	case 5: r = n == v; break;
+	case 6: r = !z && n == v; break;
+	default: return 1;
+	}
+	return (cond & 1) ? !r : r;
+}
+
 #endif
