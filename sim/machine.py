@@ -6,10 +6,18 @@ one ``emu_start(count=...)`` slice, which Unicorn stops exactly
 seed names one interleaving, bit for bit.
 
 Exact counts.  A turn that must end early (a CPU halts, or a handler asks to
-yield) parks the CPU in its arch's two-instruction counting loop for the
-rest of the slice; the loop's own instructions are known from its counter
-and subtracted, so retired-instruction counts stay exact without a Python
-hook per instruction.
+yield, as a clock read does) ends at the trapping instruction, in one of two
+ways (``turn_end``; both retire the same instructions, docs/machine.md):
+
+- ``"counter"`` (default): the trap reads Unicorn's own count of the
+  instructions this slice has started (:mod:`sim.uccount`) and stops the
+  slice there;
+- ``"spin"`` (the reference): the CPU is parked in its arch's
+  two-instruction counting loop for the rest of the slice; the loop's own
+  instructions are known from its counter and subtracted.
+
+Either way retired-instruction counts stay exact without a Python hook per
+instruction.
 
 Instruction-fetch coherence.  Each Unicorn keeps translated blocks until
 told otherwise, like a CPU with a stale instruction stream.  Text written
@@ -35,6 +43,7 @@ from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.errors import ConfigError, GuestFault
 from sim.textlock import TextMutex, text_mutex
+from sim.uccount import instruction_counter
 
 PAGE = 0x1000
 SPIN_BASE = 0xFFF0_0000        # the counting loop's page, outside any guest map
@@ -42,6 +51,7 @@ MAX_CPUS = 8
 UNTIL_NEVER = -1               # emu_start's `until`; slices end on `count`
 ICACHE_LINE = 32               # bytes per line flushed by flush_icache_range
 LAST_BLOCKS = 16
+TURN_ENDS = ("counter", "spin")  # how a turn ends early: Unicorn's counter, or the counting loop
 
 _PERMS = {"r": unicorn.UC_PROT_READ, "w": unicorn.UC_PROT_WRITE, "x": unicorn.UC_PROT_EXEC}
 
@@ -158,6 +168,8 @@ class Cpu:
         self.halted = False
         self._stop = False                       # end this turn early
         self._parked: object | None = None       # context saved while parked
+        self._retired: int | None = None         # instructions of a turn ended at a trap
+        self._counter = instruction_counter(self.uc, self.arch)
         self._error: BaseException | None = None
         self._stale: list[tuple[int, int]] = []  # text written since last sync
         self._turn_start: object | None = None
@@ -248,12 +260,26 @@ class Cpu:
             return self._unhandled(trap)
         resume = address + vector.length if resume is None else resume
         if self._stop:
-            self.pc = resume
-            self._parked = self.uc.context_save()
-            self.set_reg(self.arch.spin.counter, 0)
-            resume = SPIN_BASE
+            resume = self._end_turn_at_trap(resume)
         self.pc = resume - vector.resume_bias
         return True
+
+    def _end_turn_at_trap(self, resume: int) -> int:
+        """End the turn at the trapping instruction; return where the slice goes on.
+
+        With Unicorn's counter, the slice stops here and the trapping
+        instruction is the last one retired. Otherwise (the reference) the
+        slice runs out in the counting loop, whose instructions
+        :meth:`run_turn` subtracts.
+        """
+        if self.machine.turn_end == "counter" and self._counter is not None:
+            self._retired = self._counter.value
+            self.uc.emu_stop()
+            return resume
+        self.pc = resume
+        self._parked = self.uc.context_save()
+        self.set_reg(self.arch.spin.counter, 0)
+        return SPIN_BASE
 
     def _unhandled(self, trap: Trap) -> bool:
         reason = self.arch.exception_names.get(trap.intno) or (
@@ -278,7 +304,9 @@ class Cpu:
             error, self._error = self._error, None
             raise error
         executed = budget
-        if self._parked is not None:
+        if self._retired is not None:
+            executed, self._retired = self._retired, None
+        elif self._parked is not None:
             spin = self.arch.spin
             spun = 2 * self.reg(spin.counter) - (self.pc != SPIN_BASE)
             self.uc.context_restore(self._parked)
@@ -342,7 +370,7 @@ class Machine:
     """An SMP machine of 1..8 CPUs of one arch sharing one memory."""
 
     def __init__(self, arch: str | Arch, cpus: int = 1, *, quantum: int = 10_000,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, turn_end: str = "counter") -> None:
         if not isinstance(arch, (str, Arch)):
             raise TypeError(f"arch must be an arch name or an Arch, not {type(arch).__name__}")
         _check_int("cpus", cpus)
@@ -354,6 +382,9 @@ class Machine:
             raise ConfigError(f"CPU count {cpus} out of range 1..{MAX_CPUS}")
         if quantum < 1:
             raise ConfigError(f"quantum must be at least 1 instruction, not {quantum}")
+        if turn_end not in TURN_ENDS:
+            raise ConfigError(f"turn_end {turn_end!r} is not one of {', '.join(TURN_ENDS)}")
+        self.turn_end = turn_end    # "counter" (fast) or "spin" (reference); settable between turns
         self.quantum = quantum
         self.seed = seed
         self._rng = random.Random(seed) if seed is not None else None
