@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import unicorn
+from unicorn.unicorn_py3.unicorn import uclib
 
 from arches import Arch, TrapKind, TrapVector, get_arch
 from sim.asm import disasm_one
@@ -53,6 +54,7 @@ ICACHE_LINE = 32               # bytes per line flushed by flush_icache_range
 LAST_BLOCKS = 16
 TURN_ENDS = ("counter", "spin")  # how a turn ends early: Unicorn's counter, or the counting loop
 
+_uc_reg_read, _uc_reg_write = uclib.uc_reg_read, uclib.uc_reg_write
 _PERMS = {"r": unicorn.UC_PROT_READ, "w": unicorn.UC_PROT_WRITE, "x": unicorn.UC_PROT_EXEC}
 
 
@@ -154,6 +156,35 @@ class Memory:
         ctypes.memmove(ctypes.addressof(region.buf) + addr - region.base, data, len(data))
 
 
+class _RegisterFile:
+    """The arch's named registers through Unicorn's C calls, one reused buffer each.
+
+    The same ``uc_reg_read``/``uc_reg_write`` the binding makes, with the
+    binding's default 8-byte buffer (Unicorn writes the register's own
+    width into it), minus the per-call type selection and allocation: the
+    registers of a trap are read on every hypercall, clock reads included.
+    """
+
+    def __init__(self, uc: unicorn.Uc, arch: Arch) -> None:
+        self._handle = uc._uch
+        self._mask = (1 << arch.bits) - 1
+        self._bufs = {name: (const, ctypes.c_uint64()) for name, const in arch.uc_regs.items()}
+        self._refs = {name: (const, ctypes.byref(buf)) for name, (const, buf)
+                      in self._bufs.items()}
+
+    def read(self, name: str) -> int:
+        const, ref = self._refs[name]
+        if _uc_reg_read(self._handle, const, ref) != unicorn.UC_ERR_OK:
+            raise unicorn.UcError(unicorn.UC_ERR_ARG, const)
+        return self._bufs[name][1].value & self._mask
+
+    def write(self, name: str, value: int) -> None:
+        const, buf = self._bufs[name]
+        buf.value = value & self._mask
+        if _uc_reg_write(self._handle, const, self._refs[name][1]) != unicorn.UC_ERR_OK:
+            raise unicorn.UcError(unicorn.UC_ERR_ARG, const)
+
+
 class Cpu:
     """One simulated CPU: a Unicorn instance plus its accounting."""
 
@@ -162,6 +193,7 @@ class Cpu:
         self.arch: Arch = machine.arch
         self.index = index
         self.uc = unicorn.Uc(*self.arch.uc_mode)
+        self._regs = _RegisterFile(self.uc, self.arch)
         self.instructions = 0
         self.event_cycles = 0.0
         self.events: Counter[str] = Counter()
@@ -181,10 +213,10 @@ class Cpu:
 
     # -- registers -------------------------------------------------------
     def reg(self, name: str) -> int:
-        return self.uc.reg_read(self.arch.uc_regs[name])
+        return self._regs.read(name)
 
     def set_reg(self, name: str, value: int) -> None:
-        self.uc.reg_write(self.arch.uc_regs[name], value & ((1 << self.arch.bits) - 1))
+        self._regs.write(name, value)
 
     @property
     def pc(self) -> int:
@@ -294,7 +326,10 @@ class Cpu:
         """Run up to ``budget`` instructions; return how many retired."""
         self._stop = False
         self._turn_budget = budget
-        self._turn_start = self.uc.context_save()
+        if self._turn_start is None:
+            self._turn_start = self.uc.context_save()
+        else:
+            self.uc.context_update(self._turn_start)
         try:
             self.uc.emu_start(self.pc, UNTIL_NEVER, count=budget)
         except unicorn.UcError as err:
