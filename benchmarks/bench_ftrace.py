@@ -12,7 +12,10 @@ on each arch, one CPU (so that every row runs the same guest schedule):
 5. the function tracer with a filter (``kmalloc``).
 
 It prints retired instructions, modeled cycles and the ratio of cycles to
-row 1, and for row 3 what the nop leaves per call (traced calls x the
+row 1, the host seconds (CPU time of this process) of row 4 over row 3
+(every call timestamped, against the same kernel untraced), on the
+machine's fast turn end and on the reference one (``turn_end="spin"``,
+docs/machine.md), and for row 3 what the nop leaves per call (traced calls x the
 instructions an idle site still executes: x86 the 5-byte nop; ARM
 ``push {lr}`` and the ``pop {lr}`` nop; PowerPC the nop), so the rest of
 the difference is code generation (``-pg`` makes every function a
@@ -46,6 +49,24 @@ ROWS = ("FUNCTION_TRACER=n", "mcount live", "dynamic nops", "tracing all", "filt
 BASE = 0x100000
 
 
+def run_row(b, size: int | None, tracing: bool, filt: str | None,
+            turn_end: str = "counter") -> tuple:
+    """One booted hackbench run: (result, recorded events, host CPU seconds)."""
+    guest = Guest(b, workload="hackbench", size=size)              # booted: every site a nop
+    guest.machine.turn_end = turn_end
+    tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))
+    if filt:
+        tracer.ftrace.write_filter(filt)
+    started = time.process_time()
+    if not tracing:
+        return guest.run(), 0, time.process_time() - started
+    session = TraceSession(guest, TraceOptions(tracer.event_names))
+    tracer.start()               # recording into the ring buffers, drained by the host
+    sink = EventList()
+    r = session.run(sink)
+    return r, len(sink.events), time.process_time() - started
+
+
 def hackbench_rows(arch: str, size: int | None) -> list[dict]:
     rows = []
     plain = boot(build(arch, overrides={"FUNCTION_TRACER": "n"}), workload="hackbench",
@@ -56,25 +77,19 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
     rows.append({"row": ROWS[1], "instructions": live.instructions,
                  "modeled_cycles": live.modeled_cycles, "ok": live.ok})
     calls = 0
+    b = build(arch)
     for row, tracing, filt in ((ROWS[2], False, None), (ROWS[3], True, None),
                                (ROWS[4], True, "kmalloc")):
-        b = build(arch)
-        guest = Guest(b, workload="hackbench", size=size)          # booted: every site a nop
-        tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))
-        if filt:
-            tracer.ftrace.write_filter(filt)
-        if tracing:                  # recording into the ring buffers, drained by the host
-            session = TraceSession(guest, TraceOptions(tracer.event_names))
-            tracer.start()
-            sink = EventList()
-            r = session.run(sink)
-            events = len(sink.events)
-        else:
-            r, events = guest.run(), 0
+        r, events, host = run_row(b, size, tracing, filt)
         rows.append({"row": row, "instructions": r.instructions,
-                     "modeled_cycles": r.modeled_cycles, "ok": r.ok, "events": events})
+                     "modeled_cycles": r.modeled_cycles, "ok": r.ok, "events": events,
+                     "host_s": round(host, 3)})
         if row == ROWS[3]:
             calls = events
+            reference = run_row(b, size, True, None, turn_end="spin")
+            rows[-1]["host_s_reference"] = round(reference[2], 3)
+            rows[-1]["host_ratio"] = round(host / rows[2]["host_s"], 2)
+            rows[-1]["host_ratio_reference"] = round(reference[2] / rows[2]["host_s"], 2)
     base = rows[0]["modeled_cycles"]
     for row in rows:
         row["ratio"] = round(row["modeled_cycles"] / base, 4)
@@ -149,6 +164,9 @@ def main() -> None:
               f"{(every['instructions'] - nop['instructions']) / every['events']:.1f} "
               f"instructions, {(every['modeled_cycles'] - nop['modeled_cycles']) / every['events']:.1f}"
               f" modeled cycles per recorded call ({every['events']:,} calls)")
+        print(f"{'':7} host: tracing all {every['host_s']} s = {every['host_ratio']}x the nop "
+              f"row's {nop['host_s']} s (reference turn end: {every['host_s_reference']} s = "
+              f"{every['host_ratio_reference']}x)")
         print(f"{'':7} nop row - row 1: {nop['instructions'] - out['hackbench'][name][0]['instructions']:,}"
               f" instructions = {nop['traced_calls']:,} calls x "
               f"{arch_ftrace(ARCHES[name]).IDLE_SITE_INSNS} idle-site"
