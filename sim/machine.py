@@ -55,6 +55,7 @@ LAST_BLOCKS = 16
 TURN_ENDS = ("counter", "spin")  # how a turn ends early: Unicorn's counter, or the counting loop
 
 _uc_reg_read, _uc_reg_write = uclib.uc_reg_read, uclib.uc_reg_write
+_uc_reg_read_batch = uclib.uc_reg_read_batch
 _PERMS = {"r": unicorn.UC_PROT_READ, "w": unicorn.UC_PROT_WRITE, "x": unicorn.UC_PROT_EXEC}
 
 
@@ -171,12 +172,27 @@ class _RegisterFile:
         self._bufs = {name: (const, ctypes.c_uint64()) for name, const in arch.uc_regs.items()}
         self._refs = {name: (const, ctypes.byref(buf)) for name, (const, buf)
                       in self._bufs.items()}
+        self._batches: dict[tuple[str, ...], tuple] = {}
 
     def read(self, name: str) -> int:
         const, ref = self._refs[name]
         if _uc_reg_read(self._handle, const, ref) != unicorn.UC_ERR_OK:
             raise unicorn.UcError(unicorn.UC_ERR_ARG, const)
         return self._bufs[name][1].value & self._mask
+
+    def read_many(self, names: tuple[str, ...]) -> list[int]:
+        """Several registers in one ``uc_reg_read_batch`` call."""
+        batch = self._batches.get(names)
+        if batch is None:
+            bufs = [ctypes.c_uint64() for _ in names]
+            batch = self._batches[names] = (
+                (ctypes.c_int * len(names))(*(self._bufs[n][0] for n in names)),
+                (ctypes.c_void_p * len(names))(*(ctypes.addressof(b) for b in bufs)), bufs)
+        ids, ptrs, bufs = batch
+        if _uc_reg_read_batch(self._handle, ids, ptrs, len(names)) != unicorn.UC_ERR_OK:
+            raise unicorn.UcError(unicorn.UC_ERR_ARG)
+        mask = self._mask
+        return [b.value & mask for b in bufs]
 
     def write(self, name: str, value: int) -> None:
         const, buf = self._bufs[name]
@@ -228,6 +244,10 @@ class Cpu:
 
     def arg(self, n: int) -> int:
         return self.reg(self.arch.args[n])
+
+    def args(self, count: int) -> list[int]:
+        """Argument registers 0..count-1, read in one call."""
+        return self._regs.read_many(self.arch.args[:count])
 
     def registers(self) -> dict[str, int]:
         return {name: self.uc.reg_read(const) for name, const in self.arch.uc_regs.items()}
