@@ -28,6 +28,8 @@ from tracing.session import EventList, TraceOptions, TraceSession
 
 PRESSURE = {"subbuf_size": 512, "subbufs": 2, "drain_every": 40}    # both modes lose events
 BASE = 0x10000
+#: yielding_machine's turn ends: 4 x (3 nops, hypercall, 5 nops, hypercall) + hypercall
+YIELDS = [4, 10, 14, 20, 24, 30, 34, 40, 41]
 
 
 def traced(arch: str, cpus: int, mode: str, turn_end: str, *, ftrace: bool = False,
@@ -120,9 +122,7 @@ def test_turns_end_at_the_trap_with_the_counter_and_in_the_loop_without(arch: Ar
         m.run(on_turn=lambda mach: retired.append(mach.cpus[0].instructions))
         counts[turn_end] = retired
         assert bool(spins) == (turn_end == "spin")   # only the reference enters the loop
-    # 4 x (3 nops, hypercall, 5 nops, hypercall) + hypercall: turns end after each hypercall
-    want = [4, 10, 14, 20, 24, 30, 34, 40, 41]
-    assert counts["counter"] == counts["spin"] == want
+    assert counts["counter"] == counts["spin"] == YIELDS
 
 
 def test_the_counter_is_located_for_every_arch() -> None:
@@ -136,3 +136,12 @@ def test_the_counter_is_located_for_every_arch() -> None:
 def test_unknown_turn_end_is_refused() -> None:
     with pytest.raises(ConfigError, match="turn_end 'fast' is not one of counter, spin"):
         Machine(NAMES[0], turn_end="fast")
+
+
+def test_without_a_located_counter_turns_end_in_the_loop(arch: Arch, monkeypatch) -> None:
+    """Another Unicorn build, where the counter is not found: the reference, same counts."""
+    monkeypatch.setattr("sim.machine.instruction_counter", lambda uc, arch: None)
+    m, spins = yielding_machine(arch, "counter")
+    retired = []
+    m.run(on_turn=lambda mach: retired.append(mach.cpus[0].instructions))
+    assert spins and retired == YIELDS
