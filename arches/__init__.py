@@ -15,8 +15,7 @@ from types import ModuleType
 from typing import Iterable
 
 from arches.base import (CAPABILITIES, OPTIONAL_CAPABILITIES, Arch, ArchDefinitionError,
-                         ArchOps, Cost, EncodingError, TrapKind, TrapVector, check_ops,
-                         required_hooks)
+                         ArchOps, Cost, EncodingError, TrapKind, TrapVector, check_ops)
 
 
 class UnknownArch(ValueError):
@@ -29,7 +28,7 @@ def check_arch(module: ModuleType) -> Arch:
     if not isinstance(arch, Arch):
         raise ArchDefinitionError(f"arch package {module.__name__}: ARCH is "
                                   f"{type(arch).__name__}, not arches.base.Arch")
-    check_ops(arch.name, arch.ops, required_hooks(arch.name, arch.capabilities))
+    check_ops(arch.name, arch.ops)
     for name, value in (("elf_machine", arch.elf_machine),):
         if not isinstance(value, str) or not value:
             raise ArchDefinitionError(f"arch {arch.name!r}: {name} must be a non-empty str")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import inspect
 from dataclasses import dataclass, field
-from typing import Callable, ContextManager, Mapping, Protocol, Sequence
+from typing import Callable, ClassVar, ContextManager, Mapping, Protocol, Sequence
 
 from arches.kprobe import Prepared
 
@@ -120,8 +120,6 @@ class Arch:
     # site's first byte while it rewrites the rest (x86 text_poke_bp: int3);
     # empty where every patch is one single-copy-atomic word store.
     poke_breakpoint: bytes = b""
-    # Optional capabilities whose hooks ``ops`` implements (OPTIONAL_CAPABILITIES).
-    capabilities: tuple[str, ...] = ()
     # Unicorn interrupt number -> the exception's name, for fault reports of
     # traps no handler owns (x86 vector 0: #DE, divide error).
     exception_names: Mapping[int, str] = field(default_factory=dict)
@@ -131,6 +129,11 @@ class Arch:
     # DWARF register number -> register name (the arch's DWARF ABI supplement),
     # for reading variables at a probe; empty: no line-number probes.
     dwarf_regs: Mapping[int, str] = field(default_factory=dict)
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        """The optional capabilities the arch's ops implement, by name."""
+        return tuple(c.NAME for c in capability_classes(self.ops))
 
     @property
     def site_nop(self) -> bytes:
@@ -220,6 +223,13 @@ class TrapFrame(Protocol):
 
     def set_reg(self, name: str, value: int) -> None: ...
 
+    def exception_delivered(self) -> None:
+        """The fault now entering a guest handler counts as delivered: the
+        engine forgets it, so the CPU's next fault is not escalated to a
+        double fault (QEMU target/i386/excp_helper.c check_exception; the
+        machine finds the field with the arch's ``contributory_fault``
+        snippet, docs/unicorn.md)."""
+
 
 BreakpointHandler = Callable[[TrapFrame, int], "int | None"]
 """``handler(frame, address)``: the PC to resume at, or None if the
@@ -256,12 +266,10 @@ TextPokeBatch = Callable[[TextPort, Sequence[tuple[int, bytes]]], None]
 class ArchOps(Protocol):
     """The kernel-named hooks every arch implements (one object per arch).
 
-    Hooks come in capabilities (:data:`CAPABILITIES`); the registry checks,
-    when it loads an arch, that its ``ops`` has every hook of every
-    capability, callable with the parameters declared here. Hooks of later
-    capabilities (dynamic ftrace) are specified in docs/arches.md
-    and join this protocol and :data:`CAPABILITIES` with their first
-    implementation.
+    These are the hooks every arch has (:data:`CAPABILITIES`); the registry
+    checks, when it loads an arch, that its ``ops`` has each, callable with
+    the parameters declared here. Optional capabilities (:class:`Capability`)
+    add theirs through the ops object's classes.
     """
 
     def text_poke_batch(self, port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
@@ -272,39 +280,122 @@ class ArchOps(Protocol):
         """True if ``insn`` at ``address`` loads the immediate 0 into a register
         and its immediate is the ``size`` bytes at ``imv`` (an __imv site)."""
 
-    # dynamic_ftrace (include/linux/ftrace.h; the arch's constants below are
-    # class attributes of the ops object, see FTRACE_CONSTANTS)
+
+class Capability:
+    """An optional capability an arch opts into, as the kernel selects
+    HAVE_DYNAMIC_FTRACE, HAVE_KPROBES and HAVE_OPTPROBES per arch.
+
+    A capability is a class: its methods are the hooks, whose signatures the
+    registry checks when it loads an arch, and ``CONSTANTS`` the data the
+    arch must declare, with their types. An arch declares a capability once,
+    in the module that implements it, by subclassing it with that module's
+    names::
+
+        class ArmKprobes(Kprobes, Optprobes, names=globals()):
+            \"\"\"arch/arm/probes/kprobes/\"\"\"
+
+    The arch's ops class then inherits from that class, and
+    :attr:`Arch.capabilities` is read off the ops object.
+    """
+
+    NAME: ClassVar[str] = ""
+    CONSTANTS: ClassVar[Mapping[str, type | tuple[type, ...]]] = {}
+
+    def __init_subclass__(cls, names: Mapping[str, object] | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if names is None:
+            return
+        for capability in capability_classes(cls):
+            for hook in capability.hooks():
+                if hook in names:
+                    setattr(cls, hook, staticmethod(names[hook]))
+            for constant in capability.CONSTANTS:
+                if constant in names:
+                    setattr(cls, constant, names[constant])
+
+    @classmethod
+    def hooks(cls) -> tuple[str, ...]:
+        """The hooks this capability itself declares (its own methods)."""
+        return tuple(name for name, value in vars(cls).items()
+                     if inspect.isfunction(value) and not name.startswith("_"))
+
+
+class DynamicFtrace(Capability):
+    """HAVE_DYNAMIC_FTRACE (include/linux/ftrace.h; arch/*/kernel/ftrace.c).
+
+    MCOUNT_INSN_SIZE is the bytes of a site; MCOUNT_ADDR / FTRACE_ADDR the
+    symbols a compiler call and an enabled site reach, as the kernel's macros
+    of those names; IDLE_SITE_INSNS the instructions an idle site still
+    executes per call; MCOUNT_SITE_PREFIX_ASM and MCOUNT_STUB_ASM the patch
+    checker's site shape (what precedes the site, and an mcount keeping the
+    -pg contract)."""
+
+    NAME = "dynamic_ftrace"
+    CONSTANTS = {"MCOUNT_INSN_SIZE": int, "MCOUNT_ADDR": str, "FTRACE_ADDR": str,
+                 "IDLE_SITE_INSNS": int, "MCOUNT_SITE_PREFIX_ASM": str, "MCOUNT_STUB_ASM": str}
+
     def ftrace_nop_replace(self) -> bytes:
-        """The nop an idle mcount site holds (arch/*/kernel/ftrace.c ftrace_nop_replace)."""
+        """The nop an idle mcount site holds (ftrace_nop_replace)."""
+        raise NotImplementedError
 
     def ftrace_call_replace(self, ip: int, addr: int) -> bytes:
         """The call to ``addr`` an enabled site at ``ip`` holds (ftrace_call_replace)."""
+        raise NotImplementedError
 
-    # -- kprobes (HAVE_KPROBES): arches/<arch>/kprobes.py, docs/kprobes.md. The
-    # arch's data (PT_REGS, SLOT_BYTES, ...) are attributes of the same object.
+
+class Kprobes(Capability):
+    """HAVE_KPROBES (arches/<arch>/kprobes.py, docs/kprobes.md).
+
+    The constants: the guest's struct pt_regs by register (None: a slot
+    saved as 0), registers Unicorn reaches by another constant, an
+    instruction slot's bytes, the gap the trap entry leaves above pt_regs for
+    the callee, how far the breakpoint trap leaves the PC past the
+    breakpoint, the single-step trap's number (None: no hardware single-step,
+    as on ARM), whether the kretprobe trampoline is itself a kprobe, the
+    published figure, and the fault traps delivered to kprobe_fault_handler
+    (FAULT_TRAPS: Unicorn interrupt -> (guest handler, trap entry); empty
+    where none can be)."""
+
+    NAME = "kprobes"
+    CONSTANTS = {"PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
+                 "BP_PC_ADVANCE": int, "SINGLESTEP_INTNO": (int, type(None)),
+                 "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str, "FAULT_TRAPS": dict}
+
     def arch_prepare_kprobe(self, addr: int, code: bytes, slot: int) -> Prepared:
         """Copy and decode the instruction at ``addr`` (``code``: its bytes) for the
         instruction slot at ``slot``, or raise KprobeRefused with the reason."""
+        raise NotImplementedError
 
     def arch_trap_entry(self, frame: TrapFrame) -> None:
         """What the hardware's trap entry does to the live registers (x86: clear
         TF and IF; PowerPC: clear MSR_SE and MSR_EE)."""
+        raise NotImplementedError
 
     def condition_passes(self, addr: int, code: bytes, frame: TrapFrame) -> bool:
         """Whether the instruction at ``addr`` executes now (ARM conditions)."""
+        raise NotImplementedError
 
     def describe_ainsn(self, ainsn: tuple[int, ...], post_handler: bool) -> str:
         """How a hit runs the instruction, from the guest's arch_specific_insn."""
+        raise NotImplementedError
 
-    # -- optprobes (HAVE_OPTPROBES)
+
+class Optprobes(Capability):
+    """HAVE_OPTPROBES (arch/*/kernel/kprobes/opt*.c): a detour buffer's bytes."""
+
+    NAME = "optprobes"
+    CONSTANTS = {"OPTPROBE_BUFFER_BYTES": int}
+
     def arch_prepare_optimized_kprobe(self, addr: int, function: tuple[int, bytes],
                                       buffer: int, callback: int,
                                       struct: int) -> tuple[bytes, int]:
         """The detour buffer at ``buffer`` and the detoured region's length, or
         KprobeRefused (can_optimize)."""
+        raise NotImplementedError
 
     def arch_optimize_kprobe(self, addr: int, buffer: int) -> bytes:
         """The jump that replaces the breakpoint at ``addr``."""
+        raise NotImplementedError
 
 
 #: capability -> the :class:`ArchOps` hooks it needs. Every arch has these.
@@ -313,63 +404,15 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "tables": ("imv_load_of_zero",),
 }
 
-#: Capabilities an arch opts into (``Arch.capabilities``), as the kernel's
-#: HAVE_KPROBES, HAVE_OPTPROBES, HAVE_DYNAMIC_FTRACE are selected per arch:
-#: capability -> hooks. Each joins here with its first implementation
-#: (docs/arches.md lists the planned hooks and signatures).
-OPTIONAL_CAPABILITIES: dict[str, tuple[str, ...]] = {
-    "dynamic_ftrace": ("ftrace_nop_replace", "ftrace_call_replace"),
-    "kprobes": ("arch_prepare_kprobe", "arch_trap_entry", "condition_passes",
-                "describe_ainsn"),
-    "optprobes": ("arch_prepare_optimized_kprobe", "arch_optimize_kprobe"),
-}
-
-#: The constants a dynamic_ftrace ops object declares, with their types:
-#: MCOUNT_INSN_SIZE (bytes of a site), MCOUNT_ADDR / FTRACE_ADDR (the
-#: symbols a compiler call and an enabled site reach, as the kernel's
-#: macros of those names), IDLE_SITE_INSNS (instructions an idle site still
-#: executes per call), and the checker's site shape (MCOUNT_SITE_PREFIX_ASM
-#: before the site, MCOUNT_STUB_ASM an mcount keeping the -pg contract).
-FTRACE_CONSTANTS: dict[str, type] = {
-    "MCOUNT_INSN_SIZE": int, "MCOUNT_ADDR": str, "FTRACE_ADDR": str, "IDLE_SITE_INSNS": int,
-    "MCOUNT_SITE_PREFIX_ASM": str, "MCOUNT_STUB_ASM": str,
-}
-
-#: The constants a kprobes ops object declares (docs/kprobes.md): the guest's
-#: struct pt_regs by register (None: a slot saved as 0), registers Unicorn
-#: reaches by another constant, an instruction slot's bytes, the gap the trap
-#: entry leaves above pt_regs for the callee, how far the breakpoint trap
-#: leaves the PC past the breakpoint, whether the kretprobe trampoline is
-#: itself a kprobe, the published figure, and the fault traps delivered to
-#: kprobe_fault_handler (FAULT_TRAPS; empty where none can be); optprobes add a detour
-#: buffer's bytes. (SINGLESTEP_INTNO, the single-step trap's number, may be
-#: None: no hardware single-step on ARM.)
-KPROBE_CONSTANTS: dict[str, type] = {
-    "PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
-    "BP_PC_ADVANCE": int, "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str,
-    "FAULT_TRAPS": dict,
-}
-
-#: capability -> constants (name -> type) its ops object must declare.
-CAPABILITY_CONSTANTS: dict[str, dict[str, type]] = {
-    "dynamic_ftrace": FTRACE_CONSTANTS, "kprobes": KPROBE_CONSTANTS,
-    "optprobes": {"OPTPROBE_BUFFER_BYTES": int},
-}
+#: The optional capabilities by name, in the order they are reported.
+OPTIONAL_CAPABILITIES: dict[str, type[Capability]] = {
+    c.NAME: c for c in (DynamicFtrace, Kprobes, Optprobes)}
 
 
-def ftrace_capability(*, nop: bytes, insn_size: int, mcount: str, idle_insns: int,
-                      site_prefix_asm: str, stub_asm: str,
-                      ftrace_addr: str = "ftrace_caller") -> type:
-    """A mixin for an arch's ops: the dynamic_ftrace constants and
-    ``ftrace_nop_replace`` returning ``nop`` (ftrace_call_replace is the
-    arch's call encoding, which the ops class adds itself)."""
-    def ftrace_nop_replace() -> bytes:
-        return nop
-    return type("FtraceOps", (), {
-        "__doc__": f"dynamic_ftrace: {insn_size}-byte sites calling {mcount}, nop {nop.hex()}",
-        "MCOUNT_INSN_SIZE": insn_size, "MCOUNT_ADDR": mcount, "FTRACE_ADDR": ftrace_addr,
-        "IDLE_SITE_INSNS": idle_insns, "MCOUNT_SITE_PREFIX_ASM": site_prefix_asm,
-        "MCOUNT_STUB_ASM": stub_asm, "ftrace_nop_replace": staticmethod(ftrace_nop_replace)})
+def capability_classes(ops: object) -> tuple[type[Capability], ...]:
+    """The optional capabilities ``ops`` (an ops object or class) implements."""
+    cls = ops if isinstance(ops, type) else type(ops)
+    return tuple(c for c in OPTIONAL_CAPABILITIES.values() if issubclass(cls, c))
 
 
 class ArchDefinitionError(ImportError):
@@ -384,50 +427,38 @@ def _arity(func: Callable) -> int | None:
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
-def required_hooks(arch_name: str, opted: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """Every capability's hooks an arch must have: the common ones and those it opts into."""
-    unknown = [c for c in opted if c not in OPTIONAL_CAPABILITIES]
-    if unknown:
-        raise ArchDefinitionError(f"arch {arch_name!r}: unknown capability {unknown[0]!r} "
-                                  f"(known: {', '.join(OPTIONAL_CAPABILITIES) or 'none yet'})")
-    return {**CAPABILITIES, **{c: OPTIONAL_CAPABILITIES[c] for c in opted}}
-
-
-def check_ops(arch_name: str, ops: object, capabilities: Mapping[str, tuple[str, ...]]) -> None:
+def check_ops(arch_name: str, ops: object) -> None:
     """Raise :class:`ArchDefinitionError` (one line, naming arch and hook)
-    unless ``ops`` has every hook of ``capabilities`` with the right arity."""
-    for capability, hooks in capabilities.items():
+    unless ``ops`` has every common hook and every hook and constant of the
+    capabilities it implements, each hook with the declared arity."""
+    for capability, hooks in CAPABILITIES.items():
         for hook in hooks:
-            func = getattr(ops, hook, None)
-            where = f"arch {arch_name!r}: ops hook {hook!r} ({capability})"
-            if func is None:
+            _check_hook(f"arch {arch_name!r}: ops hook {hook!r} ({capability})",
+                        getattr(ops, hook, None), getattr(ArchOps, hook))
+    for capability in capability_classes(ops):
+        for hook in capability.hooks():
+            where = f"arch {arch_name!r}: ops hook {hook!r} ({capability.NAME})"
+            if getattr(type(ops), hook) is vars(capability)[hook]:
                 raise ArchDefinitionError(f"{where} is missing")
-            if not callable(func):
-                raise ArchDefinitionError(f"{where} is a {type(func).__name__}, "
-                                          "not a function")
-            spec = getattr(ArchOps, hook, None)
-            want = _arity(spec) - 1 if spec is not None else None   # minus self
-            have = _arity(func)
-            if want is not None and have is not None and have != want:
-                raise ArchDefinitionError(f"{where} takes {have} arguments, "
-                                          f"expected {want}")
-        for name, kind in CAPABILITY_CONSTANTS.get(capability, {}).items():
+            _check_hook(where, getattr(ops, hook), vars(capability)[hook])
+        for name, kind in capability.CONSTANTS.items():
             value = getattr(ops, name, None)
             if not isinstance(value, kind):
+                names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
                 raise ArchDefinitionError(f"arch {arch_name!r}: ops constant {name!r} "
-                                          f"({capability}) must be a {kind.__name__}, "
+                                          f"({capability.NAME}) must be a {names}, "
                                           f"not {type(value).__name__}")
 
 
-def capability_ops(namespace: Mapping[str, object], capabilities: Sequence[str],
-                   data: Sequence[str] = ()) -> type:
-    """A mixin for an arch's ops class: the hooks of ``capabilities`` (as static
-    methods), their constants and the ``data`` names, from a module's ``namespace``."""
-    hooks = [h for c in capabilities for h in OPTIONAL_CAPABILITIES[c]]
-    names = [*data, *(n for c in capabilities for n in CAPABILITY_CONSTANTS.get(c, {}))]
-    body: dict[str, object] = {name: namespace[name] for name in names}
-    body.update({name: staticmethod(namespace[name]) for name in hooks})
-    return type("+".join(capabilities), (), body)
+def _check_hook(where: str, func: object, spec: Callable) -> None:
+    if func is None:
+        raise ArchDefinitionError(f"{where} is missing")
+    if not callable(func):
+        raise ArchDefinitionError(f"{where} is a {type(func).__name__}, not a function")
+    want = _arity(spec) - 1                  # minus self
+    have = _arity(func)
+    if want is not None and have is not None and have != want:
+        raise ArchDefinitionError(f"{where} takes {have} arguments, expected {want}")
 
 
 def icache_lines(ranges: Sequence[tuple[int, int]], line: int = 32) -> list[tuple[int, int]]:

@@ -42,6 +42,7 @@ from sim.asm import disasm_one
 from sim.clock import TurnEndClock
 from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
+from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault
 from sim.textlock import TextMutex, text_mutex
 from sim.uccount import instruction_counter
@@ -277,6 +278,10 @@ class Cpu:
     def yield_turn(self) -> None:
         """End this CPU's turn once the current trap handler returns."""
         self._stop = True
+
+    def exception_delivered(self) -> None:
+        """The fault now entering a guest handler counts as delivered (:mod:`sim.inflight`)."""
+        forget_inflight_exception(self.uc, self.arch)
 
     # -- hooks -----------------------------------------------------------
     def _on_intr(self, uc: unicorn.Uc, intno: int, _data: object) -> None:

@@ -24,12 +24,12 @@ from dataclasses import replace
 from typing import Sequence
 
 from arches import ARCHES
-from arches.base import TextPort, patch_words
+from arches.base import DynamicFtrace, Kprobes, Optprobes, TextPort, patch_words
 
 CALLS = []
 
 
-class FakeOps:
+class FakeOps({capabilities}):
     @staticmethod
     def text_poke_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
         CALLS.append(list(sites))
@@ -39,19 +39,21 @@ class FakeOps:
 
 
 ARCH = replace(ARCHES["arm"], name="fake4", summary="a fourth arch, for the registry test",
-               ops=FakeOps(), elf_machine="EM_FAKE4", capabilities={capabilities})
+               ops=FakeOps(), elf_machine="EM_FAKE4")
 '''
 GOOD_IMV = ("@staticmethod\n    def imv_load_of_zero(insn: bytes, address: int, imv: int, "
             "size: int) -> bool:\n        return False")
 
 
 def write_package(root: Path, package: str, imv: str, capabilities: tuple = ()) -> Path:
-    """``root/package/fake4/__init__.py`` with the given imv_load_of_zero text."""
+    """``root/package/fake4/__init__.py`` with the given imv_load_of_zero text, its
+    ops class inheriting the named capability classes (``Kprobes``, ...)."""
     pkg = root / package
     (pkg / "fake4").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     text = textwrap.dedent(FAKE_INIT).replace("{imv}", imv)
-    (pkg / "fake4" / "__init__.py").write_text(text.replace("{capabilities}", repr(capabilities)))
+    (pkg / "fake4" / "__init__.py").write_text(text.replace("{capabilities}",
+                                                             ", ".join(capabilities)))
     return pkg
 
 
@@ -101,23 +103,27 @@ def test_registry_rejects_a_bad_hook_with_one_line(tmp_path, monkeypatch, imv, m
     assert str(err.value) == message and "\n" not in str(err.value)
 
 
-def test_an_opted_capability_needs_its_hooks(tmp_path, monkeypatch) -> None:
-    monkeypatch.setitem(arches.base.OPTIONAL_CAPABILITIES, "kprobes", ("arch_arm_kprobe",))
-    with pytest.raises(ArchDefinitionError,
-                       match=r"^arch 'fake4': ops hook 'arch_arm_kprobe' \(kprobes\) is missing$"):
-        load(tmp_path, monkeypatch, "fourth_kprobes", GOOD_IMV, ("kprobes",))
-    with pytest.raises(ArchDefinitionError, match=r"unknown capability 'uprobes'"):
-        load(tmp_path, monkeypatch, "fourth_unknown", GOOD_IMV, ("uprobes",))
-
-
-@pytest.mark.parametrize("capability, hook", [("kprobes", "arch_prepare_kprobe"),
-                                              ("optprobes", "arch_prepare_optimized_kprobe")])
-def test_declaring_kprobes_without_the_hooks_fails_with_one_line(tmp_path, monkeypatch,
-                                                                  capability, hook) -> None:
-    """HAVE_KPROBES / HAVE_OPTPROBES declared, hooks absent: refused at registry load."""
+@pytest.mark.parametrize("capability, name, hook", [
+    ("Kprobes", "kprobes", "arch_prepare_kprobe"),
+    ("Optprobes", "optprobes", "arch_prepare_optimized_kprobe"),
+    ("DynamicFtrace", "dynamic_ftrace", "ftrace_nop_replace")])
+def test_declaring_a_capability_without_its_hooks_fails_with_one_line(
+        tmp_path, monkeypatch, capability, name, hook) -> None:
+    """HAVE_KPROBES / HAVE_OPTPROBES / HAVE_DYNAMIC_FTRACE declared (the ops class
+    inherits the capability), hooks absent: refused at registry load."""
     with pytest.raises(ArchDefinitionError) as err:
-        load(tmp_path, monkeypatch, f"fourth_{capability}", GOOD_IMV, (capability,))
-    assert str(err.value) == f"arch 'fake4': ops hook '{hook}' ({capability}) is missing"
+        load(tmp_path, monkeypatch, f"fourth_{name}", GOOD_IMV, (capability,))
+    assert str(err.value) == f"arch 'fake4': ops hook '{hook}' ({name}) is missing"
+
+
+def test_capabilities_are_read_off_the_ops_classes(tmp_path, monkeypatch) -> None:
+    """One declaration: the ops class's capability bases are the arch's capabilities."""
+    plain = load(tmp_path, monkeypatch, "fourth_plain", GOOD_IMV)["fake4"]
+    assert plain.capabilities == ()
+    for name in arches.NAMES:
+        arch = arches.ARCHES[name]
+        assert arch.capabilities == tuple(c.NAME for c in type(arch.ops).__mro__
+                                          if c in arches.base.OPTIONAL_CAPABILITIES.values())
 
 
 def test_kprobe_hooks_are_reached_through_the_ops_object(tmp_path, monkeypatch) -> None:
@@ -125,6 +131,7 @@ def test_kprobe_hooks_are_reached_through_the_ops_object(tmp_path, monkeypatch) 
     kprobe layer; an arch with it hands over its ops object."""
     from dataclasses import replace
 
+    from arches.base import ArchOps
     from probes.kprobes import arch_kprobes
     from sim.errors import ConfigError
     fake = load(tmp_path, monkeypatch, "fourth_nokprobes", GOOD_IMV)["fake4"]
@@ -134,7 +141,7 @@ def test_kprobe_hooks_are_reached_through_the_ops_object(tmp_path, monkeypatch) 
         arch = arches.ARCHES[name]
         assert "kprobes" in arch.capabilities and arch_kprobes(arch) is arch.ops
         with pytest.raises(ConfigError):
-            arch_kprobes(replace(arch, capabilities=()))
+            arch_kprobes(replace(arch, ops=ArchOps))     # the common hooks only
 
 
 def test_a_package_without_an_arch_object_is_rejected(tmp_path, monkeypatch) -> None:
@@ -175,16 +182,13 @@ FTRACE_OPS = '''@staticmethod
 def test_dynamic_ftrace_is_a_checked_capability(tmp_path, monkeypatch) -> None:
     """Opting into dynamic_ftrace needs both hooks and every constant, typed."""
     ok = load(tmp_path, monkeypatch, "fourth_ftrace_ok",
-              FTRACE_OPS.format(ftrace_addr='"ftrace_caller"'), ("dynamic_ftrace",))["fake4"]
+              FTRACE_OPS.format(ftrace_addr='"ftrace_caller"'), ("DynamicFtrace",))["fake4"]
     assert ok.ops.ftrace_nop_replace() == bytes.fromhex("0040bde8")
     assert ok.ops.ftrace_call_replace(0x1000, 0x1008) == ARCHES_ARM.encode_call(0x1000, 0x1008)
-    with pytest.raises(ArchDefinitionError, match=r"^arch 'fake4': ops hook 'ftrace_nop_replace' "
-                                                  r"\(dynamic_ftrace\) is missing$"):
-        load(tmp_path, monkeypatch, "fourth_ftrace_nohook", GOOD_IMV, ("dynamic_ftrace",))
     with pytest.raises(ArchDefinitionError, match=r"^arch 'fake4': ops constant 'FTRACE_ADDR' "
                                                   r"\(dynamic_ftrace\) must be a str, not int$"):
         load(tmp_path, monkeypatch, "fourth_ftrace_badconst",
-             FTRACE_OPS.format(ftrace_addr="7"), ("dynamic_ftrace",))
+             FTRACE_OPS.format(ftrace_addr="7"), ("DynamicFtrace",))
 
 
 def test_every_real_arch_declares_dynamic_ftrace() -> None:
@@ -196,15 +200,15 @@ def test_every_real_arch_declares_dynamic_ftrace() -> None:
 
 def test_kprobes_constants_are_checked(tmp_path, monkeypatch) -> None:
     """Every kprobes hook present, one constant missing: refused in one line."""
-    names = [*arches.base.OPTIONAL_CAPABILITIES["kprobes"],
-             *(n for n in arches.base.CAPABILITY_CONSTANTS["kprobes"] if n != "PT_REGS")]
-    body = "\n    ".join(["from arches.arm.kprobes import KprobeOps as _arm"]
+    kprobes = arches.base.Kprobes
+    names = [*kprobes.hooks(), *(n for n in kprobes.CONSTANTS if n != "PT_REGS")]
+    body = "\n    ".join(["from arches.arm.kprobes import ArmKprobes as _arm"]
                          + [f'{n} = _arm.__dict__["{n}"]' for n in names])
     with pytest.raises(ArchDefinitionError) as err:
-        load(tmp_path, monkeypatch, "fourth_kconst", GOOD_IMV + "\n    " + body, ("kprobes",))
+        load(tmp_path, monkeypatch, "fourth_kconst", GOOD_IMV + "\n    " + body, ("Kprobes",))
     assert str(err.value) == ("arch 'fake4': ops constant 'PT_REGS' (kprobes) must be a tuple, "
                               "not NoneType")
     found = load(tmp_path, monkeypatch, "fourth_kok",
                  GOOD_IMV + "\n    " + body + '\n    PT_REGS = _arm.__dict__["PT_REGS"]',
-                 ("kprobes",))
+                 ("Kprobes",))
     assert found["fake4"].ops.PT_REGS == arches.ARCHES["arm"].ops.PT_REGS

@@ -18,7 +18,6 @@ from unicorn import arm_const
 from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
                          patch_words, uc_register_map)
 from arches.arm.dwarf import DWARF_REGS
-from arches.arm.ftrace import FtraceOps
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)   # +-32 MB
 KPROBE_ARM_BREAKPOINT_INSTRUCTION = 0x07F001F8
@@ -81,16 +80,16 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
             and size == 1 and imv == address)
 
 
-# Imported here: it uses the encoders above (HAVE_KPROBES).
-from arches.arm.kprobes import KprobeOps  # noqa: E402
+# Imported here: they use the encoders above.
+from arches.arm.ftrace import ArmFtrace  # noqa: E402
+from arches.arm.kprobes import ArmKprobes  # noqa: E402
 
 
-class ArmOps(FtraceOps, KprobeOps):
+class ArmOps(ArmFtrace, ArmKprobes):
     """The 32-bit ARM hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(patch_text_batch)
     imv_load_of_zero = staticmethod(imv_load_of_zero)
-    ftrace_call_replace = staticmethod(encode_call)     # dynamic_ftrace
 
 
 ARCH = Arch(
@@ -126,7 +125,6 @@ ARCH = Arch(
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
     ops=ArmOps(),
-    capabilities=("dynamic_ftrace", "kprobes", "optprobes"),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_ARM",
     # GNU EABI -pg: `push {lr}; bl __gnu_mcount_nc` (arch/arm/kernel/entry-ftrace.S).

@@ -11,11 +11,29 @@ the ``bl`` and the stub pops it and returns.
 """
 from __future__ import annotations
 
-from arches.base import ftrace_capability
+from arches.base import DynamicFtrace
+from arches.arm import encode_call
 
 #: pop {lr} (ldmia sp!, {lr}): the NOP for the push {lr} / bl __gnu_mcount_nc pair.
 POP_LR = (0xE8BD4000).to_bytes(4, "little")
 
-FtraceOps = ftrace_capability(nop=POP_LR, insn_size=4, mcount="__gnu_mcount_nc", idle_insns=2,
-                              site_prefix_asm="push {lr}",
-                              stub_asm="mov ip, lr; pop {lr}; bx ip")
+MCOUNT_INSN_SIZE = 4
+MCOUNT_ADDR = "__gnu_mcount_nc"
+FTRACE_ADDR = "ftrace_caller"
+IDLE_SITE_INSNS = 2
+MCOUNT_SITE_PREFIX_ASM = "push {lr}"
+MCOUNT_STUB_ASM = "mov ip, lr; pop {lr}; bx ip"
+
+
+def ftrace_nop_replace() -> bytes:
+    """The nop an idle site holds (arch/arm/kernel/ftrace.c ftrace_nop_replace)."""
+    return POP_LR
+
+
+def ftrace_call_replace(ip: int, addr: int) -> bytes:
+    """The call an enabled site holds (arch/arm/kernel/ftrace.c ftrace_call_replace)."""
+    return encode_call(ip, addr)
+
+
+class ArmFtrace(DynamicFtrace, names=globals()):
+    """HAVE_DYNAMIC_FTRACE on arm."""

@@ -22,7 +22,7 @@ import keystone
 from capstone import arm_const
 
 from arches.arm import encode_jump
-from arches.base import TrapFrame, capability_ops
+from arches.base import Kprobes, Optprobes, TrapFrame
 from arches.kprobe import KprobeRefused, Prepared
 
 SLOT = 64                            # KPROBE_ARM_SLOT in asm/kprobes.h
@@ -197,6 +197,6 @@ def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
 #: (arch/arm/mm/fault.c), which kisim cannot deliver (docs/kprobes.md).
 FAULT_TRAPS: dict[int, tuple[str, Callable[[TrapFrame], None]]] = {}
 
-#: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"),
-                           ("SINGLESTEP_INTNO",))
+
+class ArmKprobes(Kprobes, Optprobes, names=globals()):
+    """HAVE_KPROBES, HAVE_OPTPROBES on arm: this module's hooks and constants."""

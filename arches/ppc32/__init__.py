@@ -17,7 +17,10 @@ from unicorn import ppc_const
 from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
                          patch_words, uc_register_map)
 from arches.ppc32.dwarf import DWARF_REGS
-from arches.ppc32.ftrace import PPC_INST_NOP, FtraceOps
+
+#: PPC_INST_NOP (arch/powerpc/include/asm/ppc-opcode.h): ori 0,0,0, big-endian.
+PPC_INST_NOP = (0x60000000).to_bytes(4, "big")
+
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)
 
@@ -78,16 +81,16 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
             and word & 0xFFFF == 0 and size == 2 and imv == address + 2)
 
 
-# Imported here: it uses the encoders above (HAVE_KPROBES).
-from arches.ppc32.kprobes import KprobeOps  # noqa: E402
+# Imported here: they use the encoders above.
+from arches.ppc32.ftrace import Ppc32Ftrace  # noqa: E402
+from arches.ppc32.kprobes import Ppc32Kprobes  # noqa: E402
 
 
-class Ppc32Ops(FtraceOps, KprobeOps):
+class Ppc32Ops(Ppc32Ftrace, Ppc32Kprobes):
     """The 32-bit PowerPC hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(patch_instruction_batch)
     imv_load_of_zero = staticmethod(imv_load_of_zero)
-    ftrace_call_replace = staticmethod(encode_call)     # dynamic_ftrace
 
 
 ARCH = Arch(
@@ -125,7 +128,6 @@ ARCH = Arch(
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
     ops=Ppc32Ops(),
-    capabilities=("dynamic_ftrace", "kprobes"),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_PPC",
     # -pg calls _mcount (arch/powerpc/kernel/trace/ftrace_32.S; ftrace_entry.S since 6.x).

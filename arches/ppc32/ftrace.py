@@ -11,10 +11,26 @@ checker's site shape, the prologue has saved LR and the stub returns.
 """
 from __future__ import annotations
 
-from arches.base import ftrace_capability
+from arches.base import DynamicFtrace
+from arches.ppc32 import PPC_INST_NOP, encode_call
 
-#: PPC_INST_NOP (arch/powerpc/include/asm/ppc-opcode.h): ori 0,0,0, big-endian.
-PPC_INST_NOP = (0x60000000).to_bytes(4, "big")
+MCOUNT_INSN_SIZE = 4
+MCOUNT_ADDR = "_mcount"
+FTRACE_ADDR = "ftrace_caller"
+IDLE_SITE_INSNS = 1
+MCOUNT_SITE_PREFIX_ASM = ""
+MCOUNT_STUB_ASM = "blr"
 
-FtraceOps = ftrace_capability(nop=PPC_INST_NOP, insn_size=4, mcount="_mcount", idle_insns=1,
-                              site_prefix_asm="", stub_asm="blr")
+
+def ftrace_nop_replace() -> bytes:
+    """The nop an idle site holds (arch/powerpc/kernel/trace/ftrace.c ftrace_nop_replace)."""
+    return PPC_INST_NOP
+
+
+def ftrace_call_replace(ip: int, addr: int) -> bytes:
+    """The call an enabled site holds (arch/powerpc/kernel/trace/ftrace.c ftrace_call_replace)."""
+    return encode_call(ip, addr)
+
+
+class Ppc32Ftrace(DynamicFtrace, names=globals()):
+    """HAVE_DYNAMIC_FTRACE on ppc32."""

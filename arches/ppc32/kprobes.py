@@ -13,7 +13,7 @@ from typing import Callable
 
 from unicorn import ppc_const
 
-from arches.base import TrapFrame, capability_ops
+from arches.base import Kprobes, TrapFrame
 from arches.kprobe import KprobeRefused, Prepared
 
 SLOT_BYTES = 8                       # KPROBE_SLOT_BYTES in asm/kprobes.h
@@ -67,5 +67,6 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
 #: (arch/powerpc/mm/fault.c), which kisim cannot deliver (docs/kprobes.md).
 FAULT_TRAPS: dict[int, tuple[str, Callable[[TrapFrame], None]]] = {}
 
-#: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes",), ("SINGLESTEP_INTNO",))
+
+class Ppc32Kprobes(Kprobes, names=globals()):
+    """HAVE_KPROBES on ppc32: this module's hooks and constants."""

@@ -16,7 +16,10 @@ from unicorn import x86_const
 from arches.base import (Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
                          TrapVector, check_reach, uc_register_map)
 from arches.x86_64.dwarf import DWARF_REGS
-from arches.x86_64.ftrace import P6_NOP5, FtraceOps
+
+#: P6_NOP5 (arch/x86/include/asm/nops.h): nopl 0x0(%rax,%rax,1), the ideal 5-byte nop.
+P6_NOP5 = bytes.fromhex("0f1f440000")
+
 
 REL32 = (-(1 << 31), (1 << 31) - 1)
 REL8 = (-128, 127)
@@ -179,16 +182,16 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
             and imv == address + len(insn) - size and imv % size == 0)
 
 
-# Imported here: it uses the encoders above (HAVE_KPROBES).
-from arches.x86_64.kprobes import KprobeOps  # noqa: E402
+# Imported here: they use the encoders above.
+from arches.x86_64.ftrace import X86Ftrace  # noqa: E402
+from arches.x86_64.kprobes import X86Kprobes  # noqa: E402
 
 
-class X86Ops(FtraceOps, KprobeOps):
+class X86Ops(X86Ftrace, X86Kprobes):
     """The x86-64 hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(text_poke_bp_batch)
     imv_load_of_zero = staticmethod(imv_load_of_zero)
-    ftrace_call_replace = staticmethod(encode_call)     # dynamic_ftrace
 
 
 ARCH = Arch(
@@ -238,7 +241,6 @@ ARCH = Arch(
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
     ops=X86Ops(),
-    capabilities=("dynamic_ftrace", "kprobes", "optprobes"),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_X86_64",
     # -pg without -mfentry calls mcount; with it, __fentry__ (arch/x86/kernel/ftrace_64.S).
@@ -254,6 +256,8 @@ ARCH = Arch(
         "checker_count": "inc r12",
         "checker_skip": "inc r13",
         "checker_body": "inc r14; ret",
+        # a #GP: loading a selector past the GDT (sim/inflight.py measures with it)
+        "contributory_fault": "mov ax, 0x1234; mov ds, ax",
     },
     costs={
         "insn": Cost(1, "model unit: one modeled cycle per retired instruction "

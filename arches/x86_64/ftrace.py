@@ -11,10 +11,26 @@ stub simply returns.
 """
 from __future__ import annotations
 
-from arches.base import ftrace_capability
+from arches.base import DynamicFtrace
+from arches.x86_64 import P6_NOP5, encode_call
 
-#: P6_NOP5 (arch/x86/include/asm/nops.h): nopl 0x0(%rax,%rax,1).
-P6_NOP5 = bytes.fromhex("0f1f440000")
+MCOUNT_INSN_SIZE = 5
+MCOUNT_ADDR = "mcount"
+FTRACE_ADDR = "ftrace_caller"
+IDLE_SITE_INSNS = 1
+MCOUNT_SITE_PREFIX_ASM = ""
+MCOUNT_STUB_ASM = "ret"
 
-FtraceOps = ftrace_capability(nop=P6_NOP5, insn_size=5, mcount="mcount", idle_insns=1,
-                              site_prefix_asm="", stub_asm="ret")
+
+def ftrace_nop_replace() -> bytes:
+    """The nop an idle site holds (arch/x86/kernel/ftrace.c ftrace_nop_replace)."""
+    return P6_NOP5
+
+
+def ftrace_call_replace(ip: int, addr: int) -> bytes:
+    """The call an enabled site holds (arch/x86/kernel/ftrace.c ftrace_call_replace)."""
+    return encode_call(ip, addr)
+
+
+class X86Ftrace(DynamicFtrace, names=globals()):
+    """HAVE_DYNAMIC_FTRACE on x86_64."""

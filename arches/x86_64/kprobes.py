@@ -11,16 +11,13 @@ entry clears TF and IF in the live flags (Intel SDM vol. 3 §6.12.1).
 """
 from __future__ import annotations
 
-import ctypes
-import functools
 from typing import Callable
 
 import capstone
 import keystone
-import unicorn
 from capstone import x86_const
 
-from arches.base import TrapFrame, capability_ops
+from arches.base import Kprobes, Optprobes, TrapFrame
 from arches.kprobe import KprobeRefused, Prepared
 from arches.x86_64 import INT3, SYSCALL, encode_jump
 
@@ -214,38 +211,6 @@ def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
 X86_TRAP_GP = 13                    # arch/x86/include/asm/trapnr.h
 
 
-@functools.cache
-def _old_exception_offset() -> int:
-    """Where Unicorn's saved context keeps QEMU's ``old_exception``, measured.
-
-    QEMU (target/i386/excp_helper.c check_exception) remembers a
-    contributory fault in flight and turns the next one into a double fault
-    (vector 8), then a triple fault; only a completed delivery
-    (x86_cpu_do_interrupt) forgets it, and Unicorn's interrupt hook replaces
-    that delivery. The field is found once, on a scratch engine, as the one
-    word of the context that goes from -1 to 13 across a #GP.
-    """
-    code = bytes.fromhex("66b8341266" "8ed8")          # mov ax, 0x1234; mov ds, ax
-    uc = unicorn.Uc(unicorn.UC_ARCH_X86, unicorn.UC_MODE_64)
-    uc.mem_map(0x1000, 0x1000)
-    uc.mem_write(0x1000, code)
-    before = _context_bytes(uc.context_save())
-    after: list[bytes] = []
-    uc.hook_add(unicorn.UC_HOOK_INTR, lambda u, intno, _d: (after.append(
-        _context_bytes(u.context_save())), u.emu_stop()))
-    uc.emu_start(0x1000, 0x1000 + len(code), count=2)
-    gp = X86_TRAP_GP.to_bytes(4, "little")
-    found = [i for i in range(0, len(before) - 3, 4)
-             if before[i:i + 4] == b"\xff" * 4 and after[0][i:i + 4] == gp]
-    if len(found) != 1:
-        raise RuntimeError(f"Unicorn context: {len(found)} candidates for old_exception")
-    return found[0]
-
-
-def _context_bytes(context: unicorn.UcContext) -> bytes:
-    return ctypes.string_at(ctypes.cast(context.context, ctypes.c_void_p).value, context.size)
-
-
 def gp_delivered(cpu: TrapFrame) -> None:
     """Entry to the #GP handler: trap entry, and the fault counts as delivered.
 
@@ -253,11 +218,7 @@ def gp_delivered(cpu: TrapFrame) -> None:
     fault and the one after it as a triple fault (measured on Unicorn 2.1.4).
     """
     arch_trap_entry(cpu)
-    uc = cpu.uc                             # type: ignore[attr-defined]
-    context = uc.context_save()
-    ctypes.memmove(ctypes.cast(context.context, ctypes.c_void_p).value + _old_exception_offset(),
-                   b"\xff" * 4, 4)
-    uc.context_restore(context)
+    cpu.exception_delivered()
 
 
 #: Fault traps the machine delivers to the guest: Unicorn interrupt -> (the
@@ -268,6 +229,6 @@ def gp_delivered(cpu: TrapFrame) -> None:
 FAULT_TRAPS: dict[int, tuple[str, Callable[[TrapFrame], None]]] = {
     X86_TRAP_GP: ("exc_general_protection", gp_delivered)}
 
-#: The hooks and data of the kprobes capability, for the arch's ops class.
-KprobeOps = capability_ops(globals(), ("kprobes", "optprobes"),
-                           ("SINGLESTEP_INTNO",))
+
+class X86Kprobes(Kprobes, Optprobes, names=globals()):
+    """HAVE_KPROBES, HAVE_OPTPROBES on x86_64: this module's hooks and constants."""
