@@ -343,7 +343,11 @@ FTRACE_CONSTANTS: dict[str, type] = {
 #: itself a kprobe, the published figure, and the fault traps delivered to
 #: kprobe_fault_handler (FAULT_TRAPS; empty where none can be); optprobes add a detour
 #: buffer's bytes. (SINGLESTEP_INTNO, the single-step trap's number, may be
-#: None: no hardware single-step on ARM.)
+#: None: no hardware single-step on ARM.) Optional: TRAP_ENTRY, the guest
+#: symbol of the arch's exception prologue (entered with the frame in args[0]
+#: and the handler in args[1]), and GUEST_SAVED_REGS, the pt_regs slots only
+#: that prologue and kprobe_exc_return save and restore (PowerPC XER: its
+#: SO/OV/CA bits are not in Unicorn's register read).
 KPROBE_CONSTANTS: dict[str, type] = {
     "PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
     "BP_PC_ADVANCE": int, "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str,

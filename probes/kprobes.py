@@ -265,6 +265,11 @@ class Kprobes:
                              for intno, (name, entry) in self.ops.FAULT_TRAPS.items()
                              if name in symbols}
         self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
+        # The arch's guest prologue, if its trap entry has one (TRAP_ENTRY), and
+        # the registers only it and kprobe_exc_return save and restore.
+        entry = getattr(self.ops, "TRAP_ENTRY", None)
+        self._trap_entry = symbols[entry] if entry else None
+        self._guest_saved = frozenset(getattr(self.ops, "GUEST_SAVED_REGS", ()))
         self._mcount = {site.address for site in self.tables.mcount}
         self._data = _data_in_text(guest.elf)
         self._md = capstone.Cs(*self.arch.cs_mode)
@@ -773,7 +778,7 @@ class Kprobes:
     def _save(self, cpu: Cpu, pc: int) -> list[int]:
         words = []
         for name in self.ops.PT_REGS:
-            if name is None:
+            if name is None or name in self._guest_saved:
                 words.append(0)
             elif name == self.arch.pc:
                 words.append(pc)
@@ -787,7 +792,7 @@ class Kprobes:
         pc = 0
         for i, name in enumerate(self.ops.PT_REGS):
             value = self.machine.read_word(frame + i * self.arch.word)
-            if name is None:
+            if name is None or name in self._guest_saved:
                 continue
             if name == self.arch.pc:
                 pc = value
@@ -818,6 +823,9 @@ class Kprobes:
                 self.machine.write_word(sp, 0)      # an empty back chain (PowerPC ABI)
         cpu.set_reg(self.arch.sp, sp)
         cpu.set_reg(self.arch.args[0], frame)
+        if self._trap_entry is not None:
+            cpu.set_reg(self.arch.args[1], handler)
+            return self._trap_entry
         return handler
 
     def _on_trap(self, cpu: Cpu, trap: Trap) -> object:

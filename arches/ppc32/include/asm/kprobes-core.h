@@ -125,6 +125,8 @@ static __always_inline int emulate_step(struct pt_regs *regs, u32 instr)
 			regs->gpr[rd] = regs->ctr;
 		else if (xo == 467 && spr == 9)			/* mtctr */
 			regs->ctr = regs->gpr[rd];
+		else if (xo == 83)	/* mfmsr: the saved MSR, as sstep.c's MFMSR case */
+			regs->gpr[rd] = regs->msr & MSR_MASK;
 		else
 			return 0;
 		break;
@@ -169,11 +171,32 @@ static __always_inline void arch_resume_singlestep(struct kprobe *p, struct pt_r
 	regs->nip = p->addr + 4;
 }
 
+/*
+ * The guest half of the trap entry and of the exception return. XER's
+ * SO, OV and CA live outside the register Unicorn reads and writes (QEMU
+ * keeps them apart: env->so, env->ov, env->ca), so the host saves and
+ * restores every register but XER (GUEST_SAVED_REGS), and XER goes through
+ * mfxer/mtxer here, as the kernel's exception prologue and
+ * ret_from_except do (arch/powerpc/kernel/head_32.h, entry_32.S).
+ * kprobe_exc_entry is entered with the frame in r3 and the handler in r4
+ * (r0 and CTR are already saved); kprobe_exc_return finds the frame
+ * KPROBE_REGS_ABOVE_SP above the stack pointer the handler returns with.
+ */
 __asm__(
 	"	.text\n"
+	"	.globl	kprobe_exc_entry\n"
+	"	.type	kprobe_exc_entry, @function\n"
+	"kprobe_exc_entry:\n"
+	"	mfxer	0\n"
+	"	stw	0, " __stringify(PT_REGS_XER) "(3)\n"
+	"	mtctr	4\n"
+	"	bctr\n"
+	"	.size	kprobe_exc_entry, . - kprobe_exc_entry\n"
 	"	.globl	kprobe_exc_return\n"
 	"	.type	kprobe_exc_return, @function\n"
 	"kprobe_exc_return:\n"
+	"	lwz	0, " __stringify(KPROBE_REGS_ABOVE_SP) " + " __stringify(PT_REGS_XER) "(1)\n"
+	"	mtxer	0\n"
 	"	mr	5, 3\n"
 	"	li	4, 0\n"
 	"	li	3, " __stringify(HC_KPROBE) "\n"

@@ -12,11 +12,18 @@
 #define KPROBE_SLOT_BYTES	(MAX_INSN_SIZE * 4)
 
 #define MSR_SE			(1UL << 10)	/* single-step trace */
+/* arch/powerpc/lib/sstep.c: the MSR bits mfmsr emulation returns (32-bit). */
+#define MSR_MASK		0x87c0ffffUL
+/* The host's STACK_HEADROOM (arches/ppc32/kprobes.py): pt_regs lies this far
+ * above the stack pointer the handler is entered with. */
+#define KPROBE_REGS_ABOVE_SP	16
+#define PT_REGS_XER		148		/* offsetof(struct pt_regs, xer) */
 
 struct pt_regs {
 	unsigned long gpr[32];
 	unsigned long nip, msr, orig_gpr3, ctr, link, xer, ccr;
 };
+_Static_assert(__builtin_offsetof(struct pt_regs, xer) == PT_REGS_XER, "pt_regs layout");
 
 struct arch_specific_insn {
 	u32 *insn;		/* the copy single-stepped from the slot */
