@@ -204,6 +204,9 @@ __asm__(
 	"	trap\n"
 	"	.size	kprobe_exc_return, . - kprobe_exc_return\n");
 
+extern void kprobe_exc_entry(void);
+NOKPROBE_SYMBOL(kprobe_exc_entry);
+
 /* The trampoline is a kprobe (kernel/kprobes.c builds trampoline_probe_handler). */
 #define ARCH_KRETPROBE_TRAMPOLINE_KPROBE
 
