@@ -140,37 +140,50 @@ def test_saved_xer_is_not_written_by_the_host(image) -> None:
     assert "xer" in ops.PT_REGS and not ops.EXTRA_REGS
 
 
-MFMSR_R3 = struct.pack(">I", 0x7C6000A6)      # mfmsr r3 (opcode 31, xo 83)
+def x_form(rd: int, ra: int, rb: int, xo: int) -> bytes:
+    """An opcode-31 X/XO-form instruction (Power ISA Book I §1.6)."""
+    return struct.pack(">I", 31 << 26 | rd << 21 | ra << 16 | rb << 11 | xo << 1)
 
 
-def mfmsr_site(g: Guest) -> int:
+#: Instructions emulate_step now emulates, each writing only r3 (and XER's CA):
+#: mfmsr r3; addc r3, r29, r29 (r29: kmalloc's size); lwzx r3, 0, r1 (the back chain).
+PATCHED = {"mfmsr": x_form(3, 0, 0, 83), "addc": x_form(3, 29, 29, 10),
+           "lwzx": x_form(3, 0, 1, 23)}
+
+
+def patched_site(g: Guest, insn: bytes) -> int:
     """kmalloc's ``li r3, 0`` before its size check's branch: r3 is dead for
-    every size the workload asks (<= 4096), so it may become ``mfmsr r3``."""
+    every size the workload asks (<= 4096), so it may become ``insn``."""
     (addr, _, _), = find(g, "kmalloc", lambda i, n: (i[1], i[2]) == ("li", "r3, 0")
                          and n[1] == "bgt")[:1]
-    g.machine.write(addr, MFMSR_R3)
+    g.machine.write(addr, insn)
     return addr
 
 
-def msr_read(image, probe_mfmsr: bool) -> list[int]:
-    """r3 after kisim's patched-in mfmsr, read by a probe on the next instruction."""
+def after_patched(image, insn: bytes, probed: bool) -> list[tuple[int, int]]:
+    """(r3, XER) after the patched-in ``insn``, read by a probe on the next instruction."""
     g = guest(image)
-    site = mfmsr_site(g)
+    site = patched_site(g, insn)
     k = Kprobes(g)
-    if probe_mfmsr:
+    if probed:
         kp = k.register_kprobe(Kprobe(addr=site, pre_handler="kprobe_empty_pre_handler"))
-    seen: list[int] = []
-    k.register_kprobe(Kprobe(addr=site + 4, pre_handler=lambda kp, r: seen.append(r["r3"])))
+    seen: list[tuple[int, int]] = []
+    k.register_kprobe(Kprobe(addr=site + 4, pre_handler=lambda kp, r: seen.append(
+        (r["r3"], r["xer"]))))
     assert g.run().ok and seen
-    if probe_mfmsr:
+    if probed:
         assert kp.hits == len(seen)
         assert k.kind(kp) == "emulate_step (boosted)"
     return seen
 
 
-def test_probed_mfmsr_reads_the_msr_the_code_would(image) -> None:
-    """sstep.c emulates mfmsr (regs->msr & MSR_MASK): the probed result equals
-    the unprobed one and never shows the single-step bit."""
-    unprobed, probed = msr_read(image, False), msr_read(image, True)
-    assert probed == unprobed
-    assert all(not value & MSR_SE and value == value & MSR_MASK for value in probed)
+@pytest.mark.parametrize("name", sorted(PATCHED))
+def test_emulated_instruction_equals_the_unprobed_one(image, name: str) -> None:
+    """emulate_step's result (boosted: no single-step) equals the instruction's own."""
+    assert after_patched(image, PATCHED[name], True) == after_patched(image, PATCHED[name], False)
+
+
+def test_probed_mfmsr_never_shows_the_single_step_bit(image) -> None:
+    """sstep.c emulates mfmsr as regs->msr & MSR_MASK (0x440 on today's main)."""
+    for value, _ in after_patched(image, PATCHED["mfmsr"], True):
+        assert not value & MSR_SE and value == value & MSR_MASK
