@@ -19,7 +19,9 @@
 #include <linux/ftrace.h>
 #include <kisim/kprobes.h>
 #include <kisim/hypercall.h>
+#include <kisim/module.h>
 #include <kisim/thread_info.h>
+#include <linux/errno.h>
 #include <linux/spinlock.h>
 
 #ifdef CONFIG_KPROBES
@@ -54,7 +56,7 @@ static __always_inline struct kprobe *get_kprobe(unsigned long addr)
 	struct kprobe *p;
 
 	for (p = kprobe_table[kprobe_hash(addr)]; p; p = p->next)
-		if (p->addr == addr)
+		if ((unsigned long)p->addr == addr)
 			return p;
 	return NULL;
 }
@@ -459,6 +461,98 @@ notrace int kprobe_reentry_pre_handler(struct kprobe *p, struct pt_regs *regs)
 	return kprobe_target(1) != 3;
 }
 NOKPROBE_SYMBOL(kprobe_reentry_pre_handler);
+
+/*
+ * The module API (kernel/kprobes.c, v5.10). The single-probe calls are the
+ * host's work (HC_MODULE): resolving symbol_name + offset, the checks, the
+ * slot, linking and arming under text_mutex with the arch's protocol. The
+ * batch calls are the kernel's loops over them.
+ */
+static __always_inline long kprobe_module_call(unsigned long op, void *obj)
+{
+	return (long)hypercall2(HC_MODULE, op, (unsigned long)obj);
+}
+
+int register_kprobe(struct kprobe *p)
+{
+	return (int)kprobe_module_call(MOD_KPROBE_REGISTER, p);
+}
+
+void unregister_kprobe(struct kprobe *p)
+{
+	kprobe_module_call(MOD_KPROBE_UNREGISTER, p);
+}
+
+int enable_kprobe(struct kprobe *kp)
+{
+	return (int)kprobe_module_call(MOD_KPROBE_ENABLE, kp);
+}
+
+int disable_kprobe(struct kprobe *kp)
+{
+	return (int)kprobe_module_call(MOD_KPROBE_DISABLE, kp);
+}
+
+int register_kretprobe(struct kretprobe *rp)
+{
+	return (int)kprobe_module_call(MOD_KPROBE_REGISTER_RET, rp);
+}
+
+void unregister_kretprobe(struct kretprobe *rp)
+{
+	kprobe_module_call(MOD_KPROBE_UNREGISTER_RET, rp);
+}
+
+/* register_kprobes(): all or none; a failure unregisters the ones done. */
+int register_kprobes(struct kprobe **kps, int num)
+{
+	int i, ret = 0;
+
+	if (num <= 0)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		ret = register_kprobe(kps[i]);
+		if (ret < 0) {
+			if (i > 0)
+				unregister_kprobes(kps, i);
+			break;
+		}
+	}
+	return ret;
+}
+
+void unregister_kprobes(struct kprobe **kps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++)
+		unregister_kprobe(kps[i]);
+}
+
+int register_kretprobes(struct kretprobe **rps, int num)
+{
+	int i, ret = 0;
+
+	if (num <= 0)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		ret = register_kretprobe(rps[i]);
+		if (ret < 0) {
+			if (i > 0)
+				unregister_kretprobes(rps, i);
+			break;
+		}
+	}
+	return ret;
+}
+
+void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++)
+		unregister_kretprobe(rps[i]);
+}
 
 extern void kprobe_exc_return(void);
 NOKPROBE_SYMBOL(kprobe_exc_return);

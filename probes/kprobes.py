@@ -46,10 +46,10 @@ from arches import Arch, ArchOps, TrapKind
 from arches.kprobe import KprobeRefused, Prepared
 from patcher.errors import PatchError
 from patcher.tables import Tables, load_tables
-from patcher.text import TextPatcher
+from patcher.text import MachinePort, TextPatcher
 from sim.errors import ConfigError
-from sim.guest import Guest
-from sim.hypercall import Resume
+from sim.guest import Guest, register_module_service
+from sim.hypercall import Resume, parse_defines
 from sim.machine import UNHANDLED, Cpu, Trap, TrapPriority
 
 #: The guest header's constants, parsed so that C and Python cannot drift apart.
@@ -59,7 +59,9 @@ _DEFINES = {name: int(value, 0) for name, value in re.findall(
 #: struct kprobe, one word per field (kernel/include/kisim/kprobes.h).
 FIELDS = ("next", "addr", "pre_handler", "post_handler", "fault_handler", "flags", "nmissed",
           "opcode",
-          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index", "list")
+          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index", "list", "symbol_name", "offset")
+#: The fields a module fills before register_kprobe (kept as the module wrote them).
+CALLER_FIELDS = ("symbol_name", "offset")
 #: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
 RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
 RI_FIELDS = ("next", "rp", "ret_addr", "task")
@@ -92,7 +94,9 @@ GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_han
                  "pre_handler_kretprobe", "kretprobe_host_handler", "aggr_pre_handler",
                  "aggr_post_handler")
 
-Handler = "str | Callable[[Kprobe, KprobeRegs], int | None] | None"
+Handler = "str | int | Callable[[Kprobe, KprobeRegs], int | None] | None"
+#: errno numbers (kernel/include/linux/errno.h) for refusals returned to guest C.
+ERRNO = parse_defines(KPROBES_H.parent.parent / "linux" / "errno.h", "E")
 
 
 def hash_ptr(addr: int, bits: int) -> int:
@@ -100,6 +104,11 @@ def hash_ptr(addr: int, bits: int) -> int:
     if bits == 64:
         return ((addr * 0x61C8864680B583EB) & (2**64 - 1)) >> (64 - KPROBE_HASH_BITS)
     return ((addr * 0x61C88647) & 0xFFFFFFFF) >> (32 - KPROBE_HASH_BITS)
+
+
+def _signed(value: int, bits: int) -> int:
+    """A guest word read as a C long."""
+    return value - (1 << bits) if value >> (bits - 1) else value
 
 
 def _data_in_text(elf: object) -> list[tuple[int, int]]:
@@ -274,6 +283,8 @@ class Kprobes:
         self._data = _data_in_text(guest.elf)
         self._md = capstone.Cs(*self.arch.cs_mode)
         guest.hypercalls.register("HC_KPROBE", self._hypercall)
+        guest.services["KPROBE"] = self._module_call      # the module API's host half
+        self.refusals: list[str] = []             # why module calls were refused
         self.machine.add_trap_handler(self._on_trap, TrapPriority.KPROBES)
 
     # -- the guest's struct kprobe ----------------------------------------
@@ -304,6 +315,8 @@ class Kprobes:
     def _handler_addr(self, handler: object, host_stub: str, what: str) -> int:
         if handler is None:
             return 0
+        if isinstance(handler, int):            # a guest address (a module's function)
+            return handler
         if callable(handler):
             return self.guest.image.symbols[host_stub]
         addr = self.guest.image.symbols.get(str(handler))
@@ -452,7 +465,8 @@ class Kprobes:
                   "opcode": prepared.opcode, "hit_index": kp.index, "list": first}
         values.update({f"ainsn{i}": v for i, v in enumerate(prepared.ainsn)})
         for name in FIELDS:
-            self._write_field(kp, name, values[name])
+            if name not in CALLER_FIELDS:
+                self._write_field(kp, name, values[name])
         for cpu in range(len(self.machine.cpus)):
             self.machine.write_word(self.sym["kprobe_hits"]
                                     + (cpu * KPROBE_POOL + kp.index) * self.arch.word, 0)
@@ -589,8 +603,11 @@ class Kprobes:
     def _rp_addr(self, struct: int, name: str) -> int:
         return struct + (len(FIELDS) + RP_FIELDS.index(name)) * self.arch.word
 
-    def register_kretprobe(self, rp: Kretprobe) -> Kretprobe:
-        """register_kretprobe: instances, then the entry kprobe (kernel/kprobes.c)."""
+    def register_kretprobe(self, rp: Kretprobe, struct: int | None = None) -> Kretprobe:
+        """register_kretprobe: instances, then the entry kprobe (kernel/kprobes.c).
+
+        ``struct`` is a guest struct kretprobe to use (a module's); None
+        takes one from kretprobe_pool[]."""
         addr = self.resolve(Kprobe(symbol_name=rp.symbol_name, offset=rp.offset, addr=rp.addr))
         where = self.guest.image.symbol_at(addr)
         if addr == self.sym["kretprobe_trampoline"]:
@@ -603,7 +620,7 @@ class Kprobes:
         if rp.entry_handler is not None and callable(rp.entry_handler):
             raise PatchError("EINVAL", "kretprobe: entry_handler must be a guest function")
         maxactive = rp.maxactive if rp.maxactive > 0 else len(self.machine.cpus)
-        if not self._free_rp or len(self._free_ri) < maxactive:
+        if (struct is None and not self._free_rp) or len(self._free_ri) < maxactive:
             raise PatchError("ENOMEM", f"kretprobe: no room for {maxactive} more instances")
         if self.ops.KRETPROBE_TRAMPOLINE_KPROBE and self._trampoline is None:
             # arch_init_kprobes: the trampoline is a kprobe (PowerPC).
@@ -611,10 +628,14 @@ class Kprobes:
                 Kprobe(symbol_name="kretprobe_trampoline",
                        pre_handler="trampoline_probe_handler"), blacklist=False)
         word = self.arch.word
-        struct = self.sym["kretprobe_pool"] + self._free_rp[0] * (len(FIELDS) + len(RP_FIELDS)) * word
+        pooled = struct is None
+        if pooled:
+            struct = (self.sym["kretprobe_pool"]
+                      + self._free_rp[0] * (len(FIELDS) + len(RP_FIELDS)) * word)
         kp = Kprobe(addr=addr, pre_handler="pre_handler_kretprobe", probe_type="r")
         self._register(kp, struct=struct)
-        self._free_rp.pop(0)
+        if pooled:
+            self._free_rp.pop(0)
         instances = [self.sym["kretprobe_instances"] + self._free_ri.pop(0) * len(RI_FIELDS) * word
                      for _ in range(maxactive)]
         for ri, nxt in zip(instances, instances[1:] + [0]):
@@ -638,6 +659,86 @@ class Kprobes:
         self.unregister_kprobe(rp.kp)
         self.machine.write_word(self._rp_addr(rp.struct, "handler"), 0)
         del self._rp_by_struct[rp.struct]
+
+    # -- the module API: guest C calls (HC_MODULE, MOD_KPROBE_*) ------------------
+    def _module_call(self, cpu: Cpu, op: str, struct: int, _a3: int) -> int:
+        """register_kprobe() and the rest, called by a guest module with its own
+        struct: the kernel's work at the point of the call, the text patched
+        from the calling CPU (it pays the flushes and its share of the sync
+        rounds). 0, or the kernel's -errno; the reason is kept in :attr:`refusals`."""
+        call = {"MOD_KPROBE_REGISTER": self._guest_register,
+                "MOD_KPROBE_UNREGISTER": self._guest_unregister,
+                "MOD_KPROBE_ENABLE": lambda s: self.enable_kprobe(self._guest_probe(s)),
+                "MOD_KPROBE_DISABLE": lambda s: self.disable_kprobe(self._guest_probe(s)),
+                "MOD_KPROBE_REGISTER_RET": self._guest_register_kretprobe,
+                "MOD_KPROBE_UNREGISTER_RET": self._guest_unregister_kretprobe}[op]
+        text_cpu, port = self.text.cpu, self.text.port
+        self.text.cpu, self.text.port = cpu.index, MachinePort(self.machine, cpu.index)
+        try:
+            call(struct)
+        except PatchError as err:
+            self.refusals.append(f"{op.removeprefix('MOD_KPROBE_').lower()}: {err.message}")
+            return -ERRNO[err.errno]
+        finally:
+            self.text.cpu, self.text.port = text_cpu, port
+        return 0
+
+    def _guest_word(self, struct: int, name: str) -> int:
+        if name in RP_FIELDS:
+            return self.machine.read_word(self._rp_addr(struct, name))
+        return self.machine.read_word(struct + FIELDS.index(name) * self.arch.word)
+
+    def _guest_where(self, struct: int) -> dict:
+        """symbol_name + offset or addr of a module's struct kprobe (_kprobe_addr:
+        exactly one of the two, else -EINVAL)."""
+        name, addr = self._guest_word(struct, "symbol_name"), self._guest_word(struct, "addr")
+        if bool(name) == bool(addr):
+            raise PatchError("EINVAL", "kprobe: give symbol_name or addr, not both "
+                                       "(_kprobe_addr)")
+        return {"symbol_name": self.guest.read_string(name, 256) if name else None,
+                "addr": addr or None, "offset": self._guest_word(struct, "offset")}
+
+    def _guest_probe(self, struct: int) -> Kprobe:
+        kp = self._by_struct.get(struct)
+        if kp is None:
+            raise PatchError("EINVAL", f"kprobe: the struct kprobe at {struct:#x} is not "
+                                       "registered")
+        return kp
+
+    def _guest_register(self, struct: int) -> None:
+        if struct in self._by_struct:
+            raise PatchError("EINVAL", "kprobe: this kprobe is already registered "
+                                       "(check_kprobe_rereg)")
+        handlers = {name: self._guest_word(struct, name) or None
+                    for name in ("pre_handler", "post_handler", "fault_handler")}
+        # register_kprobe: p->flags &= KPROBE_FLAG_DISABLED
+        disabled = bool(self._guest_word(struct, "flags") & FLAG_DISABLED)
+        self._register(Kprobe(**self._guest_where(struct), **handlers, disabled=disabled),
+                       struct=struct)
+
+    def _guest_unregister(self, struct: int) -> None:
+        """unregister_kprobes(): a probe that was not registered gets addr = NULL."""
+        kp = self._by_struct.get(struct)
+        if kp is None:
+            self.machine.write_word(struct + FIELDS.index("addr") * self.arch.word, 0)
+            return
+        self.unregister_kprobe(kp)
+
+    def _guest_register_kretprobe(self, struct: int) -> None:
+        if struct in self._rp_by_struct:
+            raise PatchError("EINVAL", "kretprobe: this kretprobe is already registered")
+        rp = Kretprobe(**self._guest_where(struct),
+                       handler=self._guest_word(struct, "handler") or None,
+                       entry_handler=self._guest_word(struct, "entry_handler") or None,
+                       maxactive=_signed(self._guest_word(struct, "maxactive"), self.arch.bits))
+        self.register_kretprobe(rp, struct=struct)
+
+    def _guest_unregister_kretprobe(self, struct: int) -> None:
+        rp = self._rp_by_struct.get(struct)
+        if rp is None:
+            self.machine.write_word(struct + FIELDS.index("addr") * self.arch.word, 0)
+            return
+        self.unregister_kretprobe(rp)
 
     # -- optprobes ---------------------------------------------------------------
     def try_to_optimize_kprobe(self, kp: Kprobe) -> None:
@@ -882,3 +983,6 @@ class Kprobes:
         handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
                    KPROBE_HC_RET: "handler"}[op]
         return int(getattr(owner, handler)(owner, regs_view) or 0)
+
+
+register_module_service("KPROBE", lambda guest: Kprobes(guest)._module_call)

@@ -182,7 +182,7 @@ __asm__(
 /* optimized_callback() hooks (opt-arm.c): the skipped registers. */
 static __always_inline void arch_optprobe_regs(struct kprobe *p, struct pt_regs *regs)
 {
-	regs->ARM_pc = p->addr;
+	regs->ARM_pc = (unsigned long)p->addr;
 	regs->ARM_ORIG_r0 = ~0UL;
 }
 

@@ -185,7 +185,7 @@ static __always_inline void arch_resume_singlestep(struct kprobe *p, struct pt_r
 						   struct kprobe_ctlblk *kcb)
 {
 	regs->msr = (regs->msr & ~MSR_SE) | (kcb->kprobe_saved_flags & ~MSR_SE);
-	regs->nip = p->addr + 4;
+	regs->nip = (unsigned long)p->addr + 4;
 }
 
 /*

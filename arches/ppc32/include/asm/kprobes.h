@@ -22,6 +22,8 @@
 #define XER_OV			0x40000000UL
 #define XER_CA			0x20000000UL
 
+typedef u32 kprobe_opcode_t;	/* what kprobe.addr points at */
+
 struct pt_regs {
 	unsigned long gpr[32];
 	unsigned long nip, msr, orig_gpr3, ctr, link, xer, ccr;
