@@ -10,8 +10,9 @@
  * registers with the instruction executed natively, GPRs, LR, XER and CR,
  * honouring the kernel's IGNORE_CCR flags. The kernel executes each
  * instruction by patching it into one exec_instr stub; here each
- * instruction has its own stub (exec_<name> below), assembled with it, and
- * emulate_step() is given the word the stub holds.
+ * instruction has its own stub (exec_<name> below), which holds the same
+ * word (PPC_RAW_* of arch/powerpc/include/asm/ppc-opcode.h) as the one
+ * given to emulate_step().
  *
  * kisim adds one check per subtest that runs: the instruction executed
  * under a kprobe (registered from here, on the stub's instruction) must
@@ -28,8 +29,21 @@
 #include <linux/kprobes.h>
 #include <linux/kernel.h>
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 #define RESULT_REGS	(32 + 3)	/* gpr[], link, xer, ccr: what the kernel compares */
 #define IGNORE_CCR	1		/* the kernel's IGNORE_CCR flag */
+
+/* The encodings (asm/ppc-opcode.h): opcode, then RT/RS, RA, RB or D. */
+#define PPC_INST_NOP		0x60000000
+#define PPC_RAW_LWZ(t, a, i)	(0x80000000 | ((t) << 21) | ((a) << 16) | ((i) & 0xffff))
+#define PPC_RAW_X(op, t, a, b)	((op) | ((t) << 21) | ((a) << 16) | ((b) << 11))
+#define PPC_RAW_LWZX(t, a, b)	PPC_RAW_X(0x7c00002e, t, a, b)
+#define PPC_RAW_ADD(t, a, b)	PPC_RAW_X(0x7c000214, t, a, b)
+#define PPC_RAW_ADD_DOT(t, a, b)	PPC_RAW_X(0x7c000215, t, a, b)
+#define PPC_RAW_ADDC(t, a, b)	PPC_RAW_X(0x7c000014, t, a, b)
+#define PPC_RAW_ADDC_DOT(t, a, b)	PPC_RAW_X(0x7c000015, t, a, b)
 
 /* 32-bit limits (include/linux/limits.h): long is int here. */
 #define S32_MIN		0x80000000UL
@@ -38,7 +52,8 @@
 
 /*
  * int exec_<name>(struct pt_regs *regs): load r0, r3-r12, r14-r31, XER and
- * CR from regs, run the one instruction at exec_<name>_insn, store them
+ * CR from regs, run the one instruction ``insn`` (a constant expression the
+ * assembler evaluates) at exec_<name>_insn, store them
  * back (test_emulate_step_exec_instr.S does this for its patched nop).
  * r1 (the stack), r2 and r13 (the ABI's reserved registers) are not used
  * by any subtest and are left alone.
@@ -71,7 +86,7 @@
 		"	lwz	3, 12(3)\n"				\
 		"	.globl	exec_" #name "_insn\n"			\
 		"exec_" #name "_insn:\n"				\
-		"	" insn "\n"					\
+		"	.long	" __stringify(insn) "\n"		\
 		"	stw	31, 12(1)\n"				\
 		"	lwz	31, 8(1)\n"				\
 		"	stw	0, 0(31)\n"				\
@@ -102,13 +117,20 @@
 	int exec_##name(struct pt_regs *regs);				\
 	extern u32 exec_##name##_insn[]
 
-EXEC_STUB(lwz, "lwz 5, 0(3)");
-EXEC_STUB(lwzx, "lwzx 5, 3, 4");
-EXEC_STUB(nop, "nop");
-EXEC_STUB(add, "add 20, 21, 22");
-EXEC_STUB(add_dot, "add. 20, 21, 22");
-EXEC_STUB(addc, "addc 20, 21, 22");
-EXEC_STUB(addc_dot, "addc. 20, 21, 22");
+#define LWZ		PPC_RAW_LWZ(5, 3, 0)		/* lwz r5, 0(r3) */
+#define LWZX		PPC_RAW_LWZX(5, 3, 4)		/* lwzx r5, r3, r4 */
+#define ADD		PPC_RAW_ADD(20, 21, 22)
+#define ADD_DOT		PPC_RAW_ADD_DOT(20, 21, 22)
+#define ADDC		PPC_RAW_ADDC(20, 21, 22)
+#define ADDC_DOT	PPC_RAW_ADDC_DOT(20, 21, 22)
+
+EXEC_STUB(lwz, LWZ);
+EXEC_STUB(lwzx, LWZX);
+EXEC_STUB(nop, PPC_INST_NOP);
+EXEC_STUB(add, ADD);
+EXEC_STUB(add_dot, ADD_DOT);
+EXEC_STUB(addc, ADDC);
+EXEC_STUB(addc_dot, ADDC_DOT);
 
 typedef int (*exec_fn)(struct pt_regs *regs);
 
@@ -206,12 +228,12 @@ static void init_pt_regs(struct pt_regs *regs)
 }
 
 /* test_lwz / test_lwzx: stepped == 1 and the value loaded. */
-static void test_load(const char *name, exec_fn exec, u32 *insn, struct pt_regs *regs,
-		      unsigned long want)
+static void test_load(const char *name, u32 instr, exec_fn exec, u32 *insn,
+		      struct pt_regs *regs, unsigned long want)
 {
 	struct pt_regs got = *regs;
 	char why[96] = "";
-	int stepped = emulate_step(&got, insn[0]);
+	int stepped = emulate_step(&got, instr);
 
 	if (stepped != 1 || got.gpr[5] != want)
 		snprintf(why, sizeof(why), "stepped %d, r5 = 0x%08lx, want 0x%08lx",
@@ -233,13 +255,13 @@ static void run_tests_load_store(void)
 	skip("pld", no31);
 	init_pt_regs(&regs);
 	regs.gpr[3] = (unsigned long)&a;
-	test_load("lwz", exec_lwz, exec_lwz_insn, &regs, a);
+	test_load("lwz", LWZ, exec_lwz, exec_lwz_insn, &regs, a);
 	skip("plwz", no31);
 	init_pt_regs(&regs);
 	regs.gpr[3] = (unsigned long)ax;
 	regs.gpr[4] = 8;
 	regs.gpr[5] = 0x8765;
-	test_load("lwzx", exec_lwzx, exec_lwzx_insn, &regs, ax[2]);
+	test_load("lwzx", LWZX, exec_lwzx, exec_lwzx_insn, &regs, ax[2]);
 	skip("std", no64);
 	skip("pstd", no31);
 	skip("ldarx / stdcx.", no64);
@@ -265,8 +287,9 @@ struct compute_subtest {
 
 struct compute_test {
 	const char *mnemonic;
+	u32 instr;			/* what emulate_step() is given */
 	exec_fn exec;
-	u32 *insn;
+	u32 *insn;			/* the same word in exec's text */
 	const struct compute_subtest *subtests;
 	int count;
 };
@@ -294,17 +317,14 @@ static const struct compute_subtest addc_dot_tests[] = {
 	OPERANDS(IGNORE_CCR, IGNORE_CCR), LONG_INT_MIN
 };
 
-#define COMPUTE(m, name, tests) { m, exec_##name, exec_##name##_insn, tests, ARRAY_SIZE(tests) }
-#ifndef ARRAY_SIZE
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#endif
-
+#define COMPUTE(m, instr, name, tests)					\
+	{ m, instr, exec_##name, exec_##name##_insn, tests, ARRAY_SIZE(tests) }
 static const struct compute_test compute_tests[] = {
-	COMPUTE("nop", nop, nop_tests),
-	COMPUTE("add", add, add_tests),
-	COMPUTE("add.", add_dot, add_dot_tests),
-	COMPUTE("addc", addc, addc_tests),
-	COMPUTE("addc.", addc_dot, addc_dot_tests),
+	COMPUTE("nop", PPC_INST_NOP, nop, nop_tests),
+	COMPUTE("add", ADD, add, add_tests),
+	COMPUTE("add.", ADD_DOT, add_dot, add_dot_tests),
+	COMPUTE("addc", ADDC, addc, addc_tests),
+	COMPUTE("addc.", ADDC_DOT, addc_dot, addc_dot_tests),
 };
 
 /* run_tests_compute(): emulated (got) against executed (exp), then probed. */
@@ -332,9 +352,9 @@ static void run_tests_compute(void)
 			exp = got = init;
 			why[0] = '\0';
 			snprintf(name, sizeof(name), "%s: %s", test->mnemonic, sub->descr);
-			if (emulate_step(&got, test->insn[0]) != 1)
+			if (emulate_step(&got, test->instr) != 1)
 				snprintf(why, sizeof(why), "emulation failed, instruction = 0x%08x",
-					 test->insn[0]);
+					 test->instr);
 			else if (test->exec(&exp))
 				snprintf(why, sizeof(why), "execution failed");
 			else if (!differ(&exp, &got, sub->flags & IGNORE_CCR, why, sizeof(why)))
