@@ -382,6 +382,7 @@ notrace int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs)
 	}
 	ri->rp = rp;
 	ri->task = current;
+	ri->sp = kernel_stack_pointer(regs);
 	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
 		recycle_rp_inst(ri);
 		return 0;
@@ -399,29 +400,64 @@ NOKPROBE_SYMBOL(pre_handler_kretprobe);
 notrace unsigned long trampoline_handler(struct pt_regs *regs)
 {
 	struct task_struct *task = current;
-	struct kretprobe_instance *ri, **link;
+	struct kretprobe_instance *ri, **link, **bucket;
 	int cpu = smp_processor_id();
 	unsigned long ret;
 
-	link = &kretprobe_inst_table[kprobe_hash((unsigned long)task)];
+	bucket = &kretprobe_inst_table[kprobe_hash((unsigned long)task)];
 	spin_lock(&kretprobe_table_lock);
-	while ((ri = *link) && ri->task != task)
-		link = &ri->next;
+	for (ri = *bucket; ri && ri->task != task; ri = ri->next)
+		;
+	spin_unlock(&kretprobe_table_lock);
 	if (!ri)
 		panic("kretprobe: no instance for this return");
-	*link = ri->next;
-	spin_unlock(&kretprobe_table_lock);
 	ret = ri->ret_addr;
-	if (ri->rp->handler) {
+	/*
+	 * v5.15 __kretprobe_trampoline_handler: the handler sees the real
+	 * return address in regs, and the instance stays listed while it
+	 * runs, so that a stack trace from the handler can resolve the
+	 * trampoline (kretprobe_find_ret_addr).
+	 */
+	instruction_pointer_set(regs, ret);
+	if (ri->rp && ri->rp->handler) {
 		current_kprobe[cpu] = &ri->rp->kp;
 		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
 		ri->rp->handler(ri, regs);
 		current_kprobe[cpu] = NULL;
 	}
-	recycle_rp_inst(ri);
+	spin_lock(&kretprobe_table_lock);
+	for (link = bucket; *link != ri; link = &(*link)->next)
+		;
+	*link = ri->next;
+	spin_unlock(&kretprobe_table_lock);
+	if (ri->rp)		/* an unregistered kretprobe's instance is dropped */
+		recycle_rp_inst(ri);
 	return ret;
 }
 NOKPROBE_SYMBOL(trampoline_handler);
+
+/*
+ * v5.15 kretprobe_find_ret_addr(), for the unwinder: if pc is in the
+ * trampoline, the real return address of the frame entered at stack
+ * pointer sp, which is that of the current task's newest instance whose
+ * function was entered at or above sp (deeper calls are newer and lower).
+ */
+notrace unsigned long kretprobe_find_ret_addr(struct task_struct *task, unsigned long sp,
+					      unsigned long pc)
+{
+	struct kretprobe_instance *ri;
+
+	if (pc < (unsigned long)kretprobe_trampoline ||
+	    pc >= (unsigned long)kretprobe_trampoline_end)
+		return pc;
+	spin_lock(&kretprobe_table_lock);
+	for (ri = kretprobe_inst_table[kprobe_hash((unsigned long)task)]; ri; ri = ri->next)
+		if (ri->task == task && ri->sp >= sp)
+			break;
+	spin_unlock(&kretprobe_table_lock);
+	return ri ? ri->ret_addr : pc;
+}
+NOKPROBE_SYMBOL(kretprobe_find_ret_addr);
 NOKPROBE_SYMBOL(kretprobe_trampoline);
 
 #ifdef ARCH_KRETPROBE_TRAMPOLINE_KPROBE

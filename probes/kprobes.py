@@ -64,7 +64,7 @@ FIELDS = ("next", "addr", "pre_handler", "post_handler", "fault_handler", "flags
 CALLER_FIELDS = ("symbol_name", "offset")
 #: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
 RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
-RI_FIELDS = ("next", "rp", "ret_addr", "task")
+RI_FIELDS = ("next", "rp", "ret_addr", "task", "sp")
 KRETPROBE_POOL = _DEFINES["KRETPROBE_POOL"]
 KRETPROBE_INSTANCES = _DEFINES["KRETPROBE_INSTANCES"]
 #: Functions a return probe must not be put on (x86 kretprobe_blacklist[]):
@@ -92,7 +92,7 @@ GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_han
                  "kprobe_host_post_handler", "current_kprobe", "kprobe_hits",
                  "kretprobe_pool", "kretprobe_instances", "kretprobe_trampoline",
                  "pre_handler_kretprobe", "kretprobe_host_handler", "aggr_pre_handler",
-                 "aggr_post_handler")
+                 "aggr_post_handler", "kretprobe_inst_table")
 
 Handler = "str | int | Callable[[Kprobe, KprobeRegs], int | None] | None"
 #: errno numbers (kernel/include/linux/errno.h) for refusals returned to guest C.
@@ -653,11 +653,20 @@ class Kprobes:
         return rp
 
     def unregister_kretprobe(self, rp: Kretprobe) -> None:
-        """Remove the entry probe; instances in flight still return through the trampoline."""
+        """Remove the entry probe; instances in flight still return through the
+        trampoline, but lose their kretprobe (v5.10 cleanup_rp_inst: ri->rp =
+        NULL), so no handler runs for them and they are not recycled."""
         if rp.kp is None or self._rp_by_struct.get(rp.struct) is not rp:
             raise PatchError("ENOENT", "kretprobe is not registered")
         self.unregister_kprobe(rp.kp)
-        self.machine.write_word(self._rp_addr(rp.struct, "handler"), 0)
+        word = self.arch.word
+        rp_field = RI_FIELDS.index("rp") * word
+        for bucket in range(1 << KPROBE_HASH_BITS):
+            ri = self.machine.read_word(self.sym["kretprobe_inst_table"] + bucket * word)
+            while ri:
+                if self.machine.read_word(ri + rp_field) == rp.struct:
+                    self.machine.write_word(ri + rp_field, 0)
+                ri = self.machine.read_word(ri)
         del self._rp_by_struct[rp.struct]
 
     # -- the module API: guest C calls (HC_MODULE, MOD_KPROBE_*) ------------------

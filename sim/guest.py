@@ -271,6 +271,17 @@ class Guest:
             handler = self.services[service] = factory(self)
         return handler(cpu, name, a2, a3) & ((1 << self.arch.bits) - 1)
 
+    def expected_checksum(self) -> int | None:
+        """``expect`` if given, else the workload's reference checksum (None for a
+        module's workload, which has no reference)."""
+        if self.expect is not None or self.module_function:
+            return self.expect
+        return reference_checksum(self.workload, self.size)
+
+    def checksum_ok(self) -> bool:
+        """The workload reported a checksum, and the expected one if there is one."""
+        return self.checksum is not None and self.expected_checksum() in (None, self.checksum)
+
     # -- running ---------------------------------------------------------------
     def run(self, max_instructions: int | None = MAX_INSTRUCTIONS,
             on_turn: Callable[[Machine], None] | None = None) -> BootResult:
@@ -280,8 +291,7 @@ class Guest:
         """
         started = time.perf_counter()
         self.machine.run(max_instructions=max_instructions, on_turn=on_turn)
-        expected = (self.expect if self.expect is not None or self.module_function
-                    else reference_checksum(self.workload, self.size))
+        expected = self.expected_checksum()
         seconds = time.perf_counter() - started     # the run and its reference checksum
         per_cpu = [{"cpu": c.index, "instructions": c.instructions,
                     "modeled_cycles": c.modeled_cycles, "events": dict(c.events)}

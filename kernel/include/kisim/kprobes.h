@@ -16,6 +16,7 @@
 
 #ifdef CONFIG_KPROBES
 #include <asm/kprobes.h>	/* struct pt_regs, struct arch_specific_insn */
+#include <asm/ptrace.h>	/* regs_return_value() and the other accessors */
 
 #define KPROBE_HASH_BITS	6	/* kernel/kprobes.c */
 #define KPROBE_TABLE_SIZE	(1 << KPROBE_HASH_BITS)
@@ -79,15 +80,20 @@ struct kretprobe {
 
 struct kretprobe_instance {
 	struct kretprobe_instance *next;	/* rp->free_instances or kretprobe_inst_table[] */
-	struct kretprobe *rp;
+	struct kretprobe *rp;			/* NULL once the kretprobe is unregistered */
 	unsigned long ret_addr;
 	struct task_struct *task;
+	unsigned long sp;			/* the stack pointer at entry: which frame
+						 * returns through this instance (v5.15 ri->fp) */
 };
 
 extern struct kretprobe kretprobe_pool[KRETPROBE_POOL];
 extern struct kretprobe_instance kretprobe_instances[KRETPROBE_INSTANCES];
 extern struct kretprobe_instance *kretprobe_inst_table[KPROBE_TABLE_SIZE];
 extern void kretprobe_trampoline(void);
+extern void kretprobe_trampoline_end(void);
+unsigned long kretprobe_find_ret_addr(struct task_struct *task, unsigned long sp,
+				      unsigned long pc);
 int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs);
 unsigned long trampoline_handler(struct pt_regs *regs);
 

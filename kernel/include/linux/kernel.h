@@ -3,6 +3,7 @@
 #define _LINUX_KERNEL_H
 
 #include <linux/types.h>
+#include <linux/preempt.h>
 
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list args);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);

@@ -167,6 +167,8 @@ __asm__(
 	"	ldm	sp, {r0-r3}\n"
 	"	add	sp, sp, #72\n"
 	"	bx	lr\n"
+	"	.globl	kretprobe_trampoline_end\n"	/* where it ends, for the unwinder */
+	"kretprobe_trampoline_end:\n"
 	"	.size	kretprobe_trampoline, . - kretprobe_trampoline\n");
 
 /*

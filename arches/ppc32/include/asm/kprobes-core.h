@@ -253,6 +253,8 @@ __asm__(
 	"kretprobe_trampoline:\n"
 	"	nop\n"
 	"	blr\n"
+	"	.globl	kretprobe_trampoline_end\n"	/* where it ends, for the unwinder */
+	"kretprobe_trampoline_end:\n"
 	"	.size	kretprobe_trampoline, . - kretprobe_trampoline\n");
 
 #endif

@@ -155,6 +155,7 @@ __asm__(
 	"	mov	%rdx, 96(%rsp)\n"
 	"	mov	%rsi, 104(%rsp)\n"
 	"	mov	%rdi, 112(%rsp)\n"
+	"	mov	%rbp, 32(%rsp)\n"		/* regs->bp: the caller's frame, for unwinders */
 	"	lea	176(%rsp), %rax\n"
 	"	mov	%rax, 152(%rsp)\n"		/* regs->sp */
 	"	mov	%rsp, %rdi\n"
@@ -164,6 +165,8 @@ __asm__(
 	"	mov	96(%rsp), %rdx\n"
 	"	add	$168, %rsp\n"
 	"	ret\n"
+	"	.globl	kretprobe_trampoline_end\n"	/* where it ends, for the unwinder */
+	"kretprobe_trampoline_end:\n"
 	"	.size	kretprobe_trampoline, . - kretprobe_trampoline\n");
 
 /*
