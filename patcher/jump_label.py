@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from arches import Arch
 from patcher.errors import PatchError
 from patcher.tables import JumpEntry, load_tables
-from patcher.text import MachinePort, TextPatcher
+from patcher.text import TextPatcher
 from sim.guest import Guest, register_module_service
 from sim.machine import Cpu
 
@@ -139,15 +139,12 @@ class ModuleStaticKeys:
                 "MOD_STATICKEY_SLOW_DEC": keys.static_key_slow_dec,
                 "MOD_STATICKEY_ENABLE": keys.static_key_enable,
                 "MOD_STATICKEY_DISABLE": keys.static_key_disable}[op]
-        text_cpu, port = self.text.cpu, self.text.port
-        self.text.cpu, self.text.port = cpu.index, MachinePort(self.machine, cpu.index)
         try:
-            call(key)
+            with self.text.on_cpu(cpu.index):
+                call(key)
         except PatchError as err:       # slow_dec below zero: the kernel WARNs, no errno
             keys.warnings[op] += 1
             log.warning("WARNING: %s", err.message)
-        finally:
-            self.text.cpu, self.text.port = text_cpu, port
         self.machine.write(key, self.machine.arch.from_int(keys.count[key], 4))
         return 0
 

@@ -46,7 +46,7 @@ from arches import Arch, ArchOps, TrapKind
 from arches.kprobe import KprobeRefused, Prepared
 from patcher.errors import PatchError
 from patcher.tables import Tables, load_tables
-from patcher.text import MachinePort, TextPatcher
+from patcher.text import TextPatcher
 from sim.errors import ConfigError
 from sim.guest import Guest, register_module_service
 from sim.hypercall import Resume, parse_defines
@@ -681,15 +681,12 @@ class Kprobes:
                 "MOD_KPROBE_DISABLE": lambda s: self.disable_kprobe(self._guest_probe(s)),
                 "MOD_KPROBE_REGISTER_RET": self._guest_register_kretprobe,
                 "MOD_KPROBE_UNREGISTER_RET": self._guest_unregister_kretprobe}[op]
-        text_cpu, port = self.text.cpu, self.text.port
-        self.text.cpu, self.text.port = cpu.index, MachinePort(self.machine, cpu.index)
         try:
-            call(struct)
+            with self.text.on_cpu(cpu.index):
+                call(struct)
         except PatchError as err:
             self.refusals.append(f"{op.removeprefix('MOD_KPROBE_').lower()}: {err.message}")
             return -ERRNO[err.errno]
-        finally:
-            self.text.cpu, self.text.port = text_cpu, port
         return 0
 
     def _guest_word(self, struct: int, name: str) -> int:
