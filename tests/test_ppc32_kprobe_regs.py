@@ -8,11 +8,14 @@ MSR (arch/powerpc/lib/sstep.c, MFMSR), never single-stepped with MSR_SE.
 """
 from __future__ import annotations
 
+import re
 import struct
+from pathlib import Path
 
 import capstone
 import pytest
 
+import arches
 from kbuild import build
 from probes.kprobes import Kprobe, Kprobes
 from sim.guest import Guest
@@ -138,6 +141,10 @@ def test_saved_xer_is_not_written_by_the_host(image) -> None:
     ops = Kprobes(guest(image)).ops
     assert ops.GUEST_SAVED_REGS == ("xer",) and ops.TRAP_ENTRY == "kprobe_exc_entry"
     assert "xer" in ops.PT_REGS and not ops.EXTRA_REGS
+    header = (Path(arches.__file__).parent / "ppc32/include/asm/kprobes.h").read_text()
+    defines = dict(re.findall(r"#define\s+(\w+)\s+(\d+)\b", header))
+    assert int(defines["KPROBE_REGS_ABOVE_SP"]) == ops.STACK_HEADROOM     # kprobe_exc_return
+    assert int(defines["PT_REGS_XER"]) == ops.PT_REGS.index("xer") * 4    # kprobe_exc_entry
 
 
 def x_form(rd: int, ra: int, rb: int, xo: int) -> bytes:
