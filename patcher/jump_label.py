@@ -6,11 +6,6 @@ transitions rewrite every site of the key in one batch through the text
 protocol, as ``arch_jump_label_transform_queue()`` / ``_apply()`` do.
 ``static_key_enable`` / ``static_key_disable`` follow v5.10: they act only
 on a key whose count is 0 / 1 and WARN_ON_ONCE on any other count.
-
-A site is a jump when ``enabled ^ branch`` (v5.10 jump_label_type(): the
-branch bit marks a static_branch_likely() site), else the nop; sites are
-built in their initial state. Guest modules reach these calls through
-HC_MODULE (``MOD_STATICKEY_*``, :class:`ModuleStaticKeys`).
 """
 from __future__ import annotations
 
@@ -19,27 +14,24 @@ from collections import Counter, defaultdict
 
 from arches import Arch
 from patcher.errors import PatchError
-from patcher.tables import JumpEntry, load_tables
+from patcher.tables import JumpEntry
 from patcher.text import TextPatcher
-from sim.guest import Guest, register_module_service
-from sim.machine import Cpu
 
 OWNER = "jump_label"
 log = logging.getLogger(__name__)
 
 
-def arch_jump_label_transform(arch: Arch, entry: JumpEntry, jump: bool) -> tuple[bytes, bytes]:
-    """``(expected, new)`` bytes at ``entry.code``: the kernel nop <-> ``jmp target``.
+def arch_jump_label_transform(arch: Arch, entry: JumpEntry, enable: bool) -> tuple[bytes, bytes]:
+    """``(expected, new)`` bytes at ``entry.code``: the built nop <-> ``jmp target``.
 
-    The nop is the arch's kernel nop (x86 5-byte P6 nop, ARM ``mov r0, r0``,
-    PowerPC ``ori 0,0,0``); the jump is the arch's encoder. ``jump``: the
-    site's new type is JUMP_LABEL_JMP.
+    The nop is the one the image was built with (x86 5-byte P6 nop, ARM
+    ``mov r0, r0``, PowerPC ``ori 0,0,0``); the jump is the arch's encoder.
     """
-    nop, target = arch.site_nop, arch.encode_jump(entry.code, entry.target)
-    if len(target) != len(nop):
-        raise PatchError("EINVAL", f"jump label at {entry.code:#x}: {len(nop)}-byte "
-                                   f"site cannot hold a {len(target)}-byte jump")
-    return (nop, target) if jump else (target, nop)
+    jump = arch.encode_jump(entry.code, entry.target)
+    if len(jump) != len(entry.insn):
+        raise PatchError("EINVAL", f"jump label at {entry.code:#x}: {len(entry.insn)}-byte "
+                                   f"site cannot hold a {len(jump)}-byte jump")
+    return (entry.insn, jump) if enable else (jump, entry.insn)
 
 
 class StaticKeys:
@@ -113,45 +105,5 @@ class StaticKeys:
         arch = self.patcher.arch
         with self.patcher.batch() as batch:
             for entry in self.sites[key]:
-                expected, new = arch_jump_label_transform(arch, entry, enable ^ entry.branch)
+                expected, new = arch_jump_label_transform(arch, entry, enable)
                 batch.queue(entry.code, expected, new, OWNER)
-
-
-class ModuleStaticKeys:
-    """The static-key calls of guest modules (HC_MODULE ``MOD_STATICKEY_*``), for
-    one guest: :class:`StaticKeys` over the image's ``__jump_table``, text
-    patched from the calling CPU, and the count stored back in the guest's
-    ``key->enabled`` (what static_key_enabled() and static_key_count() read)."""
-
-    def __init__(self, guest: Guest) -> None:
-        self.machine = guest.machine
-        self.text = TextPatcher(guest.machine)
-        self.keys = StaticKeys(self.text, load_tables(guest.image, guest.arch).jump_entries)
-
-    def __call__(self, cpu: Cpu, op: str, key: int, _a3: int) -> int:
-        keys = self.keys
-        if key not in keys.sites or key not in keys.count:
-            # First call on this key: the count it was built with (a key with
-            # no site is counted all the same, as the kernel does).
-            keys.sites.setdefault(key, [])
-            keys.count[key] = self._enabled(key)
-        call = {"MOD_STATICKEY_SLOW_INC": keys.static_key_slow_inc,
-                "MOD_STATICKEY_SLOW_DEC": keys.static_key_slow_dec,
-                "MOD_STATICKEY_ENABLE": keys.static_key_enable,
-                "MOD_STATICKEY_DISABLE": keys.static_key_disable}[op]
-        try:
-            with self.text.on_cpu(cpu.index):
-                call(key)
-        except PatchError as err:       # slow_dec below zero: the kernel WARNs, no errno
-            keys.warnings[op] += 1
-            log.warning("WARNING: %s", err.message)
-        self.machine.write(key, self.machine.arch.from_int(keys.count[key], 4))
-        return 0
-
-    def _enabled(self, key: int) -> int:
-        """``key->enabled``: an int at the start of struct static_key."""
-        value = self.machine.arch.to_int(self.machine.read(key, 4))
-        return value - (1 << 32) if value >> 31 else value
-
-
-register_module_service("STATICKEY", ModuleStaticKeys)

@@ -89,10 +89,9 @@ class Tracepoint:
 class JumpEntry:
     code: int
     target: int
-    key: int                # the key's address (the entry's low bit cleared)
-    insn: bytes             # the bytes at `code` as built: the kernel nop, or the jump
+    key: int
+    insn: bytes             # the bytes at `code` (the arch's kernel nop)
     function: str
-    branch: bool = False    # jump_entry_is_branch(): the entry's key had bit 0 set
 
 
 @dataclass(frozen=True)
@@ -232,14 +231,14 @@ def _parse_jump_table(r: _Reader, text: tuple[int, int]) -> list[JumpEntry]:
             raise TableError(f"__jump_table entry {e:#x}: code {code:#x} / target "
                              f"{target:#x} outside .text")
         insn = r.bytes(code, len(nop))
-        if insn not in (nop, arch.encode_jump(code, target)):   # arch_static_branch(_jump)
+        if insn != nop:
             raise TableError(f"__jump_table: site {r.where(code)} holds {insn.hex(' ')}, "
-                             f"not the kernel nop {nop.hex(' ')} or its jump")
+                             f"not the kernel nop {nop.hex(' ')}")
         if r.function(code) != r.function(target):
             raise TableError(f"__jump_table: site {r.where(code)} jumps out of its "
                              f"function to {r.where(target)}")
         r.insn(target)    # the target must decode too
-        out.append(JumpEntry(code, target, key & ~1, insn, r.function(code), bool(key & 1)))
+        out.append(JumpEntry(code, target, key, insn, r.function(code)))
     return out
 
 
@@ -364,12 +363,10 @@ def load_tables(source: Image | str | Path, arch: Arch | str | None = None) -> T
     markers = _parse_markers(r, imv, jumps)
     tracepoints = _parse_tracepoints(r, imv, jumps)
     flags = {m.state_addr for m in markers} | {t.state_addr for t in tracepoints}
-    # A module's struct static_key: a data symbol of its own.
-    data = {a for a in image.symbols.values() if not text[0] <= a < text[1]}
     for entry in jumps:
-        if entry.key not in flags | data:
+        if entry.key not in flags:
             raise TableError(f"__jump_table: site {r.where(entry.code)} tests {entry.key:#x}, "
-                             "which is no marker's or tracepoint's state nor a static key")
+                             "which is no marker's or tracepoint's state")
     for entry in imv:
         if entry.var not in flags:
             raise TableError(f"__imv: site {r.where(entry.insn)} mirrors {entry.var:#x}, "

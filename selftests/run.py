@@ -13,7 +13,6 @@ suite's ``expected_cases`` add a case ``(missing)``.
 from __future__ import annotations
 
 import probes.kprobes  # noqa: F401  (serves the modules' kprobe API)
-import patcher.jump_label  # noqa: F401  (serves the modules' static-key API)
 from arches import get_arch
 from kbuild import build
 from selftests import SUITES, Case, Status, Suite, SuiteResult, load_all, parse_ktap

@@ -5,8 +5,7 @@
  * (probes/kprobes.py, patcher/). sim/guest.py parses the MOD_* lines:
  * keep them one per line. Each returns 0 or the kernel's -errno.
  *
- * a2 is the object (struct kprobe *, struct kretprobe *, struct
- * static_key *); a3 is unused.
+ * a2 is the object (struct kprobe *, struct kretprobe *); a3 is unused.
  */
 #ifndef _KISIM_MODULE_H
 #define _KISIM_MODULE_H
@@ -17,9 +16,5 @@
 #define MOD_KPROBE_DISABLE		4	/* disable_kprobe(a2) */
 #define MOD_KPROBE_REGISTER_RET		5	/* register_kretprobe(a2) */
 #define MOD_KPROBE_UNREGISTER_RET	6	/* unregister_kretprobe(a2) */
-#define MOD_STATICKEY_SLOW_INC		7	/* static_key_slow_inc(a2) */
-#define MOD_STATICKEY_SLOW_DEC		8	/* static_key_slow_dec(a2) */
-#define MOD_STATICKEY_ENABLE		9	/* static_key_enable(a2) */
-#define MOD_STATICKEY_DISABLE		10	/* static_key_disable(a2) */
 
 #endif

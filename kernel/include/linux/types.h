@@ -18,7 +18,6 @@ typedef u32			uint32_t;
 typedef u64			uint64_t;
 typedef unsigned int		gfp_t;
 typedef _Bool			bool;
-typedef struct { int counter; }	atomic_t;	/* include/linux/types.h */
 
 #define true	1
 #define false	0

@@ -4,7 +4,6 @@
 #define _ASM_JUMP_LABEL_H
 
 #define JUMP_LABEL_NOP		".inst 0xe1a00000"
-#define JUMP_LABEL_JMP		"b %l[l_yes]"	/* b */
 #define JUMP_LABEL_ENTRY	".balign 4\n\t.word 1b, %l[l_yes], %c0"
 
 #endif

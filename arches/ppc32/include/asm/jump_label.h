@@ -4,7 +4,6 @@
 #define _ASM_JUMP_LABEL_H
 
 #define JUMP_LABEL_NOP		"nop"
-#define JUMP_LABEL_JMP		"b %l[l_yes]"	/* b */
 #define JUMP_LABEL_ENTRY	".balign 4\n\t.long 1b, %l[l_yes], %0"
 
 #endif

@@ -4,7 +4,6 @@
 #define _ASM_JUMP_LABEL_H
 
 #define JUMP_LABEL_NOP		".byte 0x0f,0x1f,0x44,0x00,0x00"
-#define JUMP_LABEL_JMP		".byte 0xe9\n\t.long %l[l_yes] - (1b + 5)"	/* jmp rel32 (e9), the 5-byte form the site holds */
 #define JUMP_LABEL_ENTRY	".balign 8\n\t.quad 1b, %l[l_yes], %c0"
 
 #endif
