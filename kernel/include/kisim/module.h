@@ -5,7 +5,8 @@
  * (probes/kprobes.py, patcher/). sim/guest.py parses the MOD_* lines:
  * keep them one per line. Each returns 0 or the kernel's -errno.
  *
- * a2 is the object (struct kprobe *, struct kretprobe *); a3 is unused.
+ * a2 is the object (struct kprobe *, struct kretprobe *, struct static_key *);
+ * a3 is unused.
  */
 #ifndef _KISIM_MODULE_H
 #define _KISIM_MODULE_H
@@ -16,5 +17,6 @@
 #define MOD_KPROBE_DISABLE		4	/* disable_kprobe(a2) */
 #define MOD_KPROBE_REGISTER_RET		5	/* register_kretprobe(a2) */
 #define MOD_KPROBE_UNREGISTER_RET	6	/* unregister_kretprobe(a2) */
+#define MOD_STATIC_KEY_UPDATE		16	/* jump_label_update(a2): rewrite the key's sites */
 
 #endif
