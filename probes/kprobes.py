@@ -48,8 +48,8 @@ from patcher.errors import PatchError
 from patcher.tables import Tables, load_tables
 from patcher.text import TextPatcher
 from sim.errors import ConfigError
-from sim.guest import Guest, register_module_service
-from sim.hypercall import Resume, parse_defines
+from sim.guest import ERRNO, Guest, register_module_service
+from sim.hypercall import Resume
 from sim.machine import UNHANDLED, Cpu, Trap, TrapPriority
 
 #: The guest header's constants, parsed so that C and Python cannot drift apart.
@@ -95,8 +95,6 @@ GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_han
                  "aggr_post_handler", "kretprobe_inst_table")
 
 Handler = "str | int | Callable[[Kprobe, KprobeRegs], int | None] | None"
-#: errno numbers (kernel/include/linux/errno.h) for refusals returned to guest C.
-ERRNO = parse_defines(KPROBES_H.parent.parent / "linux" / "errno.h", "E")
 
 
 def hash_ptr(addr: int, bits: int) -> int:

@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+import patcher.instrument  # noqa: F401  (serves static keys, markers, tracepoints of modules)
 import probes.kprobes  # noqa: F401  (serves register_kprobe() & co. called by guest modules)
 from arches import NAMES, Arch, get_arch
 from sim.machine import MAX_CPUS
