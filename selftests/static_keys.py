@@ -6,8 +6,6 @@ two modules on every arch."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
-
 from selftests import Suite, register
 
 HERE = Path(__file__).parent / "c"
@@ -17,15 +15,6 @@ SOURCES = (HERE / "static_key_base.c", HERE / "static_keys.c")
 CASES = 54
 
 
-def sources(arch: object) -> Sequence[Path]:
-    return list(SOURCES)
-
-
-SUITE = register(Suite(
-    name="static_keys",
-    kernel_file="lib/test_static_keys.c",
-    version="v5.10",
-    sources=sources,
-    config={"JUMP_LABEL": "y"},
-    expected_cases=lambda arch: CASES,
-))
+SUITE = register(Suite(name="static_keys", kernel_file="lib/test_static_keys.c", version="v5.10",
+                      sources=lambda arch: list(SOURCES), config={"JUMP_LABEL": "y"},
+                      expected_cases=lambda arch: CASES))
