@@ -16,7 +16,7 @@
 
 #ifdef CONFIG_KPROBES
 #include <asm/kprobes.h>	/* struct pt_regs, struct arch_specific_insn */
-#include <asm/ptrace.h>	/* regs_return_value() and the other accessors */
+#include <kisim/ptrace.h>	/* regs_return_value() and the other accessors */
 
 #define KPROBE_HASH_BITS	6	/* kernel/kprobes.c */
 #define KPROBE_TABLE_SIZE	(1 << KPROBE_HASH_BITS)
