@@ -3,7 +3,8 @@
  * The guest's kprobe core, after Linux v5.10 include/linux/kprobes.h.
  *
  * Registration runs on the host (probes/kprobes.py): it fills a struct
- * kprobe from kprobe_pool[], links it into kprobe_table[] and writes the
+ * kprobe from kprobe_pool[] (or the module's own, when a module calls
+ * register_kprobe()), links it into kprobe_table[] and writes the
  * breakpoint through the patcher. A hit runs kprobe_handler()
  * (kernel/kprobes.c) as guest code; every layout here is mirrored there.
  * Not to be included with <linux/syscalls.h>, whose struct pt_regs is the
