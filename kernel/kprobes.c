@@ -12,7 +12,8 @@
  * interrupted stack and calls kprobe_handler(regs); on the single-step
  * trap it calls kprobe_debug_handler(regs). Both return into
  * kprobe_exc_return, whose hypercall is the exception return.
- * Registration is done by the host, which fills kprobe_pool[] and links
+ * Registration is done by the host, which fills kprobe_pool[] (or a
+ * module's own struct kprobe, see register_kprobe() below) and links
  * kprobe_table[] (register_kprobe's work is not on the hit path).
  */
 #include <linux/types.h>

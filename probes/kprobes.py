@@ -674,11 +674,13 @@ class Kprobes:
         from the calling CPU (it pays the flushes and its share of the sync
         rounds). 0, or the kernel's -errno; the reason is kept in :attr:`refusals`."""
         call = {"MOD_KPROBE_REGISTER": self._guest_register,
-                "MOD_KPROBE_UNREGISTER": self._guest_unregister,
+                "MOD_KPROBE_UNREGISTER": lambda s: self._guest_unregister(
+                    s, self._by_struct, self.unregister_kprobe),
                 "MOD_KPROBE_ENABLE": lambda s: self.enable_kprobe(self._guest_probe(s)),
                 "MOD_KPROBE_DISABLE": lambda s: self.disable_kprobe(self._guest_probe(s)),
                 "MOD_KPROBE_REGISTER_RET": self._guest_register_kretprobe,
-                "MOD_KPROBE_UNREGISTER_RET": self._guest_unregister_kretprobe}[op]
+                "MOD_KPROBE_UNREGISTER_RET": lambda s: self._guest_unregister(
+                    s, self._rp_by_struct, self.unregister_kretprobe)}[op]
         try:
             with self.text.on_cpu(cpu.index):
                 call(struct)
@@ -720,13 +722,14 @@ class Kprobes:
         self._register(Kprobe(**self._guest_where(struct), **handlers, disabled=disabled),
                        struct=struct)
 
-    def _guest_unregister(self, struct: int) -> None:
-        """unregister_kprobes(): a probe that was not registered gets addr = NULL."""
-        kp = self._by_struct.get(struct)
-        if kp is None:
+    def _guest_unregister(self, struct: int, registered: dict,
+                          unregister: Callable[[object], None]) -> None:
+        """unregister_k(ret)probes(): a probe that was not registered gets addr = NULL."""
+        probe = registered.get(struct)
+        if probe is None:
             self.machine.write_word(struct + FIELDS.index("addr") * self.arch.word, 0)
-            return
-        self.unregister_kprobe(kp)
+        else:
+            unregister(probe)
 
     def _guest_register_kretprobe(self, struct: int) -> None:
         if struct in self._rp_by_struct:
@@ -736,13 +739,6 @@ class Kprobes:
                        entry_handler=self._guest_word(struct, "entry_handler") or None,
                        maxactive=_signed(self._guest_word(struct, "maxactive"), self.arch.bits))
         self.register_kretprobe(rp, struct=struct)
-
-    def _guest_unregister_kretprobe(self, struct: int) -> None:
-        rp = self._rp_by_struct.get(struct)
-        if rp is None:
-            self.machine.write_word(struct + FIELDS.index("addr") * self.arch.word, 0)
-            return
-        self.unregister_kretprobe(rp)
 
     # -- optprobes ---------------------------------------------------------------
     def try_to_optimize_kprobe(self, kp: Kprobe) -> None:

@@ -144,7 +144,7 @@ def test_saved_xer_is_not_written_by_the_host(image) -> None:
     header = (Path(arches.__file__).parent / "ppc32/include/asm/kprobes.h").read_text()
     defines = dict(re.findall(r"#define\s+(\w+)\s+(\d+)\b", header))
     assert int(defines["KPROBE_REGS_ABOVE_SP"]) == ops.STACK_HEADROOM     # kprobe_exc_return
-    assert int(defines["PT_REGS_XER"]) == ops.PT_REGS.index("xer") * 4    # kprobe_exc_entry
+    assert int(defines["PT_XER"]) == ops.PT_REGS.index("xer")             # kprobe_exc_entry
 
 
 def x_form(rd: int, ra: int, rb: int, xo: int) -> bytes:

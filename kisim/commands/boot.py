@@ -76,6 +76,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
         out = result.to_json()
         init = guest.ftrace_boot
         out.update(cached=b.cached, key=b.key, sites=tables.counts(), config=args.config,
+                   modules=[m.name for m in b.modules],
                    wall_seconds=round(wall, 3),
                    ftrace_init=None if init is None else {
                        "sites": init.sites, "host_seconds": round(init.seconds, 6),

@@ -17,7 +17,7 @@
 /* The host's STACK_HEADROOM (arches/ppc32/kprobes.py): pt_regs lies this far
  * above the stack pointer the handler is entered with. */
 #define KPROBE_REGS_ABOVE_SP	16
-#define PT_REGS_XER		148		/* offsetof(struct pt_regs, xer) */
+#define PT_XER			37		/* uapi/asm/ptrace.h: xer's word in pt_regs */
 #define XER_SO			0x80000000UL	/* arch/powerpc/lib/sstep.c */
 #define XER_OV			0x40000000UL
 #define XER_CA			0x20000000UL
@@ -28,7 +28,7 @@ struct pt_regs {
 	unsigned long gpr[32];
 	unsigned long nip, msr, orig_gpr3, ctr, link, xer, ccr;
 };
-_Static_assert(__builtin_offsetof(struct pt_regs, xer) == PT_REGS_XER, "pt_regs layout");
+_Static_assert(__builtin_offsetof(struct pt_regs, xer) == 4 * PT_XER, "pt_regs layout");
 
 /* arch/powerpc/lib/sstep.c: 1 if emulated (regs updated, nip advanced), else 0. */
 int emulate_step(struct pt_regs *regs, u32 instr);
