@@ -33,7 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
@@ -41,6 +41,8 @@ from elftools.elf.relocation import RelocationSection
 import kconfig
 from arches import Arch, get_arch
 from kbuild import cache
+from kbuild.errors import BuildError, ModuleError
+from kbuild.modules import Module, first_error, load_modules, module_flags
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "kernel"
@@ -73,10 +75,6 @@ LDFLAGS = ("-static", "-nostdlib", "--emit-relocs", "--build-id=none",
            "--no-undefined", "-z", "norelro")
 
 
-class BuildError(Exception):
-    """A kernel build failed: one summary line, then the tool's diagnostics."""
-
-
 @dataclass
 class Build:
     """A built kernel image and what it was built from."""
@@ -88,6 +86,7 @@ class Build:
     cached: bool
     seconds: float = 0.0                     # wall time of this call
     mcount_sites: int = 0                    # entries in __mcount_loc
+    modules: tuple[Module, ...] = ()         # guest modules linked in (kbuild.modules)
     info: dict = field(default_factory=dict)  # build.json
 
     @property
@@ -152,7 +151,8 @@ def compile_flags(arch: Arch, config: dict[str, str]) -> list[str]:
     return flags
 
 
-def cache_key(arch: Arch, config_text: str, flags: list[str]) -> str:
+def cache_key(arch: Arch, config_text: str, flags: list[str],
+              modules: tuple[Module, ...] = ()) -> str:
     h = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
@@ -167,6 +167,8 @@ def cache_key(arch: Arch, config_text: str, flags: list[str]) -> str:
     add("config", config_text.encode())
     for path in input_files(arch):
         add(_rel(path), path.read_bytes())
+    for module in modules:               # the name, where diagnostics point, the bytes
+        add(f"module:{module.name}", module.compiled_text().encode())
     return h.hexdigest()
 
 
@@ -241,8 +243,15 @@ def _mcount_loc_source(arch: Arch, sites: list[int]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _compile_module(module: Module, cmd: list[str], env: dict[str, str]) -> None:
+    """Compile one module; its first error on one line (:class:`ModuleError`)."""
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise ModuleError(first_error(proc.stderr + proc.stdout, module.path))
+
+
 def _compile_all(arch: Arch, flags: list[str], include: Path, objdir: Path,
-                 env: dict[str, str], step: Step) -> list[Path]:
+                 env: dict[str, str], step: Step, modules: tuple[Module, ...] = ()) -> list[Path]:
     arch_include = REPO / "arches" / arch.name / "include"
     incs = ["-I", os.fspath(include), "-I", os.fspath(KERNEL / "include"),
             "-I", os.fspath(arch_include)]
@@ -255,35 +264,54 @@ def _compile_all(arch: Arch, flags: list[str], include: Path, objdir: Path,
              f"{arch.name}: compiling {rel}", env)
         return obj
 
+    def module(mod: Module) -> Path:
+        src = objdir / f"module__{mod.name}.c"
+        src.write_text(mod.compiled_text())
+        obj = src.with_suffix(".o")
+        step(f"{arch.name}: compiling module {mod.name} ({mod.path})")
+        _compile_module(mod, _zig("cc", *module_flags(flags, mod), *incs, "-c",
+                                  os.fspath(src), "-o", os.fspath(obj)), env)
+        return obj
+
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
-        futures = [pool.submit(one, src) for src in source_files(arch)]
+        futures = ([pool.submit(module, mod) for mod in modules]
+                   + [pool.submit(one, src) for src in source_files(arch)])
         errors = [f.exception() for f in futures if f.exception() is not None]
         if errors:
-            raise errors[0]
+            raise errors[0]      # a module's error first: the kernel itself builds
         return [f.result() for f in futures]
 
 
-def _link(objs: list[Path], out: Path, arch: Arch, env: dict[str, str]) -> None:
-    _run(_zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o", os.fspath(out),
-              *map(os.fspath, objs)), f"{arch.name}: linking {out.name}", env)
+def _link(objs: list[Path], out: Path, arch: Arch, env: dict[str, str],
+          modules: tuple[Module, ...] = ()) -> None:
+    cmd = _zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o", os.fspath(out),
+               *map(os.fspath, objs))
+    if not modules:
+        _run(cmd, f"{arch.name}: linking {out.name}", env)
+        return
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:        # with modules linked in, theirs is the likely fault
+        raise ModuleError(first_error(proc.stderr + proc.stdout,
+                                      ", ".join(os.fspath(m.path) for m in modules)))
 
 
 def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
-                work: Path, env: dict[str, str], step: Step) -> dict:
+                work: Path, env: dict[str, str], step: Step,
+                modules: tuple[Module, ...] = ()) -> dict:
     include = work / "include"
     kconfig.write_autoconf(kconf, include / "generated" / "autoconf.h")
     kconfig.write_config(kconf, work / ".config")
     objdir = work / "obj"
     objdir.mkdir()
     started = time.perf_counter()
-    objs = _compile_all(arch, flags, include, objdir, env, step)
+    objs = _compile_all(arch, flags, include, objdir, env, step, modules)
     step(f"{arch.name}: linking")
     compiled = time.perf_counter()
     elf = work / ELF_NAME
     sites: list[int] = []
     if config.get("FUNCTION_TRACER") == "y":
         first = work / (ELF_NAME + ".pass1")
-        _link(objs, first, arch, env)
+        _link(objs, first, arch, env, modules)
         sites = mcount_call_sites(first, arch)
         if not sites:
             raise BuildError(f"{arch.name}: CONFIG_FUNCTION_TRACER=y but the image has "
@@ -293,39 +321,46 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
         table_obj = objdir / "mcount_loc.o"
         _run(_zig("cc", "-target", arch.cc_target, *arch.cc_flags, "-c", os.fspath(table),
                   "-o", os.fspath(table_obj)), f"{arch.name}: assembling __mcount_loc", env)
-        _link(objs + [table_obj], elf, arch, env)
+        _link(objs + [table_obj], elf, arch, env, modules)
         if (_alloc_layout(first) != _alloc_layout(elf)
                 or _text_bytes(first) != _text_bytes(elf)):
             raise BuildError(f"{arch.name}: adding __mcount_loc moved the image; "
                              "it must stay last in kernel/kernel.lds")
         first.unlink()
     else:
-        _link(objs, elf, arch, env)
+        _link(objs, elf, arch, env, modules)
     shutil.rmtree(objdir)
     return {"compile_seconds": round(compiled - started, 3),
             "link_seconds": round(time.perf_counter() - compiled, 3),
-            "mcount_sites": len(sites)}
+            "mcount_sites": len(sites),
+            "modules": [{"name": m.name, "path": os.fspath(m.path), "sha256": m.digest}
+                        for m in modules]}
 
 
 def build(arch: str, config: str | os.PathLike[str] | None = None, *,
           overrides: Mapping[str, str] | None = None,
-          cache_dir: Path | None = None, step: Step | None = None) -> Build:
+          cache_dir: Path | None = None, step: Step | None = None,
+          modules: Iterable[str | os.PathLike[str] | Module] = ()) -> Build:
     """Build (or fetch from the cache) the kernel for ``arch``.
 
     ``config`` is a .config file; None means the arch's defconfig.
     ``overrides`` sets options on top of it, e.g. ``{"MARKERS": "n"}``
     (each must take, as in a strict .config load). A cache entry that
     fails verification is rebuilt, with one line on stderr. ``step`` is
-    told each compile and link step as it starts. Raises
+    told each compile and link step as it starts. ``modules`` are guest
+    module sources (:mod:`kbuild.modules`) linked into the image; their
+    bytes are part of the cache key. Raises
     :class:`kconfig.KconfigError` for a bad configuration and
-    :class:`BuildError` when the compiler or linker fails.
+    :class:`BuildError` when the compiler or linker fails (a module's error:
+    :class:`ModuleError`, one line).
     """
     started = time.perf_counter()
     spec = get_arch(arch)
+    mods = load_modules(modules)
     kconf = _load(spec.name, config, overrides)
     values = kconfig.enabled(kconf)
     flags = compile_flags(spec, values)
-    key = cache_key(spec, kconfig.config_hash_text(kconf), flags)
+    key = cache_key(spec, kconfig.config_hash_text(kconf), flags, mods)
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     final = cache_dir / key
     info, why = cache.verify(final, key) if final.exists() else (None, "")
@@ -334,7 +369,7 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
         work = cache.new_work_dir(cache_dir, spec.name)
         try:
             built = _build_into(spec, kconf, values, flags, work, _zig_env(cache_dir),
-                                step or (lambda _: None))
+                                step or (lambda _: None), mods)
             built.update(arch=spec.name, key=key, compiler=compiler_version(),
                          cflags=flags, ldflags=list(LDFLAGS), config=values,
                          built_seconds=round(time.perf_counter() - started, 3))
@@ -346,8 +381,8 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
             print(f"kisim: cache entry {final} was corrupt ({why}); rebuilt", file=sys.stderr)
     return Build(arch=spec.name, elf=final / ELF_NAME, config=values, key=key,
                  cached=cached, seconds=time.perf_counter() - started,
-                 mcount_sites=info.get("mcount_sites", 0), info=info)
+                 mcount_sites=info.get("mcount_sites", 0), info=info, modules=mods)
 
 
-__all__ = ["Build", "BuildError", "build", "cache_key", "compiler_version",
+__all__ = ["Build", "BuildError", "Module", "ModuleError", "build", "cache_key", "compiler_version",
            "default_cache_dir", "mcount_call_sites"]

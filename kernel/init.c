@@ -13,6 +13,9 @@
 #include <linux/ftrace.h>
 #include <kisim/hypercall.h>
 #include <kisim/workload.h>
+#include <linux/module.h>
+
+extern u32 (*module_workload)(u32 size);
 
 /* Filled in by the host before the first instruction (sim/guest.py). */
 struct boot_params boot_params __section(".data.boot_params") = {
@@ -38,22 +41,28 @@ static const struct workload *find_workload(const char *name)
 
 static int kernel_init(void *unused)
 {
-	const struct workload *w;
+	const struct workload *w = NULL;
+	const char *name = boot_params.workload;
 	u32 size, sum;
 
 	(void)unused;
 	if (boot_params.magic != BOOT_PARAMS_MAGIC)
 		panic("no boot parameters from the host (magic %#x)", boot_params.magic);
-	w = find_workload(boot_params.workload);
-	if (!w)
-		panic("unknown workload '%.16s'", boot_params.workload);
-	size = boot_params.size ? boot_params.size : w->default_size;
-	hypercall2(HC_WORKLOAD, (unsigned long)w->name, size);
-	printk("kisim: " ARCH_NAME " kernel, %d CPU%s, workload %s size %u\n",
-	       nr_cpus, nr_cpus == 1 ? "" : "s", w->name, size);
-	sum = w->run(size);
-	printk("kisim: %s done, checksum %08x\n", w->name, sum);
+	if (!module_workload) {
+		w = find_workload(boot_params.workload);
+		if (!w)
+			panic("unknown workload '%.16s'", boot_params.workload);
+		name = w->name;
+	}
+	size = boot_params.size || !w ? boot_params.size : w->default_size;
+	module_init_all();
+	hypercall2(HC_WORKLOAD, (unsigned long)name, size);
+	printk("kisim: " ARCH_NAME " kernel, %d CPU%s, workload %.16s size %u\n",
+	       nr_cpus, nr_cpus == 1 ? "" : "s", name, size);
+	sum = w ? w->run(size) : module_workload(size);
+	printk("kisim: %.16s done, checksum %08x\n", name, sum);
 	hypercall1(HC_CHECKSUM, sum);
+	module_exit_all();
 	smp_store_release(&system_halting, 1);
 	return 0;
 }

@@ -12,14 +12,17 @@
  * interrupted stack and calls kprobe_handler(regs); on the single-step
  * trap it calls kprobe_debug_handler(regs). Both return into
  * kprobe_exc_return, whose hypercall is the exception return.
- * Registration is done by the host, which fills kprobe_pool[] and links
+ * Registration is done by the host, which fills kprobe_pool[] (or a
+ * module's own struct kprobe, see register_kprobe() below) and links
  * kprobe_table[] (register_kprobe's work is not on the hit path).
  */
 #include <linux/types.h>
 #include <linux/ftrace.h>
 #include <kisim/kprobes.h>
 #include <kisim/hypercall.h>
+#include <kisim/module.h>
 #include <kisim/thread_info.h>
+#include <linux/errno.h>
 #include <linux/spinlock.h>
 
 #ifdef CONFIG_KPROBES
@@ -54,7 +57,7 @@ static __always_inline struct kprobe *get_kprobe(unsigned long addr)
 	struct kprobe *p;
 
 	for (p = kprobe_table[kprobe_hash(addr)]; p; p = p->next)
-		if (p->addr == addr)
+		if ((unsigned long)p->addr == addr)
 			return p;
 	return NULL;
 }
@@ -380,6 +383,7 @@ notrace int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs)
 	}
 	ri->rp = rp;
 	ri->task = current;
+	ri->sp = kernel_stack_pointer(regs);
 	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
 		recycle_rp_inst(ri);
 		return 0;
@@ -397,29 +401,64 @@ NOKPROBE_SYMBOL(pre_handler_kretprobe);
 notrace unsigned long trampoline_handler(struct pt_regs *regs)
 {
 	struct task_struct *task = current;
-	struct kretprobe_instance *ri, **link;
+	struct kretprobe_instance *ri, **link, **bucket;
 	int cpu = smp_processor_id();
 	unsigned long ret;
 
-	link = &kretprobe_inst_table[kprobe_hash((unsigned long)task)];
+	bucket = &kretprobe_inst_table[kprobe_hash((unsigned long)task)];
 	spin_lock(&kretprobe_table_lock);
-	while ((ri = *link) && ri->task != task)
-		link = &ri->next;
+	for (ri = *bucket; ri && ri->task != task; ri = ri->next)
+		;
+	spin_unlock(&kretprobe_table_lock);
 	if (!ri)
 		panic("kretprobe: no instance for this return");
-	*link = ri->next;
-	spin_unlock(&kretprobe_table_lock);
 	ret = ri->ret_addr;
-	if (ri->rp->handler) {
+	/*
+	 * v5.15 __kretprobe_trampoline_handler: the handler sees the real
+	 * return address in regs, and the instance stays listed while it
+	 * runs, so that a stack trace from the handler can resolve the
+	 * trampoline (kretprobe_find_ret_addr).
+	 */
+	instruction_pointer_set(regs, ret);
+	if (ri->rp && ri->rp->handler) {
 		current_kprobe[cpu] = &ri->rp->kp;
 		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
 		ri->rp->handler(ri, regs);
 		current_kprobe[cpu] = NULL;
 	}
-	recycle_rp_inst(ri);
+	spin_lock(&kretprobe_table_lock);
+	for (link = bucket; *link != ri; link = &(*link)->next)
+		;
+	*link = ri->next;
+	spin_unlock(&kretprobe_table_lock);
+	if (ri->rp)		/* an unregistered kretprobe's instance is dropped */
+		recycle_rp_inst(ri);
 	return ret;
 }
 NOKPROBE_SYMBOL(trampoline_handler);
+
+/*
+ * v5.15 kretprobe_find_ret_addr(), for the unwinder: if pc is in the
+ * trampoline, the real return address of the frame entered at stack
+ * pointer sp, which is that of the current task's newest instance whose
+ * function was entered at or above sp (deeper calls are newer and lower).
+ */
+notrace unsigned long kretprobe_find_ret_addr(struct task_struct *task, unsigned long sp,
+					      unsigned long pc)
+{
+	struct kretprobe_instance *ri;
+
+	if (pc < (unsigned long)kretprobe_trampoline ||
+	    pc >= (unsigned long)kretprobe_trampoline_end)
+		return pc;
+	spin_lock(&kretprobe_table_lock);
+	for (ri = kretprobe_inst_table[kprobe_hash((unsigned long)task)]; ri; ri = ri->next)
+		if (ri->task == task && ri->sp >= sp)
+			break;
+	spin_unlock(&kretprobe_table_lock);
+	return ri ? ri->ret_addr : pc;
+}
+NOKPROBE_SYMBOL(kretprobe_find_ret_addr);
 NOKPROBE_SYMBOL(kretprobe_trampoline);
 
 #ifdef ARCH_KRETPROBE_TRAMPOLINE_KPROBE
@@ -459,6 +498,98 @@ notrace int kprobe_reentry_pre_handler(struct kprobe *p, struct pt_regs *regs)
 	return kprobe_target(1) != 3;
 }
 NOKPROBE_SYMBOL(kprobe_reentry_pre_handler);
+
+/*
+ * The module API (kernel/kprobes.c, v5.10). The single-probe calls are the
+ * host's work (HC_MODULE): resolving symbol_name + offset, the checks, the
+ * slot, linking and arming under text_mutex with the arch's protocol. The
+ * batch calls are the kernel's loops over them.
+ */
+static __always_inline long kprobe_module_call(unsigned long op, void *obj)
+{
+	return (long)hypercall2(HC_MODULE, op, (unsigned long)obj);
+}
+
+int register_kprobe(struct kprobe *p)
+{
+	return (int)kprobe_module_call(MOD_KPROBE_REGISTER, p);
+}
+
+void unregister_kprobe(struct kprobe *p)
+{
+	kprobe_module_call(MOD_KPROBE_UNREGISTER, p);
+}
+
+int enable_kprobe(struct kprobe *kp)
+{
+	return (int)kprobe_module_call(MOD_KPROBE_ENABLE, kp);
+}
+
+int disable_kprobe(struct kprobe *kp)
+{
+	return (int)kprobe_module_call(MOD_KPROBE_DISABLE, kp);
+}
+
+int register_kretprobe(struct kretprobe *rp)
+{
+	return (int)kprobe_module_call(MOD_KPROBE_REGISTER_RET, rp);
+}
+
+void unregister_kretprobe(struct kretprobe *rp)
+{
+	kprobe_module_call(MOD_KPROBE_UNREGISTER_RET, rp);
+}
+
+/* register_kprobes(): all or none; a failure unregisters the ones done. */
+int register_kprobes(struct kprobe **kps, int num)
+{
+	int i, ret = 0;
+
+	if (num <= 0)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		ret = register_kprobe(kps[i]);
+		if (ret < 0) {
+			if (i > 0)
+				unregister_kprobes(kps, i);
+			break;
+		}
+	}
+	return ret;
+}
+
+void unregister_kprobes(struct kprobe **kps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++)
+		unregister_kprobe(kps[i]);
+}
+
+int register_kretprobes(struct kretprobe **rps, int num)
+{
+	int i, ret = 0;
+
+	if (num <= 0)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		ret = register_kretprobe(rps[i]);
+		if (ret < 0) {
+			if (i > 0)
+				unregister_kretprobes(rps, i);
+			break;
+		}
+	}
+	return ret;
+}
+
+void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+	int i;
+
+	for (i = 0; i < num; i++)
+		unregister_kretprobe(rps[i]);
+}
 
 extern void kprobe_exc_return(void);
 NOKPROBE_SYMBOL(kprobe_exc_return);

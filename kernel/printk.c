@@ -190,6 +190,9 @@ int printk(const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	/* printk_get_level(): the console shows the text, not the level prefix. */
+	if (fmt[0] == KERN_SOH[0] && fmt[1])
+		fmt += 2;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);

@@ -431,13 +431,15 @@ class Run:
 
 def run_once(arch: Arch, config: Mapping[str, str], *, workload: str, cpus: int,
              size: int | None, mech: Mechanism | None = None, armed: bool = False,
-             count: tuple[Mechanism, ...] = ()) -> Run:
-    """Build with ``config``, set up ``mech`` (armed or not), run the workload.
+             count: tuple[Mechanism, ...] = (), modules: Sequence = (),
+             expect: int | None = None) -> Run:
+    """Build with ``config`` (and the guest ``modules``), set up ``mech`` (armed
+    or not), run the workload.
 
     The passes of each mechanism in ``count`` are counted on the way.
     """
-    image = build(arch.name, overrides={**BASE_CONFIG, **config})
-    guest = Guest(image, cpus=cpus, workload=workload, size=size)
+    image = build(arch.name, overrides={**BASE_CONFIG, **config}, modules=modules)
+    guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect)
     target = Target(guest)
     with target.closing:
         if mech is not None and mech.boot is not None:
@@ -490,13 +492,14 @@ def _cycles(model: CostModel, arch: Arch, run: Run, passes: int, flag_load: bool
 def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                  size: int | None = None, model: CostModel | None = None,
                  memory_pressure: bool = False, mechanisms: Sequence[str] | None = None,
-                 advance: Callable[..., None] = lambda *a, **k: None) -> dict:
+                 advance: Callable[..., None] = lambda *a, **k: None,
+                 modules: Sequence = (), expect: int | None = None) -> dict:
     """The mechanisms of :data:`MECHANISMS` (or those :func:`select` picks) on one arch:
     the table as a JSON-ready dict."""
     arch = get_arch(arch_name)
     mechs = select(mechanisms)
     model = model or CostModel()
-    kw = dict(workload=workload, cpus=cpus, size=size)
+    kw = dict(workload=workload, cpus=cpus, size=size, modules=modules, expect=expect)
     counted_here = lambda m: m.passes_from is None      # noqa: E731
     # Nothing compiled in: the uninstrumented run counts their points' passes.
     base = run_once(arch, NONE, count=tuple(m for m in mechs

@@ -85,14 +85,15 @@ class KernelChecker:
 
     def __init__(self, arch: str, cpus: int = 2, *, protocol: TextPokeBatch | None = None,
                  protocol_name: str = "", workload: str = "hackbench",
-                 size: int | None = None, sites: str | tuple[str, ...] = DEFAULT_SITES) -> None:
+                 size: int | None = None, sites: str | tuple[str, ...] = DEFAULT_SITES,
+                 modules: tuple = ()) -> None:
         from kbuild import build
         self.sites = parse_sites(sites)
         other = [k for k in self.sites if k not in DEFAULT_SITES + ("ftrace",)]
         if other:
             raise CheckerError(f"--kernel toggles markers, tracepoints and ftrace; "
                                f"{','.join(other)} sites are checked on the loop only")
-        self.build = build(arch)
+        self.build = build(arch, modules=modules)
         if "ftrace" in self.sites and not self.build.is_set("DYNAMIC_FTRACE"):
             raise CheckerError(f"{arch}: --kernel --site ftrace needs CONFIG_DYNAMIC_FTRACE=y")
         self.cpus, self.workload, self.size = cpus, workload, size

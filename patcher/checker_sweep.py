@@ -76,6 +76,7 @@ class CheckSpec:
     path: str | None = None         # sys.path entry a "module:function" protocol needs
     kernel: bool = False            # patch the guest kernel under hackbench instead
     sites: tuple[str, ...] = DEFAULT_SITES   # the loop's site kinds (patcher.checker_sites)
+    modules: tuple[str, ...] = ()   # with kernel: guest module sources built in
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sites", parse_sites(self.sites))   # "a,b" or names
@@ -86,7 +87,8 @@ class CheckSpec:
         if not self.kernel:
             return loop
         return KernelChecker(self.arch, self.cpus, protocol=loop.patcher.protocol,
-                             protocol_name=loop.protocol_name, sites=self.sites)
+                             protocol_name=loop.protocol_name, sites=self.sites,
+                             modules=self.modules)
 
     def _loop_checker(self) -> PatchChecker:
         if self.path and self.path not in sys.path:
@@ -121,6 +123,8 @@ class CheckSpec:
             words += ["--without", f"'{self.without}'"]
         if self.kernel:
             words.append("--kernel")
+        for module in self.modules:
+            words += ["--module", module]
         return " ".join(words + ["--replay", str(seed)])
 
 

@@ -48,7 +48,7 @@ from patcher.errors import PatchError
 from patcher.tables import Tables, load_tables
 from patcher.text import TextPatcher
 from sim.errors import ConfigError
-from sim.guest import Guest
+from sim.guest import ERRNO, Guest, register_module_service
 from sim.hypercall import Resume
 from sim.machine import UNHANDLED, Cpu, Trap, TrapPriority
 
@@ -59,10 +59,12 @@ _DEFINES = {name: int(value, 0) for name, value in re.findall(
 #: struct kprobe, one word per field (kernel/include/kisim/kprobes.h).
 FIELDS = ("next", "addr", "pre_handler", "post_handler", "fault_handler", "flags", "nmissed",
           "opcode",
-          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index", "list")
+          "ainsn0", "ainsn1", "ainsn2", "ainsn3", "hit_index", "list", "symbol_name", "offset")
+#: The fields a module fills before register_kprobe (kept as the module wrote them).
+CALLER_FIELDS = ("symbol_name", "offset")
 #: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
 RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
-RI_FIELDS = ("next", "rp", "ret_addr", "task")
+RI_FIELDS = ("next", "rp", "ret_addr", "task", "sp")
 KRETPROBE_POOL = _DEFINES["KRETPROBE_POOL"]
 KRETPROBE_INSTANCES = _DEFINES["KRETPROBE_INSTANCES"]
 #: Functions a return probe must not be put on (x86 kretprobe_blacklist[]):
@@ -90,9 +92,9 @@ GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_han
                  "kprobe_host_post_handler", "current_kprobe", "kprobe_hits",
                  "kretprobe_pool", "kretprobe_instances", "kretprobe_trampoline",
                  "pre_handler_kretprobe", "kretprobe_host_handler", "aggr_pre_handler",
-                 "aggr_post_handler")
+                 "aggr_post_handler", "kretprobe_inst_table")
 
-Handler = "str | Callable[[Kprobe, KprobeRegs], int | None] | None"
+Handler = "str | int | Callable[[Kprobe, KprobeRegs], int | None] | None"
 
 
 def hash_ptr(addr: int, bits: int) -> int:
@@ -100,6 +102,11 @@ def hash_ptr(addr: int, bits: int) -> int:
     if bits == 64:
         return ((addr * 0x61C8864680B583EB) & (2**64 - 1)) >> (64 - KPROBE_HASH_BITS)
     return ((addr * 0x61C88647) & 0xFFFFFFFF) >> (32 - KPROBE_HASH_BITS)
+
+
+def _signed(value: int, bits: int) -> int:
+    """A guest word read as a C long."""
+    return value - (1 << bits) if value >> (bits - 1) else value
 
 
 def _data_in_text(elf: object) -> list[tuple[int, int]]:
@@ -265,10 +272,17 @@ class Kprobes:
                              for intno, (name, entry) in self.ops.FAULT_TRAPS.items()
                              if name in symbols}
         self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
+        # The arch's guest prologue, if its trap entry has one (TRAP_ENTRY), and
+        # the registers only it and kprobe_exc_return save and restore.
+        entry = self.ops.TRAP_ENTRY
+        self._trap_entry = symbols[entry] if entry else None
+        self._guest_saved = frozenset(self.ops.GUEST_SAVED_REGS)
         self._mcount = {site.address for site in self.tables.mcount}
         self._data = _data_in_text(guest.elf)
         self._md = capstone.Cs(*self.arch.cs_mode)
         guest.hypercalls.register("HC_KPROBE", self._hypercall)
+        guest.services["KPROBE"] = self._module_call      # the module API's host half
+        self.refusals: list[str] = []             # why module calls were refused
         self.machine.add_trap_handler(self._on_trap, TrapPriority.KPROBES)
 
     # -- the guest's struct kprobe ----------------------------------------
@@ -299,6 +313,8 @@ class Kprobes:
     def _handler_addr(self, handler: object, host_stub: str, what: str) -> int:
         if handler is None:
             return 0
+        if isinstance(handler, int):            # a guest address (a module's function)
+            return handler
         if callable(handler):
             return self.guest.image.symbols[host_stub]
         addr = self.guest.image.symbols.get(str(handler))
@@ -447,7 +463,8 @@ class Kprobes:
                   "opcode": prepared.opcode, "hit_index": kp.index, "list": first}
         values.update({f"ainsn{i}": v for i, v in enumerate(prepared.ainsn)})
         for name in FIELDS:
-            self._write_field(kp, name, values[name])
+            if name not in CALLER_FIELDS:
+                self._write_field(kp, name, values[name])
         for cpu in range(len(self.machine.cpus)):
             self.machine.write_word(self.sym["kprobe_hits"]
                                     + (cpu * KPROBE_POOL + kp.index) * self.arch.word, 0)
@@ -584,8 +601,11 @@ class Kprobes:
     def _rp_addr(self, struct: int, name: str) -> int:
         return struct + (len(FIELDS) + RP_FIELDS.index(name)) * self.arch.word
 
-    def register_kretprobe(self, rp: Kretprobe) -> Kretprobe:
-        """register_kretprobe: instances, then the entry kprobe (kernel/kprobes.c)."""
+    def register_kretprobe(self, rp: Kretprobe, struct: int | None = None) -> Kretprobe:
+        """register_kretprobe: instances, then the entry kprobe (kernel/kprobes.c).
+
+        ``struct`` is a guest struct kretprobe to use (a module's); None
+        takes one from kretprobe_pool[]."""
         addr = self.resolve(Kprobe(symbol_name=rp.symbol_name, offset=rp.offset, addr=rp.addr))
         where = self.guest.image.symbol_at(addr)
         if addr == self.sym["kretprobe_trampoline"]:
@@ -598,7 +618,7 @@ class Kprobes:
         if rp.entry_handler is not None and callable(rp.entry_handler):
             raise PatchError("EINVAL", "kretprobe: entry_handler must be a guest function")
         maxactive = rp.maxactive if rp.maxactive > 0 else len(self.machine.cpus)
-        if not self._free_rp or len(self._free_ri) < maxactive:
+        if (struct is None and not self._free_rp) or len(self._free_ri) < maxactive:
             raise PatchError("ENOMEM", f"kretprobe: no room for {maxactive} more instances")
         if self.ops.KRETPROBE_TRAMPOLINE_KPROBE and self._trampoline is None:
             # arch_init_kprobes: the trampoline is a kprobe (PowerPC).
@@ -606,10 +626,14 @@ class Kprobes:
                 Kprobe(symbol_name="kretprobe_trampoline",
                        pre_handler="trampoline_probe_handler"), blacklist=False)
         word = self.arch.word
-        struct = self.sym["kretprobe_pool"] + self._free_rp[0] * (len(FIELDS) + len(RP_FIELDS)) * word
+        pooled = struct is None
+        if pooled:
+            struct = (self.sym["kretprobe_pool"]
+                      + self._free_rp[0] * (len(FIELDS) + len(RP_FIELDS)) * word)
         kp = Kprobe(addr=addr, pre_handler="pre_handler_kretprobe", probe_type="r")
         self._register(kp, struct=struct)
-        self._free_rp.pop(0)
+        if pooled:
+            self._free_rp.pop(0)
         instances = [self.sym["kretprobe_instances"] + self._free_ri.pop(0) * len(RI_FIELDS) * word
                      for _ in range(maxactive)]
         for ri, nxt in zip(instances, instances[1:] + [0]):
@@ -627,12 +651,94 @@ class Kprobes:
         return rp
 
     def unregister_kretprobe(self, rp: Kretprobe) -> None:
-        """Remove the entry probe; instances in flight still return through the trampoline."""
+        """Remove the entry probe; instances in flight still return through the
+        trampoline, but lose their kretprobe (v5.10 cleanup_rp_inst: ri->rp =
+        NULL), so no handler runs for them and they are not recycled."""
         if rp.kp is None or self._rp_by_struct.get(rp.struct) is not rp:
             raise PatchError("ENOENT", "kretprobe is not registered")
         self.unregister_kprobe(rp.kp)
-        self.machine.write_word(self._rp_addr(rp.struct, "handler"), 0)
+        word = self.arch.word
+        rp_field = RI_FIELDS.index("rp") * word
+        for bucket in range(1 << KPROBE_HASH_BITS):
+            ri = self.machine.read_word(self.sym["kretprobe_inst_table"] + bucket * word)
+            while ri:
+                if self.machine.read_word(ri + rp_field) == rp.struct:
+                    self.machine.write_word(ri + rp_field, 0)
+                ri = self.machine.read_word(ri)
         del self._rp_by_struct[rp.struct]
+
+    # -- the module API: guest C calls (HC_MODULE, MOD_KPROBE_*) ------------------
+    def _module_call(self, cpu: Cpu, op: str, struct: int, _a3: int) -> int:
+        """register_kprobe() and the rest, called by a guest module with its own
+        struct: the kernel's work at the point of the call, the text patched
+        from the calling CPU (it pays the flushes and its share of the sync
+        rounds). 0, or the kernel's -errno; the reason is kept in :attr:`refusals`."""
+        call = {"MOD_KPROBE_REGISTER": self._guest_register,
+                "MOD_KPROBE_UNREGISTER": lambda s: self._guest_unregister(
+                    s, self._by_struct, self.unregister_kprobe),
+                "MOD_KPROBE_ENABLE": lambda s: self.enable_kprobe(self._guest_probe(s)),
+                "MOD_KPROBE_DISABLE": lambda s: self.disable_kprobe(self._guest_probe(s)),
+                "MOD_KPROBE_REGISTER_RET": self._guest_register_kretprobe,
+                "MOD_KPROBE_UNREGISTER_RET": lambda s: self._guest_unregister(
+                    s, self._rp_by_struct, self.unregister_kretprobe)}[op]
+        try:
+            with self.text.on_cpu(cpu.index):
+                call(struct)
+        except PatchError as err:
+            self.refusals.append(f"{op.removeprefix('MOD_KPROBE_').lower()}: {err.message}")
+            return -ERRNO[err.errno]
+        return 0
+
+    def _guest_word(self, struct: int, name: str) -> int:
+        if name in RP_FIELDS:
+            return self.machine.read_word(self._rp_addr(struct, name))
+        return self.machine.read_word(struct + FIELDS.index(name) * self.arch.word)
+
+    def _guest_where(self, struct: int) -> dict:
+        """symbol_name + offset or addr of a module's struct kprobe (_kprobe_addr:
+        exactly one of the two, else -EINVAL)."""
+        name, addr = self._guest_word(struct, "symbol_name"), self._guest_word(struct, "addr")
+        if bool(name) == bool(addr):
+            raise PatchError("EINVAL", "kprobe: give symbol_name or addr, not both "
+                                       "(_kprobe_addr)")
+        return {"symbol_name": self.guest.read_string(name, 256) if name else None,
+                "addr": addr or None, "offset": self._guest_word(struct, "offset")}
+
+    def _guest_probe(self, struct: int) -> Kprobe:
+        kp = self._by_struct.get(struct)
+        if kp is None:
+            raise PatchError("EINVAL", f"kprobe: the struct kprobe at {struct:#x} is not "
+                                       "registered")
+        return kp
+
+    def _guest_register(self, struct: int) -> None:
+        if struct in self._by_struct:
+            raise PatchError("EINVAL", "kprobe: this kprobe is already registered "
+                                       "(check_kprobe_rereg)")
+        handlers = {name: self._guest_word(struct, name) or None
+                    for name in ("pre_handler", "post_handler", "fault_handler")}
+        # register_kprobe: p->flags &= KPROBE_FLAG_DISABLED
+        disabled = bool(self._guest_word(struct, "flags") & FLAG_DISABLED)
+        self._register(Kprobe(**self._guest_where(struct), **handlers, disabled=disabled),
+                       struct=struct)
+
+    def _guest_unregister(self, struct: int, registered: dict,
+                          unregister: Callable[[object], None]) -> None:
+        """unregister_k(ret)probes(): a probe that was not registered gets addr = NULL."""
+        probe = registered.get(struct)
+        if probe is None:
+            self.machine.write_word(struct + FIELDS.index("addr") * self.arch.word, 0)
+        else:
+            unregister(probe)
+
+    def _guest_register_kretprobe(self, struct: int) -> None:
+        if struct in self._rp_by_struct:
+            raise PatchError("EINVAL", "kretprobe: this kretprobe is already registered")
+        rp = Kretprobe(**self._guest_where(struct),
+                       handler=self._guest_word(struct, "handler") or None,
+                       entry_handler=self._guest_word(struct, "entry_handler") or None,
+                       maxactive=_signed(self._guest_word(struct, "maxactive"), self.arch.bits))
+        self.register_kretprobe(rp, struct=struct)
 
     # -- optprobes ---------------------------------------------------------------
     def try_to_optimize_kprobe(self, kp: Kprobe) -> None:
@@ -773,7 +879,7 @@ class Kprobes:
     def _save(self, cpu: Cpu, pc: int) -> list[int]:
         words = []
         for name in self.ops.PT_REGS:
-            if name is None:
+            if name is None or name in self._guest_saved:
                 words.append(0)
             elif name == self.arch.pc:
                 words.append(pc)
@@ -787,7 +893,7 @@ class Kprobes:
         pc = 0
         for i, name in enumerate(self.ops.PT_REGS):
             value = self.machine.read_word(frame + i * self.arch.word)
-            if name is None:
+            if name is None or name in self._guest_saved:
                 continue
             if name == self.arch.pc:
                 pc = value
@@ -818,6 +924,9 @@ class Kprobes:
                 self.machine.write_word(sp, 0)      # an empty back chain (PowerPC ABI)
         cpu.set_reg(self.arch.sp, sp)
         cpu.set_reg(self.arch.args[0], frame)
+        if self._trap_entry is not None:
+            cpu.set_reg(self.arch.args[1], handler)
+            return self._trap_entry
         return handler
 
     def _on_trap(self, cpu: Cpu, trap: Trap) -> object:
@@ -874,3 +983,6 @@ class Kprobes:
         handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
                    KPROBE_HC_RET: "handler"}[op]
         return int(getattr(owner, handler)(owner, regs_view) or 0)
+
+
+register_module_service("KPROBE", lambda guest: Kprobes(guest)._module_call)

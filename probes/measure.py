@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from typing import Sequence
 
 from kbuild import build
 from patcher.errors import PatchError
@@ -58,29 +59,33 @@ def _traps(result) -> int:
 
 def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool = False,
                    ret: bool = False, optimize: bool = False, cpus: int = 1, size: int | None = None,
-                   overrides: dict[str, str] | None = None) -> KprobeCost:
+                   overrides: dict[str, str] | None = None, modules: Sequence = (),
+                   handler: str | None = None, expect: int | None = None) -> KprobeCost:
     """Run ``workload`` without and with a kprobe at ``at`` (empty guest handlers).
 
     ``ret`` adds a kretprobe on the same function entry (``at`` must be
     one) whose empty handler runs at every return; its entry probe then
     carries the kprobe's place, as one function entry holds one probe here.
     ``optimize`` runs the kprobe optimizer on the probe before the workload.
+    ``modules`` are guest modules built in (kbuild.modules); ``handler`` names
+    a guest function (a module's) to use as the pre_handler, or with ``ret``
+    the return handler, instead of the empty one.
     """
     check_workload(workload, size)
     symbol, offset = parse_at(at)
-    kernel = build(arch, overrides=overrides)
-    base = Guest(kernel, cpus=cpus, workload=workload, size=size).run()
-    guest = Guest(kernel, cpus=cpus, workload=workload, size=size)
+    kernel = build(arch, overrides=overrides, modules=modules)
+    base = Guest(kernel, cpus=cpus, workload=workload, size=size, expect=expect).run()
+    guest = Guest(kernel, cpus=cpus, workload=workload, size=size, expect=expect)
     kprobes = Kprobes(guest)
     addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
     before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
     if ret:
         rp = kprobes.register_kretprobe(Kretprobe(symbol_name=symbol, offset=offset,
-                                                  handler="kretprobe_empty_handler"))
+                                                  handler=handler or "kretprobe_empty_handler"))
         kp = rp.kp
     else:
         kp = kprobes.register_kprobe(Kprobe(
-            symbol_name=symbol, offset=offset, pre_handler="kprobe_empty_pre_handler",
+            symbol_name=symbol, offset=offset, pre_handler=handler or "kprobe_empty_pre_handler",
             post_handler="kprobe_empty_post_handler" if post else None))
         if optimize:
             kprobes.optimize_kprobe(kp)
@@ -91,7 +96,8 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
     per = (lambda a, b: (a - b) / hits) if hits else (lambda a, b: 0.0)
     return KprobeCost(
         arch=guest.arch.name, at=kp.describe(), address=addr, workload=workload, cpus=cpus,
-        handlers="kretprobe" if ret else "pre+post" if post else "pre",
+        handlers=("kretprobe" if ret else "pre+post" if post else "pre")
+        + (f" ({handler})" if handler else ""),
         kind=kind if kp.optimized or not hits else kprobes.kind(kp),
         hits=hits, nmissed=kp.nmissed, checksum_ok=result.ok,
         instructions_per_hit=per(result.instructions, base.instructions),

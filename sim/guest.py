@@ -22,6 +22,15 @@ HC_IDLE        nothing to run on this CPU: its turn ends early
 HC_WORKLOAD    a1 = workload name, a2 = the size the guest actually uses
 =============  ========================================================
 
+``HC_MODULE`` is the host half of the guest module API
+(``kernel/include/kisim/module.h``): each ``MOD_<SERVICE>_*`` operation
+goes to the service an upper layer registered with
+:func:`register_module_service` (``KPROBE``: :mod:`probes.kprobes`),
+created for this guest at its first call. A module function can be the
+workload (``workload="MODULE:FUNC"``): its address goes into the guest's
+``module_workload`` and its return value is the checksum, checked against
+``expect`` when given (there is no reference to recompute).
+
 ``HC_MARKER`` and ``HC_TRACEPOINT`` (host-forwarding probes) are registered
 by the patcher layer when it attaches (:mod:`patcher.markers`,
 :mod:`patcher.tracepoint`). Reference checksums live in
@@ -43,7 +52,7 @@ from sim.ftrace_init import InitStats, boot_convert
 from sim.hypercall import HYPERCALL_H, HYPERCALLS, HypercallTable, parse_defines
 from sim.machine import Cpu, Machine
 from sim.workloads import (DEFAULT_SIZES, WORKLOADS, WorkloadError, check_workload, mix32,
-                           reference_checksum)
+                           module_workload, reference_checksum)
 
 #: Default instruction budget of a whole run (all CPUs): ~100x a default workload.
 MAX_INSTRUCTIONS = 300_000_000
@@ -54,6 +63,22 @@ _CONSTS = parse_defines(HYPERCALL_H, "")
 BOOT_PARAMS_MAGIC = _CONSTS["BOOT_PARAMS_MAGIC"]
 WORKLOAD_NAME_LEN = _CONSTS["WORKLOAD_NAME_LEN"]
 TASK_COMM_LEN = 16          # kernel/include/linux/sched.h
+MODULE_H = HYPERCALL_H.with_name("module.h")
+#: errno numbers by name (kernel/include/linux/errno.h): module calls return -errno.
+ERRNO: dict[str, int] = parse_defines(HYPERCALL_H.parent.parent / "linux" / "errno.h", "E")
+#: HC_MODULE operations by number (MOD_KPROBE_REGISTER, ...), from the shared header.
+MODULE_OPS: dict[int, str] = {number: name for name, number
+                              in parse_defines(MODULE_H, "MOD_").items()}
+
+#: ``handler(cpu, op_name, a2, a3)``: one HC_MODULE operation; 0 or -errno.
+ModuleCall = Callable[[Cpu, str, int, int], int]
+#: SERVICE -> ``factory(guest)`` giving that guest's handler (see register_module_service).
+MODULE_SERVICES: dict[str, "Callable[[Guest], ModuleCall]"] = {}
+
+
+def register_module_service(service: str, factory: "Callable[[Guest], ModuleCall]") -> None:
+    """Serve the ``MOD_<service>_*`` operations of every guest with ``factory(guest)``."""
+    MODULE_SERVICES[service] = factory
 
 
 # -- booting -------------------------------------------------------------------
@@ -76,7 +101,7 @@ class BootResult:
     workload: str
     size: int
     checksum: int | None
-    expected: int
+    expected: int | None        # None: a module workload run without --expect
     per_cpu: list[dict]
     console: str
     exit_status: list[int | None]
@@ -88,7 +113,7 @@ class BootResult:
 
     @property
     def ok(self) -> bool:
-        return self.checksum == self.expected
+        return self.checksum is not None and self.expected in (None, self.checksum)
 
     @property
     def instructions(self) -> int:
@@ -118,7 +143,7 @@ class Guest:
 
     def __init__(self, build_or_elf, *, cpus: int = 1, workload: str = "hackbench",
                  size: int | None = None, quantum: int = DEFAULT_QUANTUM,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, expect: int | None = None) -> None:
         check_workload(workload, size)
         config = getattr(build_or_elf, "config", None)
         self.build = build_or_elf if config is not None else None
@@ -138,25 +163,48 @@ class Guest:
         self.ftrace_boot: InitStats | None = converted[1] if converted else None
         self.console: list[str] = []
         self.checksum: int | None = None
-        self.size = DEFAULT_SIZES[workload] if size is None else size
+        self.expect = expect
+        self.module_function = self._module_workload(build_or_elf, workload)
+        self.size = (size or 0) if self.module_function else (
+            DEFAULT_SIZES[workload] if size is None else size)
         self.exit_status: list[int | None] = [None] * cpus
         self.hypercalls = HypercallTable(self.machine)
         for name, handler in (("HC_EXIT", self._hc_exit), ("HC_WRITE", self._hc_write),
                               ("HC_CHECKSUM", self._hc_checksum), ("HC_PANIC", self._hc_panic),
-                              ("HC_IDLE", self._hc_idle), ("HC_WORKLOAD", self._hc_workload)):
+                              ("HC_IDLE", self._hc_idle), ("HC_WORKLOAD", self._hc_workload),
+                              ("HC_MODULE", self._hc_module)):
             self.hypercalls.register(name, handler)
+        self.services: dict[str, ModuleCall] = {}
         self._write_boot_params(size or 0)
         for cpu in self.machine.cpus:
             cpu.pc = self.image.entry
             cpu.set_reg(arch.args[0], cpu.index)
             cpu.set_reg(arch.args[1], cpus)
 
+    def _module_workload(self, build_or_elf, workload: str) -> int:
+        """The address of a ``MODULE:FUNC`` workload's function (0: a built-in workload)."""
+        parts = module_workload(workload)
+        if parts is None:
+            return 0
+        module, func = parts
+        built = [m.name for m in getattr(build_or_elf, "modules", ())]
+        if module not in built:
+            raise WorkloadError(f"workload {workload}: no module {module!r} in this kernel "
+                                f"(modules: {', '.join(built) or 'none'}; give --module "
+                                f"{module}.c)")
+        found = [start for start, _, name in self.image.functions if name == func]
+        if not found:
+            raise WorkloadError(f"workload {workload}: module {module} has no function "
+                                f"{func!r}")
+        self.machine.write_word(self.image.symbols["module_workload"], found[0])
+        return found[0]
+
     def _write_boot_params(self, size: int) -> None:
         addr = self.image.symbols.get("boot_params")
         if addr is None:
             raise ConfigError(f"{self.elf}: no boot_params symbol: not a kisim kernel")
         arch = self.arch
-        name = self.workload.encode().ljust(WORKLOAD_NAME_LEN, b"\0")
+        name = self.workload.encode()[:WORKLOAD_NAME_LEN].ljust(WORKLOAD_NAME_LEN, b"\0")
         self.machine.write(addr, arch.from_int(BOOT_PARAMS_MAGIC, 4) + arch.from_int(size, 4)
                            + arch.from_int(0, 4) + name)
 
@@ -208,6 +256,34 @@ class Guest:
     def _hc_workload(self, cpu: Cpu, _name: int, size: int, _a3: int) -> None:
         self.size = size
 
+    def _hc_module(self, cpu: Cpu, op: int, a2: int, a3: int) -> int:
+        """HC_MODULE: hand ``MOD_<SERVICE>_*`` to that service (made at its first call)."""
+        name = MODULE_OPS.get(op)
+        if name is None:
+            raise self.machine.fault(cpu, f"unknown module operation {op}",
+                                     pc=self.hypercalls.address)
+        service = name.split("_")[1]
+        handler = self.services.get(service)
+        if handler is None:
+            factory = MODULE_SERVICES.get(service)
+            if factory is None:
+                raise self.machine.fault(cpu, f"{name}: nothing serves {service} calls "
+                                              "(its host layer is not loaded)",
+                                         pc=self.hypercalls.address)
+            handler = self.services[service] = factory(self)
+        return handler(cpu, name, a2, a3) & ((1 << self.arch.bits) - 1)
+
+    def expected_checksum(self) -> int | None:
+        """``expect`` if given, else the workload's reference checksum (None for a
+        module's workload, which has no reference)."""
+        if self.expect is not None or self.module_function:
+            return self.expect
+        return reference_checksum(self.workload, self.size)
+
+    def checksum_ok(self) -> bool:
+        """The workload reported a checksum, and the expected one if there is one."""
+        return self.checksum is not None and self.expected_checksum() in (None, self.checksum)
+
     # -- running ---------------------------------------------------------------
     def run(self, max_instructions: int | None = MAX_INSTRUCTIONS,
             on_turn: Callable[[Machine], None] | None = None) -> BootResult:
@@ -217,7 +293,7 @@ class Guest:
         """
         started = time.perf_counter()
         self.machine.run(max_instructions=max_instructions, on_turn=on_turn)
-        expected = reference_checksum(self.workload, self.size)
+        expected = self.expected_checksum()
         seconds = time.perf_counter() - started     # the run and its reference checksum
         per_cpu = [{"cpu": c.index, "instructions": c.instructions,
                     "modeled_cycles": c.modeled_cycles, "events": dict(c.events)}
@@ -233,12 +309,13 @@ class Guest:
 
 def boot(build_or_elf, *, cpus: int = 1, workload: str = "hackbench", size: int | None = None,
          quantum: int = DEFAULT_QUANTUM, seed: int | None = None,
-         max_instructions: int | None = MAX_INSTRUCTIONS) -> BootResult:
+         max_instructions: int | None = MAX_INSTRUCTIONS, expect: int | None = None) -> BootResult:
     """Boot a kernel (a :class:`kbuild.Build` or an ELF path) and run ``workload``."""
     guest = Guest(build_or_elf, cpus=cpus, workload=workload, size=size,
-                  quantum=quantum, seed=seed)
+                  quantum=quantum, seed=seed, expect=expect)
     return guest.run(max_instructions=max_instructions)
 
 
-__all__ = ["BootResult", "Task", "DEFAULT_SIZES", "Guest", "HYPERCALLS", "WORKLOADS",
+__all__ = ["BootResult", "Task", "DEFAULT_SIZES", "ERRNO", "Guest", "HYPERCALLS", "MODULE_OPS",
+           "MODULE_SERVICES", "ModuleCall", "WORKLOADS", "register_module_service",
            "WorkloadError", "boot", "check_workload", "mix32", "reference_checksum"]

@@ -27,8 +27,23 @@ class WorkloadError(ValueError):
     """An unknown workload name or a bad size."""
 
 
+_IDENT = re.compile(r"[A-Za-z_]\w*\Z")
+
+
+def module_workload(name: str) -> tuple[str, str] | None:
+    """``(module, function)`` for a ``MODULE:FUNC`` workload, else None."""
+    module, sep, func = name.partition(":")
+    return (module, func) if sep else None
+
+
 def check_workload(name: str, size: int | None = None) -> None:
-    if name not in WORKLOADS:
+    """A built-in workload's name, or ``MODULE:FUNC`` (a guest module's function)."""
+    parts = module_workload(name)
+    if parts is not None:
+        if not all(_IDENT.match(part) for part in parts):
+            raise WorkloadError(f"workload {name!r}: MODULE:FUNC takes a module name and "
+                                "a function name (C identifiers)")
+    elif name not in WORKLOADS:
         raise WorkloadError(f"unknown workload {name!r} (valid: {', '.join(WORKLOADS)})")
     if size is not None and not 1 <= size <= 0xFFFF_FFFF:
         raise WorkloadError(f"workload size must be 1..{0xFFFF_FFFF}, not {size}")
@@ -169,4 +184,4 @@ def reference_checksum(workload: str, size: int | None = None) -> int:
 
 
 __all__ = ["DEFAULT_SIZES", "WORKLOADS", "WorkloadError", "check_workload", "mix32",
-           "reference_checksum"]
+           "module_workload", "reference_checksum"]

@@ -13,7 +13,7 @@ import time
 
 from kbuild import build
 from kisim.commands.build import add_config, chosen_config, overrides, sites_line
-from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, print_json
+from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, add_modules, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
 from patcher.tables import load_tables
@@ -37,6 +37,7 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
                    help="workload size (hackbench loops, kmalloc/getppid iterations, "
                         "fib depth; default: the workload's own)")
     add_config(p)
+    add_modules(p)
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="draw each turn's length from 1..quantum with this seed")
     p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q",
@@ -65,16 +66,17 @@ def cmd_boot(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     config_note(args)
     with progress(f"boot {args.arch} {args.workload}", enabled=not args.json):
-        b = build(args.arch, args.config, overrides=overrides(args))
+        b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
         tables = load_tables(b.elf, b.arch)
         guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                      quantum=args.quantum, seed=args.seed)     # ftrace_init included
+                      quantum=args.quantum, seed=args.seed, expect=args.expect)
         result = guest.run(max_instructions=args.max_instructions)
     wall = time.perf_counter() - started
     if args.json:
         out = result.to_json()
         init = guest.ftrace_boot
         out.update(cached=b.cached, key=b.key, sites=tables.counts(), config=args.config,
+                   modules=[m.name for m in b.modules],
                    wall_seconds=round(wall, 3),
                    ftrace_init=None if init is None else {
                        "sites": init.sites, "host_seconds": round(init.seconds, 6),
@@ -87,11 +89,15 @@ def cmd_boot(args: argparse.Namespace) -> int:
         print(f"{c['cpu']:>4} {c['instructions']:>14,} {c['modeled_cycles']:>16,.0f}")
     print(f"{'all':>4} {result.instructions:>14,} {result.modeled_cycles:>16,.0f}"
           f"   ({wall:.2f} s host time, build and boot)")
-    if result.ok:
-        print(f"checksum {result.checksum:#010x} (matches the reference)")
+    if result.ok and result.expected is None:
+        print(f"checksum {result.checksum:#010x} (a module's workload: --expect HEX checks it)")
+    elif result.ok:
+        print(f"checksum {result.checksum:#010x} (matches "
+              f"{'--expect' if args.expect is not None else 'the reference'})")
     else:
         got = "none" if result.checksum is None else f"{result.checksum:#010x}"
-        print(f"checksum {got} MISMATCH: the reference is {result.expected:#010x}")
+        want = "any" if result.expected is None else f"{result.expected:#010x}"
+        print(f"checksum {got} MISMATCH: the reference is {want}")
     print(f"sites: {sites_line(tables.counts())}")
     if guest.ftrace_boot is not None:          # the kernel's "ftrace: converting mcount calls"
         init = guest.ftrace_boot

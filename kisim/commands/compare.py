@@ -20,12 +20,12 @@ import json
 from pathlib import Path
 
 from arches import NAMES
-from kisim.commands.common import MAX_CPUS, add_json, print_json
+from kisim.commands.common import MAX_CPUS, add_json, add_modules, print_json
 from kisim.compare import (MECHANISMS, CompareError, CostModel, compare_arch, load_cost_model,
                            runs_per_arch, select)
 from kisim.errors import UsageError
 from kisim.progress import progress
-from sim.guest import WORKLOADS
+from sim.guest import WORKLOADS, check_workload
 
 
 def _fmt(v: float | None, digits: int = 2) -> str:
@@ -76,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
     for name in arches:
         if name not in NAMES:
             raise UsageError(f"unknown arch {name!r} (valid: {', '.join(NAMES)})")
-    if args.workload not in WORKLOADS:
-        raise UsageError(f"unknown workload {args.workload!r} (valid: {', '.join(WORKLOADS)})")
+    check_workload(args.workload, args.size)
     if not 1 <= args.cpus <= MAX_CPUS:
         raise UsageError(f"--cpus must be 1..{MAX_CPUS}, not {args.cpus}")
     try:
@@ -92,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
             docs.append(compare_arch(name, workload=args.workload, cpus=args.cpus,
                                      size=args.size, model=model,
                                      memory_pressure=args.memory_pressure,
-                                     mechanisms=args.mechanism, advance=advance))
+                                     mechanisms=args.mechanism, advance=advance,
+                                     modules=args.modules, expect=args.expect))
     out = Path(args.out)
     from kisim.compare_plot import plot       # matplotlib only when plotting
     plots = plot(docs, out)
@@ -138,5 +138,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--memory-pressure", action="store_true",
                    help="model each memory-flag marker check as a cache-cold load "
                         "(Desnoyers: +559 cycles)")
+    add_modules(p)
     add_json(p)
     p.set_defaults(func=run)

@@ -22,7 +22,7 @@ from typing import Callable
 
 from kbuild import build
 from kisim.commands.build import add_config, overrides
-from kisim.commands.common import add_arch, add_cpus, add_json, print_json
+from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, print_json
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from probes.ftrace_output import render
@@ -60,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="print at most N trace lines")
     add_config(p)
+    add_modules(p)
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="draw each turn's length from 1..quantum with this seed")
     p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q")
@@ -80,7 +81,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be >= 0")
     if args.drain_every < 1:                 # before a possibly long build
         raise UsageError(f"--drain-every must be at least 1, not {args.drain_every}")
-    b = build(args.arch, args.config, overrides=overrides(args))
+    b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     if not b.is_set("FUNCTION_TRACER"):
         raise UsageError("the kernel is built with CONFIG_FUNCTION_TRACER=n: nothing to trace")
     if args.tracer == "function_graph" and not b.is_set("FUNCTION_GRAPH_TRACER"):
@@ -90,7 +91,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         raise UsageError("--filter/--notrace need CONFIG_DYNAMIC_FTRACE=y")
     tables = load_tables(b.elf, b.arch)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                  quantum=args.quantum, seed=args.seed)
+                  quantum=args.quantum, seed=args.seed, expect=args.expect)
     tracer = FunctionTracer(guest, tables, tracer=args.tracer)
     ft = tracer.ftrace
     ft.glob = args.glob

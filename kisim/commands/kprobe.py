@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from arches import get_arch
-from kisim.commands.common import add_arch, add_cpus, add_json, print_json
+from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, print_json
 from kisim.errors import UsageError
 from probes.measure import measure_kprobe
 from sim.guest import WORKLOADS
@@ -38,6 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
     p.add_argument("--size", type=int, default=None, metavar="N", help="workload size")
     add_cpus(p)
+    add_modules(p)
+    p.add_argument("--handler", default=None, metavar="FUNC",
+                   help="a guest function (e.g. a --module's) as the pre_handler, or with "
+                        "--ret the return handler, instead of the empty one")
     add_json(p)
     p.set_defaults(func=cmd_kprobe)
 
@@ -51,7 +55,8 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     if args.opt and (args.ret or args.post):
         raise UsageError("--opt takes a plain kprobe: no --post (never optimized), no --ret")
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
-                          ret=args.ret, optimize=args.opt, cpus=args.cpus, size=args.size)
+                          ret=args.ret, optimize=args.opt, cpus=args.cpus, size=args.size,
+                          modules=args.modules, handler=args.handler, expect=args.expect)
     if args.view == "list":
         if args.json:
             print_json({"list": [cost.list_line]})

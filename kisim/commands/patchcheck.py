@@ -13,7 +13,8 @@ import os
 import sys
 from typing import Callable, TextIO
 
-from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_of, print_json
+from kisim.commands.common import (MAX_CPUS, add_arch, add_cpus, add_json, add_modules,
+                                   arch_of, print_json)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from patcher.checker import KINDS, Finding
@@ -65,8 +66,10 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
             sys.path.insert(0, os.getcwd())
         _, path = load_protocol(args.protocol)
         protocol = args.protocol
+    if args.modules and not args.kernel:
+        raise UsageError("--module builds into the guest kernel: it needs --kernel")
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
-                     args.kernel, args.site)
+                     args.kernel, args.site, tuple(args.modules))
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -193,5 +196,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="findings to list (default 10)")
     p.add_argument("--findings-out", metavar="FILE",
                    help="write every finding to FILE as JSON lines")
+    add_modules(p, expect=False)
     add_json(p)
     p.set_defaults(func=run)

@@ -16,7 +16,7 @@ import argparse
 from collections import Counter
 
 from kbuild import build
-from kisim.commands.common import add_arch, add_cpus, add_json, arch_of, print_json
+from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, arch_of, print_json
 from kisim.errors import UsageError
 from probes.dwarf import DebugInfo, DwarfError, Unavailable
 from probes.kprobes import Kprobes
@@ -53,8 +53,9 @@ def _run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
     file, line = parse_location(args.location)
     fetch = [v for v in (args.fetch or "").split(",") if v]
-    image = build(arch.name, overrides=_overrides(args.set))
-    guest = Guest(image, cpus=args.cpus, workload=args.workload, size=args.size)
+    image = build(arch.name, overrides=_overrides(args.set), modules=args.modules)
+    guest = Guest(image, cpus=args.cpus, workload=args.workload, size=args.size,
+                  expect=args.expect)
     kprobes = Kprobes(guest)
     with DebugInfo(image.elf, arch) as debug:
         probe = LineProbe(kprobes, debug, file, line, fetch)
@@ -75,7 +76,8 @@ def _run(args: argparse.Namespace) -> int:
         probe.arm()
         listing = kprobes.list()
         result = guest.run()
-    base = Guest(image, cpus=args.cpus, workload=args.workload, size=args.size).run()
+    base = Guest(image, cpus=args.cpus, workload=args.workload, size=args.size,
+                 expect=args.expect).run()
     n = len(probe.hits)
     cost = {"instructions": (result.instructions - base.instructions) / n,
             "modeled_cycles": (result.modeled_cycles - base.modeled_cycles) / n,
@@ -129,5 +131,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="Kconfig override, e.g. --set CC_OPTIMIZE_FOR_SIZE=y")
     add_cpus(p)
+    add_modules(p)
     add_json(p)
     p.set_defaults(func=run)

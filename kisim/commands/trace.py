@@ -95,11 +95,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
     probes = parse_probes(args.probes)
     if args.drain_every < 1:          # before a possibly long build
         raise UsageError(f"--drain-every must be at least 1, not {args.drain_every}")
-    b = build(args.arch, args.config, overrides=overrides(args))
+    b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     options = trace_options(args, b.config, probes, args.max_instructions)
     geometry = (options.subbuf_size, options.subbufs)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                  quantum=args.quantum, seed=args.seed)
+                  quantum=args.quantum, seed=args.seed, expect=args.expect)
     session = TraceSession(guest, options)
     out = Path(args.out)
     ctf_dir = out if args.format == "ctf" else Path(tempfile.mkdtemp(prefix="kisim-ctf-"))

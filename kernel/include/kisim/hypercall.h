@@ -25,6 +25,7 @@
 #define HC_TRACEPOINT	7	/* a1 = struct tracepoint *, a2 = unsigned long args[], a3 = count */
 #define HC_CLOCK	8	/* a1 = u64 *: the host stores this CPU's modeled clock (ns) there */
 #define HC_KPROBE	20	/* a1 = KPROBE_HC_* op, a2 = struct pt_regs *, a3 = struct kprobe * */
+#define HC_MODULE	21	/* a1 = MOD_* op (kisim/module.h), a2, a3: the module API's host half */
 
 #define BOOT_PARAMS_MAGIC	0x4b53494d	/* "KSIM" */
 #define WORKLOAD_NAME_LEN	16

@@ -3,7 +3,8 @@
  * The guest's kprobe core, after Linux v5.10 include/linux/kprobes.h.
  *
  * Registration runs on the host (probes/kprobes.py): it fills a struct
- * kprobe from kprobe_pool[], links it into kprobe_table[] and writes the
+ * kprobe from kprobe_pool[] (or the module's own, when a module calls
+ * register_kprobe()), links it into kprobe_table[] and writes the
  * breakpoint through the patcher. A hit runs kprobe_handler()
  * (kernel/kprobes.c) as guest code; every layout here is mirrored there.
  * Not to be included with <linux/syscalls.h>, whose struct pt_regs is the
@@ -16,6 +17,7 @@
 
 #ifdef CONFIG_KPROBES
 #include <asm/kprobes.h>	/* struct pt_regs, struct arch_specific_insn */
+#include <kisim/ptrace.h>	/* regs_return_value() and the other accessors */
 
 #define KPROBE_HASH_BITS	6	/* kernel/kprobes.c */
 #define KPROBE_TABLE_SIZE	(1 << KPROBE_HASH_BITS)
@@ -37,10 +39,14 @@ typedef int (*kprobe_pre_handler_t)(struct kprobe *, struct pt_regs *);
 typedef void (*kprobe_post_handler_t)(struct kprobe *, struct pt_regs *, unsigned long);
 typedef int (*kprobe_fault_handler_t)(struct kprobe *, struct pt_regs *, int trapnr);
 
-/* Every field is one word: the host reads and writes them by index. */
+/*
+ * Every field is one word: the host reads and writes them by index. A
+ * module fills symbol_name (+ offset) or addr, and the handlers, as with
+ * v5.10's struct kprobe; register_kprobe() fills the rest.
+ */
 struct kprobe {
 	struct kprobe *next;			/* hlist in kprobe_table[] */
-	unsigned long addr;
+	kprobe_opcode_t *addr;
 	kprobe_pre_handler_t pre_handler;
 	kprobe_post_handler_t post_handler;
 	kprobe_fault_handler_t fault_handler;	/* v5.10; removed in v5.14 */
@@ -52,6 +58,8 @@ struct kprobe {
 	struct kprobe *list;			/* aggr_kprobe: its first probe; a probe in
 						 * an aggr_kprobe: the next one (the
 						 * kernel's struct list_head list) */
+	const char *symbol_name;		/* where to probe: a symbol ... */
+	unsigned long offset;			/* ... and an offset into it */
 };
 
 /* Return probes (include/linux/kprobes.h, CONFIG_KRETPROBES). */
@@ -73,15 +81,20 @@ struct kretprobe {
 
 struct kretprobe_instance {
 	struct kretprobe_instance *next;	/* rp->free_instances or kretprobe_inst_table[] */
-	struct kretprobe *rp;
+	struct kretprobe *rp;			/* NULL once the kretprobe is unregistered */
 	unsigned long ret_addr;
 	struct task_struct *task;
+	unsigned long sp;			/* the stack pointer at entry: which frame
+						 * returns through this instance (v5.15 ri->fp) */
 };
 
 extern struct kretprobe kretprobe_pool[KRETPROBE_POOL];
 extern struct kretprobe_instance kretprobe_instances[KRETPROBE_INSTANCES];
 extern struct kretprobe_instance *kretprobe_inst_table[KPROBE_TABLE_SIZE];
 extern void kretprobe_trampoline(void);
+extern void kretprobe_trampoline_end(void);
+unsigned long kretprobe_find_ret_addr(struct task_struct *task, unsigned long sp,
+				      unsigned long pc);
 int pre_handler_kretprobe(struct kprobe *p, struct pt_regs *regs);
 unsigned long trampoline_handler(struct pt_regs *regs);
 
@@ -108,6 +121,24 @@ extern struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
 #define KPROBE_HC_FAULT		4	/* call the host fault_handler of a3's kprobe; the
 					 * trap number is in the bits above KPROBE_HC_SHIFT */
 #define KPROBE_HC_SHIFT		8
+
+/*
+ * The module API (kernel/kprobes.c, v5.10). Registration does the
+ * kernel's work on the host (probes/kprobes.py), reached through
+ * HC_MODULE: the checks, the instruction slot, text_mutex and the
+ * arch's text-patching protocol, run at the point of the call on the
+ * calling CPU. The return value is 0 or the kernel's -errno.
+ */
+int register_kprobe(struct kprobe *p);
+void unregister_kprobe(struct kprobe *p);
+int register_kprobes(struct kprobe **kps, int num);
+void unregister_kprobes(struct kprobe **kps, int num);
+int register_kretprobe(struct kretprobe *rp);
+void unregister_kretprobe(struct kretprobe *rp);
+int register_kretprobes(struct kretprobe **rps, int num);
+void unregister_kretprobes(struct kretprobe **rps, int num);
+int enable_kprobe(struct kprobe *kp);
+int disable_kprobe(struct kprobe *kp);
 
 int aggr_pre_handler(struct kprobe *p, struct pt_regs *regs);
 void aggr_post_handler(struct kprobe *p, struct pt_regs *regs, unsigned long flags);

@@ -26,5 +26,14 @@
 #define NOKPROBE_SYMBOL(fname)	__NOKPROBE_SYMBOL(fname)
 #define __kprobes	__section(".kprobes.text")
 
+/*
+ * A module gets the whole kprobe API here, as with v5.10's header. The
+ * kernel's own files include <kisim/kprobes.h> for it (the syscall path
+ * has its own struct pt_regs, see above).
+ */
+#ifdef MODULE
+#include <kisim/kprobes.h>
+#endif
+
 
 #endif

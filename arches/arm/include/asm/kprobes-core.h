@@ -167,6 +167,8 @@ __asm__(
 	"	ldm	sp, {r0-r3}\n"
 	"	add	sp, sp, #72\n"
 	"	bx	lr\n"
+	"	.globl	kretprobe_trampoline_end\n"	/* where it ends, for the unwinder */
+	"kretprobe_trampoline_end:\n"
 	"	.size	kretprobe_trampoline, . - kretprobe_trampoline\n");
 
 /*
@@ -182,7 +184,7 @@ __asm__(
 /* optimized_callback() hooks (opt-arm.c): the skipped registers. */
 static __always_inline void arch_optprobe_regs(struct kprobe *p, struct pt_regs *regs)
 {
-	regs->ARM_pc = p->addr;
+	regs->ARM_pc = (unsigned long)p->addr;
 	regs->ARM_ORIG_r0 = ~0UL;
 }
 

@@ -20,6 +20,8 @@
 #define KPROBE_ARM_SIM_LDM_PC	4	/* simulate_ldm1stm1: ldmia sp!, {..., pc} */
 #define KPROBE_ARM_SIM_NOP	5	/* kprobe_simulate_nop */
 
+typedef u32 kprobe_opcode_t;	/* what kprobe.addr points at */
+
 struct pt_regs {
 	unsigned long uregs[18];
 };

@@ -82,7 +82,7 @@ static __always_inline void arch_resume_singlestep(struct kprobe *p, struct pt_r
 {
 	unsigned long *tos = (unsigned long *)regs->sp;
 	unsigned long copy_ip = (unsigned long)p->ainsn.insn;
-	unsigned long orig_ip = p->addr;
+	unsigned long orig_ip = (unsigned long)p->addr;
 	u8 *insn = skip_prefixes(p->ainsn.insn);
 
 	regs->flags &= ~X86_EFLAGS_TF;
@@ -155,6 +155,7 @@ __asm__(
 	"	mov	%rdx, 96(%rsp)\n"
 	"	mov	%rsi, 104(%rsp)\n"
 	"	mov	%rdi, 112(%rsp)\n"
+	"	mov	%rbp, 32(%rsp)\n"		/* regs->bp: the caller's frame, for unwinders */
 	"	lea	176(%rsp), %rax\n"
 	"	mov	%rax, 152(%rsp)\n"		/* regs->sp */
 	"	mov	%rsp, %rdi\n"
@@ -164,6 +165,8 @@ __asm__(
 	"	mov	96(%rsp), %rdx\n"
 	"	add	$168, %rsp\n"
 	"	ret\n"
+	"	.globl	kretprobe_trampoline_end\n"	/* where it ends, for the unwinder */
+	"kretprobe_trampoline_end:\n"
 	"	.size	kretprobe_trampoline, . - kretprobe_trampoline\n");
 
 /*
@@ -180,7 +183,7 @@ __asm__(
 /* optimized_callback() hooks: the handler sees regs as after the int3. */
 static __always_inline void arch_optprobe_regs(struct kprobe *p, struct pt_regs *regs)
 {
-	regs->ip = p->addr + 1;
+	regs->ip = (unsigned long)p->addr + 1;
 	regs->orig_ax = ~0UL;
 }
 
@@ -223,7 +226,7 @@ static __always_inline int arch_kprobe_fault_in_slot(struct kprobe *p, struct pt
 static __always_inline void arch_kprobe_cancel_singlestep(struct kprobe *p, struct pt_regs *regs,
 							  struct kprobe_ctlblk *kcb)
 {
-	regs->ip = p->addr;
+	regs->ip = (unsigned long)p->addr;
 	regs->flags &= ~X86_EFLAGS_TF;
 	regs->flags |= kcb->kprobe_saved_flags;
 }

@@ -14,6 +14,8 @@
 #define X86_EFLAGS_TF		0x00000100
 #define X86_EFLAGS_IF		0x00000200
 
+typedef u8 kprobe_opcode_t;	/* what kprobe.addr points at */
+
 struct pt_regs {
 	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
 	unsigned long ax, cx, dx, si, di, orig_ax;

@@ -1,0 +1,58 @@
+"""Run a ported self-test suite on one arch: build, boot, read its KTAP.
+
+The suite's sources are built as guest modules (``--module``) into a
+kernel with the suite's configuration; the kernel boots and the module's
+init runs the cases (as loading the kernel's test module would), printing
+KTAP on the console, which :func:`selftests.parse_ktap` reads. The workload
+after it is the smallest built-in one: the suite has already run.
+
+A run that ends early counts as failed cases: a guest fault adds a case
+``(fault)`` with the fault's first line, and fewer result lines than the
+suite's ``expected_cases`` add a case ``(missing)``.
+"""
+from __future__ import annotations
+
+import patcher.instrument  # noqa: F401  (serves the modules' static keys, markers, tracepoints)
+import probes.kprobes  # noqa: F401  (serves the modules' kprobe API)
+from arches import get_arch
+from kbuild import build
+from selftests import SUITES, Case, Status, Suite, SuiteResult, load_all, parse_ktap
+from sim.errors import GuestFault
+from sim.guest import Guest
+
+#: The workload after the suite: the cheapest one (fib's recursion, depth 2).
+WORKLOAD, SIZE = "fib", 2
+
+
+def suites_for(arch: str, name: str | None = None) -> list[Suite]:
+    """The registered suites that apply to ``arch`` (``name``: that one only).
+    An unknown name is a :class:`KeyError` naming the valid ones."""
+    spec = get_arch(arch)
+    load_all()
+    if name is not None and name not in SUITES:
+        raise KeyError(f"no selftest suite {name!r} (suites: {', '.join(sorted(SUITES))})")
+    chosen = [SUITES[name]] if name is not None else [SUITES[n] for n in sorted(SUITES)]
+    return [suite for suite in chosen if suite.sources(spec)]
+
+
+def run_suite(suite: Suite, arch: str) -> SuiteResult:
+    """Build ``suite`` into ``arch``'s kernel, boot it and collect its cases."""
+    spec = get_arch(arch)
+    kernel = build(spec.name, overrides=dict(suite.config), modules=suite.sources(spec))
+    guest = Guest(kernel, workload=WORKLOAD, size=SIZE)
+    extra: list[Case] = []
+    try:
+        guest.run()
+    except GuestFault as fault:
+        extra.append(Case(0, "(fault)", Status.FAILED, fault.report().splitlines()[0]))
+    console = "".join(guest.console)
+    cases = parse_ktap(console)
+    expected = suite.expected_cases(spec) if suite.expected_cases else None
+    if expected is not None and len(cases) < expected:
+        extra.append(Case(0, "(missing)", Status.FAILED,
+                          f"{len(cases)} of {expected} cases reported"))
+    return SuiteResult(suite=suite.name, arch=spec.name, kernel_file=suite.kernel_file,
+                       version=suite.version, cases=cases + tuple(extra), console=console)
+
+
+__all__ = ["SIZE", "WORKLOAD", "run_suite", "suites_for"]

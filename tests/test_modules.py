@@ -1,0 +1,331 @@
+"""Guest modules: built in from any file, run as the workload, kprobes from guest C."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import patcher.instrument  # noqa: F401  (serves static keys, markers, tracepoints)
+import probes.kprobes  # noqa: F401  (serves the kprobe API)
+from arches import Arch
+from kbuild import ModuleError, build
+from kisim.cli import main
+from sim.errors import GuestFault
+from sim.guest import Guest
+
+#: Registers a kprobe on kmalloc from module_init; the workload counts its hits.
+PROBER = r"""
+#include <linux/module.h>
+#include <linux/kprobes.h>
+#include <linux/slab.h>
+
+static u32 hits;
+
+static int count_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	hits++;
+	return 0;
+}
+
+static struct kprobe kp = { .symbol_name = "kmalloc", .pre_handler = count_pre };
+
+u32 prober_run(u32 size)
+{
+	u32 i;
+
+	for (i = 0; i < size; i++)
+		kfree(kmalloc(24, GFP_KERNEL));
+	return hits * 0x100 + (u32)(kp.addr != NULL);
+}
+
+static int __init prober_init(void)
+{
+	int ret = register_kprobe(&kp);
+
+	pr_info("prober: register_kprobe returned %d\n", ret);
+	return ret;
+}
+
+static void __exit prober_exit(void)
+{
+	unregister_kprobe(&kp);
+	pr_info("prober: unloaded after %u hits\n", hits);
+}
+
+module_init(prober_init);
+module_exit(prober_exit);
+"""
+
+
+@pytest.fixture
+def prober(tmp_path: Path) -> Path:
+    path = tmp_path / "prober.c"          # outside the repository
+    path.write_text(PROBER)
+    return path
+
+
+def test_module_workload_registers_a_kprobe_and_is_traced(arch: Arch, prober: Path,
+                                                          tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "trace"
+    size = 9
+    rc = main(["trace", "--arch", arch.name, "--module", str(prober), "--workload",
+               "prober:prober_run", "--size", str(size), "--expect", f"{size * 0x100 + 1:x}",
+               "--format", "text", "--out", str(out)])
+    assert rc == 0, capsys.readouterr()
+    # The module's own calls were traced: kmem_kmalloc events from prober_run.
+    kernel = build(arch.name, modules=[prober])
+    start, length = next((s, n) for s, n, name in Guest(kernel, workload="fib").image.functions
+                         if name == "prober_run")
+    sites = [int(m, 16) for m in re.findall(r"kmem_kmalloc: call_site=(0x[0-9a-f]+)",
+                                            (out / "trace.txt").read_text())]
+    from_module = [s for s in sites if start <= s < start + length]
+    assert len(from_module) == size
+    # A wrong --expect is a mismatch (exit 1).
+    assert main(["trace", "--arch", arch.name, "--module", str(prober), "--workload",
+                 "prober:prober_run", "--size", str(size), "--expect", "1",
+                 "--format", "text", "--out", str(tmp_path / "t2")]) == 1
+
+
+def test_module_init_and_exit_run_and_printk_is_captured(prober: Path) -> None:
+    guest = Guest(build("x86_64", modules=[prober]), workload="prober:prober_run", size=3)
+    result = guest.run()
+    assert result.checksum == 3 * 0x100 + 1 and result.ok and result.expected is None
+    console = result.console
+    assert "prober: register_kprobe returned 0" in console
+    assert console.index("register_kprobe returned") < console.index("workload prober:")
+    assert "prober: unloaded after 3 hits" in console     # module_exit, after the workload
+    assert Guest(build("x86_64", modules=[prober]), workload="prober:prober_run", size=3,
+                 expect=4).run().ok is False
+
+
+def test_registration_patches_from_the_calling_cpu(prober: Path) -> None:
+    """register_kprobe() from guest C is the kernel's work at the call: the
+    breakpoint is in the text afterwards and the calling CPU paid the sync."""
+    kernel = build("arm", modules=[prober])
+    guest = Guest(kernel, workload="prober:prober_run", size=1)
+    before = guest.machine.read(guest.image.symbols["kmalloc"], 4)
+    guest.run()
+    kprobes = guest.services["KPROBE"].__self__
+    assert kprobes.text.cpu is None                      # restored after the call
+    assert guest.machine.cpus[0].events["icache_flush"] >= 1
+    # module_exit unregistered it: the original instruction is back.
+    assert guest.machine.read(guest.image.symbols["kmalloc"], 4) == before
+
+
+REFUSALS = r"""
+#include <linux/module.h>
+#include <linux/kprobes.h>
+
+static struct kprobe nosym = { .symbol_name = "no_such_function" };
+static struct kprobe blacklisted = { .symbol_name = "kprobe_handler" };
+static struct kprobe both = { .symbol_name = "kmalloc", .addr = (kprobe_opcode_t *)0x1000 };
+static struct kprobe twice = { .symbol_name = "kmalloc" };
+
+static int __init refusals_init(void)
+{
+	int again;
+
+	register_kprobe(&twice);
+	again = register_kprobe(&twice);
+	printk("refusals: %d %d %d %d %d\n", register_kprobe(&nosym),
+	       register_kprobe(&blacklisted), register_kprobe(&both), again,
+	       enable_kprobe(&nosym));
+	unregister_kprobe(&twice);
+	return 0;
+}
+module_init(refusals_init);
+"""
+
+
+def test_refusals_return_the_kernels_errno(arch: Arch, tmp_path: Path) -> None:
+    path = tmp_path / "refusals.c"
+    path.write_text(REFUSALS)
+    guest = Guest(build(arch.name, modules=[path]), workload="fib", size=2)
+    guest.run()
+    # -ENOENT unknown symbol, -EINVAL blacklist, both symbol and addr, re-registration,
+    # enable_kprobe of an unregistered probe.
+    assert "refusals: -2 -22 -22 -22 -22" in "".join(guest.console)
+    reasons = guest.services["KPROBE"].__self__.refusals
+    assert any("NOKPROBE_SYMBOL" in r for r in reasons)
+    assert any("no_such_function" in r for r in reasons)
+
+
+def test_bad_c_is_one_line_with_file_and_line(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture) -> None:
+    bad = tmp_path / "bad.c"
+    bad.write_text("#include <linux/module.h>\n\nint f(void)\n{\n\treturn undeclared;\n}\n")
+    assert main(["boot", "--arch", "ppc32", "--module", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"{bad}:5:" in err and "undeclared" in err
+    with pytest.raises(ModuleError, match=r"bad\.c:5:\d+: error"):
+        build("ppc32", modules=[bad])
+
+
+def test_bad_module_inputs_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    for argv in (["--module", str(tmp_path / "missing.c")],
+                 ["--module", "/dev/null"],
+                 ["--module", str(tmp_path / "x.txt")],
+                 ["--workload", "nomod:f"],
+                 ["--workload", "a:b:c"]):
+        assert main(["boot", "--arch", "x86_64", *argv]) == 2, argv
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_faulting_module_gives_the_fault_report(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    crash = tmp_path / "crash.c"
+    crash.write_text("#include <linux/module.h>\n"
+                     "u32 crash_run(u32 size)\n{\n\treturn *(volatile u32 *)0x10;\n}\n")
+    assert main(["boot", "--arch", "x86_64", "--module", str(crash),
+                 "--workload", "crash:crash_run"]) == 1
+    assert "crash_run" in capsys.readouterr().err
+    with pytest.raises(GuestFault):
+        Guest(build("x86_64", modules=[crash]), workload="crash:crash_run").run()
+
+
+def test_the_cache_key_holds_the_module_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "m.c"
+    path.write_text("#include <linux/module.h>\nu32 m_run(u32 n) { return n + 1; }\n")
+    first = build("x86_64", modules=[path])
+    assert build("x86_64", modules=[path]).cached
+    path.write_text("#include <linux/module.h>\nu32 m_run(u32 n) { return n + 2; }\n")
+    second = build("x86_64", modules=[path])
+    assert second.key != first.key and not second.cached
+    assert Guest(second, workload="m:m_run", size=5).run().checksum == 7
+    assert build("x86_64").key not in (first.key, second.key)
+
+
+def test_a_module_function_as_a_kprobe_handler(prober: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    # prober.c's own probe is on kmalloc too: both share one aggr_kprobe there.
+    handler = prober.with_name("handler.c")
+    handler.write_text("#include <linux/module.h>\n#include <linux/kprobes.h>\n"
+                       "u32 handler_calls;\n"
+                       "int my_pre(struct kprobe *p, struct pt_regs *regs)\n"
+                       "{\n\thandler_calls++;\n\treturn 0;\n}\n"
+                       "u32 handler_run(u32 n)\n{\n\textern u32 prober_run(u32);\n"
+                       "\tprober_run(n);\n\treturn handler_calls;\n}\n")
+    argv = ["kprobe", "--arch", "ppc32", "--at", "kmalloc", "--module", str(prober),
+            "--module", str(handler), "--handler", "my_pre", "--workload",
+            "handler:handler_run", "--size", "6", "--json"]
+    assert main(argv + ["--expect", "6"]) == 0, capsys.readouterr()
+    assert '"pre (my_pre)"' in capsys.readouterr().out
+    assert main(argv + ["--expect", "0"]) == 1
+
+
+def test_the_unwinders_trap_frame_offset_matches_the_host(arch: Arch) -> None:
+    """kernel/stacktrace.c finds a kprobe trap's pt_regs where probes/kprobes.py
+    puts it: STACK_HEADROOM above the handler's entry sp, plus the pushed
+    return address on an arch without a link register."""
+    header = Path(__file__).resolve().parent.parent / "arches" / arch.name / "include" \
+        / "asm" / "stacktrace.h"
+    offset = int(re.search(r"#define\s+KPROBE_TRAP_REGS_OFFSET\s+(\d+)", header.read_text())[1])
+    assert offset == arch.ops.STACK_HEADROOM + (arch.word if arch.ra is None else 0)
+
+
+STATIC_KEYS = r"""
+#include <linux/module.h>
+#include <linux/jump_label.h>
+
+DEFINE_STATIC_KEY_TRUE(tkey);
+DEFINE_STATIC_KEY_FALSE(fkey);
+static struct static_key old_true = STATIC_KEY_INIT_TRUE;
+static struct static_key old_false = STATIC_KEY_INIT_FALSE;
+
+static noinline u32 branches(void)
+{
+	return (static_branch_likely(&tkey) ? 1 : 0) | (static_branch_unlikely(&tkey) ? 2 : 0)
+	     | (static_branch_likely(&fkey) ? 4 : 0) | (static_branch_unlikely(&fkey) ? 8 : 0)
+	     | (static_key_true(&old_true) ? 16 : 0) | (static_key_false(&old_false) ? 32 : 0);
+}
+
+u32 keys_run(u32 n)
+{
+	u32 r = branches();
+
+	static_branch_disable(&tkey);
+	static_branch_enable(&fkey);
+	static_key_slow_dec(&old_true);
+	static_key_slow_inc(&old_false);
+	r |= branches() << 8;
+	static_key_slow_inc(&fkey.key);
+	static_key_disable(&fkey.key);		/* count 2: the kernel warns, the key stays on */
+	r |= branches() << 16;
+	return r | (u32)static_key_count(&fkey.key) << 24;
+}
+"""
+
+
+def test_static_keys_from_a_module(arch: Arch, tmp_path: Path) -> None:
+    path = tmp_path / "keys.c"
+    path.write_text(STATIC_KEYS)
+    guest = Guest(build(arch.name, modules=[path]), workload="keys:keys_run")
+    result = guest.run()
+    # true key: likely and unlikely true; false key: both false; old API alike;
+    # then each flipped; then static_key_disable at count 2 leaves fkey on, count 2.
+    assert result.checksum == 0x02_2c_2c_13, hex(result.checksum or 0)
+    assert result.console.count("WARNING: kernel/jump_label.c") == 1
+    api = guest.services["STATIC"].__self__
+    sites = {e.code: e for entries in api.sites.values() for e in entries
+             if e.function == "branches"}
+    assert len(sites) == 6
+    # The text, not a flag load, decides: the sites now hold the kernel's types.
+    jumps = {e.code for e in sites.values()
+             if guest.machine.read(e.code, len(e.insn)) != e.insn}
+    enabled = {"tkey": False, "fkey": True, "old_true": False, "old_false": True}
+    names = {guest.image.symbols[n]: n for n in enabled}
+    assert jumps == {e.code for e in sites.values()
+                     if enabled[names[e.key & ~1]] ^ bool(e.key & 1)}
+
+
+TRACING = r"""
+#include <linux/module.h>
+#include <linux/marker.h>
+#include <linux/slab.h>
+#include <trace/kmem.h>
+
+static u32 tp_hits, mk_hits;
+
+static void on_kmalloc(unsigned long call_site, const void *ptr, size_t bytes_req,
+		       size_t bytes_alloc, gfp_t gfp_flags)
+{
+	tp_hits++;
+}
+
+static void on_free(void *probe_private, void *call_private, const char *fmt, va_list *args)
+{
+	mk_hits++;
+}
+
+u32 tracing_run(u32 n)
+{
+	struct kmem_cache *cache = kmem_cache_create("tracing", 40, 0, 0, NULL);
+	int r1 = register_trace_kmalloc(on_kmalloc);
+	int r2 = register_trace_kmalloc(on_kmalloc);
+	int r3 = marker_probe_register("kmem_cache_free", "type_id %d call_site %lu ptr %lu",
+				       on_free, NULL);
+	int r4 = marker_arm("kmem_cache_free");
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		kfree(kmalloc(16, GFP_KERNEL));
+		kmem_cache_free(cache, kmem_cache_alloc(cache, GFP_KERNEL));
+	}
+	unregister_trace_kmalloc(on_kmalloc);
+	kfree(kmalloc(16, GFP_KERNEL));
+	printk("tracing: %d %d %d %d\n", r1, r2, r3, r4);
+	return tp_hits << 8 | mk_hits;
+}
+"""
+
+
+def test_tracepoint_and_marker_probes_from_a_module(arch: Arch, tmp_path: Path) -> None:
+    path = tmp_path / "tracing.c"
+    path.write_text(TRACING)
+    guest = Guest(build(arch.name, modules=[path]), workload="tracing:tracing_run", size=4)
+    result = guest.run()
+    assert result.checksum == 4 << 8 | 4         # unregistered before the last kmalloc
+    assert "tracing: 0 -17 0 0" in result.console   # a second registration: -EEXIST
