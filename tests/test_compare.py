@@ -7,8 +7,10 @@ import pytest
 
 from arches import NAMES, get_arch
 from kisim.cli import main
-from kisim.compare import (CACHE_MISS, MECHANISMS, NONE, CompareError,
-                           compare_arch, load_cost_model, mechanism, orderings, run_once, select)
+from lab.compare import compare_arch
+from lab.measure import CACHE_MISS, CompareError, Tally, load_cost_model, measure
+from lab.mechanisms import MECHANISMS, NONE, mechanism, run_once, select
+from lab.orderings import orderings
 
 #: The rows whose mechanism compiles nothing into the kernel (dormant = uninstrumented).
 NOTHING_IN = {m.key for m in MECHANISMS if not m.compiled_in}
@@ -77,19 +79,54 @@ def test_mcount_row(doc):
     assert "set_ftrace_filter" in m["detail"]
 
 
-def test_same_sites_same_hits_for_both_marker_kinds(doc):
-    """Both marker builds pass the same marker sites equally often (1 CPU): the same probe calls."""
-    assert _row(doc, "marker_flag")["hits"] == _row(doc, "marker_imv")["hits"]
-    assert _row(doc, "marker_flag")["passes"] == _row(doc, "marker_imv")["passes"]
+@pytest.mark.parametrize("flag,static", [("marker_flag", "marker_imv"),
+                                         ("tracepoint_flag", "tracepoint_jump_label")])
+def test_same_sites_same_hits_for_both_enable_checks(doc, flag, static):
+    """Both builds of one site kind pass the same sites equally often (1 CPU): the same
+    probe calls. The flag build's config differs from the other's in one option."""
+    assert _row(doc, flag)["hits"] == _row(doc, static)["hits"] > 1000
+    assert _row(doc, flag)["passes"] == _row(doc, static)["passes"]
+    a, b = mechanism(flag).config, mechanism(static).config
+    assert len({k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}) == 1
 
 
-def test_per_pass_is_exact_differencing(doc):
-    base = doc["uninstrumented"]["instructions"]
-    for r in doc["rows"]:
-        d, a = r["dormant"], r["active"]
-        assert d["per_pass_instructions"] == (d["instructions"] - base) / r["passes"]
-        if a is not None:
-            assert a["per_hit_instructions"] == (a["instructions"] - d["instructions"]) / r["hits"]
+def test_static_key_ordering_uses_one_tracepoint_two_builds(doc):
+    """static-keys.txt's claim compares the same tracepoint with JUMP_LABEL=y and =n; the
+    jump label costs fewer instructions per pass on every arch (a flag test loads memory)."""
+    claim = next(o for o in doc["orderings"] if "jump-label site" in o["claim"])
+    assert claim["rows"] == ["tracepoint_jump_label", "tracepoint_flag"]
+    assert "CONFIG_JUMP_LABEL" in claim["variable"]
+    assert claim["holds"] is True, claim["text"]
+    jl, flag = _row(doc, "tracepoint_jump_label"), _row(doc, "tracepoint_flag")
+    assert jl["dormant"]["instructions"] < flag["dormant"]["instructions"]
+
+
+def test_every_ordering_names_its_variable_and_rows(doc):
+    keys = {r["mechanism"] for r in doc["rows"]}
+    for o in doc["orderings"]:
+        assert o["variable"] and set(o["rows"]) <= keys, o["claim"]
+
+
+def test_measure_differences_two_tallies():
+    """The one cost computation, on tallies with known answers (no formula restated)."""
+    from collections import Counter
+    arch = get_arch(NAMES[0])
+    before = Tally(1000, Counter({"trap": 4, "ipi": 2}))
+    after = Tally(1300, Counter({"trap": 24, "ipi": 2}))
+    cost = measure(arch, before, after, 10)
+    assert (cost.instructions, cost.traps, cost.events) == (30.0, 2.0, {"trap": 2.0})
+    assert cost.modeled_cycles == pytest.approx(30 * arch.cost("insn") + 2 * arch.cost("trap"))
+    nothing = measure(arch, before, after, 0)
+    assert nothing.instructions is None and nothing.modeled_cycles is None
+
+
+def test_kprobe_rows_count_whole_traps(doc):
+    """Per hit, a kprobe takes a whole number of traps (its breakpoint, maybe a single-step):
+    the per-hit figure is a difference of two runs that differ by exactly the hits. (Not the
+    kretprobe: a return is counted apart from its entry, and schedule() returns elsewhere.)"""
+    for key in ("kprobe", "kprobe_boosted"):
+        traps = _row(doc, key)["active"]["per_hit_events"]["trap"]
+        assert traps == int(traps) >= 1, key
 
 
 @pytest.mark.parametrize("key", ["marker_imv", "mcount", "kprobe"])
@@ -145,14 +182,36 @@ def test_cost_model_moves_the_table(tmp_path):
     ("[default\n", "not valid TOML"),
     ("[default]\nwarp = 3\n", "unknown event"),
     ("[vax]\ntrap = 3\n", "neither"),
-    ("[default]\ntrap = -1\n", "expected a number"),
+    ("[default]\ntrap = -1\n", "expected a finite number"),
+    ("[default]\ntrap = inf\n", "expected a finite number"),
+    ("[default]\ntrap = nan\n", "expected a finite number"),
+    ("[default]\ntrap = 1e400\n", "expected a finite number"),
+    ("[default]\ntrap = 1e12\n", "expected a finite number"),
+    ("[default]\ninsn = 99999999999999999999\n", "expected a finite number"),
+    ("[default]\ntrap = true\n", "expected a finite number"),
+    (b"[default]\ntrap = 3 # \xff\n", "not UTF-8"),
 ])
-def test_bad_cost_model(tmp_path, text, match):
+def test_bad_cost_model(tmp_path, capsys, text, match):
+    """Refused in one line, exit 2, before any run (the plot used to crash after them)."""
     path = tmp_path / "bad.toml"
-    path.write_text(text)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
     with pytest.raises(CompareError, match=match):
         load_cost_model(path, NAMES)
     assert main(["compare", "--cost-model", str(path), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kisim: error:") and err.count("\n") == 1
+    assert not (tmp_path / "compare.json").exists()
+
+
+def test_cost_model_fifo_is_refused(tmp_path):
+    import os
+    fifo = tmp_path / "model.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(CompareError, match="FIFO"):
+        load_cost_model(fifo, NAMES)
 
 
 def _fake(dormant: dict[str, float], per_hit: dict[str, float | None]) -> dict:
@@ -170,11 +229,12 @@ def _claims(doc: dict) -> dict[str, bool | None]:
 
 
 def test_orderings_are_computed_not_written_in():
-    good = _claims(_fake({"marker_flag": 12.0, "marker_imv": 8.0, "tracepoint_jump_label": 1.0},
+    good = _claims(_fake({"marker_flag": 12.0, "marker_imv": 8.0, "tracepoint_jump_label": 1.0,
+                          "tracepoint_flag": 2.0},
                          {"marker_imv": 50.0, "kprobe": 1000.0, "kprobe_boosted": 400.0,
                           "optprobe": 80.0, "kretprobe": 650.0}))
     bad = _claims(_fake({"marker_flag": 8.0, "marker_imv": 12.0, "tracepoint_jump_label": 20.0,
-                         "line_probe": 3.0},
+                         "tracepoint_flag": 2.0, "line_probe": 3.0},
                         {"marker_imv": 200.0, "kprobe": 1000.0, "kprobe_boosted": 1100.0,
                          "optprobe": 500.0, "kretprobe": 1200.0}))
     for claim in ("a dormant immediate-value marker is cheaper than a memory-flag marker",

@@ -158,7 +158,22 @@ def test_cli_reports_corrupt_trace_in_one_line(tmp_path: Path, arch: Arch) -> No
 def test_writer_refuses_a_directory_with_other_files(tmp_path: Path, arch: Arch) -> None:
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "trace.json").write_text("{}")
-    with pytest.raises(TraceError, match="stream"):
+    (tmp_path / "t" / "channel0_0").write_text("a user's file")
+    with pytest.raises(TraceError, match="kisim did not write"):
         write_trace(tmp_path / "t", arch)
+    assert (tmp_path / "t" / "channel0_0").read_text() == "a user's file"   # untouched
     write_trace(tmp_path / "u", arch)
     write_trace(tmp_path / "u", arch)          # a kisim trace may be overwritten
+    assert len(list(CtfTrace(tmp_path / "u").events())) == 2 * 3 * 5
+
+
+def test_a_failed_write_leaves_the_previous_trace(tmp_path: Path, arch: Arch) -> None:
+    """Streams are written to temporary names: a writer that fails leaves the old trace."""
+    write_trace(tmp_path / "t", arch)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "t").iterdir()}
+    info = TraceInfo(arch.endian, uuid.UUID(int=43), arch.name)
+    with pytest.raises(RuntimeError):
+        with CtfWriter(tmp_path / "t", info, [KMALLOC]) as w:
+            w.write_packet(PacketInfo(0, 0, 0, 9, 0), _events(0, 1, 1)[:1])
+            raise RuntimeError("the run failed")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "t").iterdir()} == before

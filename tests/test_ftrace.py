@@ -13,7 +13,7 @@ from kisim.cli import main
 from patcher.errors import PatchError
 from patcher.ftrace import arch_ftrace, ftrace_match
 from patcher.tables import load_tables
-from probes.ftrace_output import FTRACE_HEADER, graph_lines, render
+from tracing.text import graph_lines, header, render
 from probes.function_tracer import FunctionTracer, Symbolizer
 from tracing import babeltrace
 from tracing.session import EventList, TraceOptions, TraceResult, TraceSession
@@ -387,11 +387,12 @@ def test_2628_ftrace_text(name):
     t = tracer_for(name, dynamic=False)
     t.start()
     assert t.run().ok
-    lines = list(render("ftrace", t.events, t.symbols))
-    assert "\n".join(lines[:4]) + "\n" == FTRACE_HEADER
-    row = re.compile(r"^ {0,15}\S{1,16}-\d+ +\[\d\d\] +\d+\.\d{6}: \w+ <-\w+$")
+    lines = list(render("text", t.events, t.symbols, "function"))
+    assert "\n".join(lines[:4]) + "\n" == header("function")
+    # trace_print_context (kernel/trace/trace_output.c): "%16s-%-5d [%03d]  %5lu.%06lu: "
+    row = re.compile(r"^ {0,15}\S{1,16}-\d+ +\[\d{3}\]  +\d+\.\d{6}: \w+ <-\w+$")
     assert all(row.match(line) for line in lines[4:]), lines[4:6]
-    assert lines[4].startswith("       swapper/0-0     [00]")
+    assert lines[4].startswith("       swapper/0-0     [000]  ")
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -412,7 +413,7 @@ def test_function_graph_pairs_entries_and_returns_with_modeled_durations(name):
 
 
 def test_graph_overhead_marks():
-    from probes.ftrace_output import _duration
+    from tracing.text import _duration
     assert _duration(804) == "   0.804 us    "
     assert _duration(14_237) == " + 14.237 us   "
     assert _duration(140_000) == " ! 140.000 us  "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,8 @@ def test_ctf_summary_accounts_for_every_event(tmp_path: Path, arch: Arch) -> Non
     for c in data["per_cpu"] + [data["total"]]:
         assert c["produced"] == c["recorded"] + c["discarded"] + c["overwritten"]
     assert data["total"]["discarded"] > 0
-    assert data["trace_bytes"] == sum(p.stat().st_size for p in (tmp_path / "t").iterdir())
+    assert data["trace_bytes"] == sum(p.stat().st_size for p in (tmp_path / "t").iterdir()
+                                      if not p.name.startswith("."))     # not the stamp
     ctf = CtfTrace(tmp_path / "t")
     assert len(list(ctf.events())) == data["total"]["recorded"]
     for key in ("produced", "recorded", "discarded", "overwritten"):
@@ -74,7 +76,10 @@ def test_text_format_is_ftrace_like(tmp_path: Path, arch: Arch) -> None:
     body = [line for line in lines if not line.startswith("#")]
     assert len(body) == data["total"]["recorded"]
     assert any("sched_switch: prev_comm=" in line for line in body)
-    assert all("[00" in line for line in body)
+    # kernel/trace/trace_output.c trace_print_context: "%16s-%-5d [%03d]  %5lu.%06lu: "
+    context = re.compile(r"^ *\S+-\d+ +\[\d{3}\]  +\d+\.\d{6}: sched_\w+: ")
+    assert all(context.match(line) for line in body), body[:2]
+    assert lines[0] == "# tracer: nop"
 
 
 def test_same_seed_same_json(tmp_path: Path, arch: Arch) -> None:

@@ -19,13 +19,18 @@ import argparse
 import json
 from pathlib import Path
 
+import fsio
 from arches import NAMES
-from kisim.commands.common import MAX_CPUS, add_json, print_json
-from kisim.compare import (MECHANISMS, CompareError, CostModel, compare_arch, load_cost_model,
-                           runs_per_arch, select)
+from kisim.commands.common import add_cpus, add_json, check_arches, check_cpus, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
+from lab.compare import compare_arch
+from lab.measure import CompareError, CostModel, load_cost_model
+from lab.mechanisms import MECHANISMS, runs_per_arch, select
 from sim.guest import WORKLOADS
+
+#: The files ``--out DIR`` receives; kisim writes no other name there.
+OUTPUTS = ("compare.json", "compare.png", "compare.svg")
 
 
 def _fmt(v: float | None, digits: int = 2) -> str:
@@ -68,18 +73,19 @@ def print_table(doc: dict) -> None:
     print("  published orderings, checked on these modeled numbers:")
     for o in doc["orderings"]:
         mark = {True: "holds", False: "FAILS", None: "  -  "}[o["holds"]]
-        print(f"   [{mark}] {o['claim']}\n           {o['text']}")
+        print(f"   [{mark}] {o['claim']}\n           varies: {o['variable']}"
+              f"\n           {o['text']}")
 
 
 def run(args: argparse.Namespace) -> int:
     arches = args.arch or list(NAMES)
-    for name in arches:
-        if name not in NAMES:
-            raise UsageError(f"unknown arch {name!r} (valid: {', '.join(NAMES)})")
+    check_arches(arches)
     if args.workload not in WORKLOADS:
         raise UsageError(f"unknown workload {args.workload!r} (valid: {', '.join(WORKLOADS)})")
-    if not 1 <= args.cpus <= MAX_CPUS:
-        raise UsageError(f"--cpus must be 1..{MAX_CPUS}, not {args.cpus}")
+    check_cpus(args)
+    out = Path(args.out)
+    for name in OUTPUTS:               # a link or FIFO there: refused before any run
+        fsio.check_output(out / name)
     try:
         model = load_cost_model(args.cost_model, NAMES) if args.cost_model else CostModel()
         mechs = select(args.mechanism)
@@ -93,15 +99,14 @@ def run(args: argparse.Namespace) -> int:
                                      size=args.size, model=model,
                                      memory_pressure=args.memory_pressure,
                                      mechanisms=args.mechanism, advance=advance))
-    out = Path(args.out)
-    from kisim.compare_plot import plot       # matplotlib only when plotting
+    from lab.plot import plot       # matplotlib only when plotting
     plots = plot(docs, out)
     document = {"kind": "kisim-compare", "modeled": True,
                 "note": "cycles are modeled cycles (cost table per arch, sources in "
                         "cost_model), not measurements; instruction counts are exact",
                 "cost_model_file": args.cost_model, "arches": docs,
                 "plots": [str(p) for p in plots]}
-    (out / "compare.json").write_text(json.dumps(document, indent=2) + "\n")
+    fsio.atomic_write(out / "compare.json", json.dumps(document, indent=2) + "\n")
     if args.json:
         print_json(document)
     else:
@@ -128,10 +133,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (default: the workload's own)")
-    p.add_argument("--cpus", type=int, default=1, metavar="N",
-                   help="simulated CPUs (default 1: runs differ only by the instrumentation)")
+    add_cpus(p)
     p.add_argument("--out", default="kisim-compare", metavar="DIR",
-                   help="where compare.json and the plots go (default ./kisim-compare)")
+                   help="where compare.json, compare.png and compare.svg go (default "
+                        "./kisim-compare); kisim writes only these names there, each to a "
+                        "temporary file renamed over the old one, and refuses a link or FIFO "
+                        "at any of them")
     p.add_argument("--cost-model", metavar="FILE.toml",
                    help="override insn/trap/ipi/icache_flush/clock_read/cache_miss cycles: [default] "
                         "and [ARCH] tables of event = cycles")

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Callable, TextIO
 
-from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_of, print_json
+from kisim.commands.common import add_arch, add_cpus, check_cpus, add_json, arch_of, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
 from patcher.checker import KINDS, Finding
@@ -53,8 +53,7 @@ def _print(result: CheckResult, show: int) -> None:
 
 def _spec(args: argparse.Namespace) -> CheckSpec:
     arch = arch_of(args)
-    if not 1 <= args.cpus <= MAX_CPUS:
-        raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
+    check_cpus(args)
     if args.show < 0:
         raise UsageError(f"--show {args.show}: the number of findings to list is at least 0")
     protocol, path = None, None
