@@ -37,6 +37,8 @@ class OutDir:
         except (FileExistsError, NotADirectoryError):
             raise TraceError(f"{self.path}: not a directory") from None
         self.previous = self._stamped()
+        for name in self.previous:        # a link or FIFO swapped in: refused before the run
+            fsio.check_output(self.path / name)
         foreign = sorted(p.name for p in self.path.iterdir()
                          if not p.name.startswith(".") and p.name not in self.previous)
         if foreign:
@@ -45,7 +47,7 @@ class OutDir:
                              "use an empty directory or one kisim traced into before")
 
     def _stamped(self) -> set[str]:
-        stamp = self.path / STAMP
+        stamp = fsio.check_output(self.path / STAMP)
         if not os.path.lexists(stamp):
             return set()
         try:
