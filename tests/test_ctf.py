@@ -145,6 +145,7 @@ def test_corrupt_traces_get_one_line_errors(tmp_path: Path, arch: Arch, damage: 
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_cli_reports_corrupt_trace_in_one_line(tmp_path: Path, arch: Arch) -> None:
     d = tmp_path / "t"
     write_trace(d, arch)
@@ -177,3 +178,15 @@ def test_a_failed_write_leaves_the_previous_trace(tmp_path: Path, arch: Arch) ->
             w.write_packet(PacketInfo(0, 0, 0, 9, 0), _events(0, 1, 1)[:1])
             raise RuntimeError("the run failed")
     assert {p.name: p.read_bytes() for p in (tmp_path / "t").iterdir()} == before
+
+
+def test_kernel_text_line_is_trace_print_context() -> None:
+    """One text renderer for the kernel's trace file: kernel/trace/trace_output.c prints the
+    context as "%16s-%-5d [%03d]  %5lu.%06lu: " (no irq information), then the event."""
+    from tracing.text import kernel_line, render
+    ev = _events(3, 2_000_123_456, 1)[0]
+    assert kernel_line(ev) == ("     hackbench/3-7     [003]      2.000123: kmem_kmalloc: "
+                               "call_site=0xffffffffc0000000 ptr=0x100000 bytes_req=13 "
+                               "bytes_alloc=16 gfp_flags=0xd0")
+    lines = list(render("text", [ev]))
+    assert lines[0] == "# tracer: nop" and lines[-1] == kernel_line(ev)

@@ -65,6 +65,7 @@ def test_link_in_a_fresh_out_dir_is_refused(tmp_path, capsys, victim, fmt, name)
     assert sorted(p.name for p in out.iterdir()) == [name]      # nothing written beside it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt,name", CASES)
 def test_link_swapped_into_a_kisim_trace_is_refused(tmp_path, capsys, victim, fmt, name):
     """A directory kisim traced into before, one of its files replaced by a link."""
@@ -97,6 +98,7 @@ def test_stamp_link_is_refused(tmp_path, capsys, victim):
     assert victim.read_bytes() == PRECIOUS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["ctf", "text"])
 def test_unrelated_user_files_survive(tmp_path, capsys, fmt):
     """A user's file in --out: a non-empty directory that is not a kisim trace is refused
@@ -142,6 +144,7 @@ def test_compare_outputs_refuse_links_and_fifos(tmp_path, capsys, victim, name, 
     assert sorted(p.name for p in out.iterdir()) == [name]
 
 
+@pytest.mark.slow
 def test_compare_writes_only_its_own_names(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
