@@ -155,7 +155,7 @@ def main() -> int:
                 if c is None:
                     print(f"{r['arch']:7} {name:9} {'none':>12}  (no optprobes on this arch)")
                     continue
-                print(f"{r['arch']:7} {name:9} {c['instructions']:>12.1f} {c['traps']:>5g} "
+                print(f"{r['arch']:7} {name:9} {c['instructions']:>12.1f} {c['traps']:>5.3g} "
                       f"{c['modeled_cycles']:>14.1f} {c['us']:>10.4f}  "
                       f"{c['path'] or 'armed to the empty probe'} ({c['hits']:,} hits)")
             print(f"{'':7} kprobe / marker = {r['kprobe_over_marker']:.1f}x (goal >= 10x: "

@@ -44,16 +44,16 @@ def print_table(doc: dict) -> None:
           + (", memory pressure (flag load cache-cold)" if doc["memory_pressure"] else ""))
     print(f"uninstrumented: {base['instructions']:,} instructions, "
           f"{base['modeled_cycles']:,.0f} modeled cycles")
-    head = (f"  {'mechanism':29} {'passes':>7} {'dormant/pass':>13} {'dormant/pass':>13} "
+    head = (f"  {'mechanism':32} {'passes':>7} {'dormant/pass':>13} {'dormant/pass':>13} "
             f"{'dormant':>8} {'hits':>6} {'armed/hit':>10} {'armed/hit':>11} {'armed':>8} "
             f"{'arming':>8}")
-    unit = (f"  {'':29} {'':>7} {'instrs':>13} {'mod. cycles':>13} {'% wkld':>8} {'':>6} "
+    unit = (f"  {'':32} {'':>7} {'instrs':>13} {'mod. cycles':>13} {'% wkld':>8} {'':>6} "
             f"{'instrs':>10} {'mod. cycles':>11} {'% wkld':>8} {'mod. cyc':>8}")
     print(head)
     print(unit)
     for r in doc["rows"]:
         d, a = r["dormant"], r["active"]
-        line = (f"  {r['label']:29} {r['passes']:>7,} {_fmt(d['per_pass_instructions']):>13} "
+        line = (f"  {r['label']:32} {r['passes']:>7,} {_fmt(d['per_pass_instructions']):>13} "
                 f"{_fmt(d['per_pass_modeled_cycles']):>13} "
                 f"{d['percent_over_uninstrumented']:>7.2f}% ")
         if a is None:
