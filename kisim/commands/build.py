@@ -12,7 +12,6 @@ import os
 from kbuild import Build, build
 from kisim.commands.common import (add_arch, add_config, add_json, chosen_config, overrides,
                                    print_json, sites_line)
-from kisim.errors import UsageError
 from kisim.progress import progress
 from patcher.tables import Tables, load_tables
 
