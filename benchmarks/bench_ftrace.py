@@ -33,6 +33,7 @@ from pathlib import Path
 from arches import ARCHES, Arch
 from kbuild import build
 from kisim.progress import progress
+from lab.measure import Tally, measure
 from patcher.ftrace import Ftrace, arch_ftrace
 from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
@@ -56,6 +57,7 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
     rows.append({"row": ROWS[1], "instructions": live.instructions,
                  "modeled_cycles": live.modeled_cycles, "ok": live.ok})
     calls = 0
+    tallies: dict[str, Tally] = {}
     for row, tracing, filt in ((ROWS[2], False, None), (ROWS[3], True, None),
                                (ROWS[4], True, "kmalloc")):
         b = build(arch)
@@ -73,12 +75,16 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
             r, events = guest.run(), 0
         rows.append({"row": row, "instructions": r.instructions,
                      "modeled_cycles": r.modeled_cycles, "ok": r.ok, "events": events})
+        tallies[row] = Tally.of_machine(guest.machine)
         if row == ROWS[3]:
             calls = events
     base = rows[0]["modeled_cycles"]
     for row in rows:
         row["ratio"] = round(row["modeled_cycles"] / base, 4)
     nop = rows[2]
+    # tracing every function minus the nop row, per recorded call
+    rows[3]["per_recorded_call"] = measure(ARCHES[arch], tallies[ROWS[2]], tallies[ROWS[3]],
+                                           calls).to_json()
     nop["traced_calls"] = calls
     nop["idle_site_insns"] = calls * arch_ftrace(ARCHES[arch]).IDLE_SITE_INSNS
     nop["codegen_insns"] = nop["instructions"] - rows[0]["instructions"] - nop["idle_site_insns"]
@@ -145,10 +151,10 @@ def main() -> None:
                   f"{row['modeled_cycles']:>15,.0f} {row['ratio']:>7.4f}x {seed_ratio:>9}"
                   f"{'' if row['ok'] else '  CHECKSUM MISMATCH'}")
         nop, every = out["hackbench"][name][2], out["hackbench"][name][3]
-        print(f"{'':7} tracing all - nop row: "
-              f"{(every['instructions'] - nop['instructions']) / every['events']:.1f} "
-              f"instructions, {(every['modeled_cycles'] - nop['modeled_cycles']) / every['events']:.1f}"
-              f" modeled cycles per recorded call ({every['events']:,} calls)")
+        call = every["per_recorded_call"]
+        print(f"{'':7} tracing all - nop row: {call['instructions']:.1f} instructions, "
+              f"{call['modeled_cycles']:.1f} modeled cycles per recorded call "
+              f"({every['events']:,} calls)")
         print(f"{'':7} nop row - row 1: {nop['instructions'] - out['hackbench'][name][0]['instructions']:,}"
               f" instructions = {nop['traced_calls']:,} calls x "
               f"{arch_ftrace(ARCHES[name]).IDLE_SITE_INSNS} idle-site"

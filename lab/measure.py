@@ -127,6 +127,14 @@ class Tally:
             events.update(c["events"])
         return cls(result.instructions, +events)
 
+    @classmethod
+    def of_machine(cls, machine) -> Tally:
+        """The tally of a :class:`sim.machine.Machine` so far (every CPU)."""
+        events: Counter[str] = Counter()
+        for c in machine.cpus:
+            events.update(c.events)
+        return cls(machine.total_instructions, +events)
+
     def plus(self, event: str, n: int) -> Tally:
         """This tally with ``n`` more ``event`` charges (e.g. modeled cache misses)."""
         return Tally(self.instructions, self.events + Counter({event: n}))

@@ -322,8 +322,9 @@ class CtfWriter:
 
 
 def trace_size(directory: str | Path) -> int:
-    """Bytes of a trace directory (metadata plus streams)."""
-    return sum(p.stat().st_size for p in Path(directory).iterdir() if p.is_file())
+    """Bytes of a trace directory (metadata plus streams; not kisim's hidden stamp)."""
+    return sum(p.stat().st_size for p in Path(directory).iterdir()
+               if p.is_file() and not p.name.startswith("."))
 
 
 __all__ = ["CTF_MAGIC", "CtfWriter", "PacketInfo", "TraceInfo", "endian_prefix",
