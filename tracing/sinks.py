@@ -130,6 +130,8 @@ class Format:
     #: The event family the format needs (None: any).
     needs: str | None = None
     aliases: tuple[str, ...] = field(default=())
+    #: The file it writes in DIR (None: the CTF directory's own files).
+    file: str | None = None
 
 
 def trace_uuid(parameters: tuple) -> uuid.UUID:
@@ -145,10 +147,11 @@ def _ctf(out: OutDir | None, ctx: SinkContext) -> Sink:
 
 FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("ctf", "CTF 1.8 directory (babeltrace2, Trace Compass)", _ctf),
-    Format("chrome", "Chrome JSON, DIR/trace.json (ui.perfetto.dev)",
-           lambda out, ctx: ChromeSink(out, ctx)),
-    Format("text", "the kernel's trace file (kernel/trace/trace_output.c), DIR/trace.txt",
-           lambda out, ctx: TextSink("text", out, ctx), text=True, aliases=("ftrace",)),
+    Format("chrome", "Chrome JSON (ui.perfetto.dev)", lambda out, ctx: ChromeSink(out, ctx),
+           file=ChromeSink.FILE),
+    Format("text", "the kernel's trace file (kernel/trace/trace_output.c)",
+           lambda out, ctx: TextSink("text", out, ctx), text=True, aliases=("ftrace",),
+           file=TextSink.FILE),
     Format("seed", "the mcount RFC's lines (function tracer)",
            lambda out, ctx: TextSink("seed", out, ctx), text=True, needs="function"),
     Format("graph", "the function_graph tracer's trace file",
@@ -178,9 +181,16 @@ def open_sink(name: str, out: str | Path | None, ctx: SinkContext) -> Sink:
     return fmt.make(None if out is None else OutDir(out), ctx)
 
 
-def help_text(names: Sequence[str]) -> str:
-    return "; ".join(f"{n}: {get_format(n).help}" for n in names
-                     if get_format(n).name == n)
+def help_text(names: Sequence[str], *, text_to_stdout: bool = False) -> str:
+    """``--format`` help: each format (not its aliases), with the file it writes in DIR."""
+    out = []
+    for n in names:
+        f = get_format(n)
+        if f.name != n:
+            continue
+        where = "" if f.file is None or (f.text and text_to_stdout) else f", DIR/{f.file}"
+        out.append(f"{n}: {f.help}{where}")
+    return "; ".join(out)
 
 
 __all__ = ["FORMATS", "Format", "Sink", "SinkContext", "TRACE_NAMESPACE", "TextSink",

@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--glob", choices=("2.6.28", "full"), default="2.6.28",
                    help="filter syntax: 2.6.28's x*, *x, *x* (default) or full glob(7)")
     p.add_argument("--format", choices=FORMATS, default=None,
-                   help=f"{help_text(FORMATS)} (ftrace: text). Default: seed for function, "
+                   help=f"{help_text(FORMATS, text_to_stdout=True)} (ftrace: text). Default: seed for function, "
                         "graph for function_graph; text formats print to stdout, ctf and "
                         "chrome go into --out DIR")
     p.add_argument("--out", default=None, metavar="DIR",
