@@ -36,6 +36,7 @@ from pathlib import Path
 from arches import ARCHES, Arch
 from kbuild import build
 from kisim.progress import progress
+from lab.measure import Tally, measure
 from patcher.ftrace import Ftrace, arch_ftrace
 from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
@@ -51,7 +52,7 @@ BASE = 0x100000
 
 def run_row(b, size: int | None, tracing: bool, filt: str | None,
             turn_end: str = "counter") -> tuple:
-    """One booted hackbench run: (result, recorded events, host CPU seconds)."""
+    """One booted hackbench run: (result, its machine's tally, recorded events, host CPU s)."""
     guest = Guest(b, workload="hackbench", size=size)              # booted: every site a nop
     guest.machine.turn_end = turn_end
     tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))
@@ -59,12 +60,13 @@ def run_row(b, size: int | None, tracing: bool, filt: str | None,
         tracer.ftrace.write_filter(filt)
     started = time.process_time()
     if not tracing:
-        return guest.run(), 0, time.process_time() - started
+        r = guest.run()
+        return r, Tally.of_machine(guest.machine), 0, time.process_time() - started
     session = TraceSession(guest, TraceOptions(tracer.event_names))
     tracer.start()               # recording into the ring buffers, drained by the host
     sink = EventList()
     r = session.run(sink)
-    return r, len(sink.events), time.process_time() - started
+    return r, Tally.of_machine(guest.machine), len(sink.events), time.process_time() - started
 
 
 def hackbench_rows(arch: str, size: int | None) -> list[dict]:
@@ -78,22 +80,26 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
                  "modeled_cycles": live.modeled_cycles, "ok": live.ok})
     calls = 0
     b = build(arch)
+    tallies: dict[str, Tally] = {}
     for row, tracing, filt in ((ROWS[2], False, None), (ROWS[3], True, None),
                                (ROWS[4], True, "kmalloc")):
-        r, events, host = run_row(b, size, tracing, filt)
+        r, tallies[row], events, host = run_row(b, size, tracing, filt)
         rows.append({"row": row, "instructions": r.instructions,
                      "modeled_cycles": r.modeled_cycles, "ok": r.ok, "events": events,
                      "host_s": round(host, 3)})
         if row == ROWS[3]:
             calls = events
-            reference = run_row(b, size, True, None, turn_end="spin")
-            rows[-1]["host_s_reference"] = round(reference[2], 3)
+            host_reference = run_row(b, size, True, None, turn_end="spin")[3]
+            rows[-1]["host_s_reference"] = round(host_reference, 3)
             rows[-1]["host_ratio"] = round(host / rows[2]["host_s"], 2)
-            rows[-1]["host_ratio_reference"] = round(reference[2] / rows[2]["host_s"], 2)
+            rows[-1]["host_ratio_reference"] = round(host_reference / rows[2]["host_s"], 2)
     base = rows[0]["modeled_cycles"]
     for row in rows:
         row["ratio"] = round(row["modeled_cycles"] / base, 4)
     nop = rows[2]
+    # tracing every function minus the nop row, per recorded call
+    rows[3]["per_recorded_call"] = measure(ARCHES[arch], tallies[ROWS[2]], tallies[ROWS[3]],
+                                           calls).to_json()
     nop["traced_calls"] = calls
     nop["idle_site_insns"] = calls * arch_ftrace(ARCHES[arch]).IDLE_SITE_INSNS
     nop["codegen_insns"] = nop["instructions"] - rows[0]["instructions"] - nop["idle_site_insns"]
@@ -160,10 +166,10 @@ def main() -> None:
                   f"{row['modeled_cycles']:>15,.0f} {row['ratio']:>7.4f}x {seed_ratio:>9}"
                   f"{'' if row['ok'] else '  CHECKSUM MISMATCH'}")
         nop, every = out["hackbench"][name][2], out["hackbench"][name][3]
-        print(f"{'':7} tracing all - nop row: "
-              f"{(every['instructions'] - nop['instructions']) / every['events']:.1f} "
-              f"instructions, {(every['modeled_cycles'] - nop['modeled_cycles']) / every['events']:.1f}"
-              f" modeled cycles per recorded call ({every['events']:,} calls)")
+        call = every["per_recorded_call"]
+        print(f"{'':7} tracing all - nop row: {call['instructions']:.1f} instructions, "
+              f"{call['modeled_cycles']:.1f} modeled cycles per recorded call "
+              f"({every['events']:,} calls)")
         print(f"{'':7} host: tracing all {every['host_s']} s = {every['host_ratio']}x the nop "
               f"row's {nop['host_s']} s (reference turn end: {every['host_s_reference']} s = "
               f"{every['host_ratio_reference']}x)")

@@ -51,6 +51,7 @@ from kbuild import build
 from sim.guest import Guest
 from sim.hypercall import HYPERCALLS
 from tracing.ctf import CtfWriter, PacketInfo, TraceInfo, trace_size
+from lab.measure import Tally, measure
 from tracing.events import parse_probes
 from tracing.session import TraceOptions, TraceSession
 
@@ -91,7 +92,7 @@ def run(arch: str, size: int, quantum: int, probes: str | None, sink=None, *,
         started = time.process_time()
         result = guest.run()
         return {"seconds": time.process_time() - started, "instructions": result.instructions,
-                "cycles": result.modeled_cycles, "events": 0}
+                "cycles": result.modeled_cycles, "events": 0, "tally": Tally.of(result)}
     session = TraceSession(guest, TraceOptions(parse_probes(probes), subbuf_size=65536,
                                                subbufs=8))
     nop = guest.arch.nop(len(guest.arch.syscall_insn))
@@ -101,7 +102,8 @@ def run(arch: str, size: int, quantum: int, probes: str | None, sink=None, *,
     result = session.run(sink if sink is not None else NullSink())
     assert result.checksum_ok and result.total.discarded == 0
     return {"seconds": time.process_time() - started, "instructions": result.instructions,
-            "cycles": result.modeled_cycles, "events": result.total.recorded}
+            "cycles": result.modeled_cycles, "events": result.total.recorded,
+            "tally": Tally.of_machine(guest.machine)}
 
 
 def recording_cost(arch: str, size: int, quantum: int) -> dict:
@@ -109,12 +111,12 @@ def recording_cost(arch: str, size: int, quantum: int) -> dict:
     dormant = run(arch, size, quantum, None)
     traced = run(arch, size, quantum, "kmem")
     n = traced["events"]
-    d_insn = (traced["instructions"] - dormant["instructions"]) / n
-    d_cyc = (traced["cycles"] - dormant["cycles"]) / n
-    hz = get_arch(arch).clock_hz
-    return {"arch": arch, "events": n, "insn_per_event": round(d_insn, 2),
-            "cycles_per_event": round(d_cyc, 2), "ns_per_event": round(d_cyc * 1e9 / hz, 1),
-            "clock_hz": hz}
+    spec = get_arch(arch)
+    cost = measure(spec, dormant["tally"], traced["tally"], n)
+    hz = spec.clock_hz
+    return {"arch": arch, "events": n, "insn_per_event": round(cost.instructions, 2),
+            "cycles_per_event": round(cost.modeled_cycles, 2),
+            "ns_per_event": round(cost.modeled_cycles * 1e9 / hz, 1), "clock_hz": hz}
 
 
 def clock_sites(arch: str, quantum: int) -> tuple[int, ...]:

@@ -56,6 +56,7 @@ def test_checksums_are_equal_across_arches(workload, cpus):
     assert set(sums.values()) == {run(NAMES[0], workload, 3 - cpus).checksum}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_interleaving_changes_counts_not_checksums(name):
     b = build(name)
@@ -89,6 +90,7 @@ def test_unknown_workload_lists_the_valid_ones():
         boot(build("arm"), workload="fib", size=0)
 
 
+@pytest.mark.slow
 def test_more_cpus_than_nr_cpus_is_refused():
     b = build("x86_64", overrides={"SMP": "n"})
     assert b.config["NR_CPUS"] == "1"
@@ -160,6 +162,7 @@ VARIANTS = {"imv": {}, "jump_label": {"IMMEDIATE": "n"},
             "load": {"IMMEDIATE": "n", "JUMP_LABEL": "n"}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("enable", VARIANTS)
 @pytest.mark.parametrize("name", NAMES)
 def test_syscall_markers_fire_through_each_enable_mechanism(name, enable):

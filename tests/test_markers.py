@@ -34,6 +34,7 @@ def text_snapshot(guest: Guest) -> bytes:
     return guest.machine.read(text.addr, text.size)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
 def test_kmalloc_events_decoded_and_bytes_restored(arch, builds, mechanism) -> None:
     guest = guest_for(builds, arch, mechanism)
@@ -68,6 +69,7 @@ def test_kmalloc_events_decoded_and_bytes_restored(arch, builds, mechanism) -> N
     assert text_snapshot(guest) == original, "disarming restores the exact original bytes"
 
 
+@pytest.mark.slow
 def test_every_marker_armed_to_a_noop_probe_keeps_checksums(arch, builds) -> None:
     guest = guest_for(builds, arch, workload="hackbench")
     inst = attach(guest)
@@ -127,6 +129,7 @@ def test_registry_follows_2_6_27(arch, builds) -> None:
     assert tps.tracepoint_probe_unregister("no_such_tracepoint", tp_probe) == 0
 
 
+@pytest.mark.slow
 def test_arming_is_reference_counted_and_probes_stack(arch, builds) -> None:
     guest = guest_for(builds, arch, cpus=1)
     inst = attach(guest)
@@ -176,6 +179,7 @@ def guest_read(inst, addr, size):
     return inst.guest.machine.read(addr, size)
 
 
+@pytest.mark.slow
 def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     guest = guest_for(builds, arch, workload="hackbench")
     inst = attach(guest)
@@ -208,6 +212,7 @@ LTTNG_FIELDS = {
 }
 
 
+@pytest.mark.slow
 def test_tracepoint_events_carry_lttng_fields(arch, builds) -> None:
     guest = guest_for(builds, arch, workload="hackbench")
     inst = attach(guest)
@@ -305,6 +310,7 @@ def test_static_key_enable_disable_follow_v5_10(arch, builds, caplog) -> None:
     assert keys.warnings["static_key_enable"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("drop", [False, True])
 def test_two_guest_probes_share_a_marker_through_multi(arch, builds, drop) -> None:
     """2.6.27 marker_probe_cb: two guest closures (the empty probe with two
