@@ -22,7 +22,7 @@ from probes.dwarf import DebugInfo, DwarfError, Unavailable
 from probes.kprobes import Kprobes
 from probes.lineprobe import MECHANISM, LineProbe, LineProbeError, parse_location
 from sim.errors import ConfigError
-from sim.guest import WORKLOADS, Guest
+from sim.guest import WORKLOADS, Guest, check_workload
 
 SHOW_HITS = 5
 
@@ -51,6 +51,7 @@ def _traps(result) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
+    check_workload(args.workload, args.size)
     file, line = parse_location(args.location)
     fetch = [v for v in (args.fetch or "").split(",") if v]
     image = build(arch.name, overrides=_overrides(args.set), modules=args.modules)
@@ -124,8 +125,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_arch(p)
     p.add_argument("location", metavar="FILE:LINE", help="source line, e.g. kernel/slab.c:225")
     p.add_argument("--fetch", metavar="VAR,...", help="variables to read at each hit")
-    p.add_argument("--workload", required=True, choices=WORKLOADS, metavar="W",
-                   help=f"workload to run: {', '.join(WORKLOADS)}")
+    p.add_argument("--workload", required=True, metavar="W",
+                   help=f"workload to run: {', '.join(WORKLOADS)}, or a --module's MODULE:FUNC")
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (default: the workload's own)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
