@@ -132,6 +132,8 @@ static int __init refusals_init(void)
 	printk("refusals: %d %d %d %d %d\n", register_kprobe(&nosym),
 	       register_kprobe(&blacklisted), register_kprobe(&both), again,
 	       enable_kprobe(&nosym));
+	register_kprobe(&blacklisted);
+	printk("reason: %s\n", kprobe_last_refusal);
 	unregister_kprobe(&twice);
 	return 0;
 }
@@ -147,6 +149,8 @@ def test_refusals_return_the_kernels_errno(arch: Arch, tmp_path: Path) -> None:
     # -ENOENT unknown symbol, -EINVAL blacklist, both symbol and addr, re-registration,
     # enable_kprobe of an unregistered probe.
     assert "refusals: -2 -22 -22 -22 -22" in "".join(guest.console)
+    assert re.search(r"reason: kprobe: kprobe_handler\+0x0 is blacklisted "
+                     r"\(NOKPROBE_SYMBOL\(kprobe_handler\)\)", "".join(guest.console))
     reasons = guest.services["KPROBE"].__self__.refusals
     assert any("NOKPROBE_SYMBOL" in r for r in reasons)
     assert any("no_such_function" in r for r in reasons)
