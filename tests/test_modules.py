@@ -333,3 +333,27 @@ def test_tracepoint_and_marker_probes_from_a_module(arch: Arch, tmp_path: Path) 
     result = guest.run()
     assert result.checksum == 4 << 8 | 4         # unregistered before the last kmalloc
     assert "tracing: 0 -17 0 0" in result.console   # a second registration: -EEXIST
+
+
+def test_ftrace_and_line_probes_see_module_code(prober: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    assert main(["ftrace", "--arch", "arm", "--module", str(prober), "--workload",
+                 "prober:prober_run", "--size", "2", "--expect", "201",
+                 "--filter", "prober_*"]) == 0
+    out = capsys.readouterr().out
+    assert [f for f in ("prober_init", "prober_run", "prober_exit") if f in out] == \
+        ["prober_init", "prober_run", "prober_exit"]
+    line = PROBER.splitlines().index("\t\tkfree(kmalloc(24, GFP_KERNEL));") + 1
+    assert main(["probe", "--arch", "x86_64", f"{prober}:{line}", "--module", str(prober),
+                 "--workload", "prober:prober_run", "--size", "3", "--expect", "301",
+                 "--json"]) == 0
+    assert '"hits": 3' in capsys.readouterr().out
+
+
+def test_patchcheck_kernel_builds_the_modules_in(prober: Path) -> None:
+    from patcher.checker_sweep import CheckSpec
+    spec = CheckSpec("arm", 2, kernel=True, modules=(str(prober),))
+    assert [m.name for m in spec.checker().build.modules] == ["prober"]
+    assert f"--kernel --module {prober}" in spec.replay_command(3)
+    assert main(["patchcheck", "--arch", "arm", "--kernel", "--module", str(prober),
+                 "--seeds", "1"]) == 0
