@@ -505,6 +505,8 @@ NOKPROBE_SYMBOL(kprobe_reentry_pre_handler);
  * slot, linking and arming under text_mutex with the arch's protocol. The
  * batch calls are the kernel's loops over them.
  */
+char kprobe_last_refusal[KPROBE_REFUSAL_LEN];
+
 static __always_inline long kprobe_module_call(unsigned long op, void *obj)
 {
 	return (long)hypercall2(HC_MODULE, op, (unsigned long)obj);

@@ -686,6 +686,8 @@ class Kprobes:
                 call(struct)
         except PatchError as err:
             self.refusals.append(f"{op.removeprefix('MOD_KPROBE_').lower()}: {err.message}")
+            reason = err.message.encode()[:_DEFINES["KPROBE_REFUSAL_LEN"] - 1]
+            self.machine.write(self.guest.image.symbols["kprobe_last_refusal"], reason + b"\0")
             return -ERRNO[err.errno]
         return 0
 

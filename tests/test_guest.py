@@ -245,7 +245,7 @@ def test_unserved_hypercall_faults_and_base_table_is_the_boot_protocol(name):
     guest = Guest(build(name), workload="fib", size=5)
     assert sorted(guest.hypercalls.handlers) == sorted(
         HYPERCALLS[n] for n in ("HC_EXIT", "HC_WRITE", "HC_CHECKSUM", "HC_PANIC", "HC_IDLE",
-                                "HC_WORKLOAD"))
+                                "HC_WORKLOAD", "HC_MODULE"))
     with pytest.raises(ConfigError, match="already has a handler"):
         guest.hypercalls.register("HC_EXIT", lambda *a: None)
     r = guest.run()

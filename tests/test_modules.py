@@ -132,6 +132,8 @@ static int __init refusals_init(void)
 	printk("refusals: %d %d %d %d %d\n", register_kprobe(&nosym),
 	       register_kprobe(&blacklisted), register_kprobe(&both), again,
 	       enable_kprobe(&nosym));
+	register_kprobe(&blacklisted);
+	printk("reason: %s\n", kprobe_last_refusal);
 	unregister_kprobe(&twice);
 	return 0;
 }
@@ -147,6 +149,8 @@ def test_refusals_return_the_kernels_errno(arch: Arch, tmp_path: Path) -> None:
     # -ENOENT unknown symbol, -EINVAL blacklist, both symbol and addr, re-registration,
     # enable_kprobe of an unregistered probe.
     assert "refusals: -2 -22 -22 -22 -22" in "".join(guest.console)
+    assert re.search(r"reason: kprobe: kprobe_handler\+0x0 is blacklisted "
+                     r"\(NOKPROBE_SYMBOL\(kprobe_handler\)\)", "".join(guest.console))
     reasons = guest.services["KPROBE"].__self__.refusals
     assert any("NOKPROBE_SYMBOL" in r for r in reasons)
     assert any("no_such_function" in r for r in reasons)
@@ -329,3 +333,27 @@ def test_tracepoint_and_marker_probes_from_a_module(arch: Arch, tmp_path: Path) 
     result = guest.run()
     assert result.checksum == 4 << 8 | 4         # unregistered before the last kmalloc
     assert "tracing: 0 -17 0 0" in result.console   # a second registration: -EEXIST
+
+
+def test_ftrace_and_line_probes_see_module_code(prober: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    assert main(["ftrace", "--arch", "arm", "--module", str(prober), "--workload",
+                 "prober:prober_run", "--size", "2", "--expect", "201",
+                 "--filter", "prober_*"]) == 0
+    out = capsys.readouterr().out
+    assert [f for f in ("prober_init", "prober_run", "prober_exit") if f in out] == \
+        ["prober_init", "prober_run", "prober_exit"]
+    line = PROBER.splitlines().index("\t\tkfree(kmalloc(24, GFP_KERNEL));") + 1
+    assert main(["probe", "--arch", "x86_64", f"{prober}:{line}", "--module", str(prober),
+                 "--workload", "prober:prober_run", "--size", "3", "--expect", "301",
+                 "--json"]) == 0
+    assert '"hits": 3' in capsys.readouterr().out
+
+
+def test_patchcheck_kernel_builds_the_modules_in(prober: Path) -> None:
+    from patcher.checker_sweep import CheckSpec
+    spec = CheckSpec("arm", 2, kernel=True, modules=(str(prober),))
+    assert [m.name for m in spec.checker().build.modules] == ["prober"]
+    assert f"--kernel --module {prober}" in spec.replay_command(3)
+    assert main(["patchcheck", "--arch", "arm", "--kernel", "--module", str(prober),
+                 "--seeds", "1"]) == 0

@@ -21,7 +21,7 @@ from lab.lineprobe import probe_line
 from probes.dwarf import DwarfError
 from probes.lineprobe import LineProbeError, parse_location
 from sim.errors import ConfigError
-from sim.guest import WORKLOADS
+from sim.guest import WORKLOADS, check_workload
 
 SHOW_HITS = 5
 
@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
+    check_workload(args.workload, args.size)
     file, line = parse_location(args.location)
     fetch = [v for v in (args.fetch or "").split(",") if v]
     doc = probe_line(arch, file, line, fetch, workload=args.workload, cpus=args.cpus,
@@ -76,8 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_arch(p)
     p.add_argument("location", metavar="FILE:LINE", help="source line, e.g. kernel/slab.c:225")
     p.add_argument("--fetch", metavar="VAR,...", help="variables to read at each hit")
-    p.add_argument("--workload", required=True, choices=WORKLOADS, metavar="W",
-                   help=f"workload to run: {', '.join(WORKLOADS)}")
+    p.add_argument("--workload", required=True, metavar="W",
+                   help=f"workload to run: {', '.join(WORKLOADS)}, or a --module's MODULE:FUNC")
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (default: the workload's own)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",

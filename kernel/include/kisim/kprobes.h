@@ -140,6 +140,14 @@ void unregister_kretprobes(struct kretprobe **rps, int num);
 int enable_kprobe(struct kprobe *kp);
 int disable_kprobe(struct kprobe *kp);
 
+/*
+ * kisim's addition: why the last module call above was refused, as the
+ * host's one-line reason (the kernel returns the errno and prints
+ * nothing), NUL-terminated; for a self-test's "# SKIP" line.
+ */
+#define KPROBE_REFUSAL_LEN	160
+extern char kprobe_last_refusal[KPROBE_REFUSAL_LEN];
+
 int aggr_pre_handler(struct kprobe *p, struct pt_regs *regs);
 void aggr_post_handler(struct kprobe *p, struct pt_regs *regs, unsigned long flags);
 int kprobe_handler(struct pt_regs *regs);
