@@ -4,7 +4,7 @@ VENV    := .venv
 STAMP   := $(VENV)/.installed
 KISIM   := $(VENV)/bin/kisim
 
-.PHONY: demo test bench clean babeltrace2
+.PHONY: demo test check bench clean babeltrace2
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -17,6 +17,11 @@ demo: $(STAMP)
 
 test: $(STAMP) babeltrace2
 	$(VENV)/bin/pytest -q
+
+# The fast subset (at most 90 s on a 2-core machine under load): every test not
+# marked slow or transparency. `make test` runs them all.
+check: $(STAMP) babeltrace2
+	$(VENV)/bin/pytest -q -m "not slow and not transparency"
 
 # The trace tests read kisim's CTF with the real babeltrace2 (Debian package
 # babeltrace2). Install it where it is missing and apt is available, as root

@@ -354,12 +354,20 @@ class Kprobes(Capability):
     as on ARM), whether the kretprobe trampoline is itself a kprobe, the
     published figure, and the fault traps delivered to kprobe_fault_handler
     (FAULT_TRAPS: Unicorn interrupt -> (guest handler, trap entry); empty
-    where none can be)."""
+    where none can be). Two have defaults, for an arch whose trap entry
+    saves registers in guest code: TRAP_ENTRY, the guest symbol of that
+    exception prologue (entered with the frame in args[0] and the handler in
+    args[1]), and GUEST_SAVED_REGS, the pt_regs slots only that prologue and
+    kprobe_exc_return save and restore (PowerPC XER, whose SO/OV/CA bits are
+    not in Unicorn's register read)."""
 
     NAME = "kprobes"
     CONSTANTS = {"PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
                  "BP_PC_ADVANCE": int, "SINGLESTEP_INTNO": (int, type(None)),
-                 "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str, "FAULT_TRAPS": dict}
+                 "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str, "FAULT_TRAPS": dict,
+                 "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple}
+    TRAP_ENTRY: ClassVar[str | None] = None
+    GUEST_SAVED_REGS: ClassVar[tuple[str, ...]] = ()
 
     def arch_prepare_kprobe(self, addr: int, code: bytes, slot: int) -> Prepared:
         """Copy and decode the instruction at ``addr`` (``code``: its bytes) for the

@@ -44,7 +44,7 @@ def baseline(runs_per_arch: int) -> float:
 
 
 def main() -> None:
-    from kisim.compare import runs_per_arch
+    from lab.mechanisms import runs_per_arch
     runs = runs_per_arch()
     with tempfile.TemporaryDirectory(prefix="kisim-bench-") as tmp:
         cache, out = os.path.join(tmp, "cache"), os.path.join(tmp, "out")

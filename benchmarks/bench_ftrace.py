@@ -12,7 +12,10 @@ on each arch, one CPU (so that every row runs the same guest schedule):
 5. the function tracer with a filter (``kmalloc``).
 
 It prints retired instructions, modeled cycles and the ratio of cycles to
-row 1, and for row 3 what the nop leaves per call (traced calls x the
+row 1, the host seconds (CPU time of this process) of row 4 over row 3
+(every call timestamped, against the same kernel untraced), on the
+machine's fast turn end and on the reference one (``turn_end="spin"``,
+docs/machine.md), and for row 3 what the nop leaves per call (traced calls x the
 instructions an idle site still executes: x86 the 5-byte nop; ARM
 ``push {lr}`` and the ``pop {lr}`` nop; PowerPC the nop), so the rest of
 the difference is code generation (``-pg`` makes every function a
@@ -33,6 +36,7 @@ from pathlib import Path
 from arches import ARCHES, Arch
 from kbuild import build
 from kisim.progress import progress
+from lab.measure import Tally, measure
 from patcher.ftrace import Ftrace, arch_ftrace
 from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
@@ -46,6 +50,25 @@ ROWS = ("FUNCTION_TRACER=n", "mcount live", "dynamic nops", "tracing all", "filt
 BASE = 0x100000
 
 
+def run_row(b, size: int | None, tracing: bool, filt: str | None,
+            turn_end: str = "counter") -> tuple:
+    """One booted hackbench run: (result, its machine's tally, recorded events, host CPU s)."""
+    guest = Guest(b, workload="hackbench", size=size)              # booted: every site a nop
+    guest.machine.turn_end = turn_end
+    tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))
+    if filt:
+        tracer.ftrace.write_filter(filt)
+    started = time.process_time()
+    if not tracing:
+        r = guest.run()
+        return r, Tally.of_machine(guest.machine), 0, time.process_time() - started
+    session = TraceSession(guest, TraceOptions(tracer.event_names))
+    tracer.start()               # recording into the ring buffers, drained by the host
+    sink = EventList()
+    r = session.run(sink)
+    return r, Tally.of_machine(guest.machine), len(sink.events), time.process_time() - started
+
+
 def hackbench_rows(arch: str, size: int | None) -> list[dict]:
     rows = []
     plain = boot(build(arch, overrides={"FUNCTION_TRACER": "n"}), workload="hackbench",
@@ -56,29 +79,27 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
     rows.append({"row": ROWS[1], "instructions": live.instructions,
                  "modeled_cycles": live.modeled_cycles, "ok": live.ok})
     calls = 0
+    b = build(arch)
+    tallies: dict[str, Tally] = {}
     for row, tracing, filt in ((ROWS[2], False, None), (ROWS[3], True, None),
                                (ROWS[4], True, "kmalloc")):
-        b = build(arch)
-        guest = Guest(b, workload="hackbench", size=size)          # booted: every site a nop
-        tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))
-        if filt:
-            tracer.ftrace.write_filter(filt)
-        if tracing:                  # recording into the ring buffers, drained by the host
-            session = TraceSession(guest, TraceOptions(tracer.event_names))
-            tracer.start()
-            sink = EventList()
-            r = session.run(sink)
-            events = len(sink.events)
-        else:
-            r, events = guest.run(), 0
+        r, tallies[row], events, host = run_row(b, size, tracing, filt)
         rows.append({"row": row, "instructions": r.instructions,
-                     "modeled_cycles": r.modeled_cycles, "ok": r.ok, "events": events})
+                     "modeled_cycles": r.modeled_cycles, "ok": r.ok, "events": events,
+                     "host_s": round(host, 3)})
         if row == ROWS[3]:
             calls = events
+            host_reference = run_row(b, size, True, None, turn_end="spin")[3]
+            rows[-1]["host_s_reference"] = round(host_reference, 3)
+            rows[-1]["host_ratio"] = round(host / rows[2]["host_s"], 2)
+            rows[-1]["host_ratio_reference"] = round(host_reference / rows[2]["host_s"], 2)
     base = rows[0]["modeled_cycles"]
     for row in rows:
         row["ratio"] = round(row["modeled_cycles"] / base, 4)
     nop = rows[2]
+    # tracing every function minus the nop row, per recorded call
+    rows[3]["per_recorded_call"] = measure(ARCHES[arch], tallies[ROWS[2]], tallies[ROWS[3]],
+                                           calls).to_json()
     nop["traced_calls"] = calls
     nop["idle_site_insns"] = calls * arch_ftrace(ARCHES[arch]).IDLE_SITE_INSNS
     nop["codegen_insns"] = nop["instructions"] - rows[0]["instructions"] - nop["idle_site_insns"]
@@ -145,10 +166,13 @@ def main() -> None:
                   f"{row['modeled_cycles']:>15,.0f} {row['ratio']:>7.4f}x {seed_ratio:>9}"
                   f"{'' if row['ok'] else '  CHECKSUM MISMATCH'}")
         nop, every = out["hackbench"][name][2], out["hackbench"][name][3]
-        print(f"{'':7} tracing all - nop row: "
-              f"{(every['instructions'] - nop['instructions']) / every['events']:.1f} "
-              f"instructions, {(every['modeled_cycles'] - nop['modeled_cycles']) / every['events']:.1f}"
-              f" modeled cycles per recorded call ({every['events']:,} calls)")
+        call = every["per_recorded_call"]
+        print(f"{'':7} tracing all - nop row: {call['instructions']:.1f} instructions, "
+              f"{call['modeled_cycles']:.1f} modeled cycles per recorded call "
+              f"({every['events']:,} calls)")
+        print(f"{'':7} host: tracing all {every['host_s']} s = {every['host_ratio']}x the nop "
+              f"row's {nop['host_s']} s (reference turn end: {every['host_s_reference']} s = "
+              f"{every['host_ratio_reference']}x)")
         print(f"{'':7} nop row - row 1: {nop['instructions'] - out['hackbench'][name][0]['instructions']:,}"
               f" instructions = {nop['traced_calls']:,} calls x "
               f"{arch_ftrace(ARCHES[name]).IDLE_SITE_INSNS} idle-site"

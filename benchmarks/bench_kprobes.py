@@ -1,20 +1,24 @@
 """What one kprobe hit costs, per arch, beside a marker hit and the published figures.
 
-For each arch, on one CPU of the defconfig kernel:
+For each arch, on one CPU, the rows of ``kisim compare`` that hold the
+kprobe family and the marker (:func:`lab.compare.compare_arch`, kmalloc
+workload, probes at the entries of ``kmalloc()`` and ``schedule()``, the
+marker at the sites in them, every handler empty), so the figures and
+ratios here are the ones ``kisim compare --mechanism kprobe kprobe_boosted
+optprobe kretprobe marker_imv`` prints:
 
 - *dormant site*: a disarmed jump-label/marker site is one nop per pass
   (1 instruction, the arch's per-instruction cost; `kisim demo` measures it);
-- *kprobe*: a probe at ``kmalloc`` with empty guest pre and post handlers
-  (x86: int3, TF single-step, #DB; ARM: one trap, emulated; PowerPC: one
-  trap, emulate_step), from the kmalloc workload run without and with it;
+- *kprobe*: empty guest pre and post handlers (x86: int3, TF single-step,
+  #DB; ARM: one trap, emulated; PowerPC: one trap, emulate_step);
 - *boosted*: the same probe with only a pre_handler (x86: the slot jumps
   back, one trap);
-- *marker*: hackbench with every marker armed to the empty guest probe
-  ``__mark_empty_function`` minus hackbench dormant, per probe call;
-- *kretprobe*: a return probe on ``kmalloc`` with an empty handler, per
-  call (entry probe, trampoline, handler; PowerPC's trampoline is a kprobe);
 - *optprobe*: the boosted probe after the kprobe optimizer ran (x86-64
-  and ARM; no kernel has 32-bit PowerPC optprobes).
+  and ARM; no kernel has 32-bit PowerPC optprobes);
+- *kretprobe*: a return probe with an empty handler, per call (entry
+  probe, trampoline, handler; PowerPC's trampoline is a kprobe);
+- *marker*: the immediate-value marker armed to the empty guest probe
+  ``__mark_empty_function``, per probe call.
 
 Goals checked: a kprobe hit costs at least 10x a marker hit in modeled
 cycles; an optprobe hit at most 2x.
@@ -35,30 +39,11 @@ import capstone
 from arches import ARCHES, get_arch
 from kbuild import build
 from kisim.progress import progress
-from patcher.instrument import attach
+from lab.compare import compare_arch
 from patcher.errors import PatchError
 from probes.kprobes import Kprobe, Kprobes, arch_kprobes
-from probes.measure import measure_kprobe
 from sim.guest import Guest
 
-
-
-def marker_hit(arch: str) -> dict:
-    """hackbench, 1 CPU: every marker armed to the empty probe vs dormant, per probe call."""
-    base = Guest(build(arch), cpus=1, workload="hackbench").run()
-    guest = Guest(build(arch), cpus=1, workload="hackbench")
-    inst = attach(guest)
-    empty = inst.tables.image.symbols["__mark_empty_function"]
-    for name in inst.tables.marker_names():
-        inst.markers.marker_probe_register(name, inst.tables.markers_named(name)[0].format, empty)
-        inst.markers.marker_arm(name)
-    calls = [0]
-    guest.machine.watch(empty, lambda cpu: calls.__setitem__(0, calls[0] + 1))
-    armed = guest.run()
-    hits = calls[0]
-    return {"hits": hits, "ok": armed.ok and base.ok,
-            "instructions": (armed.instructions - base.instructions) / hits,
-            "modeled_cycles": (armed.modeled_cycles - base.modeled_cycles) / hits}
 
 
 def transparency(arch: str, workload: str, size: int, post: bool) -> dict:
@@ -102,44 +87,31 @@ def transparency(arch: str, workload: str, size: int, post: bool) -> dict:
             "mismatches": len(wrong), "nmissed": sum(kp.nmissed for kp in probes)}
 
 
+#: The comparison rows this benchmark reads (and the names it prints them under).
+ROWS = {"kprobe": "kprobe", "kprobe_boosted": "boosted", "optprobe": "optprobe",
+        "kretprobe": "kretprobe", "marker_imv": "marker"}
+
+
 def measure(arch: str) -> dict:
+    """The kprobe family and the marker on ``arch``, from one comparison."""
     spec = get_arch(arch)
-    kprobe = measure_kprobe(arch, "kmalloc", post=True)
-    boosted = measure_kprobe(arch, "kmalloc", post=False)
-    kret = measure_kprobe(arch, "kmalloc", ret=True)
-    try:
-        opt = measure_kprobe(arch, "kmalloc", optimize=True)
-    except PatchError:
-        opt = None                          # no optprobes on this arch
-    marker = marker_hit(arch)
+    doc = compare_arch(arch, mechanisms=tuple(ROWS))
     ns = 1e9 / spec.clock_hz
-    row = {
-        "arch": arch,
-        "dormant": {"instructions": 1, "modeled_cycles": spec.cost("insn")},
-        "kprobe": {"instructions": kprobe.instructions_per_hit,
-                   "modeled_cycles": kprobe.modeled_cycles_per_hit,
-                   "traps": kprobe.traps_per_hit, "path": kprobe.kind,
-                   "us": kprobe.modeled_cycles_per_hit * ns / 1000},
-        "boosted": {"instructions": boosted.instructions_per_hit,
-                    "modeled_cycles": boosted.modeled_cycles_per_hit,
-                    "traps": boosted.traps_per_hit, "path": boosted.kind,
-                    "us": boosted.modeled_cycles_per_hit * ns / 1000},
-        "marker": marker,
-        "optprobe": opt and {"instructions": opt.instructions_per_hit,
-                             "modeled_cycles": opt.modeled_cycles_per_hit,
-                             "traps": opt.traps_per_hit, "path": opt.kind,
-                             "us": opt.modeled_cycles_per_hit * ns / 1000},
-        "kretprobe": {"instructions": kret.instructions_per_hit,
-                      "modeled_cycles": kret.modeled_cycles_per_hit,
-                      "traps": kret.traps_per_hit, "path": f"entry {kret.kind}",
-                      "us": kret.modeled_cycles_per_hit * ns / 1000},
-        "published": arch_kprobes(spec).PUBLISHED,
-        "checksums_ok": (kprobe.checksum_ok and boosted.checksum_ok and kret.checksum_ok
-                         and marker["ok"]),
-    }
-    row["kprobe_over_marker"] = kprobe.modeled_cycles_per_hit / marker["modeled_cycles"]
-    row["optprobe_over_marker"] = (opt.modeled_cycles_per_hit / marker["modeled_cycles"]
-                                   if opt else None)
+    row: dict = {"arch": arch,
+                 "dormant": {"instructions": 1, "modeled_cycles": spec.cost("insn")},
+                 "published": arch_kprobes(spec).PUBLISHED,
+                 "checksums_ok": doc["checksums_ok"]}
+    for r in doc["rows"]:
+        a = r["active"]
+        row[ROWS[r["mechanism"]]] = None if a is None else {
+            "instructions": a["per_hit_instructions"],
+            "modeled_cycles": a["per_hit_modeled_cycles"],
+            "traps": a["per_hit_events"].get("trap", 0), "hits": r["hits"],
+            "path": r["detail"], "us": a["per_hit_modeled_cycles"] * ns / 1000}
+    ratio = {o["rows"][0]: o.get("ratio") for o in doc["orderings"]
+             if o["rows"][1:] == ["marker_imv"]}
+    row["kprobe_over_marker"] = ratio["kprobe"]
+    row["optprobe_over_marker"] = ratio["optprobe"]
     return row
 
 
@@ -178,17 +150,14 @@ def main() -> int:
             ns = 1e9 / get_arch(r["arch"]).clock_hz
             print(f"{r['arch']:7} {'dormant':9} {1:>12} {0:>5} "
                   f"{r['dormant']['modeled_cycles']:>14.1f} {r['dormant']['modeled_cycles'] * ns / 1000:>10.4f}  nop")
-            for name in ("kprobe", "boosted", "optprobe", "kretprobe"):
+            for name in ROWS.values():
                 c = r[name]
                 if c is None:
                     print(f"{r['arch']:7} {name:9} {'none':>12}  (no optprobes on this arch)")
                     continue
-                print(f"{r['arch']:7} {name:9} {c['instructions']:>12.1f} {c['traps']:>5g} "
-                      f"{c['modeled_cycles']:>14.1f} {c['us']:>10.4f}  {c['path']}")
-            m = r["marker"]
-            print(f"{r['arch']:7} {'marker':9} {m['instructions']:>12.1f} {0:>5} "
-                  f"{m['modeled_cycles']:>14.1f} {m['modeled_cycles'] * ns / 1000:>10.4f}  "
-                  f"armed to the empty probe ({m['hits']:,} calls)")
+                print(f"{r['arch']:7} {name:9} {c['instructions']:>12.1f} {c['traps']:>5.3g} "
+                      f"{c['modeled_cycles']:>14.1f} {c['us']:>10.4f}  "
+                      f"{c['path'] or 'armed to the empty probe'} ({c['hits']:,} hits)")
             print(f"{'':7} kprobe / marker = {r['kprobe_over_marker']:.1f}x (goal >= 10x: "
                   f"{'met' if r['kprobe_over_marker'] >= 10 else 'NOT met'})" + (
                       "" if r["optprobe_over_marker"] is None else

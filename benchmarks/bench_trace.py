@@ -10,7 +10,20 @@ beside LTTng's published marker figures (Pentium 4 3 GHz, LTTng
 markers-microbench: an enabled marker with an empty probe costs 48.11
 cycles; a disabled one 1.17 to 2.50).
 
-Part 2, one arch: a run of about ``--events`` events (default 1,000,000).
+Part 2, per arch: what an exact timestamp costs the host. The kmalloc
+workload on one CPU, about ``--clock-events`` events (default 200,000),
+in one process: untraced, and traced with every event timestamped, each
+with the machine's fast turn end (``turn_end="counter"``: a clock read
+stops the slice on Unicorn's instruction counter) and with the reference
+(``"spin"``: the rest of the slice runs in the counting loop). Ratios:
+traced / untraced on each path, and untraced counter / untraced spin (the
+fast path must not slow untraced runs; each untraced time is the best of
+3 runs). The last row is a bound, not a
+mode: the traced run with the ``HC_CLOCK`` instruction replaced by the
+arch's nop (timestamps all 0), i.e. what recording costs when reading the
+clock costs nothing.
+
+Part 3, one arch: a run of about ``--events`` events (default 1,000,000).
 Times: the workload untraced; the traced run with a sink that drops
 packets; the traced run writing CTF, and the time spent inside the CTF
 writer (decoding sub-buffers into events and encoding packets). The
@@ -36,10 +49,13 @@ import uuid
 from arches import NAMES
 from kbuild import build
 from sim.guest import Guest
+from sim.hypercall import HYPERCALLS
 from tracing.ctf import CtfWriter, PacketInfo, TraceInfo, trace_size
+from lab.measure import Tally, measure
 from tracing.events import parse_probes
 from tracing.session import TraceOptions, TraceSession
 
+UNTRACED_REPEATS = 3             # the untraced runs are short: the best of 3 of each
 EVENTS_PER_ITERATION = 8          # kmalloc workload: 4 tasks x (one alloc + one free)
 LTTNG_ENABLED_MARKER_CYCLES = 48.11
 LTTNG_SOURCE = "LTTng markers-microbench-0.1 (lttv.git tests/markers), Pentium 4 3 GHz"
@@ -66,21 +82,28 @@ class TimedSink:
         return n
 
 
-def run(arch: str, size: int, quantum: int, probes: str | None, sink=None) -> dict:
+def run(arch: str, size: int, quantum: int, probes: str | None, sink=None, *,
+        turn_end: str = "counter", clock_sites: tuple[int, ...] = ()) -> dict:
+    """One kmalloc run; ``clock_sites``: HC_CLOCK instructions to replace by nops first."""
     b = build(arch)
     guest = Guest(b, cpus=1, workload="kmalloc", size=size, quantum=quantum)
+    guest.machine.turn_end = turn_end
     if probes is None:
         started = time.process_time()
         result = guest.run()
         return {"seconds": time.process_time() - started, "instructions": result.instructions,
-                "cycles": result.modeled_cycles, "events": 0}
+                "cycles": result.modeled_cycles, "events": 0, "tally": Tally.of(result)}
     session = TraceSession(guest, TraceOptions(parse_probes(probes), subbuf_size=65536,
                                                subbufs=8))
+    nop = guest.arch.nop(len(guest.arch.syscall_insn))
+    for site in clock_sites:          # before the first instruction: no block is translated yet
+        guest.machine.memory.write(site, nop)
     started = time.process_time()
     result = session.run(sink if sink is not None else NullSink())
     assert result.checksum_ok and result.total.discarded == 0
     return {"seconds": time.process_time() - started, "instructions": result.instructions,
-            "cycles": result.modeled_cycles, "events": result.total.recorded}
+            "cycles": result.modeled_cycles, "events": result.total.recorded,
+            "tally": Tally.of_machine(guest.machine)}
 
 
 def recording_cost(arch: str, size: int, quantum: int) -> dict:
@@ -88,12 +111,48 @@ def recording_cost(arch: str, size: int, quantum: int) -> dict:
     dormant = run(arch, size, quantum, None)
     traced = run(arch, size, quantum, "kmem")
     n = traced["events"]
-    d_insn = (traced["instructions"] - dormant["instructions"]) / n
-    d_cyc = (traced["cycles"] - dormant["cycles"]) / n
-    hz = get_arch(arch).clock_hz
-    return {"arch": arch, "events": n, "insn_per_event": round(d_insn, 2),
-            "cycles_per_event": round(d_cyc, 2), "ns_per_event": round(d_cyc * 1e9 / hz, 1),
-            "clock_hz": hz}
+    spec = get_arch(arch)
+    cost = measure(spec, dormant["tally"], traced["tally"], n)
+    hz = spec.clock_hz
+    return {"arch": arch, "events": n, "insn_per_event": round(cost.instructions, 2),
+            "cycles_per_event": round(cost.modeled_cycles, 2),
+            "ns_per_event": round(cost.modeled_cycles * 1e9 / hz, 1), "clock_hz": hz}
+
+
+def clock_sites(arch: str, quantum: int) -> tuple[int, ...]:
+    """Addresses of the HC_CLOCK instructions a short traced run executes."""
+    guest = Guest(build(arch), cpus=1, workload="kmalloc", size=4, quantum=quantum)
+    session = TraceSession(guest, TraceOptions(parse_probes("kmem")))
+    table = guest.hypercalls
+    served = table.handlers[HYPERCALLS["HC_CLOCK"]]
+    sites: set[int] = set()
+
+    def record(cpu, a1: int, a2: int, a3: int):
+        sites.add(table.address)
+        return served(cpu, a1, a2, a3)
+
+    table.handlers[HYPERCALLS["HC_CLOCK"]] = record
+    session.run(NullSink())
+    return tuple(sorted(sites))
+
+
+def clock_cost(arch: str, events: int, quantum: int) -> dict:
+    """Host seconds untraced and traced, on the fast and the reference turn end."""
+    size = max(1, events // EVENTS_PER_ITERATION)
+    out: dict = {"arch": arch, "quantum": quantum}
+    for turn_end in ("counter", "spin"):
+        out[f"untraced_{turn_end}_s"] = min(run(arch, size, quantum, None, turn_end=turn_end)[
+            "seconds"] for _ in range(UNTRACED_REPEATS))
+        traced = run(arch, size, quantum, "kmem", turn_end=turn_end)
+        out[f"traced_{turn_end}_s"] = traced["seconds"]
+        out["events"] = traced["events"]
+    free = run(arch, size, quantum, "kmem", clock_sites=clock_sites(arch, quantum))
+    out["traced_free_clock_s"] = free["seconds"]
+    for turn_end in ("counter", "spin"):
+        out[f"ratio_{turn_end}"] = out[f"traced_{turn_end}_s"] / out[f"untraced_{turn_end}_s"]
+    out["ratio_free_clock"] = out["traced_free_clock_s"] / out["untraced_counter_s"]
+    out["untraced_counter_vs_spin"] = out["untraced_counter_s"] / out["untraced_spin_s"]
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
 
 
 def throughput(arch: str, events: int, quantum: int) -> dict:
@@ -150,8 +209,9 @@ def main() -> int:
     p.add_argument("--arch", default=NAMES[0], choices=NAMES,
                    help=f"arch of the throughput run (default {NAMES[0]})")
     p.add_argument("--quantum", type=int, default=1000,
-                   help="instructions per turn (default 1000: each clock read ends a "
-                        "turn, and the rest of the turn is spent in the counting loop)")
+                   help="instructions per turn (default 1000; each clock read ends a turn)")
+    p.add_argument("--clock-events", type=int, default=200_000,
+                   help="events of each per-arch clock-cost run (default 200,000)")
     p.add_argument("--cost-size", type=int, default=2000,
                    help="kmalloc iterations of the recording-cost runs (default 2000)")
     p.add_argument("--json", action="store_true")
@@ -169,6 +229,17 @@ def main() -> int:
     if not args.json:
         print(f"LTTng: enabled marker with an empty probe {LTTNG_ENABLED_MARKER_CYCLES} cycles "
               f"({LTTNG_SOURCE})", flush=True)
+    out["clock_cost"] = []
+    for arch in NAMES:
+        c = clock_cost(arch, args.clock_events, args.quantum)
+        out["clock_cost"].append(c)
+        if not args.json:
+            print(f"{arch:>7}: {c['events']:,} events, host s: untraced "
+                  f"{c['untraced_counter_s']} (reference turn end "
+                  f"{c['untraced_spin_s']}, {c['untraced_counter_vs_spin']}x); traced "
+                  f"{c['traced_counter_s']} = {c['ratio_counter']}x untraced (reference "
+                  f"{c['traced_spin_s']} = {c['ratio_spin']}x); clock free (HC_CLOCK a nop) "
+                  f"{c['traced_free_clock_s']} = {c['ratio_free_clock']}x", flush=True)
     t = throughput(args.arch, args.events, args.quantum)
     out["throughput"] = t
     if not args.json:

@@ -12,7 +12,8 @@
  * interrupted stack and calls kprobe_handler(regs); on the single-step
  * trap it calls kprobe_debug_handler(regs). Both return into
  * kprobe_exc_return, whose hypercall is the exception return.
- * Registration is done by the host, which fills kprobe_pool[] and links
+ * Registration is done by the host, which fills kprobe_pool[] (or a
+ * module's own struct kprobe, see register_kprobe() below) and links
  * kprobe_table[] (register_kprobe's work is not on the hit path).
  */
 #include <linux/types.h>
@@ -504,6 +505,8 @@ NOKPROBE_SYMBOL(kprobe_reentry_pre_handler);
  * slot, linking and arming under text_mutex with the arch's protocol. The
  * batch calls are the kernel's loops over them.
  */
+char kprobe_last_refusal[KPROBE_REFUSAL_LEN];
+
 static __always_inline long kprobe_module_call(unsigned long op, void *obj)
 {
 	return (long)hypercall2(HC_MODULE, op, (unsigned long)obj);

@@ -14,6 +14,7 @@
 #include <linux/kprobes.h>
 #include <linux/ftrace.h>
 #include <kisim/hypercall.h>
+#include <kisim/module.h>
 
 #define MARKER_MAX_ARGS	16
 
@@ -122,3 +123,29 @@ out:
 }
 NOTRACE_SYMBOL(marker_probe_hc);
 NOKPROBE_SYMBOL(marker_probe_hc);
+
+/* The module API: the host connects and arms (patcher/markers.py, HC_MODULE). */
+int marker_probe_register(const char *name, const char *format,
+			  marker_probe_func *probe, void *probe_private)
+{
+	const void *args[4] = { name, format, probe, probe_private };
+
+	return (int)hypercall2(HC_MODULE, MOD_MARKER_REGISTER, (unsigned long)args);
+}
+
+int marker_probe_unregister(const char *name, marker_probe_func *probe, void *probe_private)
+{
+	const void *args[4] = { name, NULL, probe, probe_private };
+
+	return (int)hypercall2(HC_MODULE, MOD_MARKER_UNREGISTER, (unsigned long)args);
+}
+
+int marker_arm(const char *name)
+{
+	return (int)hypercall2(HC_MODULE, MOD_MARKER_ARM, (unsigned long)name);
+}
+
+int marker_disarm(const char *name)
+{
+	return (int)hypercall2(HC_MODULE, MOD_MARKER_DISARM, (unsigned long)name);
+}

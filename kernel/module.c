@@ -14,6 +14,7 @@
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
+#include <linux/jump_label.h>
 
 extern const struct module_initcall __start___module_init[], __stop___module_init[];
 extern const struct module_exitcall __start___module_exit[], __stop___module_exit[];
@@ -41,6 +42,7 @@ int module_init_all(void)
 	const struct module_initcall *call;
 	int ret;
 
+	jump_label_init();	/* jump_label_add_module(): the keys' initial text */
 	for (call = __start___module_init; call < __stop___module_init; call++) {
 		ret = call->init();
 		if (ret) {

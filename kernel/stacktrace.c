@@ -23,7 +23,7 @@
 #include <linux/stacktrace.h>
 #include <kisim/thread_info.h>
 #include <asm/stacktrace.h>
-#include <asm/ptrace.h>
+#include <kisim/ptrace.h>
 
 #ifdef CONFIG_KPROBES
 #include <kisim/kprobes.h>

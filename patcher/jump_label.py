@@ -4,9 +4,12 @@ After kernel/jump_label.c: a key's enable count is reference counted
 (``static_key_slow_inc`` / ``static_key_slow_dec``); the 0 -> 1 and 1 -> 0
 transitions rewrite every site of the key in one batch through the text
 protocol, as ``arch_jump_label_transform_queue()`` / ``_apply()`` do.
+``static_key_enable`` / ``static_key_disable`` follow v5.10: they act only
+on a key whose count is 0 / 1 and WARN_ON_ONCE on any other count.
 """
 from __future__ import annotations
 
+import logging
 from collections import Counter, defaultdict
 
 from arches import Arch
@@ -15,6 +18,7 @@ from patcher.tables import JumpEntry
 from patcher.text import TextPatcher
 
 OWNER = "jump_label"
+log = logging.getLogger(__name__)
 
 
 def arch_jump_label_transform(arch: Arch, entry: JumpEntry, enable: bool) -> tuple[bytes, bytes]:
@@ -37,6 +41,8 @@ class StaticKeys:
         self.patcher = patcher
         self.sites: dict[int, list[JumpEntry]] = defaultdict(list)
         self.count: Counter[int] = Counter()
+        #: WARN_ON_ONCE site (the function's name) -> times its condition held.
+        self.warnings: Counter[str] = Counter()
         for entry in entries:
             patcher.reserve(entry.code, len(entry.insn), OWNER)
             self.sites[entry.key].append(entry)
@@ -59,20 +65,36 @@ class StaticKeys:
             self.jump_label_update(key, False)
 
     def static_key_enable(self, key: int) -> None:
-        """Set the key's count to 1 whatever it was (kernel/jump_label.c, 4.13+)."""
+        """kernel/jump_label.c (v5.10) static_key_enable_cpuslocked: a key
+        already on is left alone, with WARN_ON_ONCE unless its count is 1;
+        a key at 0 goes to 1 and its sites are patched."""
         self._known(key)
         if self.count[key] > 0:
+            self._warn_on_once("static_key_enable", self.count[key] != 1, key)
             return
         self.count[key] = 1
         self.jump_label_update(key, True)
 
     def static_key_disable(self, key: int) -> None:
-        """Set the key's count to 0 whatever it was (kernel/jump_label.c, 4.13+)."""
+        """kernel/jump_label.c (v5.10) static_key_disable_cpuslocked: only a
+        count of exactly 1 goes to 0 (and is patched); any other count is
+        left as it is, with WARN_ON_ONCE unless it is 0."""
         self._known(key)
-        if self.count[key] == 0:
+        if self.count[key] != 1:
+            self._warn_on_once("static_key_disable", self.count[key] != 0, key)
             return
         self.count[key] = 0
         self.jump_label_update(key, False)
+
+    def _warn_on_once(self, where: str, condition: bool, key: int) -> None:
+        """WARN_ON_ONCE (include/asm-generic/bug.h): every hit is counted in
+        :attr:`warnings`; the first one at ``where`` is logged."""
+        if not condition:
+            return
+        self.warnings[where] += 1
+        if self.warnings[where] == 1:
+            log.warning("WARNING: %s: static key %#x has count %d", where, key,
+                        self.count[key])
 
     def _known(self, key: int) -> None:
         if key not in self.sites:

@@ -349,6 +349,13 @@ def _parse_tracepoints(r: _Reader, imv: list[ImvEntry],
     return out
 
 
+def _static_key(image: Image, addr: int) -> bool:
+    """A module's struct static_key (kernel/include/linux/jump_label.h): writable
+    data; its sites' entries carry the branch in bit 0 (patcher/static_key.py)."""
+    return any(s.addr <= addr < s.addr + s.size for name, s in image.sections.items()
+               if name in (".data", ".bss"))
+
+
 def load_tables(source: Image | str | Path, arch: Arch | str | None = None) -> Tables:
     """Parse and check every table of an image (a loaded :class:`Image` or an ELF path).
 
@@ -364,9 +371,9 @@ def load_tables(source: Image | str | Path, arch: Arch | str | None = None) -> T
     tracepoints = _parse_tracepoints(r, imv, jumps)
     flags = {m.state_addr for m in markers} | {t.state_addr for t in tracepoints}
     for entry in jumps:
-        if entry.key not in flags:
+        if entry.key not in flags and not _static_key(image, entry.key & ~1):
             raise TableError(f"__jump_table: site {r.where(entry.code)} tests {entry.key:#x}, "
-                             "which is no marker's or tracepoint's state")
+                             "which is no marker's or tracepoint's state, nor a static key")
     for entry in imv:
         if entry.var not in flags:
             raise TableError(f"__imv: site {r.where(entry.insn)} mirrors {entry.var:#x}, "

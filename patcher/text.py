@@ -204,6 +204,17 @@ class TextPatcher:
         self.protocol: TextPokeBatch = protocol or self.arch.ops.text_poke_batch
         self.reserved = Reservations()
 
+    @contextlib.contextmanager
+    def on_cpu(self, cpu: int) -> Iterator[None]:
+        """Patch from ``cpu`` inside the block (a guest module's call: that CPU
+        pays the flushes and its share of the sync rounds)."""
+        saved = self.cpu, self.port
+        self.cpu, self.port = cpu, MachinePort(self.machine, cpu)
+        try:
+            yield
+        finally:
+            self.cpu, self.port = saved
+
     # -- reserved text ----------------------------------------------------
     def reserve(self, addr: int, length: int, owner: str) -> None:
         """Claim ``[addr, addr+length)`` for ``owner``; EBUSY if another owns any of it."""

@@ -46,10 +46,10 @@ from arches import Arch, ArchOps, TrapKind
 from arches.kprobe import KprobeRefused, Prepared
 from patcher.errors import PatchError
 from patcher.tables import Tables, load_tables
-from patcher.text import MachinePort, TextPatcher
+from patcher.text import TextPatcher
 from sim.errors import ConfigError
-from sim.guest import Guest, register_module_service
-from sim.hypercall import Resume, parse_defines
+from sim.guest import ERRNO, Guest, register_module_service
+from sim.hypercall import Resume
 from sim.machine import UNHANDLED, Cpu, Trap, TrapPriority
 
 #: The guest header's constants, parsed so that C and Python cannot drift apart.
@@ -95,8 +95,6 @@ GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_han
                  "aggr_post_handler", "kretprobe_inst_table")
 
 Handler = "str | int | Callable[[Kprobe, KprobeRegs], int | None] | None"
-#: errno numbers (kernel/include/linux/errno.h) for refusals returned to guest C.
-ERRNO = parse_defines(KPROBES_H.parent.parent / "linux" / "errno.h", "E")
 
 
 def hash_ptr(addr: int, bits: int) -> int:
@@ -274,6 +272,11 @@ class Kprobes:
                              for intno, (name, entry) in self.ops.FAULT_TRAPS.items()
                              if name in symbols}
         self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
+        # The arch's guest prologue, if its trap entry has one (TRAP_ENTRY), and
+        # the registers only it and kprobe_exc_return save and restore.
+        entry = self.ops.TRAP_ENTRY
+        self._trap_entry = symbols[entry] if entry else None
+        self._guest_saved = frozenset(self.ops.GUEST_SAVED_REGS)
         self._mcount = {site.address for site in self.tables.mcount}
         self._data = _data_in_text(guest.elf)
         self._md = capstone.Cs(*self.arch.cs_mode)
@@ -671,20 +674,21 @@ class Kprobes:
         from the calling CPU (it pays the flushes and its share of the sync
         rounds). 0, or the kernel's -errno; the reason is kept in :attr:`refusals`."""
         call = {"MOD_KPROBE_REGISTER": self._guest_register,
-                "MOD_KPROBE_UNREGISTER": self._guest_unregister,
+                "MOD_KPROBE_UNREGISTER": lambda s: self._guest_unregister(
+                    s, self._by_struct, self.unregister_kprobe),
                 "MOD_KPROBE_ENABLE": lambda s: self.enable_kprobe(self._guest_probe(s)),
                 "MOD_KPROBE_DISABLE": lambda s: self.disable_kprobe(self._guest_probe(s)),
                 "MOD_KPROBE_REGISTER_RET": self._guest_register_kretprobe,
-                "MOD_KPROBE_UNREGISTER_RET": self._guest_unregister_kretprobe}[op]
-        text_cpu, port = self.text.cpu, self.text.port
-        self.text.cpu, self.text.port = cpu.index, MachinePort(self.machine, cpu.index)
+                "MOD_KPROBE_UNREGISTER_RET": lambda s: self._guest_unregister(
+                    s, self._rp_by_struct, self.unregister_kretprobe)}[op]
         try:
-            call(struct)
+            with self.text.on_cpu(cpu.index):
+                call(struct)
         except PatchError as err:
             self.refusals.append(f"{op.removeprefix('MOD_KPROBE_').lower()}: {err.message}")
+            reason = err.message.encode()[:_DEFINES["KPROBE_REFUSAL_LEN"] - 1]
+            self.machine.write(self.guest.image.symbols["kprobe_last_refusal"], reason + b"\0")
             return -ERRNO[err.errno]
-        finally:
-            self.text.cpu, self.text.port = text_cpu, port
         return 0
 
     def _guest_word(self, struct: int, name: str) -> int:
@@ -720,13 +724,14 @@ class Kprobes:
         self._register(Kprobe(**self._guest_where(struct), **handlers, disabled=disabled),
                        struct=struct)
 
-    def _guest_unregister(self, struct: int) -> None:
-        """unregister_kprobes(): a probe that was not registered gets addr = NULL."""
-        kp = self._by_struct.get(struct)
-        if kp is None:
+    def _guest_unregister(self, struct: int, registered: dict,
+                          unregister: Callable[[object], None]) -> None:
+        """unregister_k(ret)probes(): a probe that was not registered gets addr = NULL."""
+        probe = registered.get(struct)
+        if probe is None:
             self.machine.write_word(struct + FIELDS.index("addr") * self.arch.word, 0)
-            return
-        self.unregister_kprobe(kp)
+        else:
+            unregister(probe)
 
     def _guest_register_kretprobe(self, struct: int) -> None:
         if struct in self._rp_by_struct:
@@ -736,13 +741,6 @@ class Kprobes:
                        entry_handler=self._guest_word(struct, "entry_handler") or None,
                        maxactive=_signed(self._guest_word(struct, "maxactive"), self.arch.bits))
         self.register_kretprobe(rp, struct=struct)
-
-    def _guest_unregister_kretprobe(self, struct: int) -> None:
-        rp = self._rp_by_struct.get(struct)
-        if rp is None:
-            self.machine.write_word(struct + FIELDS.index("addr") * self.arch.word, 0)
-            return
-        self.unregister_kretprobe(rp)
 
     # -- optprobes ---------------------------------------------------------------
     def try_to_optimize_kprobe(self, kp: Kprobe) -> None:
@@ -883,7 +881,7 @@ class Kprobes:
     def _save(self, cpu: Cpu, pc: int) -> list[int]:
         words = []
         for name in self.ops.PT_REGS:
-            if name is None:
+            if name is None or name in self._guest_saved:
                 words.append(0)
             elif name == self.arch.pc:
                 words.append(pc)
@@ -897,7 +895,7 @@ class Kprobes:
         pc = 0
         for i, name in enumerate(self.ops.PT_REGS):
             value = self.machine.read_word(frame + i * self.arch.word)
-            if name is None:
+            if name is None or name in self._guest_saved:
                 continue
             if name == self.arch.pc:
                 pc = value
@@ -928,6 +926,9 @@ class Kprobes:
                 self.machine.write_word(sp, 0)      # an empty back chain (PowerPC ABI)
         cpu.set_reg(self.arch.sp, sp)
         cpu.set_reg(self.arch.args[0], frame)
+        if self._trap_entry is not None:
+            cpu.set_reg(self.arch.args[1], handler)
+            return self._trap_entry
         return handler
 
     def _on_trap(self, cpu: Cpu, trap: Trap) -> object:

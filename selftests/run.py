@@ -12,6 +12,7 @@ suite's ``expected_cases`` add a case ``(missing)``.
 """
 from __future__ import annotations
 
+import patcher.instrument  # noqa: F401  (serves the modules' static keys, markers, tracepoints)
 import probes.kprobes  # noqa: F401  (serves the modules' kprobe API)
 from arches import get_arch
 from kbuild import build

@@ -4,11 +4,13 @@ A CPU's retired-instruction count, and so its modeled clock
 (:attr:`sim.machine.Cpu.clock_ns`), is exact only at the end of a turn:
 inside a turn Unicorn counts in C and the host sees the count when
 ``emu_start`` returns. So a reading requested from a trap handler (a
-hypercall) ends that CPU's turn there (:meth:`Cpu.yield_turn`: the rest of
-the slice is spent in the counting loop, whose instructions are
-subtracted), and the value is delivered when the turn ends, before the CPU
-runs again. :class:`Machine` owns one :class:`TurnEndClock` and delivers
-after every turn.
+hypercall) ends that CPU's turn there (:meth:`Cpu.yield_turn`), and the
+value is delivered when the turn ends, before the CPU runs again.
+:class:`Machine` owns one :class:`TurnEndClock` and delivers after every
+turn. How the turn ends at the trap is the machine's ``turn_end``: on
+Unicorn's instruction counter (fast), or in the counting loop (the
+reference); both retire the same instructions, so readings are equal bit
+for bit (docs/machine.md, "Ending a turn, and exact clock reads").
 
 The value is the CPU's ``clock_ns`` plus an offset that only grows: a
 reading that would not be later than the last one handed out on any CPU

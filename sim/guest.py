@@ -64,6 +64,8 @@ BOOT_PARAMS_MAGIC = _CONSTS["BOOT_PARAMS_MAGIC"]
 WORKLOAD_NAME_LEN = _CONSTS["WORKLOAD_NAME_LEN"]
 TASK_COMM_LEN = 16          # kernel/include/linux/sched.h
 MODULE_H = HYPERCALL_H.with_name("module.h")
+#: errno numbers by name (kernel/include/linux/errno.h): module calls return -errno.
+ERRNO: dict[str, int] = parse_defines(HYPERCALL_H.parent.parent / "linux" / "errno.h", "E")
 #: HC_MODULE operations by number (MOD_KPROBE_REGISTER, ...), from the shared header.
 MODULE_OPS: dict[int, str] = {number: name for name, number
                               in parse_defines(MODULE_H, "MOD_").items()}
@@ -314,6 +316,6 @@ def boot(build_or_elf, *, cpus: int = 1, workload: str = "hackbench", size: int 
     return guest.run(max_instructions=max_instructions)
 
 
-__all__ = ["BootResult", "Task", "DEFAULT_SIZES", "Guest", "HYPERCALLS", "MODULE_OPS",
+__all__ = ["BootResult", "Task", "DEFAULT_SIZES", "ERRNO", "Guest", "HYPERCALLS", "MODULE_OPS",
            "MODULE_SERVICES", "ModuleCall", "WORKLOADS", "register_module_service",
            "WorkloadError", "boot", "check_workload", "mix32", "reference_checksum"]

@@ -6,10 +6,18 @@ one ``emu_start(count=...)`` slice, which Unicorn stops exactly
 seed names one interleaving, bit for bit.
 
 Exact counts.  A turn that must end early (a CPU halts, or a handler asks to
-yield) parks the CPU in its arch's two-instruction counting loop for the
-rest of the slice; the loop's own instructions are known from its counter
-and subtracted, so retired-instruction counts stay exact without a Python
-hook per instruction.
+yield, as a clock read does) ends at the trapping instruction, in one of two
+ways (``turn_end``; both retire the same instructions, docs/machine.md):
+
+- ``"counter"`` (default): the trap reads Unicorn's own count of the
+  instructions this slice has started (:mod:`sim.uccount`) and stops the
+  slice there;
+- ``"spin"`` (the reference): the CPU is parked in its arch's
+  two-instruction counting loop for the rest of the slice; the loop's own
+  instructions are known from its counter and subtracted.
+
+Either way retired-instruction counts stay exact without a Python hook per
+instruction.
 
 Instruction-fetch coherence.  Each Unicorn keeps translated blocks until
 told otherwise, like a CPU with a stale instruction stream.  Text written
@@ -27,6 +35,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import unicorn
+from unicorn.unicorn_py3.unicorn import uclib
 
 from arches import Arch, TrapKind, TrapVector, get_arch
 from sim.asm import disasm_one
@@ -36,6 +45,7 @@ from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault
 from sim.textlock import TextMutex, text_mutex
+from sim.uccount import instruction_counter
 
 PAGE = 0x1000
 SPIN_BASE = 0xFFF0_0000        # the counting loop's page, outside any guest map
@@ -43,7 +53,10 @@ MAX_CPUS = 8
 UNTIL_NEVER = -1               # emu_start's `until`; slices end on `count`
 ICACHE_LINE = 32               # bytes per line flushed by flush_icache_range
 LAST_BLOCKS = 16
+TURN_ENDS = ("counter", "spin")  # how a turn ends early: Unicorn's counter, or the counting loop
 
+_uc_reg_read, _uc_reg_write = uclib.uc_reg_read, uclib.uc_reg_write
+_uc_reg_read_batch = uclib.uc_reg_read_batch
 _PERMS = {"r": unicorn.UC_PROT_READ, "w": unicorn.UC_PROT_WRITE, "x": unicorn.UC_PROT_EXEC}
 
 
@@ -145,6 +158,50 @@ class Memory:
         ctypes.memmove(ctypes.addressof(region.buf) + addr - region.base, data, len(data))
 
 
+class _RegisterFile:
+    """The arch's named registers through Unicorn's C calls, one reused buffer each.
+
+    The same ``uc_reg_read``/``uc_reg_write`` the binding makes, with the
+    binding's default 8-byte buffer (Unicorn writes the register's own
+    width into it), minus the per-call type selection and allocation: the
+    registers of a trap are read on every hypercall, clock reads included.
+    """
+
+    def __init__(self, uc: unicorn.Uc, arch: Arch) -> None:
+        self._handle = uc._uch
+        self._mask = (1 << arch.bits) - 1
+        self._bufs = {name: (const, ctypes.c_uint64()) for name, const in arch.uc_regs.items()}
+        self._refs = {name: (const, ctypes.byref(buf)) for name, (const, buf)
+                      in self._bufs.items()}
+        self._batches: dict[tuple[str, ...], tuple] = {}
+
+    def read(self, name: str) -> int:
+        const, ref = self._refs[name]
+        if _uc_reg_read(self._handle, const, ref) != unicorn.UC_ERR_OK:
+            raise unicorn.UcError(unicorn.UC_ERR_ARG, const)
+        return self._bufs[name][1].value & self._mask
+
+    def read_many(self, names: tuple[str, ...]) -> list[int]:
+        """Several registers in one ``uc_reg_read_batch`` call."""
+        batch = self._batches.get(names)
+        if batch is None:
+            bufs = [ctypes.c_uint64() for _ in names]
+            batch = self._batches[names] = (
+                (ctypes.c_int * len(names))(*(self._bufs[n][0] for n in names)),
+                (ctypes.c_void_p * len(names))(*(ctypes.addressof(b) for b in bufs)), bufs)
+        ids, ptrs, bufs = batch
+        if _uc_reg_read_batch(self._handle, ids, ptrs, len(names)) != unicorn.UC_ERR_OK:
+            raise unicorn.UcError(unicorn.UC_ERR_ARG)
+        mask = self._mask
+        return [b.value & mask for b in bufs]
+
+    def write(self, name: str, value: int) -> None:
+        const, buf = self._bufs[name]
+        buf.value = value & self._mask
+        if _uc_reg_write(self._handle, const, self._refs[name][1]) != unicorn.UC_ERR_OK:
+            raise unicorn.UcError(unicorn.UC_ERR_ARG, const)
+
+
 class Cpu:
     """One simulated CPU: a Unicorn instance plus its accounting."""
 
@@ -153,12 +210,15 @@ class Cpu:
         self.arch: Arch = machine.arch
         self.index = index
         self.uc = unicorn.Uc(*self.arch.uc_mode)
+        self._regs = _RegisterFile(self.uc, self.arch)
         self.instructions = 0
         self.event_cycles = 0.0
         self.events: Counter[str] = Counter()
         self.halted = False
         self._stop = False                       # end this turn early
         self._parked: object | None = None       # context saved while parked
+        self._retired: int | None = None         # instructions of a turn ended at a trap
+        self._counter = instruction_counter(self.uc, self.arch)
         self._error: BaseException | None = None
         self._stale: list[tuple[int, int]] = []  # text written since last sync
         self._turn_start: object | None = None
@@ -170,10 +230,10 @@ class Cpu:
 
     # -- registers -------------------------------------------------------
     def reg(self, name: str) -> int:
-        return self.uc.reg_read(self.arch.uc_regs[name])
+        return self._regs.read(name)
 
     def set_reg(self, name: str, value: int) -> None:
-        self.uc.reg_write(self.arch.uc_regs[name], value & ((1 << self.arch.bits) - 1))
+        self._regs.write(name, value)
 
     @property
     def pc(self) -> int:
@@ -185,6 +245,10 @@ class Cpu:
 
     def arg(self, n: int) -> int:
         return self.reg(self.arch.args[n])
+
+    def args(self, count: int) -> list[int]:
+        """Argument registers 0..count-1, read in one call."""
+        return self._regs.read_many(self.arch.args[:count])
 
     def registers(self) -> dict[str, int]:
         return {name: self.uc.reg_read(const) for name, const in self.arch.uc_regs.items()}
@@ -253,12 +317,26 @@ class Cpu:
             return self._unhandled(trap)
         resume = address + vector.length if resume is None else resume
         if self._stop:
-            self.pc = resume
-            self._parked = self.uc.context_save()
-            self.set_reg(self.arch.spin.counter, 0)
-            resume = SPIN_BASE
+            resume = self._end_turn_at_trap(resume)
         self.pc = resume - vector.resume_bias
         return True
+
+    def _end_turn_at_trap(self, resume: int) -> int:
+        """End the turn at the trapping instruction; return where the slice goes on.
+
+        With Unicorn's counter, the slice stops here and the trapping
+        instruction is the last one retired. Otherwise (the reference) the
+        slice runs out in the counting loop, whose instructions
+        :meth:`run_turn` subtracts.
+        """
+        if self.machine.turn_end == "counter" and self._counter is not None:
+            self._retired = self._counter.value
+            self.uc.emu_stop()
+            return resume
+        self.pc = resume
+        self._parked = self.uc.context_save()
+        self.set_reg(self.arch.spin.counter, 0)
+        return SPIN_BASE
 
     def _unhandled(self, trap: Trap) -> bool:
         reason = self.arch.exception_names.get(trap.intno) or (
@@ -273,7 +351,10 @@ class Cpu:
         """Run up to ``budget`` instructions; return how many retired."""
         self._stop = False
         self._turn_budget = budget
-        self._turn_start = self.uc.context_save()
+        if self._turn_start is None:
+            self._turn_start = self.uc.context_save()
+        else:
+            self.uc.context_update(self._turn_start)
         try:
             self.uc.emu_start(self.pc, UNTIL_NEVER, count=budget)
         except unicorn.UcError as err:
@@ -283,7 +364,9 @@ class Cpu:
             error, self._error = self._error, None
             raise error
         executed = budget
-        if self._parked is not None:
+        if self._retired is not None:
+            executed, self._retired = self._retired, None
+        elif self._parked is not None:
             spin = self.arch.spin
             spun = 2 * self.reg(spin.counter) - (self.pc != SPIN_BASE)
             self.uc.context_restore(self._parked)
@@ -347,7 +430,7 @@ class Machine:
     """An SMP machine of 1..8 CPUs of one arch sharing one memory."""
 
     def __init__(self, arch: str | Arch, cpus: int = 1, *, quantum: int = 10_000,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, turn_end: str = "counter") -> None:
         if not isinstance(arch, (str, Arch)):
             raise TypeError(f"arch must be an arch name or an Arch, not {type(arch).__name__}")
         _check_int("cpus", cpus)
@@ -359,6 +442,9 @@ class Machine:
             raise ConfigError(f"CPU count {cpus} out of range 1..{MAX_CPUS}")
         if quantum < 1:
             raise ConfigError(f"quantum must be at least 1 instruction, not {quantum}")
+        if turn_end not in TURN_ENDS:
+            raise ConfigError(f"turn_end {turn_end!r} is not one of {', '.join(TURN_ENDS)}")
+        self.turn_end = turn_end    # "counter" (fast) or "spin" (reference); settable between turns
         self.quantum = quantum
         self.seed = seed
         self._rng = random.Random(seed) if seed is not None else None

@@ -183,6 +183,7 @@ def test_guest_fault_under_json_prints_json(arch, capsys) -> None:
     assert err.startswith("kisim: guest fault:") and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_site_both_kinds(arch, capsys) -> None:
     assert main(["site", "--arch", arch.name, "kmalloc", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -204,6 +205,7 @@ def test_dot_config_used_when_present(arch, tmp_path: Path, monkeypatch, capsys)
     assert "(./.config)" in err
 
 
+@pytest.mark.slow
 def test_broken_pipe_exits_quietly(tmp_path: Path) -> None:
     import subprocess
     import sys

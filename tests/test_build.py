@@ -56,6 +56,7 @@ def test_build_dir_keeps_config_and_autoconf(name):
     assert not (b.elf.parent / "obj").exists()
 
 
+@pytest.mark.slow
 def test_second_build_is_a_cache_hit(tmp_path):
     first = build("x86_64", cache_dir=tmp_path)
     second = build("x86_64", cache_dir=tmp_path)
@@ -70,6 +71,7 @@ def test_cache_dir_from_environment(tmp_path, monkeypatch):
     assert kbuild.default_cache_dir() == tmp_path / "c"
 
 
+@pytest.mark.slow
 def test_key_covers_config_and_sources(tmp_path, monkeypatch):
     spec = get_arch("arm")
     kconf = kconfig.defconfig("arm")
@@ -87,6 +89,7 @@ def test_key_covers_config_and_sources(tmp_path, monkeypatch):
     assert kbuild.cache_key(spec, kconfig.config_hash_text(kconf), flags) != key
 
 
+@pytest.mark.slow
 def test_function_tracer_adds_pg_and_mcount_table():
     on, off = kernel("ppc32"), kernel("ppc32", FUNCTION_TRACER="n")
     assert "-pg" in on.info["cflags"] and "-pg" not in off.info["cflags"]
@@ -99,6 +102,7 @@ def test_function_tracer_adds_pg_and_mcount_table():
     assert sites == kbuild.mcount_call_sites(on.elf, get_arch("ppc32"))
 
 
+@pytest.mark.slow
 def test_compile_error_shows_the_diagnostics(tmp_path, monkeypatch):
     tree = tmp_path / "kernel"
     shutil.copytree(image.KERNEL, tree)
@@ -122,6 +126,7 @@ def test_bad_override_is_a_kconfig_error():
         build("ppc32", overrides={"OPTPROBES": "y"})      # ppc32 has no HAVE_OPTPROBES
 
 
+@pytest.mark.slow
 def test_config_file_is_used(tmp_path):
     kconf = kconfig.defconfig("x86_64")
     kconf.syms["JUMP_LABEL"].set_value("n")
@@ -140,6 +145,7 @@ def test_build_command(capsys):
     assert "markers 10" in out and "mcount" in out
 
 
+@pytest.mark.slow
 def test_build_command_json(capsys):
     kernel("x86_64", MARKERS="n")
     assert main(["build", "--arch", "x86_64", "--set", "MARKERS=n", "--json"]) == 0
@@ -199,6 +205,7 @@ def test_verify_names_each_kind_of_damage(tmp_path, case):
     assert kbuild.cache.verify(entry, key) == (None, why)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["flipped-image"])   # the others: verify, above
 def test_a_damaged_cache_entry_is_rebuilt_with_one_line(tmp_path, capsys, case):
     good = cached_entry(tmp_path)
@@ -232,6 +239,7 @@ def test_a_failed_build_leaves_no_entry_behind(tmp_path, monkeypatch):
     assert list((tmp_path / "cache").iterdir()) in ([], [tmp_path / "cache" / "zig"])
 
 
+@pytest.mark.slow
 def test_relative_kisim_cache_is_resolved(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KISIM_CACHE", "rel-cache")
@@ -271,6 +279,7 @@ def test_dot_config_of_another_arch_is_a_usage_error(tmp_path, monkeypatch, caps
 
 # -- packaging ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_wheel_ships_the_guest_kernel_sources(tmp_path):
     """``pip install .`` must carry everything a build reads (kbuild.image.input_files,
     the Kconfig tree), since the installed package has no repository beside it."""

@@ -81,6 +81,7 @@ def test_guest_fault_prints_report_and_exit_1(arch, capsys) -> None:
     assert "registers:" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_demo_compares_dormant_and_active_costs(capsys) -> None:
     code, out, _ = run_cli(capsys, "demo", "--iterations", "50", "--json")
     assert code == 0

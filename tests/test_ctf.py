@@ -145,6 +145,7 @@ def test_corrupt_traces_get_one_line_errors(tmp_path: Path, arch: Arch, damage: 
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_cli_reports_corrupt_trace_in_one_line(tmp_path: Path, arch: Arch) -> None:
     d = tmp_path / "t"
     write_trace(d, arch)
@@ -158,7 +159,34 @@ def test_cli_reports_corrupt_trace_in_one_line(tmp_path: Path, arch: Arch) -> No
 def test_writer_refuses_a_directory_with_other_files(tmp_path: Path, arch: Arch) -> None:
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "trace.json").write_text("{}")
-    with pytest.raises(TraceError, match="stream"):
+    (tmp_path / "t" / "channel0_0").write_text("a user's file")
+    with pytest.raises(TraceError, match="kisim did not write"):
         write_trace(tmp_path / "t", arch)
+    assert (tmp_path / "t" / "channel0_0").read_text() == "a user's file"   # untouched
     write_trace(tmp_path / "u", arch)
     write_trace(tmp_path / "u", arch)          # a kisim trace may be overwritten
+    assert len(list(CtfTrace(tmp_path / "u").events())) == 2 * 3 * 5
+
+
+def test_a_failed_write_leaves_the_previous_trace(tmp_path: Path, arch: Arch) -> None:
+    """Streams are written to temporary names: a writer that fails leaves the old trace."""
+    write_trace(tmp_path / "t", arch)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "t").iterdir()}
+    info = TraceInfo(arch.endian, uuid.UUID(int=43), arch.name)
+    with pytest.raises(RuntimeError):
+        with CtfWriter(tmp_path / "t", info, [KMALLOC]) as w:
+            w.write_packet(PacketInfo(0, 0, 0, 9, 0), _events(0, 1, 1)[:1])
+            raise RuntimeError("the run failed")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "t").iterdir()} == before
+
+
+def test_kernel_text_line_is_trace_print_context() -> None:
+    """One text renderer for the kernel's trace file: kernel/trace/trace_output.c prints the
+    context as "%16s-%-5d [%03d]  %5lu.%06lu: " (no irq information), then the event."""
+    from tracing.text import kernel_line, render
+    ev = _events(3, 2_000_123_456, 1)[0]
+    assert kernel_line(ev) == ("     hackbench/3-7     [003]      2.000123: kmem_kmalloc: "
+                               "call_site=0xffffffffc0000000 ptr=0x100000 bytes_req=13 "
+                               "bytes_alloc=16 gfp_flags=0xd0")
+    lines = list(render("text", [ev]))
+    assert lines[0] == "# tracer: nop" and lines[-1] == kernel_line(ev)

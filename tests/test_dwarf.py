@@ -10,6 +10,7 @@ from sim.elf import read_elf
 from sim.errors import ConfigError
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_marker_and_tracepoint_layouts_match_the_c_structs(name):
     arch, elf = get_arch(name), build(name).elf

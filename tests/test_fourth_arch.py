@@ -201,9 +201,9 @@ def test_every_real_arch_declares_dynamic_ftrace() -> None:
 def test_kprobes_constants_are_checked(tmp_path, monkeypatch) -> None:
     """Every kprobes hook present, one constant missing: refused in one line."""
     kprobes = arches.base.Kprobes
-    names = [*kprobes.hooks(), *(n for n in kprobes.CONSTANTS if n != "PT_REGS")]
     body = "\n    ".join(["from arches.arm.kprobes import ArmKprobes as _arm"]
-                         + [f'{n} = _arm.__dict__["{n}"]' for n in names])
+                         + [f'{n} = _arm.__dict__["{n}"]' for n in kprobes.hooks()]
+                         + [f'{n} = _arm.{n}' for n in kprobes.CONSTANTS if n != "PT_REGS"])
     with pytest.raises(ArchDefinitionError) as err:
         load(tmp_path, monkeypatch, "fourth_kconst", GOOD_IMV + "\n    " + body, ("Kprobes",))
     assert str(err.value) == ("arch 'fake4': ops constant 'PT_REGS' (kprobes) must be a tuple, "

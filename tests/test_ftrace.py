@@ -13,7 +13,7 @@ from kisim.cli import main
 from patcher.errors import PatchError
 from patcher.ftrace import arch_ftrace, ftrace_match
 from patcher.tables import load_tables
-from probes.ftrace_output import FTRACE_HEADER, graph_lines, render
+from tracing.text import graph_lines, header, render
 from probes.function_tracer import FunctionTracer, Symbolizer
 from tracing import babeltrace
 from tracing.session import EventList, TraceOptions, TraceResult, TraceSession
@@ -163,6 +163,7 @@ def test_boot_conversion_only_before_the_cpus_run(name):
         ftrace_init(machine, sites, mcount)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_a_dormant_boot_is_within_2_percent_of_function_tracer_n(name):
     """The issue's goal: nops cost what FUNCTION_TRACER=n costs, within 2 % of instructions."""
@@ -176,6 +177,7 @@ def test_a_dormant_boot_is_within_2_percent_of_function_tracer_n(name):
 
 # -- the seed's mcount: live calls, one function, either switch -----------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_without_dynamic_ftrace_the_calls_stay_live(name):
     t = tracer_for(name, dynamic=False)
@@ -189,6 +191,7 @@ def test_without_dynamic_ftrace_the_calls_stay_live(name):
         assert insn == ops.ftrace_call_replace(ip, t.ftrace.mcount_addr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dynamic", [False, True])
 @pytest.mark.parametrize("name", NAMES)
 def test_tracing_needs_both_the_function_and_the_switch_in_either_order(name, dynamic):
@@ -210,6 +213,7 @@ def test_tracing_needs_both_the_function_and_the_switch_in_either_order(name, dy
     assert r.ok and t.events == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dynamic", [False, True])
 @pytest.mark.parametrize("name", NAMES)
 def test_starting_and_stopping_mid_run_by_either_switch(name, dynamic):
@@ -248,6 +252,7 @@ def test_one_batch_is_one_protocol_run_whatever_the_number_of_sites(name):
     assert rounds[0] == rounds[1] >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_same_seed_same_trace(name):
     runs = []
@@ -268,6 +273,7 @@ def test_registering_replaces_the_function(name):
         t.guest.image.symbols["ftrace_selftest_recursive_call"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_the_disabled_counter_stops_a_tracer_that_calls_a_traced_function(name):
     t = tracer_for(name, tracer="selftest")
@@ -314,6 +320,7 @@ def test_filters_replace_append_and_notrace_wins(name):
         ft.write_filter("no_such_function")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_a_filter_patches_only_its_sites_records_exactly_their_calls_and_disabling_restores(
         name):
@@ -339,6 +346,7 @@ def test_a_filter_patches_only_its_sites_records_exactly_their_calls_and_disabli
     assert all(insn == ops.ftrace_nop_replace() for insn in site_bytes(t).values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_function_traced_equals_a_separate_untraced_run(name):
     t = tracer_for(name, cpus=1)
@@ -356,6 +364,7 @@ SEED_LINE = re.compile(r"^CPU (\d+): (\S+):(\d+) (\w+)\+0x([0-9a-f]+)/0x([0-9a-f
                        r"<-- (\w+)\+0x([0-9a-f]+)/0x([0-9a-f]+)$")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_seed_format_names_real_functions_with_elf_offsets_and_sizes(name):
     """Each line's function, site offset, size and parent, read back from the text alone,
@@ -382,18 +391,21 @@ def test_seed_format_names_real_functions_with_elf_offsets_and_sizes(name):
     assert from_text == independent and len(from_text) > 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_2628_ftrace_text(name):
     t = tracer_for(name, dynamic=False)
     t.start()
     assert t.run().ok
-    lines = list(render("ftrace", t.events, t.symbols))
-    assert "\n".join(lines[:4]) + "\n" == FTRACE_HEADER
-    row = re.compile(r"^ {0,15}\S{1,16}-\d+ +\[\d\d\] +\d+\.\d{6}: \w+ <-\w+$")
+    lines = list(render("text", t.events, t.symbols, "function"))
+    assert "\n".join(lines[:4]) + "\n" == header("function")
+    # trace_print_context (kernel/trace/trace_output.c): "%16s-%-5d [%03d]  %5lu.%06lu: "
+    row = re.compile(r"^ {0,15}\S{1,16}-\d+ +\[\d{3}\]  +\d+\.\d{6}: \w+ <-\w+$")
     assert all(row.match(line) for line in lines[4:]), lines[4:6]
-    assert lines[4].startswith("       swapper/0-0     [00]")
+    assert lines[4].startswith("       swapper/0-0     [000]  ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_function_graph_pairs_entries_and_returns_with_modeled_durations(name):
     t = tracer_for(name, tracer="function_graph")
@@ -412,7 +424,7 @@ def test_function_graph_pairs_entries_and_returns_with_modeled_durations(name):
 
 
 def test_graph_overhead_marks():
-    from probes.ftrace_output import _duration
+    from tracing.text import _duration
     assert _duration(804) == "   0.804 us    "
     assert _duration(14_237) == " + 14.237 us   "
     assert _duration(140_000) == " ! 140.000 us  "
@@ -429,6 +441,7 @@ def test_cli_ftrace_json(capsys):
     assert out["trace"][0].startswith("CPU ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_function_events_go_through_the_ring_buffers_with_exact_loss_accounting(name):
     """Small buffers drained rarely: events are discarded, and every one is accounted for."""
@@ -450,6 +463,7 @@ def test_function_events_go_through_the_ring_buffers_with_exact_loss_accounting(
         assert kept == first[cpu][:len(kept)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tracer", ["function", "function_graph"])
 @pytest.mark.parametrize("name", NAMES)
 def test_cli_ftrace_ctf_is_read_by_babeltrace2(tmp_path, capsys, name, tracer):

@@ -56,6 +56,7 @@ def test_checksums_are_equal_across_arches(workload, cpus):
     assert set(sums.values()) == {run(NAMES[0], workload, 3 - cpus).checksum}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_interleaving_changes_counts_not_checksums(name):
     b = build(name)
@@ -89,6 +90,7 @@ def test_unknown_workload_lists_the_valid_ones():
         boot(build("arm"), workload="fib", size=0)
 
 
+@pytest.mark.slow
 def test_more_cpus_than_nr_cpus_is_refused():
     b = build("x86_64", overrides={"SMP": "n"})
     assert b.config["NR_CPUS"] == "1"
@@ -160,6 +162,7 @@ VARIANTS = {"imv": {}, "jump_label": {"IMMEDIATE": "n"},
             "load": {"IMMEDIATE": "n", "JUMP_LABEL": "n"}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("enable", VARIANTS)
 @pytest.mark.parametrize("name", NAMES)
 def test_syscall_markers_fire_through_each_enable_mechanism(name, enable):
@@ -242,7 +245,7 @@ def test_unserved_hypercall_faults_and_base_table_is_the_boot_protocol(name):
     guest = Guest(build(name), workload="fib", size=5)
     assert sorted(guest.hypercalls.handlers) == sorted(
         HYPERCALLS[n] for n in ("HC_EXIT", "HC_WRITE", "HC_CHECKSUM", "HC_PANIC", "HC_IDLE",
-                                "HC_WORKLOAD"))
+                                "HC_WORKLOAD", "HC_MODULE"))
     with pytest.raises(ConfigError, match="already has a handler"):
         guest.hypercalls.register("HC_EXIT", lambda *a: None)
     r = guest.run()

@@ -346,6 +346,7 @@ def drive_menuconfig(argv: list[str], keys: list[bytes], timeout: float = 30.0) 
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", NAMES)
 def test_cli_menuconfig_on_a_terminal(arch: str, tmp_path: Path) -> None:
     """Jump to KMEMTRACE, set it to n, quit and save: the result loads strictly."""

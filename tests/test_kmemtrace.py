@@ -32,6 +32,7 @@ def record(arch: Arch, out: Path, workload: str, cpus: int = 2, size: int | None
         assert session.run(writer).checksum_ok
 
 
+@pytest.mark.slow
 def test_planted_errors_are_each_found_once(tmp_path: Path, arch: Arch) -> None:
     record(arch, tmp_path / "t", "kmem_errors")
     report = analyze(tmp_path / "t")
@@ -43,6 +44,7 @@ def test_planted_errors_are_each_found_once(tmp_path: Path, arch: Arch) -> None:
     assert sorted(lv.bytes_alloc for _, lv in report.leaks) == [48, 128]
 
 
+@pytest.mark.slow
 def test_clean_hackbench_has_no_errors(tmp_path: Path, arch: Arch) -> None:
     record(arch, tmp_path / "t", "hackbench", cpus=4, size=10)
     report = analyze(tmp_path / "t")
@@ -51,6 +53,7 @@ def test_clean_hackbench_has_no_errors(tmp_path: Path, arch: Arch) -> None:
     assert report.cross_cpu > 0          # hackbench messages are freed by the receiver
 
 
+@pytest.mark.slow
 def test_fragmentation_and_sites_add_up(tmp_path: Path, arch: Arch) -> None:
     record(arch, tmp_path / "t", "kmalloc", size=200)
     report = analyze(tmp_path / "t")
@@ -61,6 +64,7 @@ def test_fragmentation_and_sites_add_up(tmp_path: Path, arch: Arch) -> None:
     assert top.frag == 100.0 - 100.0 * top.bytes_req / top.bytes_alloc
 
 
+@pytest.mark.slow
 def test_pressure_is_reported_in_the_report(tmp_path: Path, arch: Arch) -> None:
     record(arch, tmp_path / "t", "kmalloc", size=200, subbuf_size=512, subbufs=2,
            drain_every=300)
@@ -68,6 +72,7 @@ def test_pressure_is_reported_in_the_report(tmp_path: Path, arch: Arch) -> None:
     assert report.discarded > 0
 
 
+@pytest.mark.slow
 def test_overwritten_packets_are_reported(tmp_path: Path, arch: Arch) -> None:
     record(arch, tmp_path / "t", "kmalloc", size=200, subbuf_size=512, subbufs=2,
            mode="overwrite", drain_every=300)
@@ -75,6 +80,7 @@ def test_overwritten_packets_are_reported(tmp_path: Path, arch: Arch) -> None:
     assert report.lost_packets > 0 and report.discarded == 0
 
 
+@pytest.mark.slow
 def test_cli_json_and_text(tmp_path: Path, arch: Arch) -> None:
     record(arch, tmp_path / "t", "kmem_errors")
     proc = subprocess.run([sys.executable, "-m", "kisim", "kmemtrace", "report", "--json",
@@ -87,6 +93,7 @@ def test_cli_json_and_text(tmp_path: Path, arch: Arch) -> None:
     assert "ERRORS: 5" in text.stdout and "double-free" in text.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["kmemtrace", "report", "/nonexistent/trace"],
                                   ["kmemtrace", "report", "--limit", "0", "."]])
 def test_cli_bad_input_is_one_line(args: list[str]) -> None:

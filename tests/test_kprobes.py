@@ -69,6 +69,7 @@ def executed(arch: str, addrs: list[int], cpus: int) -> Counter[int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("post", [False, True], ids=["pre", "pre+post"])
 def test_every_instruction_transparent(arch: str, post: bool) -> None:
     """Probes on every instruction of kmalloc, 2 CPUs: checksum unchanged, hits exact."""
@@ -85,6 +86,7 @@ def test_every_instruction_transparent(arch: str, post: bool) -> None:
     assert all(kp.nmissed == 0 for kp in probes)
 
 
+@pytest.mark.slow
 def test_host_handler_sees_registers(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
@@ -103,6 +105,7 @@ def test_host_handler_sees_registers(arch: str) -> None:
     assert all(0 < size <= 4096 for _, size, _ in seen)       # kmalloc(size)
 
 
+@pytest.mark.slow
 def test_host_pre_and_post_run_once_per_hit(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
@@ -126,6 +129,7 @@ def traps_per_hit(arch: str, kp_args: dict) -> tuple[float, Kprobe]:
     return (traps - base_traps) / kp.hits, kp
 
 
+@pytest.mark.slow
 def test_traps_per_hit(arch: str) -> None:
     """x86: int3 + #DB, one when boosted; ARM: one (no hardware step); PPC: one when emulated."""
     pre = {"pre_handler": "kprobe_empty_pre_handler"}
@@ -136,6 +140,7 @@ def test_traps_per_hit(arch: str) -> None:
     assert (plain, with_post) == expected[arch]
 
 
+@pytest.mark.slow
 def test_single_step_trap_on_unemulated_instruction(arch: str) -> None:
     """An instruction that is neither boosted, simulated nor emulated costs two traps."""
     g = guest(arch)
@@ -154,6 +159,7 @@ def test_single_step_trap_on_unemulated_instruction(arch: str) -> None:
     assert traps - sum(c["events"].get("trap", 0) for c in base.per_cpu) == 2 * kp.hits > 0
 
 
+@pytest.mark.slow
 def test_reentry_counts_missed(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
@@ -168,6 +174,7 @@ def test_reentry_counts_missed(arch: str) -> None:
     assert inner.hits == 0
 
 
+@pytest.mark.slow
 def test_reentry_into_an_aggr_kprobe_counts_missed_for_each_probe(arch: str) -> None:
     """kprobes_inc_nmissed_count: a reentry into an aggr_kprobe misses for every probe."""
     g = guest(arch)
@@ -182,6 +189,7 @@ def test_reentry_into_an_aggr_kprobe_counts_missed_for_each_probe(arch: str) -> 
     assert [kp.hits for kp in inner] == [0, 0]
 
 
+@pytest.mark.slow
 def test_disable_enable_unregister_restore_text(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
@@ -288,6 +296,7 @@ def test_refuses_double_registration(arch: str) -> None:
 
 # -- several probes at one address (register_aggr_kprobe) ---------------------
 
+@pytest.mark.slow
 def test_aggregated_probes_all_run(arch: str) -> None:
     """Three probes at one address (guest pre, host pre, host post): each runs on
     every hit, counted independently; the list has one line per probe."""
@@ -307,6 +316,7 @@ def test_aggregated_probes_all_run(arch: str) -> None:
     assert first.hits == second.hits == third.hits == calls["pre"] == calls["post"] == runs
 
 
+@pytest.mark.slow
 def test_unregistering_one_aggregated_probe_keeps_the_other(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
@@ -331,6 +341,7 @@ def test_unregistering_one_aggregated_probe_keeps_the_other(arch: str) -> None:
     assert k.list() == [] and g.machine.read(kept.addr, 4) == before
 
 
+@pytest.mark.slow
 def test_disabling_every_aggregated_probe_disarms(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
@@ -402,6 +413,7 @@ def test_arm_breakpoint_with_false_condition_is_a_nop() -> None:
     assert end
 
 
+@pytest.mark.slow
 def test_cli_kprobe_json(arch: str, capsys) -> None:
     from kisim.cli import main
     assert main(["kprobe", "--arch", arch, "--at", f"{FUNCTION}+0", "--size", str(SIZE),
@@ -412,6 +424,7 @@ def test_cli_kprobe_json(arch: str, capsys) -> None:
     assert out["instructions_per_hit"] > 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, text", [
     (["--at", "kmalloc+0x2"], "instruction boundary"),
     (["--at", "kprobe_handler"], "NOKPROBE_SYMBOL"),
@@ -427,6 +440,7 @@ def test_cli_kprobe_refusals(args: list[str], text: str, capsys) -> None:
 
 # -- kretprobes -------------------------------------------------------------
 
+@pytest.mark.slow
 def test_kretprobe_sees_every_return_value(arch: str) -> None:
     from probes.kprobes import Kretprobe
     g = guest(arch, cpus=2)
@@ -442,6 +456,7 @@ def test_kretprobe_sees_every_return_value(arch: str) -> None:
     assert all(values)                              # kmalloc never returned NULL here
 
 
+@pytest.mark.slow
 def test_kretprobe_maxactive_and_nmissed(arch: str) -> None:
     """fib recurses: with one instance, every nested entry misses."""
     from probes.kprobes import Kretprobe
@@ -470,6 +485,7 @@ def test_kretprobe_refusals(arch: str) -> None:
 
 # -- optprobes ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_optprobe_hits_without_traps(arch: str) -> None:
     """x86 jmp / ARM b into a detour replaces the breakpoint: same hits, no trap. PPC: refused."""
     g = guest(arch)
@@ -492,6 +508,7 @@ def test_optprobe_hits_without_traps(arch: str) -> None:
     assert g.machine.read(kp.addr, 8) == armed
 
 
+@pytest.mark.slow
 def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
     """Every instruction of kmalloc probed, each optimized where can_optimize allows:
     checksum unchanged, each probe's hits equal its instruction's executions. On
@@ -525,6 +542,7 @@ def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
     assert sum(kp.hits for kp in optimized) > 100
 
 
+@pytest.mark.slow
 def test_optimizer_runs_after_its_modeled_delay(arch: str) -> None:
     """try_to_optimize_kprobe queues; the optimizer runs once the modeled clock
     passes the delay: earlier hits trap (int3 path) and the list has no
@@ -590,6 +608,7 @@ def test_refuses_data_in_text(arch: str) -> None:
     refused(k, Kprobe(addr=inside[0]), "EINVAL", "literal pool")
 
 
+@pytest.mark.slow
 def test_hc_kprobe_is_served_by_the_hypercall_table(arch: str) -> None:
     """HC_KPROBE is registered in the guest's hypercall table; its exception
     return resumes at the interrupted PC (hypercall.Resume): one per trap."""

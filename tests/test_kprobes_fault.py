@@ -53,6 +53,7 @@ class FixArgument:
         return 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", FAULTING)
 def test_fault_in_pre_handler_runs_fault_handler_once_per_fault(arch: str) -> None:
     """KPROBE_HIT_ACTIVE: nmissed and the fault_handler once per fault, with
@@ -73,6 +74,7 @@ def test_fault_in_pre_handler_runs_fault_handler_once_per_fault(arch: str) -> No
     assert {cpu for _, _, cpu in handler.calls} == {0, 1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", FAULTING)
 def test_fault_in_post_handler_runs_fault_handler(arch: str) -> None:
     """KPROBE_HIT_SSDONE: a post_handler that faults (inside the single-step
@@ -90,6 +92,7 @@ def test_fault_in_post_handler_runs_fault_handler(arch: str) -> None:
     assert {(nr, pc) for nr, pc, _ in handler.calls} == {(trapnr(arch), g.image.symbols[TARGET])}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", FAULTING)
 def test_guest_fault_handler_and_exact_traps(arch: str) -> None:
     """A guest fault_handler fixes each fault; each hit costs exactly the
@@ -111,6 +114,7 @@ def test_guest_fault_handler_and_exact_traps(arch: str) -> None:
     assert runs[0] == runs[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", FAULTING)
 def test_fault_path_costs_a_whole_constant_per_hit(arch: str) -> None:
     """Exact counts: over an empty-handler probe, a hit whose pre_handler
@@ -205,6 +209,7 @@ def test_fault_while_single_stepping_a_reentry_restores_the_previous_kprobe(arch
     assert outer.nmissed == 0          # the fault was in the step, not in a handler
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", FAULTING)
 def test_aggr_fault_handler_asks_the_probe_whose_handler_faulted(arch: str) -> None:
     """aggr_fault_handler: of two probes at one address, the fault_handler of

@@ -37,6 +37,7 @@ def image(request):
     return build(request.param)
 
 
+@pytest.mark.slow
 def test_line_resolves_to_kmalloc(image):
     with DebugInfo(image.elf, get_arch(image.arch)) as debug:
         addrs = debug.line_addresses("kernel/slab.c", TRACE_LINE)
@@ -46,6 +47,7 @@ def test_line_resolves_to_kmalloc(image):
         assert debug.line_addresses("slab.c", TRACE_LINE) == addrs
 
 
+@pytest.mark.slow
 def test_line_without_code(image):
     with DebugInfo(image.elf, get_arch(image.arch)) as debug:
         assert debug.line_addresses("kernel/slab.c", DECL_LINE) == []
@@ -54,6 +56,7 @@ def test_line_without_code(image):
             LineProbe(Kprobes(guest), debug, "kernel/slab.c", DECL_LINE, ["size"])
 
 
+@pytest.mark.slow
 def test_fetched_values_equal_the_marker_at_the_same_call(image):
     """size and flags read through DWARF at every kprobe hit equal what the kmalloc marker
     reports for the same call; the probe is a real kprobe (breakpoint in text, traps)."""
@@ -86,6 +89,7 @@ def test_fetched_values_equal_the_marker_at_the_same_call(image):
     assert len({size for size, _ in got}) > 5          # real, varying values
 
 
+@pytest.mark.slow
 def test_known_optimized_out_variable(image):
     """At -O2, `ret` has no location at the tracepoint line: reported, not invented."""
     arch = get_arch(image.arch)
@@ -152,6 +156,7 @@ def test_parse_location():
             parse_location(bad)
 
 
+@pytest.mark.slow
 def test_cli_probe(capsys):
     arch = NAMES[0]
     assert main(["probe", "--arch", arch, f"kernel/slab.c:{TRACE_LINE}", "--fetch",
@@ -168,6 +173,7 @@ def test_cli_probe(capsys):
     assert main(["probe", "--arch", arch, "nosuch.c:3", "--workload", "kmalloc"]) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_size_optimized_build_keeps_ret(name):
     """-Os (CONFIG_CC_OPTIMIZE_FOR_SIZE) keeps `ret` live on the line where -O2 drops it;
@@ -190,6 +196,7 @@ def test_size_optimized_build_keeps_ret(name):
     assert not any(h.unavailable for h in probe.hits)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_blacklisted_line_is_refused(name, capsys):
     """A line of start_kernel (NOKPROBE_SYMBOL) has code, but register_kprobe refuses it:

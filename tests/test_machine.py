@@ -54,6 +54,7 @@ def test_modeled_cycles_are_instructions_plus_charged_traps(arch) -> None:
     assert row["modeled_cycles"] == row["instructions"] * arch.cost("insn") + 10 * arch.cost("trap")
 
 
+@pytest.mark.slow
 def test_same_seed_same_run_bit_for_bit(arch) -> None:
     def race(seed: int) -> tuple:
         # Two CPUs do an unlocked read-modify-write on one shared word.

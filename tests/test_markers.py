@@ -34,6 +34,7 @@ def text_snapshot(guest: Guest) -> bytes:
     return guest.machine.read(text.addr, text.size)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
 def test_kmalloc_events_decoded_and_bytes_restored(arch, builds, mechanism) -> None:
     guest = guest_for(builds, arch, mechanism)
@@ -68,6 +69,7 @@ def test_kmalloc_events_decoded_and_bytes_restored(arch, builds, mechanism) -> N
     assert text_snapshot(guest) == original, "disarming restores the exact original bytes"
 
 
+@pytest.mark.slow
 def test_every_marker_armed_to_a_noop_probe_keeps_checksums(arch, builds) -> None:
     guest = guest_for(builds, arch, workload="hackbench")
     inst = attach(guest)
@@ -127,6 +129,7 @@ def test_registry_follows_2_6_27(arch, builds) -> None:
     assert tps.tracepoint_probe_unregister("no_such_tracepoint", tp_probe) == 0
 
 
+@pytest.mark.slow
 def test_arming_is_reference_counted_and_probes_stack(arch, builds) -> None:
     guest = guest_for(builds, arch, cpus=1)
     inst = attach(guest)
@@ -176,6 +179,7 @@ def guest_read(inst, addr, size):
     return inst.guest.machine.read(addr, size)
 
 
+@pytest.mark.slow
 def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     guest = guest_for(builds, arch, workload="hackbench")
     inst = attach(guest)
@@ -208,6 +212,7 @@ LTTNG_FIELDS = {
 }
 
 
+@pytest.mark.slow
 def test_tracepoint_events_carry_lttng_fields(arch, builds) -> None:
     guest = guest_for(builds, arch, workload="hackbench")
     inst = attach(guest)
@@ -270,27 +275,42 @@ def test_one_enable_helper_flips_each_mechanism(arch, builds) -> None:
         set_enabled(guest.machine, "bogus", site.state_addr, 1, True, None, None)
 
 
-def test_static_key_enable_disable_are_idempotent(arch, builds) -> None:
-    """static_key_enable/disable set the count to 1/0; jump_label_update patches once."""
+def test_static_key_enable_disable_follow_v5_10(arch, builds, caplog) -> None:
+    """kernel/jump_label.c (v5.10): static_key_enable/disable act only on a
+    count of 0/1; on a count of 2 both WARN_ON_ONCE and leave the key (and
+    its text) as it is; disabling a key already at 0 is silent."""
     guest = guest_for(builds, arch, "jump_label")
     inst = attach(guest)
     keys = inst.keys
     (site,) = inst.tables.markers_named("kfree")
+    key = site.state_addr
     original = text_snapshot(guest)
-    keys.static_key_slow_inc(site.state_addr)
-    keys.static_key_slow_inc(site.state_addr)
+    keys.static_key_slow_inc(key)
+    keys.static_key_slow_inc(key)
     armed = text_snapshot(guest)
-    assert armed != original and keys.count[site.state_addr] == 2
-    keys.static_key_enable(site.state_addr)
-    assert keys.count[site.state_addr] == 2 and text_snapshot(guest) == armed
-    keys.static_key_disable(site.state_addr)
-    assert keys.count[site.state_addr] == 0 and text_snapshot(guest) == original
-    keys.static_key_disable(site.state_addr)
-    assert text_snapshot(guest) == original
-    keys.static_key_enable(site.state_addr)
-    assert keys.count[site.state_addr] == 1 and text_snapshot(guest) == armed
+    assert armed != original and keys.count[key] == 2
+    with caplog.at_level("WARNING", logger="patcher.jump_label"):
+        keys.static_key_enable(key)
+        assert keys.count[key] == 2 and text_snapshot(guest) == armed
+        keys.static_key_disable(key)
+        keys.static_key_disable(key)
+    assert keys.count[key] == 2 and text_snapshot(guest) == armed
+    assert keys.warnings == {"static_key_enable": 1, "static_key_disable": 2}
+    assert [r.getMessage() for r in caplog.records] == [     # once per WARN_ON_ONCE site
+        f"WARNING: static_key_enable: static key {key:#x} has count 2",
+        f"WARNING: static_key_disable: static key {key:#x} has count 2"]
+    keys.static_key_slow_dec(key)
+    keys.static_key_disable(key)                             # count 1: off, unpatched
+    assert keys.count[key] == 0 and text_snapshot(guest) == original
+    keys.static_key_disable(key)                             # count 0: nothing, no WARN
+    assert text_snapshot(guest) == original and keys.warnings["static_key_disable"] == 2
+    keys.static_key_enable(key)
+    assert keys.count[key] == 1 and text_snapshot(guest) == armed
+    keys.static_key_enable(key)                              # count 1: nothing, no WARN
+    assert keys.warnings["static_key_enable"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("drop", [False, True])
 def test_two_guest_probes_share_a_marker_through_multi(arch, builds, drop) -> None:
     """2.6.27 marker_probe_cb: two guest closures (the empty probe with two

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-import probes.kprobes  # noqa: F401  (serves the modules' kprobe API)
+import patcher.instrument  # noqa: F401  (serves static keys, markers, tracepoints)
+import probes.kprobes  # noqa: F401  (serves the kprobe API)
 from arches import Arch
 from kbuild import ModuleError, build
 from kisim.cli import main
@@ -131,6 +132,8 @@ static int __init refusals_init(void)
 	printk("refusals: %d %d %d %d %d\n", register_kprobe(&nosym),
 	       register_kprobe(&blacklisted), register_kprobe(&both), again,
 	       enable_kprobe(&nosym));
+	register_kprobe(&blacklisted);
+	printk("reason: %s\n", kprobe_last_refusal);
 	unregister_kprobe(&twice);
 	return 0;
 }
@@ -146,6 +149,8 @@ def test_refusals_return_the_kernels_errno(arch: Arch, tmp_path: Path) -> None:
     # -ENOENT unknown symbol, -EINVAL blacklist, both symbol and addr, re-registration,
     # enable_kprobe of an unregistered probe.
     assert "refusals: -2 -22 -22 -22 -22" in "".join(guest.console)
+    assert re.search(r"reason: kprobe: kprobe_handler\+0x0 is blacklisted "
+                     r"\(NOKPROBE_SYMBOL\(kprobe_handler\)\)", "".join(guest.console))
     reasons = guest.services["KPROBE"].__self__.refusals
     assert any("NOKPROBE_SYMBOL" in r for r in reasons)
     assert any("no_such_function" in r for r in reasons)
@@ -223,3 +228,132 @@ def test_the_unwinders_trap_frame_offset_matches_the_host(arch: Arch) -> None:
         / "asm" / "stacktrace.h"
     offset = int(re.search(r"#define\s+KPROBE_TRAP_REGS_OFFSET\s+(\d+)", header.read_text())[1])
     assert offset == arch.ops.STACK_HEADROOM + (arch.word if arch.ra is None else 0)
+
+
+STATIC_KEYS = r"""
+#include <linux/module.h>
+#include <linux/jump_label.h>
+
+DEFINE_STATIC_KEY_TRUE(tkey);
+DEFINE_STATIC_KEY_FALSE(fkey);
+static struct static_key old_true = STATIC_KEY_INIT_TRUE;
+static struct static_key old_false = STATIC_KEY_INIT_FALSE;
+
+static noinline u32 branches(void)
+{
+	return (static_branch_likely(&tkey) ? 1 : 0) | (static_branch_unlikely(&tkey) ? 2 : 0)
+	     | (static_branch_likely(&fkey) ? 4 : 0) | (static_branch_unlikely(&fkey) ? 8 : 0)
+	     | (static_key_true(&old_true) ? 16 : 0) | (static_key_false(&old_false) ? 32 : 0);
+}
+
+u32 keys_run(u32 n)
+{
+	u32 r = branches();
+
+	static_branch_disable(&tkey);
+	static_branch_enable(&fkey);
+	static_key_slow_dec(&old_true);
+	static_key_slow_inc(&old_false);
+	r |= branches() << 8;
+	static_key_slow_inc(&fkey.key);
+	static_key_disable(&fkey.key);		/* count 2: the kernel warns, the key stays on */
+	r |= branches() << 16;
+	return r | (u32)static_key_count(&fkey.key) << 24;
+}
+"""
+
+
+def test_static_keys_from_a_module(arch: Arch, tmp_path: Path) -> None:
+    path = tmp_path / "keys.c"
+    path.write_text(STATIC_KEYS)
+    guest = Guest(build(arch.name, modules=[path]), workload="keys:keys_run")
+    result = guest.run()
+    # true key: likely and unlikely true; false key: both false; old API alike;
+    # then each flipped; then static_key_disable at count 2 leaves fkey on, count 2.
+    assert result.checksum == 0x02_2c_2c_13, hex(result.checksum or 0)
+    assert result.console.count("WARNING: kernel/jump_label.c") == 1
+    api = guest.services["STATIC"].__self__
+    sites = {e.code: e for entries in api.sites.values() for e in entries
+             if e.function == "branches"}
+    assert len(sites) == 6
+    # The text, not a flag load, decides: the sites now hold the kernel's types.
+    jumps = {e.code for e in sites.values()
+             if guest.machine.read(e.code, len(e.insn)) != e.insn}
+    enabled = {"tkey": False, "fkey": True, "old_true": False, "old_false": True}
+    names = {guest.image.symbols[n]: n for n in enabled}
+    assert jumps == {e.code for e in sites.values()
+                     if enabled[names[e.key & ~1]] ^ bool(e.key & 1)}
+
+
+TRACING = r"""
+#include <linux/module.h>
+#include <linux/marker.h>
+#include <linux/slab.h>
+#include <trace/kmem.h>
+
+static u32 tp_hits, mk_hits;
+
+static void on_kmalloc(unsigned long call_site, const void *ptr, size_t bytes_req,
+		       size_t bytes_alloc, gfp_t gfp_flags)
+{
+	tp_hits++;
+}
+
+static void on_free(void *probe_private, void *call_private, const char *fmt, va_list *args)
+{
+	mk_hits++;
+}
+
+u32 tracing_run(u32 n)
+{
+	struct kmem_cache *cache = kmem_cache_create("tracing", 40, 0, 0, NULL);
+	int r1 = register_trace_kmalloc(on_kmalloc);
+	int r2 = register_trace_kmalloc(on_kmalloc);
+	int r3 = marker_probe_register("kmem_cache_free", "type_id %d call_site %lu ptr %lu",
+				       on_free, NULL);
+	int r4 = marker_arm("kmem_cache_free");
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		kfree(kmalloc(16, GFP_KERNEL));
+		kmem_cache_free(cache, kmem_cache_alloc(cache, GFP_KERNEL));
+	}
+	unregister_trace_kmalloc(on_kmalloc);
+	kfree(kmalloc(16, GFP_KERNEL));
+	printk("tracing: %d %d %d %d\n", r1, r2, r3, r4);
+	return tp_hits << 8 | mk_hits;
+}
+"""
+
+
+def test_tracepoint_and_marker_probes_from_a_module(arch: Arch, tmp_path: Path) -> None:
+    path = tmp_path / "tracing.c"
+    path.write_text(TRACING)
+    guest = Guest(build(arch.name, modules=[path]), workload="tracing:tracing_run", size=4)
+    result = guest.run()
+    assert result.checksum == 4 << 8 | 4         # unregistered before the last kmalloc
+    assert "tracing: 0 -17 0 0" in result.console   # a second registration: -EEXIST
+
+
+def test_ftrace_and_line_probes_see_module_code(prober: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    assert main(["ftrace", "--arch", "arm", "--module", str(prober), "--workload",
+                 "prober:prober_run", "--size", "2", "--expect", "201",
+                 "--filter", "prober_*"]) == 0
+    out = capsys.readouterr().out
+    assert [f for f in ("prober_init", "prober_run", "prober_exit") if f in out] == \
+        ["prober_init", "prober_run", "prober_exit"]
+    line = PROBER.splitlines().index("\t\tkfree(kmalloc(24, GFP_KERNEL));") + 1
+    assert main(["probe", "--arch", "x86_64", f"{prober}:{line}", "--module", str(prober),
+                 "--workload", "prober:prober_run", "--size", "3", "--expect", "301",
+                 "--json"]) == 0
+    assert '"hits": 3' in capsys.readouterr().out
+
+
+def test_patchcheck_kernel_builds_the_modules_in(prober: Path) -> None:
+    from patcher.checker_sweep import CheckSpec
+    spec = CheckSpec("arm", 2, kernel=True, modules=(str(prober),))
+    assert [m.name for m in spec.checker().build.modules] == ["prober"]
+    assert f"--kernel --module {prober}" in spec.replay_command(3)
+    assert main(["patchcheck", "--arch", "arm", "--kernel", "--module", str(prober),
+                 "--seeds", "1"]) == 0

@@ -25,6 +25,7 @@ STEPS = {
 }
 
 
+@pytest.mark.slow
 def test_real_protocol_has_no_findings_and_is_really_exercised(arch) -> None:
     checker = PatchChecker(arch, cpus=3)
     found = [f for seed in range(CLEAN_SEEDS) for f in checker.run_seed(seed)]
@@ -45,6 +46,7 @@ def test_sites_straddle_fetch_boundaries_where_pieces_are_smaller(arch) -> None:
         assert crosses == (arch.insn_align < site.length)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_removed_step_is_caught_and_the_protocol_is_clean(name) -> None:
     protocol, rows, interrupted = ablate(CheckSpec(name, 2), range(1000), jobs=1)
@@ -70,6 +72,7 @@ def test_a_removed_step_replays_from_its_seed(name) -> None:
         assert checker.run_seed(seed) == by_seed[seed], "a reused machine replays it too"
 
 
+@pytest.mark.slow
 def test_naive_patcher_is_caught_with_the_kind_its_arch_allows(arch) -> None:
     result = sweep(CheckSpec(arch.name, 2, naive=True), range(200))
     assert result.total
@@ -91,6 +94,7 @@ def test_results_keep_counts_and_first_findings_and_stream_the_rest() -> None:
     assert result.first_seed() == streamed[0].seed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_jobs_give_the_serial_result(name) -> None:
     spec = CheckSpec(name, 2, naive=True)
@@ -144,6 +148,7 @@ def user_module(tmp_path, monkeypatch):
     yield "userpatch.protocols"
 
 
+@pytest.mark.slow
 def test_user_protocol_through_the_api(arch, user_module) -> None:
     from userpatch.protocols import stores_flush_sync, stores_sync
 
@@ -157,6 +162,7 @@ def test_user_protocol_through_the_api(arch, user_module) -> None:
         assert broken.counts["stale"]
 
 
+@pytest.mark.slow
 def test_user_protocol_through_the_cli(arch, user_module, capsys) -> None:
     safe = arch.insn_align >= arch.site_len
     rc = main(["patchcheck", "--arch", arch.name, "--seeds", "200", "--jobs", "2",
@@ -189,6 +195,7 @@ def test_patchcheck_cli_exit_status_json_and_replay(capsys, tmp_path) -> None:
     assert "1 interleavings" in out and f"replay: {report['replay']}" in out
 
 
+@pytest.mark.slow
 def test_patchcheck_cli_ablate_table(capsys) -> None:
     assert main(["patchcheck", "--arch", "arm", "--ablate", "--seeds", "200",
                  "--json"]) == 0
@@ -227,6 +234,7 @@ def test_patchcheck_cli_ctrl_c_prints_findings_and_exits_130(capsys, monkeypatch
     ["--protocol", "json:no_such_function"], ["--naive", "--protocol", "json:dumps"],
     ["--scheduler", "tcp://127.0.0.1:1"],
 ])
+@pytest.mark.slow
 def test_patchcheck_cli_refuses_bad_input_in_one_line(argv, capsys) -> None:
     seeds = [] if "--seeds" in argv else ["--seeds", "5"]
     try:
@@ -249,6 +257,7 @@ def _rss_kb() -> int:
         return int(next(line for line in status if line.startswith("VmRSS")).split()[1])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="needs /proc")
 def test_memory_stays_flat_in_the_number_of_seeds(arch) -> None:
     spec = CheckSpec(arch.name, 2, naive=True)

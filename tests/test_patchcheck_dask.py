@@ -16,6 +16,7 @@ def scheduler():
         yield cluster.scheduler_address
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_dask_local_cluster_gives_the_serial_result(name, scheduler) -> None:
     spec = CheckSpec(name, 2, naive=True)
@@ -25,6 +26,7 @@ def test_dask_local_cluster_gives_the_serial_result(name, scheduler) -> None:
     assert serial["findings_total"] and remote == serial
 
 
+@pytest.mark.slow
 def test_dask_runs_an_ablated_protocol_to_its_first_finding(scheduler) -> None:
     spec = CheckSpec("x86_64", 2, without="middle sync")
     serial = sweep(spec, range(1000), stop_at_first=True)

@@ -10,6 +10,7 @@ from patcher.checker_sweep import CheckSpec, ablation_names, sweep
 SEEDS = 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_real_protocol_keeps_hackbench_right_and_clean(name) -> None:
     spec = CheckSpec(name, 2, kernel=True)
@@ -21,6 +22,7 @@ def test_real_protocol_keeps_hackbench_right_and_clean(name) -> None:
     assert ran["site executions"] >= 1000 * SEEDS, "CPUs must run through the sites"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_removed_step_is_caught_on_the_kernel(name) -> None:
     for step in ablation_names(CheckSpec(name, 2)):
@@ -30,6 +32,7 @@ def test_every_removed_step_is_caught_on_the_kernel(name) -> None:
         assert set(result.counts) <= {"torn", "stale", "fault", "wrong checksum"}
 
 
+@pytest.mark.slow
 def test_a_kernel_finding_replays_from_its_seed() -> None:
     spec = CheckSpec(NAMES[0], 2, without="flush and sync" if "flush and sync" in
                      ablation_names(CheckSpec(NAMES[0], 2)) else "final sync", kernel=True)
@@ -41,6 +44,7 @@ def test_a_kernel_finding_replays_from_its_seed() -> None:
 
 # -- dynamic ftrace on the guest kernel (--kernel --site ftrace) -----------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_ftrace_on_the_kernel_keeps_hackbench_right_and_clean(name) -> None:
     spec = CheckSpec(name, 2, kernel=True, sites="ftrace")
@@ -53,6 +57,7 @@ def test_ftrace_on_the_kernel_keeps_hackbench_right_and_clean(name) -> None:
     assert ran["site executions"] >= 1000 * SEEDS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_removed_step_is_caught_on_kernel_ftrace_sites(name) -> None:
     for step in ablation_names(CheckSpec(name, 2, sites="ftrace")):

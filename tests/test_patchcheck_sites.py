@@ -45,6 +45,7 @@ def test_default_is_the_jump_and_call_loop(arch) -> None:
     assert parse_sites("call,jump") == DEFAULT_SITES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,kind", CASES)
 def test_real_protocol_is_clean_on_the_kind_and_both_forms_run(name, kind) -> None:
     checker = PatchChecker(name, cpus=3, sites=kind)
@@ -59,6 +60,7 @@ def test_real_protocol_is_clean_on_the_kind_and_both_forms_run(name, kind) -> No
         assert traps > 500, "CPUs must hit the kprobe breakpoint (a legal trap while armed)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,kind", CASES)
 def test_every_removed_step_is_caught_on_the_kind(name, kind) -> None:
     protocol, rows, interrupted = ablate(CheckSpec(name, 2, sites=kind), range(ABLATE_SEEDS))
@@ -71,6 +73,7 @@ def test_every_removed_step_is_caught_on_the_kind(name, kind) -> None:
         assert f"--site {kind} --without '{r.step}'" in r.replay
 
 
+@pytest.mark.slow
 def test_all_kinds_together_are_clean_and_ablations_caught(arch) -> None:
     kinds = [k for k in SITE_KINDS if k in DEFAULT_SITES or (arch.name, k) in CASES]
     spec = CheckSpec(arch.name, 2, sites=",".join(kinds))
@@ -169,6 +172,7 @@ def test_a_stale_kprobe_breakpoint_is_caught(arch) -> None:
     assert "enable: after" in phases
 
 
+@pytest.mark.slow
 def test_kinds_replay_from_the_cli(capsys) -> None:
     name, kind = CASES[-1]
     step = ablation_names(CheckSpec(name, 2, sites=kind))[-1]
@@ -185,6 +189,7 @@ def test_kinds_replay_from_the_cli(capsys) -> None:
     assert again["findings"][0] == first
 
 
+@pytest.mark.slow
 def test_the_clean_cli_run_names_its_sites(capsys) -> None:
     kinds = ",".join(k for k in NEW if (NAMES[0], k) in CASES)
     assert main(["patchcheck", "--arch", NAMES[0], "--site", kinds, "--seeds", "100"]) == 0

@@ -86,6 +86,7 @@ def test_kernel_marker_sites(name):
         assert tp.state == 0 and tp.funcs == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_markers_n_compiles_marker_sites_out(name):
     full, bare = tables(name), tables(name, MARKERS="n")
@@ -119,6 +120,7 @@ def test_function_tracer_sites_decode_as_mcount_calls(name):
     assert "schedule" in {s.function for s in t.mcount}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_function_tracer_n_has_no_mcount_calls(name):
     t = tables(name, FUNCTION_TRACER="n")
@@ -138,6 +140,7 @@ def test_notrace_functions_never_call_mcount(name):
     assert {"__switch_to_asm", "ret_from_fork", "marker_probe_hc"} <= {f.name for f in t.nokprobe}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_jump_label_sites_are_the_kernel_nop(name):
     arch = get_arch(name)
@@ -186,6 +189,7 @@ def test_x86_immediate_of_an_int_is_padded_to_alignment():
         assert t.image.sections[".text"].data[e.insn - 1 - t.image.sections[".text"].addr] == 0x90
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_without_immediate_or_jump_label_markers_load_their_state(name):
     t = tables(name, IMMEDIATE="n", JUMP_LABEL="n")

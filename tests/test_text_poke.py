@@ -152,6 +152,7 @@ def test_a_write_without_the_lock_raises(arch) -> None:
     assert not text_mutex.held()
 
 
+@pytest.mark.slow
 def test_the_lock_excludes_other_threads(arch) -> None:
     m, sites, nop = machine_with_sites(arch)
     p = TextPatcher(m)

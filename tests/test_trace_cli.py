@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ def trace(arch: Arch, out: Path, *extra: str) -> dict:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_ctf_summary_accounts_for_every_event(tmp_path: Path, arch: Arch) -> None:
     data = trace(arch, tmp_path / "t", "--subbuf-size", "512", "--subbufs", "2",
                  "--drain-every", "200")
@@ -31,7 +33,8 @@ def test_ctf_summary_accounts_for_every_event(tmp_path: Path, arch: Arch) -> Non
     for c in data["per_cpu"] + [data["total"]]:
         assert c["produced"] == c["recorded"] + c["discarded"] + c["overwritten"]
     assert data["total"]["discarded"] > 0
-    assert data["trace_bytes"] == sum(p.stat().st_size for p in (tmp_path / "t").iterdir())
+    assert data["trace_bytes"] == sum(p.stat().st_size for p in (tmp_path / "t").iterdir()
+                                      if not p.name.startswith("."))     # not the stamp
     ctf = CtfTrace(tmp_path / "t")
     assert len(list(ctf.events())) == data["total"]["recorded"]
     for key in ("produced", "recorded", "discarded", "overwritten"):
@@ -41,6 +44,7 @@ def test_ctf_summary_accounts_for_every_event(tmp_path: Path, arch: Arch) -> Non
         assert sum(out.discarded_events) == data["total"]["discarded"]
 
 
+@pytest.mark.slow
 def test_text_summary(tmp_path: Path, arch: Arch) -> None:
     proc = kisim("trace", "--arch", arch.name, "--workload", "kmalloc", "--size", "20",
                  "--probes", "kmem_kmalloc", "--out", str(tmp_path / "t"))
@@ -48,6 +52,7 @@ def test_text_summary(tmp_path: Path, arch: Arch) -> None:
     assert "kmem_kmalloc" in proc.stdout and "bytes)" in proc.stdout
 
 
+@pytest.mark.slow
 def test_chrome_json_has_slices_instants_and_names(tmp_path: Path, arch: Arch) -> None:
     data = trace(arch, tmp_path / "t", "--format", "chrome")
     doc = json.loads((tmp_path / "t" / "trace.json").read_text())
@@ -68,15 +73,20 @@ def test_chrome_json_has_slices_instants_and_names(tmp_path: Path, arch: Arch) -
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
 
 
+@pytest.mark.slow
 def test_text_format_is_ftrace_like(tmp_path: Path, arch: Arch) -> None:
     data = trace(arch, tmp_path / "t", "--format", "text", "--probes", "sched")
     lines = (tmp_path / "t" / "trace.txt").read_text().splitlines()
     body = [line for line in lines if not line.startswith("#")]
     assert len(body) == data["total"]["recorded"]
     assert any("sched_switch: prev_comm=" in line for line in body)
-    assert all("[00" in line for line in body)
+    # kernel/trace/trace_output.c trace_print_context: "%16s-%-5d [%03d]  %5lu.%06lu: "
+    context = re.compile(r"^ *\S+-\d+ +\[\d{3}\]  +\d+\.\d{6}: sched_\w+: ")
+    assert all(context.match(line) for line in body), body[:2]
+    assert lines[0] == "# tracer: nop"
 
 
+@pytest.mark.slow
 def test_same_seed_same_json(tmp_path: Path, arch: Arch) -> None:
     a = trace(arch, tmp_path / "a", "--seed", "5")
     b = trace(arch, tmp_path / "b", "--seed", "5")
@@ -84,6 +94,7 @@ def test_same_seed_same_json(tmp_path: Path, arch: Arch) -> None:
         assert a[key] == b[key]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [["--probes", "kmem,bogus"], ["--probes", ","],
                                    ["--subbuf-size", "100"], ["--subbufs", "1"],
                                    ["--drain-every", "0"], ["--workload", "nope"],
@@ -95,6 +106,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, extra: list[str]) -> None:
     assert last.startswith("kisim") and "error:" in last
 
 
+@pytest.mark.slow
 def test_geometry_from_kconfig(tmp_path: Path, arch: Arch) -> None:
     data = trace(arch, tmp_path / "t", "--set", "RING_BUFFER_SUBBUF_SIZE=1024",
                  "--set", "RING_BUFFER_SUBBUFS=3")
@@ -104,6 +116,7 @@ def test_geometry_from_kconfig(tmp_path: Path, arch: Arch) -> None:
     assert data["subbuf_size"] == 2048
 
 
+@pytest.mark.slow
 def test_kernel_without_tracepoints_is_one_line(tmp_path: Path) -> None:
     proc = kisim("trace", "--arch", "arm", "--set", "TRACEPOINTS=n", "--workload", "fib",
                  "--out", str(tmp_path / "t"), check=False)

@@ -41,6 +41,7 @@ def record(arch: Arch, out: Path, *, probes: str = "kmem,sched", size: int = 150
         return session.run(writer)
 
 
+@pytest.mark.slow
 @needs_bt
 def test_babeltrace2_sees_what_the_guest_produced(tmp_path: Path, arch: Arch) -> None:
     seen: list[Event] = []
@@ -57,6 +58,7 @@ def test_babeltrace2_sees_what_the_guest_produced(tmp_path: Path, arch: Arch) ->
     assert {e.name for e in out.events} == names
 
 
+@pytest.mark.slow
 @needs_bt
 def test_sched_switch_fields_and_tasks(tmp_path: Path, arch: Arch) -> None:
     record(arch, tmp_path / "t", probes="sched_switch")
@@ -70,6 +72,7 @@ def test_sched_switch_fields_and_tasks(tmp_path: Path, arch: Arch) -> None:
     assert any(e.fields["next_comm"] == "kmalloc/0" for e in switches)
 
 
+@pytest.mark.slow
 @needs_bt
 def test_pressure_discards_add_up_in_babeltrace2(tmp_path: Path, arch: Arch) -> None:
     result = record(arch, tmp_path / "t", subbuf_size=512, subbufs=2, drain_every=300)
@@ -82,6 +85,7 @@ def test_pressure_discards_add_up_in_babeltrace2(tmp_path: Path, arch: Arch) -> 
     assert len(out.events) == result.total.recorded
 
 
+@pytest.mark.slow
 @needs_bt
 def test_overwrite_mode_loses_whole_subbuffers(tmp_path: Path, arch: Arch) -> None:
     result = record(arch, tmp_path / "t", probes="kmem", subbuf_size=512, subbufs=2,
@@ -99,6 +103,7 @@ def test_overwrite_mode_loses_whole_subbuffers(tmp_path: Path, arch: Arch) -> No
     assert sum(trace.lost.values()) == result.total.lost_packets
 
 
+@pytest.mark.slow
 def test_timestamps_are_the_cpu_clocks(tmp_path: Path, arch: Arch) -> None:
     result = record(arch, tmp_path / "t", probes="kmem")
     trace = CtfTrace(tmp_path / "t")
@@ -111,6 +116,7 @@ def test_timestamps_are_the_cpu_clocks(tmp_path: Path, arch: Arch) -> None:
     assert result.clock_reads == result.total.produced
 
 
+@pytest.mark.slow
 def test_recording_costs_guest_instructions(tmp_path: Path, arch: Arch) -> None:
     quiet = record(arch, tmp_path / "a", probes="sched_wakeup")
     loud = record(arch, tmp_path / "b", probes="kmem")
@@ -118,6 +124,7 @@ def test_recording_costs_guest_instructions(tmp_path: Path, arch: Arch) -> None:
     assert loud.instructions > quiet.instructions + 50 * loud.total.produced
 
 
+@pytest.mark.slow
 def test_same_seed_same_trace(tmp_path: Path, arch: Arch) -> None:
     record(arch, tmp_path / "a", seed=3, subbuf_size=512, drain_every=50)
     record(arch, tmp_path / "b", seed=3, subbuf_size=512, drain_every=50)
@@ -125,6 +132,7 @@ def test_same_seed_same_trace(tmp_path: Path, arch: Arch) -> None:
         assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opts", [dict(subbuf_size=64), dict(subbufs=1), dict(mode="ring")])
 def test_bad_geometry_is_refused(tmp_path: Path, arch: Arch, opts: dict) -> None:
     with pytest.raises(TraceError):

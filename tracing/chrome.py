@@ -26,6 +26,7 @@ import json
 from pathlib import Path
 from typing import Callable, Iterable
 
+import fsio
 from sim.event import Event
 
 PID = 1
@@ -51,14 +52,15 @@ def write_chrome(events: Iterable[Event], out: str | Path, process_name: str,
                  symbolize: Callable[[int], str] | None = None) -> int:
     """Write ``events`` (in time order) as Chrome JSON; return the records written.
 
-    ``symbolize`` names a function-graph event's function address.
+    ``symbolize`` names a function-graph event's function address. The file
+    is written through :func:`fsio.atomic_open`.
     """
     names: dict[int, str] = {}
     running: dict[int, tuple[int, int, str]] = {}     # cpu -> (start ns, tid, comm)
     calls: dict[int, list[int]] = {}                  # tid -> open function-graph calls
     name_of = symbolize or (lambda addr: f"{addr:#x}")
     count = 0
-    with open(out, "w") as f:
+    with fsio.atomic_open(out, "w") as f:
         f.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
 
         def emit(record: dict) -> None:

@@ -24,18 +24,25 @@ and comm, lttng's ``tid``/``procname`` contexts). Field names are written
 with a leading underscore, as lttng-modules does, which babeltrace2 strips.
 
 The writer streams: it keeps one open file per CPU and the bytes of the
-packet being built, never the list of events of a run.
+packet being built, never the list of events of a run. Each file goes
+through :func:`fsio.atomic_open` (a temporary name renamed over the target
+when the writer closes cleanly, removed if it fails) into a directory
+claimed by :class:`tracing.outdir.OutDir` (kisim replaces only its own
+files there); the metadata is written at close, with the run's final env.
 """
 from __future__ import annotations
 
 import struct
 import uuid as uuidlib
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterable, Sequence
 
+import fsio
 from sim.event import NSEC_PER_SEC, Event, EventClass, FieldType
 from tracing.errors import TraceError
+from tracing.outdir import OutDir
 
 CTF_MAGIC = 0xC1FC1FC1
 #: The one stream class of a kisim trace (lttng-modules: one per channel).
@@ -224,14 +231,8 @@ class CtfWriter:
 
     def __init__(self, out_dir: str | Path, info: TraceInfo,
                  classes: Sequence[EventClass]) -> None:
-        self.dir = Path(out_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        foreign = sorted(p.name for p in self.dir.iterdir()
-                         if p.name != "metadata" and not p.name.startswith("channel0_")
-                         and not p.name.startswith("."))
-        if foreign:
-            raise TraceError(f"{self.dir}: holds {', '.join(foreign[:3])}: babeltrace2 would "
-                             "read every file there as a stream; use an empty directory")
+        self.out = OutDir(out_dir)
+        self.dir = self.out.path
         self.info = info
         self.classes = list(classes)
         prefix = endian_prefix(info.byte_order)
@@ -239,18 +240,18 @@ class CtfWriter:
         self._header = struct.Struct(prefix + PACKET_HEADER)
         self._context = struct.Struct(prefix + PACKET_CONTEXT)
         self._event_head = struct.Struct(prefix + EVENT_HEADER + EVENT_CONTEXT)
+        self._files = ExitStack()
         self._streams: dict[int, BinaryIO] = {}
+        self._metadata = self.out.target("metadata")
+        self.files: list[Path] = []
+        self.closed = False
         self.bytes_written = 0
         self.events_written = 0
         self.packets_written = 0
-        for stale in self.dir.glob("channel0_*"):
-            stale.unlink()
-        (self.dir / "metadata").write_text(metadata_text(info, self.classes))
 
     def update_env(self, extra: dict[str, int | str]) -> None:
         """Add ``extra`` to the metadata's env (e.g. the run's final event counts)."""
         self.info.env.update(extra)
-        (self.dir / "metadata").write_text(metadata_text(self.info, self.classes))
 
     def stream_path(self, cpu: int) -> Path:
         return self.dir / f"channel0_{cpu}"
@@ -258,7 +259,9 @@ class CtfWriter:
     def _stream(self, cpu: int) -> BinaryIO:
         f = self._streams.get(cpu)
         if f is None:
-            f = self._streams[cpu] = open(self.stream_path(cpu), "wb")
+            path = self.out.target(self.stream_path(cpu).name)
+            f = self._streams[cpu] = self._files.enter_context(fsio.atomic_open(path, "wb"))
+            self.files.append(path)
         return f
 
     def encode_event(self, event: Event) -> bytes:
@@ -291,21 +294,37 @@ class CtfWriter:
         self.packets_written += 1
         return count
 
-    def close(self) -> None:
-        for f in self._streams.values():
-            f.close()
-        self._streams.clear()
+    def close(self) -> list[Path]:
+        """Rename every stream into place, write the metadata, stamp the directory;
+        return the files written."""
+        if not self.closed:
+            self.closed = True
+            self._files.close()
+            fsio.atomic_write(self._metadata, metadata_text(self.info, self.classes))
+            self.files.insert(0, self._metadata)
+            self.out.commit(self.files)
+        return list(self.files)
+
+    def abort(self) -> None:
+        """Drop the temporary streams: the directory keeps what it held before."""
+        if not self.closed:
+            self.closed = True
+            self._files.__exit__(TraceError, TraceError("trace aborted"), None)
 
     def __enter__(self) -> CtfWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
 
 
 def trace_size(directory: str | Path) -> int:
-    """Bytes of a trace directory (metadata plus streams)."""
-    return sum(p.stat().st_size for p in Path(directory).iterdir() if p.is_file())
+    """Bytes of a trace directory (metadata plus streams; not kisim's hidden stamp)."""
+    return sum(p.stat().st_size for p in Path(directory).iterdir()
+               if p.is_file() and not p.name.startswith("."))
 
 
 __all__ = ["CTF_MAGIC", "CtfWriter", "PacketInfo", "TraceInfo", "endian_prefix",

@@ -9,9 +9,11 @@ boundaries (a larger period lets the buffers fill: pressure).
 The trace clock.  The guest reads its clock with the ``HC_CLOCK`` hypercall
 (``trace_clock_read()``). Its handler asks the machine's clock service
 (:class:`sim.clock.TurnEndClock`, ``Machine.clock``) for a reading: the
-CPU's turn ends there, so its modeled clock stands exactly at the
-hypercall, and the reading (u64, guest byte order) is stored at the
-address the guest passed before the CPU runs again. Readings are
+CPU's turn ends there (on Unicorn's instruction counter, or with
+``machine.turn_end = "spin"`` the reference counting loop), so its modeled
+clock stands exactly at the hypercall, and the reading (u64, guest byte
+order) is stored at the address the guest passed before the CPU runs
+again. Readings are
 synchronized forward-only across CPUs (see :mod:`sim.clock`), so timestamp
 order is the order in which the machine ran the events. The read is
 charged as the arch's ``clock_read`` cost-table entry (rdtsc, PMCCNTR,

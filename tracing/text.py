@@ -1,40 +1,173 @@
-"""ftrace-style text, for reading a trace at a glance.
+"""Text renderings of a trace: the kernel's ``trace`` file, the mcount RFC's lines, the
+function_graph tracer's.
 
-One line per event, in time order, as the ftrace ``trace`` file prints it
-(kernel/trace/trace_output.c): the task as ``comm-pid``, the CPU in
-brackets, the timestamp in seconds with microseconds, the event name and
-its fields as ``name=value`` (hex for addresses and flags).
+- ``text``: the ``trace`` file of the kernel's tracers, one line per event in
+  time order, as ``kernel/trace/trace_output.c`` prints it without irq
+  information (``trace_print_context``): the task as ``%16s-%-5d`` (comm,
+  pid), the CPU as ``[%03d]``, the timestamp as `` %5lu.%06lu:`` (seconds,
+  microseconds). A function-tracer event then reads ``func <-parent``
+  (``trace_fn_trace``); any other event ``name: field=value ...`` (hex for
+  addresses and flags), as a trace event's print format does.
+- ``seed``: the mcount RFC's line (LKML, 2008-01-03),
+  ``CPU <cpu>: <comm>:<pid> <func>+<off>/<size> <-- <parent>+<off>/<size>``;
+  ``<func>+<off>`` is the mcount call site, ``<parent>+<off>`` the return
+  address into the caller, sizes from the ELF symbols.
+- ``graph``: the function_graph tracer's ``trace`` file (2.6.29
+  ``kernel/trace/trace_functions_graph.c``): ``CPU) DURATION | FUNCTION``,
+  a leaf call on one line, nested calls as ``func() {`` ... ``}``, the
+  overhead mark ``+`` above 10 us and ``!`` above 100 us, and a separator
+  with ``prev => next`` where a CPU switches tasks.
+
+Timestamps and durations are the modeled clock (``sim.event``), not host time.
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator, Protocol
 
 from sim.event import Event
 
-HEADER = ("# tracer: kisim\n"
-          "#\n"
-          "#            TASK-PID    CPU#  TIMESTAMP  FUNCTION\n"
-          "#               | |       |      |         |\n")
+
+class Symbols(Protocol):
+    """Function names for addresses (``probes.function_tracer.Symbolizer``)."""
+
+    def name(self, addr: int, *, return_address: bool = False) -> str: ...
+
+    def offset_size(self, addr: int, *, return_address: bool = False) -> str: ...
 
 
-def format_event(ev: Event) -> str:
-    secs, ns = divmod(ev.timestamp, 1_000_000_000)
-    fields = " ".join(f"{name}={value:#x}" if ftype.kind == "int" and ftype.base == 16
-                      else f"{name}={value}" for name, ftype, value in ev.typed_fields())
-    return (f"{ev.comm:>16}-{ev.tid:<5} [{ev.cpu:03d}] {secs:5d}.{ns // 1000:06d}: "
-            f"{ev.name}: {fields}")
+def header(tracer: str) -> str:
+    """The ``trace`` file's header for ``tracer`` (columns of :func:`kernel_line`)."""
+    return (f"# tracer: {tracer}\n"
+            "#\n"
+            "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"
+            "#              | |         |          |         |\n")
 
 
-def write_text(events: Iterable[Event], out: str | Path) -> int:
-    """Write ``events`` (in time order) in ftrace style; return the lines written."""
-    count = 0
-    with open(out, "w") as f:
-        f.write(HEADER)
-        for ev in events:
-            f.write(format_event(ev) + "\n")
-            count += 1
-    return count
+GRAPH_HEADER = ("# tracer: function_graph\n"
+                "#\n"
+                "# CPU  DURATION                  FUNCTION CALLS\n"
+                "# |     |   |                     |   |   |   |\n")
 
 
-__all__ = ["format_event", "write_text"]
+def _comm(e: Event) -> str:
+    """The task's comm; the idle task, which has none here, is the kernel's swapper/N."""
+    return e.comm or (f"swapper/{e.cpu}" if e.tid == 0 else "")
+
+
+def _fields(e: Event) -> str:
+    return " ".join(f"{name}={value:#x}" if ftype.kind == "int" and ftype.base == 16
+                    else f"{name}={value}" for name, ftype, value in e.typed_fields())
+
+
+def kernel_line(e: Event, sym: Symbols | None = None) -> str:
+    """One event as the kernel's ``trace`` file prints it (trace_print_context + event)."""
+    usecs = e.timestamp // 1000
+    context = (f"{_comm(e):>16}-{e.tid:<5} [{e.cpu:03d}]  {usecs // 1_000_000:5d}."
+               f"{usecs % 1_000_000:06d}: ")
+    if e.name == "function" and sym is not None:
+        ip, parent = e.values
+        return context + f"{sym.name(ip)} <-{sym.name(parent, return_address=True)}"
+    return context + f"{e.name}: {_fields(e)}"
+
+
+def text_lines(events: Iterable[Event], sym: Symbols | None = None,
+               tracer: str = "nop") -> Iterator[str]:
+    yield from header(tracer).splitlines()
+    for e in events:
+        yield kernel_line(e, sym)
+
+
+def seed_lines(events: Iterable[Event], sym: Symbols) -> Iterator[str]:
+    for e in events:
+        if e.name != "function":
+            continue
+        ip, parent = e.values
+        yield (f"CPU {e.cpu}: {_comm(e)}:{e.tid} {sym.offset_size(ip)} "
+               f"<-- {sym.offset_size(parent, return_address=True)}")
+
+
+def _overhead(ns: int | None) -> str:
+    """print_graph_overhead: '!' above 100 us, '+' above 10 us."""
+    if ns is not None and ns > 100_000:
+        return "! "
+    if ns is not None and ns > 10_000:
+        return "+ "
+    return "  "
+
+
+def _duration(ns: int | None) -> str:
+    """The 15 characters between ``N)`` and ``|`` (print_graph_duration).
+
+    The overhead mark, the microseconds, then as many nanosecond digits as
+    fit in 7 digits in all, `` us ``, and spaces up to that width.
+    """
+    if ns is None:
+        return " " * 15
+    usecs = str(ns // 1000)
+    width = len(usecs)
+    text = usecs
+    if width < 7:
+        nsecs = f"{ns % 1000:03d}"[:7 - width]
+        text += "." + nsecs
+        width += len(nsecs)
+    return " " + _overhead(ns) + text + " us " + " " * max(0, 7 - width)
+
+
+def graph_lines(events: Iterable[Event], sym: Symbols) -> Iterator[str]:
+    """The function_graph text; entries and exits are paired per task."""
+    evs = [e for e in events if e.name in ("funcgraph_entry", "funcgraph_exit")]
+    open_at: dict[tuple[int, int], Event] = {}      # (tid, depth) -> entry
+    last_task: dict[int, tuple[str, int]] = {}
+    yield from GRAPH_HEADER.splitlines()
+    i = 0
+    while i < len(evs):
+        e = evs[i]
+        func, depth = e.values
+        task = (_comm(e), e.tid)
+        if e.cpu in last_task and last_task[e.cpu] != task:
+            prev = last_task[e.cpu]
+            yield " ------------------------------------------"
+            yield f" {e.cpu:>1}) {prev[0]:>8}-{prev[1]:<5}  =>  {task[0]:>8}-{task[1]:<5}"
+            yield " ------------------------------------------"
+        last_task[e.cpu] = task
+        indent = "  " * depth
+        nxt = evs[i + 1] if i + 1 < len(evs) else None
+        if e.name == "funcgraph_entry":
+            if (nxt is not None and nxt.name == "funcgraph_exit" and nxt.tid == e.tid
+                    and nxt.cpu == e.cpu and nxt.values == e.values):
+                yield (f"{e.cpu:2d}){_duration(nxt.timestamp - e.timestamp)}|"
+                       f"{indent}{sym.name(func)}();")
+                i += 2
+                continue
+            open_at[(e.tid, depth)] = e
+            yield f"{e.cpu:2d}){_duration(None)}|{indent}{sym.name(func)}() {{"
+        else:
+            start = open_at.pop((e.tid, depth), None)
+            ns = None if start is None else e.timestamp - start.timestamp
+            yield f"{e.cpu:2d}){_duration(ns)}|{indent}}}"
+        i += 1
+
+
+#: Each text rendering: name -> (events in time order, symbols, tracer name) -> lines.
+RENDERERS: dict[str, Callable[[list[Event], Symbols | None, str], Iterator[str]]] = {
+    "text": text_lines,
+    "seed": lambda events, sym, _tracer: seed_lines(events, sym),
+    "graph": lambda events, sym, _tracer: graph_lines(events, sym),
+}
+
+
+def time_order(events: Iterable[Event]) -> list[Event]:
+    """Merged across CPUs by timestamp (ties by CPU, then arrival), as the trace file is."""
+    return sorted(events, key=lambda e: (e.timestamp, e.cpu))
+
+
+def render(fmt: str, events: Iterable[Event], sym: Symbols | None = None,
+           tracer: str = "nop") -> Iterator[str]:
+    """``fmt`` lines of ``events`` in time order."""
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown text format {fmt!r} (valid: {', '.join(RENDERERS)})")
+    return RENDERERS[fmt](time_order(events), sym, tracer)
+
+
+__all__ = ["GRAPH_HEADER", "RENDERERS", "Symbols", "graph_lines", "header", "kernel_line",
+           "render", "seed_lines", "text_lines", "time_order"]

@@ -51,7 +51,8 @@ def kprobe_breakpoint(orig: bytes) -> bytes:
 
 
 _REGS = {f"r{i}": str(i) for i in range(32)}
-_REGS.update(pc="PC", lr="LR", ctr="CTR", cr="CR", xer="XER")
+# xer: Unicorn's read omits SO/OV/CA (see arches/ppc32/kprobes.py)
+_REGS.update(pc="PC", lr="LR", ctr="CTR", cr="CR", xer="XER", msr="MSR")
 
 # POWER5 1.66 GHz: a kprobe hit is 0.77 us (Documentation/trace/kprobes.rst),
 # i.e. 1278 cycles for the breakpoint trap and the single-step trap.

@@ -6,12 +6,15 @@ tries ``emulate_step`` in the guest (counted as boosted), else sets MSR_SE
 and single-steps the copy; the trace interrupt arrives after that one
 instruction. Any interrupt clears MSR_SE and MSR_EE in the live MSR
 (Power ISA v2.07 Book III-S §6.5: "MSR bits set on interrupt").
+
+XER is saved and restored by the guest (``kprobe_exc_entry`` /
+``kprobe_exc_return`` in asm/kprobes-core.h, with mfxer/mtxer): Unicorn
+2.1.4's XER register omits SO, OV and CA, which QEMU keeps in separate
+fields, so a host read would lose them and a host write would not reach them.
 """
 from __future__ import annotations
 
 from typing import Callable
-
-from unicorn import ppc_const
 
 from arches.base import Kprobes, TrapFrame
 from arches.kprobe import KprobeRefused, Prepared
@@ -20,7 +23,9 @@ SLOT_BYTES = 8                       # KPROBE_SLOT_BYTES in asm/kprobes.h
 MSR_SE, MSR_EE = 1 << 10, 1 << 15
 #: struct pt_regs: gpr[32], nip, msr, orig_gpr3, ctr, link, xer, ccr (uapi/asm/ptrace.h).
 PT_REGS = tuple(f"r{i}" for i in range(32)) + ("pc", "msr", None, "ctr", "lr", "xer", "cr")
-EXTRA_REGS = {"msr": ppc_const.UC_PPC_REG_MSR}
+EXTRA_REGS: dict[str, int] = {}
+TRAP_ENTRY = "kprobe_exc_entry"      # the guest's exception prologue: mfxer
+GUEST_SAVED_REGS = ("xer",)          # saved by kprobe_exc_entry, restored by kprobe_exc_return
 BP_PC_ADVANCE = 0                    # SRR0 is the trap itself
 SINGLESTEP_INTNO = 68                # the trace interrupt, as Unicorn numbers it
 KRETPROBE_TRAMPOLINE_KPROBE = True  # the kretprobe trampoline returns through a kprobe
@@ -51,8 +56,7 @@ def condition_passes(addr: int, code: bytes, cpu: TrapFrame) -> bool:
 
 def arch_trap_entry(cpu: TrapFrame) -> None:
     """The interrupt clears MSR_SE and MSR_EE."""
-    cpu.uc.reg_write(ppc_const.UC_PPC_REG_MSR,
-                     cpu.uc.reg_read(ppc_const.UC_PPC_REG_MSR) & ~(MSR_SE | MSR_EE))
+    cpu.set_reg("msr", cpu.reg("msr") & ~(MSR_SE | MSR_EE))
 
 
 def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:

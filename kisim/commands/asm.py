@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_of, print_json
+from kisim.commands.common import add_arch, add_cpus, check_cpus, add_json, arch_of, print_json
 from kisim.errors import UsageError
 from sim.asm import assemble
 from sim.asm import listing as decode_all
@@ -33,8 +33,7 @@ def _source(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
-    if not 1 <= args.cpus <= MAX_CPUS:
-        raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
+    check_cpus(args)
     if args.max_instructions < 1:
         raise UsageError(f"--max-instructions {args.max_instructions}: must be at least 1")
     if args.quantum < 1:

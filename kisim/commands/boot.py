@@ -12,12 +12,11 @@ import argparse
 import time
 
 from kbuild import build
-from kisim.commands.build import add_config, chosen_config, overrides, sites_line
-from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, add_modules, print_json
-from kisim.errors import UsageError
+from kisim.commands.common import (add_json, add_run_args, check_run_args, config_note,
+                                   overrides, print_json, sites_line)
 from kisim.progress import progress
 from patcher.tables import load_tables
-from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
+from sim.guest import Guest, check_workload
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,41 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_boot)
 
 
-def add_run_args(p: argparse.ArgumentParser) -> None:
-    """--arch, --cpus, the workload, the kernel config and the machine's turn options."""
-    add_arch(p)
-    add_cpus(p)
-    p.add_argument("--workload", default="hackbench", metavar="W",
-                   help=f"workload to run: {', '.join(WORKLOADS)} (default hackbench)")
-    p.add_argument("--size", type=int, default=None, metavar="N",
-                   help="workload size (hackbench loops, kmalloc/getppid iterations, "
-                        "fib depth; default: the workload's own)")
-    add_config(p)
-    add_modules(p)
-    p.add_argument("--seed", type=int, default=None, metavar="S",
-                   help="draw each turn's length from 1..quantum with this seed")
-    p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q",
-                   help=f"instructions per CPU turn (default {DEFAULT_QUANTUM})")
-    p.add_argument("--max-instructions", type=int, default=MAX_INSTRUCTIONS, metavar="N",
-                   help=f"instruction budget of the whole run (default {MAX_INSTRUCTIONS})")
-
-
-def config_note(args: argparse.Namespace) -> None:
-    """Resolve ``args.config`` in place (--config, else ./.config, else the defconfig)."""
-    path = chosen_config(args).path
-    args.config = None if path is None else str(path)
-
-
-def _check_numbers(args: argparse.Namespace) -> None:
-    if not 1 <= args.cpus <= MAX_CPUS:
-        raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
-    for flag, value in (("--quantum", args.quantum), ("--max-instructions", args.max_instructions)):
-        if value < 1:
-            raise UsageError(f"{flag} {value}: must be at least 1")
-
-
 def cmd_boot(args: argparse.Namespace) -> int:
-    _check_numbers(args)
+    check_run_args(args)
     check_workload(args.workload, args.size)      # before a possibly long build
     started = time.perf_counter()
     config_note(args)
@@ -76,6 +42,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
         out = result.to_json()
         init = guest.ftrace_boot
         out.update(cached=b.cached, key=b.key, sites=tables.counts(), config=args.config,
+                   modules=[m.name for m in b.modules],
                    wall_seconds=round(wall, 3),
                    ftrace_init=None if init is None else {
                        "sites": init.sites, "host_seconds": round(init.seconds, 6),

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
-from kbuild import Build, ConfigChoice, build, resolve_config
-from kisim.commands.common import add_arch, add_json, print_json
-from kisim.errors import UsageError
+from kbuild import Build, build
+from kisim.commands.common import (add_arch, add_config, add_json, chosen_config, overrides,
+                                   print_json, sites_line)
 from kisim.progress import progress
 from patcher.tables import Tables, load_tables
 
@@ -27,24 +26,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config(p)
     add_json(p)
     p.set_defaults(func=cmd_build)
-
-
-def add_config(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE", default=None,
-                        help="the .config to build (default: ./.config if it exists, else the arch's defconfig)")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="override one option, e.g. --set MARKERS=n (repeatable)")
-
-
-def overrides(args: argparse.Namespace) -> dict[str, str]:
-    """The --set options as NAME -> value."""
-    out = {}
-    for item in args.set:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--set {item!r}: expected NAME=VALUE, e.g. MARKERS=n")
-        out[name.strip()] = value.strip()
-    return out
 
 
 def image_sizes(tables: Tables) -> dict[str, int]:
@@ -66,19 +47,6 @@ def image_sizes(tables: Tables) -> dict[str, int]:
 
 def config_summary(b: Build) -> str:
     return " ".join(f"{name}={b.config[name]}" for name in SHOWN if name in b.config)
-
-
-def sites_line(counts: dict[str, int]) -> str:
-    return ", ".join(f"{name} {n}" for name, n in counts.items())
-
-
-def chosen_config(args: argparse.Namespace) -> ConfigChoice:
-    """The --config, ./.config or defconfig; using ./.config is announced on stderr
-    (an explicit --config or the defconfig needs no announcement)."""
-    choice = resolve_config(args.arch, args.config)
-    if choice.source == "./.config":         # stderr: --json output stays clean
-        print(choice.describe(), file=sys.stderr)
-    return choice
 
 
 def cmd_build(args: argparse.Namespace) -> int:

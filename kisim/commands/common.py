@@ -1,4 +1,4 @@
-"""Argument helpers shared by subcommands."""
+"""Argument helpers shared by subcommands: each option and each check defined once."""
 from __future__ import annotations
 
 import argparse
@@ -6,9 +6,15 @@ import json
 import sys
 from typing import Any
 
+import patcher.instrument  # noqa: F401  (serves static keys, markers, tracepoints of modules)
 import probes.kprobes  # noqa: F401  (serves register_kprobe() & co. called by guest modules)
 from arches import NAMES, Arch, get_arch
+from kbuild import ConfigChoice, resolve_config
+from kisim.errors import UsageError
+from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
 from sim.machine import MAX_CPUS
+from tracing.ring import MODES
+from tracing.session import TraceOptions
 
 
 def add_arch(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -19,6 +25,19 @@ def add_arch(parser: argparse.ArgumentParser, required: bool = True) -> None:
 def add_cpus(parser: argparse.ArgumentParser, default: int = 1) -> None:
     parser.add_argument("--cpus", type=int, default=default, metavar="N",
                         help=f"number of simulated CPUs, 1..{MAX_CPUS} (default {default})")
+
+
+def check_cpus(args: argparse.Namespace) -> None:
+    """--cpus within 1..MAX_CPUS (sim.machine), else a one-line UsageError."""
+    if not 1 <= args.cpus <= MAX_CPUS:
+        raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
+
+
+def check_arches(names: list[str]) -> None:
+    """Every name an arch of the registry, else a one-line UsageError."""
+    for name in names:
+        if name not in NAMES:
+            raise UsageError(f"unknown arch {name!r} (valid: {', '.join(NAMES)})")
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -62,3 +81,104 @@ def arch_of(args: argparse.Namespace) -> Arch:
 def print_json(obj: Any) -> None:
     json.dump(obj, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
+
+
+# -- the kernel configuration ------------------------------------------------------------
+
+def add_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", default=None,
+                        help="the .config to build (default: ./.config if it exists, else "
+                             "the arch's defconfig)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="override one option, e.g. --set MARKERS=n (repeatable)")
+
+
+def overrides(args: argparse.Namespace) -> dict[str, str]:
+    """The --set options as NAME -> value."""
+    out = {}
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--set {item!r}: expected NAME=VALUE, e.g. MARKERS=n")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def chosen_config(args: argparse.Namespace) -> ConfigChoice:
+    """The --config, ./.config or defconfig; using ./.config is announced on stderr
+    (an explicit --config or the defconfig needs no announcement)."""
+    choice = resolve_config(args.arch, args.config)
+    if choice.source == "./.config":         # stderr: --json output stays clean
+        print(choice.describe(), file=sys.stderr)
+    return choice
+
+
+def config_note(args: argparse.Namespace) -> None:
+    """Resolve ``args.config`` in place (--config, else ./.config, else the defconfig)."""
+    path = chosen_config(args).path
+    args.config = None if path is None else str(path)
+
+
+def sites_line(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items())
+
+
+# -- a guest run --------------------------------------------------------------------------
+
+def add_run_args(p: argparse.ArgumentParser) -> None:
+    """--arch, --cpus, the workload, the kernel config and the machine's turn options."""
+    add_arch(p)
+    add_cpus(p)
+    p.add_argument("--workload", default="hackbench", metavar="W",
+                   help=f"workload to run: {', '.join(WORKLOADS)} (default hackbench)")
+    p.add_argument("--size", type=int, default=None, metavar="N",
+                   help="workload size (hackbench loops, kmalloc/getppid iterations, "
+                        "fib depth; default: the workload's own)")
+    add_config(p)
+    add_modules(p)
+    p.add_argument("--seed", type=int, default=None, metavar="S",
+                   help="draw each turn's length from 1..quantum with this seed")
+    p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q",
+                   help=f"instructions per CPU turn (default {DEFAULT_QUANTUM})")
+    p.add_argument("--max-instructions", type=int, default=MAX_INSTRUCTIONS, metavar="N",
+                   help=f"instruction budget of the whole run (default {MAX_INSTRUCTIONS})")
+
+
+def check_run_args(args: argparse.Namespace) -> None:
+    """The numbers of :func:`add_run_args` in range (before a possibly long build)."""
+    check_cpus(args)
+    for flag, value in (("--quantum", args.quantum), ("--max-instructions", args.max_instructions)):
+        if value < 1:
+            raise UsageError(f"{flag} {value}: must be at least 1")
+
+
+# -- ring buffers (trace, ftrace) ---------------------------------------------------------
+
+def add_buffer_args(p: argparse.ArgumentParser) -> None:
+    """--mode, --subbuf-size, --subbufs, --drain-every: the ring buffers and their consumer."""
+    p.add_argument("--mode", choices=tuple(MODES), default="discard",
+                   help="when the buffer is full: drop new events, or overwrite the oldest "
+                        "sub-buffer (default discard)")
+    p.add_argument("--subbuf-size", type=int, default=None, metavar="S",
+                   help="bytes per sub-buffer (default CONFIG_RING_BUFFER_SUBBUF_SIZE)")
+    p.add_argument("--subbufs", type=int, default=None, metavar="K",
+                   help="sub-buffers per CPU (default CONFIG_RING_BUFFER_SUBBUFS)")
+    p.add_argument("--drain-every", type=int, default=1, metavar="T",
+                   help="the consumer drains every T turn boundaries (default 1; "
+                        "larger values put the buffers under pressure)")
+
+
+def check_drain(args: argparse.Namespace) -> None:
+    """--drain-every at least 1 (checked before a possibly long build)."""
+    if args.drain_every < 1:
+        raise UsageError(f"--drain-every must be at least 1, not {args.drain_every}")
+
+
+def trace_options(args: argparse.Namespace, config: dict[str, str], probes: tuple[str, ...],
+                  max_instructions: int | None) -> TraceOptions:
+    """The session's options: --subbuf-size/--subbufs, else the Kconfig values."""
+    check_drain(args)
+    size = args.subbuf_size or int(config.get("RING_BUFFER_SUBBUF_SIZE") or 4096)
+    count = args.subbufs or int(config.get("RING_BUFFER_SUBBUFS") or 8)
+    return TraceOptions(probes, subbuf_size=size, subbufs=count, mode=args.mode,
+                        drain_every=args.drain_every, max_instructions=max_instructions)

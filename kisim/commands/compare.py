@@ -19,13 +19,19 @@ import argparse
 import json
 from pathlib import Path
 
+import fsio
 from arches import NAMES
-from kisim.commands.common import MAX_CPUS, add_json, add_modules, print_json
-from kisim.compare import (MECHANISMS, CompareError, CostModel, compare_arch, load_cost_model,
-                           runs_per_arch, select)
+from kisim.commands.common import (add_cpus, add_json, add_modules, check_arches, check_cpus,
+                                   print_json)
 from kisim.errors import UsageError
 from kisim.progress import progress
+from lab.compare import compare_arch
+from lab.measure import CompareError, CostModel, load_cost_model
+from lab.mechanisms import MECHANISMS, runs_per_arch, select
 from sim.guest import WORKLOADS, check_workload
+
+#: The files ``--out DIR`` receives; kisim writes no other name there.
+OUTPUTS = ("compare.json", "compare.png", "compare.svg")
 
 
 def _fmt(v: float | None, digits: int = 2) -> str:
@@ -39,16 +45,16 @@ def print_table(doc: dict) -> None:
           + (", memory pressure (flag load cache-cold)" if doc["memory_pressure"] else ""))
     print(f"uninstrumented: {base['instructions']:,} instructions, "
           f"{base['modeled_cycles']:,.0f} modeled cycles")
-    head = (f"  {'mechanism':29} {'passes':>7} {'dormant/pass':>13} {'dormant/pass':>13} "
+    head = (f"  {'mechanism':32} {'passes':>7} {'dormant/pass':>13} {'dormant/pass':>13} "
             f"{'dormant':>8} {'hits':>6} {'armed/hit':>10} {'armed/hit':>11} {'armed':>8} "
             f"{'arming':>8}")
-    unit = (f"  {'':29} {'':>7} {'instrs':>13} {'mod. cycles':>13} {'% wkld':>8} {'':>6} "
+    unit = (f"  {'':32} {'':>7} {'instrs':>13} {'mod. cycles':>13} {'% wkld':>8} {'':>6} "
             f"{'instrs':>10} {'mod. cycles':>11} {'% wkld':>8} {'mod. cyc':>8}")
     print(head)
     print(unit)
     for r in doc["rows"]:
         d, a = r["dormant"], r["active"]
-        line = (f"  {r['label']:29} {r['passes']:>7,} {_fmt(d['per_pass_instructions']):>13} "
+        line = (f"  {r['label']:32} {r['passes']:>7,} {_fmt(d['per_pass_instructions']):>13} "
                 f"{_fmt(d['per_pass_modeled_cycles']):>13} "
                 f"{d['percent_over_uninstrumented']:>7.2f}% ")
         if a is None:
@@ -68,17 +74,18 @@ def print_table(doc: dict) -> None:
     print("  published orderings, checked on these modeled numbers:")
     for o in doc["orderings"]:
         mark = {True: "holds", False: "FAILS", None: "  -  "}[o["holds"]]
-        print(f"   [{mark}] {o['claim']}\n           {o['text']}")
+        print(f"   [{mark}] {o['claim']}\n           varies: {o['variable']}"
+              f"\n           {o['text']}")
 
 
 def run(args: argparse.Namespace) -> int:
     arches = args.arch or list(NAMES)
-    for name in arches:
-        if name not in NAMES:
-            raise UsageError(f"unknown arch {name!r} (valid: {', '.join(NAMES)})")
+    check_arches(arches)
     check_workload(args.workload, args.size)
-    if not 1 <= args.cpus <= MAX_CPUS:
-        raise UsageError(f"--cpus must be 1..{MAX_CPUS}, not {args.cpus}")
+    check_cpus(args)
+    out = Path(args.out)
+    for name in OUTPUTS:               # a link or FIFO there: refused before any run
+        fsio.check_output(out / name)
     try:
         model = load_cost_model(args.cost_model, NAMES) if args.cost_model else CostModel()
         mechs = select(args.mechanism)
@@ -93,15 +100,14 @@ def run(args: argparse.Namespace) -> int:
                                      memory_pressure=args.memory_pressure,
                                      mechanisms=args.mechanism, advance=advance,
                                      modules=args.modules, expect=args.expect))
-    out = Path(args.out)
-    from kisim.compare_plot import plot       # matplotlib only when plotting
+    from lab.plot import plot       # matplotlib only when plotting
     plots = plot(docs, out)
     document = {"kind": "kisim-compare", "modeled": True,
                 "note": "cycles are modeled cycles (cost table per arch, sources in "
                         "cost_model), not measurements; instruction counts are exact",
                 "cost_model_file": args.cost_model, "arches": docs,
                 "plots": [str(p) for p in plots]}
-    (out / "compare.json").write_text(json.dumps(document, indent=2) + "\n")
+    fsio.atomic_write(out / "compare.json", json.dumps(document, indent=2) + "\n")
     if args.json:
         print_json(document)
     else:
@@ -128,10 +134,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (default: the workload's own)")
-    p.add_argument("--cpus", type=int, default=1, metavar="N",
-                   help="simulated CPUs (default 1: runs differ only by the instrumentation)")
+    add_cpus(p)
     p.add_argument("--out", default="kisim-compare", metavar="DIR",
-                   help="where compare.json and the plots go (default ./kisim-compare)")
+                   help="where compare.json, compare.png and compare.svg go (default "
+                        "./kisim-compare); kisim writes only these names there, each to a "
+                        "temporary file renamed over the old one, and refuses a link or FIFO "
+                        "at any of them")
     p.add_argument("--cost-model", metavar="FILE.toml",
                    help="override insn/trap/ipi/icache_flush/clock_read/cache_miss cycles: [default] "
                         "and [ARCH] tables of event = cycles")

@@ -3,7 +3,7 @@
 1. A loop passes through one instrumentation site per iteration, dormant:
    the kernel's nop (a disarmed jump label or marker), one instruction.
 2. A registered kprobe (empty guest pre_handler) on the guest kernel's
-   ``sys_getppid``, run through the real kprobe path (probes/measure.py:
+   ``sys_getppid``, run through the real kprobe path (lab/kprobe.py:
    breakpoint written by the patcher, trap, the guest's kprobe_handler,
    the probed instruction run out of line or emulated, exception return),
    under the getppid workload: its exact cost per hit beside the nop's.
@@ -15,71 +15,11 @@ from __future__ import annotations
 
 import argparse
 
-from arches import ARCHES, Arch, TrapKind
-from probes.measure import measure_kprobe
-from kbuild import build
+from arches import ARCHES
 from kisim.commands.common import add_json, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
-from patcher.instrument import attach
-from sim.guest import Guest
-from sim import UNHANDLED, Machine
-from sim.asm import assemble
-
-BASE = 0x10000
-
-
-def site_loop(arch: Arch, iterations: int) -> dict:
-    """Run the loop with its site dormant (the kernel's nop); return the counts."""
-    setup, body = arch.snippet("demo_setup", n=iterations), arch.snippet("demo_body")
-    spelled = "; ".join(f".byte {b:#x}" for b in arch.site_nop)
-    code = assemble(arch, f"{setup}; l: {spelled}; {body}", BASE)
-    machine = Machine(arch)
-    end = machine.load_code(code + arch.syscall_insn, BASE) - len(arch.syscall_insn)
-
-    def on_trap(cpu, trap):
-        if trap.kind is TrapKind.SYSCALL and trap.address == end:
-            cpu.halt()
-            return None
-        return UNHANDLED
-
-    machine.on_trap = on_trap
-    machine.run()
-    cpu = machine.cpus[0]
-    # The terminating syscall is the harness's: not billed to the loop.
-    instructions = cpu.instructions - 1
-    cycles = cpu.modeled_cycles - arch.cost("insn") - arch.cost("trap")
-    return {"arch": arch.name, "site": "dormant nop", "instructions": instructions,
-            "modeled_cycles": cycles, "modeled_cycles_per_iteration": cycles / iterations}
-
-
-#: Where the demo's kprobe sits: the getppid system call, once per getppid() call.
-KPROBE_AT = "sys_getppid"
-
-
-def kprobe_row(arch: Arch, iterations: int) -> dict:
-    """A registered kprobe with an empty guest pre_handler on ``sys_getppid``,
-    getppid workload (``iterations`` calls per task), one CPU: cost per hit."""
-    return measure_kprobe(arch.name, KPROBE_AT, workload="getppid", size=iterations).to_json()
-
-
-MAX_ITERATIONS = 32767        # the loop counter is a 16-bit signed immediate on PPC
-
-
-def kernel_markers(arch: Arch, armed: bool) -> dict:
-    """hackbench on 2 CPUs with every marker dormant or armed to a no-op probe."""
-    guest = Guest(build(arch.name), cpus=2, workload="hackbench")
-    if armed:
-        inst = attach(guest)
-        empty = inst.tables.image.symbols["__mark_empty_function"]
-        for name in inst.tables.marker_names():
-            inst.markers.marker_probe_register(name, inst.tables.markers_named(name)[0].format,
-                                               empty)
-            inst.markers.marker_arm(name)
-    result = guest.run()
-    return {"arch": arch.name, "markers": "armed" if armed else "dormant",
-            "instructions": result.instructions, "modeled_cycles": result.modeled_cycles,
-            "checksum_ok": result.ok}
+from lab.demo import KPROBE_AT, MAX_ITERATIONS, kernel_markers, kprobe_row, site_loop
 
 
 def run(args: argparse.Namespace) -> int:

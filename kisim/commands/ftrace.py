@@ -7,32 +7,33 @@ filters select are patched to ``call ftrace_caller``, in one batch. With
 
 The guest tracer records into the per-CPU ring buffers, drained by the
 host consumer with exact loss accounting (``kisim trace``'s buffers and
-options). Text formats go to stdout; ``ctf`` writes a CTF 1.8 directory
-and ``chrome`` ``DIR/trace.json`` (``--out DIR``).
+options) into a sink of ``tracing.sinks``. Text formats go to stdout;
+``ctf`` writes a CTF 1.8 directory and ``chrome`` ``DIR/trace.json``
+(``--out DIR``).
 """
 from __future__ import annotations
 
 import argparse
-import shutil
-import tempfile
-import uuid
 from collections import Counter
-from pathlib import Path
-from typing import Callable
 
 from kbuild import build
-from kisim.commands.build import add_config, overrides
-from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, print_json
+from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_json,
+                                   add_modules,
+                                   check_cpus, check_drain, overrides, print_json,
+                                   trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
-from probes.ftrace_output import render
-from kisim.commands.trace import TRACE_NAMESPACE, add_buffer_args, convert, trace_options
 from probes.function_tracer import FunctionTracer
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
-from tracing.ctf import CtfWriter, TraceInfo
-from tracing.session import EventList, TraceResult, TraceSession
+from tracing.ctf import TraceInfo
+from tracing.outdir import POLICY
+from tracing.session import EventList, TraceSession
+from tracing.sinks import (SinkContext, TextSink, format_names, get_format, help_text,
+                           open_sink, trace_uuid)
 
-FORMATS = ("seed", "ftrace", "graph", "ctf", "chrome")
+FORMATS = format_names(needs=(None, "function", "funcgraph"), aliases=True)
+#: The event family each tracer records.
+FAMILY = {"function": "function", "function_graph": "funcgraph"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,36 +52,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--glob", choices=("2.6.28", "full"), default="2.6.28",
                    help="filter syntax: 2.6.28's x*, *x, *x* (default) or full glob(7)")
     p.add_argument("--format", choices=FORMATS, default=None,
-                   help="seed (the RFC's lines), ftrace (2.6.28 trace file), graph "
-                        "(default: seed for function, graph for function_graph); "
-                        "ctf or chrome into --out DIR")
+                   help=f"{help_text(FORMATS, text_to_stdout=True)} (ftrace: text). Default: seed for function, "
+                        "graph for function_graph; text formats print to stdout, ctf and "
+                        "chrome go into --out DIR")
     p.add_argument("--out", default=None, metavar="DIR",
-                   help="trace directory for --format ctf|chrome")
+                   help=f"trace directory for --format ctf|chrome. {POLICY}")
     add_buffer_args(p)
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="print at most N trace lines")
     add_config(p)
-    add_modules(p)
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="draw each turn's length from 1..quantum with this seed")
     p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q")
+    add_modules(p)
     add_json(p)
     p.set_defaults(func=cmd_ftrace)
 
 
 def cmd_ftrace(args: argparse.Namespace) -> int:
+    check_cpus(args)
     check_workload(args.workload, args.size)
-    fmt = args.format or ("graph" if args.tracer == "function_graph" else "seed")
-    if fmt in ("ctf", "chrome") and args.out is None:
-        raise UsageError(f"--format {fmt} needs --out DIR")
-    if fmt not in ("ctf", "chrome") and args.out is not None:
-        raise UsageError(f"--out is for --format ctf or chrome, not {fmt}")
-    if fmt == "graph" and args.tracer != "function_graph":
-        raise UsageError("--format graph needs --tracer function_graph")
+    fmt = get_format(args.format or ("graph" if args.tracer == "function_graph" else "seed"))
+    if not fmt.text and args.out is None:
+        raise UsageError(f"--format {fmt.name} needs --out DIR")
+    if fmt.text and args.out is not None:
+        raise UsageError(f"--out is for --format ctf or chrome, not {fmt.name}")
+    if fmt.needs not in (None, FAMILY[args.tracer]):
+        raise UsageError(f"--format {fmt.name} needs --tracer "
+                         f"{'function_graph' if fmt.needs == 'funcgraph' else 'function'}")
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be >= 0")
-    if args.drain_every < 1:                 # before a possibly long build
-        raise UsageError(f"--drain-every must be at least 1, not {args.drain_every}")
+    check_drain(args)                        # before a possibly long build
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     if not b.is_set("FUNCTION_TRACER"):
         raise UsageError("the kernel is built with CONFIG_FUNCTION_TRACER=n: nothing to trace")
@@ -102,18 +104,28 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         ft.write_filter(word, append=i > 0, notrace=True)
     options = trace_options(args, b.config, tracer.event_names, MAX_INSTRUCTIONS)
     session = TraceSession(guest, options)
+    arch = guest.arch
+    info = TraceInfo(arch.endian, trace_uuid((
+        b.key, "ftrace", args.tracer, args.cpus, args.workload, args.size, args.seed,
+        args.quantum, tuple(args.filter), tuple(args.notrace), args.glob, args.mode,
+        args.subbuf_size, args.subbufs, args.drain_every)), arch.name,
+        env={"kisim_workload": args.workload, "kisim_cpus": args.cpus,
+             "kisim_tracer": args.tracer, "kisim_cpu_clock_hz": arch.clock_hz})
+    sink = open_sink(fmt.name, args.out, SinkContext(info, session.classes, args.tracer,
+                                                     tracer.symbols))
+    events = EventList(forward=sink)
     tracer.start()
-    files: list[Path] = []
-    if fmt in ("ctf", "chrome"):
-        result, events, files = _record_ctf(args, fmt, b.key, session, tracer.symbols.name)
-        lines: list[str] = []
-    else:
-        sink = EventList()
-        result = session.run(sink)
-        events = sink.events
-        lines = list(render(fmt, events, tracer.symbols))
+    try:
+        result = session.run(events)
+    except BaseException:
+        sink.abort()
+        raise
+    info.env.update({f"kisim_events_{k}": v for k, v in result.total.to_json().items()})
+    files = sink.close()
+    lines = list(sink.lines()) if isinstance(sink, TextSink) else []
     if args.limit is not None:
         lines = lines[:args.limit]
+    events = events.events
     per_func = Counter(tracer.symbols.name(e.values[0]) for e in events
                        if e.name in ("function", "funcgraph_entry"))
     summary = {"arch": b.arch, "cpus": args.cpus, "workload": args.workload,
@@ -125,7 +137,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
                {"sites": init.sites, "host_seconds": round(init.seconds, 6),
                 "modeled_cycles": init.modeled_cycles},
                "events": len(events), "calls": dict(per_func.most_common()),
-               "buffers": result.to_json()["total"], "format": fmt,
+               "buffers": result.to_json()["total"], "format": fmt.name,
                "files": [str(f) for f in files],
                "checksum_ok": result.checksum_ok, "instructions": result.instructions,
                "modeled_cycles": result.modeled_cycles}
@@ -144,30 +156,5 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
           f"{'ok' if result.checksum_ok else 'MISMATCH'}; {result.instructions:,} "
           f"instructions, {result.modeled_cycles:,.0f} modeled cycles")
     if files:
-        print(f"# trace: {args.out} ({fmt}, {', '.join(f.name for f in files)})")
+        print(f"# trace: {args.out} ({fmt.name}, {', '.join(f.name for f in files)})")
     return 0 if result.checksum_ok else 1
-
-
-def _record_ctf(args: argparse.Namespace, fmt: str, key: str, session: TraceSession,
-                symbolize: Callable[[int], str]) -> tuple[TraceResult, list, list[Path]]:
-    """Run into a CTF trace (converted to Chrome JSON for ``chrome``); keep the events."""
-    out = Path(args.out)
-    ctf_dir = out if fmt == "ctf" else Path(tempfile.mkdtemp(prefix="kisim-ctf-"))
-    arch = session.guest.arch
-    trace_uuid = uuid.uuid5(TRACE_NAMESPACE, repr((
-        key, "ftrace", args.tracer, args.cpus, args.workload, args.size, args.seed,
-        args.quantum, tuple(args.filter), tuple(args.notrace), args.glob, args.mode,
-        args.subbuf_size, args.subbufs, args.drain_every)))
-    info = TraceInfo(arch.endian, trace_uuid, arch.name,
-                     env={"kisim_workload": args.workload, "kisim_cpus": args.cpus,
-                          "kisim_tracer": args.tracer, "kisim_cpu_clock_hz": arch.clock_hz})
-    try:
-        with CtfWriter(ctf_dir, info, session.classes) as writer:
-            sink = EventList(forward=writer)
-            result = session.run(sink)
-            writer.update_env({f"kisim_events_{k}": v for k, v in result.total.to_json().items()})
-        files = convert(fmt, ctf_dir, out, f"kisim {arch.name} kernel", symbolize)
-    finally:
-        if ctf_dir != out:
-            shutil.rmtree(ctf_dir, ignore_errors=True)
-    return result, sink.events, files

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 
 from arches import get_arch
-from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, print_json
+from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, check_cpus, print_json
 from kisim.errors import UsageError
-from probes.measure import measure_kprobe
+from lab.kprobe import measure_kprobe
 from sim.guest import WORKLOADS
 
 
@@ -48,8 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_kprobe(args: argparse.Namespace) -> int:
     get_arch(args.arch)
-    if not 1 <= args.cpus <= 8:
-        raise UsageError(f"--cpus must be 1..8, not {args.cpus}")
+    check_cpus(args)
     if args.ret and args.post:
         raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
     if args.opt and (args.ret or args.post):
@@ -72,7 +71,9 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     print(f"  site armed    {cost.site_after}")
     print(f"  hit path      {cost.kind}")
     print(f"  hits          {cost.hits:,}   nmissed {cost.nmissed:,}")
-    print(f"  per hit       {cost.instructions_per_hit:,.1f} guest instructions, "
-          f"{cost.traps_per_hit:g} trap(s), {cost.modeled_cycles_per_hit:,.1f} modeled cycles")
+    if cost.hits:
+        print(f"  per hit       {cost.instructions_per_hit:,.1f} guest instructions, "
+              f"{cost.traps_per_hit:g} trap(s), {cost.modeled_cycles_per_hit:,.1f} modeled "
+              "cycles")
     print(f"  checksum      {'matches the reference' if cost.checksum_ok else 'MISMATCH'}")
     return 0 if cost.checksum_ok else 1

@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Callable, TextIO
 
-from kisim.commands.common import (MAX_CPUS, add_arch, add_cpus, add_json, add_modules,
-                                   arch_of, print_json)
+from kisim.commands.common import (add_arch, add_cpus, add_json, add_modules, arch_of, check_cpus,
+                                   print_json)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from patcher.checker import KINDS, Finding
@@ -54,10 +54,11 @@ def _print(result: CheckResult, show: int) -> None:
 
 def _spec(args: argparse.Namespace) -> CheckSpec:
     arch = arch_of(args)
-    if not 1 <= args.cpus <= MAX_CPUS:
-        raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
+    check_cpus(args)
     if args.show < 0:
         raise UsageError(f"--show {args.show}: the number of findings to list is at least 0")
+    if args.modules and not args.kernel:
+        raise UsageError("--module builds into the guest kernel: it needs --kernel")
     protocol, path = None, None
     if args.protocol is not None:
         if args.naive:
@@ -66,8 +67,6 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
             sys.path.insert(0, os.getcwd())
         _, path = load_protocol(args.protocol)
         protocol = args.protocol
-    if args.modules and not args.kernel:
-        raise UsageError("--module builds into the guest kernel: it needs --kernel")
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
                      args.kernel, args.site, tuple(args.modules))
 

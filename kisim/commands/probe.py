@@ -13,28 +13,17 @@ a line-number probe can see (the "simple dprobe like markers" thread).
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 
-from kbuild import build
-from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, arch_of, print_json
+from kisim.commands.common import (add_arch, add_cpus, add_json, add_modules, arch_of, overrides,
+                                   print_json)
 from kisim.errors import UsageError
-from probes.dwarf import DebugInfo, DwarfError, Unavailable
-from probes.kprobes import Kprobes
-from probes.lineprobe import MECHANISM, LineProbe, LineProbeError, parse_location
+from lab.lineprobe import probe_line
+from probes.dwarf import DwarfError
+from probes.lineprobe import LineProbeError, parse_location
 from sim.errors import ConfigError
-from sim.guest import WORKLOADS, Guest
+from sim.guest import WORKLOADS, check_workload
 
 SHOW_HITS = 5
-
-
-def _overrides(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--set {item!r}: expected NAME=VALUE")
-        out[name] = value
-    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,76 +34,40 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
 
 
-def _traps(result) -> int:
-    return sum(c["events"].get("trap", 0) for c in result.per_cpu)
-
-
 def _run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
+    check_workload(args.workload, args.size)
     file, line = parse_location(args.location)
     fetch = [v for v in (args.fetch or "").split(",") if v]
-    image = build(arch.name, overrides=_overrides(args.set), modules=args.modules)
-    guest = Guest(image, cpus=args.cpus, workload=args.workload, size=args.size,
-                  expect=args.expect)
-    kprobes = Kprobes(guest)
-    with DebugInfo(image.elf, arch) as debug:
-        probe = LineProbe(kprobes, debug, file, line, fetch)
-        sites = []
-        for la in probe.addresses:
-            scope = []
-            for var in debug.variables_at(la.address):
-                try:
-                    ops = var.expression(debug, la.address)
-                    where = " ".join(op.op_name.removeprefix("DW_OP_")
-                                     + ("(" + ",".join(map(str, op.args)) + ")" if op.args else "")
-                                     for op in ops)
-                except Unavailable as why:
-                    where = str(why)
-                scope.append({"name": var.name, "kind": var.kind, "type": var.type_name,
-                              "location": where})
-            sites.append({"address": la.address, "function": la.function, "in_scope": scope})
-        probe.arm()
-        listing = kprobes.list()
-        result = guest.run()
-    base = Guest(image, cpus=args.cpus, workload=args.workload, size=args.size,
-                 expect=args.expect).run()
-    n = len(probe.hits)
-    cost = {"instructions": (result.instructions - base.instructions) / n,
-            "modeled_cycles": (result.modeled_cycles - base.modeled_cycles) / n,
-            "traps": (_traps(result) - _traps(base)) / n,
-            "exact": args.cpus == 1} if n else None
-    per_address = Counter(h.address for h in probe.hits)
-    doc = {"arch": arch.name, "file": probe.addresses[0].file, "line": line,
-           "optimization": next(f for f in image.info["cflags"] if f.startswith("-O")),
-           "mechanism": MECHANISM, "workload": args.workload, "cpus": args.cpus,
-           "checksum_ok": result.ok, "sites": sites, "kprobes": listing,
-           "hits": len(probe.hits), "kprobe_hits": probe.kprobe_hits, "cost_per_hit": cost, "hits_per_address": {f"{a:#x}": n for a, n in
-                                                          sorted(per_address.items())},
-           "events": [{"cpu": h.cpu, "address": h.address, "values": h.values,
-                       "unavailable": h.unavailable} for h in probe.hits]}
+    doc = probe_line(arch, file, line, fetch, workload=args.workload, cpus=args.cpus,
+                     size=args.size, overrides=overrides(args), modules=args.modules,
+                     expect=args.expect)
+    ok = doc["checksum_ok"]
     if args.json:
         print_json(doc)
-        return 0 if result.ok else 1
+        return 0 if ok else 1
     print(f"{arch.name}: {doc['file']}:{line} (built {doc['optimization']}), "
-          f"{len(sites)} address(es); probe: {MECHANISM}")
-    for site in sites:
+          f"{len(doc['sites'])} address(es); probe: {doc['mechanism']}")
+    for site in doc["sites"]:
         print(f"\n  {site['address']:#x} in {site['function']}(): in scope")
         for v in site["in_scope"]:
             print(f"    {v['kind']:9} {v['type']:24} {v['name']:12} {v['location']}")
-    print("\n  kprobes/list:\n" + "\n".join(f"    {entry}" for entry in listing))
-    print(f"\n{args.workload} on {args.cpus} CPU(s): {len(probe.hits)} hits, checksum "
-          f"{'ok' if result.ok else 'WRONG'}")
+    print("\n  kprobes/list:\n" + "\n".join(f"    {entry}" for entry in doc["kprobes"]))
+    print(f"\n{args.workload} on {args.cpus} CPU(s): {doc['hits']} hits, checksum "
+          f"{'ok' if ok else 'WRONG'}")
+    cost = doc["cost_per_hit"]
     if cost:
-        print(f"  cost per hit (vs the same run unprobed{'' if cost['exact'] else ', inexact on >1 CPU'}): "
+        print(f"  cost per hit (vs the same run unprobed"
+              f"{'' if cost['exact'] else ', inexact on >1 CPU'}): "
               f"{cost['instructions']:.1f} guest instructions, {cost['traps']:.1f} traps, "
               f"{cost['modeled_cycles']:.1f} modeled cycles")
-    for h in probe.hits[:SHOW_HITS]:
-        shown = [f"{k}={v:#x}" if v > 0xFFFF else f"{k}={v}" for k, v in h.values.items()]
-        shown += [f"{k}=<{why.split(' (')[0]}>" for k, why in h.unavailable.items()]
-        print(f"  cpu{h.cpu} {h.address:#x}: {' '.join(shown) or '(nothing fetched)'}")
-    if len(probe.hits) > SHOW_HITS:
-        print(f"  ... {len(probe.hits) - SHOW_HITS} more (--json lists every hit)")
-    return 0 if result.ok else 1
+    for h in doc["events"][:SHOW_HITS]:
+        shown = [f"{k}={v:#x}" if v > 0xFFFF else f"{k}={v}" for k, v in h["values"].items()]
+        shown += [f"{k}=<{why.split(' (')[0]}>" for k, why in h["unavailable"].items()]
+        print(f"  cpu{h['cpu']} {h['address']:#x}: {' '.join(shown) or '(nothing fetched)'}")
+    if doc["hits"] > SHOW_HITS:
+        print(f"  ... {doc['hits'] - SHOW_HITS} more (--json lists every hit)")
+    return 0 if ok else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -124,8 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_arch(p)
     p.add_argument("location", metavar="FILE:LINE", help="source line, e.g. kernel/slab.c:225")
     p.add_argument("--fetch", metavar="VAR,...", help="variables to read at each hit")
-    p.add_argument("--workload", required=True, choices=WORKLOADS, metavar="W",
-                   help=f"workload to run: {', '.join(WORKLOADS)}")
+    p.add_argument("--workload", required=True, metavar="W",
+                   help=f"workload to run: {', '.join(WORKLOADS)}, or a --module's MODULE:FUNC")
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (default: the workload's own)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",

@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 
 from kbuild import build
-from kisim.commands.boot import config_note
-from kisim.commands.build import add_config, overrides
-from kisim.commands.common import add_arch, add_json, print_json
+from kisim.commands.common import (add_arch, add_config, add_json, config_note, overrides,
+                                   print_json)
 from patcher.errors import PatchError
 from patcher.instrument import Instrumentation, attach
 from sim.asm import disassemble

@@ -3,7 +3,8 @@
  * The guest's kprobe core, after Linux v5.10 include/linux/kprobes.h.
  *
  * Registration runs on the host (probes/kprobes.py): it fills a struct
- * kprobe from kprobe_pool[], links it into kprobe_table[] and writes the
+ * kprobe from kprobe_pool[] (or the module's own, when a module calls
+ * register_kprobe()), links it into kprobe_table[] and writes the
  * breakpoint through the patcher. A hit runs kprobe_handler()
  * (kernel/kprobes.c) as guest code; every layout here is mirrored there.
  * Not to be included with <linux/syscalls.h>, whose struct pt_regs is the
@@ -16,7 +17,7 @@
 
 #ifdef CONFIG_KPROBES
 #include <asm/kprobes.h>	/* struct pt_regs, struct arch_specific_insn */
-#include <asm/ptrace.h>	/* regs_return_value() and the other accessors */
+#include <kisim/ptrace.h>	/* regs_return_value() and the other accessors */
 
 #define KPROBE_HASH_BITS	6	/* kernel/kprobes.c */
 #define KPROBE_TABLE_SIZE	(1 << KPROBE_HASH_BITS)
@@ -138,6 +139,14 @@ int register_kretprobes(struct kretprobe **rps, int num);
 void unregister_kretprobes(struct kretprobe **rps, int num);
 int enable_kprobe(struct kprobe *kp);
 int disable_kprobe(struct kprobe *kp);
+
+/*
+ * kisim's addition: why the last module call above was refused, as the
+ * host's one-line reason (the kernel returns the errno and prints
+ * nothing), NUL-terminated; for a self-test's "# SKIP" line.
+ */
+#define KPROBE_REFUSAL_LEN	160
+extern char kprobe_last_refusal[KPROBE_REFUSAL_LEN];
 
 int aggr_pre_handler(struct kprobe *p, struct pt_regs *regs);
 void aggr_post_handler(struct kprobe *p, struct pt_regs *regs, unsigned long flags);

@@ -48,4 +48,87 @@ l_yes:
 #define static_branch(key)	unlikely(READ_ONCE(*(key)) != 0)
 #endif
 
+/*
+ * Static keys (include/linux/jump_label.h and kernel/jump_label.c, v5.10).
+ * A key counts its enablers; each site's __jump_table entry names the key
+ * with the site's branch in bit 0, as v5.10's jump_entry_is_branch():
+ * the site jumps when enabled ^ branch (jump_label_type()).
+ * static_branch_unlikely() sites have branch 0 (jump when enabled),
+ * static_branch_likely() and static_key_true() sites branch 1 (jump when
+ * disabled). kisim compiles every site as the nop, so
+ * jump_label_init() (at module load, kernel/jump_label.c) patches the
+ * sites of keys defined true, where the kernel's compiler would have
+ * emitted the jump; the result is the same text.
+ */
+struct static_key {
+	int enabled;		/* atomic_t: the count; -1 while the first enable patches */
+};
+
+struct static_key_true {
+	struct static_key key;
+};
+
+struct static_key_false {
+	struct static_key key;
+};
+
+#define STATIC_KEY_INIT_TRUE	{ .enabled = 1 }
+#define STATIC_KEY_INIT_FALSE	{ .enabled = 0 }
+#define STATIC_KEY_TRUE_INIT	(struct static_key_true) { .key = STATIC_KEY_INIT_TRUE }
+#define STATIC_KEY_FALSE_INIT	(struct static_key_false) { .key = STATIC_KEY_INIT_FALSE }
+
+/* kisim: DEFINE_STATIC_KEY_*() list their keys for jump_label_init(). */
+#define __STATIC_KEY_LISTED(name)					\
+	static struct static_key *const __used				\
+	__section("__static_keys") __static_key_##name = &name.key
+
+#define DEFINE_STATIC_KEY_TRUE(name)					\
+	struct static_key_true name = { .key = STATIC_KEY_INIT_TRUE };	\
+	__STATIC_KEY_LISTED(name)
+#define DEFINE_STATIC_KEY_FALSE(name)					\
+	struct static_key_false name = { .key = STATIC_KEY_INIT_FALSE };	\
+	__STATIC_KEY_LISTED(name)
+#define DECLARE_STATIC_KEY_TRUE(name)	extern struct static_key_true name
+#define DECLARE_STATIC_KEY_FALSE(name)	extern struct static_key_false name
+
+int static_key_count(struct static_key *key);
+void static_key_slow_inc(struct static_key *key);
+void static_key_slow_dec(struct static_key *key);
+void static_key_enable(struct static_key *key);
+void static_key_disable(struct static_key *key);
+void jump_label_init(void);
+
+#define static_key_enabled(x)	(static_key_count((struct static_key *)(x)) > 0)
+
+#ifdef CONFIG_JUMP_LABEL
+/* A site whose entry holds key + branch (jump_entry_is_branch()). */
+static __always_inline bool arch_static_branch_entry(struct static_key *key, bool branch)
+{
+	__asm__ goto("1:\n\t"
+		     JUMP_LABEL_NOP "\n\t"
+		     ".pushsection __jump_table, \"aw\"\n\t"
+		     JUMP_LABEL_ENTRY "\n\t"
+		     ".popsection\n\t"
+		     : : "i" ((char *)key + branch) : : l_yes);
+	return false;
+l_yes:
+	return true;
+}
+
+#define static_key_true(key)		likely(!arch_static_branch_entry(key, true))
+#define static_key_false(key)		unlikely(arch_static_branch_entry(key, false))
+#define static_branch_likely(x)		likely(!arch_static_branch_entry(&(x)->key, true))
+#define static_branch_unlikely(x)	unlikely(arch_static_branch_entry(&(x)->key, false))
+#else
+#define static_key_true(key)		likely(static_key_enabled(key))
+#define static_key_false(key)		unlikely(static_key_enabled(key))
+#define static_branch_likely(x)		likely(static_key_enabled(&(x)->key))
+#define static_branch_unlikely(x)	unlikely(static_key_enabled(&(x)->key))
+#endif
+
+#define static_branch_inc(x)		static_key_slow_inc(&(x)->key)
+#define static_branch_dec(x)		static_key_slow_dec(&(x)->key)
+#define static_branch_enable(x)		static_key_enable(&(x)->key)
+#define static_branch_disable(x)	static_key_disable(&(x)->key)
+
 #endif

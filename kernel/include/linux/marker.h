@@ -55,6 +55,16 @@ struct marker {
 } __attribute__((aligned(8)));
 
 /* The empty probe every marker starts with. */
+/*
+ * Connecting probes (kernel/marker.c, 2.6.24-2.6.27): the host does the
+ * work (patcher/markers.py) through HC_MODULE; 0 or -errno.
+ */
+int marker_probe_register(const char *name, const char *format,
+			  marker_probe_func *probe, void *probe_private);
+int marker_probe_unregister(const char *name, marker_probe_func *probe, void *probe_private);
+int marker_arm(const char *name);
+int marker_disarm(const char *name);
+
 extern marker_probe_func __mark_empty_function;
 /* The probe that hands a marker's arguments to the host (HC_MARKER);
  * its probe_private is the struct marker. */

@@ -81,8 +81,23 @@ struct tracepoint {
 		}							\
 	} while (0)
 
+/*
+ * Connecting probes (kernel/tracepoint.c, 2.6.28): the host does the work
+ * (patcher/tracepoint.py) through HC_MODULE; 0 or -errno.
+ */
+int tracepoint_probe_register(const char *name, void *probe);
+int tracepoint_probe_unregister(const char *name, void *probe);
+
 #define DECLARE_TRACE(name, proto, args)				\
 	extern struct tracepoint __tracepoint_##name;			\
+	static inline __unused int register_trace_##name(void (*probe)(proto))	\
+	{								\
+		return tracepoint_probe_register(#name, (void *)probe);	\
+	}								\
+	static inline __unused int unregister_trace_##name(void (*probe)(proto))	\
+	{								\
+		return tracepoint_probe_unregister(#name, (void *)probe);	\
+	}								\
 	static __always_inline void trace_##name(proto)			\
 	{								\
 		if (__tracepoint_enabled(__tracepoint_##name))		\

@@ -5,7 +5,8 @@
  * counts as boosted, no second trap), else single-step the copy in the
  * slot with MSR_SE. emulate_step() here covers the branches (all of them:
  * a relative branch cannot run from the slot) and the common integer,
- * load and store forms of arch/powerpc/lib/sstep.c; anything else returns
+ * load and store forms of arch/powerpc/lib/sstep.c (with XER's CA and SO
+ * as its add_with_carry() and set_cr0() use them); anything else returns
  * 0 and is single-stepped. Included by kernel/kprobes.c only.
  */
 #ifndef _ASM_KPROBES_CORE_H
@@ -51,7 +52,7 @@ static __always_inline void ppc_set_cr(struct pt_regs *regs, unsigned int crf, i
 }
 
 /* emulate_step(): 1 if done (regs updated, nip advanced), 0 to single-step. */
-static __always_inline int emulate_step(struct pt_regs *regs, u32 instr)
+static __always_inline int __emulate_step(struct pt_regs *regs, u32 instr)
 {
 	unsigned int op = instr >> 26, rd = (instr >> 21) & 31, ra = (instr >> 16) & 31;
 	unsigned int rb = (instr >> 11) & 31, xo = (instr >> 1) & 0x3ff, spr;
@@ -113,20 +114,31 @@ static __always_inline int emulate_step(struct pt_regs *regs, u32 instr)
 		break;
 	case 31:
 		spr = ((instr >> 16) & 0x1f) | ((instr >> 6) & 0x3e0);
-		if (xo == 444 && !(instr & 1))			/* or, mr */
+		if (xo == 444 && !(instr & 1)) {		/* or, mr */
 			regs->gpr[ra] = regs->gpr[rd] | regs->gpr[rb];
-		else if (xo == 266 && !(instr & 0x401))	/* add */
-			regs->gpr[rd] = regs->gpr[ra] + regs->gpr[rb];
-		else if (xo == 339 && spr == 8)			/* mflr */
+		} else if (xo == 266 || xo == 10) {	/* add[.], addc[.]; xo holds OE */
+			u32 a = regs->gpr[ra], sum = a + (u32)regs->gpr[rb];
+
+			regs->gpr[rd] = sum;
+			if (xo == 10)		/* sstep.c add_with_carry() */
+				regs->xer = (regs->xer & ~XER_CA) | (sum < a ? XER_CA : 0);
+			if (instr & 1)		/* Rc: set_cr0() */
+				ppc_set_cr(regs, 0, (s32)sum < 0, (s32)sum > 0);
+		} else if (xo == 23) {			/* lwzx */
+			regs->gpr[rd] = *(u32 *)(base + regs->gpr[rb]);
+		} else if (xo == 339 && spr == 8) {		/* mflr */
 			regs->gpr[rd] = regs->link;
-		else if (xo == 467 && spr == 8)			/* mtlr */
+		} else if (xo == 467 && spr == 8) {		/* mtlr */
 			regs->link = regs->gpr[rd];
-		else if (xo == 339 && spr == 9)			/* mfctr */
+		} else if (xo == 339 && spr == 9) {		/* mfctr */
 			regs->gpr[rd] = regs->ctr;
-		else if (xo == 467 && spr == 9)			/* mtctr */
+		} else if (xo == 467 && spr == 9) {		/* mtctr */
 			regs->ctr = regs->gpr[rd];
-		else
+		} else if (xo == 83) {	/* mfmsr: the saved MSR, as sstep.c's MFMSR case */
+			regs->gpr[rd] = regs->msr & MSR_MASK;
+		} else {
 			return 0;
+		}
 		break;
 	default:
 		return 0;
@@ -134,6 +146,13 @@ static __always_inline int emulate_step(struct pt_regs *regs, u32 instr)
 	regs->nip = nip;
 	return 1;
 }
+
+/* arch/powerpc/lib/sstep.c emulate_step(), for modules (the emulate_step selftest). */
+notrace int emulate_step(struct pt_regs *regs, u32 instr)
+{
+	return __emulate_step(regs, instr);
+}
+NOKPROBE_SYMBOL(emulate_step);
 
 /*
  * kprobe_handler's try_to_emulate() then prepare_singlestep(): emulated
@@ -143,7 +162,7 @@ static __always_inline int arch_setup_singlestep(struct kprobe *p, struct pt_reg
 						 struct kprobe_ctlblk *kcb, int cpu, int reenter)
 {
 	if (p->ainsn.boostable >= 0) {
-		if (emulate_step(regs, p->opcode)) {
+		if (__emulate_step(regs, p->opcode)) {
 			p->ainsn.boostable = 1;
 			return 1;
 		}
@@ -169,17 +188,41 @@ static __always_inline void arch_resume_singlestep(struct kprobe *p, struct pt_r
 	regs->nip = (unsigned long)p->addr + 4;
 }
 
+/*
+ * The guest half of the trap entry and of the exception return. XER's
+ * SO, OV and CA live outside the register Unicorn reads and writes (QEMU
+ * keeps them apart: env->so, env->ov, env->ca), so the host saves and
+ * restores every register but XER (GUEST_SAVED_REGS), and XER goes through
+ * mfxer/mtxer here, as the kernel's exception prologue and
+ * ret_from_except do (arch/powerpc/kernel/head_32.h, entry_32.S).
+ * kprobe_exc_entry is entered with the frame in r3 and the handler in r4
+ * (r0 and CTR are already saved); kprobe_exc_return finds the frame
+ * KPROBE_REGS_ABOVE_SP above the stack pointer the handler returns with.
+ */
 __asm__(
 	"	.text\n"
+	"	.globl	kprobe_exc_entry\n"
+	"	.type	kprobe_exc_entry, @function\n"
+	"kprobe_exc_entry:\n"
+	"	mfxer	0\n"
+	"	stw	0, 4 * " __stringify(PT_XER) "(3)\n"
+	"	mtctr	4\n"
+	"	bctr\n"
+	"	.size	kprobe_exc_entry, . - kprobe_exc_entry\n"
 	"	.globl	kprobe_exc_return\n"
 	"	.type	kprobe_exc_return, @function\n"
 	"kprobe_exc_return:\n"
+	"	lwz	0, " __stringify(KPROBE_REGS_ABOVE_SP) " + 4 * " __stringify(PT_XER) "(1)\n"
+	"	mtxer	0\n"
 	"	mr	5, 3\n"
 	"	li	4, 0\n"
 	"	li	3, " __stringify(HC_KPROBE) "\n"
 	"	sc\n"
 	"	trap\n"
 	"	.size	kprobe_exc_return, . - kprobe_exc_return\n");
+
+extern void kprobe_exc_entry(void);
+NOKPROBE_SYMBOL(kprobe_exc_entry);
 
 /* The trampoline is a kprobe (kernel/kprobes.c builds trampoline_probe_handler). */
 #define ARCH_KRETPROBE_TRAMPOLINE_KPROBE

@@ -1,33 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* struct pt_regs accessors (arch/x86/include/asm/ptrace.h, v5.10). */
+/* x86-64 struct pt_regs fields of the accessors in <kisim/ptrace.h> (arch/x86/include/asm/ptrace.h). */
 #ifndef _ASM_PTRACE_H
 #define _ASM_PTRACE_H
 
 #include <asm/kprobes.h>
 
-static inline unsigned long regs_return_value(struct pt_regs *regs)
-{
-	return regs->ax;
-}
-
-static inline unsigned long instruction_pointer(struct pt_regs *regs)
-{
-	return regs->ip;
-}
-
-static inline void instruction_pointer_set(struct pt_regs *regs, unsigned long val)
-{
-	regs->ip = val;
-}
-
-static inline unsigned long kernel_stack_pointer(struct pt_regs *regs)
-{
-	return regs->sp;
-}
-
-static inline unsigned long frame_pointer(struct pt_regs *regs)
-{
-	return regs->bp;
-}
+#define PT_REGS_RETURN	ax
+#define PT_REGS_IP	ip
+#define PT_REGS_SP	sp
+#define PT_REGS_FP	bp
 
 #endif

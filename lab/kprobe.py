@@ -1,9 +1,9 @@
-"""What a kprobe costs per hit: a workload run without, then with, one probe.
+"""What one kprobe costs per hit: a workload run without, then with, the probe.
 
 Both runs use the same kernel, CPUs, seed and quantum, so on one CPU the
 difference is exactly the kprobe path (its guest instructions and the
-modeled cycles of its traps); divided by the hits it is the cost of one
-hit. Used by ``kisim kprobe`` and ``benchmarks/bench_kprobes.py``.
+modeled cycles of its traps); :func:`lab.measure.measure` divides it by the
+hits. Used by ``kisim kprobe``, ``kisim demo`` and ``kisim tour``.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from kbuild import build
+from lab.measure import Tally, measure
 from patcher.errors import PatchError
 from probes.kprobes import Kprobe, Kprobes, Kretprobe
 from sim.asm import disasm_one
@@ -42,19 +43,16 @@ class KprobeCost:
     hits: int
     nmissed: int
     checksum_ok: bool
-    instructions_per_hit: float
-    modeled_cycles_per_hit: float
-    traps_per_hit: float
+    #: Per hit; None without hits.
+    instructions_per_hit: float | None
+    modeled_cycles_per_hit: float | None
+    traps_per_hit: float | None
     site_before: str
     site_after: str
     list_line: str
 
     def to_json(self) -> dict:
         return asdict(self)
-
-
-def _traps(result) -> int:
-    return sum(c["events"].get("trap", 0) for c in result.per_cpu)
 
 
 def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool = False,
@@ -74,7 +72,7 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
     check_workload(workload, size)
     symbol, offset = parse_at(at)
     kernel = build(arch, overrides=overrides, modules=modules)
-    base = Guest(kernel, cpus=cpus, workload=workload, size=size, expect=expect).run()
+    base = Tally.of(Guest(kernel, cpus=cpus, workload=workload, size=size, expect=expect).run())
     guest = Guest(kernel, cpus=cpus, workload=workload, size=size, expect=expect)
     kprobes = Kprobes(guest)
     addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
@@ -93,15 +91,14 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
     kind = "optprobe (detour)" if kp.optimized else kprobes.kind(kp)
     result = guest.run()
     hits = kp.hits
-    per = (lambda a, b: (a - b) / hits) if hits else (lambda a, b: 0.0)
+    cost = measure(guest.arch, base, Tally.of(result), hits)
     return KprobeCost(
         arch=guest.arch.name, at=kp.describe(), address=addr, workload=workload, cpus=cpus,
         handlers=("kretprobe" if ret else "pre+post" if post else "pre")
         + (f" ({handler})" if handler else ""),
         kind=kind if kp.optimized or not hits else kprobes.kind(kp),
         hits=hits, nmissed=kp.nmissed, checksum_ok=result.ok,
-        instructions_per_hit=per(result.instructions, base.instructions),
-        modeled_cycles_per_hit=per(result.modeled_cycles, base.modeled_cycles),
-        traps_per_hit=per(_traps(result), _traps(base)),
+        instructions_per_hit=cost.instructions, modeled_cycles_per_hit=cost.modeled_cycles,
+        traps_per_hit=cost.traps,
         site_before=before, site_after=after,
         list_line=next(line for line in kprobes.list() if f"{addr:x}  " in line))

@@ -3,13 +3,16 @@
 Three panels, log scale: dormant cost per pass, active cost per hit (both
 modeled cycles, one bar per arch; a mechanism an arch does not have is
 marked "n/a"), and the published figures in cycles with their sources.
-Written as PNG and SVG (matplotlib, Agg backend).
+Written as PNG and SVG (matplotlib, Agg backend), each through
+:func:`fsio.atomic_open` (a link or FIFO at the target is refused).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import matplotlib
+
+import fsio
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
@@ -80,7 +83,7 @@ def _bars(ax, docs: list[dict], section: str, metric: str, title: str) -> None:
 
 def plot(docs: list[dict], out_dir: Path, stem: str = "compare") -> list[Path]:
     """Write ``stem.png`` and ``stem.svg`` into ``out_dir``; return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [fsio.check_output(out_dir / f"{stem}.{ext}") for ext in ("png", "svg")]
     fig, axes = plt.subplots(1, 3, figsize=(24, 7.5), layout="constrained",
                              gridspec_kw={"width_ratios": [1.4, 1.4, 1]})
     pressure = " (memory pressure: cold flag load)" if docs[0]["memory_pressure"] else ""
@@ -100,8 +103,10 @@ def plot(docs: list[dict], out_dir: Path, stem: str = "compare") -> list[Path]:
                  f"{', '.join(docs[0]['sites'])} (functions "
                  f"{', '.join(docs[0]['kprobe_points'])}); coloured bars are modeled cycles, "
                  "not measurements", fontsize=11)
-    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
-    for path in paths:
-        fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        for path in paths:
+            with fsio.atomic_open(path, "wb") as f:
+                fig.savefig(f, dpi=110, format=path.suffix[1:])
+    finally:
+        plt.close(fig)
     return paths

@@ -1,0 +1,140 @@
+"""The mechanism comparison behind ``kisim compare``: same points, same workload, every arch.
+
+Method.  For each mechanism of :data:`lab.mechanisms.MECHANISMS` the guest
+is built with only that mechanism compiled in and run twice on the same
+workload: dormant, and armed at the same two points. A build with nothing
+compiled in is the baseline, and the dormant run of every mechanism that
+compiles nothing in (kprobes, line probes). Then, through
+:func:`lab.measure.measure`, exactly:
+
+* dormant cost per pass = (dormant run - baseline run) / passes, where
+  passes counts every execution of the mechanism's sites (code hooks on
+  the enable instructions, mcount sites or probed addresses, which cost
+  the guest nothing);
+* active cost per hit = (armed run - dormant run) / hits, where hits
+  counts the probe's calls (or recorded events, traced calls, kprobe hits);
+* per workload: totals and the percentage over the baseline.
+
+Instruction counts are exact. Modeled cycles are recomputed from the
+counts with a :class:`lab.measure.CostModel`: retired instructions,
+charged events (trap, IPI, icache flush, clock read) and, with
+``memory_pressure``, one cache-cold load per pass of a site whose enable
+check loads a flag from memory (Desnoyers' argument for immediate values).
+Arming happens before the workload starts; its cost (the text patching's
+IPIs and flushes) is reported apart from the workload's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from arches import get_arch
+from lab.measure import Cost, CostModel, Tally, measure
+from lab.mechanisms import (KPROBE_POINTS, NONE, SITES, Mechanism, Run, Unavailable, run_once,
+                            select)
+from lab.orderings import orderings
+
+
+@dataclass
+class Row:
+    """One mechanism on one arch."""
+
+    key: str
+    label: str
+    passes: int
+    hits: int
+    dormant: dict
+    active: dict | None
+    arming_cycles: float | None
+    published: str
+    detail: str = ""
+    unavailable: str | None = None
+
+    def to_json(self) -> dict:
+        return {"mechanism": self.key, "label": self.label, "passes": self.passes,
+                "hits": self.hits, "dormant": self.dormant, "active": self.active,
+                "arming_modeled_cycles": self.arming_cycles, "published": self.published,
+                "detail": self.detail, "unavailable": self.unavailable}
+
+
+def _tally(run: Run, m: Mechanism, passes: int, memory_pressure: bool) -> Tally:
+    """The run's tally; under memory pressure a flag-loading site misses once per pass."""
+    return run.tally.plus("cache_miss", passes) if memory_pressure and m.flag_load \
+        else run.tally
+
+
+def _pct(x: float, base: float) -> float:
+    return 100.0 * (x - base) / base if base else 0.0
+
+
+def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
+                 size: int | None = None, model: CostModel | None = None,
+                 memory_pressure: bool = False, mechanisms: Sequence[str] | None = None,
+                 advance: Callable[..., None] = lambda *a, **k: None,
+                 modules: Sequence = (), expect: int | None = None) -> dict:
+    """The mechanisms of :data:`MECHANISMS` (or those :func:`select` picks) on one arch:
+    the table as a JSON-ready dict."""
+    arch = get_arch(arch_name)
+    mechs = select(mechanisms)
+    model = model or CostModel()
+    kw = dict(workload=workload, cpus=cpus, size=size, modules=modules, expect=expect)
+    counted_here = lambda m: m.passes_from is None      # noqa: E731
+    # Nothing compiled in: the uninstrumented run counts their points' passes.
+    base = run_once(arch, NONE, count=tuple(m for m in mechs
+                                            if not m.compiled_in and counted_here(m)), **kw)
+    advance(description=f"{arch.name}: uninstrumented")
+    base_cycles = model.cycles(arch, base.tally.instructions, base.tally.events)
+    dormant_runs: dict[str, Run] = {m.key: base for m in mechs if not m.compiled_in}
+    passes = dict(base.passes)
+    for m in mechs:
+        if m.key not in dormant_runs and m.dormant_from is None:
+            dormant_runs[m.key] = run_once(arch, m.config, mech=m,
+                                           count=(m,) if counted_here(m) else (), **kw)
+            passes.update(dormant_runs[m.key].passes)
+            advance(description=f"{arch.name}: {m.label}, dormant")
+    rows = []
+    checks = [base.checksum_ok]
+    for m in mechs:
+        dormant = dormant_runs.get(m.key) or dormant_runs[m.dormant_from]
+        n = passes[m.passes_from or m.key]
+        d_tally = _tally(dormant, m, n, memory_pressure)
+        d_cyc = model.cycles(arch, d_tally.instructions, d_tally.events)
+        per_pass = measure(arch, base.tally, d_tally, n, model)
+        dormant_doc = {"instructions": d_tally.instructions, "modeled_cycles": d_cyc,
+                       "per_pass_instructions": per_pass.instructions,
+                       "per_pass_modeled_cycles": per_pass.modeled_cycles,
+                       "percent_over_uninstrumented": _pct(d_cyc, base_cycles)}
+        checks.append(dormant.checksum_ok)
+        try:
+            active = run_once(arch, m.config, mech=m, armed=True, **kw)
+        except Unavailable as why:
+            advance(description=f"{arch.name}: {m.label}: not on this arch")
+            rows.append(Row(m.key, m.label, n, 0, dormant_doc, None, None, m.published,
+                            unavailable=str(why)))
+            continue
+        advance(description=f"{arch.name}: {m.label}, armed")
+        checks.append(active.checksum_ok)
+        a_tally = _tally(active, m, n, memory_pressure)
+        a_cyc = model.cycles(arch, a_tally.instructions, a_tally.events)
+        hit: Cost = measure(arch, d_tally, a_tally, active.hits, model)
+        rows.append(Row(
+            m.key, m.label, n, active.hits, dormant_doc,
+            active={"instructions": a_tally.instructions, "modeled_cycles": a_cyc,
+                    "per_hit_instructions": hit.instructions,
+                    "per_hit_modeled_cycles": hit.modeled_cycles,
+                    "per_hit_events": hit.events,
+                    "percent_over_uninstrumented": _pct(a_cyc, base_cycles)},
+            arming_cycles=model.cycles(arch, 0, active.arm_events),
+            published=m.published, detail=active.detail))
+    doc = {"arch": arch.name, "workload": workload, "cpus": cpus, "sites": list(SITES),
+           "kprobe_points": list(KPROBE_POINTS),
+           "exact": cpus == 1,      # with more CPUs, runs also differ in interleaving
+           "memory_pressure": memory_pressure, "checksums_ok": all(checks),
+           "uninstrumented": {"instructions": base.tally.instructions,
+                              "modeled_cycles": base_cycles},
+           "rows": [r.to_json() for r in rows], "cost_model": model.table(arch)}
+    doc["orderings"] = orderings(doc)
+    return doc
+
+
+__all__ = ["Row", "compare_arch"]

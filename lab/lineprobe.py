@@ -1,0 +1,73 @@
+"""One line-number probe on a running guest, and what each of its hits costs.
+
+The guest is built (its Kconfig chooses the optimization level), the
+line's addresses come from the DWARF line table, a kprobe goes on each, and
+at every hit the named variables are read through their DWARF locations.
+The same workload also runs without the probe; :func:`lab.measure.measure`
+gives the cost of a hit, exact on one CPU. Used by ``kisim probe``.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+from arches import Arch
+from kbuild import build
+from lab.measure import Tally, measure
+from probes.dwarf import DebugInfo, Unavailable
+from probes.kprobes import Kprobes
+from probes.lineprobe import MECHANISM, LineProbe
+from sim.guest import Guest
+
+
+def _in_scope(debug: DebugInfo, address: int) -> list[dict]:
+    """Each variable in scope at ``address``, with its DWARF location (or why it has none)."""
+    scope = []
+    for var in debug.variables_at(address):
+        try:
+            ops = var.expression(debug, address)
+            where = " ".join(op.op_name.removeprefix("DW_OP_")
+                             + ("(" + ",".join(map(str, op.args)) + ")" if op.args else "")
+                             for op in ops)
+        except Unavailable as why:
+            where = str(why)
+        scope.append({"name": var.name, "kind": var.kind, "type": var.type_name,
+                      "location": where})
+    return scope
+
+
+def probe_line(arch: Arch, file: str, line: int, fetch: list[str], *, workload: str,
+               cpus: int = 1, size: int | None = None,
+               overrides: dict[str, str] | None = None, modules: Sequence = (),
+               expect: int | None = None) -> dict:
+    """Probe ``file:line`` under ``workload``: its sites, hits, fetched values and cost per hit.
+
+    Raises the probe layer's errors (no such line or variable, a kprobe
+    refusal) for the caller to report."""
+    image = build(arch.name, overrides=overrides, modules=modules)
+    guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect)
+    kprobes = Kprobes(guest)
+    with DebugInfo(image.elf, arch) as debug:
+        probe = LineProbe(kprobes, debug, file, line, fetch)
+        sites = [{"address": la.address, "function": la.function,
+                  "in_scope": _in_scope(debug, la.address)} for la in probe.addresses]
+        probe.arm()
+        listing = kprobes.list()
+        result = guest.run()
+    base = Tally.of(Guest(image, cpus=cpus, workload=workload, size=size, expect=expect).run())
+    cost = measure(arch, base, Tally.of(result), len(probe.hits))
+    per_address = Counter(h.address for h in probe.hits)
+    return {"arch": arch.name, "file": probe.addresses[0].file, "line": line,
+            "optimization": next(f for f in image.info["cflags"] if f.startswith("-O")),
+            "mechanism": MECHANISM, "workload": workload, "cpus": cpus,
+            "checksum_ok": result.ok, "sites": sites, "kprobes": listing,
+            "hits": len(probe.hits), "kprobe_hits": probe.kprobe_hits,
+            "cost_per_hit": None if cost.instructions is None else
+            {"instructions": cost.instructions, "modeled_cycles": cost.modeled_cycles,
+             "traps": cost.traps, "exact": cpus == 1},
+            "hits_per_address": {f"{a:#x}": n for a, n in sorted(per_address.items())},
+            "events": [{"cpu": h.cpu, "address": h.address, "values": h.values,
+                        "unavailable": h.unavailable} for h in probe.hits]}
+
+
+__all__ = ["probe_line"]

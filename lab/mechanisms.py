@@ -1,0 +1,378 @@
+"""The mechanism table: every instrumentation mechanism of the guest, built and armed alike.
+
+Each :class:`Mechanism` is one row of ``kisim compare``: the Kconfig it
+is built with (only that mechanism compiled in, on top of the defconfig,
+function tracer off unless the row is ftrace's), the addresses whose
+executions are its passes while dormant, and how to arm it at the same two
+points, the ``kmalloc`` and ``sched_switch`` sites (markers and
+tracepoints, to the empty probe ``__mark_empty_function`` or to the
+ring-buffer recorder) or the functions holding them, ``kmalloc()`` and
+``schedule()`` (the function tracer; kprobe, boosted kprobe, optprobe and
+kretprobe with empty guest handlers; a line-number probe on a line of
+each). :func:`run_once` runs one build, dormant or armed, and returns its
+exact tally; :mod:`lab.compare` differences the runs through
+:func:`lab.measure.measure`. A mechanism the arch does not have
+(optprobes on 32-bit PowerPC) raises :class:`Unavailable` with the
+kernel's refusal.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+from arches import Arch
+from kbuild import build
+from kbuild.image import KERNEL
+from lab.measure import CompareError, Tally
+from patcher.errors import PatchError
+from patcher.instrument import Instrumentation, attach
+from probes.dwarf import DebugInfo
+from probes.function_tracer import FunctionTracer
+from probes.kprobes import Kprobe, Kprobes, Kretprobe
+from probes.lineprobe import LineProbe
+from sim.guest import Guest
+from tracing.session import TraceOptions, TraceSession
+
+#: The instrumentation points every mechanism is armed at.
+SITES = ("kmalloc", "sched_switch")
+
+#: Every build: the defconfig without the function tracer (only the mcount row has it).
+BASE_CONFIG = {"FUNCTION_TRACER": "n"}
+
+class Target:
+    """One guest being set up for one run; each subsystem is attached on first use."""
+
+    def __init__(self, guest: Guest) -> None:
+        self.guest = guest
+        self.closing = ExitStack()
+        self._inst: Instrumentation | None = None
+        self._kprobes: Kprobes | None = None
+        self.tracer: FunctionTracer | None = None
+
+    @property
+    def inst(self) -> Instrumentation:
+        if self._inst is None:
+            self._inst = attach(self.guest)
+        return self._inst
+
+    @property
+    def kprobes(self) -> Kprobes:
+        if self._kprobes is None:
+            self._kprobes = Kprobes(self.guest, text=self.inst.text, tables=self.inst.tables)
+        return self._kprobes
+
+    @property
+    def empty(self) -> int:
+        """The empty probe every marker and tracepoint row is armed to."""
+        return self.guest.image.symbols["__mark_empty_function"]
+
+    def counter(self, addresses: list[int]) -> Callable[[], int]:
+        """Executions of ``addresses`` (code hooks: they cost the guest nothing)."""
+        count = [0]
+
+        def bump(_cpu) -> None:
+            count[0] += 1
+        for addr in sorted(set(addresses)):
+            self.guest.machine.watch(addr, bump)
+        return lambda: count[0]
+
+
+@dataclass
+class Armed:
+    """An armed mechanism: how many times its probe ran, and how the workload runs."""
+
+    hits: Callable[[], int]
+    #: Runs the workload to the end; True when the checksum is right.
+    run: Callable[[], bool] | None = None
+    detail: str = ""
+    #: What the probe saw, said after the run (e.g. the line probe's fetches).
+    outcome: Callable[[], str] | None = None
+
+
+class Unavailable(Exception):
+    """The mechanism exists in Linux but not on this arch (the kernel's own refusal)."""
+
+
+def _marker_sites(t: Target) -> list[int]:
+    return [a for m in t.inst.tables.markers for a in m.sites]
+
+
+def _tracepoint_sites(t: Target) -> list[int]:
+    return [a for tp in t.inst.tables.tracepoints for a in tp.sites]
+
+
+def _arm_markers(t: Target) -> Armed:
+    for name in SITES:
+        fmt = t.inst.tables.markers_named(name)[0].format
+        t.inst.markers.marker_probe_register(name, fmt, t.empty)
+        t.inst.markers.marker_arm(name)
+    return Armed(t.counter([t.empty]))
+
+
+def _arm_tracepoints(t: Target) -> Armed:
+    for name in SITES:
+        t.inst.tracepoints.register_trace(name, t.empty)
+    return Armed(t.counter([t.empty]))
+
+
+class _NullSink:
+    """A trace consumer that keeps nothing: the cost measured is the guest's recording."""
+
+    def write_packet(self, packet, events) -> int:
+        return sum(1 for _ in events)
+
+
+def _recording(session: TraceSession, detail: str) -> Armed:
+    """A run through ``session``, its hits the events recorded (none may be lost)."""
+    def run() -> bool:
+        result = session.run(_NullSink())
+        if result.total.discarded or result.total.overwritten:
+            raise CompareError("the recording lost events: the per-hit figure would be wrong")
+        return result.checksum_ok
+    return Armed(lambda: session.ring.totals().recorded, run, detail=detail)
+
+
+def _arm_recorder(t: Target) -> Armed:
+    return _recording(TraceSession(t.guest, TraceOptions(probes=RECORDED)),
+                      f"events {', '.join(RECORDED)} into the per-CPU ring buffers")
+
+
+def _mcount_sites(t: Target) -> list[int]:
+    return [site.address for site in t.inst.tables.mcount]
+
+
+def _ftrace_boot(t: Target) -> None:
+    t.tracer = FunctionTracer(t.guest, t.inst.tables)     # the Guest boot made every site a nop
+
+
+def _arm_function_tracer(t: Target) -> Armed:
+    t.tracer.ftrace.write_filter(" ".join(KPROBE_POINTS))
+    session = TraceSession(t.guest, TraceOptions(probes=t.tracer.event_names), inst=t.inst)
+    t.tracer.start()
+    return _recording(session, f"function tracer into the ring buffers, set_ftrace_filter "
+                               f"{' '.join(KPROBE_POINTS)}")
+
+
+def _kprobe_points(t: Target) -> list[int]:
+    return [t.guest.image.symbols[name] for name in KPROBE_POINTS]
+
+
+def _kprobe_armer(post: bool = False, optimize: bool = False) -> Callable[[Target], Armed]:
+    def arm(t: Target) -> Armed:
+        kps = [t.kprobes.register_kprobe(Kprobe(
+            symbol_name=name, pre_handler="kprobe_empty_pre_handler",
+            post_handler="kprobe_empty_post_handler" if post else None))
+            for name in KPROBE_POINTS]
+        if optimize:
+            try:
+                for kp in kps:
+                    t.kprobes.optimize_kprobe(kp)
+            except PatchError as err:
+                raise Unavailable(err.message) from None
+        return Armed(lambda: sum(kp.hits for kp in kps),
+                     outcome=lambda: ", ".join(sorted({"optprobe (detour)" if kp.optimized
+                                                       else t.kprobes.kind(kp)
+                                                       for kp in kps})))
+    return arm
+
+
+def _arm_kretprobes(t: Target) -> Armed:
+    rps = [t.kprobes.register_kretprobe(Kretprobe(symbol_name=name,
+                                                  handler="kretprobe_empty_handler"))
+           for name in KPROBE_POINTS]
+    return Armed(lambda: sum(rp.kp.hits for rp in rps),
+                 outcome=lambda: "entry probe " + ", ".join(sorted({t.kprobes.kind(rp.kp)
+                                                                    for rp in rps})))
+
+
+def _line_numbers() -> list[tuple[str, int, tuple[str, ...]]]:
+    """Each of :data:`LINES` as (file, line number, variables), from the kernel source."""
+    out = []
+    for file, function, text, fetch in LINES:
+        lines = (KERNEL.parent / file).read_text().splitlines()
+        start = next(n for n, line in enumerate(lines) if function in line)
+        out.append((file, next(n + 1 for n in range(start, len(lines)) if text in lines[n]),
+                    fetch))
+    return out
+
+
+def _line_probes(t: Target) -> list[LineProbe]:
+    debug = t.closing.enter_context(DebugInfo(t.guest.elf, t.guest.arch))
+    return [LineProbe(t.kprobes, debug, file, line, fetch)
+            for file, line, fetch in _line_numbers()]
+
+
+def _line_sites(t: Target) -> list[int]:
+    return [la.address for p in _line_probes(t) for la in p.addresses]
+
+
+def _arm_line_probes(t: Target) -> Armed:
+    probes = _line_probes(t)
+    for p in probes:
+        p.arm()
+    where = ", ".join(f"{p.addresses[0].file}:{p.addresses[0].line}" for p in probes)
+
+    def fetched() -> str:
+        got = sum(len(h.values) for p in probes for h in p.hits)
+        gone = sum(len(h.unavailable) for p in probes for h in p.hits)
+        return f"{got} values fetched, {gone} optimized out"
+    return Armed(lambda: sum(p.kprobe_hits for p in probes), detail=f"kprobes at {where}",
+                 outcome=fetched)
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One row of the comparison: how to build it, count its passes, arm it."""
+
+    key: str
+    label: str
+    config: Mapping[str, str]
+    #: Addresses whose executions are the passes of a dormant site.
+    sites: Callable[[Target], list[int]]
+    #: Connect the probe at the instrumentation points and enable it.
+    arm: Callable[[Target], Armed]
+    #: Passes are counted on this mechanism's dormant run (same sites, same passes on one CPU).
+    passes_from: str | None = None
+    #: The dormant run is this mechanism's (same build, nothing more compiled in).
+    dormant_from: str | None = None
+    #: False: nothing is compiled in, the dormant run is the uninstrumented one.
+    compiled_in: bool = True
+    #: Set-up both runs need before the workload (e.g. ftrace's boot conversion).
+    boot: Callable[[Target], None] | None = None
+    #: The dormant check loads a flag from memory (charged a miss under memory pressure).
+    flag_load: bool = False
+    published: str = ""
+
+
+NONE = {"MARKERS": "n", "TRACEPOINTS": "n"}
+MARKER_ONLY = {"MARKERS": "y", "KMEMTRACE": "y", "TRACEPOINTS": "n", "JUMP_LABEL": "n"}
+TRACEPOINT_ONLY = {"MARKERS": "n", "TRACEPOINTS": "y", "JUMP_LABEL": "y", "IMMEDIATE": "n"}
+
+#: Functions holding the kmalloc and sched_switch sites: the kprobe family and the
+#: function tracer instrument their entries (one pass each per site pass on one CPU).
+KPROBE_POINTS = ("kmalloc", "schedule")
+#: Ring-buffer events of the same two tracepoints (tracing/events.py).
+RECORDED = ("kmem_kmalloc", "sched_switch")
+#: Line probes: a line next to each site (file, its function's header, the line's text),
+#: and the variables each hit fetches.
+LINES = (("kernel/slab.c", "void *kmalloc(", "if (size > KMALLOC_MAX_SIZE)", ("size", "flags")),
+         ("kernel/sched.c", "void schedule(void)", "prev_task[cpu] = prev;", ("prev", "next")))
+
+_KPROBES_TXT = "Documentation/kprobes.txt"
+MECHANISMS: tuple[Mechanism, ...] = (
+    Mechanism("marker_flag", "marker, memory flag", {**MARKER_ONLY, "IMMEDIATE": "n"},
+              _marker_sites, _arm_markers, passes_from="marker_imv", flag_load=True,
+              published="L1-hit flag load +12.14 cycles, cache-cold +559 (immediate.txt)"),
+    Mechanism("marker_imv", "marker, immediate value", {**MARKER_ONLY, "IMMEDIATE": "y"},
+              _marker_sites, _arm_markers,
+              published="+7.84 cycles per site (immediate.txt); enabled with an empty "
+                        "probe 48.11 cycles (LTTng microbenchmark, P4 3 GHz)"),
+    Mechanism("tracepoint_flag", "tracepoint, flag (JUMP_LABEL=n)",
+              {**TRACEPOINT_ONLY, "JUMP_LABEL": "n"}, _tracepoint_sites, _arm_tracepoints,
+              passes_from="tracepoint_jump_label", flag_load=True,
+              published="the flag test a static key replaces (static-keys.txt)"),
+    Mechanism("tracepoint_jump_label", "tracepoint, jump label", TRACEPOINT_ONLY,
+              _tracepoint_sites, _arm_tracepoints,
+              published="static key vs flag test: cycles -2.8 % (static-keys.txt)"),
+    Mechanism("ring_buffer", "tracepoint -> ring buffer", TRACEPOINT_ONLY,
+              _tracepoint_sites, _arm_recorder, dormant_from="tracepoint_jump_label",
+              passes_from="tracepoint_jump_label",
+              published="LTTng: enabled marker with an empty probe 48.11 cycles; recording "
+                        "adds the event write (no per-event figure published)"),
+    Mechanism("mcount", "mcount nop / function tracer",
+              {**NONE, "FUNCTION_TRACER": "y", "DYNAMIC_FTRACE": "y"},
+              _mcount_sites, _arm_function_tracer, boot=_ftrace_boot,
+              published="mcount RFC, hackbench 50: +14 % with live mcount calls, "
+                        "x51 tracing every function (real seconds)"),
+    Mechanism("kprobe", "kprobe (pre+post)", NONE, _kprobe_points,
+              _kprobe_armer(post=True), compiled_in=False,
+              published=f"0.49 us, Opteron 2 GHz ({_KPROBES_TXT})"),
+    Mechanism("kprobe_boosted", "kprobe, boosted (pre only)", NONE, _kprobe_points,
+              _kprobe_armer(), compiled_in=False, passes_from="kprobe",
+              published=f"b 0.43 us vs k 0.99 us, Xeon E5410 2.33 GHz ({_KPROBES_TXT})"),
+    Mechanism("optprobe", "optprobe", NONE, _kprobe_points,
+              _kprobe_armer(optimize=True), compiled_in=False, passes_from="kprobe",
+              published=f"0.06 us, Xeon E5410 2.33 GHz ({_KPROBES_TXT})"),
+    Mechanism("kretprobe", "kretprobe", NONE, _kprobe_points, _arm_kretprobes,
+              compiled_in=False, passes_from="kprobe",
+              published=f"r 0.80 vs k 0.49 us, Opteron 2 GHz: 50-75 % slower ({_KPROBES_TXT})"),
+    Mechanism("line_probe", "line-number probe", NONE, _line_sites, _arm_line_probes,
+              compiled_in=False,
+              published="dprobe seed: nothing compiled in; a hit is a kprobe's (LKML 2008)"),
+)
+
+
+def mechanism(key: str) -> Mechanism:
+    for m in MECHANISMS:
+        if m.key == key:
+            return m
+    raise CompareError(f"unknown mechanism {key!r} (known: {', '.join(m.key for m in MECHANISMS)})")
+
+
+def select(keys: Sequence[str] | None = None) -> tuple[Mechanism, ...]:
+    """The mechanisms named (all by default) and those their figures come from, in order."""
+    if keys is None:
+        return MECHANISMS
+    want: set[str] = set()
+    stack = [mechanism(k).key for k in keys]
+    while stack:
+        m = mechanism(stack.pop())
+        if m.key not in want:
+            want.add(m.key)
+            stack += [k for k in (m.passes_from, m.dormant_from) if k]
+    return tuple(m for m in MECHANISMS if m.key in want)
+
+
+def runs_per_arch(mechs: tuple[Mechanism, ...] = MECHANISMS) -> int:
+    """Workload runs :func:`lab.compare.compare_arch` makes per arch (for progress)."""
+    return 1 + sum(1 + (m.compiled_in and m.dormant_from is None) for m in mechs)
+
+
+# -- runs -------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """One workload run: exact counts, split into arming and workload."""
+
+    #: The workload's tally (after arming).
+    tally: Tally
+    arm_events: Counter[str]
+    passes: dict[str, int]
+    hits: int
+    checksum_ok: bool
+    detail: str = ""
+
+
+def run_once(arch: Arch, config: Mapping[str, str], *, workload: str, cpus: int,
+             size: int | None, mech: Mechanism | None = None, armed: bool = False,
+             count: tuple[Mechanism, ...] = (), modules: Sequence = (),
+             expect: int | None = None) -> Run:
+    """Build with ``config`` (and the guest ``modules``), set up ``mech`` (armed
+    or not), run the workload.
+
+    The passes of each mechanism in ``count`` are counted on the way.
+    """
+    image = build(arch.name, overrides={**BASE_CONFIG, **config}, modules=modules)
+    guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect)
+    target = Target(guest)
+    with target.closing:
+        if mech is not None and mech.boot is not None:
+            mech.boot(target)
+        passes = {m.key: target.counter(m.sites(target)) for m in count}
+        armed_ = mech.arm(target) if mech is not None and armed else Armed(lambda: 0)
+        arm_events = Counter({e: n for c in guest.machine.cpus for e, n in c.events.items()})
+        arm_instructions = guest.machine.total_instructions
+        ok = armed_.run() if armed_.run is not None else guest.run().ok
+        events: Counter[str] = Counter()
+        for c in guest.machine.cpus:
+            events.update(c.events)
+        events.subtract(arm_events)
+        detail = "; ".join(x for x in (armed_.detail, armed_.outcome and armed_.outcome())
+                           if x)
+        return Run(Tally(guest.machine.total_instructions - arm_instructions, +events),
+                   arm_events,
+                   {k: f() for k, f in passes.items()}, armed_.hits(), ok, detail)
+
+
