@@ -6,9 +6,9 @@
  *
  * module_init runs every case, as the kernel's test module does at load
  * time, and prints one KTAP line per case (docs/selftest/test-arm.md):
- * "ok", "not ok ... # why", or "ok ... # SKIP refused" where the case is a
- * TEST_UNSUPPORTED one and register_kprobe refused it, as the kernel's
- * decoder does (the host keeps the reason).
+ * "ok", "not ok ... # why", or "ok ... # SKIP refused: <reason>" where the
+ * case is a TEST_UNSUPPORTED one and register_kprobe refused it, as the
+ * kernel's decoder does (the reason: kprobe_last_refusal, the host's).
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -437,8 +437,8 @@ static void report(void)
 		       name, fail_message, current_instruction,
 		       test_case_run_count >> 1);
 	} else if (test_case_run_count == TEST_CASE_REFUSED) {
-		printk("ok %d %s # SKIP refused (insn %08x)\n", test_try_count, name,
-		       current_instruction);
+		printk("ok %d %s # SKIP refused: %s (insn %08x)\n", test_try_count, name,
+		       kprobe_last_refusal, current_instruction);
 	} else {
 		printk("ok %d %s\n", test_try_count, name);
 	}
