@@ -271,3 +271,41 @@ def test_far_stack_store_is_refused_in_the_guest(arm_build) -> None:
     with pytest.raises(PatchError, match="MAX_STACK_SIZE") as err:
         run_one(arm_build, [0xE50D3110], {"r3": 1}, 0)
     assert err.value.errno == "EINVAL"
+
+
+def test_every_mov_lr_pc_site_of_the_kernel_runs_probed(arm_build) -> None:
+    """``mov lr, pc`` (an indirect call's return address) in kisim's own ARM
+    kernel: accepted as the kernel accepts it (emulate_rd12rn16rm0rs8_rwflags),
+    and under a probe every site runs as often as unprobed, with the same
+    checksum. Blacklisted functions (NOKPROBE_SYMBOL) stay refused."""
+    def sites(g: Guest) -> list[int]:
+        found = []
+        for start, size, _ in g.image.functions:
+            code = g.machine.read(start, size)
+            found += [start + off for off in range(0, size - 3, 4)
+                      if code[off:off + 4] == struct.pack("<I", 0xE1A0E00F)]
+        return found
+
+    plain = Guest(arm_build, workload="hackbench", size=5)
+    counts = dict.fromkeys(sites(plain), 0)
+
+    def count(uc, address, size, data) -> None:
+        counts[address] += 1
+    for addr in counts:
+        plain.machine.cpus[0].uc.hook_add(UC_HOOK_CODE, count, begin=addr, end=addr)
+    assert plain.run().ok
+
+    g = Guest(arm_build, workload="hackbench", size=5)
+    k = Kprobes(g)
+    probes = {}
+    for addr in sites(g):
+        try:
+            probes[addr] = k.register_kprobe(Kprobe(addr=addr,
+                                                    pre_handler="kprobe_empty_pre_handler"))
+        except PatchError as err:
+            assert "NOKPROBE" in err.message or "blacklist" in err.message, err.message
+    assert len(probes) >= 9 and all(k.kind(kp) == "emulate_rd12rn16rm0rs8_rwflags"
+                                    for kp in probes.values())
+    assert g.run().ok
+    assert {a: kp.hits for a, kp in probes.items()} == {a: counts[a] for a in probes}
+    assert sum(kp.hits for kp in probes.values()) > 0, probes
