@@ -101,6 +101,14 @@ def parse_ktap(console: str) -> tuple[Case, ...]:
     return tuple(cases)
 
 
+def arch_source(arch: object, name: str) -> tuple[Path, ...]:
+    """``arches/<arch>/selftests/<name>`` if that arch's package ships it, else
+    nothing: the ``sources`` of an arch-specific suite."""
+    import arches
+    path = Path(arches.__file__).resolve().parent / arch.name / "selftests" / name
+    return (path,) if path.is_file() else ()
+
+
 #: name -> Suite, filled by :func:`register` from the modules of this package.
 SUITES: dict[str, Suite] = {}
 
@@ -123,4 +131,5 @@ def load_all() -> dict[str, Suite]:
         if info.name != "run":
             importlib.import_module(f"{__name__}.{info.name}")
     return SUITES
-__all__ = ["Case", "SUITES", "Status", "Suite", "SuiteResult", "load_all", "parse_ktap", "register"]
+__all__ = ["Case", "SUITES", "Status", "Suite", "SuiteResult", "arch_source", "load_all", "parse_ktap",
+           "register"]

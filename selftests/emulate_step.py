@@ -3,11 +3,7 @@ self-test, for the arches whose package ships a port of it
 (``arches/<arch>/selftests/emulate_step.c``; docs/selftest/emulate_step.md)."""
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Sequence
-
-import arches
-from selftests import Suite, register
+from selftests import Suite, arch_source, register
 
 FILE = "emulate_step.c"
 #: KTAP lines of a complete run: the kernel file's 20 load/store subtests and
@@ -15,17 +11,11 @@ FILE = "emulate_step.c"
 CASES = 63
 
 
-def sources(arch: object) -> Sequence[Path]:
-    """The arch package's port, if it has one."""
-    path = Path(arches.__file__).parent / arch.name / "selftests" / FILE
-    return [path] if path.is_file() else []
-
-
 SUITE = register(Suite(
     name="emulate_step",
     kernel_file="arch/powerpc/lib/test_emulate_step.c",
     version="v5.10",
-    sources=sources,
+    sources=lambda arch: arch_source(arch, FILE),
     config={"KPROBES": "y"},
-    expected_cases=lambda arch: CASES if sources(arch) else 0,
+    expected_cases=lambda arch: CASES,
 ))

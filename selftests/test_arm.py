@@ -12,20 +12,11 @@ one when it accepts it. The suite applies to an arch whose package has
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import arches
-from selftests import Suite, register
+from selftests import Suite, arch_source, register
 
 FILE = "test_arm.c"
 #: The result lines kprobe_arm_test_cases() prints (its KTAP plan "1..N").
 CASES = 1627
-
-
-def arch_source(arch: object, name: str) -> tuple[Path, ...]:
-    """``arches/<arch>/selftests/<name>`` if that arch has it, else nothing."""
-    path = Path(arches.__file__).resolve().parent / arch.name / "selftests" / name
-    return (path,) if path.is_file() else ()
 
 
 SUITE = register(Suite(
