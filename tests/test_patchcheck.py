@@ -11,8 +11,8 @@ import pytest
 
 from arches import NAMES, get_arch
 from kisim.cli import main
-from patcher.checker import KINDS, STRADDLE, PatchChecker
-from patcher.checker_sweep import KEEP, CheckSpec, ablate, ablation_names, sweep
+from patchcheck.checker import KINDS, STRADDLE, PatchChecker
+from patchcheck.sweep import KEEP, CheckSpec, ablate, ablation_names, sweep
 
 CLEAN_SEEDS = 400      # the CLI and the benchmark run 10,000 (README figures)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arches import NAMES
-from patcher.checker_sweep import CheckSpec, ablation_names, sweep
+from patchcheck.sweep import CheckSpec, ablation_names, sweep
 
 SEEDS = 4
 

@@ -1,4 +1,4 @@
-"""``kisim patchcheck``: the SMP patch-safety checker (patcher/checker.py).
+"""``kisim patchcheck``: the SMP patch-safety checker (patchcheck/checker.py).
 
 Exit status: 0 when no interleaving produced a finding (``--ablate``: every
 removed step was caught and the protocol as written was clean), 1
@@ -16,10 +16,10 @@ from typing import Callable, TextIO
 from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_of, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
-from patcher.checker import KINDS, Finding
-from patcher.checker_sites import DEFAULT_SITES, SITE_KINDS
-from patcher.checker_sweep import (MAX_SEED, MAX_SEEDS, CheckerError, CheckResult, CheckSpec,
-                                   ablate, load_protocol, sweep)
+from patchcheck.checker import KINDS, Finding
+from patchcheck.sites import DEFAULT_SITES, SITE_KINDS
+from patchcheck.sweep import (MAX_SEED, MAX_SEEDS, CheckerError, CheckResult, CheckSpec,
+                              ablate, load_protocol, sweep)
 
 DEFAULT_SEEDS = 10_000
 ABLATE_SEEDS = 1_000

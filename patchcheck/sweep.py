@@ -2,7 +2,7 @@
 
 A :class:`CheckSpec` names what to check (arch, CPUs, protocol, ablation)
 and is picklable, so the same seeds run the same way anywhere: each worker
-builds one :class:`~patcher.checker.PatchChecker` per spec and runs chunks
+builds one :class:`~patchcheck.checker.PatchChecker` per spec and runs chunks
 of consecutive seeds (:func:`run_chunk`). Chunks are consumed in seed
 order, so ``jobs=N`` and a Dask cluster give exactly the serial result.
 
@@ -33,10 +33,10 @@ from typing import Callable, Iterable, Iterator
 
 from arches import get_arch
 from arches.base import TextPokeBatch
-from patcher.checker import KINDS, Finding, PatchChecker
-from patcher.checker_ablate import Ablated, Ablation, ablations
-from patcher.checker_kernel import KernelChecker
-from patcher.checker_sites import DEFAULT_SITES, CheckerError, parse_sites
+from patchcheck.checker import KINDS, Finding, PatchChecker
+from patchcheck.ablate import Ablated, Ablation, ablations
+from patchcheck.kernel import KernelChecker
+from patchcheck.sites import DEFAULT_SITES, CheckerError, parse_sites
 
 KEEP = 10                  # first findings kept per kind
 CHUNK = 100                # most seeds in one worker task
@@ -75,7 +75,7 @@ class CheckSpec:
     without: str | None = None      # an ablation name (see ablation_names)
     path: str | None = None         # sys.path entry a "module:function" protocol needs
     kernel: bool = False            # patch the guest kernel under hackbench instead
-    sites: tuple[str, ...] = DEFAULT_SITES   # the loop's site kinds (patcher.checker_sites)
+    sites: tuple[str, ...] = DEFAULT_SITES   # the loop's site kinds (patchcheck.sites)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sites", parse_sites(self.sites))   # "a,b" or names
