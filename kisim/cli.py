@@ -3,19 +3,26 @@
 Every subcommand lives in its own module under :mod:`kisim.commands` and
 exposes ``register(subparsers)``, which adds its parser and sets ``func``.
 Bad input ends with one line on stderr and exit 2; a guest fault prints its
-report and exits 1. Neither ever shows a traceback.
+report (under ``--json``: a JSON ``fault`` object on stdout) and exits 1.
+SIGINT exits 130 and SIGTERM 143 (128 + the signal number); a signal that
+arrives while the first is being handled is ignored. None of these ever
+shows a traceback.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
-import pkgutil
 import os
+import pkgutil
+import signal
 import sys
-from typing import NoReturn
+import threading
+from types import FrameType
+from typing import Iterator, NoReturn
 
 from kisim import commands
-from kisim.errors import user_errors
+from kisim.errors import INTERRUPTED, TERMINATED, Terminated, user_errors
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,23 +50,57 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from sim.errors import GuestFault
     parser = build_parser()
+    args: argparse.Namespace | None = None
+    with _signals():
+        try:
+            args = parser.parse_args(argv)
+            return args.func(args) or 0
+        except GuestFault as fault:
+            if getattr(args, "json", False):
+                from kisim.commands.common import print_json
+                print_json({"command": args.command, "fault": fault.to_json()})
+                print(f"kisim: guest fault: {fault}", file=sys.stderr)
+            else:
+                print(fault.report(), file=sys.stderr)
+            return 1
+        except BrokenPipeError:
+            # the reader went away (e.g. `| head`): not an error; point stdout at
+            # /dev/null so the interpreter's final flush does not complain
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        except user_errors() as err:
+            print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("kisim: interrupted", file=sys.stderr)
+            return INTERRUPTED
+        except Terminated:
+            print("kisim: terminated", file=sys.stderr)
+            return TERMINATED
+
+
+@contextlib.contextmanager
+def _signals() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt and SIGTERM :class:`Terminated`, once:
+    a later SIGINT or SIGTERM (a second Ctrl-C while workers are being
+    stopped) is ignored, so cleanup runs to its end. Restored on exit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired: list[int] = []
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        if fired:
+            return
+        fired.append(signum)
+        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        args = parser.parse_args(argv)
-        return args.func(args) or 0
-    except GuestFault as fault:
-        print(fault.report(), file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        # the reader went away (e.g. `| head`): not an error; point stdout at
-        # /dev/null so the interpreter's final flush does not complain
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except user_errors() as err:
-        print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("kisim: interrupted", file=sys.stderr)
-        return 130
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
 
 
 def _one_line(err: BaseException) -> str:
