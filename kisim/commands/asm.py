@@ -5,7 +5,8 @@ import argparse
 import sys
 
 import fsio
-from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, arch_of, print_json
+from kisim.commands.common import (MAX_BUDGET, MAX_CPUS, MAX_QUANTUM, add_arch, add_cpus,
+                                   add_json, arch_of, int_in, print_json)
 from kisim.errors import UsageError
 from sim.asm import MAX_CODE, MAX_SOURCE, assemble
 from sim.asm import listing as decode_all
@@ -39,10 +40,6 @@ def run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
     if not 1 <= args.cpus <= MAX_CPUS:
         raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
-    if args.max_instructions < 1:
-        raise UsageError(f"--max-instructions {args.max_instructions}: must be at least 1")
-    if args.quantum < 1:
-        raise UsageError(f"--quantum {args.quantum}: must be at least 1")
     text = _source(args)
     source = None if not args.file else ("<stdin>" if args.file == "-" else args.file)
     code = assemble(arch, text, SNIPPET_BASE, source=source)
@@ -107,11 +104,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("text", nargs="?", help="assembly text, e.g. 'mov rax, 1; int3'")
     p.add_argument("-f", "--file", metavar="FILE", help="read assembly from FILE ('-': stdin)")
     p.add_argument("--run", action="store_true", help="execute the snippet")
-    p.add_argument("--quantum", type=int, default=10_000, metavar="Q",
-                   help="instructions per CPU turn (default 10000)")
+    p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=10_000, metavar="Q",
+                   help=f"instructions per CPU turn, 1..{MAX_QUANTUM} (default 10000)")
     p.add_argument("--seed", type=int, default=None,
                    help="randomize turn lengths in 1..Q with this seed")
-    p.add_argument("--max-instructions", type=int, default=10_000_000, metavar="N",
-                   help="instruction budget for the whole run (default 10000000)")
+    p.add_argument("--max-instructions", type=int_in(1, MAX_BUDGET), default=10_000_000,
+                   metavar="N", help=f"instruction budget for the whole run, 1..{MAX_BUDGET} "
+                                     "(default 10000000)")
     add_json(p)
     p.set_defaults(func=run)

@@ -13,7 +13,8 @@ import time
 
 from kbuild import build
 from kisim.commands.build import add_config, chosen_config, overrides, sites_line
-from kisim.commands.common import MAX_CPUS, add_arch, add_cpus, add_json, print_json
+from kisim.commands.common import (MAX_BUDGET, MAX_CPUS, MAX_QUANTUM, MAX_SIZE, add_arch,
+                                   add_cpus, add_json, int_in, print_json)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from patcher.tables import load_tables
@@ -35,14 +36,16 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
                    help=f"workload to run: {', '.join(WORKLOADS)} (default hackbench)")
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (hackbench loops, kmalloc/getppid iterations, "
-                        "fib depth; default: the workload's own)")
+                        f"fib depth; 1..{MAX_SIZE}; default: the workload's own)")
     add_config(p)
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="draw each turn's length from 1..quantum with this seed")
-    p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q",
-                   help=f"instructions per CPU turn (default {DEFAULT_QUANTUM})")
-    p.add_argument("--max-instructions", type=int, default=MAX_INSTRUCTIONS, metavar="N",
-                   help=f"instruction budget of the whole run (default {MAX_INSTRUCTIONS})")
+    p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=DEFAULT_QUANTUM,
+                   metavar="Q", help=f"instructions per CPU turn, 1..{MAX_QUANTUM} "
+                                     f"(default {DEFAULT_QUANTUM})")
+    p.add_argument("--max-instructions", type=int_in(1, MAX_BUDGET), default=MAX_INSTRUCTIONS,
+                   metavar="N", help=f"instruction budget of the whole run, 1..{MAX_BUDGET} "
+                                     f"(default {MAX_INSTRUCTIONS})")
 
 
 def config_note(args: argparse.Namespace) -> None:
@@ -54,9 +57,6 @@ def config_note(args: argparse.Namespace) -> None:
 def _check_numbers(args: argparse.Namespace) -> None:
     if not 1 <= args.cpus <= MAX_CPUS:
         raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
-    for flag, value in (("--quantum", args.quantum), ("--max-instructions", args.max_instructions)):
-        if value < 1:
-            raise UsageError(f"{flag} {value}: must be at least 1")
 
 
 def cmd_boot(args: argparse.Namespace) -> int:

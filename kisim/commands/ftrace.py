@@ -22,7 +22,7 @@ from typing import Callable
 
 from kbuild import build
 from kisim.commands.build import add_config, overrides
-from kisim.commands.common import add_arch, add_cpus, add_json, print_json
+from kisim.commands.common import MAX_QUANTUM, add_arch, add_cpus, add_json, int_in, print_json
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from probes.ftrace_output import render
@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config(p)
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="draw each turn's length from 1..quantum with this seed")
-    p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q")
+    p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=DEFAULT_QUANTUM, metavar="Q")
     add_json(p)
     p.set_defaults(func=cmd_ftrace)
 

@@ -160,7 +160,7 @@ def tour(arch_name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    arch = args.arch or NAMES[0]
+    arch = NAMES[0] if args.arch is None else args.arch
     if arch not in NAMES:
         raise UsageError(f"unknown arch {arch!r} (valid: {', '.join(NAMES)})")
     if args.no_pager or not sys.stdout.isatty():

@@ -20,7 +20,7 @@ from typing import Callable
 from kbuild import build
 from kisim.commands.boot import add_run_args
 from kisim.commands.build import overrides
-from kisim.commands.common import add_json, print_json
+from kisim.commands.common import add_json, int_in, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
 from sim.guest import Guest, check_workload
@@ -28,7 +28,7 @@ from tracing.chrome import write_chrome
 from tracing.ctf import CtfWriter, TraceInfo
 from tracing.ctfread import CtfTrace
 from tracing.events import EVENTS, GROUPS, parse_probes
-from tracing.ring import MODES
+from tracing.ring import MAX_RING_BYTES, MAX_SUBBUF_SIZE, MAX_SUBBUFS, MODES
 from tracing.session import TraceOptions, TraceResult, TraceSession
 from tracing.text import write_text
 
@@ -57,10 +57,13 @@ def add_buffer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=tuple(MODES), default="discard",
                    help="when the buffer is full: drop new events, or overwrite the oldest "
                         "sub-buffer (default discard)")
-    p.add_argument("--subbuf-size", type=int, default=None, metavar="S",
-                   help="bytes per sub-buffer (default CONFIG_RING_BUFFER_SUBBUF_SIZE)")
-    p.add_argument("--subbufs", type=int, default=None, metavar="K",
-                   help="sub-buffers per CPU (default CONFIG_RING_BUFFER_SUBBUFS)")
+    p.add_argument("--subbuf-size", type=int_in(1, MAX_SUBBUF_SIZE), default=None, metavar="S",
+                   help=f"bytes per sub-buffer, at most {MAX_SUBBUF_SIZE} (default "
+                        "CONFIG_RING_BUFFER_SUBBUF_SIZE)")
+    p.add_argument("--subbufs", type=int_in(2, MAX_SUBBUFS), default=None, metavar="K",
+                   help=f"sub-buffers per CPU, 2..{MAX_SUBBUFS} (default "
+                        f"CONFIG_RING_BUFFER_SUBBUFS); all buffers of all CPUs together "
+                        f"at most {MAX_RING_BYTES} bytes")
     p.add_argument("--drain-every", type=int, default=1, metavar="T",
                    help="the consumer drains every T turn boundaries (default 1; "
                         "larger values put the buffers under pressure)")
