@@ -23,6 +23,11 @@ from typing import Iterator, NoReturn
 
 from kisim import commands
 from kisim.errors import INTERRUPTED, TERMINATED, Terminated, user_errors
+from kisim.progress import ambient
+
+#: Long-running commands with no progress bar of their own: they get a spinner
+#: with elapsed time on stderr (a terminal only; never under --json).
+SPINNER_COMMANDS = ("ftrace", "kprobe", "probe", "kmemtrace")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     with _signals():
         try:
             args = parser.parse_args(argv)
-            return args.func(args) or 0
+            quiet = args.command not in SPINNER_COMMANDS or getattr(args, "json", False)
+            with ambient(f"kisim {args.command}: running", enabled=not quiet):
+                return args.func(args) or 0
         except GuestFault as fault:
             if getattr(args, "json", False):
                 from kisim.commands.common import print_json
