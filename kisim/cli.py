@@ -53,37 +53,45 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from sim.errors import GuestFault
     parser = build_parser()
-    args: argparse.Namespace | None = None
     with _signals():
         try:
-            args = parser.parse_args(argv)
-            quiet = args.command not in SPINNER_COMMANDS or getattr(args, "json", False)
-            with ambient(f"kisim {args.command}: running", enabled=not quiet):
-                return args.func(args) or 0
-        except GuestFault as fault:
-            if getattr(args, "json", False):
-                from kisim.commands.common import print_json
-                print_json({"command": args.command, "fault": fault.to_json()})
-                print(f"kisim: guest fault: {fault}", file=sys.stderr)
-            else:
-                print(fault.report(), file=sys.stderr)
-            return 1
+            return _dispatch(parser, argv)
         except BrokenPipeError:
             # the reader went away (e.g. `| head`): not an error; point stdout at
             # /dev/null so the interpreter's final flush does not complain
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
-        except user_errors() as err:
-            print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print("kisim: interrupted", file=sys.stderr)
-            return INTERRUPTED
-        except Terminated:
-            print("kisim: terminated", file=sys.stderr)
-            return TERMINATED
+
+
+def _dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
+    """Run the command; map what it raises to an exit status (see the module doc)."""
+    from sim.errors import GuestFault
+    args: argparse.Namespace | None = None
+    try:
+        args = parser.parse_args(argv)
+        quiet = args.command not in SPINNER_COMMANDS or getattr(args, "json", False)
+        with ambient(f"kisim {args.command}: running", enabled=not quiet):
+            return args.func(args) or 0
+    except GuestFault as fault:
+        if getattr(args, "json", False):
+            from kisim.commands.common import print_json
+            print_json({"command": args.command, "fault": fault.to_json()})
+            print(f"kisim: guest fault: {fault}", file=sys.stderr)
+        else:
+            print(fault.report(), file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        raise                           # an OSError, but not an error: main handles it
+    except user_errors() as err:
+        print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kisim: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except Terminated:
+        print("kisim: terminated", file=sys.stderr)
+        return TERMINATED
 
 
 @contextlib.contextmanager
