@@ -98,7 +98,10 @@ def _dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
 def _signals() -> Iterator[None]:
     """SIGINT raises KeyboardInterrupt and SIGTERM :class:`Terminated`, once:
     a later SIGINT or SIGTERM (a second Ctrl-C while workers are being
-    stopped) is ignored, so cleanup runs to its end. Restored on exit."""
+    stopped) is ignored, so cleanup runs to its end. The old handlers come
+    back on exit unless a signal fired: then the process is on its way out
+    and both stay ignored (through interpreter shutdown, which would
+    otherwise reset them to the default action and die of the second one)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -115,7 +118,7 @@ def _signals() -> Iterator[None]:
         yield
     finally:
         for sig, previous in old.items():
-            signal.signal(sig, previous)
+            signal.signal(sig, signal.SIG_IGN if fired else previous)
 
 
 def _one_line(err: BaseException) -> str:

@@ -68,7 +68,10 @@ def load_protocol(ref: str) -> tuple[TextPokeBatch, str]:
     try:
         found = importlib.util.find_spec(module_name)
         if found is not None and found.has_location and found.origin:
-            fsio.read_regular(found.origin, what="protocol source")   # never a FIFO
+            # the source, and its bytecode cache if there is one: a FIFO there hangs import
+            fsio.read_regular(found.origin, what="protocol source")
+            if found.cached and os.path.lexists(found.cached):
+                fsio.read_regular(found.cached, what="protocol bytecode cache")
         module = importlib.import_module(module_name)
     except (ImportError, fsio.UnsafePath) as err:
         raise CheckerError(f"--protocol {ref!r}: cannot import {module_name}: {err}") from None
