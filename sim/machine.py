@@ -392,7 +392,7 @@ class Machine:
 
     def write(self, addr: int, data: bytes) -> None:
         """Write data memory from the host (not text: see :meth:`write_text`)."""
-        if not isinstance(data, (bytes, bytearray, memoryview)):
+        if not isinstance(data, bytes):
             raise TypeError(f"data must be bytes, not {type(data).__name__} "
                             "(assemble text with sim.asm.assemble)")
         self.memory.write(addr, data)
