@@ -198,8 +198,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "values; with --site ftrace its mcount sites) while its CPUs run "
                         "hackbench; checks the checksum too")
     p.add_argument("--seeds", type=int, default=None, metavar="N",
-                   help=f"interleavings to run (default {DEFAULT_SEEDS}; with --ablate: "
-                        f"at most {ABLATE_SEEDS} per variant; with --kernel: "
+                   help=f"interleavings to run, 1..{MAX_SEEDS} (default {DEFAULT_SEEDS}; "
+                        f"with --ablate: at most {ABLATE_SEEDS} per variant; with --kernel: "
                         f"{KERNEL_SEEDS} boots)")
     p.add_argument("--first-seed", type=int, default=0, metavar="S",
                    help="seed of the first interleaving (default 0)")
