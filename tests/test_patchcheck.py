@@ -134,14 +134,21 @@ def stores_sync(port, sites):
 '''
 
 
-@pytest.fixture
-def user_module(tmp_path, monkeypatch):
-    (tmp_path / "userpatch").mkdir()
-    (tmp_path / "userpatch" / "__init__.py").write_text("")
-    (tmp_path / "userpatch" / "protocols.py").write_text(textwrap.dedent(USER_MODULE))
+def user_package(tmp_path, monkeypatch, module: str, source: str) -> str:
+    """Write ``package.module`` holding ``source`` under tmp_path, make it importable
+    (and the working directory); return its dotted name."""
+    package, _, name = module.partition(".")
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / package / f"{name}.py").write_text(textwrap.dedent(source))
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    yield "userpatch.protocols"
+    return module
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    yield user_package(tmp_path, monkeypatch, "userpatch.protocols", USER_MODULE)
 
 
 def test_user_protocol_through_the_api(arch, user_module) -> None:

@@ -24,6 +24,7 @@ from kisim.cli import main
 from patchcheck.guard import DEFAULT_PROTOCOL_TIMEOUT
 from patchcheck.sites import CheckerError
 from patchcheck.sweep import JOBS_PER_CPU, CheckSpec, max_jobs, sweep
+from test_patchcheck import user_package
 
 PROTOCOLS = '''
 import sys
@@ -60,12 +61,7 @@ STOP_SECONDS = 3.0      # the issue asks for about 2 s; slack for a loaded 2-cor
 
 @pytest.fixture
 def protocols(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    (tmp_path / "userproto").mkdir()
-    (tmp_path / "userproto" / "__init__.py").write_text("")
-    (tmp_path / "userproto" / "p.py").write_text(textwrap.dedent(PROTOCOLS))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return "userproto.p"
+    return user_package(tmp_path, monkeypatch, "userproto.p", PROTOCOLS)
 
 
 def _one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
