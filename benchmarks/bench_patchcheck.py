@@ -25,8 +25,8 @@ import sys
 import time
 
 from arches import NAMES
-from patcher.checker_sites import DEFAULT_SITES, SITE_KINDS, CheckerError
-from patcher.checker_sweep import CheckSpec, sweep
+from patchcheck.sites import DEFAULT_SITES, SITE_KINDS, CheckerError
+from patchcheck.sweep import CheckSpec, sweep
 
 
 def _timed(spec: CheckSpec, seeds: int, jobs: int) -> tuple[float, dict]:
@@ -42,7 +42,7 @@ def _timed(spec: CheckSpec, seeds: int, jobs: int) -> tuple[float, dict]:
 def _peak_mb(arch: str, seeds: int) -> float:
     """Peak RSS (MB) of a fresh interpreter that runs a serial naive sweep of ``seeds``."""
     # VmHWM belongs to the new process image (ru_maxrss would carry the parent's over).
-    code = ("from patcher.checker_sweep import CheckSpec, sweep; "
+    code = ("from patchcheck.sweep import CheckSpec, sweep; "
             f"sweep(CheckSpec({arch!r}, 2, naive=True), range({seeds})); "
             "print(next(l.split()[1] for l in open('/proc/self/status') "
             "if l.startswith('VmHWM')))")

@@ -20,7 +20,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, BinaryIO, Iterator
 
 #: Inputs larger than this are refused unless a caller states its own limit.
 DEFAULT_INPUT_LIMIT = 64 << 20
@@ -86,9 +86,11 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
         f.write(data)
 
 
-def read_regular(path: str | os.PathLike[str], *, limit: int = DEFAULT_INPUT_LIMIT,
-                 what: str = "input") -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes.
+def open_regular(path: str | os.PathLike[str], *, limit: int = DEFAULT_INPUT_LIMIT,
+                 what: str = "input") -> BinaryIO:
+    """``path`` opened for binary reading if it is a regular file of at most
+    ``limit`` bytes (for readers that seek, such as an ELF parser); the
+    caller closes it.
 
     Links are followed (an input may live anywhere), but the file reached
     must be regular; it is opened non-blocking, so a FIFO is refused, not
@@ -98,16 +100,24 @@ def read_regular(path: str | os.PathLike[str], *, limit: int = DEFAULT_INPUT_LIM
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
         raise UnsafePath(f"{source}: {err.strerror or err}") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(f"{source}: {what} is {_kind(info.st_mode)}, not a regular file")
-        if info.st_size > limit:
-            raise UnsafePath(f"{source}: {what} is {info.st_size} bytes, over the "
-                             f"{limit}-byte limit")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(fd)
+        raise UnsafePath(f"{source}: {what} is {_kind(info.st_mode)}, not a regular file"
+                         if not stat.S_ISREG(info.st_mode) else
+                         f"{source}: {what} is {info.st_size} bytes, over the "
+                         f"{limit}-byte limit")
+    return os.fdopen(fd, "rb")
+
+
+def read_regular(path: str | os.PathLike[str], *, limit: int = DEFAULT_INPUT_LIMIT,
+                 what: str = "input") -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes
+    (:func:`open_regular`; a file that grows past the limit while read is refused too)."""
+    with open_regular(path, limit=limit, what=what) as f:
         data = f.read(limit + 1)
     if len(data) > limit:
-        raise UnsafePath(f"{source}: {what} is over the {limit}-byte limit")
+        raise UnsafePath(f"{path}: {what} is over the {limit}-byte limit")
     return data
 
 
@@ -128,4 +138,4 @@ def _umask() -> int:
 
 
 __all__ = ["DEFAULT_INPUT_LIMIT", "UnsafePath", "atomic_open", "atomic_write",
-           "check_output", "read_regular", "read_text"]
+           "check_output", "open_regular", "read_regular", "read_text"]

@@ -7,19 +7,33 @@ file hashes as recorded; anything else (a flipped byte, a truncated image,
 a missing or corrupt ``build.json``, a half-copied directory) is rebuilt.
 Entries are assembled in a temporary directory inside the cache and
 renamed into place, so a reader never sees a partial one.
+
+Concurrent builds (several ``kisim`` processes at once) are safe:
+
+- A sound entry is never moved or removed once installed; a second build
+  of the same key keeps the first one and drops its own work (install runs
+  holding flock(2) on the cache directory itself: no lock file is left).
+- Each work directory is flock'ed by the build filling it for as long as
+  the build runs; the lock dies with the process. A ``tmp-*`` directory
+  whose lock is free was left by a killed build and is removed by the next
+  :func:`new_work_dir`.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 #: The files of an entry whose content build.json records.
 ENTRY_FILES = ("vmlinux", ".config", "include/generated/autoconf.h")
 META = "build.json"
+_held: dict[Path, int] = {}       # work directory -> the fd holding its flock
 
 
 def default_cache_dir(repo: Path) -> Path:
@@ -60,10 +74,55 @@ def verify(entry: Path, key: str) -> tuple[dict | None, str]:
     return info, ""
 
 
-def new_work_dir(cache_dir: Path, label: str) -> Path:
-    """A fresh temporary directory inside the cache (same file system as entries)."""
+@contextlib.contextmanager
+def _locked(cache_dir: Path) -> Iterator[None]:
+    """Hold the cache directory's flock (exclusive, blocking) for the ``with`` block."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"tmp-{label}-", dir=cache_dir))
+    fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _abandoned(path: Path) -> bool:
+    """Whether no live process holds ``path``'s flock (its build was killed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def new_work_dir(cache_dir: Path, label: str) -> Path:
+    """A fresh temporary directory inside the cache (same file system as entries),
+    flock'ed by this process until :func:`install` or :func:`discard`. Work
+    directories of killed builds are removed first."""
+    with _locked(cache_dir):
+        for stale in cache_dir.glob("tmp-*"):
+            if stale.is_dir() and not stale.is_symlink() and stale not in _held \
+                    and _abandoned(stale):
+                shutil.rmtree(stale, ignore_errors=True)
+        work = Path(tempfile.mkdtemp(prefix=f"tmp-{label}-", dir=cache_dir))
+        fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _held[work] = fd
+    return work
+
+
+def discard(work: Path) -> None:
+    """Remove a work directory (if still there) and release its lock."""
+    shutil.rmtree(work, ignore_errors=True)
+    fd = _held.pop(work, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def write_meta(work: Path, info: dict) -> None:
@@ -77,24 +136,21 @@ def write_meta(work: Path, info: dict) -> None:
 def install(work: Path, final: Path, key: str) -> dict:
     """Rename the finished ``work`` to ``final`` and return its build.json.
 
-    A bad entry already at ``final`` is first renamed aside (then removed).
-    If another process installed a sound entry meanwhile, that one is kept.
+    Under the cache lock: a sound entry already at ``final`` (another
+    process built the same key meanwhile) is kept and ``work`` discarded; a
+    bad one is renamed aside, removed, and replaced.
     """
-    if final.exists():
-        trash = Path(tempfile.mkdtemp(prefix="tmp-bad-", dir=final.parent))
-        try:
+    with _locked(final.parent):
+        if final.exists():
+            info, _ = verify(final, key)
+            if info is not None:
+                discard(work)
+                return info
+            trash = Path(tempfile.mkdtemp(prefix="tmp-bad-", dir=final.parent))
             final.rename(trash / final.name)
-        except FileNotFoundError:
-            pass
-        shutil.rmtree(trash, ignore_errors=True)
-    try:
+            shutil.rmtree(trash, ignore_errors=True)
         work.rename(final)
-    except OSError:
-        info, _ = verify(final, key)
-        if info is None:
-            raise
-        shutil.rmtree(work, ignore_errors=True)
-        return info
+        discard(work)                   # releases the lock; nothing is left to remove
     info, why = verify(final, key)
     if info is None:
         raise OSError(f"cache entry {final} unsound right after install: {why}")

@@ -376,7 +376,7 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
             cache.write_meta(work, built)
             info = cache.install(work, final, key)
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            cache.discard(work)
         if why:
             print(f"kisim: cache entry {final} was corrupt ({why}); rebuilt", file=sys.stderr)
     return Build(arch=spec.name, elf=final / ELF_NAME, config=values, key=key,

@@ -3,19 +3,31 @@
 Every subcommand lives in its own module under :mod:`kisim.commands` and
 exposes ``register(subparsers)``, which adds its parser and sets ``func``.
 Bad input ends with one line on stderr and exit 2; a guest fault prints its
-report and exits 1. Neither ever shows a traceback.
+report (under ``--json``: a JSON ``fault`` object on stdout) and exits 1.
+SIGINT exits 130 and SIGTERM 143 (128 + the signal number); a signal that
+arrives while the first is being handled is ignored. None of these ever
+shows a traceback.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
-import pkgutil
 import os
+import pkgutil
+import signal
 import sys
-from typing import NoReturn
+import threading
+from types import FrameType
+from typing import Iterator, NoReturn
 
 from kisim import commands
-from kisim.errors import user_errors
+from kisim.errors import INTERRUPTED, TERMINATED, Terminated, user_errors
+from kisim.progress import ambient
+
+#: Long-running commands with no progress bar of their own: they get a spinner
+#: with elapsed time on stderr (a terminal only; never under --json).
+SPINNER_COMMANDS = ("ftrace", "kprobe", "probe", "kmemtrace")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,25 +53,72 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from sim.errors import GuestFault
     parser = build_parser()
+    with _signals():
+        try:
+            return _dispatch(parser, argv)
+        except BrokenPipeError:
+            # the reader went away (e.g. `| head`): not an error; point stdout at
+            # /dev/null so the interpreter's final flush does not complain
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+
+
+def _dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
+    """Run the command; map what it raises to an exit status (see the module doc)."""
+    from sim.errors import GuestFault
+    args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(argv)
-        return args.func(args) or 0
+        quiet = args.command not in SPINNER_COMMANDS or getattr(args, "json", False)
+        with ambient(f"kisim {args.command}: running", enabled=not quiet):
+            return args.func(args) or 0
     except GuestFault as fault:
-        print(fault.report(), file=sys.stderr)
+        if getattr(args, "json", False):
+            from kisim.commands.common import print_json
+            print_json({"command": args.command, "fault": fault.to_json()})
+            print(f"kisim: guest fault: {fault}", file=sys.stderr)
+        else:
+            print(fault.report(), file=sys.stderr)
         return 1
     except BrokenPipeError:
-        # the reader went away (e.g. `| head`): not an error; point stdout at
-        # /dev/null so the interpreter's final flush does not complain
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        raise                           # an OSError, but not an error: main handles it
     except user_errors() as err:
         print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kisim: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
+    except Terminated:
+        print("kisim: terminated", file=sys.stderr)
+        return TERMINATED
+
+
+@contextlib.contextmanager
+def _signals() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt and SIGTERM :class:`Terminated`, once:
+    a later SIGINT or SIGTERM (a second Ctrl-C while workers are being
+    stopped) is ignored, so cleanup runs to its end. The old handlers come
+    back on exit unless a signal fired: then the process is on its way out
+    and both stay ignored (through interpreter shutdown, which would
+    otherwise reset them to the default action and die of the second one)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired: list[int] = []
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        if fired:
+            return
+        fired.append(signum)
+        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, signal.SIG_IGN if fired else previous)
 
 
 def _one_line(err: BaseException) -> str:

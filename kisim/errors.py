@@ -28,3 +28,12 @@ def user_errors() -> tuple[type[BaseException], ...]:
         except (ImportError, AttributeError):
             continue
     return tuple(errors)
+
+
+INTERRUPTED = 130    # 128 + SIGINT (2): the shell's convention, bash(1) "EXIT STATUS"
+TERMINATED = 143     # 128 + SIGTERM (15)
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: like KeyboardInterrupt, it unwinds every ``finally``
+    (so worker processes are stopped) and is not caught as an error."""

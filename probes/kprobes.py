@@ -334,7 +334,10 @@ class Kprobes:
 
     # -- checks (kernel/kprobes.c check_kprobe_address_safe, arch can_probe)
     def resolve(self, kp: Kprobe) -> int:
-        """The probed address: ``addr``, or ``symbol_name + offset``."""
+        """The probed address: ``addr``, or ``symbol_name + offset``; both or neither
+        is EINVAL (v5.10 kernel/kprobes.c:_kprobe_addr)."""
+        if kp.symbol_name is not None and kp.addr is not None:
+            raise PatchError("EINVAL", "kprobe: give symbol_name or addr, not both")
         if kp.symbol_name is not None:
             base = self.guest.image.symbols.get(kp.symbol_name)
             if base is None:

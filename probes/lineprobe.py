@@ -44,7 +44,7 @@ class LineHit:
 def parse_location(text: str) -> tuple[str, int]:
     """``"kernel/slab.c:225"`` -> ``("kernel/slab.c", 225)``; DwarfError when malformed."""
     file, sep, line = text.rpartition(":")
-    if not sep or not file or not line.isdigit() or int(line) < 1:
+    if not sep or not file or not (line.isascii() and line.isdigit()) or int(line) < 1:
         raise DwarfError(f"probe point {text!r}: expected FILE:LINE, e.g. kernel/slab.c:225")
     return file, int(line)
 

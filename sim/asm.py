@@ -1,7 +1,20 @@
-"""Keystone and Capstone, set up from an arch's declared modes."""
+"""Keystone and Capstone, set up from an arch's declared modes.
+
+:func:`assemble` bounds its input before Keystone sees it: at most
+:data:`MAX_SOURCE` characters, and at most :data:`MAX_CODE` bytes of output
+as estimated from the text (``.fill``/``.space``/``.skip``/``.zero``/
+``.org``/``.align`` sizes and ``.rept``/``.irp`` counts, evaluated as GNU as
+evaluates absolute expressions; every other statement counted at its
+largest possible size). Keystone expands such directives byte by byte:
+``.fill 33554432,1,0x90`` took 7 s in Keystone alone and far more to list
+and run.
+"""
 from __future__ import annotations
 
+import ast
 import functools
+import operator
+import re
 from dataclasses import dataclass
 
 import capstone
@@ -9,6 +22,10 @@ import keystone
 
 from arches import Arch
 from sim.errors import AsmError
+
+
+MAX_SOURCE = 1 << 20        # characters of assembly text
+MAX_CODE = 1 << 16          # bytes of machine code one assembly may produce
 
 
 @dataclass(frozen=True)
@@ -51,14 +68,21 @@ def _ks_asm(arch: Arch, text: str, address: int) -> bytes:
 
 def _failing_line(arch: Arch, lines: list[str], address: int) -> int | None:
     """1-based number of the first line whose prefix fails for a reason other than a
-    symbol defined further down, or None."""
-    for n in range(1, len(lines) + 1):
+    symbol defined further down, or None. Bisected (log n assemblies, not n): a
+    prefix that fails so goes on failing as lines are added."""
+    def fails(n: int) -> bool:
         try:
             _ks_asm(arch, "\n".join(lines[:n]), address)
         except keystone.KsError as err:
-            if err.errno != keystone.KS_ERR_ASM_SYMBOL_MISSING:
-                return n
-    return None
+            return err.errno != keystone.KS_ERR_ASM_SYMBOL_MISSING
+        return False
+    if not fails(len(lines)):
+        return None
+    lo, hi = 1, len(lines)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(mid) else (mid + 1, hi)
+    return lo
 
 
 def assemble(arch: Arch, text: str, address: int = 0, source: str | None = None) -> bytes:
@@ -71,6 +95,7 @@ def assemble(arch: Arch, text: str, address: int = 0, source: str | None = None)
     bad = _non_ascii(text)
     if bad:
         raise AsmError(f"{arch.name}: {where}{bad}")
+    _bound(arch, text, address, where)
     try:
         code = _ks_asm(arch, text, address)
     except keystone.KsError as err:
@@ -83,6 +108,104 @@ def assemble(arch: Arch, text: str, address: int = 0, source: str | None = None)
     if not code:
         raise AsmError(f"{arch.name}: {where}{text.strip()!r} assembles to nothing")
     return code
+
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift,
+           ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_,
+           ast.BitXor: operator.xor}
+_UNOPS = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+_OCTAL = re.compile(r"(?<![\w.])0([0-7]+)\b")
+_CHAR = re.compile(r"'(.)")
+_DIRECTIVE = re.compile(r"^\s*(?:[\w.$]+:\s*)*(\.\w+)\b\s*(.*)$", re.S)
+_ASSIGN = re.compile(r"^\s*(?:\.(?:equ|set|equiv)\s+([\w.$]+)\s*,|([\w.$]+)\s*=)\s*(.+)$")
+_COMMENT = re.compile(r"#|@|//|/\*")
+_REFUSED = {".incbin": "reads a file", ".macro": "is not supported (expand it by hand)"}
+
+
+def _value(expr: str, names: dict[str, int], what: str) -> int:
+    """An absolute GNU as expression (numbers, known .equ names, C operators)."""
+    text = _CHAR.sub(lambda m: str(ord(m[1])), _OCTAL.sub(r"0o\1", expr.strip()))
+    text = text.replace("/", "//")
+
+    def walk(node: ast.AST) -> int:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in names:
+            return names[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            left, right = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.LShift) and right > 4096:
+                raise ValueError("too large")
+            return _BINOPS[type(node.op)](left, right)
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNOPS:
+            return _UNOPS[type(node.op)](walk(node.operand))
+        raise ValueError("not absolute")
+    try:
+        return walk(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        raise AsmError(f"{what}: {expr.strip()!r} is not a number kisim can bound; the "
+                       f"size limit is {MAX_CODE} bytes (give a constant)") from None
+
+
+def _statements(text: str) -> list[str]:
+    return [part for line in text.splitlines() for part in line.split(";") if part.strip()]
+
+
+def _bound(arch: Arch, text: str, address: int, where: str) -> None:
+    """Refuse ``text`` before Keystone expands it if it may exceed the limits."""
+    if len(text) > MAX_SOURCE:
+        raise AsmError(f"{arch.name}: {where}{len(text)} characters of assembly, over the "
+                       f"{MAX_SOURCE}-character limit")
+    names: dict[str, int] = {}
+    repeat = [1]                   # product of the enclosing .rept/.irp counts
+    total = 0
+    for stmt in _statements(text):
+        assigned = _ASSIGN.match(stmt)
+        if assigned:
+            name = assigned[1] or assigned[2]
+            try:
+                names[name] = _value(assigned[3], names, "")
+            except AsmError:
+                names.pop(name, None)
+            continue
+        found = _DIRECTIVE.match(stmt)
+        name, args = (found[1].lower(), found[2]) if found else ("", stmt)
+        what = f"{arch.name}: {where}{name}"
+        if name in _REFUSED:
+            raise AsmError(f"{what} {_REFUSED[name]}")
+        parts = _COMMENT.split(args)[0].split(",") if name else [stmt]
+        size = max(arch.max_insn_len, 8 * len(parts), len(stmt))   # any other statement
+        if name == ".rept":
+            repeat.append(repeat[-1] * max(0, _value(parts[0], names, what)))
+            size = 0
+        elif name in (".irp", ".irpc"):
+            repeat.append(repeat[-1] * max(1, len(parts[1:]) if name == ".irp"
+                                           else len("".join(parts[1:]).strip())))
+            size = 0
+        elif name == ".endr":
+            if len(repeat) > 1:
+                repeat.pop()
+            size = 0
+        elif name == ".fill":
+            count = _value(parts[0], names, what)
+            width = _value(parts[1], names, what) if len(parts) > 1 else 1
+            size = max(0, count) * min(max(0, width), 8)      # GNU as caps the size at 8
+        elif name in (".space", ".skip", ".zero"):
+            size = max(0, _value(parts[0], names, what))
+        elif name == ".org":
+            size = max(0, _value(parts[0], names, what) - address)
+        elif name in (".align", ".balign", ".p2align", ".balignw", ".balignl"):
+            n = max(0, _value(parts[0], names, what)) if parts[0].strip() else 0
+            # .p2align N pads to 2**N; .align N is 2**N on ARM/PPC and N bytes on
+            # x86 (GNU as, "Align"): bound both, reading N >= 32 as bytes
+            size = 1 << n if name == ".p2align" and n < 64 else \
+                max(n, 1 << n) if name == ".align" and n < 32 else n
+        total += size * repeat[-1]
+        if total > MAX_CODE:
+            raise AsmError(f"{arch.name}: {where}the source may assemble to more than "
+                           f"{MAX_CODE} bytes, the limit (.fill/.space/.org/.align sizes "
+                           "and .rept counts included)")
 
 
 def disassemble(arch: Arch, code: bytes, address: int = 0,

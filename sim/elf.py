@@ -9,6 +9,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
+import fsio
 from arches import arch_for_elf_machine
 from sim.errors import ConfigError
 
@@ -59,7 +60,7 @@ def read_elf(path: str | Path) -> Image:
     """Parse a static ELF; :class:`ConfigError` if it is not one we can run."""
     path = Path(path)
     try:
-        with path.open("rb") as f:
+        with fsio.open_regular(path, what="ELF image") as f:     # never a FIFO or device
             elf = ELFFile(f)
             arch = arch_for_elf_machine(elf["e_machine"])
             if arch is None:
@@ -86,3 +87,5 @@ def read_elf(path: str | Path) -> Image:
                          symbols, sorted(set(functions)))
     except ELFError as err:
         raise ConfigError(f"{path}: not a valid ELF file: {err}") from None
+    except fsio.UnsafePath as err:
+        raise ConfigError(str(err)) from None

@@ -54,6 +54,7 @@ UNTIL_NEVER = -1               # emu_start's `until`; slices end on `count`
 ICACHE_LINE = 32               # bytes per line flushed by flush_icache_range
 LAST_BLOCKS = 16
 TURN_ENDS = ("counter", "spin")  # how a turn ends early: Unicorn's counter, or the counting loop
+MAX_STEP = 2 ** 63             # most instructions one step may ask for (Unicorn's count is u64)
 
 _uc_reg_read, _uc_reg_write = uclib.uc_reg_read, uclib.uc_reg_write
 _uc_reg_read_batch = uclib.uc_reg_read_batch
@@ -482,6 +483,9 @@ class Machine:
 
     def write(self, addr: int, data: bytes) -> None:
         """Write data memory from the host (not text: see :meth:`write_text`)."""
+        if not isinstance(data, bytes):
+            raise TypeError(f"data must be bytes, not {type(data).__name__} "
+                            "(assemble text with sim.asm.assemble)")
         self.memory.write(addr, data)
 
     def read_word(self, addr: int, size: int | None = None) -> int:
@@ -646,7 +650,10 @@ class Machine:
                     on_turn(self)
 
     def step(self, cpu: int, count: int) -> int:
-        """Run one CPU for ``count`` instructions (fewer if it halts)."""
+        """Run one CPU for ``count`` instructions (fewer if it halts), 1..2**63."""
+        _check_int("instruction count", count)
+        if not 1 <= count <= MAX_STEP:
+            raise ConfigError(f"instruction count {count} out of range 1..{MAX_STEP}")
         retired = self.cpu(cpu).run_turn(count)
         self.clock.deliver()
         return retired

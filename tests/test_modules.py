@@ -351,7 +351,7 @@ def test_ftrace_and_line_probes_see_module_code(prober: Path,
 
 
 def test_patchcheck_kernel_builds_the_modules_in(prober: Path) -> None:
-    from patcher.checker_sweep import CheckSpec
+    from patchcheck.sweep import CheckSpec
     spec = CheckSpec("arm", 2, kernel=True, modules=(str(prober),))
     assert [m.name for m in spec.checker().build.modules] == ["prober"]
     assert f"--kernel --module {prober}" in spec.replay_command(3)

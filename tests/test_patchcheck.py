@@ -11,8 +11,8 @@ import pytest
 
 from arches import NAMES, get_arch
 from kisim.cli import main
-from patcher.checker import KINDS, STRADDLE, PatchChecker
-from patcher.checker_sweep import KEEP, CheckSpec, ablate, ablation_names, sweep
+from patchcheck.checker import KINDS, STRADDLE, PatchChecker
+from patchcheck.sweep import KEEP, CheckSpec, ablate, ablation_names, sweep
 
 CLEAN_SEEDS = 400      # the CLI and the benchmark run 10,000 (README figures)
 
@@ -138,14 +138,21 @@ def stores_sync(port, sites):
 '''
 
 
-@pytest.fixture
-def user_module(tmp_path, monkeypatch):
-    (tmp_path / "userpatch").mkdir()
-    (tmp_path / "userpatch" / "__init__.py").write_text("")
-    (tmp_path / "userpatch" / "protocols.py").write_text(textwrap.dedent(USER_MODULE))
+def user_package(tmp_path, monkeypatch, module: str, source: str) -> str:
+    """Write ``package.module`` holding ``source`` under tmp_path, make it importable
+    (and the working directory); return its dotted name."""
+    package, _, name = module.partition(".")
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / package / f"{name}.py").write_text(textwrap.dedent(source))
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    yield "userpatch.protocols"
+    return module
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    yield user_package(tmp_path, monkeypatch, "userpatch.protocols", USER_MODULE)
 
 
 @pytest.mark.slow

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from arches import NAMES
-from patcher.checker_sweep import CheckSpec, sweep
+from patchcheck.sweep import CheckSpec, sweep
 
 distributed = pytest.importorskip("distributed", reason="the kisim[dask] extra is not installed")
 

@@ -8,10 +8,10 @@ import pytest
 
 from arches import NAMES, get_arch
 from kisim.cli import main
-from patcher.checker import KINDS, PatchChecker
-from patcher.checker_sites import (DEFAULT_SITES, SITE_KINDS, CheckerError, arch_hooks,
-                                   parse_sites)
-from patcher.checker_sweep import CheckSpec, ablate, ablation_names, sweep
+from patchcheck.checker import KINDS, PatchChecker
+from patchcheck.sites import (DEFAULT_SITES, SITE_KINDS, CheckerError, arch_hooks,
+                              parse_sites)
+from patchcheck.sweep import CheckSpec, ablate, ablation_names, sweep
 from sim.asm import assemble
 
 NEW = ("ftrace", "kprobe", "optprobe")

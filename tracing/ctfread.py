@@ -12,6 +12,7 @@ per stream in memory at a time.
 from __future__ import annotations
 
 import heapq
+import os
 import re
 import struct
 import uuid as uuidlib
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+import fsio
 from sim.event import STRING, Event, EventClass, FieldType, s, u
 from tracing.ctf import (CTF_MAGIC, EVENT_CONTEXT, EVENT_HEADER, PACKET_CONTEXT, PACKET_HEADER,
                          _STRUCT_CODES, endian_prefix)
@@ -29,6 +31,8 @@ _EVENT_RE = re.compile(r'event\s*\{\s*name\s*=\s*"([^"]+)";\s*id\s*=\s*(\d+);\s*
 _INT_FIELD_RE = re.compile(r"integer\s*\{\s*size\s*=\s*(\d+);\s*align\s*=\s*8;\s*"
                            r"signed\s*=\s*(true|false);(?:\s*base\s*=\s*(\d+);)?\s*\}\s*_(\w+);")
 _STRING_FIELD_RE = re.compile(r"string\s+_(\w+);")
+#: The largest metadata file read; kisim's own is a few KiB.
+METADATA_LIMIT = 1 << 20
 
 
 @dataclass
@@ -55,6 +59,9 @@ def _parse_fields(body: str, where: str) -> tuple[tuple[str, FieldType], ...]:
     fields: list[tuple[int, str, FieldType]] = []
     for m in _INT_FIELD_RE.finditer(body):
         bits, signed, base, name = int(m[1]), m[2] == "true", int(m[3] or 10), m[4]
+        if (bits, signed) not in _STRUCT_CODES or base not in (2, 8, 10, 16):
+            raise TraceError(f"{where}: field _{name}: a {bits}-bit base-{base} integer "
+                             "(kisim writes 8/16/32/64-bit, base 2/8/10/16)")
         ftype = s(bits) if signed else u(bits, base)
         fields.append((m.start(), name, ftype))
     for m in _STRING_FIELD_RE.finditer(body):
@@ -67,12 +74,12 @@ def _parse_fields(body: str, where: str) -> tuple[tuple[str, FieldType], ...]:
 
 def read_metadata(directory: Path) -> TraceMeta:
     path = directory / "metadata"
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise TraceError(f"{directory}: not a CTF trace (no metadata file)") from None
-    except UnicodeDecodeError:
-        raise TraceError(f"{path}: not plain-text TSDL metadata") from None
+    if not os.path.lexists(path):
+        raise TraceError(f"{directory}: not a CTF trace (no metadata file)")
+    try:           # a FIFO or device named metadata is refused, never read
+        text = fsio.read_text(path, limit=METADATA_LIMIT, what="CTF metadata")
+    except fsio.UnsafePath as err:
+        raise TraceError(str(err)) from None
     if not text.startswith("/* CTF 1.8"):
         raise TraceError(f"{path}: not CTF 1.8 metadata written by kisim")
     order = re.search(r"byte_order\s*=\s*(le|be|network)\s*;", text)
@@ -87,8 +94,11 @@ def read_metadata(directory: Path) -> TraceMeta:
         classes[int(m[2])] = EventClass(m[1], fields)
     if text.count("event {") != len(classes):
         raise TraceError(f"{path}: truncated or unsupported event declaration")
-    return TraceMeta("little" if order[1] == "le" else "big", uuidlib.UUID(uid[1]), env,
-                     classes)
+    try:
+        trace_uuid = uuidlib.UUID(uid[1])
+    except ValueError:
+        raise TraceError(f"{path}: bad trace uuid {uid[1]!r}") from None
+    return TraceMeta("little" if order[1] == "le" else "big", trace_uuid, env, classes)
 
 
 class CtfTrace:
@@ -113,7 +123,8 @@ class CtfTrace:
 
     def _packets(self, path: Path) -> Iterator[tuple[Packet, bytes]]:
         head = self._header.size + self._context.size
-        with open(path, "rb") as f:
+        with fsio.open_regular(path, limit=1 << 62, what="CTF stream") as f:
+            length = os.fstat(f.fileno()).st_size
             offset = 0
             while True:
                 raw = f.read(head)
@@ -129,8 +140,12 @@ class CtfTrace:
                                      f"at offset {offset}")
                 ts_b, ts_e, content, size, seq, disc, cpu = self._context.unpack_from(
                     raw, self._header.size)
-                if content % 8 or size < content or content < head * 8:
-                    raise TraceError(f"{path}: bad packet size at offset {offset}")
+                if content % 8 or size % 8 or size < content or content < head * 8:
+                    raise TraceError(f"{path}: bad packet size at offset {offset} "
+                                     f"(content {content} bits, packet {size} bits)")
+                if offset + size // 8 > length:       # never read or seek past the end
+                    raise TraceError(f"{path}: truncated packet at offset {offset} "
+                                     f"({size // 8} bytes, {length - offset} in the file)")
                 body = f.read(content // 8 - head)
                 if len(body) < content // 8 - head:
                     raise TraceError(f"{path}: truncated packet at offset {offset}")

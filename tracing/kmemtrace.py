@@ -129,6 +129,24 @@ class KmemReport:
         }
 
 
+#: The integer fields the report reads from each allocation and free event
+#: (include/trace/events/kmem.h: kmem_alloc and kmem_free).
+ALLOC_FIELDS = ("call_site", "ptr", "bytes_req", "bytes_alloc")
+FREE_FIELDS = ("call_site", "ptr")
+
+
+def _check_fields(trace: CtfTrace) -> None:
+    """Refuse a trace whose slab events lack an integer field the report reads."""
+    for cls in trace.meta.classes.values():
+        needed = ALLOC_FIELDS if cls.name in ALLOCS else FREE_FIELDS if cls.name in FREES \
+            else ()
+        types = dict(cls.fields)
+        for name in needed:
+            if name not in types or types[name].kind == "string":
+                raise TraceError(f"{trace.dir}: event {cls.name} has no integer field "
+                                 f"{name} (the report needs {', '.join(needed)})")
+
+
 def analyze(trace_dir: str | Path) -> KmemReport:
     """Read a CTF trace once, streaming, and build the report."""
     trace = CtfTrace(trace_dir)
@@ -136,6 +154,7 @@ def analyze(trace_dir: str | Path) -> KmemReport:
     if not names & set(ALLOCS):
         raise TraceError(f"{trace_dir}: no slab allocation events in this trace "
                          "(record with --probes kmem)")
+    _check_fields(trace)
     report = KmemReport(arch=trace.meta.env.get("architecture", "?"))
     live: dict[int, _Live] = {}
     freed: dict[int, int] = {}                 # ptr -> call site of the last free

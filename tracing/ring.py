@@ -33,6 +33,12 @@ CHANNEL_HEAD = 16                # subbuf_size, nr_subbufs, mode, nr_cpus
 BASE_OFFSET = 48                 # offsetof(struct rb_cpu, base)
 CONSUMED_OFFSET = 40             # offsetof(struct rb_cpu, consumed)
 HEAD_OFFSET = 24                 # offsetof(struct rb_cpu, head)
+#: Stated limits of the buffer geometry, checked before the guest runs: the
+#: buffers are guest memory mapped (and host memory) up front, so 1 GiB
+#: sub-buffers cost gigabytes of RSS however few events they hold.
+MAX_SUBBUF_SIZE = 1 << 20        # bytes per sub-buffer
+MAX_SUBBUFS = 1024               # sub-buffers per CPU
+MAX_RING_BYTES = 64 << 20        # all buffers of all CPUs
 
 
 class PacketSink(Protocol):
@@ -91,14 +97,18 @@ class RingBuffers:
         """Map the buffers at ``base`` and fill ``ring_buffer_channel``."""
         if mode not in MODES:
             raise TraceError(f"unknown buffer mode {mode!r} (discard or overwrite)")
-        if nr_subbufs < 2:
-            raise TraceError(f"--subbufs must be at least 2, not {nr_subbufs}")
+        if not 2 <= nr_subbufs <= MAX_SUBBUFS:
+            raise TraceError(f"--subbufs must be 2..{MAX_SUBBUFS}, not {nr_subbufs}")
         smallest = struct.calcsize(">" + SUBBUF_HEADER) + max_record
-        if subbuf_size < smallest or subbuf_size % 8:
-            raise TraceError(f"--subbuf-size must be a multiple of 8 of at least {smallest} "
-                             f"bytes (a sub-buffer header and the largest record), "
-                             f"not {subbuf_size}")
+        if not smallest <= subbuf_size <= MAX_SUBBUF_SIZE or subbuf_size % 8:
+            raise TraceError(f"--subbuf-size must be a multiple of 8 in {smallest}.."
+                             f"{MAX_SUBBUF_SIZE} bytes (at least a sub-buffer header and the "
+                             f"largest record), not {subbuf_size}")
         cpus = len(machine.cpus)
+        if subbuf_size * nr_subbufs * cpus > MAX_RING_BYTES:
+            raise TraceError(f"--subbuf-size {subbuf_size} x --subbufs {nr_subbufs} x {cpus} "
+                             f"CPUs = {subbuf_size * nr_subbufs * cpus} bytes of buffers, over "
+                             f"the {MAX_RING_BYTES}-byte limit")
         per_cpu = subbuf_size * nr_subbufs
         machine.map(base, per_cpu * cpus, "rw")
         arch = machine.arch

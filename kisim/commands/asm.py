@@ -4,9 +4,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kisim.commands.common import add_arch, add_cpus, check_cpus, add_json, arch_of, print_json
+import fsio
+from kisim.commands.common import (MAX_BUDGET, MAX_QUANTUM, add_arch, add_cpus, add_json, arch_of,
+                                   check_cpus, int_in, print_json)
 from kisim.errors import UsageError
-from sim.asm import assemble
+from sim.asm import MAX_CODE, MAX_SOURCE, assemble
 from sim.asm import listing as decode_all
 from sim.errors import GuestFault
 from sim.snippet import SNIPPET_BASE, run_snippet
@@ -16,15 +18,18 @@ def _source(args: argparse.Namespace) -> str:
     if args.file and args.text:
         raise UsageError("give assembly text or -f FILE, not both")
     if args.file:
+        name = "<stdin>" if args.file == "-" else args.file
         if args.file == "-":
-            return sys.stdin.read()
-        with open(args.file, "rb") as f:
-            raw = f.read()
+            raw = sys.stdin.buffer.read(MAX_SOURCE + 1)
+            if len(raw) > MAX_SOURCE:
+                raise UsageError(f"<stdin>: over the {MAX_SOURCE}-byte limit of assembly")
+        else:
+            raw = fsio.read_regular(args.file, limit=MAX_SOURCE, what="assembly source")
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as err:
             line = raw[:err.start].count(b"\n") + 1
-            raise UsageError(f"{args.file}:{line}: not UTF-8 text "
+            raise UsageError(f"{name}:{line}: not UTF-8 text "
                              f"(byte {raw[err.start]:#04x} at offset {err.start})") from None
     if not args.text:
         raise UsageError("no assembly given (text argument or -f FILE)")
@@ -34,10 +39,6 @@ def _source(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
     check_cpus(args)
-    if args.max_instructions < 1:
-        raise UsageError(f"--max-instructions {args.max_instructions}: must be at least 1")
-    if args.quantum < 1:
-        raise UsageError(f"--quantum {args.quantum}: must be at least 1")
     text = _source(args)
     source = None if not args.file else ("<stdin>" if args.file == "-" else args.file)
     code = assemble(arch, text, SNIPPET_BASE, source=source)
@@ -93,17 +94,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "(Capstone); with --run, execute it on every CPU until it "
                                    "falls off its end, and show registers, exact instruction "
                                    "counts and modeled cycles. Statements are separated by "
-                                   "';' or newlines.")
+                                   f"';' or newlines. Limits: {MAX_SOURCE} bytes of source, "
+                                   f"{MAX_CODE} bytes of code (.fill/.space/.org/.align/.rept "
+                                   "sizes are checked before assembling); .incbin and .macro "
+                                   "are refused.")
     add_arch(p)
     add_cpus(p)
     p.add_argument("text", nargs="?", help="assembly text, e.g. 'mov rax, 1; int3'")
     p.add_argument("-f", "--file", metavar="FILE", help="read assembly from FILE ('-': stdin)")
     p.add_argument("--run", action="store_true", help="execute the snippet")
-    p.add_argument("--quantum", type=int, default=10_000, metavar="Q",
-                   help="instructions per CPU turn (default 10000)")
+    p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=10_000, metavar="Q",
+                   help=f"instructions per CPU turn, 1..{MAX_QUANTUM} (default 10000)")
     p.add_argument("--seed", type=int, default=None,
                    help="randomize turn lengths in 1..Q with this seed")
-    p.add_argument("--max-instructions", type=int, default=10_000_000, metavar="N",
-                   help="instruction budget for the whole run (default 10000000)")
+    p.add_argument("--max-instructions", type=int_in(1, MAX_BUDGET), default=10_000_000,
+                   metavar="N", help=f"instruction budget for the whole run, 1..{MAX_BUDGET} "
+                                     "(default 10000000)")
     add_json(p)
     p.set_defaults(func=run)

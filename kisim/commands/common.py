@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import patcher.instrument  # noqa: F401  (serves static keys, markers, tracepoints of modules)
 import probes.kprobes  # noqa: F401  (serves register_kprobe() & co. called by guest modules)
@@ -13,8 +13,14 @@ from kbuild import ConfigChoice, resolve_config
 from kisim.errors import UsageError
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
 from sim.machine import MAX_CPUS
-from tracing.ring import MODES
+from tracing.ring import MAX_RING_BYTES, MAX_SUBBUF_SIZE, MAX_SUBBUFS, MODES
 from tracing.session import TraceOptions
+
+#: Stated limits of the run options every guest command shares (checked by
+#: argparse, before any build or run).
+MAX_QUANTUM = 10 ** 9          # instructions in one CPU turn
+MAX_BUDGET = 10 ** 12          # instructions in one run (hours of host time)
+MAX_SIZE = 0xFFFF_FFFF         # a workload's size: a u32 in the guest (sim/workloads.py)
 
 
 def add_arch(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -38,6 +44,20 @@ def check_arches(names: list[str]) -> None:
     for name in names:
         if name not in NAMES:
             raise UsageError(f"unknown arch {name!r} (valid: {', '.join(NAMES)})")
+
+
+def int_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``low..high``, else a one-line usage error
+    (exit 2) naming the range, before any work starts."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} out of range {low}..{high}")
+        return value
+    return parse
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -133,23 +153,17 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
                    help=f"workload to run: {', '.join(WORKLOADS)} (default hackbench)")
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (hackbench loops, kmalloc/getppid iterations, "
-                        "fib depth; default: the workload's own)")
+                        f"fib depth; 1..{MAX_SIZE}; default: the workload's own)")
     add_config(p)
     add_modules(p)
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="draw each turn's length from 1..quantum with this seed")
-    p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q",
-                   help=f"instructions per CPU turn (default {DEFAULT_QUANTUM})")
-    p.add_argument("--max-instructions", type=int, default=MAX_INSTRUCTIONS, metavar="N",
-                   help=f"instruction budget of the whole run (default {MAX_INSTRUCTIONS})")
-
-
-def check_run_args(args: argparse.Namespace) -> None:
-    """The numbers of :func:`add_run_args` in range (before a possibly long build)."""
-    check_cpus(args)
-    for flag, value in (("--quantum", args.quantum), ("--max-instructions", args.max_instructions)):
-        if value < 1:
-            raise UsageError(f"{flag} {value}: must be at least 1")
+    p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=DEFAULT_QUANTUM,
+                   metavar="Q", help=f"instructions per CPU turn, 1..{MAX_QUANTUM} "
+                                     f"(default {DEFAULT_QUANTUM})")
+    p.add_argument("--max-instructions", type=int_in(1, MAX_BUDGET), default=MAX_INSTRUCTIONS,
+                   metavar="N", help=f"instruction budget of the whole run, 1..{MAX_BUDGET} "
+                                     f"(default {MAX_INSTRUCTIONS})")
 
 
 # -- ring buffers (trace, ftrace) ---------------------------------------------------------
@@ -159,10 +173,13 @@ def add_buffer_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=tuple(MODES), default="discard",
                    help="when the buffer is full: drop new events, or overwrite the oldest "
                         "sub-buffer (default discard)")
-    p.add_argument("--subbuf-size", type=int, default=None, metavar="S",
-                   help="bytes per sub-buffer (default CONFIG_RING_BUFFER_SUBBUF_SIZE)")
-    p.add_argument("--subbufs", type=int, default=None, metavar="K",
-                   help="sub-buffers per CPU (default CONFIG_RING_BUFFER_SUBBUFS)")
+    p.add_argument("--subbuf-size", type=int_in(1, MAX_SUBBUF_SIZE), default=None, metavar="S",
+                   help=f"bytes per sub-buffer, at most {MAX_SUBBUF_SIZE} (default "
+                        "CONFIG_RING_BUFFER_SUBBUF_SIZE)")
+    p.add_argument("--subbufs", type=int_in(2, MAX_SUBBUFS), default=None, metavar="K",
+                   help=f"sub-buffers per CPU, 2..{MAX_SUBBUFS} (default "
+                        f"CONFIG_RING_BUFFER_SUBBUFS); all buffers of all CPUs together "
+                        f"at most {MAX_RING_BYTES} bytes")
     p.add_argument("--drain-every", type=int, default=1, metavar="T",
                    help="the consumer drains every T turn boundaries (default 1; "
                         "larger values put the buffers under pressure)")

@@ -18,8 +18,8 @@ from collections import Counter
 
 from kbuild import build
 from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_json,
-                                   add_modules,
-                                   check_cpus, check_drain, overrides, print_json,
+                                   add_modules, MAX_QUANTUM,
+                                   check_cpus, check_drain, int_in, overrides, print_json,
                                    trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config(p)
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="draw each turn's length from 1..quantum with this seed")
-    p.add_argument("--quantum", type=int, default=DEFAULT_QUANTUM, metavar="Q")
+    p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=DEFAULT_QUANTUM, metavar="Q")
     add_modules(p)
     add_json(p)
     p.set_defaults(func=cmd_ftrace)

@@ -1,8 +1,9 @@
-"""``kisim patchcheck``: the SMP patch-safety checker (patcher/checker.py).
+"""``kisim patchcheck``: the SMP patch-safety checker (patchcheck/checker.py).
 
 Exit status: 0 when no interleaving produced a finding (``--ablate``: every
 removed step was caught and the protocol as written was clean), 1
-otherwise, 2 on bad input, 130 on Ctrl-C (after printing what was found).
+otherwise, 2 on bad input (a user protocol that raises or never returns
+too), 130 on Ctrl-C (after printing what was found), 143 on SIGTERM.
 Each finding prints its seed and the command that replays it.
 """
 from __future__ import annotations
@@ -10,27 +11,38 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
-from typing import Callable, TextIO
+import tempfile
+from typing import Callable
 
+import fsio
 from kisim.commands.common import (add_arch, add_cpus, add_json, add_modules, arch_of, check_cpus,
                                    print_json)
-from kisim.errors import UsageError
+from kisim.errors import INTERRUPTED, UsageError
 from kisim.progress import progress
-from patcher.checker import KINDS, Finding
-from patcher.checker_sites import DEFAULT_SITES, SITE_KINDS
-from patcher.checker_sweep import (MAX_SEED, MAX_SEEDS, CheckerError, CheckResult, CheckSpec,
-                                   ablate, load_protocol, sweep)
+from patchcheck.checker import KINDS, Finding
+from patchcheck.guard import DEFAULT_PROTOCOL_TIMEOUT, MAX_PROTOCOL_TIMEOUT
+from patchcheck.sites import DEFAULT_SITES, SITE_KINDS
+from patchcheck.sweep import (JOBS_PER_CPU, MAX_SEED, MAX_SEEDS, CheckerError, CheckResult,
+                              CheckSpec, ablate, load_protocol, max_jobs, sweep)
 
 DEFAULT_SEEDS = 10_000
 ABLATE_SEEDS = 1_000
 KERNEL_SEEDS = 20          # each one boots the guest kernel and runs hackbench
-INTERRUPTED = 130
 
 
-def _jobs_default() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        (os.cpu_count() or 1)
+def _jobs(args: argparse.Namespace) -> int:
+    """``--jobs`` (default: the available CPUs), capped at :func:`max_jobs` with a note."""
+    bound = max_jobs()
+    if args.jobs is None:
+        return bound // JOBS_PER_CPU
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs} must be at least 1")
+    if args.jobs > bound:
+        print(f"kisim: --jobs {args.jobs} capped at {bound} ({JOBS_PER_CPU} per available "
+              "CPU)", file=sys.stderr)
+    return min(args.jobs, bound)
 
 
 def _print(result: CheckResult, show: int) -> None:
@@ -59,6 +71,9 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
         raise UsageError(f"--show {args.show}: the number of findings to list is at least 0")
     if args.modules and not args.kernel:
         raise UsageError("--module builds into the guest kernel: it needs --kernel")
+    if not 0 < args.protocol_timeout <= MAX_PROTOCOL_TIMEOUT:   # also refuses nan
+        raise UsageError(f"--protocol-timeout {args.protocol_timeout:g}: seconds in "
+                         f"(0, {MAX_PROTOCOL_TIMEOUT:g}]")
     protocol, path = None, None
     if args.protocol is not None:
         if args.naive:
@@ -68,7 +83,8 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
         _, path = load_protocol(args.protocol)
         protocol = args.protocol
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
-                     args.kernel, args.site, tuple(args.modules))
+                     args.kernel, args.site, protocol_timeout=args.protocol_timeout,
+                     modules=tuple(args.modules))
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -119,26 +135,29 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     spec = _spec(args)
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs} must be at least 1")
-    jobs = args.jobs or _jobs_default()
     seeds = _seeds(args, KERNEL_SEEDS if args.kernel else
                    ABLATE_SEEDS if args.ablate else DEFAULT_SEEDS)
-    out: TextIO | None = open(args.findings_out, "w") if args.findings_out else None
-    try:
-        with progress(f"patchcheck {spec.arch}", total=None if args.ablate else len(seeds),
-                      enabled=not args.json) as advance:
-            kw = {"jobs": jobs, "scheduler": args.scheduler, "progress": advance}
-            if args.ablate:
-                return _ablate(args, spec, seeds, **kw)
-            stream: Callable[[Finding], None] | None = None
-            if out is not None:
-                def stream(f: Finding) -> None:
-                    out.write(json.dumps(f.to_json()) + "\n")
-            result = sweep(spec, seeds, on_finding=stream, **kw)
-    finally:
-        if out is not None:
-            out.close()
+    if args.findings_out is not None:
+        if args.ablate:
+            raise UsageError("--findings-out lists a sweep's findings; --ablate has none")
+        fsio.check_output(args.findings_out)          # refused before the run, not after
+    jobs = _jobs(args)
+    # Findings stream to an anonymous file; --findings-out FILE is replaced by
+    # it only when the sweep completes, so a failed or cut-short run leaves FILE as it was.
+    with tempfile.TemporaryFile("w+") as spool, \
+            progress(f"patchcheck {spec.arch}", total=None if args.ablate else len(seeds),
+                     enabled=not args.json) as advance:
+        kw = {"jobs": jobs, "scheduler": args.scheduler, "progress": advance}
+        if args.ablate:
+            return _ablate(args, spec, seeds, **kw)
+
+        def stream(f: Finding) -> None:
+            spool.write(json.dumps(f.to_json()) + "\n")
+        result = sweep(spec, seeds, on_finding=stream if args.findings_out else None, **kw)
+        if args.findings_out is not None and not result.interrupted:
+            spool.seek(0)
+            with fsio.atomic_open(args.findings_out) as out:
+                shutil.copyfileobj(spool, out)
     if args.json:
         print_json(result.to_json())
     else:
@@ -159,7 +178,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "words) at seeded times; a sync delivers what the arch guarantees (ARM/"
                     "PPC: only flushed lines). Reports torn, stale, wild-branch and fault "
                     "executions, each with the seed and command that replay it. "
-                    "Exit 0: no findings; 1: findings; 2: bad input; 130: interrupted.")
+                    "Exit 0: no findings; 1: findings; 2: bad input (also a --protocol that "
+                    "raises, has the wrong signature or does not return); 130: interrupted "
+                    "(SIGINT; partial results printed); 143: SIGTERM. Worker processes are "
+                    "stopped with the command, whatever ends it.")
     add_arch(p)
     add_cpus(p, default=2)
     which = p.add_mutually_exclusive_group()
@@ -179,22 +201,28 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "values; with --site ftrace its mcount sites) while its CPUs run "
                         "hackbench; checks the checksum too")
     p.add_argument("--seeds", type=int, default=None, metavar="N",
-                   help=f"interleavings to run (default {DEFAULT_SEEDS}; with --ablate: "
-                        f"at most {ABLATE_SEEDS} per variant; with --kernel: "
+                   help=f"interleavings to run, 1..{MAX_SEEDS} (default {DEFAULT_SEEDS}; "
+                        f"with --ablate: at most {ABLATE_SEEDS} per variant; with --kernel: "
                         f"{KERNEL_SEEDS} boots)")
     p.add_argument("--first-seed", type=int, default=0, metavar="S",
                    help="seed of the first interleaving (default 0)")
     p.add_argument("--replay", type=int, default=None, metavar="SEED",
                    help="run only the interleaving SEED")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="worker processes (default: the cores available); same results "
-                        "as a serial run")
+                   help=f"worker processes (default: the cores available; at most "
+                        f"{JOBS_PER_CPU} per core, more is capped with a note); same "
+                        "results as a serial run")
+    p.add_argument("--protocol-timeout", type=float, default=DEFAULT_PROTOCOL_TIMEOUT,
+                   metavar="S",
+                   help=f"stop a --protocol whose one run takes over S seconds (default "
+                        f"{DEFAULT_PROTOCOL_TIMEOUT:g}; exit 2); not enforced on Dask workers")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask distributed scheduler (needs kisim[dask])")
     p.add_argument("--show", type=int, default=10, metavar="N",
                    help="findings to list (default 10)")
     p.add_argument("--findings-out", metavar="FILE",
-                   help="write every finding to FILE as JSON lines")
+                   help="write every finding to FILE as JSON lines, when the run completes "
+                        "(FILE is left as it was on error or Ctrl-C)")
     add_modules(p, expect=False)
     add_json(p)
     p.set_defaults(func=run)

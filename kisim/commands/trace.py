@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kbuild import build
 from kisim.commands.common import (add_buffer_args, add_json, add_run_args, check_drain,
-                                   check_run_args, overrides, print_json, trace_options)
+                                   check_cpus, overrides, print_json, trace_options)
 from kisim.progress import progress
 from sim.guest import Guest, check_workload
 from tracing.ctf import TraceInfo
@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    check_run_args(args)
+    check_cpus(args)
     check_workload(args.workload, args.size)
     probes = parse_probes(args.probes)
     check_drain(args)                 # before a possibly long build

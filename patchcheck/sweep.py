@@ -2,7 +2,7 @@
 
 A :class:`CheckSpec` names what to check (arch, CPUs, protocol, ablation)
 and is picklable, so the same seeds run the same way anywhere: each worker
-builds one :class:`~patcher.checker.PatchChecker` per spec and runs chunks
+builds one :class:`~patchcheck.checker.PatchChecker` per spec and runs chunks
 of consecutive seeds (:func:`run_chunk`). Chunks are consumed in seed
 order, so ``jobs=N`` and a Dask cluster give exactly the serial result.
 
@@ -19,8 +19,12 @@ Usage::
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import importlib
+import importlib.util
 import multiprocessing
+import os
 import signal
 import sys
 import threading
@@ -31,18 +35,29 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+import fsio
 from arches import get_arch
 from arches.base import TextPokeBatch
-from patcher.checker import KINDS, Finding, PatchChecker
-from patcher.checker_ablate import Ablated, Ablation, ablations
-from patcher.checker_kernel import KernelChecker
-from patcher.checker_sites import DEFAULT_SITES, CheckerError, parse_sites
+from patchcheck.ablate import Ablated, Ablation, ablations
+from patchcheck.checker import KINDS, Finding, PatchChecker
+from patchcheck.guard import DEFAULT_PROTOCOL_TIMEOUT, check_signature, guarded
+from patchcheck.kernel import KernelChecker
+from patchcheck.sites import DEFAULT_SITES, CheckerError, parse_sites
 
 KEEP = 10                  # first findings kept per kind
 CHUNK = 100                # most seeds in one worker task
 MAX_SEEDS = 10 ** 9        # the most interleavings one sweep may ask for
 MAX_SEED = 2 ** 63 - 1     # the largest seed
 CONNECT_TIMEOUT = 3        # seconds to reach a Dask scheduler
+JOBS_PER_CPU = 4           # the most worker processes per available CPU
+PR_SET_PDEATHSIG = 1       # prctl(2) option, include/uapi/linux/prctl.h
+
+
+def max_jobs() -> int:
+    """The most worker processes a sweep starts: :data:`JOBS_PER_CPU` per available CPU."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+    return JOBS_PER_CPU * cpus
 
 
 def load_protocol(ref: str) -> tuple[TextPokeBatch, str]:
@@ -51,14 +66,24 @@ def load_protocol(ref: str) -> tuple[TextPokeBatch, str]:
     if not sep or not module_name or not attr:
         raise CheckerError(f"--protocol {ref!r}: expected package.module:function")
     try:
+        found = importlib.util.find_spec(module_name)
+        if found is not None and found.has_location and found.origin:
+            # the source, and its bytecode cache if there is one: a FIFO there hangs import
+            fsio.read_regular(found.origin, what="protocol source")
+            if found.cached and os.path.lexists(found.cached):
+                fsio.read_regular(found.cached, what="protocol bytecode cache")
         module = importlib.import_module(module_name)
-    except ImportError as err:
+    except (ImportError, fsio.UnsafePath) as err:
         raise CheckerError(f"--protocol {ref!r}: cannot import {module_name}: {err}") from None
+    except Exception as err:                         # the module's own code failed
+        raise CheckerError(f"--protocol {ref!r}: importing {module_name} raised "
+                           f"{type(err).__name__}: {err}") from None
     fn: object = module
     for part in attr.split("."):
         fn = getattr(fn, part, None)
     if not callable(fn):
         raise CheckerError(f"--protocol {ref!r}: {module_name} has no callable {attr}")
+    check_signature(fn, ref)
     file = Path(module.__file__ or ".").resolve()
     return fn, str(file.parents[module_name.count(".") + (file.name == "__init__.py")])
 
@@ -75,7 +100,8 @@ class CheckSpec:
     without: str | None = None      # an ablation name (see ablation_names)
     path: str | None = None         # sys.path entry a "module:function" protocol needs
     kernel: bool = False            # patch the guest kernel under hackbench instead
-    sites: tuple[str, ...] = DEFAULT_SITES   # the loop's site kinds (patcher.checker_sites)
+    sites: tuple[str, ...] = DEFAULT_SITES   # the loop's site kinds (patchcheck.sites)
+    protocol_timeout: float | None = DEFAULT_PROTOCOL_TIMEOUT   # seconds per user run
     modules: tuple[str, ...] = ()   # with kernel: guest module sources built in
 
     def __post_init__(self) -> None:
@@ -95,6 +121,10 @@ class CheckSpec:
             sys.path.insert(0, self.path)
         protocol = load_protocol(self.protocol)[0] if isinstance(self.protocol, str) \
             else self.protocol
+        if protocol is not None:
+            name = self.protocol if isinstance(self.protocol, str) else \
+                getattr(protocol, "__qualname__", repr(protocol))
+            protocol = guarded(protocol, name, self.protocol_timeout)
         checker = PatchChecker(self.arch, self.cpus, naive=self.naive, protocol=protocol,
                                sites=self.sites)
         if self.without is not None:
@@ -160,19 +190,19 @@ def _cached(spec: CheckSpec) -> PatchChecker | KernelChecker:
     return cache[spec]
 
 
-def run_chunk(spec: CheckSpec, start: int, stop: int, stop_at_first: bool = False) -> Chunk:
-    """Run seeds ``start..stop-1`` of ``spec`` (in a worker: one checker per spec)."""
+def run_chunk(spec: CheckSpec, seeds: range, stop_at_first: bool = False) -> Chunk:
+    """Run ``seeds`` of ``spec`` (in a worker: one checker per spec)."""
     checker = _cached(spec)
     checker.executed = Counter()
     findings: list[Finding] = []
     done = 0
-    for seed in range(start, stop):
+    for seed in seeds:
         found = checker.run_seed(seed)
         findings += found
         done += 1
         if found and stop_at_first:
             break
-    return Chunk(start, done, findings, dict(checker.executed))
+    return Chunk(seeds.start, done, findings, dict(checker.executed))
 
 
 @dataclass
@@ -231,23 +261,59 @@ class CheckResult:
                            if self.total else None)}
 
 
-def _ignore_sigint() -> None:
+def _worker_init() -> None:
+    """A worker ignores Ctrl-C (the parent stops it) and dies with its parent,
+    even a parent killed by SIGKILL: prctl(PR_SET_PDEATHSIG, SIGKILL)
+    (kernel/sys.c). Where prctl is missing the parent's kill still stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:               # the parent died before prctl took effect
+        os._exit(1)
 
 
-def _chunks(seeds: range, size: int) -> Iterator[tuple[int, int]]:
-    for start in range(seeds.start, seeds.stop, size):
-        yield start, min(start + size, seeds.stop)
+def _stop_workers(executor: ProcessPoolExecutor) -> None:
+    """Kill every worker now and reap it (a worker may be deep in a user's loop)."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    for proc in processes:
+        with contextlib.suppress(OSError, ValueError):
+            proc.kill()
+    executor.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            proc.join(timeout=1)
 
 
-def _in_order(submit: Callable[[int, int], Future], spans: Iterable[tuple[int, int]],
+@contextlib.contextmanager
+def _no_sigint() -> Iterator[None]:
+    """Ignore Ctrl-C while workers are stopped, so a second one cannot cut it short."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def _chunks(seeds: range, size: int) -> Iterator[range]:
+    for i in range(0, len(seeds), size):
+        yield seeds[i:i + size]
+
+
+def _in_order(submit: Callable[[range], Future], spans: Iterable[range],
               window: int) -> Iterator[Chunk]:
     """Submit spans with at most ``window`` in flight; yield results in seed order."""
     spans = iter(spans)
     flight: deque[Future] = deque()
     try:
         for span in spans:
-            flight.append(submit(*span))
+            flight.append(submit(span))
             if len(flight) >= window:
                 yield flight.popleft().result()
         while flight:
@@ -263,13 +329,19 @@ def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None
           stop_at_first: bool = False) -> CheckResult:
     """Run ``seeds`` of ``spec``: serially, in ``jobs`` processes, or on Dask at ``scheduler``.
 
-    ``progress(n)`` is told of every n seeds done. Ctrl-C ends the sweep
-    early with ``interrupted`` set and every finding consumed so far.
+    ``seeds`` is a range (any step): exactly its seeds run, in its order.
+    ``jobs`` is at most :func:`max_jobs`. ``progress(n)`` is told of every n
+    seeds done. Ctrl-C ends the sweep early with ``interrupted`` set and
+    every finding consumed so far; the workers are killed, not waited for.
+    Any other exception (SIGTERM's too) also kills them before it propagates.
     ``stop_at_first`` ends it at the first seed with a finding.
     """
-    if not 1 <= len(seeds) <= MAX_SEEDS or not 0 <= seeds.start <= MAX_SEED - len(seeds):
-        raise CheckerError(f"seeds {seeds.start}..{seeds.stop - 1}: at most {MAX_SEEDS} "
-                           f"seeds, each in 0..{MAX_SEED}")
+    if not isinstance(seeds, range):
+        raise CheckerError(f"seeds must be a range, not {type(seeds).__name__}")
+    if not 1 <= len(seeds) <= MAX_SEEDS or not 0 <= min(seeds) <= max(seeds) <= MAX_SEED:
+        raise CheckerError(f"seeds {seeds}: 1..{MAX_SEEDS} seeds, each in 0..{MAX_SEED}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= max_jobs():
+        raise CheckerError(f"jobs {jobs!r}: 1..{max_jobs()} ({JOBS_PER_CPU} per available CPU)")
     get_arch(spec.arch)
     probe = _cached(spec)                        # fails here, once, on a bad spec
     result = CheckResult(spec, probe.protocol_name)
@@ -279,19 +351,20 @@ def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None
     executor: ProcessPoolExecutor | None = None
     client = None
     chunks: Iterator[Chunk] | None = None
+    completed = False
     try:
         if serial:
-            chunks = (run_chunk(spec, a, b) for a, b in _chunks(seeds, 1))
+            chunks = (run_chunk(spec, span) for span in _chunks(seeds, 1))
         elif scheduler is None:
             executor = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
-                                           initializer=_ignore_sigint)
-            chunks = _in_order(lambda a, b: executor.submit(run_chunk, spec, a, b,
+                                           initializer=_worker_init)
+            chunks = _in_order(lambda span: executor.submit(run_chunk, spec, span,
                                                             stop_at_first),
                                _chunks(seeds, size), 4 * jobs)
         else:
             client = _dask_client(scheduler)
             workers = max(1, len(client.scheduler_info().get("workers", {})))
-            chunks = _in_order(lambda a, b: client.submit(run_chunk, spec, a, b,
+            chunks = _in_order(lambda span: client.submit(run_chunk, spec, span,
                                                           stop_at_first, pure=False),
                                _chunks(seeds, size), 4 * workers)
         for chunk in chunks:
@@ -300,15 +373,20 @@ def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None
                 progress(chunk.interleavings)
             if stop_at_first and chunk.findings:
                 break
+        completed = True
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
-        if chunks is not None:
-            chunks.close()                       # cancel what is still in flight
-        if executor is not None:
-            executor.shutdown(wait=not result.interrupted, cancel_futures=True)
-        if client is not None:
-            client.close()
+        with _no_sigint():
+            if chunks is not None:
+                chunks.close()                   # cancel what is still in flight
+            if executor is not None:
+                if completed:
+                    executor.shutdown(wait=True)
+                else:
+                    _stop_workers(executor)
+            if client is not None:
+                client.close()
     result.seconds = time.perf_counter() - begin
     return result
 

@@ -13,7 +13,7 @@ unregisters a tracer function (``ftrace_stub``) under a seeded filter (no
 filter, or one function), so :mod:`patcher.ftrace` turns the filtered
 sites into calls and back in one batch. The protocol's stores, flushes and
 sync rounds interleave with the other CPUs exactly as in
-:mod:`patcher.checker`.
+:mod:`patchcheck.checker`.
 
 A code hook on every patchable site (``__jump_table``, ``__imv`` and, with
 ``ftrace``, ``__mcount_loc`` entries) checks each execution against memory:
@@ -38,8 +38,8 @@ from typing import Sequence
 import unicorn
 
 from arches.base import TextPokeBatch, TextPort
-from patcher.checker import Finding, InterleavingPort
-from patcher.checker_sites import DEFAULT_SITES, CheckerError, parse_sites
+from patchcheck.checker import Finding, InterleavingPort
+from patchcheck.sites import DEFAULT_SITES, CheckerError, parse_sites
 from patcher.ftrace import Ftrace, ftrace_for
 from sim.asm import disasm_one, disassemble
 from sim.errors import GuestFault

@@ -1,7 +1,7 @@
 """SMP patch-safety checker: patch live text while other CPUs run through it.
 
 Every CPU runs a small loop through patchable sites, one per site kind
-(:mod:`patcher.checker_sites`; by default a jump-label site, nop <-> jmp,
+(:mod:`patchcheck.sites`; by default a jump-label site, nop <-> jmp,
 and a call site, nop <-> call; also dynamic-ftrace, kprobe and optprobe
 sites). The host enables them all through
 :class:`~patcher.text.TextPatcher` with the protocol under test, lets the
@@ -36,7 +36,7 @@ optprobe's detour), and where it went is judged like any other form.
 Each finding names its seed; :meth:`PatchChecker.run_seed` with that seed
 replays the interleaving bit for bit. A protocol is any
 ``protocol(port, sites)`` callable (see :mod:`arches.base`, ``TextPort``);
-:mod:`patcher.checker_sweep` runs seeds serially, in processes or on Dask.
+:mod:`patchcheck.sweep` runs seeds serially, in processes or on Dask.
 """
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ import unicorn
 
 from arches import Arch, get_arch
 from arches.base import TextPokeBatch, TextPort
-from patcher.checker_sites import (BASE, DEFAULT_SITES, STRADDLE, CheckerError, Form, Site,
-                                   lay_out, parse_sites)
+from patchcheck.sites import (BASE, DEFAULT_SITES, STRADDLE, CheckerError, Form, Site,
+                              lay_out, parse_sites)
 from patcher.text import MachinePort, TextPatcher
 from sim.asm import disasm_one
 from sim.errors import GuestFault
@@ -130,7 +130,7 @@ class PatchChecker:
 
     ``protocol`` defaults to the arch's own ``text_poke_batch``;
     ``naive=True`` checks :func:`naive_patch` instead. ``sites`` names the
-    site kinds in the loop (:data:`patcher.checker_sites.SITE_KINDS`);
+    site kinds in the loop (:data:`patchcheck.sites.SITE_KINDS`);
     :class:`CheckerError` if the arch lacks what one needs.
     """
 
@@ -164,7 +164,7 @@ class PatchChecker:
 
     # -- the guest loop -----------------------------------------------------
     def _build(self) -> None:
-        """Lay out the loop (:func:`patcher.checker_sites.lay_out`) and load it.
+        """Lay out the loop (:func:`patchcheck.sites.lay_out`) and load it.
 
         With the default kinds: nops, site A, ``jmp C``, f: ``jmp back``,
         nops, site C, back: ``jmp BASE``. Site A (nop <-> ``jmp C``) skips

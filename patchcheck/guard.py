@@ -1,0 +1,89 @@
+"""A user's protocol, run under guard: whatever it does wrong is one
+:class:`ProtocolError` naming it, and a run that never returns is stopped.
+
+The checker calls a protocol as the kernel calls ``text_poke_bp`` or
+``patch_text`` (arch/x86/kernel/alternative.c, arch/arm/kernel/patch.c):
+``protocol(port, sites)``. A user's function that raises, takes other
+arguments or recurses without end is a bad input, not a checker crash;
+one that loops is stopped after ``timeout`` seconds of one run (a real
+timer, SIGALRM, so it fires inside a Python loop too).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import signal
+import threading
+from types import FrameType
+from typing import Iterator
+
+from arches.base import TextPokeBatch
+from patchcheck.sites import CheckerError
+
+#: Seconds one run of a user protocol may take (--protocol-timeout). A run
+#: of the arch's own protocols takes well under 0.1 s on the loop and under
+#: a second on the guest kernel; 30 s leaves slack for a slow host.
+DEFAULT_PROTOCOL_TIMEOUT = 30.0
+MAX_PROTOCOL_TIMEOUT = 86_400.0
+
+
+class ProtocolError(CheckerError):
+    """A user's protocol raised, has the wrong signature, or did not return."""
+
+
+class _Expired(BaseException):
+    """The timer fired (a BaseException, so a protocol's ``except Exception``
+    cannot swallow it)."""
+
+
+def check_signature(fn: object, name: str) -> None:
+    """Refuse, before any run, a protocol that cannot be called as ``fn(port, sites)``."""
+    try:
+        inspect.signature(fn).bind(None, None)        # type: ignore[arg-type]
+    except TypeError as err:
+        raise ProtocolError(f"--protocol {name}: must take (port, sites): {err}") from None
+    except ValueError:                  # no signature to inspect (a builtin): try at run time
+        pass
+
+
+def guarded(fn: TextPokeBatch, name: str, timeout: float | None) -> TextPokeBatch:
+    """``fn`` with every failure turned into one :class:`ProtocolError` naming ``name``."""
+
+    @functools.wraps(fn)
+    def run(port: object, sites: object) -> object:
+        try:
+            with _deadline(timeout):
+                return fn(port, sites)               # type: ignore[arg-type]
+        except _Expired:
+            raise ProtocolError(f"--protocol {name}: did not return within {timeout:g} s "
+                                "(--protocol-timeout)") from None
+        except ProtocolError:
+            raise
+        except RecursionError:
+            raise ProtocolError(f"--protocol {name}: recursed too deeply "
+                                "(RecursionError)") from None
+        except Exception as err:                     # the user's code: any error at all
+            raise ProtocolError(f"--protocol {name}: raised {type(err).__name__}: "
+                                f"{err}") from None
+    return run
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`_Expired` in this thread after ``seconds`` (main thread only:
+    a signal handler cannot be set elsewhere, e.g. in a Dask worker thread)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: FrameType | None) -> None:
+        raise _Expired
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
