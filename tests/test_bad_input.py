@@ -489,7 +489,8 @@ def _with_tty_stderr(argv: list[str]) -> tuple[bytes, bytes]:
 
 
 def test_long_runs_show_a_spinner_on_a_terminal_and_json_stays_clean() -> None:
-    argv = ["ftrace", "--arch", A, "--workload", "fib", "--size", "14", "--limit", "1"]
+    # fib 18 runs well past the spinner's 0.5 s delay before its first line of output
+    argv = ["ftrace", "--arch", A, "--workload", "fib", "--size", "18", "--limit", "1"]
     out, err = _with_tty_stderr(argv)
     assert b"kisim ftrace: running" in err and b"\x1b" not in out
     out, err = _with_tty_stderr(argv + ["--json"])
