@@ -148,6 +148,15 @@ def _value(expr: str, names: dict[str, int], what: str) -> int:
                        f"size limit is {MAX_CODE} bytes (give a constant)") from None
 
 
+def _count(value: int, what: str) -> int:
+    """A repeat count: Keystone loops that many times even when each pass
+    emits nothing (``.rept`` of an empty body, ``.fill N, 0``), so the count
+    itself is bounded by :data:`MAX_CODE`."""
+    if value > MAX_CODE:
+        raise AsmError(f"{what}: count {value} is over the limit of {MAX_CODE}")
+    return max(0, value)
+
+
 def _statements(text: str) -> list[str]:
     return [part for line in text.splitlines() for part in line.split(";") if part.strip()]
 
@@ -177,7 +186,7 @@ def _bound(arch: Arch, text: str, address: int, where: str) -> None:
         parts = _COMMENT.split(args)[0].split(",") if name else [stmt]
         size = max(arch.max_insn_len, 8 * len(parts), len(stmt))   # any other statement
         if name == ".rept":
-            repeat.append(repeat[-1] * max(0, _value(parts[0], names, what)))
+            repeat.append(repeat[-1] * _count(_value(parts[0], names, what), what))
             size = 0
         elif name in (".irp", ".irpc"):
             repeat.append(repeat[-1] * max(1, len(parts[1:]) if name == ".irp"
@@ -188,9 +197,9 @@ def _bound(arch: Arch, text: str, address: int, where: str) -> None:
                 repeat.pop()
             size = 0
         elif name == ".fill":
-            count = _value(parts[0], names, what)
+            count = _count(_value(parts[0], names, what), what)
             width = _value(parts[1], names, what) if len(parts) > 1 else 1
-            size = max(0, count) * min(max(0, width), 8)      # GNU as caps the size at 8
+            size = count * min(max(0, width), 8)               # GNU as caps the size at 8
         elif name in (".space", ".skip", ".zero"):
             size = max(0, _value(parts[0], names, what))
         elif name == ".org":
