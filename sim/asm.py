@@ -14,8 +14,13 @@ from __future__ import annotations
 import ast
 import functools
 import operator
+import os
+import pickle
 import re
+import select
+import signal
 from dataclasses import dataclass
+from typing import Callable
 
 import capstone
 import keystone
@@ -66,13 +71,46 @@ def _ks_asm(arch: Arch, text: str, address: int) -> bytes:
     return bytes(encoding or b"")
 
 
-def _failing_line(arch: Arch, lines: list[str], address: int) -> int | None:
+def _ks_asm_within(arch: Arch, text: str, address: int, seconds: float) -> bytes:
+    """:func:`_ks_asm` in a forked child killed after ``seconds``: Keystone's
+    parser never returns on some malformed directives (``.endif ~0``,
+    ``.nop ~0``, ``.endr -1``), and a call into C cannot be interrupted."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                   # the child: assemble, report, exit
+        try:
+            os.close(read_end)
+            try:
+                result: tuple[str, object] = ("code", _ks_asm(arch, text, address))
+            except keystone.KsError as err:
+                result = ("error", err.errno)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(pickle.dumps(result))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        if not select.select([pipe], [], [], seconds)[0]:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise AsmError(f"{arch.name}: Keystone did not finish within {seconds:g} s "
+                           f"(it hangs on some malformed directives): {text.strip()[:60]!r}")
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    kind, value = pickle.loads(data)
+    if kind == "error":
+        raise keystone.KsError(value)
+    return value                                   # type: ignore[return-value]
+
+
+def _failing_line(arch: Arch, lines: list[str], address: int,
+                  asm: Callable[[Arch, str, int], bytes] = _ks_asm) -> int | None:
     """1-based number of the first line whose prefix fails for a reason other than a
     symbol defined further down, or None. Bisected (log n assemblies, not n): a
     prefix that fails so goes on failing as lines are added."""
     def fails(n: int) -> bool:
         try:
-            _ks_asm(arch, "\n".join(lines[:n]), address)
+            asm(arch, "\n".join(lines[:n]), address)
         except keystone.KsError as err:
             return err.errno != keystone.KS_ERR_ASM_SYMBOL_MISSING
         return False
@@ -85,8 +123,12 @@ def _failing_line(arch: Arch, lines: list[str], address: int) -> int | None:
     return lo
 
 
-def assemble(arch: Arch, text: str, address: int = 0, source: str | None = None) -> bytes:
+def assemble(arch: Arch, text: str, address: int = 0, source: str | None = None,
+             timeout: float | None = None) -> bytes:
     """Assemble ``text`` at ``address``; :class:`AsmError` if it does not.
+
+    With ``timeout`` (for text from a user), Keystone runs in a forked
+    child that is killed after that many seconds.
 
     With several lines, the error names the failing line (``SOURCE:LINE``,
     ``SOURCE`` defaulting to ``line``) as an assembler does.
@@ -96,11 +138,12 @@ def assemble(arch: Arch, text: str, address: int = 0, source: str | None = None)
     if bad:
         raise AsmError(f"{arch.name}: {where}{bad}")
     _bound(arch, text, address, where)
+    asm = _ks_asm if timeout is None else functools.partial(_ks_asm_within, seconds=timeout)
     try:
-        code = _ks_asm(arch, text, address)
+        code = asm(arch, text, address)
     except keystone.KsError as err:
         lines = text.splitlines()
-        n = _failing_line(arch, lines, address) if len(lines) > 1 else None
+        n = _failing_line(arch, lines, address, asm) if len(lines) > 1 else None
         if n is not None:
             raise AsmError(f"{source or 'line'}:{n}: {arch.name}: cannot assemble "
                            f"{lines[n - 1].strip()!r}: {err}") from None
@@ -148,6 +191,15 @@ def _value(expr: str, names: dict[str, int], what: str) -> int:
                        f"size limit is {MAX_CODE} bytes (give a constant)") from None
 
 
+def _count(value: int, what: str) -> int:
+    """A repeat count: Keystone loops that many times even when each pass
+    emits nothing (``.rept`` of an empty body, ``.fill N, 0``), so the count
+    itself is bounded by :data:`MAX_CODE`."""
+    if value > MAX_CODE:
+        raise AsmError(f"{what}: count {value} is over the limit of {MAX_CODE}")
+    return max(0, value)
+
+
 def _statements(text: str) -> list[str]:
     return [part for line in text.splitlines() for part in line.split(";") if part.strip()]
 
@@ -177,7 +229,7 @@ def _bound(arch: Arch, text: str, address: int, where: str) -> None:
         parts = _COMMENT.split(args)[0].split(",") if name else [stmt]
         size = max(arch.max_insn_len, 8 * len(parts), len(stmt))   # any other statement
         if name == ".rept":
-            repeat.append(repeat[-1] * max(0, _value(parts[0], names, what)))
+            repeat.append(repeat[-1] * _count(_value(parts[0], names, what), what))
             size = 0
         elif name in (".irp", ".irpc"):
             repeat.append(repeat[-1] * max(1, len(parts[1:]) if name == ".irp"
@@ -188,9 +240,9 @@ def _bound(arch: Arch, text: str, address: int, where: str) -> None:
                 repeat.pop()
             size = 0
         elif name == ".fill":
-            count = _value(parts[0], names, what)
+            count = _count(_value(parts[0], names, what), what)
             width = _value(parts[1], names, what) if len(parts) > 1 else 1
-            size = max(0, count) * min(max(0, width), 8)      # GNU as caps the size at 8
+            size = count * min(max(0, width), 8)               # GNU as caps the size at 8
         elif name in (".space", ".skip", ".zero"):
             size = max(0, _value(parts[0], names, what))
         elif name == ".org":

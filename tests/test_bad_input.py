@@ -291,7 +291,7 @@ def test_a_huge_fill_is_refused_at_once(capsys) -> None:
     begin = time.monotonic()
     assert main(["asm", "--arch", "x86_64", "--run", ".fill 33554432,1,0x90"]) == 2
     assert time.monotonic() - begin < 2
-    assert "more than 65536 bytes" in capsys.readouterr().err
+    assert "over the limit of 65536" in capsys.readouterr().err
 
 
 def test_the_limits_leave_ordinary_directives_alone(capsys) -> None:
@@ -548,3 +548,15 @@ def test_work_dirs_of_killed_builds_are_removed_and_live_ones_kept(tmp_path) -> 
         cache.discard(work)
     cache.discard(cache.new_work_dir(root, A))                   # now its lock is free
     assert list(root.iterdir()) == []
+
+
+def test_a_keystone_hang_is_stopped(monkeypatch, capsys) -> None:
+    """Keystone's parser never returns on `.endif ~0`: the CLI's child is killed."""
+    from kisim.commands import asm as asm_cmd
+    monkeypatch.setattr(asm_cmd, "KEYSTONE_SECONDS", 1.0)
+    begin = time.monotonic()
+    assert main(["asm", "--arch", A, ".endif ~0"]) == 2
+    assert time.monotonic() - begin < 5
+    err = capsys.readouterr().err
+    assert "Keystone did not finish within 1 s" in err and len(err.strip().splitlines()) == 1
+    assert main(["asm", "--arch", A, "nop; nop"]) == 0                # a child per call

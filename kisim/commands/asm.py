@@ -13,6 +13,10 @@ from sim.asm import listing as decode_all
 from sim.errors import GuestFault
 from sim.snippet import SNIPPET_BASE, run_snippet
 
+#: Seconds Keystone may take on a user's text (it never returns on some
+#: malformed directives); a snippet within the limits takes well under one.
+KEYSTONE_SECONDS = 10.0
+
 
 def _source(args: argparse.Namespace) -> str:
     if args.file and args.text:
@@ -41,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     check_cpus(args)
     text = _source(args)
     source = None if not args.file else ("<stdin>" if args.file == "-" else args.file)
-    code = assemble(arch, text, SNIPPET_BASE, source=source)
+    code = assemble(arch, text, SNIPPET_BASE, source=source, timeout=KEYSTONE_SECONDS)
     listing = decode_all(arch, code, SNIPPET_BASE)
     undecodable = [i for i in listing if i.mnemonic == ".byte"]
     if args.run and undecodable:
