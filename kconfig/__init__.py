@@ -188,8 +188,11 @@ def _check_assignments(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) 
 
 def _load_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
     """Load a .config/defconfig into ``kconf`` strictly."""
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise KconfigError(f"{os.fspath(path)}: no such configuration file")
+    if not Path(path).is_file():        # a FIFO or device would block or never end
+        raise KconfigError(f"{os.fspath(path)}: not a regular file; a configuration is read "
+                           "only from a regular file")
     kconf.warnings.clear()
     try:
         kconf.load_config(os.fspath(path))
