@@ -19,6 +19,9 @@ from selftests import Status
 from selftests.run import run_suite
 from selftests.test_arm import CASES, SUITE
 
+# Whole guest builds and boots, or real processes and signals: make test, not make check.
+pytestmark = pytest.mark.slow
+
 ARCHS = [name for name in sorted(ARCHES) if SUITE.sources(ARCHES[name])]
 _INSN = re.compile(r"\(insn ([0-9a-f]{8})\)")
 

@@ -488,6 +488,7 @@ def _with_tty_stderr(argv: list[str]) -> tuple[bytes, bytes]:
     return out, err
 
 
+@pytest.mark.slow
 def test_long_runs_show_a_spinner_on_a_terminal_and_json_stays_clean() -> None:
     # fib 18 runs well past the spinner's 0.5 s delay before its first line of output
     argv = ["ftrace", "--arch", A, "--workload", "fib", "--size", "18", "--limit", "1"]
@@ -499,6 +500,7 @@ def test_long_runs_show_a_spinner_on_a_terminal_and_json_stays_clean() -> None:
 
 # -- issue 18: the build cache under concurrency --------------------------------------
 
+@pytest.mark.slow
 def test_concurrent_builds_of_one_arch_all_succeed(tmp_path) -> None:
     """Real processes building the same arch into one empty cache at once."""
     code = ("import sys; from kbuild import build; from sim.elf import read_elf; "
@@ -550,6 +552,7 @@ def test_work_dirs_of_killed_builds_are_removed_and_live_ones_kept(tmp_path) -> 
     assert list(root.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_keystone_hang_is_stopped(monkeypatch, capsys) -> None:
     """Keystone's parser never returns on `.endif ~0`: the CLI's child is killed."""
     from kisim.commands import asm as asm_cmd

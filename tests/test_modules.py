@@ -14,6 +14,9 @@ from kisim.cli import main
 from sim.errors import GuestFault
 from sim.guest import Guest
 
+# Whole guest builds and boots, or real processes and signals: make test, not make check.
+pytestmark = pytest.mark.slow
+
 #: Registers a kprobe on kmalloc from module_init; the workload counts its hits.
 PROBER = r"""
 #include <linux/module.h>

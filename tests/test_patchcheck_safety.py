@@ -26,6 +26,9 @@ from patchcheck.sites import CheckerError
 from patchcheck.sweep import JOBS_PER_CPU, CheckSpec, max_jobs, sweep
 from test_patchcheck import user_package
 
+# Whole guest builds and boots, or real processes and signals: make test, not make check.
+pytestmark = pytest.mark.slow
+
 PROTOCOLS = '''
 import sys
 

@@ -16,9 +16,13 @@ from selftests.run import run_suite, suites_for
 SUITES = load_all()
 PAIRS = [(arch, name) for arch in sorted(ARCHES) for name in sorted(SUITES)
          if SUITES[name].sources(ARCHES[arch])]
+#: Suites of over a thousand cases run in ``make test`` only (the slow marker).
+LONG = {"test-arm"}
 
 
-@pytest.mark.parametrize(("arch", "suite"), PAIRS, ids=[f"{a}-{s}" for a, s in PAIRS])
+@pytest.mark.parametrize(("arch", "suite"), [
+    pytest.param(a, s, id=f"{a}-{s}", marks=[pytest.mark.slow] if s in LONG else [])
+    for a, s in PAIRS])
 def test_every_suite_passes_on_every_arch(arch: str, suite: str) -> None:
     spec = SUITES[suite]
     result = run_suite(spec, arch)
