@@ -69,7 +69,10 @@ def _dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     from sim.errors import GuestFault
     args: argparse.Namespace | None = None
     try:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as done:      # --help, or argparse's one-line usage error
+            return done.code if isinstance(done.code, int) else 2
         quiet = args.command not in SPINNER_COMMANDS or getattr(args, "json", False)
         with ambient(f"kisim {args.command}: running", enabled=not quiet):
             return args.func(args) or 0

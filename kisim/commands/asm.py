@@ -6,7 +6,7 @@ import sys
 
 import fsio
 from kisim.commands.common import (MAX_BUDGET, MAX_QUANTUM, add_arch, add_cpus, add_json, arch_of,
-                                   check_cpus, int_in, print_json)
+                                   int_in, print_json)
 from kisim.errors import UsageError
 from sim.asm import MAX_CODE, MAX_SOURCE, assemble
 from sim.asm import listing as decode_all
@@ -42,7 +42,6 @@ def _source(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
-    check_cpus(args)
     text = _source(args)
     source = None if not args.file else ("<stdin>" if args.file == "-" else args.file)
     code = assemble(arch, text, SNIPPET_BASE, source=source, timeout=KEYSTONE_SECONDS)

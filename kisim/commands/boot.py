@@ -12,8 +12,8 @@ import argparse
 import time
 
 from kbuild import build
-from kisim.commands.common import (add_json, add_run_args, check_cpus, config_note,
-                                   overrides, print_json, sites_line)
+from kisim.commands.common import (add_json, add_run_args, config_note, overrides, print_json,
+                                   sites_line)
 from kisim.progress import progress
 from patcher.tables import load_tables
 from sim.guest import Guest, check_workload
@@ -27,7 +27,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_boot(args: argparse.Namespace) -> int:
-    check_cpus(args)
     check_workload(args.workload, args.size)      # before a possibly long build
     started = time.perf_counter()
     config_note(args)

@@ -29,14 +29,8 @@ def add_arch(parser: argparse.ArgumentParser, required: bool = True) -> None:
 
 
 def add_cpus(parser: argparse.ArgumentParser, default: int = 1) -> None:
-    parser.add_argument("--cpus", type=int, default=default, metavar="N",
+    parser.add_argument("--cpus", type=int_in(1, MAX_CPUS), default=default, metavar="N",
                         help=f"number of simulated CPUs, 1..{MAX_CPUS} (default {default})")
-
-
-def check_cpus(args: argparse.Namespace) -> None:
-    """--cpus within 1..MAX_CPUS (sim.machine), else a one-line UsageError."""
-    if not 1 <= args.cpus <= MAX_CPUS:
-        raise UsageError(f"--cpus {args.cpus} out of range 1..{MAX_CPUS}")
 
 
 def check_arches(names: list[str]) -> None:

@@ -21,8 +21,7 @@ from pathlib import Path
 
 import fsio
 from arches import NAMES
-from kisim.commands.common import (add_cpus, add_json, add_modules, check_arches, check_cpus,
-                                   print_json)
+from kisim.commands.common import add_cpus, add_json, add_modules, check_arches, print_json
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.compare import compare_arch
@@ -82,7 +81,6 @@ def run(args: argparse.Namespace) -> int:
     arches = args.arch or list(NAMES)
     check_arches(arches)
     check_workload(args.workload, args.size)
-    check_cpus(args)
     out = Path(args.out)
     for name in OUTPUTS:               # a link or FIFO there: refused before any run
         fsio.check_output(out / name)

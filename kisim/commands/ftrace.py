@@ -17,9 +17,8 @@ import argparse
 from collections import Counter
 
 from kbuild import build
-from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_json,
-                                   add_modules, MAX_QUANTUM,
-                                   check_cpus, check_drain, int_in, overrides, print_json,
+from kisim.commands.common import (MAX_QUANTUM, add_arch, add_buffer_args, add_config, add_cpus,
+                                   add_json, add_modules, check_drain, int_in, overrides, print_json,
                                    trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
@@ -70,7 +69,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_ftrace(args: argparse.Namespace) -> int:
-    check_cpus(args)
     check_workload(args.workload, args.size)
     fmt = get_format(args.format or ("graph" if args.tracer == "function_graph" else "seed"))
     if not fmt.text and args.out is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from arches import get_arch
-from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, check_cpus, print_json
+from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, print_json
 from kisim.errors import UsageError
 from lab.kprobe import measure_kprobe
 from sim.guest import WORKLOADS
@@ -48,7 +48,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_kprobe(args: argparse.Namespace) -> int:
     get_arch(args.arch)
-    check_cpus(args)
     if args.ret and args.post:
         raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
     if args.opt and (args.ret or args.post):

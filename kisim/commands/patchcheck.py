@@ -14,11 +14,9 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Callable
 
 import fsio
-from kisim.commands.common import (add_arch, add_cpus, add_json, add_modules, arch_of, check_cpus,
-                                   print_json)
+from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, arch_of, print_json
 from kisim.errors import INTERRUPTED, UsageError
 from kisim.progress import progress
 from patchcheck.checker import KINDS, Finding
@@ -66,7 +64,6 @@ def _print(result: CheckResult, show: int) -> None:
 
 def _spec(args: argparse.Namespace) -> CheckSpec:
     arch = arch_of(args)
-    check_cpus(args)
     if args.show < 0:
         raise UsageError(f"--show {args.show}: the number of findings to list is at least 0")
     if args.modules and not args.kernel:

@@ -15,8 +15,8 @@ import argparse
 from pathlib import Path
 
 from kbuild import build
-from kisim.commands.common import (add_buffer_args, add_json, add_run_args, check_drain,
-                                   check_cpus, overrides, print_json, trace_options)
+from kisim.commands.common import (add_buffer_args, add_json, add_run_args, check_drain, overrides,
+                                   print_json, trace_options)
 from kisim.progress import progress
 from sim.guest import Guest, check_workload
 from tracing.ctf import TraceInfo
@@ -44,7 +44,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    check_cpus(args)
     check_workload(args.workload, args.size)
     probes = parse_probes(args.probes)
     check_drain(args)                 # before a possibly long build
