@@ -41,11 +41,12 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 from pathlib import Path
 
 from arches import get_arch
-from sim.dwarf import struct
+from sim.dwarf import Layout, struct
 from sim.elf import read_elf
 from sim.errors import ConfigError
 from sim.ftrace_init import InitStats, boot_convert
@@ -218,6 +219,13 @@ class Guest:
             out += chunk
         return out.decode("utf-8", "replace")
 
+    @cached_property
+    def _task_layouts(self) -> tuple[int, Layout, Layout]:
+        """THREAD_SIZE and the thread_info and task_struct layouts, read from the
+        DWARF once per guest: :meth:`current_task` runs at every hypercall."""
+        return (struct(self.elf, "thread_union").size, struct(self.elf, "thread_info"),
+                struct(self.elf, "task_struct"))
+
     def current_task(self, cpu: Cpu) -> Task:
         """The task running on ``cpu``, read from guest memory as ``current`` is.
 
@@ -226,8 +234,7 @@ class Guest:
         (kernel/include/kisim/thread_info.h, as Linux 2.6 x86-32); offsets
         and THREAD_SIZE come from the kernel's DWARF (:mod:`sim.dwarf`).
         """
-        thread_size = struct(self.elf, "thread_union").size
-        info, task = struct(self.elf, "thread_info"), struct(self.elf, "task_struct")
+        thread_size, info, task = self._task_layouts
         base = cpu.reg(self.arch.sp) & ~(thread_size - 1)
         address = self.machine.read_word(base + info.offset("task"))
         pid = self.machine.read_word(address + task.offset("pid"), 4)
