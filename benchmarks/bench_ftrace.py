@@ -13,8 +13,9 @@ on each arch, one CPU (so that every row runs the same guest schedule):
 
 It prints retired instructions, modeled cycles and the ratio of cycles to
 row 1, the host seconds (CPU time of this process) of row 4 over row 3
-(every call timestamped, against the same kernel untraced), on the
-machine's fast turn end and on the reference one (``turn_end="spin"``,
+(every call timestamped, against the same kernel untraced), with clock
+reads on Unicorn's counter in place and on the reference
+(``turn_end="spin"``: each read pauses the slice in the counting loop,
 docs/machine.md), and for row 3 what the nop leaves per call (traced calls x the
 instructions an idle site still executes: x86 the 5-byte nop; ARM
 ``push {lr}`` and the ``pop {lr}`` nop; PowerPC the nop), so the rest of

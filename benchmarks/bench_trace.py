@@ -13,15 +13,15 @@ cycles; a disabled one 1.17 to 2.50).
 Part 2, per arch: what an exact timestamp costs the host. The kmalloc
 workload on one CPU, about ``--clock-events`` events (default 200,000),
 in one process: untraced, and traced with every event timestamped, each
-with the machine's fast turn end (``turn_end="counter"``: a clock read
-stops the slice on Unicorn's instruction counter) and with the reference
-(``"spin"``: the rest of the slice runs in the counting loop). Ratios:
-traced / untraced on each path, and untraced counter / untraced spin (the
-fast path must not slow untraced runs; each untraced time is the best of
-3 runs). The last row is a bound, not a
-mode: the traced run with the ``HC_CLOCK`` instruction replaced by the
-arch's nop (timestamps all 0), i.e. what recording costs when reading the
-clock costs nothing.
+with the machine's fast path (``turn_end="counter"``: a clock read takes
+the position from Unicorn's instruction counter in place, and the slice
+goes on) and with the reference (``"spin"``: each read pauses the slice in
+the counting loop, and the turn goes on in a new slice). Ratios: traced /
+untraced on each path, and untraced counter / untraced spin (the fast
+path must not slow untraced runs; each untraced time is the best of 3
+runs). The last row is a bound, not a mode: the traced run with the
+``HC_CLOCK`` instruction replaced by the arch's nop (timestamps all 0),
+i.e. what recording costs when reading the clock costs nothing.
 
 Part 3, one arch: a run of about ``--events`` events (default 1,000,000).
 Times: the workload untraced; the traced run with a sink that drops
@@ -209,7 +209,7 @@ def main() -> int:
     p.add_argument("--arch", default=NAMES[0], choices=NAMES,
                    help=f"arch of the throughput run (default {NAMES[0]})")
     p.add_argument("--quantum", type=int, default=1000,
-                   help="instructions per turn (default 1000; each clock read ends a turn)")
+                   help="instructions per turn (default 1000)")
     p.add_argument("--clock-events", type=int, default=200_000,
                    help="events of each per-arch clock-cost run (default 200,000)")
     p.add_argument("--cost-size", type=int, default=2000,

@@ -6,8 +6,9 @@
  * switches sub-buffers when the record does not fit (closing the old one
  * with its end time and the discarded counter, which becomes the CTF
  * packet's cumulative events_discarded), and returns where to write the
- * payload; commit publishes it. Only the owning CPU writes; the host reads
- * closed sub-buffers between turns, so no atomic operation is needed.
+ * payload; commit publishes it. Only the owning CPU writes records; the
+ * host consumer reads closed sub-buffers and moves ->consumed between any
+ * two instructions, which only the overwrite push has to race (rb_switch).
  */
 #include <linux/kernel.h>
 #include <linux/ring_buffer.h>
@@ -44,6 +45,7 @@ static notrace void rb_switch_out(struct rb_channel *ch, struct rb_cpu *b, u64 t
 	h->data_size = b->offset;
 	h->nr_events = b->nr_events;
 	h->closed = 1;
+	barrier();		/* the host reads a sub-buffer once head has passed it */
 	b->head++;
 	b->open = 0;
 }
@@ -60,6 +62,37 @@ static notrace void rb_switch_in(struct rb_channel *ch, struct rb_cpu *b, u64 ts
 	b->open = 1;
 }
 
+/*
+ * Open a new sub-buffer; false if the record is discarded. The host
+ * consumer may run between any two instructions and move ->consumed to
+ * ->head, so in overwrite mode the writer pushes the reader with a
+ * cmpxchg, as lib_ring_buffer's writer does: if the host took the oldest
+ * sub-buffer meanwhile, the cmpxchg fails and nothing is counted twice.
+ */
+static notrace noinline bool rb_switch(struct rb_channel *ch, struct rb_cpu *b, u64 ts)
+{
+	u32 consumed;
+
+	if (b->open)
+		rb_switch_out(ch, b, ts);
+	while (b->head - (consumed = READ_ONCE(b->consumed)) >= ch->nr_subbufs) {
+		u32 lost;
+
+		if (ch->mode == RB_MODE_DISCARD) {
+			b->discarded++;
+			return false;
+		}
+		lost = rb_subbuf(ch, b, consumed)->nr_events;
+		if (__atomic_compare_exchange_n(&b->consumed, &consumed, consumed + 1, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			b->overwritten += lost;
+	}
+	rb_switch_in(ch, b, ts);
+	return true;
+}
+NOTRACE_SYMBOL(rb_switch);
+NOKPROBE_SYMBOL(rb_switch);
+
 notrace void *ring_buffer_reserve(unsigned int id, unsigned int payload_len)
 {
 	struct rb_channel *ch = &ring_buffer_channel;
@@ -69,29 +102,21 @@ notrace void *ring_buffer_reserve(unsigned int id, unsigned int payload_len)
 	u32 room = ch->subbuf_size - sizeof(struct rb_subbuf_header);
 	u32 size = (sizeof(*ev) + payload_len + 7) & ~7u;
 	u64 ts = trace_clock_read();
-	unsigned int i;
 
 	b->produced++;
-	if (!b->open || b->offset + size > room) {
-		if (b->open)
-			rb_switch_out(ch, b, ts);
-		if (b->head - b->consumed >= ch->nr_subbufs) {
-			if (ch->mode == RB_MODE_DISCARD) {
-				b->discarded++;
-				return NULL;
-			}
-			b->overwritten += rb_subbuf(ch, b, b->consumed)->nr_events;
-			b->consumed++;
-		}
-		rb_switch_in(ch, b, ts);
-	}
+	if (unlikely(!b->open || b->offset + size > room) && !rb_switch(ch, b, ts))
+		return NULL;
 	ev = (struct rb_event_header *)((u8 *)(rb_subbuf(ch, b, b->head) + 1) + b->offset);
 	ev->timestamp = ts;
 	ev->id = id;
 	ev->size = size;
-	ev->tid = tsk ? (s32)tsk->pid : 0;
-	for (i = 0; i < RB_COMM_LEN; i++)
-		ev->comm[i] = tsk ? tsk->comm[i] : 0;
+	if (tsk) {
+		ev->tid = (s32)tsk->pid;
+		__builtin_memcpy(ev->comm, tsk->comm, RB_COMM_LEN);
+	} else {
+		ev->tid = 0;
+		__builtin_memset(ev->comm, 0, RB_COMM_LEN);
+	}
 	b->reserved = size;
 	return ev + 1;
 }

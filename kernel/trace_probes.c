@@ -43,10 +43,7 @@ static notrace void rb_free(unsigned int id, unsigned long call_site, const void
 
 static notrace void rb_comm(char *dst, const struct task_struct *t)
 {
-	int i;
-
-	for (i = 0; i < RB_COMM_LEN; i++)
-		dst[i] = t->comm[i];
+	__builtin_memcpy(dst, t->comm, RB_COMM_LEN);
 }
 
 notrace void probe_kmem_kmalloc(unsigned long call_site, const void *ptr, size_t bytes_req,

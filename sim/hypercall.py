@@ -78,7 +78,7 @@ class HypercallTable:
     def _on_trap(self, cpu: Cpu, trap: Trap) -> object:
         if trap.kind is not TrapKind.SYSCALL:
             return UNHANDLED
-        nr, a1, a2, a3 = cpu.args(4)
+        nr, a1, a2, a3 = trap.args[:4]
         handler = self.handlers.get(nr)
         if handler is None:
             name = self._names.get(nr)

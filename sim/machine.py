@@ -5,9 +5,9 @@ one ``emu_start(count=...)`` slice, which Unicorn stops exactly
 (docs/unicorn.md).  A seed draws each turn's length from ``1..quantum`` instead, so one
 seed names one interleaving, bit for bit.
 
-Exact counts.  A turn that must end early (a CPU halts, or a handler asks to
-yield, as a clock read does) ends at the trapping instruction, in one of two
-ways (``turn_end``; both retire the same instructions, docs/machine.md):
+Exact counts.  A turn that must end early (a CPU halts or a handler asks to
+yield) ends at the trapping instruction, in one of two ways (``turn_end``;
+both retire the same instructions, docs/machine.md):
 
 - ``"counter"`` (default): the trap reads Unicorn's own count of the
   instructions this slice has started (:mod:`sim.uccount`) and stops the
@@ -16,8 +16,11 @@ ways (``turn_end``; both retire the same instructions, docs/machine.md):
   two-instruction counting loop for the rest of the slice; the loop's own
   instructions are known from its counter and subtracted.
 
+A handler that needs the exact position without ending the turn (a clock
+read, :mod:`sim.clock`) reads the same counter in place; on the reference
+it pauses the slice the same way, and the turn goes on in a new slice.
 Either way retired-instruction counts stay exact without a Python hook per
-instruction.
+instruction, and the turns are the same whether anything reads the clock.
 
 Instruction-fetch coherence.  Each Unicorn keeps translated blocks until
 told otherwise, like a CPU with a stale instruction stream.  Text written
@@ -32,14 +35,14 @@ import enum
 import random
 from collections import Counter, deque
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple, Sequence
 
 import unicorn
 from unicorn.unicorn_py3.unicorn import uclib
 
 from arches import Arch, TrapKind, TrapVector, get_arch
 from sim.asm import disasm_one
-from sim.clock import TurnEndClock
+from sim.clock import ModeledClock
 from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
@@ -70,14 +73,19 @@ UNHANDLED = _Unhandled()
 """Returned by a trap handler that does not own the trap: the run faults."""
 
 
-@dataclass(frozen=True)
-class Trap:
-    """One trap, with the address normalized to the trapping instruction."""
+class Trap(NamedTuple):
+    """One trap, with the address normalized to the trapping instruction.
+
+    A system-call trap carries the arch's argument registers as they were
+    at the trap (``args``), read with the PC in one call: every hypercall,
+    clock reads included, needs them.
+    """
 
     kind: TrapKind
     address: int
     cpu: int
     intno: int          # Unicorn interrupt number; -1 for invalid-insn and insn hooks
+    args: Sequence[int] = ()
 
 
 TrapHandler = Callable[["Cpu", Trap], "int | None | _Unhandled"]
@@ -124,6 +132,7 @@ class Memory:
 
     def __init__(self) -> None:
         self.regions: list[Region] = []
+        self._last: Region | None = None         # the region of the last access
 
     def add(self, base: int, size: int, perms: int) -> Region:
         if base % PAGE or size % PAGE or size <= 0:
@@ -137,7 +146,11 @@ class Memory:
         return region
 
     def find(self, addr: int, size: int) -> Region | None:
-        return next((r for r in self.regions if r.contains(addr, size)), None)
+        last = self._last
+        if last is not None and last.contains(addr, size):
+            return last
+        self._last = next((r for r in self.regions if r.contains(addr, size)), None)
+        return self._last
 
     def _region(self, addr: int, size: int) -> Region:
         _check_int("address", addr)
@@ -212,11 +225,15 @@ class Cpu:
         self.index = index
         self.uc = unicorn.Uc(*self.arch.uc_mode)
         self._regs = _RegisterFile(self.uc, self.arch)
+        self._syscall_regs = (self.arch.pc, *self.arch.args)
+        self._costs = {name: cost.cycles for name, cost in self.arch.costs.items()}
         self.instructions = 0
         self.event_cycles = 0.0
         self.events: Counter[str] = Counter()
         self.halted = False
-        self._stop = False                       # end this turn early
+        self._stop = False                       # end this slice at the trap
+        self._yield = False                      # ... and the turn with it
+        self._running = False                    # inside emu_start
         self._parked: object | None = None       # context saved while parked
         self._retired: int | None = None         # instructions of a turn ended at a trap
         self._counter = instruction_counter(self.uc, self.arch)
@@ -263,11 +280,29 @@ class Cpu:
     @property
     def clock_ns(self) -> int:
         """This CPU's modeled clock: its modeled cycles at the arch's frequency, in ns."""
-        return cycles_to_ns(self.modeled_cycles, self.arch.clock_hz)
+        return self.clock_ns_at(self.instructions)
+
+    def clock_ns_at(self, instructions: int) -> int:
+        """The modeled clock once ``instructions`` have retired, with the cycles charged so far."""
+        return cycles_to_ns(instructions * self.arch.cost("insn") + self.event_cycles,
+                            self.arch.clock_hz)
+
+    def position(self) -> int | None:
+        """Instructions retired so far, a trapping one included, without ending the slice.
+
+        Between slices that is :attr:`instructions`. Inside one it needs
+        Unicorn's counter (:mod:`sim.uccount`) and ``turn_end="counter"``;
+        otherwise None: only the slice's end can tell (:meth:`pause_slice`).
+        """
+        if not self._running:
+            return self.instructions
+        if self._counter is None or self.machine.turn_end != "counter":
+            return None
+        return self.instructions + self._counter.value
 
     def charge(self, event: str, times: int = 1) -> None:
         """Charge ``times`` occurrences of a cost-table event to this CPU."""
-        self.event_cycles += self.arch.cost(event) * times
+        self.event_cycles += self._costs[event] * times
         self.events[event] += times
 
     # -- control from trap handlers --------------------------------------
@@ -278,6 +313,10 @@ class Cpu:
 
     def yield_turn(self) -> None:
         """End this CPU's turn once the current trap handler returns."""
+        self._stop = self._yield = True
+
+    def pause_slice(self) -> None:
+        """End the slice at the current trap; the turn goes on (:meth:`position` is known then)."""
         self._stop = True
 
     def exception_delivered(self) -> None:
@@ -304,8 +343,13 @@ class Cpu:
 
     def _dispatch(self, vector: TrapVector, intno: int) -> bool:
         """Hand a trap to the machine's dispatcher and set where to resume."""
-        address = self.pc - vector.pc_offset
-        trap = Trap(vector.kind, address, self.index, intno)
+        if vector.kind is TrapKind.SYSCALL:
+            at, *args = self._regs.read_many(self._syscall_regs)
+            trap = Trap(vector.kind, at - vector.pc_offset, self.index, intno, args)
+        else:
+            at = self.pc
+            trap = Trap(vector.kind, at - vector.pc_offset, self.index, intno)
+        address = trap.address
         self.charge("trap")
         try:
             resume = self.machine.dispatch_trap(self, trap)
@@ -318,12 +362,14 @@ class Cpu:
             return self._unhandled(trap)
         resume = address + vector.length if resume is None else resume
         if self._stop:
-            resume = self._end_turn_at_trap(resume)
-        self.pc = resume - vector.resume_bias
+            resume = self._end_slice_at_trap(resume)
+        resume -= vector.resume_bias
+        if resume != at:        # a PC write makes Unicorn leave the block: only to move it
+            self.pc = resume
         return True
 
-    def _end_turn_at_trap(self, resume: int) -> int:
-        """End the turn at the trapping instruction; return where the slice goes on.
+    def _end_slice_at_trap(self, resume: int) -> int:
+        """End the slice at the trapping instruction; return where it goes on.
 
         With Unicorn's counter, the slice stops here and the trapping
         instruction is the last one retired. Otherwise (the reference) the
@@ -349,18 +395,36 @@ class Cpu:
 
     # -- running ---------------------------------------------------------
     def run_turn(self, budget: int) -> int:
-        """Run up to ``budget`` instructions; return how many retired."""
-        self._stop = False
+        """Run up to ``budget`` instructions; return how many retired.
+
+        The turn is one slice unless a handler pauses it (:meth:`pause_slice`):
+        then the clock readings it asked for are handed out and the turn
+        goes on in a new slice, for the rest of ``budget``.
+        """
+        self._yield = False
         self._turn_budget = budget
         if self._turn_start is None:
             self._turn_start = self.uc.context_save()
         else:
             self.uc.context_update(self._turn_start)
+        retired = 0
+        while True:
+            retired += self._run_slice(budget - retired)
+            self.machine.clock.deliver()
+            if self._yield or self.halted or retired >= budget:
+                return retired
+
+    def _run_slice(self, budget: int) -> int:
+        """One ``emu_start`` of up to ``budget`` instructions; return how many retired."""
+        self._stop = False
+        self._running = True
         try:
             self.uc.emu_start(self.pc, UNTIL_NEVER, count=budget)
         except unicorn.UcError as err:
             if self._error is None:
                 self._error = self.machine.fault(self, _uc_reason(err))
+        finally:
+            self._running = False
         if self._error is not None:
             error, self._error = self._error, None
             raise error
@@ -456,7 +520,7 @@ class Machine:
         self.text_mutex: TextMutex = text_mutex
         self.sync_rounds = 0
         self.image: Image | None = None
-        self.clock = TurnEndClock(self)          # the guest-visible clock, read at turn ends
+        self.clock = ModeledClock(self)          # the guest-visible clock
         self.map(SPIN_BASE, PAGE, "rx")
         self.memory.write(SPIN_BASE, self.arch.spin.code)
 
@@ -645,7 +709,6 @@ class Machine:
                                               "exhausted")
                     budget = min(budget, left)
                 cpu.run_turn(budget)
-                self.clock.deliver()
                 if on_turn is not None:
                     on_turn(self)
 
@@ -654,9 +717,7 @@ class Machine:
         _check_int("instruction count", count)
         if not 1 <= count <= MAX_STEP:
             raise ConfigError(f"instruction count {count} out of range 1..{MAX_STEP}")
-        retired = self.cpu(cpu).run_turn(count)
-        self.clock.deliver()
-        return retired
+        return self.cpu(cpu).run_turn(count)
 
     # -- faults ----------------------------------------------------------
     def fault(self, cpu: Cpu, reason: str, pc: int | None = None) -> GuestFault:

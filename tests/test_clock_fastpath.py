@@ -1,12 +1,12 @@
-"""Ending a turn on Unicorn's counter gives the reference's traces, bit for bit.
+"""Clock reads on Unicorn's counter give the reference's traces, bit for bit.
 
-The reference (``turn_end="spin"``) parks a CPU in the counting loop for
-the rest of its slice at every clock read; the fast path
-(``turn_end="counter"``) stops the slice at the read on Unicorn's own
-instruction counter (:mod:`sim.uccount`). Same seed: same events, same
-timestamps, same loss accounting, same instruction counts and modeled
-cycles, on every arch, 1-4 CPUs, both buffer modes, for the trace events
-and for the function tracer.
+The reference (``turn_end="spin"``) pauses a CPU's slice in the counting
+loop at every clock read, and the turn goes on in a new slice; the fast
+path (``turn_end="counter"``) reads Unicorn's own instruction counter in
+place (:mod:`sim.uccount`) and the slice goes on. Neither ends the turn.
+Same seed: same events, same timestamps, same loss accounting, same
+instruction counts and modeled cycles, on every arch, 1-4 CPUs, both
+buffer modes, for the trace events and for the function tracer.
 """
 from __future__ import annotations
 
@@ -21,12 +21,13 @@ from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
 from sim.errors import ConfigError
 from sim.guest import Guest
-from sim.machine import SPIN_BASE, Machine
+from sim.event import cycles_to_ns
+from sim.machine import SPIN_BASE, TURN_ENDS, Machine
 from sim.uccount import counter_offset
 from tracing.events import parse_probes
 from tracing.session import EventList, TraceOptions, TraceSession
 
-PRESSURE = {"subbuf_size": 512, "subbufs": 2, "drain_every": 40}    # both modes lose events
+PRESSURE = {"subbuf_size": 512, "subbufs": 2, "drain_every": 6}    # both modes lose events
 BASE = 0x10000
 #: yielding_machine's turn ends: 4 x (3 nops, hypercall, 5 nops, hypercall) + hypercall
 YIELDS = [4, 10, 14, 20, 24, 30, 34, 40, 41]
@@ -145,3 +146,27 @@ def test_without_a_located_counter_turns_end_in_the_loop(arch: Arch, monkeypatch
     retired = []
     m.run(on_turn=lambda mach: retired.append(mach.cpus[0].instructions))
     assert spins and retired == YIELDS
+
+
+@pytest.mark.parametrize("turn_end", TURN_ENDS)
+def test_a_clock_read_is_exact_and_does_not_end_the_turn(arch: Arch, turn_end: str) -> None:
+    """Ten reads, one every 4 instructions, under turns of 7: the turns end at
+    7, 14, ... whatever reads the clock, and each reading is the clock at its
+    hypercall (4k instructions and k trap charges)."""
+    nop = arch.nop(arch.insn_align)
+    m = Machine(arch, 1, quantum=7, turn_end=turn_end)
+    m.load_code((nop * 3 + arch.syscall_insn) * 10 + arch.syscall_insn, BASE)
+    readings: list[int] = []
+    slices = []
+
+    def on_trap(cpu, trap):
+        if len(readings) == 10:
+            cpu.halt()
+        else:
+            m.clock.read(cpu, readings.append)
+    m.on_trap = on_trap
+    m.run(on_turn=lambda mach: slices.append(mach.cpus[0].instructions))
+    assert slices == [7, 14, 21, 28, 35, 41]
+    insn, trap = arch.cost("insn"), arch.cost("trap")
+    assert readings == [cycles_to_ns(4 * k * insn + k * trap, arch.clock_hz)
+                        for k in range(1, 11)]

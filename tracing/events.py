@@ -15,6 +15,7 @@ drift apart; the payload order is that of ``kernel/trace_probes.c``.
 """
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from dataclasses import dataclass
@@ -120,12 +121,15 @@ class RecordLayout:
 
     def decode(self, cpu: int, header: tuple, body: bytes, offset: int) -> Event:
         ts, _id, _size, tid, comm = header
-        raw = self.payload.unpack_from(body, offset)
-        values = tuple(_cstr(v) if kind == COMM else v for kind, v in zip(self.kinds, raw))
+        values = self.payload.unpack_from(body, offset)
+        if COMM in self.kinds:
+            values = tuple(_cstr(v) if kind == COMM else v for kind, v in zip(self.kinds, values))
         return Event(self.cls, cpu, ts, tid, _cstr(comm), values)
 
 
+@functools.lru_cache(maxsize=4096)
 def _cstr(raw: bytes) -> str:
+    """A NUL-padded comm as text (a trace holds few distinct ones: cached)."""
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 

@@ -8,12 +8,13 @@ boundaries (a larger period lets the buffers fill: pressure).
 
 The trace clock.  The guest reads its clock with the ``HC_CLOCK`` hypercall
 (``trace_clock_read()``). Its handler asks the machine's clock service
-(:class:`sim.clock.TurnEndClock`, ``Machine.clock``) for a reading: the
-CPU's turn ends there (on Unicorn's instruction counter, or with
-``machine.turn_end = "spin"`` the reference counting loop), so its modeled
-clock stands exactly at the hypercall, and the reading (u64, guest byte
-order) is stored at the address the guest passed before the CPU runs
-again. Readings are
+(:class:`sim.clock.ModeledClock`, ``Machine.clock``) for the CPU's modeled
+clock exactly at the hypercall, and stores the reading (u64, guest byte
+order) at the address the guest passed before the CPU runs on. The read
+does not end the CPU's turn: the position comes from Unicorn's instruction
+counter in place (with ``machine.turn_end = "spin"``, the reference, the
+slice pauses in the counting loop and the turn goes on), so the turns, and
+the consumer's drains between them, are the same as untraced. Readings are
 synchronized forward-only across CPUs (see :mod:`sim.clock`), so timestamp
 order is the order in which the machine ran the events. The read is
 charged as the arch's ``clock_read`` cost-table entry (rdtsc, PMCCNTR,
@@ -29,6 +30,7 @@ metadata. Which tracer the mcount stubs call is ftrace's business
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -140,14 +142,18 @@ class TraceSession:
                                  "kernel (CONFIG_TRACEPOINTS=n?)")
             self.inst.tracepoints.tracepoint_probe_register(tracepoint, symbols[probe])
         self.clock = self.machine.clock
+        self._endian = arch.endian
         self._turns = 0
         guest.hypercalls.register("HC_CLOCK", self._clock)
 
     def _clock(self, cpu: Cpu, where: int, _a2: int, _a3: int) -> None:
-        """HC_CLOCK: end the turn here; the stamp is written at the turn's end."""
+        """HC_CLOCK: store the CPU's modeled clock at this instruction at ``where``."""
         cpu.charge("trap", -1)
         cpu.charge("clock_read")
-        self.clock.read_at_turn_end(cpu, lambda ns: self.machine.write_word(where, ns, 8))
+        self.clock.read(cpu, functools.partial(self._store_stamp, where))
+
+    def _store_stamp(self, where: int, ns: int) -> None:
+        self.machine.memory.write(where, ns.to_bytes(8, self._endian))
 
     def run(self, sink: PacketSink, on_progress: Callable[[int], None] | None = None,
             on_turn: Callable[[Machine], None] | None = None) -> TraceResult:
