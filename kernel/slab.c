@@ -189,14 +189,19 @@ noinline void *kmem_cache_alloc(struct kmem_cache *cachep, gfp_t flags)
 	return ret;
 }
 
+/*
+ * Frees are recorded before the object goes back, as v5.10's kfree() does
+ * (trace_kfree() first): another CPU may take it from the shared freelist
+ * at once, and its allocation must not be stamped before this free.
+ */
 noinline void kmem_cache_free(struct kmem_cache *cachep, void *objp)
 {
-	__cache_free(cachep, objp);
 #ifdef CONFIG_KMEMTRACE
 	trace_mark(kmem_cache_free, "type_id %d call_site %lu ptr %lu",
 		   KMEMTRACE_TYPE_CACHE, _RET_IP_, (unsigned long)objp);
 #endif
 	trace_kmem_cache_free(_RET_IP_, objp);
+	__cache_free(cachep, objp);
 }
 
 static struct kmem_cache *kmalloc_slab(size_t size)
@@ -244,10 +249,10 @@ noinline void kfree(const void *objp)
 	page = virt_to_page(objp);
 	if (!page || !page->slab_cache)
 		panic("kfree(%p): not a slab object", objp);
-	__cache_free(page->slab_cache, (void *)objp);
 #ifdef CONFIG_KMEMTRACE
 	trace_mark(kfree, "type_id %d call_site %lu ptr %lu",
 		   KMEMTRACE_TYPE_KMALLOC, _RET_IP_, (unsigned long)objp);
 #endif
 	trace_kfree(_RET_IP_, objp);
+	__cache_free(page->slab_cache, (void *)objp);
 }
