@@ -360,11 +360,14 @@ class Cpu:
         if resume is UNHANDLED:
             self.charge("trap", -1)
             return self._unhandled(trap)
-        resume = address + vector.length if resume is None else resume
+        onward = resume is None             # go on after the trapping instruction
+        resume = address + vector.length if onward else resume
         if self._stop:
-            resume = self._end_slice_at_trap(resume)
+            resume, onward = self._end_slice_at_trap(resume), False
         resume -= vector.resume_bias
-        if resume != at:        # a PC write makes Unicorn leave the block: only to move it
+        # Unicorn goes on after a system call by itself; a PC write would
+        # also make it leave the block and look the next one up again.
+        if not (onward and resume == at):
             self.pc = resume
         return True
 

@@ -97,14 +97,16 @@ def test_same_sites_same_hits_for_both_enable_checks(doc, flag, static):
 
 @pytest.mark.slow
 def test_static_key_ordering_uses_one_tracepoint_two_builds(doc):
-    """static-keys.txt's claim compares the same tracepoint with JUMP_LABEL=y and =n; the
-    jump label costs fewer instructions per pass on every arch (a flag test loads memory)."""
+    """static-keys.txt's claim compares the same tracepoint with JUMP_LABEL=y and =n, and
+    its verdict is the rows' dormant cost. (It held on every arch until the slab's free
+    tracepoints moved before the object's release: on x86_64 the jump-label build's
+    kmem_cache_free() now costs more per pass than the flag build's; README.)"""
     claim = next(o for o in doc["orderings"] if "jump-label site" in o["claim"])
     assert claim["rows"] == ["tracepoint_jump_label", "tracepoint_flag"]
     assert "CONFIG_JUMP_LABEL" in claim["variable"]
-    assert claim["holds"] is True, claim["text"]
     jl, flag = _row(doc, "tracepoint_jump_label"), _row(doc, "tracepoint_flag")
-    assert jl["dormant"]["instructions"] < flag["dormant"]["instructions"]
+    cheaper = jl["dormant"]["modeled_cycles"] < flag["dormant"]["modeled_cycles"]
+    assert claim["holds"] is cheaper, claim["text"]
 
 
 @pytest.mark.slow
