@@ -275,7 +275,11 @@ class Cpu:
     @property
     def modeled_cycles(self) -> float:
         """Retired instructions at the arch's per-instruction cost, plus charged events."""
-        return self.instructions * self.arch.cost("insn") + self.event_cycles
+        return self.modeled_cycles_at(self.instructions)
+
+    def modeled_cycles_at(self, instructions: int) -> float:
+        """:attr:`modeled_cycles` once ``instructions`` have retired (charges as of now)."""
+        return instructions * self._costs["insn"] + self.event_cycles
 
     @property
     def clock_ns(self) -> int:
@@ -284,8 +288,7 @@ class Cpu:
 
     def clock_ns_at(self, instructions: int) -> int:
         """The modeled clock once ``instructions`` have retired, with the cycles charged so far."""
-        return cycles_to_ns(instructions * self.arch.cost("insn") + self.event_cycles,
-                            self.arch.clock_hz)
+        return cycles_to_ns(self.modeled_cycles_at(instructions), self.arch.clock_hz)
 
     def position(self) -> int | None:
         """Instructions retired so far, a trapping one included, without ending the slice.
