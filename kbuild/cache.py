@@ -48,13 +48,13 @@ def default_cache_dir(repo: Path) -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "kisim"
 
 
-def file_hashes(entry: Path) -> dict[str, str]:
-    """SHA-256 of each of :data:`ENTRY_FILES` in ``entry``."""
-    return {name: hashlib.sha256((entry / name).read_bytes()).hexdigest()
-            for name in ENTRY_FILES}
+def file_hashes(entry: Path, files: tuple[str, ...] = ENTRY_FILES) -> dict[str, str]:
+    """SHA-256 of each of ``files`` (a kernel entry's: :data:`ENTRY_FILES`) in ``entry``."""
+    return {name: hashlib.sha256((entry / name).read_bytes()).hexdigest() for name in files}
 
 
-def verify(entry: Path, key: str) -> tuple[dict | None, str]:
+def verify(entry: Path, key: str,
+           files: tuple[str, ...] = ENTRY_FILES) -> tuple[dict | None, str]:
     """``(build.json, "")`` for a sound entry, else ``(None, why it is not)``."""
     try:
         info = json.loads((entry / META).read_text())
@@ -65,7 +65,7 @@ def verify(entry: Path, key: str) -> tuple[dict | None, str]:
     if not isinstance(info, dict) or info.get("key") != key \
             or not isinstance(info.get("files"), dict):
         return None, f"{META} does not describe this entry"
-    for name in ENTRY_FILES:
+    for name in files:
         path = entry / name
         if not path.is_file():
             return None, f"{name} missing"
@@ -125,15 +125,15 @@ def discard(work: Path) -> None:
         os.close(fd)
 
 
-def write_meta(work: Path, info: dict) -> None:
-    """Record ``info`` plus the hashes of the entry's files as ``build.json``."""
-    info = dict(info, files=file_hashes(work))
+def write_meta(work: Path, info: dict, files: tuple[str, ...] = ENTRY_FILES) -> None:
+    """Record ``info`` plus the hashes of the entry's ``files`` as ``build.json``."""
+    info = dict(info, files=file_hashes(work, files))
     tmp = work / (META + ".tmp")
     tmp.write_text(json.dumps(info, indent=2) + "\n")
     tmp.replace(work / META)
 
 
-def install(work: Path, final: Path, key: str) -> dict:
+def install(work: Path, final: Path, key: str, files: tuple[str, ...] = ENTRY_FILES) -> dict:
     """Rename the finished ``work`` to ``final`` and return its build.json.
 
     Under the cache lock: a sound entry already at ``final`` (another
@@ -142,7 +142,7 @@ def install(work: Path, final: Path, key: str) -> dict:
     """
     with _locked(final.parent):
         if final.exists():
-            info, _ = verify(final, key)
+            info, _ = verify(final, key, files)
             if info is not None:
                 discard(work)
                 return info
@@ -151,7 +151,7 @@ def install(work: Path, final: Path, key: str) -> dict:
             shutil.rmtree(trash, ignore_errors=True)
         work.rename(final)
         discard(work)                   # releases the lock; nothing is left to remove
-    info, why = verify(final, key)
+    info, why = verify(final, key, files)
     if info is None:
         raise OSError(f"cache entry {final} unsound right after install: {why}")
     return info

@@ -16,7 +16,11 @@ running slice is learned is the machine's ``turn_end``
   loop (:meth:`Cpu.pause_slice`), the reading is handed out at the slice's
   end, and the same turn goes on in a new slice.
 
-Both hand out the same value at the same instruction, bit for bit.
+Both hand out the same value at the same instruction, bit for bit. On
+``"counter"``, the guest's clock read (``HC_CLOCK``, served by
+:meth:`ModeledClock.serve`) does not even enter Python: the machine's host
+trap hook (:mod:`sim.native`) serves it over the same state with the same
+arithmetic (``ModeledClock.in_host``; False keeps it in Python).
 
 The value is the CPU's clock plus an offset that only grows: a reading
 that would not be later than the last one handed out on any CPU moves that
@@ -30,9 +34,13 @@ stream: same seed, same readings.
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Callable
 
+from sim.native import ClockState
+
 if TYPE_CHECKING:                      # the machine imports this module
+    from sim.hypercall import HypercallTable
     from sim.machine import Cpu, Machine
 
 Deliver = Callable[[int], None]
@@ -43,18 +51,34 @@ class ModeledClock:
 
     def __init__(self, machine: Machine) -> None:
         self.machine = machine
-        self.offset = [0] * len(machine.cpus)
-        self.last_ns = 0
+        self.state = ClockState()              # last_ns and the offsets, shared with the host hook
+        self.offset = self.state.offset
         self.reads = 0
+        self.native = True                     # let the host hook serve reads it can
+        self._table: HypercallTable | None = None
         self._pending: list[tuple[int, Deliver]] = []
+
+    @property
+    def last_ns(self) -> int:
+        """The last reading handed out on any CPU."""
+        return self.state.last_ns
+
+    @property
+    def in_host(self) -> bool:
+        """Whether the host hook serves ``HC_CLOCK`` (where the CPU can tell its position):
+        :attr:`native`, and the hypercall's handler is still :meth:`serve`'s."""
+        table = self._table
+        return self.native and table is not None \
+            and table.handlers.get(self.state.hypercall) == self._hypercall
 
     def _stamp(self, index: int, clock_ns: int) -> int:
         """``clock_ns`` of CPU ``index`` plus its offset, moved forward past the last reading."""
-        now = clock_ns + self.offset[index]
-        if now <= self.last_ns:
-            self.offset[index] += self.last_ns + 1 - now
-            now = self.last_ns + 1
-        self.last_ns = now
+        state = self.state
+        now = clock_ns + state.offset[index]
+        if now <= state.last_ns:
+            state.offset[index] += state.last_ns + 1 - now
+            now = state.last_ns + 1
+        state.last_ns = now
         return now
 
     def now(self, index: int) -> int:
@@ -85,6 +109,35 @@ class ModeledClock:
     def end_ns(self) -> list[int]:
         """Each CPU's clock at the end of a run, never before the last reading."""
         return [max(c.clock_ns + self.offset[c.index], self.last_ns) for c in self.machine.cpus]
+
+    # -- the guest's clock read ---------------------------------------------
+    def serve(self, table: HypercallTable) -> None:
+        """Serve ``HC_CLOCK`` (``trace_clock_read()``, kernel/ring_buffer.c).
+
+        ``a1`` is a ``u64 *``: the CPU's clock at the hypercall is stored
+        there in guest byte order and the call returns 0. It is charged as
+        the arch's ``clock_read`` cost (rdtsc, PMCCNTR, mftb), not as a
+        trap. The host hook (``clock_hook.c``) does exactly this, in C.
+        """
+        self.state.hypercall = table.register("HC_CLOCK", self._hypercall)
+        self._table = table
+
+    def _hypercall(self, cpu: Cpu, where: int, _a2: int, _a3: int) -> None:
+        cpu.charge("trap", -1)
+        cpu.charge("clock_read")
+        self.read(cpu, functools.partial(self._store, where))
+
+    def _store(self, where: int, ns: int) -> None:
+        self.machine.memory.write(where, ns.to_bytes(8, self.machine.arch.endian))
+
+    def fold(self, cpu: Cpu) -> None:
+        """Count the reads the host hook served on ``cpu`` as the Python path counts them."""
+        served = cpu.take_host_served()
+        self.reads += served
+        cpu.events["trap"] += 0                # charged and taken back, as in _hypercall
+        cpu.events["clock_read"] += served
+        if self._table is not None:
+            self._table.counts["HC_CLOCK"] += served
 
 
 __all__ = ["Deliver", "ModeledClock"]

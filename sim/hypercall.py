@@ -61,8 +61,8 @@ class HypercallTable:
         self._names = {number: name for name, number in HYPERCALLS.items()}
         machine.add_trap_handler(self._on_trap, TrapPriority.GUEST)
 
-    def register(self, name: str, handler: Hypercall) -> None:
-        """Serve hypercall ``name`` (an ``HC_*`` name) with ``handler``."""
+    def register(self, name: str, handler: Hypercall) -> int:
+        """Serve hypercall ``name`` (an ``HC_*`` name) with ``handler``; return its number."""
         if name not in HYPERCALLS:
             raise ConfigError(f"unknown hypercall {name!r} "
                               f"(valid: {', '.join(HYPERCALLS)})")
@@ -70,6 +70,7 @@ class HypercallTable:
         if number in self.handlers:
             raise ConfigError(f"hypercall {name} already has a handler")
         self.handlers[number] = handler
+        return number
 
     def unregister(self, name: str) -> None:
         if self.handlers.pop(HYPERCALLS.get(name, -1), None) is None:

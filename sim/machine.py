@@ -47,6 +47,7 @@ from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault
+from sim.native import CpuState, MemoryMap, add_hook
 from sim.textlock import TextMutex, text_mutex
 from sim.uccount import instruction_counter
 
@@ -133,6 +134,7 @@ class Memory:
     def __init__(self) -> None:
         self.regions: list[Region] = []
         self._last: Region | None = None         # the region of the last access
+        self.map = MemoryMap()                   # the same regions, for the host hook
 
     def add(self, base: int, size: int, perms: int) -> Region:
         if base % PAGE or size % PAGE or size <= 0:
@@ -143,6 +145,7 @@ class Memory:
                                   f"{r.base:#x}+{r.size:#x}")
         region = Region(base, size, perms, (ctypes.c_ubyte * size)())
         self.regions.append(region)
+        self.map.add(base, size, ctypes.addressof(region.buf))
         return region
 
     def find(self, addr: int, size: int) -> Region | None:
@@ -227,8 +230,7 @@ class Cpu:
         self._regs = _RegisterFile(self.uc, self.arch)
         self._syscall_regs = (self.arch.pc, *self.arch.args)
         self._costs = {name: cost.cycles for name, cost in self.arch.costs.items()}
-        self.instructions = 0
-        self.event_cycles = 0.0
+        self._state = self._new_state(machine)   # instructions, event_cycles: shared with C
         self.events: Counter[str] = Counter()
         self.halted = False
         self._stop = False                       # end this slice at the trap
@@ -241,10 +243,82 @@ class Cpu:
         self._stale: list[tuple[int, int]] = []  # text written since last sync
         self._turn_start: object | None = None
         self._turn_budget = 0
-        self.uc.hook_add(unicorn.UC_HOOK_INTR, self._on_intr)
+        self._host_clock = self._install_trap_hooks()
+
+    def _new_state(self, machine: Machine) -> CpuState:
+        arch, costs = self.arch, self._costs
+        return CpuState(
+            clock=ctypes.pointer(machine.clock.state), memory=ctypes.pointer(machine.memory.map),
+            insn_cost=costs["insn"], trap_cost=costs["trap"],
+            clock_read_cost=costs["clock_read"], clock_hz=arch.clock_hz,
+            mask=(1 << arch.bits) - 1, arg0=arch.uc_regs[arch.args[0]],
+            arg1=arch.uc_regs[arch.args[1]], ret=arch.uc_regs[arch.ret], index=self.index,
+            big_endian=arch.endian == "big")
+
+    def _install_trap_hooks(self) -> bool:
+        """Hook the traps; return whether the host hook may serve clock reads.
+
+        Interrupts and system-call instructions enter the host hook
+        (:mod:`sim.native`), which serves a trace clock read in place and
+        hands everything else to :meth:`_on_intr` / the vector's Python hook.
+        It may serve reads when it can tell the position (Unicorn's
+        counter) and the guest goes on where Unicorn leaves the PC.
+        """
+        state = self._state
+        served = [v for v in self.arch.traps.values() if v.kind is TrapKind.SYSCALL]
+        state.syscall_intno = next((n for n, v in self.arch.traps.items()
+                                    if v.kind is TrapKind.SYSCALL), -1)
+        self._hooked = add_hook(self.uc, state, self._guarded(
+            lambda intno: self._on_intr(self.uc, intno, None)))
         self.uc.hook_add(unicorn.UC_HOOK_INSN_INVALID, self._on_invalid)
         for insn, vector in self.arch.insn_traps.items():
-            self.uc.hook_add(unicorn.UC_HOOK_INSN, self._insn_hook(vector), None, 1, 0, insn)
+            hook = self._insn_hook(vector)
+            if vector.kind is TrapKind.SYSCALL:
+                served.append(vector)
+                self._hooked += add_hook(self.uc, state,
+                                         self._guarded(lambda h=hook: h(self.uc, None)), insn)
+            else:
+                self.uc.hook_add(unicorn.UC_HOOK_INSN, hook, None, 1, 0, insn)
+        if self._counter is not None:
+            state.counter = ctypes.addressof(self._counter)
+        return self._counter is not None and all(
+            v.length - v.pc_offset - v.resume_bias == 0 for v in served)
+
+    def _guarded(self, hook: Callable[..., None]) -> Callable[..., None]:
+        """``hook`` as the host hook calls it: an exception stops the slice and is
+        raised by :meth:`run_turn`, as the binding does for its own hooks."""
+        def call(*args: int) -> None:
+            try:
+                hook(*args)
+            except BaseException as exc:
+                if self._error is None:
+                    self._error = exc
+                self.uc.emu_stop()
+        return call
+
+    # -- the accounting of record (shared with the host hook) ------------
+    def take_host_served(self) -> int:
+        """Clock reads the host hook served since the last call (:meth:`ModeledClock.fold`)."""
+        served, self._state.served = self._state.served, 0
+        return served
+
+    @property
+    def instructions(self) -> int:
+        """Instructions retired (up to the running slice)."""
+        return self._state.instructions
+
+    @instructions.setter
+    def instructions(self, value: int) -> None:
+        self._state.instructions = value
+
+    @property
+    def event_cycles(self) -> float:
+        """Modeled cycles charged to events (traps, IPIs, clock reads, ...)."""
+        return self._state.event_cycles
+
+    @event_cycles.setter
+    def event_cycles(self, value: float) -> None:
+        self._state.event_cycles = value
 
     # -- registers -------------------------------------------------------
     def reg(self, name: str) -> int:
@@ -346,6 +420,8 @@ class Cpu:
 
     def _dispatch(self, vector: TrapVector, intno: int) -> bool:
         """Hand a trap to the machine's dispatcher and set where to resume."""
+        if self._state.served:
+            self.machine.clock.fold(self)
         if vector.kind is TrapKind.SYSCALL:
             at, *args = self._regs.read_many(self._syscall_regs)
             trap = Trap(vector.kind, at - vector.pc_offset, self.index, intno, args)
@@ -424,13 +500,18 @@ class Cpu:
         """One ``emu_start`` of up to ``budget`` instructions; return how many retired."""
         self._stop = False
         self._running = True
+        machine = self.machine
+        self._state.armed = self._host_clock and machine.turn_end == "counter" \
+            and machine.clock.in_host
         try:
             self.uc.emu_start(self.pc, UNTIL_NEVER, count=budget)
         except unicorn.UcError as err:
             if self._error is None:
-                self._error = self.machine.fault(self, _uc_reason(err))
+                self._error = machine.fault(self, _uc_reason(err))
         finally:
             self._running = False
+            if self._state.served:
+                machine.clock.fold(self)
         if self._error is not None:
             error, self._error = self._error, None
             raise error
@@ -520,13 +601,13 @@ class Machine:
         self.seed = seed
         self._rng = random.Random(seed) if seed is not None else None
         self.memory = Memory()
+        self.clock = ModeledClock(self)          # the guest-visible clock
         self.cpus = [Cpu(self, i) for i in range(cpus)]
         self.on_trap: TrapHandler | None = None
         self.trap_handlers: list[tuple[TrapPriority, TrapHandler]] = []
         self.text_mutex: TextMutex = text_mutex
         self.sync_rounds = 0
         self.image: Image | None = None
-        self.clock = ModeledClock(self)          # the guest-visible clock
         self.map(SPIN_BASE, PAGE, "rx")
         self.memory.write(SPIN_BASE, self.arch.spin.code)
 

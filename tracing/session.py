@@ -7,19 +7,19 @@ a host consumer drains closed sub-buffers every ``drain_every`` turn
 boundaries (a larger period lets the buffers fill: pressure).
 
 The trace clock.  The guest reads its clock with the ``HC_CLOCK`` hypercall
-(``trace_clock_read()``). Its handler asks the machine's clock service
-(:class:`sim.clock.ModeledClock`, ``Machine.clock``) for the CPU's modeled
-clock exactly at the hypercall, and stores the reading (u64, guest byte
-order) at the address the guest passed before the CPU runs on. The read
-does not end the CPU's turn: the position comes from Unicorn's instruction
-counter in place (with ``machine.turn_end = "spin"``, the reference, the
-slice pauses in the counting loop and the turn goes on), so the turns, and
-the consumer's drains between them, are the same as untraced. Readings are
-synchronized forward-only across CPUs (see :mod:`sim.clock`), so timestamp
-order is the order in which the machine ran the events. The read is
-charged as the arch's ``clock_read`` cost-table entry (rdtsc, PMCCNTR,
-mftb) instead of a trap. Same seed and configuration give the same
-timestamps, bit for bit.
+(``trace_clock_read()``), served by the machine's clock
+(:meth:`sim.clock.ModeledClock.serve`): the CPU's modeled clock exactly at
+the hypercall, stored (u64, guest byte order) at the address the guest
+passed before the CPU runs on, charged as the arch's ``clock_read``
+cost-table entry (rdtsc, PMCCNTR, mftb) instead of a trap. The read does
+not end the CPU's turn (the machine's host trap hook serves it from
+Unicorn's instruction counter; with ``machine.turn_end = "spin"``, the
+reference, the slice pauses in the counting loop and the turn goes on), so
+the turns, and the consumer's drains between them, are the same as
+untraced. Readings are synchronized forward-only across CPUs (see
+:mod:`sim.clock`), so timestamp order is the order in which the machine ran
+the events. Same seed and configuration give the same timestamps, bit for
+bit.
 
 Function tracing.  The function and function-graph tracers of
 ``kernel/ftrace.c`` record into the same buffers (``function``,
@@ -30,7 +30,6 @@ metadata. Which tracer the mcount stubs call is ftrace's business
 """
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -38,7 +37,7 @@ from typing import Callable, Iterable
 from patcher.instrument import Instrumentation, attach
 from sim.guest import MAX_INSTRUCTIONS, Guest
 from sim.event import Event
-from sim.machine import Cpu, Machine
+from sim.machine import Machine
 from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
 from tracing.events import EVENTS, FTRACE_EVENTS, event_classes, record_size
@@ -142,18 +141,8 @@ class TraceSession:
                                  "kernel (CONFIG_TRACEPOINTS=n?)")
             self.inst.tracepoints.tracepoint_probe_register(tracepoint, symbols[probe])
         self.clock = self.machine.clock
-        self._endian = arch.endian
         self._turns = 0
-        guest.hypercalls.register("HC_CLOCK", self._clock)
-
-    def _clock(self, cpu: Cpu, where: int, _a2: int, _a3: int) -> None:
-        """HC_CLOCK: store the CPU's modeled clock at this instruction at ``where``."""
-        cpu.charge("trap", -1)
-        cpu.charge("clock_read")
-        self.clock.read(cpu, functools.partial(self._store_stamp, where))
-
-    def _store_stamp(self, where: int, ns: int) -> None:
-        self.machine.memory.write(where, ns.to_bytes(8, self._endian))
+        self.clock.serve(guest.hypercalls)
 
     def run(self, sink: PacketSink, on_progress: Callable[[int], None] | None = None,
             on_turn: Callable[[Machine], None] | None = None) -> TraceResult:

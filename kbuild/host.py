@@ -1,0 +1,57 @@
+"""Host code built like the guest: the pinned zig compiles it into the cache.
+
+kisim's one piece of host C is the machine's trap hook
+(``sim/native/clock_hook.c``), which serves trace clock reads without
+entering Python (docs/machine.md). It is a shared library for the host
+this Python runs on, compiled by ``python -m ziglang cc`` and kept in the
+same verified, content-addressed cache as the guest kernels
+(:mod:`kbuild.cache`): the key covers the source, the flags, the compiler
+and the host, and a built library is never committed.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import time
+from pathlib import Path
+
+from kbuild import cache
+from kbuild.image import _run, _zig, _zig_env, compiler_version, default_cache_dir
+
+LIBRARY = "lib.so"
+HOST_FILES = (LIBRARY,)
+HOST_CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
+               "-fno-fast-math")       # the hook's float arithmetic must equal Python's
+
+
+def host_library(source: Path, cache_dir: Path | None = None) -> Path:
+    """The shared library built from ``source`` for this host (built on first use).
+
+    Raises :class:`kbuild.BuildError` when the compiler fails.
+    """
+    started = time.perf_counter()
+    cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
+    digest = hashlib.sha256()
+    for part in (source.read_bytes(), " ".join(HOST_CFLAGS).encode(),
+                 compiler_version().encode(), platform.machine().encode()):
+        digest.update(hashlib.sha256(part).digest())
+    key = f"host-{source.stem}-{digest.hexdigest()[:32]}"
+    final = cache_dir / key
+    if final.exists() and cache.verify(final, key, HOST_FILES)[0] is not None:
+        return final / LIBRARY
+    work = cache.new_work_dir(cache_dir, "host")
+    try:
+        _run(_zig("cc", *HOST_CFLAGS, "-o", os.fspath(work / LIBRARY), os.fspath(source), "-lm"),
+             f"compiling {source.name} for the host", _zig_env(cache_dir))
+        cache.write_meta(work, {"key": key, "source": source.name, "cflags": list(HOST_CFLAGS),
+                                "compiler": compiler_version(), "host": platform.machine(),
+                                "built_seconds": round(time.perf_counter() - started, 3)},
+                         HOST_FILES)
+        cache.install(work, final, key, HOST_FILES)
+    finally:
+        cache.discard(work)
+    return final / LIBRARY
+
+
+__all__ = ["HOST_CFLAGS", "host_library"]

@@ -1,0 +1,110 @@
+"""The machine's state of record in C structures, and the host trap hook over them.
+
+A CPU's retired instructions and charged cycles (:class:`CpuState`), the
+clock's synchronization (:class:`ClockState`) and the guest memory map
+(:class:`MemoryMap`) live in ctypes structures that the Python machine
+reads and writes as its own fields. ``clock_hook.c``, compiled for the
+host by the pinned zig (:func:`kbuild.host.host_library`), is installed as
+each CPU's system-call trap hook: it serves a trace clock read
+(``HC_CLOCK``) over the same structures with the same arithmetic as the
+Python path, and hands every other trap to the Python hook unchanged
+(docs/machine.md, "Clock reads in the host hook").
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+from pathlib import Path
+from typing import Callable
+
+import unicorn
+from unicorn.unicorn_py3.unicorn import uclib
+
+MAX_CPUS = 8                 # KISIM_MAX_CPUS
+MAX_REGIONS = 64             # KISIM_MAX_REGIONS
+SOURCE = Path(__file__).with_name("clock_hook.c")
+
+_u64, _f64, _i32, _u32, _i64 = (ctypes.c_uint64, ctypes.c_double, ctypes.c_int32,
+                                ctypes.c_uint32, ctypes.c_int64)
+IntrHook = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
+InsnHook = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
+class Region(ctypes.Structure):
+    _fields_ = [("base", _u64), ("size", _u64), ("host", ctypes.c_void_p)]
+
+
+class MemoryMap(ctypes.Structure):
+    """``struct kisim_memory``: guest ranges backed by host buffers."""
+
+    _fields_ = [("count", _u64), ("region", Region * MAX_REGIONS)]
+
+    def add(self, base: int, size: int, host: int) -> None:
+        """Map guest ``[base, base + size)`` to ``host``; past the table's end the
+        hook finds no region and leaves the read to Python."""
+        if self.count < MAX_REGIONS:
+            self.region[self.count] = Region(base, size, host)
+            self.count += 1
+
+
+class ClockState(ctypes.Structure):
+    """``struct kisim_clock``: :class:`sim.clock.ModeledClock`'s synchronization."""
+
+    _fields_ = [("last_ns", _u64), ("offset", _u64 * MAX_CPUS), ("hypercall", _u64)]
+
+
+class CpuState(ctypes.Structure):
+    """``struct kisim_cpu``: one CPU's accounting, and what the hook needs to serve it."""
+
+    _fields_ = [("instructions", _u64), ("event_cycles", _f64), ("served", _u64),
+                ("armed", _u64), ("counter", ctypes.c_void_p),
+                ("clock", ctypes.POINTER(ClockState)), ("memory", ctypes.POINTER(MemoryMap)),
+                ("reg_read", ctypes.c_void_p), ("reg_write", ctypes.c_void_p),
+                ("forward_intr", ctypes.c_void_p), ("forward_insn", ctypes.c_void_p),
+                ("insn_cost", _f64), ("trap_cost", _f64), ("clock_read_cost", _f64),
+                ("clock_hz", _f64), ("mask", _u64), ("syscall_intno", _i64),
+                ("arg0", _i32), ("arg1", _i32), ("ret", _i32), ("index", _u32),
+                ("big_endian", _u32), ("pad", _u32)]
+
+
+@functools.lru_cache(maxsize=None)
+def library() -> ctypes.CDLL:
+    """The compiled hook (built into the cache on first use)."""
+    from kbuild.host import host_library       # the build feeds the machine
+    return ctypes.CDLL(str(host_library(SOURCE)))
+
+
+def _address(fn: object) -> int:
+    return ctypes.cast(fn, ctypes.c_void_p).value or 0
+
+
+def add_hook(uc: unicorn.Uc, state: CpuState, forward: Callable[..., None],
+             insn: int | None = None) -> list[object]:
+    """Install the host hook on ``uc``'s system-call trap, ``forward`` taking the rest.
+
+    ``insn`` None: the hook is ``uc``'s interrupt hook (``forward(intno)``
+    gets every interrupt it does not serve); else it is the hook of that
+    instruction (``forward()``). Returns what must stay alive with ``uc``.
+    """
+    lib = library()
+    if insn is None:
+        trampoline = IntrHook(lambda _uc, intno, _data: forward(intno))
+        hook, extra = lib.kisim_intr_hook, ()
+        kind = unicorn.UC_HOOK_INTR
+        state.forward_intr = _address(trampoline)
+    else:
+        trampoline = InsnHook(lambda _uc, _data: forward())
+        hook, extra = lib.kisim_syscall_hook, (ctypes.c_int(insn),)
+        kind = unicorn.UC_HOOK_INSN
+        state.forward_insn = _address(trampoline)
+    state.reg_read, state.reg_write = _address(uclib.uc_reg_read), _address(uclib.uc_reg_write)
+    handle = ctypes.c_size_t()
+    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, _address(hook),
+                               ctypes.cast(ctypes.pointer(state), ctypes.c_void_p),
+                               ctypes.c_uint64(1), ctypes.c_uint64(0), *extra)
+    if status != unicorn.UC_ERR_OK:
+        raise unicorn.UcError(status)
+    return [trampoline, state]
+
+
+__all__ = ["ClockState", "CpuState", "MemoryMap", "add_hook", "library"]

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kisim's trap hook in host code: clock reads served without Python.
+ *
+ * Every system-call trap of a CPU enters Unicorn's hook here first. A
+ * trace clock read (the HC_CLOCK hypercall, kernel/ring_buffer.c's
+ * trace_clock_read()) is served in place, with exactly the arithmetic of
+ * the Python path it stands for (sim/clock.py, sim/machine.py's
+ * Cpu.charge and clock_ns_at, sim/event.py's cycles_to_ns); any other
+ * trap, or a read this code cannot serve, goes to the Python hook
+ * (`forward_intr`, `forward_insn`), which handles it as if this file did
+ * not exist.
+ *
+ * The structures are shared with sim/native/__init__.py (ctypes); change
+ * both together. They hold the state of record: the Python side reads and
+ * writes the same fields between and during slices.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#define KISIM_MAX_CPUS		8
+#define KISIM_MAX_REGIONS	64
+
+typedef int (*reg_fn)(void *uc, int regid, void *value);
+typedef void (*intr_fn)(void *uc, uint32_t intno, void *user_data);
+typedef void (*insn_fn)(void *uc, void *user_data);
+
+struct kisim_region {			/* guest [base, base + size) is host[0, size) */
+	uint64_t base;
+	uint64_t size;
+	uint8_t *host;
+};
+
+struct kisim_memory {
+	uint64_t count;
+	struct kisim_region region[KISIM_MAX_REGIONS];
+};
+
+struct kisim_clock {			/* sim/clock.py's ModeledClock */
+	uint64_t last_ns;
+	uint64_t offset[KISIM_MAX_CPUS];
+	uint64_t hypercall;		/* HC_CLOCK's number */
+};
+
+struct kisim_cpu {			/* sim/machine.py's Cpu */
+	uint64_t instructions;		/* retired before the running slice */
+	double event_cycles;
+	uint64_t served;		/* reads served here, not yet folded by Python */
+	uint64_t armed;			/* serve reads in this slice */
+	uint64_t *counter;		/* Unicorn's emu_counter (sim/uccount.py) */
+	struct kisim_clock *clock;
+	struct kisim_memory *memory;
+	reg_fn reg_read;
+	reg_fn reg_write;
+	void *forward_intr;		/* the Python hooks */
+	void *forward_insn;
+	double insn_cost;
+	double trap_cost;
+	double clock_read_cost;
+	double clock_hz;
+	uint64_t mask;			/* the registers' width */
+	int64_t syscall_intno;		/* interrupt of the system-call trap, -1: an insn hook */
+	int32_t arg0, arg1, ret;
+	uint32_t index;
+	uint32_t big_endian;
+	uint32_t pad;
+};
+
+/* Python's float floor division (CPython's _float_div_mod), for cycles_to_ns. */
+static double py_floordiv(double vx, double wx)
+{
+	double mod = fmod(vx, wx);
+	double div = (vx - mod) / wx;
+	double floordiv;
+
+	if (mod) {
+		if ((wx < 0) != (mod < 0))
+			div -= 1.0;
+	}
+	if (div) {
+		floordiv = floor(div);
+		if (div - floordiv > 0.5)
+			floordiv += 1.0;
+	} else {
+		floordiv = copysign(0.0, vx / wx);
+	}
+	return floordiv;
+}
+
+static uint8_t *host_address(const struct kisim_memory *m, uint64_t addr, uint64_t len)
+{
+	for (uint64_t i = 0; i < m->count; i++) {
+		const struct kisim_region *r = &m->region[i];
+
+		if (r->base <= addr && addr - r->base <= r->size - len)
+			return r->host + (addr - r->base);
+	}
+	return 0;
+}
+
+/* ModeledClock._stamp: forward-only across CPUs. */
+static uint64_t stamp(struct kisim_clock *clk, uint32_t index, uint64_t ns)
+{
+	uint64_t now = ns + clk->offset[index];
+
+	if (now <= clk->last_ns) {
+		clk->offset[index] += clk->last_ns + 1 - now;
+		now = clk->last_ns + 1;
+	}
+	clk->last_ns = now;
+	return now;
+}
+
+/*
+ * The HC_CLOCK hypercall, if this is one: charge, read, store, return 0.
+ * Unicorn has already moved the PC past the system call, which is where
+ * the guest goes on (the Python side arms this only for such a vector).
+ */
+static int serve_clock(void *uc, struct kisim_cpu *c)
+{
+	uint64_t nr = 0, where = 0, zero = 0, ns;
+	uint8_t *dst;
+	double cycles;
+
+	if (!c->armed)
+		return 0;
+	if (c->reg_read(uc, c->arg0, &nr) || (nr & c->mask) != c->clock->hypercall)
+		return 0;
+	if (c->reg_read(uc, c->arg1, &where))
+		return 0;
+	dst = host_address(c->memory, where & c->mask, 8);
+	if (!dst || c->reg_write(uc, c->ret, &zero))
+		return 0;			/* Python reports the bad address */
+	/* Cpu._dispatch charges a trap; the clock's handler takes it back. */
+	c->event_cycles += c->trap_cost;
+	c->event_cycles += c->trap_cost * -1;
+	c->event_cycles += c->clock_read_cost;
+	cycles = (double)(c->instructions + *c->counter) * c->insn_cost + c->event_cycles;
+	ns = stamp(c->clock, c->index, (uint64_t)py_floordiv(cycles * 1e9, c->clock_hz));
+	for (int i = 0; i < 8; i++)
+		dst[c->big_endian ? 7 - i : i] = (uint8_t)(ns >> (8 * i));
+	c->served++;
+	return 1;
+}
+
+void kisim_intr_hook(void *uc, uint32_t intno, void *user_data)
+{
+	struct kisim_cpu *c = user_data;
+
+	if ((int64_t)intno == c->syscall_intno && serve_clock(uc, c))
+		return;
+	((intr_fn)c->forward_intr)(uc, intno, 0);
+}
+
+void kisim_syscall_hook(void *uc, void *user_data)
+{
+	struct kisim_cpu *c = user_data;
+
+	if (serve_clock(uc, c))
+		return;
+	((insn_fn)c->forward_insn)(uc, 0);
+}
