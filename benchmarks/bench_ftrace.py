@@ -14,9 +14,9 @@ on each arch, one CPU (so that every row runs the same guest schedule):
 It prints retired instructions, modeled cycles and the ratio of cycles to
 row 1, the host seconds (CPU time of this process) of row 4 over row 3
 (every call timestamped, against the same kernel untraced), with clock
-reads on Unicorn's counter in place and on the reference
-(``turn_end="spin"``: each read pauses the slice in the counting loop,
-docs/machine.md), and for row 3 what the nop leaves per call (traced calls x the
+reads served in the machine's host trap hook (the default), in Python on
+Unicorn's counter, and on the reference (each read pauses the slice in the
+counting loop; ``sim.clock.CLOCK_PATHS``, docs/machine.md), and for row 3 what the nop leaves per call (traced calls x the
 instructions an idle site still executes: x86 the 5-byte nop; ARM
 ``push {lr}`` and the ``pop {lr}`` nop; PowerPC the nop), so the rest of
 the difference is code generation (``-pg`` makes every function a
@@ -52,10 +52,10 @@ BASE = 0x100000
 
 
 def run_row(b, size: int | None, tracing: bool, filt: str | None,
-            turn_end: str = "counter") -> tuple:
+            path: str = "host") -> tuple:
     """One booted hackbench run: (result, its machine's tally, recorded events, host CPU s)."""
     guest = Guest(b, workload="hackbench", size=size)              # booted: every site a nop
-    guest.machine.turn_end = turn_end
+    guest.machine.clock.use(path)
     tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))
     if filt:
         tracer.ftrace.write_filter(filt)
@@ -90,10 +90,11 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
                      "host_s": round(host, 3)})
         if row == ROWS[3]:
             calls = events
-            host_reference = run_row(b, size, True, None, turn_end="spin")[3]
-            rows[-1]["host_s_reference"] = round(host_reference, 3)
             rows[-1]["host_ratio"] = round(host / rows[2]["host_s"], 2)
-            rows[-1]["host_ratio_reference"] = round(host_reference / rows[2]["host_s"], 2)
+            for path, key in (("counter", "python"), ("spin", "reference")):
+                seconds = run_row(b, size, True, None, path=path)[3]
+                rows[-1][f"host_s_{key}"] = round(seconds, 3)
+                rows[-1][f"host_ratio_{key}"] = round(seconds / rows[2]["host_s"], 2)
     base = rows[0]["modeled_cycles"]
     for row in rows:
         row["ratio"] = round(row["modeled_cycles"] / base, 4)
@@ -172,7 +173,8 @@ def main() -> None:
               f"{call['modeled_cycles']:.1f} modeled cycles per recorded call "
               f"({every['events']:,} calls)")
         print(f"{'':7} host: tracing all {every['host_s']} s = {every['host_ratio']}x the nop "
-              f"row's {nop['host_s']} s (reference turn end: {every['host_s_reference']} s = "
+              f"row's {nop['host_s']} s (clock read in Python: {every['host_s_python']} s = "
+              f"{every['host_ratio_python']}x; reference: {every['host_s_reference']} s = "
               f"{every['host_ratio_reference']}x)")
         print(f"{'':7} nop row - row 1: {nop['instructions'] - out['hackbench'][name][0]['instructions']:,}"
               f" instructions = {nop['traced_calls']:,} calls x "

@@ -12,16 +12,18 @@ cycles; a disabled one 1.17 to 2.50).
 
 Part 2, per arch: what an exact timestamp costs the host. The kmalloc
 workload on one CPU, about ``--clock-events`` events (default 200,000),
-in one process: untraced, and traced with every event timestamped, each
-with the machine's fast path (``turn_end="counter"``: a clock read takes
-the position from Unicorn's instruction counter in place, and the slice
-goes on) and with the reference (``"spin"``: each read pauses the slice in
-the counting loop, and the turn goes on in a new slice). Ratios: traced /
-untraced on each path, and untraced counter / untraced spin (the fast
-path must not slow untraced runs; each untraced time is the best of 3
-runs). The last row is a bound, not a mode: the traced run with the
-``HC_CLOCK`` instruction replaced by the arch's nop (timestamps all 0),
-i.e. what recording costs when reading the clock costs nothing.
+in one process: untraced, and traced with every event timestamped, on
+each of the clock's paths (``sim.clock.CLOCK_PATHS``): ``host``, the
+default (the machine's host trap hook serves each read in C from
+Unicorn's instruction counter, without entering Python); ``counter`` (the
+Python handler reads the same counter in place); ``spin``, the reference
+(each read pauses the slice in the counting loop, and the turn goes on in
+a new slice). Ratios: traced / untraced on each path, and untraced on the
+counter / untraced in the loop (the fast path must not slow untraced
+runs; each untraced time is the best of 3 runs). The last row is a bound,
+not a mode: the traced run with the ``HC_CLOCK`` instruction replaced by
+the arch's nop (timestamps all 0), i.e. what recording costs when reading
+the clock costs nothing.
 
 Part 3, one arch: a run of about ``--events`` events (default 1,000,000).
 Times: the workload untraced; the traced run with a sink that drops
@@ -48,6 +50,7 @@ import uuid
 
 from arches import NAMES
 from kbuild import build
+from sim.clock import CLOCK_PATHS
 from sim.guest import Guest
 from sim.hypercall import HYPERCALLS
 from tracing.ctf import CtfWriter, PacketInfo, TraceInfo, trace_size
@@ -83,11 +86,12 @@ class TimedSink:
 
 
 def run(arch: str, size: int, quantum: int, probes: str | None, sink=None, *,
-        turn_end: str = "counter", clock_sites: tuple[int, ...] = ()) -> dict:
-    """One kmalloc run; ``clock_sites``: HC_CLOCK instructions to replace by nops first."""
+        path: str = "host", clock_sites: tuple[int, ...] = ()) -> dict:
+    """One kmalloc run with the clock ``path``; ``clock_sites``: HC_CLOCK
+    instructions to replace by nops first."""
     b = build(arch)
     guest = Guest(b, cpus=1, workload="kmalloc", size=size, quantum=quantum)
-    guest.machine.turn_end = turn_end
+    guest.machine.clock.use(path)
     if probes is None:
         started = time.process_time()
         result = guest.run()
@@ -137,21 +141,23 @@ def clock_sites(arch: str, quantum: int) -> tuple[int, ...]:
 
 
 def clock_cost(arch: str, events: int, quantum: int) -> dict:
-    """Host seconds untraced and traced, on the fast and the reference turn end."""
+    """Host seconds untraced and traced, on each clock path."""
     size = max(1, events // EVENTS_PER_ITERATION)
     out: dict = {"arch": arch, "quantum": quantum}
-    for turn_end in ("counter", "spin"):
-        out[f"untraced_{turn_end}_s"] = min(run(arch, size, quantum, None, turn_end=turn_end)[
+    for path in ("host", "spin"):             # untraced, "counter" runs as "host"
+        out[f"untraced_{path}_s"] = min(run(arch, size, quantum, None, path=path)[
             "seconds"] for _ in range(UNTRACED_REPEATS))
-        traced = run(arch, size, quantum, "kmem", turn_end=turn_end)
-        out[f"traced_{turn_end}_s"] = traced["seconds"]
+    for path in CLOCK_PATHS:
+        traced = run(arch, size, quantum, "kmem", path=path)
+        out[f"traced_{path}_s"] = traced["seconds"]
         out["events"] = traced["events"]
     free = run(arch, size, quantum, "kmem", clock_sites=clock_sites(arch, quantum))
     out["traced_free_clock_s"] = free["seconds"]
-    for turn_end in ("counter", "spin"):
-        out[f"ratio_{turn_end}"] = out[f"traced_{turn_end}_s"] / out[f"untraced_{turn_end}_s"]
-    out["ratio_free_clock"] = out["traced_free_clock_s"] / out["untraced_counter_s"]
-    out["untraced_counter_vs_spin"] = out["untraced_counter_s"] / out["untraced_spin_s"]
+    for path in CLOCK_PATHS:
+        out[f"ratio_{path}"] = out[f"traced_{path}_s"] / out[
+            f"untraced_{'spin' if path == 'spin' else 'host'}_s"]
+    out["ratio_free_clock"] = out["traced_free_clock_s"] / out["untraced_host_s"]
+    out["untraced_counter_vs_spin"] = out["untraced_host_s"] / out["untraced_spin_s"]
     return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
 
 
@@ -235,9 +241,10 @@ def main() -> int:
         out["clock_cost"].append(c)
         if not args.json:
             print(f"{arch:>7}: {c['events']:,} events, host s: untraced "
-                  f"{c['untraced_counter_s']} (reference turn end "
+                  f"{c['untraced_host_s']} (reference turn end "
                   f"{c['untraced_spin_s']}, {c['untraced_counter_vs_spin']}x); traced "
-                  f"{c['traced_counter_s']} = {c['ratio_counter']}x untraced (reference "
+                  f"{c['traced_host_s']} = {c['ratio_host']}x untraced (clock read in "
+                  f"Python {c['traced_counter_s']} = {c['ratio_counter']}x; reference "
                   f"{c['traced_spin_s']} = {c['ratio_spin']}x); clock free (HC_CLOCK a nop) "
                   f"{c['traced_free_clock_s']} = {c['ratio_free_clock']}x", flush=True)
     t = throughput(args.arch, args.events, args.quantum)

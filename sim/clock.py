@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Callable
 
+from sim.errors import ConfigError
 from sim.native import ClockState
 
 if TYPE_CHECKING:                      # the machine imports this module
@@ -44,6 +45,10 @@ if TYPE_CHECKING:                      # the machine imports this module
     from sim.machine import Cpu, Machine
 
 Deliver = Callable[[int], None]
+
+#: The ways to serve a clock read: ``(Machine.turn_end, ModeledClock.native)``.
+#: ``"host"`` is the default; all three give the same readings, bit for bit.
+CLOCK_PATHS = {"host": ("counter", True), "counter": ("counter", False), "spin": ("spin", False)}
 
 
 class ModeledClock:
@@ -56,7 +61,15 @@ class ModeledClock:
         self.reads = 0
         self.native = True                     # let the host hook serve reads it can
         self._table: HypercallTable | None = None
+        self.serving = False                   # serve() was called (a cheap first test)
+        self._handler = self._hypercall          # one bound method: serve() registers it
         self._pending: list[tuple[int, Deliver]] = []
+
+    def use(self, path: str) -> None:
+        """Serve reads the :data:`CLOCK_PATHS` way ``path`` (between turns)."""
+        if path not in CLOCK_PATHS:
+            raise ConfigError(f"clock path {path!r} is not one of {', '.join(CLOCK_PATHS)}")
+        self.machine.turn_end, self.native = CLOCK_PATHS[path]
 
     @property
     def last_ns(self) -> int:
@@ -67,9 +80,8 @@ class ModeledClock:
     def in_host(self) -> bool:
         """Whether the host hook serves ``HC_CLOCK`` (where the CPU can tell its position):
         :attr:`native`, and the hypercall's handler is still :meth:`serve`'s."""
-        table = self._table
-        return self.native and table is not None \
-            and table.handlers.get(self.state.hypercall) == self._hypercall
+        return self.native and self.serving \
+            and self._table.handlers.get(self.state.hypercall) is self._handler
 
     def _stamp(self, index: int, clock_ns: int) -> int:
         """``clock_ns`` of CPU ``index`` plus its offset, moved forward past the last reading."""
@@ -119,8 +131,8 @@ class ModeledClock:
         the arch's ``clock_read`` cost (rdtsc, PMCCNTR, mftb), not as a
         trap. The host hook (``clock_hook.c``) does exactly this, in C.
         """
-        self.state.hypercall = table.register("HC_CLOCK", self._hypercall)
-        self._table = table
+        self.state.hypercall = table.register("HC_CLOCK", self._handler)
+        self._table, self.serving = table, True
 
     def _hypercall(self, cpu: Cpu, where: int, _a2: int, _a3: int) -> None:
         cpu.charge("trap", -1)
@@ -140,4 +152,4 @@ class ModeledClock:
             self._table.counts["HC_CLOCK"] += served
 
 
-__all__ = ["Deliver", "ModeledClock"]
+__all__ = ["CLOCK_PATHS", "Deliver", "ModeledClock"]

@@ -230,7 +230,8 @@ class Cpu:
         self._regs = _RegisterFile(self.uc, self.arch)
         self._syscall_regs = (self.arch.pc, *self.arch.args)
         self._costs = {name: cost.cycles for name, cost in self.arch.costs.items()}
-        self._state = self._new_state(machine)   # instructions, event_cycles: shared with C
+        self._state = self._new_state(machine)   # event_cycles and the host hook's view
+        self.instructions = 0                    # retired, up to the running slice
         self.events: Counter[str] = Counter()
         self.halted = False
         self._stop = False                       # end this slice at the trap
@@ -244,6 +245,7 @@ class Cpu:
         self._turn_start: object | None = None
         self._turn_budget = 0
         self._host_clock = self._install_trap_hooks()
+        self._armed = False                      # the host hook serves clock reads this slice
 
     def _new_state(self, machine: Machine) -> CpuState:
         arch, costs = self.arch, self._costs
@@ -296,20 +298,11 @@ class Cpu:
                 self.uc.emu_stop()
         return call
 
-    # -- the accounting of record (shared with the host hook) ------------
+    # -- the accounting shared with the host hook ------------------------
     def take_host_served(self) -> int:
         """Clock reads the host hook served since the last call (:meth:`ModeledClock.fold`)."""
         served, self._state.served = self._state.served, 0
         return served
-
-    @property
-    def instructions(self) -> int:
-        """Instructions retired (up to the running slice)."""
-        return self._state.instructions
-
-    @instructions.setter
-    def instructions(self, value: int) -> None:
-        self._state.instructions = value
 
     @property
     def event_cycles(self) -> float:
@@ -500,9 +493,14 @@ class Cpu:
         """One ``emu_start`` of up to ``budget`` instructions; return how many retired."""
         self._stop = False
         self._running = True
-        machine = self.machine
-        self._state.armed = self._host_clock and machine.turn_end == "counter" \
-            and machine.clock.in_host
+        machine, state = self.machine, self._state
+        clock = machine.clock
+        armed = self._host_clock and clock.serving and clock.in_host \
+            and machine.turn_end == "counter"
+        if armed:
+            state.instructions = self.instructions       # the hook's base for this slice
+        if armed != self._armed:
+            state.armed = self._armed = armed
         try:
             self.uc.emu_start(self.pc, UNTIL_NEVER, count=budget)
         except unicorn.UcError as err:
@@ -510,7 +508,7 @@ class Cpu:
                 self._error = machine.fault(self, _uc_reason(err))
         finally:
             self._running = False
-            if self._state.served:
+            if armed and state.served:
                 machine.clock.fold(self)
         if self._error is not None:
             error, self._error = self._error, None

@@ -1,12 +1,15 @@
-"""Clock reads on Unicorn's counter give the reference's traces, bit for bit.
+"""Clock reads in the host hook and on Unicorn's counter give the reference's traces, bit for bit.
 
-The reference (``turn_end="spin"``) pauses a CPU's slice in the counting
-loop at every clock read, and the turn goes on in a new slice; the fast
-path (``turn_end="counter"``) reads Unicorn's own instruction counter in
-place (:mod:`sim.uccount`) and the slice goes on. Neither ends the turn.
-Same seed: same events, same timestamps, same loss accounting, same
-instruction counts and modeled cycles, on every arch, 1-4 CPUs, both
-buffer modes, for the trace events and for the function tracer.
+Three ways to serve a trace clock read (``HC_CLOCK``), named by
+:data:`sim.clock.CLOCK_PATHS`: ``"host"`` (the default), the machine's host trap hook
+(``sim/native/clock_hook.c``) serves it in C from Unicorn's instruction
+counter, without entering Python; ``"counter"``, the Python handler reads
+the same counter in place (``ModeledClock.native = False``); ``"spin"``,
+the reference, pauses the CPU's slice in the counting loop at every read
+and the turn goes on in a new slice. None ends the turn. Same seed: same
+events, same timestamps, same loss accounting, same instruction counts and
+modeled cycles, on every arch, 1-4 CPUs, both buffer modes, for the trace
+events and for the function tracer.
 """
 from __future__ import annotations
 
@@ -19,10 +22,13 @@ from arches import ARCHES, NAMES, Arch
 from kbuild import build
 from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
+from sim.clock import CLOCK_PATHS
 from sim.errors import ConfigError
 from sim.guest import Guest
 from sim.event import cycles_to_ns
+from sim.hypercall import HYPERCALLS, HypercallTable
 from sim.machine import SPIN_BASE, TURN_ENDS, Machine
+from sim.native import MAX_REGIONS
 from sim.uccount import counter_offset
 from tracing.events import parse_probes
 from tracing.session import EventList, TraceOptions, TraceSession
@@ -33,21 +39,34 @@ BASE = 0x10000
 YIELDS = [4, 10, 14, 20, 24, 30, 34, 40, 41]
 
 
-def traced(arch: str, cpus: int, mode: str, turn_end: str, *, ftrace: bool = False,
-           skew: int = 0) -> tuple:
-    """Everything a traced kmalloc run produced, comparable with ``==``."""
+def traced(arch: str, cpus: int, mode: str, path: str, *, ftrace: bool = False,
+           skew: int = 0, host_skew: int = 0, python_reads: list | None = None) -> tuple:
+    """Everything a traced kmalloc run produced, comparable with ``==``.
+
+    Negative controls: ``skew`` puts the Python path's counter that many
+    instructions ahead; ``host_skew`` makes the host hook charge that many
+    instructions' cycles more per read. ``python_reads`` collects the reads
+    that entered Python.
+    """
     b = build(arch)
     guest = Guest(b, cpus=cpus, workload="kmalloc", size=12 if ftrace else 40,
                   seed=cpus, quantum=3000)
-    guest.machine.turn_end = turn_end
-    if skew:                                  # negative control: a counter off by ``skew``
-        for cpu in guest.machine.cpus:
+    guest.machine.clock.use(path)
+    for cpu in guest.machine.cpus:
+        if skew:
             cpu._counter = _Plus(cpu, skew)
+        cpu._state.clock_read_cost += host_skew * guest.arch.cost("insn")
     names = parse_probes("kmem,sched")
     if ftrace:
         tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))
         names = tracer.event_names
     session = TraceSession(guest, TraceOptions(names, mode=mode, **PRESSURE))
+    if python_reads is not None:
+        table = guest.hypercalls
+        number = HYPERCALLS["HC_CLOCK"]
+        served = table.handlers[number]
+        session.clock._handler = table.handlers[number] = \
+            lambda *args: python_reads.append(args[0].index) or served(*args)
     if ftrace:
         tracer.start()
     sink = EventList()
@@ -55,8 +74,8 @@ def traced(arch: str, cpus: int, mode: str, turn_end: str, *, ftrace: bool = Fal
     assert r.checksum_ok
     events = [(e.name, e.cpu, e.timestamp, e.tid, e.comm, e.values) for e in sink.events]
     counts = [c.to_json() for c in r.per_cpu]
-    return (events, counts, r.end_ns, r.clock_reads,
-            [(c.instructions, c.modeled_cycles) for c in guest.machine.cpus])
+    return (events, counts, r.end_ns, r.clock_reads, dict(guest.hypercalls.counts),
+            [(c.instructions, c.modeled_cycles, dict(c.events)) for c in guest.machine.cpus])
 
 
 class _Plus:
@@ -74,10 +93,11 @@ class _Plus:
 @pytest.mark.parametrize("mode", ["discard", "overwrite"])
 @pytest.mark.parametrize("cpus", [1, 2, 3, 4])
 @pytest.mark.parametrize("name", NAMES)
-def test_trace_events_fast_path_equals_reference(name: str, cpus: int, mode: str) -> None:
-    fast = traced(name, cpus, mode, "counter")
-    assert fast == traced(name, cpus, mode, "spin")
-    events, counts = fast[0], fast[1]
+def test_trace_events_fast_paths_equal_reference(name: str, cpus: int, mode: str) -> None:
+    reference = traced(name, cpus, mode, "spin")
+    assert traced(name, cpus, mode, "host") == reference
+    assert traced(name, cpus, mode, "counter") == reference
+    events, counts = reference[0], reference[1]
     assert len(events) > 50 and len({e[1] for e in events}) == cpus
     lost = "discarded" if mode == "discard" else "overwritten"
     assert sum(c[lost] for c in counts) > 0          # the buffers were under pressure
@@ -86,16 +106,74 @@ def test_trace_events_fast_path_equals_reference(name: str, cpus: int, mode: str
 @pytest.mark.parametrize("mode", ["discard", "overwrite"])
 @pytest.mark.parametrize("cpus", [1, 2, 3, 4])
 @pytest.mark.parametrize("name", NAMES)
-def test_function_tracer_fast_path_equals_reference(name: str, cpus: int, mode: str) -> None:
-    fast = traced(name, cpus, mode, "counter", ftrace=True)
-    assert fast == traced(name, cpus, mode, "spin", ftrace=True)
-    assert {e[0] for e in fast[0]} == {"function"} and len(fast[0]) > 50
+def test_function_tracer_fast_paths_equal_reference(name: str, cpus: int, mode: str) -> None:
+    reference = traced(name, cpus, mode, "spin", ftrace=True)
+    assert traced(name, cpus, mode, "host", ftrace=True) == reference
+    assert traced(name, cpus, mode, "counter", ftrace=True) == reference
+    assert {e[0] for e in reference[0]} == {"function"} and len(reference[0]) > 50
+
+
+@pytest.mark.parametrize("path", CLOCK_PATHS)
+def test_only_the_host_path_keeps_reads_out_of_python(arch: Arch, path: str) -> None:
+    entered: list[int] = []
+    result = traced(arch.name, 2, "discard", path, python_reads=entered)
+    reads = result[3]
+    assert reads > 50 and result[4]["HC_CLOCK"] == reads
+    assert len(entered) == (0 if path == "host" else reads)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_counter_off_by_one_is_caught(name: str) -> None:
     """Negative control: the comparison above sees a one-instruction error."""
     assert traced(name, 2, "discard", "counter", skew=1) != traced(name, 2, "discard", "spin")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_host_hook_off_by_one_instruction_is_caught(name: str) -> None:
+    """Negative control for the host path: one instruction's cycles too many per read."""
+    assert traced(name, 2, "discard", "host", host_skew=1) != traced(name, 2, "discard", "spin")
+
+
+def clock_machine(arch: Arch, path: str, where: int | None, regions: int = 0) -> Machine:
+    """A bare machine whose seventh instruction reads the clock into ``where``
+    (None: a slot mapped after ``regions`` small mappings)."""
+    nop = arch.nop(arch.insn_align)
+    m = Machine(arch, 1)
+    m.clock.use(path)
+    m.load_code(nop * 6 + arch.syscall_insn + nop, BASE)
+    for k in range(regions):
+        m.map(0x4000_0000 + 2 * k * 0x1000, 0x1000, "rw")
+    if where is None:
+        where = 0x4000_0000 + 2 * regions * 0x1000 + 8
+        m.map(where, 0x1000, "rw")
+    m.clock.serve(HypercallTable(m))
+    cpu = m.cpus[0]
+    cpu.set_reg(arch.ret, 0x5A)
+    cpu.set_reg(arch.args[0], HYPERCALLS["HC_CLOCK"])
+    cpu.set_reg(arch.args[1], where)
+    return m
+
+
+@pytest.mark.parametrize("regions", [0, MAX_REGIONS + 2])
+@pytest.mark.parametrize("path", CLOCK_PATHS)
+def test_a_read_stores_the_clock_at_its_hypercall(arch: Arch, path: str, regions: int) -> None:
+    """Seven instructions, one of them a clock read, stored in guest byte order and
+    returning 0; past the host hook's memory table the read is Python's, same value."""
+    m = clock_machine(arch, path, None, regions)
+    cpu = m.cpus[0]
+    where = cpu.arg(1)
+    assert m.step(0, 7) == 7
+    expected = cycles_to_ns(7 * arch.cost("insn") + arch.cost("clock_read"), arch.clock_hz)
+    assert m.read(where, 8) == expected.to_bytes(8, arch.endian)
+    assert cpu.reg(arch.ret) == 0 and m.clock.reads == 1 and cpu.events["clock_read"] == 1
+    assert cpu.modeled_cycles == 7 * arch.cost("insn") + arch.cost("clock_read")
+
+
+@pytest.mark.parametrize("path", CLOCK_PATHS)
+def test_a_read_into_unmapped_memory_faults_the_same_way(arch: Arch, path: str) -> None:
+    m = clock_machine(arch, path, 0x7000_0000)
+    with pytest.raises(ConfigError, match="host access to unmapped memory 0x70000000"):
+        m.step(0, 7)
 
 
 def yielding_machine(arch: Arch, turn_end: str) -> tuple[Machine, list[int]]:
@@ -134,9 +212,11 @@ def test_the_counter_is_located_for_every_arch() -> None:
         assert ctypes.c_uint64.from_address(uc._uch.value + offset).value == 0
 
 
-def test_unknown_turn_end_is_refused() -> None:
+def test_unknown_turn_end_or_clock_path_is_refused() -> None:
     with pytest.raises(ConfigError, match="turn_end 'fast' is not one of counter, spin"):
         Machine(NAMES[0], turn_end="fast")
+    with pytest.raises(ConfigError, match="clock path 'fast' is not one of host, counter, spin"):
+        Machine(NAMES[0]).clock.use("fast")
 
 
 def test_without_a_located_counter_turns_end_in_the_loop(arch: Arch, monkeypatch) -> None:

@@ -1,7 +1,8 @@
 """The machine's state of record in C structures, and the host trap hook over them.
 
-A CPU's retired instructions and charged cycles (:class:`CpuState`), the
-clock's synchronization (:class:`ClockState`) and the guest memory map
+A CPU's charged cycles (:class:`CpuState`; its retired instructions are
+copied in at the start of each slice the hook serves), the clock's
+synchronization (:class:`ClockState`) and the guest memory map
 (:class:`MemoryMap`) live in ctypes structures that the Python machine
 reads and writes as its own fields. ``clock_hook.c``, compiled for the
 host by the pinned zig (:func:`kbuild.host.host_library`), is installed as
