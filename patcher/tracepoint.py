@@ -10,7 +10,9 @@ last one deactivates it.
 Grace period: as in classic RCU, a CPU is quiescent once it has
 context-switched (``__switch_to_asm``) or halted; ``__DO_TRACE`` never
 holds the array across a switch. An old array returns to the pool when
-every CPU has been quiescent since the swap.
+every CPU has been quiescent since the swap. The context switch is
+watched only while an old array waits: a Unicorn code hook slows every
+block, not only the watched one (docs/unicorn.md).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from patcher.tables import Tables, Tracepoint
 from sim.dwarf import struct
 from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import TASK_COMM_LEN, Guest
-from sim.machine import Cpu
+from sim.machine import Cpu, Watch
 
 POOL_SIZE = 0x10000
 HostProbe = Callable[[Event], None]
@@ -83,7 +85,8 @@ class ArrayPool:
         self.free = list(range(self.base, self.base + POOL_SIZE, self.slot))
         self.retired: list[_Retired] = []
         self.freed = 0
-        self.machine.watch(guest.image.symbols["__switch_to_asm"], self._quiescent)
+        self._switch = guest.image.symbols["__switch_to_asm"]
+        self._watch: Watch | None = None     # on context switches, during a grace period
 
     def alloc(self) -> int:
         if not self.free:
@@ -95,6 +98,8 @@ class ArrayPool:
         waiting = {c.index for c in self.machine.cpus if not c.halted}
         self.retired.append(_Retired(array, waiting))
         self._reap()
+        if self.retired and self._watch is None:
+            self._watch = self.machine.watch(self._switch, self._quiescent)
 
     def _quiescent(self, cpu: Cpu) -> None:
         for retired in self.retired:
@@ -111,6 +116,14 @@ class ArrayPool:
                 self.free.append(retired.array)
                 self.freed += 1
         self.retired = keep
+        if not keep and self._watch is not None:
+            self.machine.unwatch(self._watch)       # a watch slows every block: only while needed
+            self._watch = None
+
+    @property
+    def watching(self) -> bool:
+        """Whether context switches are watched (a grace period is running)."""
+        return self._watch is not None
 
     def pending(self) -> int:
         """Old arrays still waiting for their grace period."""
@@ -205,6 +218,11 @@ class Tracepoints:
     def freed(self) -> int:
         """Old arrays returned to the pool after their grace period."""
         return self.pool.freed
+
+    @property
+    def watching(self) -> bool:
+        """Whether context switches are watched (a grace period is running)."""
+        return self._watch is not None
 
     def pending(self) -> int:
         """Old arrays still waiting for their grace period."""

@@ -92,6 +92,13 @@ class Trap(NamedTuple):
 TrapHandler = Callable[["Cpu", Trap], "int | None | _Unhandled"]
 
 
+class Watch(NamedTuple):
+    """A :meth:`Machine.watch` hook: its address and each CPU's Unicorn handle."""
+
+    addr: int
+    handles: tuple[int, ...]
+
+
 class TrapPriority(enum.IntEnum):
     """Who sees a trap first, lowest value first.
 
@@ -494,6 +501,8 @@ class Cpu:
         self._stop = False
         self._running = True
         machine, state = self.machine, self._state
+        if machine._unwatched:
+            machine._drop_unwatched()
         clock = machine.clock
         armed = self._host_clock and clock.serving and clock.in_host \
             and machine.turn_end == "counter"
@@ -606,6 +615,7 @@ class Machine:
         self.text_mutex: TextMutex = text_mutex
         self.sync_rounds = 0
         self.image: Image | None = None
+        self._unwatched: list[Watch] = []       # removed before the next slice
         self.map(SPIN_BASE, PAGE, "rx")
         self.memory.write(SPIN_BASE, self.arch.spin.code)
 
@@ -729,17 +739,39 @@ class Machine:
         """Text ranges CPU ``index`` may still execute stale copies of."""
         return list(self.cpu(index)._stale)
 
-    def watch(self, addr: int, callback: Callable[[Cpu], None]) -> None:
+    def watch(self, addr: int, callback: Callable[[Cpu], None]) -> Watch:
         """Call ``callback(cpu)`` each time any CPU executes the instruction at ``addr``.
 
-        A Unicorn code hook over that one instruction: code elsewhere pays
-        nothing. Cached blocks holding ``addr`` are dropped so that the hook
-        fires on them too (docs/unicorn.md).
+        A Unicorn code hook over that one instruction. Cached blocks holding
+        ``addr`` are dropped so that the hook fires on them too. While it
+        exists, every block translated calls Unicorn's generic per-instruction
+        hook dispatcher, not only ``addr``'s: code everywhere runs slower
+        (docs/unicorn.md), so watch no longer than needed (:meth:`unwatch`).
         """
+        handles = []
         for cpu in self.cpus:
-            cpu.uc.hook_add(unicorn.UC_HOOK_CODE,
-                            lambda _uc, _a, _s, _d, c=cpu: callback(c), None, addr, addr)
+            handles.append(cpu.uc.hook_add(unicorn.UC_HOOK_CODE,
+                                           lambda _uc, _a, _s, _d, c=cpu: callback(c),
+                                           None, addr, addr))
             cpu.uc.ctl_remove_cache(addr, addr + 1)
+        return Watch(addr, tuple(handles))
+
+    def unwatch(self, watch: Watch) -> None:
+        """Remove ``watch``, before the next slice of any CPU starts.
+
+        Deferred, because a watch's own callback may ask (its hook may not
+        be freed under it); blocks translated while it existed are dropped
+        then, so that they are translated again without the dispatcher.
+        """
+        if watch not in self._unwatched:
+            self._unwatched.append(watch)
+
+    def _drop_unwatched(self) -> None:
+        for watch in self._unwatched:
+            for cpu, handle in zip(self.cpus, watch.handles):
+                cpu.uc.hook_del(handle)
+                cpu.uc.ctl_flush_tb()
+        self._unwatched.clear()
 
     # -- traps -----------------------------------------------------------
     def add_trap_handler(self, handler: TrapHandler, priority: TrapPriority) -> None:

@@ -332,3 +332,28 @@ def test_machine_api_errors_are_one_line(arch, call, error, message) -> None:
     with pytest.raises(error, match=message) as err:
         call(arch)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_unwatch_takes_effect_from_the_next_slice(arch, inside: bool) -> None:
+    """A watch fires on every pass until removed, even from its own callback;
+    removal is deferred to the next slice, which then runs without it."""
+    nop = arch.nop(arch.insn_align)
+    m = Machine(arch, 1)
+    m.load_code(nop * 8, 0x10000)
+    hits: list[int] = []
+
+    def seen(cpu) -> None:
+        hits.append(cpu.instructions)
+        if inside:
+            m.unwatch(watch)
+    watch = m.watch(0x10000 + 2 * len(nop), seen)
+    for _ in range(2):
+        m.cpus[0].pc = 0x10000
+        m.step(0, 4)
+    assert len(hits) == (1 if inside else 2)
+    if not inside:
+        m.unwatch(watch)
+    m.cpus[0].pc = 0x10000
+    m.step(0, 4)
+    assert len(hits) == (1 if inside else 2) and not m._unwatched

@@ -193,9 +193,11 @@ def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     with pytest.raises(PatchError) as e:
         tps.register_trace(name, probe_a)
     assert e.value.errno == "EEXIST"
+    assert tps.pool.watching, "a grace period watches context switches"
     guest.run()
     assert seen_a and len(seen_a) == len(seen_b)
     assert tps.pending() == 0, "every old array is freed once all CPUs have switched"
+    assert not tps.pool.watching, "and stops watching: a watch slows every block"
     tps.unregister_trace(name, probe_b)
     tps.unregister_trace(name, probe_a)
     with pytest.raises(PatchError) as e:
