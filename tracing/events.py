@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from arches import Arch
@@ -118,13 +118,21 @@ class RecordLayout:
     cls: EventClass
     payload: struct.Struct
     kinds: tuple[str, ...]
+    has_comm: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "has_comm", COMM in self.kinds)
 
     def decode(self, cpu: int, header: tuple, body: bytes, offset: int) -> Event:
+        """The event of one record (this runs once per recorded event)."""
         ts, _id, _size, tid, comm = header
         values = self.payload.unpack_from(body, offset)
-        if COMM in self.kinds:
+        if self.has_comm:
             values = tuple(_cstr(v) if kind == COMM else v for kind, v in zip(self.kinds, values))
-        return Event(self.cls, cpu, ts, tid, _cstr(comm), values)
+        return _make_event((self.cls, cpu, ts, tid, _cstr(comm), values))
+
+
+_make_event = Event._make
 
 
 @functools.lru_cache(maxsize=4096)
