@@ -23,7 +23,12 @@ counter / untraced in the loop (the fast path must not slow untraced
 runs; each untraced time is the best of 3 runs). The last row is a bound,
 not a mode: the traced run with the ``HC_CLOCK`` instruction replaced by
 the arch's nop (timestamps all 0), i.e. what recording costs when reading
-the clock costs nothing.
+the clock costs nothing. Last, the split that bounds any host-side method:
+the seconds spent inside Unicorn (``emu_start``) in the untraced and the
+traced run (host path), and their ratio: the traced run's guest executes
+the workload plus the recording path of every event, so its emulation alone
+costs that many times the untraced run's (measured in separate runs, as
+timing each ``emu_start`` adds a little to the run).
 
 Part 3, one arch: a run of about ``--events`` events (default 1,000,000).
 Times: the workload untraced; the traced run with a sink that drops
@@ -40,13 +45,16 @@ Run:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from typing import Iterator
+
+import unicorn
 
 from arches import NAMES
 from kbuild import build
@@ -83,6 +91,25 @@ class TimedSink:
         n = self.writer.write_packet(packet, events)
         self.seconds += time.process_time() - started
         return n
+
+
+@contextlib.contextmanager
+def emulation_seconds() -> Iterator[list[float]]:
+    """Host CPU seconds spent inside Unicorn's ``emu_start`` in the block (``[0]``)."""
+    spent = [0.0]
+    emu_start = unicorn.Uc.emu_start
+
+    def timed(uc: unicorn.Uc, *args, **kwargs):
+        started = time.process_time()
+        try:
+            return emu_start(uc, *args, **kwargs)
+        finally:
+            spent[0] += time.process_time() - started
+    unicorn.Uc.emu_start = timed
+    try:
+        yield spent
+    finally:
+        unicorn.Uc.emu_start = emu_start
 
 
 def run(arch: str, size: int, quantum: int, probes: str | None, sink=None, *,
@@ -158,6 +185,11 @@ def clock_cost(arch: str, events: int, quantum: int) -> dict:
             f"untraced_{'spin' if path == 'spin' else 'host'}_s"]
     out["ratio_free_clock"] = out["traced_free_clock_s"] / out["untraced_host_s"]
     out["untraced_counter_vs_spin"] = out["untraced_host_s"] / out["untraced_spin_s"]
+    for probes, key in ((None, "untraced"), ("kmem", "traced")):
+        with emulation_seconds() as spent:
+            run(arch, size, quantum, probes)
+        out[f"emulation_{key}_s"] = spent[0]
+    out["ratio_emulation"] = out["emulation_traced_s"] / out["emulation_untraced_s"]
     return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
 
 
@@ -203,7 +235,16 @@ def child(arch: str, events: int, quantum: int) -> None:
         with CtfWriter(tmp, TraceInfo(get_arch(arch).endian, uuid.UUID(int=1), arch),
                        session.classes) as w:
             session.run(w)
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    print(peak_rss_kib())
+
+
+def peak_rss_kib() -> int:
+    """This process image's peak RSS (``VmHWM``). Not ``ru_maxrss``: on Linux that
+    keeps the high-water mark of the process before ``exec``, i.e. of the forked
+    copy of the (large) benchmark parent."""
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1])
 
 
 def main() -> int:
@@ -246,7 +287,9 @@ def main() -> int:
                   f"{c['traced_host_s']} = {c['ratio_host']}x untraced (clock read in "
                   f"Python {c['traced_counter_s']} = {c['ratio_counter']}x; reference "
                   f"{c['traced_spin_s']} = {c['ratio_spin']}x); clock free (HC_CLOCK a nop) "
-                  f"{c['traced_free_clock_s']} = {c['ratio_free_clock']}x", flush=True)
+                  f"{c['traced_free_clock_s']} = {c['ratio_free_clock']}x; inside Unicorn "
+                  f"{c['emulation_traced_s']} / {c['emulation_untraced_s']} = "
+                  f"{c['ratio_emulation']}x", flush=True)
     t = throughput(args.arch, args.events, args.quantum)
     out["throughput"] = t
     if not args.json:
