@@ -18,7 +18,10 @@ both retire the same instructions, docs/machine.md):
 
 A handler that needs the exact position without ending the turn (a clock
 read, :mod:`sim.clock`) reads the same counter in place; on the reference
-it pauses the slice the same way, and the turn goes on in a new slice.
+it pauses the slice the same way, and the turn goes on in a new slice. The
+trace clock's read does not even enter Python: each CPU's interrupt and
+system-call hooks are a host hook in C (:mod:`sim.native`) that serves it
+and hands every other trap to the Python hooks below.
 Either way retired-instruction counts stay exact without a Python hook per
 instruction, and the turns are the same whether anything reads the clock.
 
@@ -141,7 +144,7 @@ class Memory:
     def __init__(self) -> None:
         self.regions: list[Region] = []
         self._last: Region | None = None         # the region of the last access
-        self.map = MemoryMap()                   # the same regions, for the host hook
+        self.table = MemoryMap()                 # the same regions, as the host hook reads them
 
     def add(self, base: int, size: int, perms: int) -> Region:
         if base % PAGE or size % PAGE or size <= 0:
@@ -152,7 +155,7 @@ class Memory:
                                   f"{r.base:#x}+{r.size:#x}")
         region = Region(base, size, perms, (ctypes.c_ubyte * size)())
         self.regions.append(region)
-        self.map.add(base, size, ctypes.addressof(region.buf))
+        self.table.add(base, size, ctypes.addressof(region.buf))
         return region
 
     def find(self, addr: int, size: int) -> Region | None:
@@ -257,7 +260,7 @@ class Cpu:
     def _new_state(self, machine: Machine) -> CpuState:
         arch, costs = self.arch, self._costs
         return CpuState(
-            clock=ctypes.pointer(machine.clock.state), memory=ctypes.pointer(machine.memory.map),
+            clock=ctypes.pointer(machine.clock.state), memory=ctypes.pointer(machine.memory.table),
             insn_cost=costs["insn"], trap_cost=costs["trap"],
             clock_read_cost=costs["clock_read"], clock_hz=arch.clock_hz,
             mask=(1 << arch.bits) - 1, arg0=arch.uc_regs[arch.args[0]],
@@ -273,10 +276,9 @@ class Cpu:
         It may serve reads when it can tell the position (Unicorn's
         counter) and the guest goes on where Unicorn leaves the PC.
         """
-        state = self._state
-        served = [v for v in self.arch.traps.values() if v.kind is TrapKind.SYSCALL]
-        state.syscall_intno = next((n for n, v in self.arch.traps.items()
-                                    if v.kind is TrapKind.SYSCALL), -1)
+        state, traps = self._state, self.arch.traps
+        state.syscall_intno = next((n for n, v in traps.items() if v.kind is TrapKind.SYSCALL), -1)
+        served = [traps[state.syscall_intno]] if state.syscall_intno in traps else []
         self._hooked = add_hook(self.uc, state, self._guarded(
             lambda intno: self._on_intr(self.uc, intno, None)))
         self.uc.hook_add(unicorn.UC_HOOK_INSN_INVALID, self._on_invalid)

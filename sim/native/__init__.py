@@ -6,7 +6,7 @@ synchronization (:class:`ClockState`) and the guest memory map
 (:class:`MemoryMap`) live in ctypes structures that the Python machine
 reads and writes as its own fields. ``clock_hook.c``, compiled for the
 host by the pinned zig (:func:`kbuild.host.host_library`), is installed as
-each CPU's system-call trap hook: it serves a trace clock read
+each CPU's interrupt and system-call hook: it serves a trace clock read
 (``HC_CLOCK``) over the same structures with the same arithmetic as the
 Python path, and hands every other trap to the Python hook unchanged
 (docs/machine.md, "Clock reads in the host hook").
@@ -70,9 +70,18 @@ class CpuState(ctypes.Structure):
 
 @functools.lru_cache(maxsize=None)
 def library() -> ctypes.CDLL:
-    """The compiled hook (built into the cache on first use)."""
+    """The compiled hook (built into the cache on first use), its structures
+    checked against the declarations above."""
     from kbuild.host import host_library       # the build feeds the machine
-    return ctypes.CDLL(str(host_library(SOURCE)))
+    lib = ctypes.CDLL(str(host_library(SOURCE)))
+    layout = (ctypes.c_uint64 * 6)()
+    lib.kisim_layout(layout)
+    expected = (ctypes.sizeof(MemoryMap), MemoryMap.region.offset, ctypes.sizeof(ClockState),
+                ClockState.hypercall.offset, ctypes.sizeof(CpuState), CpuState.pad.offset)
+    if tuple(layout) != expected:
+        raise RuntimeError(f"{SOURCE.name}: structure layout {tuple(layout)} differs from "
+                           f"sim/native's {expected}")
+    return lib
 
 
 def _address(fn: object) -> int:

@@ -16,6 +16,7 @@
  * writes the same fields between and during slices.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define KISIM_MAX_CPUS		8
@@ -159,4 +160,16 @@ void kisim_syscall_hook(void *uc, void *user_data)
 	if (serve_clock(uc, c))
 		return;
 	((insn_fn)c->forward_insn)(uc, 0);
+}
+
+/* The structures' sizes and the offset of each one's last field, checked by
+ * sim/native/__init__.py against its ctypes declarations when it loads. */
+void kisim_layout(uint64_t out[6])
+{
+	out[0] = sizeof(struct kisim_memory);
+	out[1] = offsetof(struct kisim_memory, region);
+	out[2] = sizeof(struct kisim_clock);
+	out[3] = offsetof(struct kisim_clock, hypercall);
+	out[4] = sizeof(struct kisim_cpu);
+	out[5] = offsetof(struct kisim_cpu, pad);
 }
