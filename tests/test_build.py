@@ -295,3 +295,26 @@ def test_wheel_ships_the_guest_kernel_sources(tmp_path):
     needed |= {f"arches/{name}/{f}" for name in NAMES for f in ("Kconfig", "defconfig")}
     assert needed - names == set()
     assert "kbuild/cache.py" in names and not any(n.startswith("tests/") for n in names)
+
+
+@pytest.mark.slow
+def test_the_host_hook_is_built_into_the_cache_and_rebuilt_when_damaged(tmp_path) -> None:
+    from kbuild.host import host_library
+    from sim.native import SOURCE
+    lib = host_library(SOURCE, cache_dir=tmp_path)
+    assert lib.parent.parent == tmp_path and lib.parent.name.startswith("host-clock_hook-")
+    sound = lib.read_bytes()
+    assert host_library(SOURCE, cache_dir=tmp_path) == lib          # cached: not rebuilt
+    damaged = bytearray(sound)
+    damaged[len(damaged) // 2] ^= 0xFF
+    lib.write_bytes(bytes(damaged))
+    assert host_library(SOURCE, cache_dir=tmp_path) == lib and lib.read_bytes() == sound
+    assert not list(tmp_path.glob("tmp-*"))
+
+
+def test_host_code_that_does_not_compile_is_a_build_error(tmp_path) -> None:
+    from kbuild.host import host_library
+    bad = tmp_path / "bad.c"
+    bad.write_text("int f(void) { return undeclared; }\n")
+    with pytest.raises(BuildError, match="compiling bad.c for the host failed"):
+        host_library(bad, cache_dir=tmp_path / "cache")
