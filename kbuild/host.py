@@ -1,7 +1,7 @@
 """Host code built like the guest: the pinned zig compiles it into the cache.
 
 kisim's one piece of host C is the machine's trap hook
-(``sim/native/clock_hook.c``), which serves trace clock reads without
+(``sim/native/hooks.c``), which serves trace clock reads without
 entering Python (docs/machine.md). It is a shared library for the host
 this Python runs on, compiled by ``python -m ziglang cc`` and kept in the
 same verified, content-addressed cache as the guest kernels

@@ -129,7 +129,7 @@ class ModeledClock:
         ``a1`` is a ``u64 *``: the CPU's clock at the hypercall is stored
         there in guest byte order and the call returns 0. It is charged as
         the arch's ``clock_read`` cost (rdtsc, PMCCNTR, mftb), not as a
-        trap. The host hook (``clock_hook.c``) does exactly this, in C.
+        trap. The host hook (``hooks.c``) does exactly this, in C.
         """
         self.state.hypercall = table.register("HC_CLOCK", self._handler)
         self._table, self.serving = table, True

@@ -50,7 +50,7 @@ from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault
-from sim.native import CpuState, MemoryMap, add_hook
+from sim.native import CpuState, MemoryMap, add_hook, use_virtual_tlb
 from sim.textlock import TextMutex, text_mutex
 from sim.uccount import instruction_counter
 
@@ -237,6 +237,7 @@ class Cpu:
         self.arch: Arch = machine.arch
         self.index = index
         self.uc = unicorn.Uc(*self.arch.uc_mode)
+        use_virtual_tlb(self.uc)                 # stores on QEMU's fast path
         self._regs = _RegisterFile(self.uc, self.arch)
         self._syscall_regs = (self.arch.pc, *self.arch.args)
         self._costs = {name: cost.cycles for name, cost in self.arch.costs.items()}

@@ -2,7 +2,7 @@
 
 Three ways to serve a trace clock read (``HC_CLOCK``), named by
 :data:`sim.clock.CLOCK_PATHS`: ``"host"`` (the default), the machine's host trap hook
-(``sim/native/clock_hook.c``) serves it in C from Unicorn's instruction
+(``sim/native/hooks.c``) serves it in C from Unicorn's instruction
 counter, without entering Python; ``"counter"``, the Python handler reads
 the same counter in place (``ModeledClock.native = False``); ``"spin"``,
 the reference, pauses the CPU's slice in the counting loop at every read

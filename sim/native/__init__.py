@@ -1,15 +1,17 @@
-"""The machine's state of record in C structures, and the host trap hook over them.
+"""The machine's state of record in C structures, and the host hooks over them.
 
 A CPU's charged cycles (:class:`CpuState`; its retired instructions are
 copied in at the start of each slice the hook serves), the clock's
 synchronization (:class:`ClockState`) and the guest memory map
 (:class:`MemoryMap`) live in ctypes structures that the Python machine
-reads and writes as its own fields. ``clock_hook.c``, compiled for the
+reads and writes as its own fields. ``hooks.c``, compiled for the
 host by the pinned zig (:func:`kbuild.host.host_library`), is installed as
 each CPU's interrupt and system-call hook: it serves a trace clock read
 (``HC_CLOCK``) over the same structures with the same arithmetic as the
 Python path, and hands every other trap to the Python hook unchanged
-(docs/machine.md, "Clock reads in the host hook").
+(docs/machine.md, "Clock reads in the host hook"). Its TLB fill gives
+every engine identity-mapped entries that keep guest stores on QEMU's fast
+path (:func:`use_virtual_tlb`, docs/unicorn.md).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from unicorn.unicorn_py3.unicorn import uclib
 
 MAX_CPUS = 8                 # KISIM_MAX_CPUS
 MAX_REGIONS = 64             # KISIM_MAX_REGIONS
-SOURCE = Path(__file__).with_name("clock_hook.c")
+SOURCE = Path(__file__).with_name("hooks.c")
 
 _u64, _f64, _i32, _u32, _i64 = (ctypes.c_uint64, ctypes.c_double, ctypes.c_int32,
                                 ctypes.c_uint32, ctypes.c_int64)
@@ -88,6 +90,21 @@ def _address(fn: object) -> int:
     return ctypes.cast(fn, ctypes.c_void_p).value or 0
 
 
+def _hook_add(uc: unicorn.Uc, kind: int, hook: object, user_data: object, *extra: object) -> None:
+    handle = ctypes.c_size_t()
+    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, _address(hook), user_data,
+                               ctypes.c_uint64(1), ctypes.c_uint64(0), *extra)
+    if status != unicorn.UC_ERR_OK:
+        raise unicorn.UcError(status)
+
+
+def use_virtual_tlb(uc: unicorn.Uc) -> None:
+    """Identity-mapped TLB entries from the host hook (``kisim_tlb_fill``): guest
+    stores take QEMU's fast path (docs/unicorn.md, "Stores and the TLB")."""
+    uc.ctl_set_tlb_mode(unicorn.UC_TLB_VIRTUAL)
+    _hook_add(uc, unicorn.UC_HOOK_TLB_FILL, library().kisim_tlb_fill, None)
+
+
 def add_hook(uc: unicorn.Uc, state: CpuState, forward: Callable[..., None],
              insn: int | None = None) -> list[object]:
     """Install the host hook on ``uc``'s system-call trap, ``forward`` taking the rest.
@@ -108,13 +125,8 @@ def add_hook(uc: unicorn.Uc, state: CpuState, forward: Callable[..., None],
         kind = unicorn.UC_HOOK_INSN
         state.forward_insn = _address(trampoline)
     state.reg_read, state.reg_write = _address(uclib.uc_reg_read), _address(uclib.uc_reg_write)
-    handle = ctypes.c_size_t()
-    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, _address(hook),
-                               ctypes.cast(ctypes.pointer(state), ctypes.c_void_p),
-                               ctypes.c_uint64(1), ctypes.c_uint64(0), *extra)
-    if status != unicorn.UC_ERR_OK:
-        raise unicorn.UcError(status)
+    _hook_add(uc, kind, hook, ctypes.cast(ctypes.pointer(state), ctypes.c_void_p), *extra)
     return [trampoline, state]
 
 
-__all__ = ["ClockState", "CpuState", "MemoryMap", "add_hook", "library"]
+__all__ = ["ClockState", "CpuState", "MemoryMap", "add_hook", "library", "use_virtual_tlb"]

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * kisim's trap hook in host code: clock reads served without Python.
+ * kisim's hooks in host code: clock reads served without Python, and the
+ * TLB fill that keeps guest stores on QEMU's fast path.
  *
  * Every system-call trap of a CPU enters Unicorn's hook here first. A
  * trace clock read (the HC_CLOCK hypercall, kernel/ring_buffer.c's
@@ -16,11 +17,23 @@
  * writes the same fields between and during slices.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define KISIM_MAX_CPUS		8
 #define KISIM_MAX_REGIONS	64
+
+/* From Unicorn 2.1.4's unicorn.h: uc_mem_type, uc_prot and uc_tlb_entry. */
+#define UC_MEM_WRITE		17
+#define UC_PROT_READ		1
+#define UC_PROT_WRITE		2
+#define UC_PROT_EXEC		4
+
+struct uc_tlb_entry {
+	uint64_t paddr;
+	int perms;
+};
 
 typedef int (*reg_fn)(void *uc, int regid, void *value);
 typedef void (*intr_fn)(void *uc, uint32_t intno, void *user_data);
@@ -160,6 +173,25 @@ void kisim_syscall_hook(void *uc, void *user_data)
 	if (serve_clock(uc, c))
 		return;
 	((insn_fn)c->forward_insn)(uc, 0);
+}
+
+/*
+ * Unicorn's UC_HOOK_TLB_FILL under UC_TLB_VIRTUAL: every kisim guest runs
+ * with its MMU off, so a virtual address is its physical address. A
+ * store's entry is read-write, any other access's read-execute: QEMU sends
+ * every store through its slow self-modifying-code check (notdirty) when
+ * the page's entry also allows execution, which the CPU TLB's entries
+ * always did (docs/unicorn.md). The regions' own permissions (mem_map's)
+ * are still enforced by Unicorn, and a store to translated code still
+ * invalidates it.
+ */
+bool kisim_tlb_fill(void *uc, uint64_t vaddr, int type, struct uc_tlb_entry *e, void *user_data)
+{
+	(void)uc;
+	(void)user_data;
+	e->paddr = vaddr;
+	e->perms = type == UC_MEM_WRITE ? UC_PROT_READ | UC_PROT_WRITE : UC_PROT_READ | UC_PROT_EXEC;
+	return true;
 }
 
 /* The structures' sizes and the offset of each one's last field, checked by
