@@ -219,11 +219,6 @@ class Tracepoints:
         """Old arrays returned to the pool after their grace period."""
         return self.pool.freed
 
-    @property
-    def watching(self) -> bool:
-        """Whether context switches are watched (a grace period is running)."""
-        return self._watch is not None
-
     def pending(self) -> int:
         """Old arrays still waiting for their grace period."""
         return self.pool.pending()

@@ -773,7 +773,8 @@ class Machine:
         for watch in self._unwatched:
             for cpu, handle in zip(self.cpus, watch.handles):
                 cpu.uc.hook_del(handle)
-                cpu.uc.ctl_flush_tb()
+        for cpu in self.cpus:
+            cpu.uc.ctl_flush_tb()
         self._unwatched.clear()
 
     # -- traps -----------------------------------------------------------
