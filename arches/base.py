@@ -55,6 +55,92 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class CacheLevel:
+    """One cache of a reference core: geometry, hit latency, and their source.
+
+    ``holds`` is ``"i"`` (instruction fetch only), ``"d"`` (loads and stores
+    only) or ``"u"`` (unified). A ``shared`` level is one instance for every
+    CPU of the machine; otherwise each CPU has its own. ``latency`` is the
+    load-to-use latency of a hit at this level, in core cycles.
+    """
+
+    name: str
+    size: int
+    line: int
+    ways: int
+    latency: float
+    holds: str
+    shared: bool
+    source: str
+
+    @property
+    def sets(self) -> int:
+        return self.size // (self.line * self.ways)
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """A branch predictor: 2-bit counters indexed gshare-style, a BTB, a return stack.
+
+    ``history_bits`` of global branch history are XORed into the counter
+    index (0: a bimodal table indexed by address alone). ``mispredict`` is
+    the cycles a wrong direction or target costs.
+    """
+
+    counters: int
+    history_bits: int
+    btb_entries: int
+    btb_ways: int
+    return_stack: int
+    mispredict: float
+    source: str
+
+
+@dataclass(frozen=True)
+class ReferenceCore:
+    """The named core whose timing the model follows, each figure with its source.
+
+    ``caches`` lists L1I and L1D first, then the outer levels in lookup
+    order. ``memory`` is the latency of a miss in every level;
+    ``transfer`` that of a line another CPU holds modified (a
+    cache-to-cache transfer); ``exception`` one exception entry plus its
+    return; ``serialize`` the pipeline drain of a serializing instruction
+    (x86 cpuid/iret/mov cr, ARM isb/dsb, PowerPC isync/sync/rfi);
+    ``cache_op`` a cache-maintenance instruction beyond the access it
+    makes. ``clock`` is the core's frequency in Hz.
+    """
+
+    name: str
+    clock: Cost
+    caches: tuple[CacheLevel, ...]
+    memory: Cost
+    transfer: Cost
+    predictor: Predictor
+    exception: Cost
+    serialize: Cost
+    cache_op: Cost
+    coherence: str = "MESI"
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """The arch's instruction classifier for the timing model, in C.
+
+    ``source`` is a C file beside the arch package defining
+    ``kisim_decode()`` (sim/native/decode.h): branch kind, serializing
+    instructions and cache maintenance, from the encoding bits as the
+    kernel's own decoders read them. ``regs`` names the registers in the
+    encoding's numbering (an address operand's base and index);
+    ``mode_reg``, when set, is read once per decoded address and passed as
+    ``mode`` (ARM: CPSR, whose T bit selects Thumb).
+    """
+
+    source: str
+    regs: tuple[str, ...]
+    mode_reg: str | None = None
+
+
+@dataclass(frozen=True)
 class SpinLoop:
     """A two-instruction counting loop: ``1: counter += 1; b 1b``.
 
@@ -129,6 +215,11 @@ class Arch:
     # DWARF register number -> register name (the arch's DWARF ABI supplement),
     # for reading variables at a probe; empty: no line-number probes.
     dwarf_regs: Mapping[int, str] = field(default_factory=dict)
+    # The timing model's reference core (caches, predictor, pipeline events)
+    # and the decoder that classifies instructions for it from their
+    # encoding bits; None: the arch has count-only machines.
+    core: ReferenceCore | None = None
+    decoder: "Decoder | None" = None
 
     @property
     def capabilities(self) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ import os
 import platform
 import time
 from pathlib import Path
+from typing import Sequence
 
 from kbuild import cache
 from kbuild.image import _run, _zig, _zig_env, compiler_version, default_cache_dir
@@ -25,15 +26,20 @@ HOST_CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werr
                "-fno-fast-math")       # the hook's float arithmetic must equal Python's
 
 
-def host_library(source: Path, cache_dir: Path | None = None) -> Path:
-    """The shared library built from ``source`` for this host (built on first use).
+def host_library(source: Path, cache_dir: Path | None = None, *,
+                 extra: Sequence[Path] = ()) -> Path:
+    """The shared library built from ``source`` (and ``extra`` sources) for this
+    host, built on first use; headers are found beside ``source``.
 
+    The cache key covers every source and the headers beside the first.
     Raises :class:`kbuild.BuildError` when the compiler fails.
     """
     started = time.perf_counter()
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
+    sources = (source, *extra)
+    headers = sorted(source.parent.glob("*.h"))
     digest = hashlib.sha256()
-    for part in (source.read_bytes(), " ".join(HOST_CFLAGS).encode(),
+    for part in (*(p.read_bytes() for p in (*sources, *headers)), " ".join(HOST_CFLAGS).encode(),
                  compiler_version().encode(), platform.machine().encode()):
         digest.update(hashlib.sha256(part).digest())
     key = f"host-{source.stem}-{digest.hexdigest()[:32]}"
@@ -42,9 +48,11 @@ def host_library(source: Path, cache_dir: Path | None = None) -> Path:
         return final / LIBRARY
     work = cache.new_work_dir(cache_dir, "host")
     try:
-        _run(_zig("cc", *HOST_CFLAGS, "-o", os.fspath(work / LIBRARY), os.fspath(source), "-lm"),
-             f"compiling {source.name} for the host", _zig_env(cache_dir))
-        cache.write_meta(work, {"key": key, "source": source.name, "cflags": list(HOST_CFLAGS),
+        _run(_zig("cc", *HOST_CFLAGS, "-I", os.fspath(source.parent), "-o",
+                  os.fspath(work / LIBRARY), *map(os.fspath, sources), "-lm"),
+             f"compiling {', '.join(p.name for p in sources)} for the host", _zig_env(cache_dir))
+        cache.write_meta(work, {"key": key, "sources": [p.name for p in sources],
+                                "cflags": list(HOST_CFLAGS),
                                 "compiler": compiler_version(), "host": platform.machine(),
                                 "built_seconds": round(time.perf_counter() - started, 3)},
                          HOST_FILES)

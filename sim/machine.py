@@ -52,6 +52,7 @@ from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault
 from sim.native import CpuState, MemoryMap, add_hook, use_virtual_tlb
 from sim.textlock import TextMutex, text_mutex
+from sim.timing import TimingModel
 from sim.uccount import instruction_counter
 
 PAGE = 0x1000
@@ -592,7 +593,8 @@ class Machine:
     """An SMP machine of 1..8 CPUs of one arch sharing one memory."""
 
     def __init__(self, arch: str | Arch, cpus: int = 1, *, quantum: int = 10_000,
-                 seed: int | None = None, turn_end: str = "counter") -> None:
+                 seed: int | None = None, turn_end: str = "counter",
+                 timing: bool = False) -> None:
         if not isinstance(arch, (str, Arch)):
             raise TypeError(f"arch must be an arch name or an Arch, not {type(arch).__name__}")
         _check_int("cpus", cpus)
@@ -619,8 +621,13 @@ class Machine:
         self.sync_rounds = 0
         self.image: Image | None = None
         self._unwatched: list[Watch] = []       # removed before the next slice
+        self.spin_base = SPIN_BASE
         self.map(SPIN_BASE, PAGE, "rx")
         self.memory.write(SPIN_BASE, self.arch.spin.code)
+        if not isinstance(timing, bool):
+            raise TypeError(f"timing must be a bool, not {type(timing).__name__}")
+        #: The timing model (:mod:`sim.timing`), or None on a count-only machine.
+        self.timing: TimingModel | None = TimingModel(self) if timing else None
 
     # -- memory ----------------------------------------------------------
     def map(self, base: int, size: int, perms: str = "rwx") -> None:
@@ -709,12 +716,16 @@ class Machine:
         self.memory.write(addr, data)
         for cpu in self.cpus:
             cpu._stale.append((addr, addr + len(data)))
+        if self.timing is not None:
+            self.timing.text_written(addr, addr + len(data))
 
     def sync_cpu(self, index: int) -> None:
         """Serialize one CPU's instruction stream (x86: IPI + sync_core; ARM/PPC: isync)."""
         cpu = self.cpu(index)
         for begin, end in cpu._stale:
             cpu.uc.ctl_remove_cache(begin, end)
+            if self.timing is not None and not self.arch.icache_coherent:
+                self.timing.icache_invalidate(index, begin, end)    # as the fetch model: now
         cpu._stale.clear()
         cpu.charge("ipi")
 
@@ -866,9 +877,19 @@ class Machine:
             "quantum": self.quantum,
             "seed": self.seed,
             "sync_rounds": self.sync_rounds,
+            "cycles": self.cycles_from,
             "per_cpu": [{"instructions": c.instructions,
                          "modeled_cycles": c.modeled_cycles,
                          "pc": c.pc,
                          "events": dict(c.events),
-                         "halted": c.halted} for c in self.cpus],
+                         "halted": c.halted,
+                         **({"timing": self.timing.stats(c.index).to_json()}
+                            if self.timing is not None else {})} for c in self.cpus],
         }
+
+    @property
+    def cycles_from(self) -> str:
+        """Where this machine's modeled cycles come from, in one phrase."""
+        if self.timing is None:
+            return "count-only: retired instructions and charged events"
+        return f"timing model of the {self.timing.core.name}"

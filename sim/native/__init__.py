@@ -91,9 +91,16 @@ def _address(fn: object) -> int:
 
 
 def _hook_add(uc: unicorn.Uc, kind: int, hook: object, user_data: object, *extra: object) -> None:
+    hook_add_range(uc, kind, _address(hook), user_data, 1, 0, *extra)
+
+
+def hook_add_range(uc: unicorn.Uc, kind: int, hook: int, user_data: object, begin: int,
+                   end: int, *extra: object) -> None:
+    """Install the C function at address ``hook`` as a ``kind`` hook of ``uc`` over
+    ``[begin, end]`` (``begin > end``: everywhere)."""
     handle = ctypes.c_size_t()
-    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, _address(hook), user_data,
-                               ctypes.c_uint64(1), ctypes.c_uint64(0), *extra)
+    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, hook, user_data,
+                               ctypes.c_uint64(begin), ctypes.c_uint64(end), *extra)
     if status != unicorn.UC_ERR_OK:
         raise unicorn.UcError(status)
 
@@ -129,4 +136,5 @@ def add_hook(uc: unicorn.Uc, state: CpuState, forward: Callable[..., None],
     return [trampoline, state]
 
 
-__all__ = ["ClockState", "CpuState", "MemoryMap", "add_hook", "library", "use_virtual_tlb"]
+__all__ = ["ClockState", "CpuState", "MemoryMap", "add_hook", "hook_add_range", "library",
+           "use_virtual_tlb"]

@@ -21,16 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KISIM_MAX_CPUS		8
-#define KISIM_MAX_REGIONS	64
+#include "kisim.h"
 
-/* From Unicorn 2.1.4's unicorn.h: uc_mem_type, uc_prot and uc_tlb_entry. */
-#define UC_MEM_WRITE		17
-#define UC_PROT_READ		1
-#define UC_PROT_WRITE		2
-#define UC_PROT_EXEC		4
-
-struct uc_tlb_entry {
+struct uc_tlb_entry {			/* Unicorn 2.1.4's unicorn.h */
 	uint64_t paddr;
 	int perms;
 };
@@ -38,17 +31,6 @@ struct uc_tlb_entry {
 typedef int (*reg_fn)(void *uc, int regid, void *value);
 typedef void (*intr_fn)(void *uc, uint32_t intno, void *user_data);
 typedef void (*insn_fn)(void *uc, void *user_data);
-
-struct kisim_region {			/* guest [base, base + size) is host[0, size) */
-	uint64_t base;
-	uint64_t size;
-	uint8_t *host;
-};
-
-struct kisim_memory {
-	uint64_t count;
-	struct kisim_region region[KISIM_MAX_REGIONS];
-};
 
 struct kisim_clock {			/* sim/clock.py's ModeledClock */
 	uint64_t last_ns;

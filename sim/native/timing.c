@@ -1,0 +1,899 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The timing model: per-CPU caches with MESI coherence, a branch predictor
+ * and pipeline events, over the instructions and memory accesses Unicorn
+ * reports. Cycles are modeled, not measured (docs/timing.md).
+ *
+ * Each CPU's Unicorn calls kisim_timing_insn() for every instruction it
+ * executes and kisim_timing_mem() for every data load and store. Stall
+ * cycles go straight into the CPU's event_cycles (sim/native's CpuState,
+ * the double the clock reads), so the clock sees them at the instruction
+ * that caused them, whichever clock path serves it. The counters
+ * (struct kt_stats) are the breakdown of those cycles.
+ *
+ * Caches. Every level is set-associative with true LRU, write-back and
+ * write-allocate, and non-inclusive: a miss fills every level it missed.
+ * Their semantics are those of pycachesim (RRZE-HPC), which the tests use
+ * as an oracle: a line is made most recent by a load or a store from the
+ * core, not by a write-back from the level above; a write-back that misses
+ * allocates, loading the line from below.
+ *
+ * Coherence (MESI). The states are kept implicitly: a line present and
+ * dirty in a CPU's private levels is Modified (no other CPU holds it), a
+ * clean line is Exclusive or Shared depending on whether another CPU
+ * holds it. A store to a line that is not Modified invalidates every other
+ * CPU's copies; a miss in every private level snoops the other CPUs'
+ * private levels and takes a Modified line from its owner (a
+ * cache-to-cache transfer, which leaves both copies clean). Shared levels
+ * are one instance for every CPU and need no snooping.
+ *
+ * Instruction caches. Where the arch keeps them coherent with stores (x86),
+ * a store invalidates the line in every instruction cache and a fetch miss
+ * snoops the data caches. Elsewhere (ARM, PowerPC) they are not: only the
+ * guest's cache maintenance (icbi, ICIMVAU) or the machine's sync of a CPU
+ * after text patching (kisim_timing_inval_i) invalidates them, at the same
+ * point where the machine lets that CPU see the new text.
+ *
+ * Branch prediction. 2-bit counters indexed by the branch address XORed
+ * with global history (gshare; bimodal with no history bits), a
+ * set-associative BTB of targets and a return stack. A branch is resolved
+ * at the next instruction the CPU executes, whenever that is.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "kisim.h"
+
+#define KT_MAX_LEVELS	4
+#define KT_MEMORY	KT_MAX_LEVELS		/* "served by memory" */
+#define KT_TRANSFER	(KT_MAX_LEVELS + 1)	/* "served by another CPU's cache" */
+#define KT_MAX_RAS	64
+#define KT_DECODE_SLOTS	(1u << 14)
+#define KT_HOLDS_I	1u
+#define KT_HOLDS_D	2u
+
+enum { KT_FETCH = 0, KT_LOAD = 1, KT_STORE = 2 };
+
+typedef int (*reg_fn)(void *uc, int regid, void *value);
+typedef int (*decode_fn)(const uint8_t *code, uint32_t size, uint64_t mode,
+			 struct kisim_decoded *out);
+
+/* ---- configuration, filled by sim/timing.py from the ReferenceCore ---- */
+
+struct kt_level_config {
+	uint32_t sets;
+	uint32_t ways;
+	uint32_t line_shift;
+	uint32_t holds;			/* KT_HOLDS_I | KT_HOLDS_D */
+	uint32_t shared;
+	uint32_t pad;
+	double latency;
+};
+
+struct kt_config {
+	uint32_t cpus;
+	uint32_t levels;
+	struct kt_level_config level[KT_MAX_LEVELS];
+	double memory;			/* latency of a miss in every level */
+	double transfer;		/* a Modified line from another CPU */
+	double mispredict;
+	double serialize;
+	double cache_op;
+	uint32_t counters;		/* 2-bit counters (a power of two) */
+	uint32_t history_bits;
+	uint32_t btb_sets;
+	uint32_t btb_ways;
+	uint32_t ras_depth;
+	uint32_t pc_shift;		/* log2 of the instruction alignment */
+	uint32_t icache_coherent;
+	int32_t mode_reg;		/* Unicorn id of Decoder.mode_reg, -1: none */
+	int32_t regs[32];		/* Unicorn ids of Decoder.regs */
+	uint64_t exclude_begin;		/* the machine's counting-loop page: not modeled */
+	uint64_t exclude_end;
+	uint64_t record_capacity;	/* accesses recorded for the oracle; 0: off */
+};
+
+/* ---- state ---- */
+
+struct kt_way {
+	uint64_t line;			/* address >> line_shift */
+	uint64_t stamp;			/* LRU: the access tick of its last use */
+	uint32_t valid;
+	uint32_t dirty;
+};
+
+struct kt_cache {
+	struct kt_way *way;		/* sets * ways */
+	uint64_t tick;
+};
+
+/* One CPU's counters: the breakdown of its stall cycles (sim/timing.py's Stats). */
+struct kt_stats {
+	uint64_t hit[KT_MAX_LEVELS];	/* lookups that hit, loads, stores and fetches */
+	uint64_t miss[KT_MAX_LEVELS];	/* lookups that missed (write-allocate fills included) */
+	uint64_t evict[KT_MAX_LEVELS];	/* dirty lines written back out of the level */
+	uint64_t memory;		/* accesses served by memory */
+	uint64_t fetches;		/* instruction-cache line lookups */
+	uint64_t loads;
+	uint64_t stores;
+	uint64_t transfers;		/* Modified lines taken from another CPU */
+	uint64_t invalidations;		/* other CPUs' lines invalidated by this CPU's stores */
+	uint64_t branches;		/* control transfers resolved */
+	uint64_t mispredicts;		/* wrong direction or target */
+	uint64_t serializations;
+	uint64_t cache_ops;
+	double fetch_cycles;		/* stall cycles, by cause */
+	double data_cycles;
+	double transfer_cycles;
+	double branch_cycles;
+	double serialize_cycles;
+	double cache_op_cycles;
+};
+
+struct kt_btb_entry {
+	uint64_t pc;
+	uint64_t target;
+	uint64_t stamp;
+	uint64_t valid;
+};
+
+struct kt_decode_slot {
+	uint64_t addr;			/* address + 1; 0: empty */
+	uint8_t code[16];
+	uint32_t size;
+	uint32_t pad;
+	struct kisim_decoded d;
+};
+
+struct kt_record {
+	uint64_t addr;
+	uint32_t size;
+	uint16_t cpu;
+	uint16_t op;			/* KT_FETCH, KT_LOAD, KT_STORE */
+};
+
+struct kt_machine;
+
+struct kt_cpu {
+	struct kt_machine *m;
+	double *event_cycles;		/* the CPU's CpuState.event_cycles */
+	void *uc;
+	uint32_t index;
+	uint32_t pending;		/* kind of the branch awaiting its outcome */
+	uint64_t pending_pc;
+	uint64_t pending_next;		/* its fall-through address */
+	uint64_t fetch_line;		/* the last I-line fetched, + 1 (0: none) */
+	uint64_t history;
+	uint8_t *counters;
+	struct kt_btb_entry *btb;
+	uint64_t btb_tick;
+	uint64_t ras[KT_MAX_RAS];
+	uint32_t ras_top;
+	uint32_t ras_count;
+	const struct kisim_region *region;	/* the last region fetched from */
+	struct kt_stats stats;
+};
+
+struct kt_machine {
+	struct kt_config cfg;
+	reg_fn reg_read;
+	decode_fn decode;
+	struct kisim_memory *memory;
+	struct kt_cache *cache[KT_MAX_LEVELS][KISIM_MAX_CPUS];	/* shared: one, at [k][0] */
+	uint32_t path[2][KT_MAX_LEVELS];	/* level indices of the I and D sides */
+	uint32_t path_len[2];
+	uint32_t private_len[2];		/* leading private levels of each side */
+	struct kt_cpu cpu[KISIM_MAX_CPUS];
+	struct kt_decode_slot *decoded;
+	struct kt_record *record;
+	uint64_t recorded;
+	uint64_t record_dropped;
+};
+
+/* ---- one cache ---- */
+
+static inline struct kt_cache *instance(struct kt_machine *m, uint32_t k, uint32_t cpu)
+{
+	return m->cache[k][m->cfg.level[k].shared ? 0 : cpu];
+}
+
+static inline uint64_t line_of(const struct kt_machine *m, uint32_t k, uint64_t addr)
+{
+	return addr >> m->cfg.level[k].line_shift;
+}
+
+static struct kt_way *lookup(struct kt_machine *m, uint32_t k, struct kt_cache *c, uint64_t line)
+{
+	const struct kt_level_config *l = &m->cfg.level[k];
+	struct kt_way *set = &c->way[(line & (l->sets - 1)) * l->ways];
+
+	for (uint32_t w = 0; w < l->ways; w++)
+		if (set[w].valid && set[w].line == line)
+			return &set[w];
+	return NULL;
+}
+
+/* The way a new line replaces: an invalid one, else the least recently used. */
+static struct kt_way *victim(struct kt_machine *m, uint32_t k, struct kt_cache *c, uint64_t line)
+{
+	const struct kt_level_config *l = &m->cfg.level[k];
+	struct kt_way *set = &c->way[(line & (l->sets - 1)) * l->ways], *v = &set[0];
+
+	for (uint32_t w = 0; w < l->ways; w++) {
+		if (!set[w].valid)
+			return &set[w];
+		if (set[w].stamp < v->stamp)
+			v = &set[w];
+	}
+	return v;
+}
+
+/* ---- a hierarchy: one side (I or D) of one CPU ---- */
+
+static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
+			  uint64_t addr);
+
+/* A dirty line written back into the level at `depth` of the side (pycachesim's store). */
+static void side_writeback(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
+			   uint64_t addr)
+{
+	struct kt_way *w;
+	uint32_t k;
+
+	if (depth >= m->path_len[side])
+		return;				/* into memory */
+	k = m->path[side][depth];
+	w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
+	if (!w) {
+		side_load(m, cpu, side, depth, addr);
+		w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
+	}
+	w->dirty = 1;
+}
+
+static bool snoop_modified(struct kt_machine *m, uint32_t cpu, uint32_t side, uint64_t addr);
+
+/*
+ * Look the line of `addr` up from `depth` down; fill each level that
+ * missed. Returns the level index that served it, KT_MEMORY or KT_TRANSFER.
+ */
+static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
+			  uint64_t addr)
+{
+	struct kt_stats *s = &m->cpu[cpu].stats;
+	uint32_t k, served;
+	struct kt_cache *c;
+	struct kt_way *w;
+	uint64_t line;
+
+	if (depth >= m->path_len[side]) {
+		s->memory++;
+		return KT_MEMORY;
+	}
+	k = m->path[side][depth];
+	c = instance(m, k, cpu);
+	line = line_of(m, k, addr);
+	w = lookup(m, k, c, line);
+	if (w) {
+		s->hit[k]++;
+		w->stamp = ++c->tick;
+		return k;
+	}
+	s->miss[k]++;
+	if (depth + 1 == m->private_len[side] && snoop_modified(m, cpu, side, addr))
+		served = KT_TRANSFER;
+	else
+		served = side_load(m, cpu, side, depth + 1, addr);
+	w = victim(m, k, c, line);
+	if (w->valid && w->dirty) {
+		uint64_t old = w->line << m->cfg.level[k].line_shift;
+
+		s->evict[k]++;
+		w->valid = 0;
+		side_writeback(m, cpu, side, depth + 1, old);
+	}
+	*w = (struct kt_way){ .line = line, .stamp = ++c->tick, .valid = 1 };
+	return served;
+}
+
+/* ---- coherence ---- */
+
+/* Other CPUs' private levels of the side, any of which may hold `addr`'s line. */
+#define for_each_private(m, side, d, i, k)						\
+	for (d = 0; d < (m)->cfg.cpus; d++)						\
+		for (i = 0; i < (m)->private_len[side] && ((k = (m)->path[side][i]), 1); i++)
+
+/*
+ * A miss in every private level of `cpu`: a Modified copy in another CPU's
+ * private levels is sent over (its copy becomes clean, the data written
+ * back to the first shared level). Fetches snoop only where the
+ * instruction cache is coherent.
+ */
+static bool snoop_modified(struct kt_machine *m, uint32_t cpu, uint32_t side, uint64_t addr)
+{
+	uint32_t d, i, k;
+	bool found = false;
+
+	if (side == 0 && !m->cfg.icache_coherent)
+		return false;
+	for_each_private(m, 1, d, i, k) {
+		struct kt_way *w;
+
+		if (d == cpu)
+			continue;
+		w = lookup(m, k, instance(m, k, d), line_of(m, k, addr));
+		if (w && w->dirty) {
+			w->dirty = 0;
+			found = true;
+		}
+	}
+	if (found) {
+		m->cpu[cpu].stats.transfers++;
+		side_writeback(m, cpu, 1, m->private_len[1], addr);
+	}
+	return found;
+}
+
+static bool drop_line(struct kt_machine *m, uint32_t k, uint32_t cpu, uint64_t addr)
+{
+	struct kt_way *w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
+
+	if (w)
+		w->valid = 0;
+	return w != NULL;
+}
+
+/* Invalidate `addr` in every instruction cache (private level 0 of the I side). */
+static void inval_i_everywhere(struct kt_machine *m, uint64_t addr)
+{
+	for (uint32_t d = 0; d < m->cfg.cpus; d++)
+		drop_line(m, m->path[0][0], d, addr);
+}
+
+/* A store by `cpu` to a line it does not hold Modified: every other copy goes. */
+static void invalidate_others(struct kt_machine *m, uint32_t cpu, uint64_t addr)
+{
+	uint32_t d, i, k, dropped = 0;
+
+	for_each_private(m, 1, d, i, k)
+		if (d != cpu && drop_line(m, k, d, addr))
+			dropped++;
+	m->cpu[cpu].stats.invalidations += dropped;
+}
+
+/* ---- accesses ---- */
+
+static void record(struct kt_machine *m, uint32_t cpu, uint32_t op, uint64_t addr, uint32_t size)
+{
+	if (!m->record)
+		return;
+	if (m->recorded == m->cfg.record_capacity) {
+		m->record_dropped++;
+		return;
+	}
+	m->record[m->recorded++] = (struct kt_record){ addr, size, (uint16_t)cpu, (uint16_t)op };
+}
+
+static double latency(const struct kt_machine *m, uint32_t served)
+{
+	if (served == KT_MEMORY)
+		return m->cfg.memory;
+	if (served == KT_TRANSFER)
+		return m->cfg.transfer;
+	return m->cfg.level[served].latency;
+}
+
+/* One line of a data access; returns its stall cycles. */
+static double data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool store)
+{
+	uint32_t l1 = m->path[1][0], served;
+	struct kt_way *w;
+	double stall;
+
+	served = side_load(m, cpu, 1, 0, addr);
+	stall = served == l1 ? (store ? 0 : m->cfg.level[l1].latency - 1) : latency(m, served);
+	if (served == KT_TRANSFER)
+		m->cpu[cpu].stats.transfer_cycles += stall;
+	else
+		m->cpu[cpu].stats.data_cycles += stall;
+	if (!store)
+		return stall;
+	w = lookup(m, l1, instance(m, l1, cpu), line_of(m, l1, addr));
+	if (!w->dirty) {
+		invalidate_others(m, cpu, addr);
+		w->dirty = 1;
+	}
+	if (m->cfg.icache_coherent)
+		inval_i_everywhere(m, addr);
+	return stall;
+}
+
+static inline void charge(struct kt_cpu *t, double cycles)
+{
+	*t->event_cycles += cycles;
+}
+
+void kisim_timing_mem(void *uc, int type, uint64_t addr, int size, int64_t value, void *user)
+{
+	struct kt_cpu *t = user;
+	struct kt_machine *m = t->m;
+	uint32_t l1 = m->path[1][0], shift = m->cfg.level[l1].line_shift;
+	bool store = type == UC_MEM_WRITE;
+	double stall = 0;
+
+	(void)uc;
+	(void)value;
+	record(m, t->index, store ? KT_STORE : KT_LOAD, addr, (uint32_t)size);
+	if (store)
+		t->stats.stores++;
+	else
+		t->stats.loads++;
+	for (uint64_t a = addr >> shift; a <= (addr + (uint64_t)size - 1) >> shift; a++)
+		stall += data_line(m, t->index, a << shift, store);
+	charge(t, stall);
+}
+
+/* Instruction fetch of [addr, addr + size): each new line through the I side. */
+static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
+{
+	struct kt_machine *m = t->m;
+	uint32_t l1 = m->path[0][0], shift = m->cfg.level[l1].line_shift;
+	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
+
+	for (uint64_t line = first; line <= last; line++) {
+		uint32_t served;
+		double stall;
+
+		if (line + 1 == t->fetch_line)
+			continue;
+		t->fetch_line = line + 1;
+		t->stats.fetches++;
+		record(m, t->index, KT_FETCH, line << shift, 1u << shift);
+		served = side_load(m, t->index, 0, 0, line << shift);
+		if (served == l1)
+			continue;
+		stall = latency(m, served);
+		if (served == KT_TRANSFER)
+			t->stats.transfer_cycles += stall;
+		else
+			t->stats.fetch_cycles += stall;
+		charge(t, stall);
+	}
+}
+
+/* ---- cache maintenance ---- */
+
+/* Every copy of `addr`'s line on the D side (all CPUs, all levels): write back, drop. */
+static void maintain_d(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool clean, bool drop)
+{
+	for (uint32_t k = 0; k < m->cfg.levels; k++) {
+		uint32_t n = m->cfg.level[k].shared ? 1 : m->cfg.cpus;
+
+		if (!(m->cfg.level[k].holds & KT_HOLDS_D))
+			continue;
+		for (uint32_t d = 0; d < n; d++) {
+			struct kt_way *w = lookup(m, k, m->cache[k][d], line_of(m, k, addr));
+
+			if (!w)
+				continue;
+			if (w->dirty && clean) {
+				m->cpu[cpu].stats.evict[k]++;
+				w->dirty = 0;
+			}
+			if (drop)
+				w->valid = 0;
+		}
+	}
+}
+
+static uint64_t operand(struct kt_cpu *t, int reg, uint64_t next_pc)
+{
+	uint64_t value = 0;
+
+	if (reg == KISIM_REG_NONE)
+		return 0;
+	if (reg == KISIM_REG_NEXT_PC)
+		return next_pc;
+	if (reg < 0 || reg >= 32 || t->m->reg_read(t->uc, t->m->cfg.regs[reg], &value))
+		return 0;
+	return value;
+}
+
+static void cache_op(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t next_pc)
+{
+	struct kt_machine *m = t->m;
+	uint64_t addr = operand(t, d->base, next_pc) + operand(t, d->index, next_pc) * d->scale
+			+ (uint64_t)d->disp;
+
+	t->stats.cache_ops++;
+	t->stats.cache_op_cycles += m->cfg.cache_op;
+	charge(t, m->cfg.cache_op);
+	switch (d->cacheop) {
+	case KISIM_OP_FLUSH_D:
+		maintain_d(m, t->index, addr, true, true);
+		if (m->cfg.icache_coherent)
+			inval_i_everywhere(m, addr);
+		break;
+	case KISIM_OP_CLEAN_D:
+		maintain_d(m, t->index, addr, true, false);
+		break;
+	case KISIM_OP_INVAL_D:
+		maintain_d(m, t->index, addr, false, true);
+		break;
+	case KISIM_OP_INVAL_I:
+		inval_i_everywhere(m, addr);
+		break;
+	case KISIM_OP_INVAL_I_ALL:
+		for (uint32_t d = 0; d < m->cfg.cpus; d++) {
+			const struct kt_level_config *l = &m->cfg.level[m->path[0][0]];
+			struct kt_cache *c = instance(m, m->path[0][0], d);
+
+			for (uint64_t w = 0; w < (uint64_t)l->sets * l->ways; w++)
+				c->way[w].valid = 0;
+		}
+		break;
+	}
+	t->fetch_line = 0;
+}
+
+/* ---- branch prediction ---- */
+
+static struct kt_btb_entry *btb_find(struct kt_cpu *t, uint64_t pc, bool insert)
+{
+	const struct kt_config *cfg = &t->m->cfg;
+	struct kt_btb_entry *set = &t->btb[((pc >> cfg->pc_shift) & (cfg->btb_sets - 1))
+					   * cfg->btb_ways], *v = &set[0];
+
+	for (uint32_t w = 0; w < cfg->btb_ways; w++)
+		if (set[w].valid && set[w].pc == pc)
+			return &set[w];
+	if (!insert)
+		return NULL;
+	for (uint32_t w = 0; w < cfg->btb_ways; w++) {
+		if (!set[w].valid) {
+			v = &set[w];
+			break;
+		}
+		if (set[w].stamp < v->stamp)
+			v = &set[w];
+	}
+	*v = (struct kt_btb_entry){ .pc = pc, .valid = 1 };
+	return v;
+}
+
+/* The BTB's prediction for a taken branch: right if it held `target`; learn it. */
+static bool btb_predict(struct kt_cpu *t, uint64_t pc, uint64_t target)
+{
+	struct kt_btb_entry *e = btb_find(t, pc, false);
+	bool right = e && e->target == target;
+
+	if (!e)
+		e = btb_find(t, pc, true);
+	e->target = target;
+	e->stamp = ++t->btb_tick;
+	return right;
+}
+
+/* The direction the counters predict; they and the history learn `taken`. */
+static bool direction(struct kt_cpu *t, uint64_t pc, bool taken)
+{
+	const struct kt_config *cfg = &t->m->cfg;
+	uint64_t hmask = cfg->history_bits ? (1ull << cfg->history_bits) - 1 : 0;
+	uint8_t *ctr = &t->counters[((pc >> cfg->pc_shift) ^ (t->history & hmask))
+				    & (cfg->counters - 1)];
+	bool right = (*ctr >= 2) == taken;
+
+	if (taken && *ctr < 3)
+		(*ctr)++;
+	else if (!taken && *ctr > 0)
+		(*ctr)--;
+	t->history = (t->history << 1) | taken;
+	return right;
+}
+
+static void ras_push(struct kt_cpu *t, uint64_t ret)
+{
+	t->ras_top = (t->ras_top + 1) % t->m->cfg.ras_depth;
+	t->ras[t->ras_top] = ret;
+	if (t->ras_count < t->m->cfg.ras_depth)
+		t->ras_count++;
+}
+
+static bool ras_pop(struct kt_cpu *t, uint64_t target)
+{
+	bool right;
+
+	if (!t->ras_count)
+		return false;
+	right = t->ras[t->ras_top] == target;
+	t->ras_top = (t->ras_top + t->m->cfg.ras_depth - 1) % t->m->cfg.ras_depth;
+	t->ras_count--;
+	return right;
+}
+
+/* The branch at pending_pc went to `target`: was it predicted? */
+static void resolve(struct kt_cpu *t, uint64_t target)
+{
+	uint64_t pc = t->pending_pc;
+	bool taken = target != t->pending_next, right = true;
+
+	switch (t->pending) {
+	case KISIM_COND:
+		right = direction(t, pc, taken) && (!taken || btb_predict(t, pc, target));
+		break;
+	case KISIM_COND_RET:
+		right = direction(t, pc, taken) && (!taken || ras_pop(t, target));
+		break;
+	case KISIM_JUMP:
+	case KISIM_JUMP_IND:
+		right = btb_predict(t, pc, target);
+		break;
+	case KISIM_CALL:
+	case KISIM_CALL_IND:
+		right = btb_predict(t, pc, target);
+		ras_push(t, t->pending_next);
+		break;
+	case KISIM_RET:
+		right = ras_pop(t, target);
+		break;
+	}
+	t->pending = KISIM_PLAIN;
+	t->stats.branches++;
+	if (!right) {
+		t->stats.mispredicts++;
+		t->stats.branch_cycles += t->m->cfg.mispredict;
+		charge(t, t->m->cfg.mispredict);
+	}
+}
+
+/* ---- decoding, cached per address and checked against the bytes ---- */
+
+static const uint8_t *text_at(struct kt_cpu *t, uint64_t addr, uint32_t size)
+{
+	const struct kisim_region *r = t->region;
+
+	if (r && r->base <= addr && addr - r->base <= r->size - size)
+		return r->host + (addr - r->base);
+	for (uint64_t i = 0; i < t->m->memory->count; i++) {
+		r = &t->m->memory->region[i];
+		if (r->base <= addr && addr - r->base <= r->size - size) {
+			t->region = r;
+			return r->host + (addr - r->base);
+		}
+	}
+	return NULL;
+}
+
+static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
+{
+	static const struct kisim_decoded plain = { .base = KISIM_REG_NONE,
+						    .index = KISIM_REG_NONE };
+	struct kt_machine *m = t->m;
+	struct kt_decode_slot *s = &m->decoded[(addr ^ (addr >> 14)) & (KT_DECODE_SLOTS - 1)];
+	const uint8_t *code = text_at(t, addr, size);
+	uint64_t mode = 0;
+
+	if (!code || size > sizeof(s->code))
+		return &plain;
+	if (s->addr == addr + 1 && s->size == size && !memcmp(s->code, code, size))
+		return &s->d;
+	if (m->cfg.mode_reg >= 0)
+		m->reg_read(t->uc, m->cfg.mode_reg, &mode);
+	s->addr = addr + 1;
+	s->size = size;
+	memcpy(s->code, code, size);
+	s->d = plain;
+	if (m->decode(code, size, mode, &s->d))
+		s->d = plain;
+	return &s->d;
+}
+
+void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
+{
+	struct kt_cpu *t = user;
+	const struct kisim_decoded *d;
+
+	(void)uc;
+	if (t->pending)
+		resolve(t, addr);
+	fetch(t, addr, size);
+	d = decoded(t, addr, size);
+	switch (d->kind) {
+	case KISIM_PLAIN:
+	case KISIM_TRAP:
+		break;
+	case KISIM_SERIALIZE:
+		t->stats.serializations++;
+		t->stats.serialize_cycles += t->m->cfg.serialize;
+		charge(t, t->m->cfg.serialize);
+		break;
+	case KISIM_CACHEOP:
+		cache_op(t, d, addr + size);
+		break;
+	default:
+		t->pending = d->kind;
+		t->pending_pc = addr;
+		t->pending_next = addr + size;
+		break;
+	}
+}
+
+/* ---- the machine's side: set up, text written, CPUs synced ---- */
+
+static bool pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+void kisim_timing_free(struct kt_machine *m)
+{
+	if (!m)
+		return;
+	for (uint32_t k = 0; k < KT_MAX_LEVELS; k++)
+		for (uint32_t c = 0; c < KISIM_MAX_CPUS; c++)
+			if (m->cache[k][c]) {
+				free(m->cache[k][c]->way);
+				free(m->cache[k][c]);
+			}
+	for (uint32_t c = 0; c < KISIM_MAX_CPUS; c++) {
+		free(m->cpu[c].counters);
+		free(m->cpu[c].btb);
+	}
+	free(m->decoded);
+	free(m->record);
+	free(m);
+}
+
+static bool config_ok(const struct kt_config *cfg)
+{
+	if (!cfg->cpus || cfg->cpus > KISIM_MAX_CPUS || cfg->levels < 2
+	    || cfg->levels > KT_MAX_LEVELS || !pow2(cfg->counters) || !pow2(cfg->btb_sets)
+	    || !cfg->btb_ways || !cfg->ras_depth || cfg->ras_depth > KT_MAX_RAS
+	    || cfg->history_bits > 63)
+		return false;
+	for (uint32_t k = 0; k < cfg->levels; k++) {
+		const struct kt_level_config *l = &cfg->level[k];
+
+		if (!pow2(l->sets) || !l->ways || l->line_shift > 16 || !l->holds)
+			return false;
+	}
+	return true;
+}
+
+/* A machine's model, or NULL if `cfg` is inconsistent or memory runs out. */
+struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_memory *memory,
+				     void *reg_read, void *decode)
+{
+	struct kt_machine *m;
+
+	if (!config_ok(cfg))
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->cfg = *cfg;
+	m->memory = memory;
+	m->reg_read = (reg_fn)reg_read;
+	m->decode = (decode_fn)decode;
+	for (uint32_t k = 0; k < cfg->levels; k++) {
+		const struct kt_level_config *l = &cfg->level[k];
+		uint32_t n = l->shared ? 1 : cfg->cpus;
+
+		for (uint32_t side = 0; side < 2; side++) {
+			if (!(l->holds & (side ? KT_HOLDS_D : KT_HOLDS_I)))
+				continue;
+			m->path[side][m->path_len[side]++] = k;
+			if (!l->shared && m->private_len[side] + 1 == m->path_len[side])
+				m->private_len[side]++;
+		}
+		for (uint32_t c = 0; c < n; c++) {
+			m->cache[k][c] = calloc(1, sizeof(struct kt_cache));
+			if (!m->cache[k][c])
+				goto fail;
+			m->cache[k][c]->way = calloc((size_t)l->sets * l->ways, sizeof(struct kt_way));
+			if (!m->cache[k][c]->way)
+				goto fail;
+		}
+	}
+	if (!m->path_len[0] || !m->path_len[1] || !m->private_len[0] || !m->private_len[1])
+		goto fail;
+	m->decoded = calloc(KT_DECODE_SLOTS, sizeof(*m->decoded));
+	if (!m->decoded)
+		goto fail;
+	if (cfg->record_capacity) {
+		m->record = calloc(cfg->record_capacity, sizeof(*m->record));
+		if (!m->record)
+			goto fail;
+	}
+	for (uint32_t c = 0; c < cfg->cpus; c++) {
+		struct kt_cpu *t = &m->cpu[c];
+
+		t->m = m;
+		t->index = c;
+		t->counters = calloc(cfg->counters, 1);
+		t->btb = calloc((size_t)cfg->btb_sets * cfg->btb_ways, sizeof(*t->btb));
+		if (!t->counters || !t->btb)
+			goto fail;
+		memset(t->counters, 1, cfg->counters);	/* weakly not taken */
+	}
+	return m;
+fail:
+	kisim_timing_free(m);
+	return NULL;
+}
+
+/* CPU `index`'s hook argument, bound to its Unicorn and its event_cycles. */
+struct kt_cpu *kisim_timing_cpu(struct kt_machine *m, uint32_t index, void *uc,
+				double *event_cycles)
+{
+	struct kt_cpu *t = &m->cpu[index];
+
+	t->uc = uc;
+	t->event_cycles = event_cycles;
+	return t;
+}
+
+/*
+ * The host wrote text at [begin, end) (sim/machine.py write_text): the
+ * data copies go everywhere; instruction lines too where the arch keeps
+ * the instruction caches coherent. Elsewhere they stay until the CPU is
+ * synced (kisim_timing_inval_i).
+ */
+void kisim_timing_text_written(struct kt_machine *m, uint64_t begin, uint64_t end)
+{
+	uint32_t shift = m->cfg.level[m->path[1][0]].line_shift;
+
+	for (uint64_t a = begin >> shift; a <= (end - 1) >> shift && begin < end; a++) {
+		maintain_d(m, 0, a << shift, false, true);
+		if (m->cfg.icache_coherent)
+			inval_i_everywhere(m, a << shift);
+	}
+	for (uint32_t c = 0; c < m->cfg.cpus; c++)
+		m->cpu[c].fetch_line = 0;
+}
+
+/* CPU `cpu` invalidates its instruction lines over [begin, end) (an icache flush). */
+void kisim_timing_inval_i(struct kt_machine *m, uint32_t cpu, uint64_t begin, uint64_t end)
+{
+	uint32_t k = m->path[0][0], shift = m->cfg.level[k].line_shift;
+
+	for (uint64_t a = begin >> shift; a <= (end - 1) >> shift && begin < end; a++)
+		drop_line(m, k, cpu, a << shift);
+	m->cpu[cpu].fetch_line = 0;
+}
+
+struct kt_stats *kisim_timing_stats(struct kt_machine *m, uint32_t cpu)
+{
+	return &m->cpu[cpu].stats;
+}
+
+/* The accesses recorded so far (for the oracle), their count and the dropped. */
+struct kt_record *kisim_timing_recorded(struct kt_machine *m, uint64_t out[2])
+{
+	out[0] = m->recorded;
+	out[1] = m->record_dropped;
+	return m->record;
+}
+
+/* Whether `cpu`'s level `k` holds `addr`'s line, and dirty (tests): 0, 1 clean, 2 dirty. */
+int kisim_timing_holds(struct kt_machine *m, uint32_t k, uint32_t cpu, uint64_t addr)
+{
+	struct kt_way *w;
+
+	if (k >= m->cfg.levels || cpu >= m->cfg.cpus)
+		return -1;
+	w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
+	return w ? 1 + (int)w->dirty : 0;
+}
+
+void kisim_timing_layout(uint64_t out[4])
+{
+	out[0] = sizeof(struct kt_config);
+	out[1] = offsetof(struct kt_config, record_capacity);
+	out[2] = sizeof(struct kt_stats);
+	out[3] = offsetof(struct kt_stats, cache_op_cycles);
+}

@@ -1,0 +1,293 @@
+"""The timing model: per-CPU caches, MESI coherence, branch prediction, pipeline events.
+
+A machine built with ``timing=True`` runs every CPU under the host C model
+of ``sim/native/timing.c``, configured from its arch's
+:class:`~arches.base.ReferenceCore` and classifying instructions with its
+arch's :class:`~arches.base.Decoder`. Each CPU's Unicorn calls the model for
+every instruction it executes (fetch through L1I, branch resolution,
+serializing and cache-maintenance instructions) and every data access
+(L1D, the outer levels, coherence). The stall cycles go into the CPU's
+charged cycles as they happen, so the modeled clock includes them at the
+instruction that caused them; :meth:`TimingModel.stats` breaks them down.
+
+A count-only machine (``timing=False``, the default of :class:`Machine`)
+installs none of this and runs as fast as before: modeled cycles are then
+retired instructions plus charged events. Everything is deterministic: the
+model sees the same instructions and accesses in the same order on every
+clock path (docs/timing.md).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+import unicorn
+from unicorn.unicorn_py3.unicorn import uclib
+
+from arches import Arch
+from arches.base import CacheLevel
+from sim.errors import ConfigError
+from sim.native import CpuState, hook_add_range
+
+if TYPE_CHECKING:
+    from sim.machine import Machine
+
+SOURCE = Path(__file__).with_name("native") / "timing.c"
+MAX_LEVELS = 4                   # KT_MAX_LEVELS
+MAX_RAS = 64                     # KT_MAX_RAS
+MAX_RECORD = 1 << 24             # accesses one machine may record for the oracle
+MODES = ("timing", "count")      # a machine's cycles: the timing model, or counts only
+FETCH, LOAD, STORE = 0, 1, 2     # a recorded access's kind
+
+_u32, _u64, _f64, _i32 = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_double, ctypes.c_int32
+_HOLDS = {"i": 1, "d": 2, "u": 3}
+
+
+class LevelConfig(ctypes.Structure):
+    _fields_ = [("sets", _u32), ("ways", _u32), ("line_shift", _u32), ("holds", _u32),
+                ("shared", _u32), ("pad", _u32), ("latency", _f64)]
+
+
+class Config(ctypes.Structure):
+    """``struct kt_config``."""
+
+    _fields_ = [("cpus", _u32), ("levels", _u32), ("level", LevelConfig * MAX_LEVELS),
+                ("memory", _f64), ("transfer", _f64), ("mispredict", _f64),
+                ("serialize", _f64), ("cache_op", _f64), ("counters", _u32),
+                ("history_bits", _u32), ("btb_sets", _u32), ("btb_ways", _u32),
+                ("ras_depth", _u32), ("pc_shift", _u32), ("icache_coherent", _u32),
+                ("mode_reg", _i32), ("regs", _i32 * 32), ("exclude_begin", _u64),
+                ("exclude_end", _u64), ("record_capacity", _u64)]
+
+
+_LEVEL_COUNTERS = ("hit", "miss", "evict")
+_COUNTERS = ("memory", "fetches", "loads", "stores", "transfers", "invalidations",
+             "branches", "mispredicts", "serializations", "cache_ops")
+#: Stall cycles by cause, in the order of the breakdown line.
+STALLS = ("fetch_cycles", "data_cycles", "transfer_cycles", "branch_cycles",
+          "serialize_cycles", "cache_op_cycles")
+
+
+class Stats(ctypes.Structure):
+    """``struct kt_stats``: one CPU's counters and stall cycles."""
+
+    _fields_ = ([(n, _u64 * MAX_LEVELS) for n in _LEVEL_COUNTERS]
+                + [(n, _u64) for n in _COUNTERS] + [(n, _f64) for n in STALLS])
+
+
+class Record(ctypes.Structure):
+    """``struct kt_record``: one access, as the oracle replays it."""
+
+    _fields_ = [("addr", _u64), ("size", _u32), ("cpu", ctypes.c_uint16),
+                ("op", ctypes.c_uint16)]
+
+
+class Access(NamedTuple):
+    cpu: int
+    op: int           # FETCH, LOAD or STORE
+    addr: int
+    size: int
+
+
+@functools.lru_cache(maxsize=None)
+def library(arch: Arch) -> ctypes.CDLL:
+    """The timing model with ``arch``'s decoder, built into the cache on first use."""
+    from kbuild.host import host_library       # the build feeds the machine
+    lib = ctypes.CDLL(str(host_library(SOURCE, extra=(Path(arch.decoder.source),))))
+    layout = (_u64 * 4)()
+    lib.kisim_timing_layout(layout)
+    expected = (ctypes.sizeof(Config), Config.record_capacity.offset, ctypes.sizeof(Stats),
+                Stats.cache_op_cycles.offset)
+    if tuple(layout) != expected:
+        raise RuntimeError(f"{SOURCE.name}: structure layout {tuple(layout)} differs from "
+                           f"sim/timing's {expected}")
+    lib.kisim_timing_new.restype = ctypes.c_void_p
+    lib.kisim_timing_new.argtypes = [ctypes.POINTER(Config), ctypes.c_void_p, ctypes.c_void_p,
+                                     ctypes.c_void_p]
+    lib.kisim_timing_cpu.restype = ctypes.c_void_p
+    lib.kisim_timing_cpu.argtypes = [ctypes.c_void_p, _u32, ctypes.c_void_p, ctypes.c_void_p]
+    lib.kisim_timing_free.argtypes = [ctypes.c_void_p]
+    lib.kisim_timing_stats.restype = ctypes.POINTER(Stats)
+    lib.kisim_timing_stats.argtypes = [ctypes.c_void_p, _u32]
+    lib.kisim_timing_recorded.restype = ctypes.POINTER(Record)
+    lib.kisim_timing_recorded.argtypes = [ctypes.c_void_p, ctypes.POINTER(_u64)]
+    lib.kisim_timing_holds.argtypes = [ctypes.c_void_p, _u32, _u32, _u64]
+    for name in ("kisim_timing_text_written", "kisim_timing_inval_i"):
+        getattr(lib, name).restype = None
+    lib.kisim_timing_text_written.argtypes = [ctypes.c_void_p, _u64, _u64]
+    lib.kisim_timing_inval_i.argtypes = [ctypes.c_void_p, _u32, _u64, _u64]
+    return lib
+
+
+def _log2(value: int, what: str) -> int:
+    if value <= 0 or value & (value - 1):
+        raise ConfigError(f"{what} {value} is not a power of two")
+    return value.bit_length() - 1
+
+
+def _level(cache: CacheLevel) -> LevelConfig:
+    _log2(cache.sets, f"{cache.name}: set count")
+    if cache.holds not in _HOLDS:
+        raise ConfigError(f"{cache.name}: holds {cache.holds!r} is not one of i, d, u")
+    return LevelConfig(sets=cache.sets, ways=cache.ways,
+                       line_shift=_log2(cache.line, f"{cache.name}: line size"),
+                       holds=_HOLDS[cache.holds], shared=int(cache.shared),
+                       latency=float(cache.latency))
+
+
+def config(arch: Arch, cpus: int, *, caches: tuple[CacheLevel, ...] | None = None,
+           record: int = 0) -> Config:
+    """``arch``'s reference core as the C model reads it; ``caches`` replaces its
+    cache levels (the oracle's negative control runs a wrong associativity)."""
+    core, decoder = arch.core, arch.decoder
+    caches = core.caches if caches is None else caches
+    if not 2 <= len(caches) <= MAX_LEVELS:
+        raise ConfigError(f"{arch.name}: {len(caches)} cache levels, the model takes "
+                          f"2..{MAX_LEVELS}")
+    p = core.predictor
+    if not 1 <= p.return_stack <= MAX_RAS:
+        raise ConfigError(f"{arch.name}: return stack of {p.return_stack} entries, "
+                          f"the model takes 1..{MAX_RAS}")
+    regs = [arch.uc_regs[name] for name in decoder.regs]
+    cfg = Config(cpus=cpus, levels=len(caches), memory=core.memory.cycles,
+                 transfer=core.transfer.cycles, mispredict=p.mispredict,
+                 serialize=core.serialize.cycles, cache_op=core.cache_op.cycles,
+                 counters=p.counters, history_bits=p.history_bits,
+                 btb_sets=p.btb_entries // p.btb_ways, btb_ways=p.btb_ways,
+                 ras_depth=p.return_stack, pc_shift=_log2(arch.insn_align, "alignment"),
+                 icache_coherent=int(arch.icache_coherent),
+                 mode_reg=arch.uc_regs[decoder.mode_reg] if decoder.mode_reg else -1,
+                 regs=(_i32 * 32)(*regs), record_capacity=record)
+    for i, cache in enumerate(caches):
+        cfg.level[i] = _level(cache)
+    return cfg
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Where one CPU's (or a run's) modeled stall cycles came from: counts and cycles."""
+
+    counts: dict[str, int]
+    cycles: dict[str, float]
+
+    @property
+    def stall_cycles(self) -> float:
+        return sum(self.cycles.values())
+
+    def __add__(self, other: Breakdown) -> Breakdown:
+        return Breakdown({k: self.counts.get(k, 0) + other.counts.get(k, 0)
+                          for k in self.counts.keys() | other.counts.keys()},
+                         {k: self.cycles.get(k, 0.0) + other.cycles.get(k, 0.0)
+                          for k in self.cycles.keys() | other.cycles.keys()})
+
+    def __sub__(self, other: Breakdown) -> Breakdown:
+        return Breakdown({k: self.counts.get(k, 0) - other.counts.get(k, 0)
+                          for k in self.counts.keys() | other.counts.keys()},
+                         {k: self.cycles.get(k, 0.0) - other.cycles.get(k, 0.0)
+                          for k in self.cycles.keys() | other.cycles.keys()})
+
+    def to_json(self) -> dict:
+        return {"counts": dict(sorted(self.counts.items())),
+                "stall_cycles": dict(sorted(self.cycles.items()))}
+
+
+EMPTY = Breakdown({}, {})
+
+
+class TimingModel:
+    """One machine's timing model: hooks on every CPU, state in C."""
+
+    def __init__(self, machine: Machine, *, record: int = 0,
+                 caches: tuple[CacheLevel, ...] | None = None) -> None:
+        arch = machine.arch
+        if arch.core is None or arch.decoder is None:
+            raise ConfigError(f"{arch.name}: no reference core declared: count-only machines")
+        if not isinstance(record, int) or not 0 <= record <= MAX_RECORD:
+            raise ConfigError(f"record must be 0..{MAX_RECORD} accesses, not {record!r}")
+        self.arch = arch
+        self.core = arch.core
+        self.caches = arch.core.caches if caches is None else caches
+        self._lib = lib = library(arch)
+        cfg = config(arch, len(machine.cpus), caches=caches, record=record)
+        handle = lib.kisim_timing_new(ctypes.byref(cfg), ctypes.addressof(machine.memory.table),
+                                      ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p),
+                                      ctypes.cast(lib.kisim_decode, ctypes.c_void_p))
+        if not handle:
+            raise ConfigError(f"{arch.name}: the timing model refused its configuration "
+                              "(geometry not a power of two, or out of memory)")
+        self._handle = handle
+        self._finalizer = weakref.finalize(self, lib.kisim_timing_free, handle)
+        self._memory = machine.memory.table            # kept alive with the model
+        insn = ctypes.cast(lib.kisim_timing_insn, ctypes.c_void_p).value
+        mem = ctypes.cast(lib.kisim_timing_mem, ctypes.c_void_p).value
+        self._stats = []
+        for cpu in machine.cpus:
+            arg = lib.kisim_timing_cpu(handle, cpu.index, cpu.uc._uch,
+                                       ctypes.addressof(cpu._state) + CpuState.event_cycles.offset)
+            # Not the counting loop's page: a parked CPU runs nothing the model sees.
+            hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, insn, arg, 0, machine.spin_base - 1)
+            hook_add_range(cpu.uc, unicorn.UC_HOOK_MEM_READ | unicorn.UC_HOOK_MEM_WRITE, mem,
+                           arg, 1, 0)
+            self._stats.append(lib.kisim_timing_stats(handle, cpu.index).contents)
+
+    # -- what the machine tells it ----------------------------------------
+    def text_written(self, begin: int, end: int) -> None:
+        """The host stored text at ``[begin, end)`` (:meth:`Machine.write_text`)."""
+        self._lib.kisim_timing_text_written(self._handle, begin, end)
+
+    def icache_invalidate(self, cpu: int, begin: int, end: int) -> None:
+        """CPU ``cpu`` drops its instruction lines over ``[begin, end)``."""
+        self._lib.kisim_timing_inval_i(self._handle, cpu, begin, end)
+
+    # -- what it tells ----------------------------------------------------
+    def holds(self, level: str, cpu: int, addr: int) -> int:
+        """0 if ``cpu``'s ``level`` (by name) lacks ``addr``'s line, 1 clean, 2 dirty."""
+        names = [c.name for c in self.caches]
+        if level not in names:
+            raise ConfigError(f"no cache level {level!r} (levels: {', '.join(names)})")
+        return self._lib.kisim_timing_holds(self._handle, names.index(level), cpu, addr)
+
+    def stats(self, cpu: int) -> Breakdown:
+        """CPU ``cpu``'s counters and stall cycles so far."""
+        s = self._stats[cpu]
+        counts = {n: getattr(s, n) for n in _COUNTERS}
+        for i, cache in enumerate(self.caches):
+            for n in _LEVEL_COUNTERS:
+                counts[f"{cache.name}_{n}"] = getattr(s, n)[i]
+        return Breakdown(counts, {n.removesuffix("_cycles"): getattr(s, n) for n in STALLS})
+
+    def total(self) -> Breakdown:
+        """Every CPU's :meth:`stats`, summed."""
+        return functools.reduce(Breakdown.__add__, map(self.stats, range(len(self._stats))),
+                                EMPTY)
+
+    def recorded(self) -> tuple[list[Access], int]:
+        """The accesses recorded (``record=N`` at construction) and how many did not fit."""
+        out = (_u64 * 2)()
+        rows = self._lib.kisim_timing_recorded(self._handle, out)
+        return [Access(r.cpu, r.op, r.addr, r.size) for r in rows[:out[0]]], out[1]
+
+
+def describe(core_name: str, breakdown: Breakdown, instructions: float) -> str:
+    """One readable line: instructions, then each stall cause with its count."""
+    c, cyc = breakdown.counts, breakdown.cycles
+    misses = ", ".join(f"{k.removesuffix('_miss')} miss {c[k]:,}"
+                       for k in sorted(c) if k.endswith("_miss") and c[k])
+    parts = [f"{instructions:,.0f} insns"]
+    if misses:
+        parts.append(misses)
+    if c.get("memory"):
+        parts.append(f"memory {c['memory']:,}")
+    for key, label in (("transfers", "coherence transfers"), ("mispredicts", "mispredicts"),
+                       ("serializations", "serializations"), ("cache_ops", "cache ops")):
+        if c.get(key):
+            parts.append(f"{label} {c[key]:,}")
+    return f"[{core_name}] " + "; ".join(parts) + f"; stalls {sum(cyc.values()):,.0f} cyc"
+
+
+__all__ = ["Access", "Breakdown", "EMPTY", "FETCH", "LOAD", "MODES", "STALLS", "STORE",
+           "TimingModel", "config", "describe", "library"]
