@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from arches import get_arch
-from lab.measure import Cost, CostModel, Tally, measure
+from lab.measure import Cost, CostModel, Tally, cycles_from, measure
 from lab.mechanisms import (KPROBE_POINTS, NONE, SITES, Mechanism, Run, Unavailable, run_once,
                             select)
 from lab.orderings import orderings
@@ -71,19 +71,21 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                  size: int | None = None, model: CostModel | None = None,
                  memory_pressure: bool = False, mechanisms: Sequence[str] | None = None,
                  advance: Callable[..., None] = lambda *a, **k: None,
-                 modules: Sequence = (), expect: int | None = None) -> dict:
+                 modules: Sequence = (), expect: int | None = None,
+                 timing: bool = True) -> dict:
     """The mechanisms of :data:`MECHANISMS` (or those :func:`select` picks) on one arch:
     the table as a JSON-ready dict."""
     arch = get_arch(arch_name)
     mechs = select(mechanisms)
     model = model or CostModel()
-    kw = dict(workload=workload, cpus=cpus, size=size, modules=modules, expect=expect)
+    kw = dict(workload=workload, cpus=cpus, size=size, modules=modules, expect=expect,
+              timing=timing)
     counted_here = lambda m: m.passes_from is None      # noqa: E731
     # Nothing compiled in: the uninstrumented run counts their points' passes.
     base = run_once(arch, NONE, count=tuple(m for m in mechs
                                             if not m.compiled_in and counted_here(m)), **kw)
     advance(description=f"{arch.name}: uninstrumented")
-    base_cycles = model.cycles(arch, base.tally.instructions, base.tally.events)
+    base_cycles = base.tally.cycles(arch, model)
     dormant_runs: dict[str, Run] = {m.key: base for m in mechs if not m.compiled_in}
     passes = dict(base.passes)
     for m in mechs:
@@ -98,11 +100,12 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
         dormant = dormant_runs.get(m.key) or dormant_runs[m.dormant_from]
         n = passes[m.passes_from or m.key]
         d_tally = _tally(dormant, m, n, memory_pressure)
-        d_cyc = model.cycles(arch, d_tally.instructions, d_tally.events)
+        d_cyc = d_tally.cycles(arch, model)
         per_pass = measure(arch, base.tally, d_tally, n, model)
         dormant_doc = {"instructions": d_tally.instructions, "modeled_cycles": d_cyc,
                        "per_pass_instructions": per_pass.instructions,
                        "per_pass_modeled_cycles": per_pass.modeled_cycles,
+                       "per_pass_breakdown": per_pass.breakdown,
                        "percent_over_uninstrumented": _pct(d_cyc, base_cycles)}
         checks.append(dormant.checksum_ok)
         try:
@@ -115,7 +118,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
         advance(description=f"{arch.name}: {m.label}, armed")
         checks.append(active.checksum_ok)
         a_tally = _tally(active, m, n, memory_pressure)
-        a_cyc = model.cycles(arch, a_tally.instructions, a_tally.events)
+        a_cyc = a_tally.cycles(arch, model)
         hit: Cost = measure(arch, d_tally, a_tally, active.hits, model)
         rows.append(Row(
             m.key, m.label, n, active.hits, dormant_doc,
@@ -123,6 +126,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                     "per_hit_instructions": hit.instructions,
                     "per_hit_modeled_cycles": hit.modeled_cycles,
                     "per_hit_events": hit.events,
+                    "per_hit_breakdown": hit.breakdown,
                     "percent_over_uninstrumented": _pct(a_cyc, base_cycles)},
             arming_cycles=model.cycles(arch, 0, active.arm_events),
             published=m.published, detail=active.detail))
@@ -130,6 +134,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
            "kprobe_points": list(KPROBE_POINTS),
            "exact": cpus == 1,      # with more CPUs, runs also differ in interleaving
            "memory_pressure": memory_pressure, "checksums_ok": all(checks),
+           "cycles": cycles_from(arch, timing),
            "uninstrumented": {"instructions": base.tally.instructions,
                               "modeled_cycles": base_cycles},
            "rows": [r.to_json() for r in rows], "cost_model": model.table(arch)}

@@ -22,12 +22,12 @@ from sim.guest import Guest
 BASE = 0x10000
 
 
-def site_loop(arch: Arch, iterations: int) -> dict:
+def site_loop(arch: Arch, iterations: int, timing: bool = True) -> dict:
     """Run the loop with its site dormant (the kernel's nop); return the counts."""
     setup, body = arch.snippet("demo_setup", n=iterations), arch.snippet("demo_body")
     spelled = "; ".join(f".byte {b:#x}" for b in arch.site_nop)
     code = assemble(arch, f"{setup}; l: {spelled}; {body}", BASE)
-    machine = Machine(arch)
+    machine = Machine(arch, timing=timing)
     end = machine.load_code(code + arch.syscall_insn, BASE) - len(arch.syscall_insn)
 
     def on_trap(cpu, trap):
@@ -43,25 +43,28 @@ def site_loop(arch: Arch, iterations: int) -> dict:
     instructions = cpu.instructions - 1
     cycles = cpu.modeled_cycles - arch.cost("insn") - arch.cost("trap")
     return {"arch": arch.name, "site": "dormant nop", "instructions": instructions,
-            "modeled_cycles": cycles, "modeled_cycles_per_iteration": cycles / iterations}
+            "modeled_cycles": cycles, "modeled_cycles_per_iteration": cycles / iterations,
+            "cycles": machine.cycles_from,
+            **({"breakdown": machine.timing.total().to_json()} if timing else {})}
 
 
 #: Where the demo's kprobe sits: the getppid system call, once per getppid() call.
 KPROBE_AT = "sys_getppid"
 
 
-def kprobe_row(arch: Arch, iterations: int) -> dict:
+def kprobe_row(arch: Arch, iterations: int, timing: bool = True) -> dict:
     """A registered kprobe with an empty guest pre_handler on ``sys_getppid``,
     getppid workload (``iterations`` calls per task), one CPU: cost per hit."""
-    return measure_kprobe(arch.name, KPROBE_AT, workload="getppid", size=iterations).to_json()
+    return measure_kprobe(arch.name, KPROBE_AT, workload="getppid", size=iterations,
+                          timing=timing).to_json()
 
 
 MAX_ITERATIONS = 32767        # the loop counter is a 16-bit signed immediate on PPC
 
 
-def kernel_markers(arch: Arch, armed: bool) -> dict:
+def kernel_markers(arch: Arch, armed: bool, timing: bool = True) -> dict:
     """hackbench on 2 CPUs with every marker dormant or armed to a no-op probe."""
-    guest = Guest(build(arch.name), cpus=2, workload="hackbench")
+    guest = Guest(build(arch.name), cpus=2, workload="hackbench", timing=timing)
     if armed:
         inst = attach(guest)
         empty = inst.tables.image.symbols["__mark_empty_function"]
@@ -72,7 +75,7 @@ def kernel_markers(arch: Arch, armed: bool) -> dict:
     result = guest.run()
     return {"arch": arch.name, "markers": "armed" if armed else "dormant",
             "instructions": result.instructions, "modeled_cycles": result.modeled_cycles,
-            "checksum_ok": result.ok}
+            "checksum_ok": result.ok, "cycles": result.cycles}
 
 
 __all__ = ["KPROBE_AT", "MAX_ITERATIONS", "kernel_markers", "kprobe_row", "site_loop"]

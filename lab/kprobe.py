@@ -8,7 +8,7 @@ hits. Used by ``kisim kprobe``, ``kisim demo`` and ``kisim tour``.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
 from kbuild import build
@@ -50,6 +50,9 @@ class KprobeCost:
     site_before: str
     site_after: str
     list_line: str
+    cycles: str = ""
+    #: The timing model's counts and stall cycles per hit (empty when count-only).
+    breakdown: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -58,7 +61,8 @@ class KprobeCost:
 def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool = False,
                    ret: bool = False, optimize: bool = False, cpus: int = 1, size: int | None = None,
                    overrides: dict[str, str] | None = None, modules: Sequence = (),
-                   handler: str | None = None, expect: int | None = None) -> KprobeCost:
+                   handler: str | None = None, expect: int | None = None,
+                   timing: bool = True) -> KprobeCost:
     """Run ``workload`` without and with a kprobe at ``at`` (empty guest handlers).
 
     ``ret`` adds a kretprobe on the same function entry (``at`` must be
@@ -67,13 +71,15 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
     ``optimize`` runs the kprobe optimizer on the probe before the workload.
     ``modules`` are guest modules built in (kbuild.modules); ``handler`` names
     a guest function (a module's) to use as the pre_handler, or with ``ret``
-    the return handler, instead of the empty one.
+    the return handler, instead of the empty one. ``timing`` runs both on the
+    timing model (else count-only).
     """
     check_workload(workload, size)
     symbol, offset = parse_at(at)
     kernel = build(arch, overrides=overrides, modules=modules)
-    base = Tally.of(Guest(kernel, cpus=cpus, workload=workload, size=size, expect=expect).run())
-    guest = Guest(kernel, cpus=cpus, workload=workload, size=size, expect=expect)
+    kw = dict(cpus=cpus, workload=workload, size=size, expect=expect, timing=timing)
+    base = Tally.of(Guest(kernel, **kw).run())
+    guest = Guest(kernel, **kw)
     kprobes = Kprobes(guest)
     addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
     before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
@@ -101,4 +107,5 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
         instructions_per_hit=cost.instructions, modeled_cycles_per_hit=cost.modeled_cycles,
         traps_per_hit=cost.traps,
         site_before=before, site_after=after,
-        list_line=next(line for line in kprobes.list() if f"{addr:x}  " in line))
+        list_line=next(line for line in kprobes.list() if f"{addr:x}  " in line),
+        cycles=guest.machine.cycles_from, breakdown=cost.breakdown)

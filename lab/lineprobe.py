@@ -39,13 +39,14 @@ def _in_scope(debug: DebugInfo, address: int) -> list[dict]:
 def probe_line(arch: Arch, file: str, line: int, fetch: list[str], *, workload: str,
                cpus: int = 1, size: int | None = None,
                overrides: dict[str, str] | None = None, modules: Sequence = (),
-               expect: int | None = None) -> dict:
+               expect: int | None = None, timing: bool = True) -> dict:
     """Probe ``file:line`` under ``workload``: its sites, hits, fetched values and cost per hit.
 
     Raises the probe layer's errors (no such line or variable, a kprobe
     refusal) for the caller to report."""
     image = build(arch.name, overrides=overrides, modules=modules)
-    guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect)
+    kw = dict(cpus=cpus, workload=workload, size=size, expect=expect, timing=timing)
+    guest = Guest(image, **kw)
     kprobes = Kprobes(guest)
     with DebugInfo(image.elf, arch) as debug:
         probe = LineProbe(kprobes, debug, file, line, fetch)
@@ -54,7 +55,7 @@ def probe_line(arch: Arch, file: str, line: int, fetch: list[str], *, workload: 
         probe.arm()
         listing = kprobes.list()
         result = guest.run()
-    base = Tally.of(Guest(image, cpus=cpus, workload=workload, size=size, expect=expect).run())
+    base = Tally.of(Guest(image, **kw).run())
     cost = measure(arch, base, Tally.of(result), len(probe.hits))
     per_address = Counter(h.address for h in probe.hits)
     return {"arch": arch.name, "file": probe.addresses[0].file, "line": line,
@@ -64,7 +65,8 @@ def probe_line(arch: Arch, file: str, line: int, fetch: list[str], *, workload: 
             "hits": len(probe.hits), "kprobe_hits": probe.kprobe_hits,
             "cost_per_hit": None if cost.instructions is None else
             {"instructions": cost.instructions, "modeled_cycles": cost.modeled_cycles,
-             "traps": cost.traps, "exact": cpus == 1},
+             "traps": cost.traps, "exact": cpus == 1, "breakdown": cost.breakdown},
+            "cycles": guest.machine.cycles_from,
             "hits_per_address": {f"{a:#x}": n for a, n in sorted(per_address.items())},
             "events": [{"cpu": h.cpu, "address": h.address, "values": h.values,
                         "unavailable": h.unavailable} for h in probe.hits]}

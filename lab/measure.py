@@ -19,6 +19,7 @@ from typing import Mapping
 
 import fsio
 from arches import Arch
+from sim.timing import EMPTY, Breakdown, cycles_from
 
 #: Modeled cost of a cache-cold load (memory-pressure mode), from Desnoyers.
 CACHE_MISS = (559.0, "Desnoyers, Immediate Values patchset, Documentation/immediate.txt: a "
@@ -118,14 +119,18 @@ class Tally:
 
     instructions: int
     events: Counter[str]
+    stalls: Breakdown = EMPTY        # the timing model's; EMPTY on a count-only machine
 
     @classmethod
     def of(cls, result) -> Tally:
         """The tally of a :class:`sim.guest.BootResult` (its per-CPU counts)."""
         events: Counter[str] = Counter()
+        stalls = EMPTY
         for c in result.per_cpu:
             events.update(c["events"])
-        return cls(result.instructions, +events)
+            if "timing" in c:
+                stalls += Breakdown(c["timing"]["counts"], c["timing"]["stall_cycles"])
+        return cls(result.instructions, +events, stalls)
 
     @classmethod
     def of_machine(cls, machine) -> Tally:
@@ -133,11 +138,22 @@ class Tally:
         events: Counter[str] = Counter()
         for c in machine.cpus:
             events.update(c.events)
-        return cls(machine.total_instructions, +events)
+        stalls = machine.timing.total() if machine.timing is not None else EMPTY
+        return cls(machine.total_instructions, +events, stalls)
 
     def plus(self, event: str, n: int) -> Tally:
         """This tally with ``n`` more ``event`` charges (e.g. modeled cache misses)."""
-        return Tally(self.instructions, self.events + Counter({event: n}))
+        return Tally(self.instructions, self.events + Counter({event: n}), self.stalls)
+
+    def __sub__(self, other: Tally) -> Tally:
+        """What ran after ``other`` was taken, on the same machine."""
+        return Tally(self.instructions - other.instructions, +(self.events - other.events),
+                     self.stalls - other.stalls)
+
+    def cycles(self, arch: Arch, model: CostModel | None = None) -> float:
+        """Modeled cycles: instructions and events under ``model``, plus the stalls."""
+        return (model or CostModel()).cycles(arch, self.instructions, self.events) \
+            + self.stalls.stall_cycles
 
 
 @dataclass(frozen=True)
@@ -150,11 +166,13 @@ class Cost:
     traps: float | None
     #: Charged events per unit, for each event whose count changed.
     events: dict[str, float]
+    #: The timing model's counts and stall cycles per unit (empty when count-only).
+    breakdown: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"count": self.count, "instructions": self.instructions,
                 "modeled_cycles": self.modeled_cycles, "traps": self.traps,
-                "events": self.events}
+                "events": self.events, "breakdown": self.breakdown}
 
 
 def measure(arch: Arch, before: Tally, after: Tally, count: int,
@@ -169,12 +187,15 @@ def measure(arch: Arch, before: Tally, after: Tally, count: int,
         return Cost(count, None, None, None, {})
     changed = sorted(e for e in set(before.events) | set(after.events)
                      if after.events[e] != before.events[e])
-    cycles = (model.cycles(arch, after.instructions, after.events)
-              - model.cycles(arch, before.instructions, before.events))
+    cycles = after.cycles(arch, model) - before.cycles(arch, model)
+    stalls = after.stalls - before.stalls
+    breakdown = {} if after.stalls is EMPTY else {
+        "counts": {k: v / count for k, v in sorted(stalls.counts.items()) if v},
+        "stall_cycles": {k: v / count for k, v in sorted(stalls.cycles.items()) if v}}
     return Cost(count, (after.instructions - before.instructions) / count, cycles / count,
                 (after.events["trap"] - before.events["trap"]) / count,
-                {e: (after.events[e] - before.events[e]) / count for e in changed})
+                {e: (after.events[e] - before.events[e]) / count for e in changed}, breakdown)
 
 
 __all__ = ["CACHE_MISS", "COST_MODEL_LIMIT", "CompareError", "Cost", "CostModel", "EVENTS",
-           "MAX_EVENT_CYCLES", "Tally", "load_cost_model", "measure"]
+           "MAX_EVENT_CYCLES", "Tally", "cycles_from", "load_cost_model", "measure"]

@@ -348,31 +348,25 @@ class Run:
 def run_once(arch: Arch, config: Mapping[str, str], *, workload: str, cpus: int,
              size: int | None, mech: Mechanism | None = None, armed: bool = False,
              count: tuple[Mechanism, ...] = (), modules: Sequence = (),
-             expect: int | None = None) -> Run:
+             expect: int | None = None, timing: bool = False) -> Run:
     """Build with ``config`` (and the guest ``modules``), set up ``mech`` (armed
-    or not), run the workload.
+    or not), run the workload (on the timing model with ``timing``).
 
     The passes of each mechanism in ``count`` are counted on the way.
     """
     image = build(arch.name, overrides={**BASE_CONFIG, **config}, modules=modules)
-    guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect)
+    guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect, timing=timing)
     target = Target(guest)
     with target.closing:
         if mech is not None and mech.boot is not None:
             mech.boot(target)
         passes = {m.key: target.counter(m.sites(target)) for m in count}
         armed_ = mech.arm(target) if mech is not None and armed else Armed(lambda: 0)
-        arm_events = Counter({e: n for c in guest.machine.cpus for e, n in c.events.items()})
-        arm_instructions = guest.machine.total_instructions
+        arming = Tally.of_machine(guest.machine)
         ok = armed_.run() if armed_.run is not None else guest.run().ok
-        events: Counter[str] = Counter()
-        for c in guest.machine.cpus:
-            events.update(c.events)
-        events.subtract(arm_events)
         detail = "; ".join(x for x in (armed_.detail, armed_.outcome and armed_.outcome())
                            if x)
-        return Run(Tally(guest.machine.total_instructions - arm_instructions, +events),
-                   arm_events,
+        return Run(Tally.of_machine(guest.machine) - arming, arming.events,
                    {k: f() for k, f in passes.items()}, armed_.hits(), ok, detail)
 
 

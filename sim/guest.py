@@ -111,6 +111,7 @@ class BootResult:
     quantum: int
     seed: int | None
     elf: str
+    cycles: str = "count-only: retired instructions and charged events"
 
     @property
     def ok(self) -> bool:
@@ -131,7 +132,8 @@ class BootResult:
                 "modeled_cycles": self.modeled_cycles, "per_cpu": self.per_cpu,
                 "exit_status": self.exit_status, "hypercalls": self.hypercalls,
                 "seconds": round(self.seconds, 3), "quantum": self.quantum,
-                "seed": self.seed, "elf": self.elf, "console": self.console}
+                "seed": self.seed, "elf": self.elf, "cycles": self.cycles,
+                "console": self.console}
 
 
 class Guest:
@@ -144,7 +146,8 @@ class Guest:
 
     def __init__(self, build_or_elf, *, cpus: int = 1, workload: str = "hackbench",
                  size: int | None = None, quantum: int = DEFAULT_QUANTUM,
-                 seed: int | None = None, expect: int | None = None) -> None:
+                 seed: int | None = None, expect: int | None = None,
+                 timing: bool = False) -> None:
         check_workload(workload, size)
         config = getattr(build_or_elf, "config", None)
         self.build = build_or_elf if config is not None else None
@@ -156,7 +159,7 @@ class Guest:
                               f"CONFIG_NR_CPUS={nr_cpus}")
         self.arch = arch
         self.workload = workload
-        self.machine = Machine(arch, cpus, quantum=quantum, seed=seed)
+        self.machine = Machine(arch, cpus, quantum=quantum, seed=seed, timing=timing)
         self.image = self.machine.load_elf(os.fspath(self.elf))
         # start_kernel's ftrace_init, before any CPU runs (CONFIG_DYNAMIC_FTRACE)
         converted = boot_convert(self.machine, self.image)
@@ -302,8 +305,10 @@ class Guest:
         self.machine.run(max_instructions=max_instructions, on_turn=on_turn)
         expected = self.expected_checksum()
         seconds = time.perf_counter() - started     # the run and its reference checksum
+        timing = self.machine.timing
         per_cpu = [{"cpu": c.index, "instructions": c.instructions,
-                    "modeled_cycles": c.modeled_cycles, "events": dict(c.events)}
+                    "modeled_cycles": c.modeled_cycles, "events": dict(c.events),
+                    **({"timing": timing.stats(c.index).to_json()} if timing else {})}
                    for c in self.machine.cpus]
         return BootResult(arch=self.arch.name, cpus=len(self.machine.cpus),
                           workload=self.workload, size=self.size, checksum=self.checksum,
@@ -311,15 +316,17 @@ class Guest:
                           per_cpu=per_cpu, console="".join(self.console),
                           exit_status=list(self.exit_status), hypercalls=dict(self.hypercalls.counts),
                           seconds=seconds, quantum=self.machine.quantum,
-                          seed=self.machine.seed, elf=os.fspath(self.elf))
+                          seed=self.machine.seed, elf=os.fspath(self.elf),
+                          cycles=self.machine.cycles_from)
 
 
 def boot(build_or_elf, *, cpus: int = 1, workload: str = "hackbench", size: int | None = None,
          quantum: int = DEFAULT_QUANTUM, seed: int | None = None,
-         max_instructions: int | None = MAX_INSTRUCTIONS, expect: int | None = None) -> BootResult:
+         max_instructions: int | None = MAX_INSTRUCTIONS, expect: int | None = None,
+         timing: bool = False) -> BootResult:
     """Boot a kernel (a :class:`kbuild.Build` or an ELF path) and run ``workload``."""
     guest = Guest(build_or_elf, cpus=cpus, workload=workload, size=size,
-                  quantum=quantum, seed=seed, expect=expect)
+                  quantum=quantum, seed=seed, expect=expect, timing=timing)
     return guest.run(max_instructions=max_instructions)
 
 

@@ -52,7 +52,7 @@ from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault
 from sim.native import CpuState, MemoryMap, add_hook, use_virtual_tlb
 from sim.textlock import TextMutex, text_mutex
-from sim.timing import TimingModel
+from sim.timing import TimingModel, cycles_from
 from sim.uccount import instruction_counter
 
 PAGE = 0x1000
@@ -890,6 +890,4 @@ class Machine:
     @property
     def cycles_from(self) -> str:
         """Where this machine's modeled cycles come from, in one phrase."""
-        if self.timing is None:
-            return "count-only: retired instructions and charged events"
-        return f"timing model of the {self.timing.core.name}"
+        return cycles_from(self.arch, self.timing is not None)

@@ -272,6 +272,13 @@ class TimingModel:
         return [Access(r.cpu, r.op, r.addr, r.size) for r in rows[:out[0]]], out[1]
 
 
+def cycles_from(arch: Arch, timing: bool) -> str:
+    """Where a machine's modeled cycles come from, in one phrase (every figure prints it)."""
+    if timing:
+        return f"timing model of the {arch.core.name}"
+    return "count-only: retired instructions and charged events"
+
+
 def describe(core_name: str, breakdown: Breakdown, instructions: float) -> str:
     """One readable line: instructions, then each stall cause with its count."""
     c, cyc = breakdown.counts, breakdown.cycles
@@ -290,4 +297,4 @@ def describe(core_name: str, breakdown: Breakdown, instructions: float) -> str:
 
 
 __all__ = ["Access", "Breakdown", "EMPTY", "FETCH", "LOAD", "MODES", "STALLS", "STORE",
-           "TimingModel", "config", "describe", "library"]
+           "TimingModel", "config", "cycles_from", "describe", "library"]

@@ -8,6 +8,8 @@ probed instruction by arch_arm_kprobe() in core.c).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Sequence
 
 import capstone
@@ -15,7 +17,7 @@ import keystone
 import unicorn
 from unicorn import arm_const
 
-from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
+from arches.base import (Decoder, Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
                          patch_words, uc_register_map)
 from arches.arm.dwarf import DWARF_REGS
 
@@ -23,6 +25,16 @@ BRANCH_REACH = (-0x2000000, 0x1FFFFFC)   # +-32 MB
 KPROBE_ARM_BREAKPOINT_INSTRUCTION = 0x07F001F8
 #: ``push {lr}`` before ``bl __gnu_mcount_nc``: stmdb sp!, {lr} or str lr, [sp, #-4]!
 PUSH_LR = (bytes.fromhex("00402de9"), bytes.fromhex("04e02de5"))
+
+
+from arches.arm.core import CORE  # noqa: E402  (the reference core: docs/timing.md)
+
+# A trap is one exception entry and return on the reference core, measured
+# apart from any kprobe figure (those are what the model is validated against).
+_EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return. "
+                  f"{CORE.exception.source}")
+_IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
+            "the exception figure above")
 
 
 def _branch(src: int, dst: int, link: bool) -> bytes:
@@ -51,10 +63,6 @@ def kprobe_breakpoint(orig: bytes) -> bytes:
 
 _REGS = [f"r{i}" for i in range(13)] + ["sp", "lr", "pc", "cpsr"]
 
-# Documentation/trace/kprobes.rst quotes no ARM figure; its general range is
-# 0.5-1.0 us per hit. We take the low end at a modeled 1 GHz core.
-_TRAP = Cost(250, "Documentation/trace/kprobes.rst: kprobe hit 0.5-1.0 us (no ARM "
-                  "figure); low end at a modeled 1 GHz = 500 cycles for two traps, half each")
 _FLUSH_LINE = Cost(5, "arch/arm/mm/cache-v7.S v7_coherent_user_range: dccmvau, dsb, "
                       "icimvau, dsb, isb = 5 instructions per line")
 
@@ -146,15 +154,15 @@ ARCH = Arch(
     costs={
         "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
                         "(assumption; no published CPI for this guest)"),
-        "trap": _TRAP,
-        "ipi": Cost(250, "patch_text() runs under stop_machine(): every CPU takes an "
-                         "IPI; modeled as one exception round trip, the trap figure above"),
+        "trap": _EXCEPTION,
+        "ipi": _IPI,
         "icache_flush": _FLUSH_LINE,
         "clock_read": Cost(1, "trace clock read = mrc p15 PMCCNTR: one instruction; no published "
                               "latency found, so the model unit (assumption)"),
     },
-    clock=Cost(1_000_000_000, "modeled 1 GHz core, the clock the trap cost above is taken at (no "
-                   "ARM figure in Documentation/trace/kprobes.rst)"),
+    clock=CORE.clock,
+    core=CORE,
+    decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=tuple(f"r{n}" for n in range(13)) + ("sp", "lr", "pc"), mode_reg="cpsr"),
     cc_target="arm-linux-musleabi",
     # No NEON/VFP (the guest never enables them); GNU EABI for -pg:
     # `push {lr}; bl __gnu_mcount_nc` as in the Linux ARM kernel.

@@ -7,6 +7,8 @@ bit for bl, reach -0x2000000..0x1fffffc), arch/powerpc/include/asm/probes.h
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Sequence
 
 import capstone
@@ -14,12 +16,22 @@ import keystone
 import unicorn
 from unicorn import ppc_const
 
-from arches.base import (Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
+from arches.base import (Decoder, Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
                          patch_words, uc_register_map)
 from arches.ppc32.dwarf import DWARF_REGS
 
 #: PPC_INST_NOP (arch/powerpc/include/asm/ppc-opcode.h): ori 0,0,0, big-endian.
 PPC_INST_NOP = (0x60000000).to_bytes(4, "big")
+
+
+from arches.ppc32.core import CORE  # noqa: E402  (the reference core: docs/timing.md)
+
+# A trap is one exception entry and return on the reference core, measured
+# apart from any kprobe figure (those are what the model is validated against).
+_EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return. "
+                  f"{CORE.exception.source}")
+_IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
+            "the exception figure above")
 
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)
@@ -54,10 +66,6 @@ _REGS = {f"r{i}": str(i) for i in range(32)}
 # xer: Unicorn's read omits SO/OV/CA (see arches/ppc32/kprobes.py)
 _REGS.update(pc="PC", lr="LR", ctr="CTR", cr="CR", xer="XER", msr="MSR")
 
-# POWER5 1.66 GHz: a kprobe hit is 0.77 us (Documentation/trace/kprobes.rst),
-# i.e. 1278 cycles for the breakpoint trap and the single-step trap.
-_TRAP = Cost(639, "Documentation/trace/kprobes.rst: kprobe hit 0.77 us on POWER5 "
-                  "1.66 GHz = 1278 cycles for tw trap + single-step trap; half each")
 _FLUSH_LINE = Cost(5, "arch/powerpc/lib/code-patching.c patch_instruction: dcbst, "
                       "sync, icbi, sync, isync = 5 instructions per line")
 
@@ -148,16 +156,16 @@ ARCH = Arch(
     costs={
         "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
                         "(assumption; no published CPI for this guest)"),
-        "trap": _TRAP,
-        "ipi": Cost(639, "patch_instruction() is followed by a sync on every CPU; "
-                         "modeled as one exception round trip, the trap figure above"),
+        "trap": _EXCEPTION,
+        "ipi": _IPI,
         "icache_flush": _FLUSH_LINE,
         "clock_read": Cost(1, "trace clock read = mftb: one instruction; no published latency "
                               "found, so the model unit (assumption)"),
     },
     imv_sign_extends=True,               # li rD, SIMM: the 16-bit field is signed
-    clock=Cost(1_660_000_000, "Documentation/trace/kprobes.rst measures PowerPC on a 1.66 GHz "
-                   "POWER5; the trap cost above is taken at that clock"),
+    clock=CORE.clock,
+    core=CORE,
+    decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=tuple(f"r{n}" for n in range(32))),
     cc_target="powerpc-linux-musl",
     # No FPU instructions: the guest never sets MSR[FP].
     cc_flags=("-mcpu=ppc-hard_float",),

@@ -6,6 +6,8 @@ arch/x86/include/asm/text-patching.h (JMP32/JMP8/CALL opcodes).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Sequence
 
 import capstone
@@ -13,12 +15,22 @@ import keystone
 import unicorn
 from unicorn import x86_const
 
-from arches.base import (Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
+from arches.base import (Decoder, Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
                          TrapVector, check_reach, uc_register_map)
 from arches.x86_64.dwarf import DWARF_REGS
 
 #: P6_NOP5 (arch/x86/include/asm/nops.h): nopl 0x0(%rax,%rax,1), the ideal 5-byte nop.
 P6_NOP5 = bytes.fromhex("0f1f440000")
+
+
+from arches.x86_64.core import CORE  # noqa: E402  (the reference core: docs/timing.md)
+
+# A trap is one exception entry and return on the reference core, measured
+# apart from any kprobe figure (those are what the model is validated against).
+_EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return. "
+                  f"{CORE.exception.source}")
+_IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
+            "the exception figure above")
 
 
 REL32 = (-(1 << 31), (1 << 31) - 1)
@@ -55,10 +67,6 @@ def kprobe_breakpoint(orig: bytes) -> bytes:
 _REGS = ("rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 "
          "rip rflags").split()
 
-# Opteron 2 GHz: a kprobe hit (int3 trap + single-step trap) is 0.49 us
-# (Documentation/trace/kprobes.rst), i.e. 980 cycles for two traps.
-_TRAP = Cost(490, "Documentation/trace/kprobes.rst: kprobe hit 0.49 us on "
-                  "Opteron 2 GHz = 980 cycles for int3 + single-step trap; half each")
 
 
 # -- text patching: text_poke_bp (arch/x86/kernel/alternative.c) ----------
@@ -262,9 +270,8 @@ ARCH = Arch(
     costs={
         "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
                         "(assumption; no published CPI for this guest)"),
-        "trap": _TRAP,
-        "ipi": Cost(490, "text_poke_sync() IPIs every CPU to run sync_core(); "
-                         "modeled as one interrupt round trip, the trap figure above"),
+        "trap": _EXCEPTION,
+        "ipi": _IPI,
         "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
         "clock_read": Cost(7, "trace clock read = rdtsc: 6-7 clocks, not pairable, on the Pentium "
@@ -276,8 +283,9 @@ ARCH = Arch(
     exception_names={0: "divide by zero (#DE, divide error: Intel SDM vol. 3A §6.15, vector 0)",
                      13: "general protection fault (#GP: Intel SDM vol. 3A §6.15, vector 13)"},                # Intel SDM vol. 3A §8.1.3: serialize, no flush
     poke_breakpoint=INT3,
-    clock=Cost(2_000_000_000, "Documentation/trace/kprobes.rst measures x86-64 on a 2 GHz "
-                   "Opteron; the trap cost above is taken at that clock"),
+    clock=CORE.clock,
+    core=CORE,
+    decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")),
     cc_target="x86_64-linux-musl",
     # Kernel code model: no red zone, no SSE/MMX state, no CET endbr.
     cc_flags=("-mno-red-zone", "-mcmodel=small", "-mno-sse", "-mno-sse2", "-mno-mmx",

@@ -12,7 +12,7 @@ import argparse
 import time
 
 from kbuild import build
-from kisim.commands.common import (add_json, add_run_args, config_note, overrides, print_json,
+from kisim.commands.common import (add_cycles, timing, add_json, add_run_args, config_note, overrides, print_json,
                                    sites_line)
 from kisim.progress import progress
 from patcher.tables import load_tables
@@ -22,6 +22,7 @@ from sim.guest import Guest, check_workload
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("boot", help="boot the guest kernel and run a workload")
     add_run_args(p)
+    add_cycles(p, "count")
     add_json(p)
     p.set_defaults(func=cmd_boot)
 
@@ -34,7 +35,8 @@ def cmd_boot(args: argparse.Namespace) -> int:
         b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
         tables = load_tables(b.elf, b.arch)
         guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                      quantum=args.quantum, seed=args.seed, expect=args.expect)
+                      quantum=args.quantum, seed=args.seed, expect=args.expect,
+                  timing=timing(args))
         result = guest.run(max_instructions=args.max_instructions)
     wall = time.perf_counter() - started
     if args.json:

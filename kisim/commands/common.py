@@ -137,6 +137,25 @@ def sites_line(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counts.items())
 
 
+# -- where modeled cycles come from ------------------------------------------------------
+
+CYCLES = ("timing", "count")
+
+
+def add_cycles(p: argparse.ArgumentParser, default: str) -> None:
+    """--cycles timing|count: the reference core's timing model, or counts only."""
+    p.add_argument("--cycles", choices=CYCLES, default=default,
+                   help="where modeled cycles come from: 'timing', the arch's reference core "
+                        "(caches, coherence, branch prediction, pipeline events; "
+                        "docs/timing.md), or 'count', retired instructions plus charged "
+                        f"events (faster); default {default}")
+
+
+def timing(args: argparse.Namespace) -> bool:
+    """Whether the command runs on the timing model (``--cycles timing``)."""
+    return args.cycles == "timing"
+
+
 # -- a guest run --------------------------------------------------------------------------
 
 def add_run_args(p: argparse.ArgumentParser) -> None:

@@ -21,10 +21,12 @@ from pathlib import Path
 
 import fsio
 from arches import NAMES
-from kisim.commands.common import add_cpus, add_json, add_modules, check_arches, print_json
+from kisim.commands.common import (add_cpus, add_cycles, add_json, add_modules, check_arches,
+                                   print_json, timing)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.compare import compare_arch
+from lab.report import breakdown_line
 from lab.measure import CompareError, CostModel, load_cost_model
 from lab.mechanisms import MECHANISMS, runs_per_arch, select
 from sim.guest import WORKLOADS, check_workload
@@ -43,7 +45,7 @@ def print_table(doc: dict) -> None:
           f"{', '.join(doc['sites'])}"
           + (", memory pressure (flag load cache-cold)" if doc["memory_pressure"] else ""))
     print(f"uninstrumented: {base['instructions']:,} instructions, "
-          f"{base['modeled_cycles']:,.0f} modeled cycles")
+          f"{base['modeled_cycles']:,.0f} modeled cycles ({doc['cycles']})")
     head = (f"  {'mechanism':32} {'passes':>7} {'dormant/pass':>13} {'dormant/pass':>13} "
             f"{'dormant':>8} {'hits':>6} {'armed/hit':>10} {'armed/hit':>11} {'armed':>8} "
             f"{'arming':>8}")
@@ -66,6 +68,12 @@ def print_table(doc: dict) -> None:
     for r in doc["rows"]:
         if r["detail"]:
             print(f"    {r['label']}: {r['detail']}")
+    if any(r["dormant"]["per_pass_breakdown"] for r in doc["rows"]):
+        print("  where the modeled cycles went (per pass dormant | per hit armed):")
+        for r in doc["rows"]:
+            armed = (r["active"] or {}).get("per_hit_breakdown") or {}
+            print(f"    {r['label']}: {breakdown_line(r['dormant']['per_pass_breakdown'])}"
+                  f" | {breakdown_line(armed)}")
     if not doc["exact"]:
         print("  NOTE: with more than one CPU the runs also differ in interleaving and lock "
               "spinning,\n  so per-pass and per-hit figures are not exact (they can even be "
@@ -97,12 +105,15 @@ def run(args: argparse.Namespace) -> int:
                                      size=args.size, model=model,
                                      memory_pressure=args.memory_pressure,
                                      mechanisms=args.mechanism, advance=advance,
-                                     modules=args.modules, expect=args.expect))
+                                     modules=args.modules, expect=args.expect,
+                                     timing=timing(args)))
     from lab.plot import plot       # matplotlib only when plotting
     plots = plot(docs, out)
     document = {"kind": "kisim-compare", "modeled": True,
-                "note": "cycles are modeled cycles (cost table per arch, sources in "
-                        "cost_model), not measurements; instruction counts are exact",
+                "note": "cycles are modeled cycles (each arch document's 'cycles' says from "
+                        "what: the reference core's timing model or counts only; charged "
+                        "events' sources in cost_model), not measurements; instruction "
+                        "counts are exact",
                 "cost_model_file": args.cost_model, "arches": docs,
                 "plots": [str(p) for p in plots]}
     fsio.atomic_write(out / "compare.json", json.dumps(document, indent=2) + "\n")
@@ -112,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
         for doc in docs:
             print_table(doc)
         print(f"\nwrote {out / 'compare.json'}, {', '.join(str(p) for p in plots)}")
-        print("Cycles are modeled (per-arch cost tables; `--json` lists each constant and "
-              "its source). Dormant costs include the compiler's reaction to the site "
+        print("Cycles are modeled (the reference cores of docs/timing.md, or counts only "
+              "with --cycles count; `--json` lists each constant and its source). Dormant costs include the compiler's reaction to the site "
               "(register allocation, spills), not only the enable check.")
     return 0 if all(d["checksums_ok"] for d in docs) else 1
 
@@ -133,6 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (default: the workload's own)")
     add_cpus(p)
+    add_cycles(p, "timing")
     p.add_argument("--out", default="kisim-compare", metavar="DIR",
                    help="where compare.json, compare.png and compare.svg go (default "
                         "./kisim-compare); kisim writes only these names there, each to a "

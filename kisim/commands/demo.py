@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 
 from arches import ARCHES
-from kisim.commands.common import add_json, print_json
+from kisim.commands.common import add_cycles, add_json, print_json, timing
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.demo import KPROBE_AT, MAX_ITERATIONS, kernel_markers, kprobe_row, site_loop
@@ -29,16 +29,16 @@ def run(args: argparse.Namespace) -> int:
     with progress("demo", total=steps, enabled=not args.json) as advance:
         rows, kprobes = [], []
         for arch in ARCHES.values():
-            rows.append(site_loop(arch, args.iterations))
+            rows.append(site_loop(arch, args.iterations, timing(args)))
             advance(description=f"{arch.name}: site loop")
-            kprobes.append(kprobe_row(arch, args.iterations))
+            kprobes.append(kprobe_row(arch, args.iterations, timing(args)))
             advance(description=f"{arch.name}: kprobe on {KPROBE_AT}")
         kernel = []
         for arch in ARCHES.values():
             for armed in (False, True):
                 advance(0, description=f"{arch.name}: hackbench, markers "
                                        f"{'armed' if armed else 'dormant'}")
-                kernel.append(kernel_markers(arch, armed))
+                kernel.append(kernel_markers(arch, armed, timing(args)))
                 advance()
     if args.json:
         print_json({"site_loop": rows, "kprobe": kprobes, "hackbench_markers": kernel})
@@ -62,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
     for r in kernel:
         print(f"{r['arch']:8} {r['markers']:8} {r['instructions']:>12,} "
               f"{r['modeled_cycles']:>15,.0f} {'ok' if r['checksum_ok'] else 'WRONG':>9}")
-    print("\nInstruction counts are exact; modeled cycles use each arch's cost table "
-          "(`kisim arches --json` lists every constant and its source).")
+    print("\nModeled cycles come from:")
+    for r in rows:
+        print(f"  {r['arch']:8} {r['cycles']}")
+    print("Instruction counts are exact; modeled cycles are not measurements (docs/timing.md; "
+          "`kisim arches --json` lists every constant and its source).")
     return 0 if all(r["checksum_ok"] for r in kernel + kprobes) else 1
 
 
@@ -73,5 +76,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=int, default=1000, metavar="N",
                    help=f"loop iterations and getppid calls per task, 1..{MAX_ITERATIONS} "
                         "(default 1000)")
+    add_cycles(p, "timing")
     add_json(p)
     p.set_defaults(func=run)

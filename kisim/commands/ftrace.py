@@ -17,7 +17,7 @@ import argparse
 from collections import Counter
 
 from kbuild import build
-from kisim.commands.common import (MAX_QUANTUM, add_arch, add_buffer_args, add_config, add_cpus,
+from kisim.commands.common import (add_cycles, timing, MAX_QUANTUM, add_arch, add_buffer_args, add_config, add_cpus,
                                    add_json, add_modules, check_drain, int_in, overrides, print_json,
                                    trace_options)
 from kisim.errors import UsageError
@@ -64,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="draw each turn's length from 1..quantum with this seed")
     p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=DEFAULT_QUANTUM, metavar="Q")
     add_modules(p)
+    add_cycles(p, "count")
     add_json(p)
     p.set_defaults(func=cmd_ftrace)
 
@@ -91,7 +92,8 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         raise UsageError("--filter/--notrace need CONFIG_DYNAMIC_FTRACE=y")
     tables = load_tables(b.elf, b.arch)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                  quantum=args.quantum, seed=args.seed, expect=args.expect)
+                  quantum=args.quantum, seed=args.seed, expect=args.expect,
+                  timing=timing(args))
     tracer = FunctionTracer(guest, tables, tracer=args.tracer)
     ft = tracer.ftrace
     ft.glob = args.glob

@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 
 from arches import get_arch
-from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, print_json
+from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules,
+                                   print_json, timing)
 from kisim.errors import UsageError
 from lab.kprobe import measure_kprobe
+from lab.report import breakdown_line
 from sim.guest import WORKLOADS
 
 
@@ -42,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--handler", default=None, metavar="FUNC",
                    help="a guest function (e.g. a --module's) as the pre_handler, or with "
                         "--ret the return handler, instead of the empty one")
+    add_cycles(p, "timing")
     add_json(p)
     p.set_defaults(func=cmd_kprobe)
 
@@ -54,7 +57,8 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
         raise UsageError("--opt takes a plain kprobe: no --post (never optimized), no --ret")
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
                           ret=args.ret, optimize=args.opt, cpus=args.cpus, size=args.size,
-                          modules=args.modules, handler=args.handler, expect=args.expect)
+                          modules=args.modules, handler=args.handler, expect=args.expect,
+                          timing=timing(args))
     if args.view == "list":
         if args.json:
             print_json({"list": [cost.list_line]})
@@ -74,5 +78,7 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
         print(f"  per hit       {cost.instructions_per_hit:,.1f} guest instructions, "
               f"{cost.traps_per_hit:g} trap(s), {cost.modeled_cycles_per_hit:,.1f} modeled "
               "cycles")
+        print(f"  stalls/hit    {breakdown_line(cost.breakdown)}")
+    print(f"  cycles from   {cost.cycles}")
     print(f"  checksum      {'matches the reference' if cost.checksum_ok else 'MISMATCH'}")
     return 0 if cost.checksum_ok else 1

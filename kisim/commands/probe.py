@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 
-from kisim.commands.common import (add_arch, add_cpus, add_json, add_modules, arch_of, overrides,
-                                   print_json)
+from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules, arch_of,
+                                   overrides, print_json, timing)
 from kisim.errors import UsageError
 from lab.lineprobe import probe_line
 from probes.dwarf import DwarfError
@@ -41,11 +41,12 @@ def _run(args: argparse.Namespace) -> int:
     fetch = [v for v in (args.fetch or "").split(",") if v]
     doc = probe_line(arch, file, line, fetch, workload=args.workload, cpus=args.cpus,
                      size=args.size, overrides=overrides(args), modules=args.modules,
-                     expect=args.expect)
+                     expect=args.expect, timing=timing(args))
     ok = doc["checksum_ok"]
     if args.json:
         print_json(doc)
         return 0 if ok else 1
+    print(f"modeled cycles from the {doc['cycles']}")
     print(f"{arch.name}: {doc['file']}:{line} (built {doc['optimization']}), "
           f"{len(doc['sites'])} address(es); probe: {doc['mechanism']}")
     for site in doc["sites"]:
@@ -85,5 +86,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="Kconfig override, e.g. --set CC_OPTIMIZE_FOR_SIZE=y")
     add_cpus(p)
     add_modules(p)
+    add_cycles(p, "timing")
     add_json(p)
     p.set_defaults(func=run)

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 from kbuild import build
-from kisim.commands.common import (add_buffer_args, add_json, add_run_args, check_drain, overrides,
+from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args, check_drain, overrides,
                                    print_json, trace_options)
 from kisim.progress import progress
 from sim.guest import Guest, check_workload
@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="ctf",
                    help=f"{help_text(FORMATS)} (default ctf)")
     add_buffer_args(p)
+    add_cycles(p, "count")
     add_json(p)
     p.set_defaults(func=cmd_trace)
 
@@ -50,7 +51,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     options = trace_options(args, b.config, probes, args.max_instructions)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                  quantum=args.quantum, seed=args.seed, expect=args.expect)
+                  quantum=args.quantum, seed=args.seed, expect=args.expect,
+                  timing=timing(args))
     session = TraceSession(guest, options)
     info = TraceInfo(guest.arch.endian, trace_uuid((
         b.key, args.cpus, args.workload, args.size, args.seed, args.quantum, probes,

@@ -143,7 +143,7 @@ struct kt_btb_entry {
 
 struct kt_decode_slot {
 	uint64_t addr;			/* address + 1; 0: empty */
-	uint8_t code[16];
+	uint64_t head;			/* the instruction's first bytes (up to 8) */
 	uint32_t size;
 	uint32_t pad;
 	struct kisim_decoded d;
@@ -668,6 +668,19 @@ static const uint8_t *text_at(struct kt_cpu *t, uint64_t addr, uint32_t size)
 	return NULL;
 }
 
+/*
+ * The instruction's first bytes, which decide its kind (prefixes, opcode,
+ * ModRM/SIB; the whole word on ARM and PowerPC): a slot whose bytes
+ * differ is decoded again, so patched text is seen at once.
+ */
+static inline uint64_t head_of(const uint8_t *code, uint32_t size)
+{
+	uint64_t head = 0;
+
+	memcpy(&head, code, size < 8 ? size : 8);
+	return head;
+}
+
 static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
 {
 	static const struct kisim_decoded plain = { .base = KISIM_REG_NONE,
@@ -675,17 +688,18 @@ static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint
 	struct kt_machine *m = t->m;
 	struct kt_decode_slot *s = &m->decoded[(addr ^ (addr >> 14)) & (KT_DECODE_SLOTS - 1)];
 	const uint8_t *code = text_at(t, addr, size);
-	uint64_t mode = 0;
+	uint64_t mode = 0, head;
 
-	if (!code || size > sizeof(s->code))
+	if (!code)
 		return &plain;
-	if (s->addr == addr + 1 && s->size == size && !memcmp(s->code, code, size))
+	head = head_of(code, size);
+	if (s->addr == addr + 1 && s->size == size && s->head == head)
 		return &s->d;
 	if (m->cfg.mode_reg >= 0)
 		m->reg_read(t->uc, m->cfg.mode_reg, &mode);
 	s->addr = addr + 1;
 	s->size = size;
-	memcpy(s->code, code, size);
+	s->head = head;
 	s->d = plain;
 	if (m->decode(code, size, mode, &s->d))
 		s->d = plain;

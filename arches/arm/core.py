@@ -1,0 +1,70 @@
+"""Reference core for ARM: ARM Cortex-A9 MPCore with a PL310 (L2C-310) L2, 1.2 GHz.
+
+Why this core: it is the most widely measured ARMv7-A SMP core of the
+v5.10 era, and 7-cpu.com publishes a full latency table for one concrete
+chip, the Samsung Exynos 4210 (dual Cortex-A9 at 1200 MHz, shared 1 MB L2),
+so caches, memory and clock come from one machine. Predictor sizes are the
+Cortex-A9 TRM's. Every figure names its source; modelling assumptions say so.
+"""
+from __future__ import annotations
+
+from arches.base import CacheLevel, Cost, Predictor, ReferenceCore
+
+_SEVEN_CPU = ("7-cpu.com 'ARM Cortex-A9' (https://7-cpu.com/cpu/Cortex-A9.html), Samsung Exynos "
+              "4210, dual Cortex-A9 at 1200 MHz")
+_TRM = "ARM Cortex-A9 Technical Reference Manual (DDI 0388)"
+
+CORE = ReferenceCore(
+    name="ARM Cortex-A9 MPCore + PL310 L2 (Samsung Exynos 4210) 1.2 GHz",
+    clock=Cost(1_200_000_000, _SEVEN_CPU + ": the chip whose latencies are used below"),
+    caches=(
+        CacheLevel("L1I", size=32 * 1024, line=32, ways=4, latency=4, holds="i", shared=False,
+                   source=_SEVEN_CPU + ": L1I 32 KB 4-way; " + _TRM + " ch.7: 4-way, 32-byte "
+                          "lines, VIPT. Hit latency: ASSUMPTION, taken equal to the 4-cycle L1D "
+                          "figure (no instruction-side latency is published)"),
+        CacheLevel("L1D", size=32 * 1024, line=32, ways=4, latency=4, holds="d", shared=False,
+                   source=_SEVEN_CPU + ": L1D 32 KB 4-way 32 B/line PIPT, latency 4 cycles "
+                          "including the micro-TLB; " + _TRM + " ch.7 confirms 4-way 32-byte lines"),
+        CacheLevel("L2", size=1024 * 1024, line=32, ways=8, latency=23, holds="u", shared=True,
+                   source=_SEVEN_CPU + ": L2 1 MB, 32 B/line, 23 cycles (4 + 19), one L2 shared "
+                          "by both cores; associativity printed as '?' there: 8 ways is the "
+                          "PL310's standard configuration (L2C-310: up to 8 ways, 16 as an "
+                          "option; Microchip SAMA5D2 datasheet L2 cache controller section), an "
+                          "ASSUMPTION for the Exynos part"),
+    ),
+    memory=Cost(169,
+                "measured: " + _SEVEN_CPU + ": RAM latency '37 cycles + 110 ns' (the 37 cycles "
+                "include L2 and both TLB-miss steps); 110 ns x 1.2 GHz = 132 cycles, "
+                "37 + 132 = 169 cycles"),
+    transfer=Cost(23,
+                  "DERIVED, not measured: the Cortex-A9 MPCore Snoop Control Unit returns a line "
+                  "held in the other core's L1 directly to the requester instead of going to L2 "
+                  "(ARM DDI 0407 Cortex-A9 MPCore TRM, SCU; Intel/Altera Cyclone V HPS TRM "
+                  "'Implementation Details' of the SCU); costed as an L2 hit (23 cycles) since "
+                  "no published A9 core-to-core latency was found"),
+    predictor=Predictor(
+        counters=4096, history_bits=10, btb_entries=512, btb_ways=2, return_stack=8,
+        mispredict=8,
+        source=_TRM + ", 'About the L1 instruction side memory system': 2-way BTAC of 512 "
+               "entries, GHB of 4096 2-bit predictors, return stack of eight 32-bit entries "
+               "(same in 7-cpu.com's table). History length: not published for A9; 10 bits is an "
+               "ASSUMPTION borrowed from the Cortex-A8's GHB indexing (10-bit global history XOR "
+               "address, as described in Stallings, Computer Organization and Architecture, "
+               "Cortex-A8 section). Mispredict 8: NOT found in ARM's A9 text; ASSUMPTION equal "
+               "to the commonly quoted 8-stage A9 integer pipeline, following ARM's own rule "
+               "for the Cortex-A8 (DDI 0344 ch.16.4.1: penalty = integer pipeline length, 13)"),
+    exception=Cost(121,
+                   "measured: sel4bench 'Hardware null_syscall' on a Sabre Lite (i.MX6Q, quad "
+                   "Cortex-A9 at 1 GHz): mean 121 cycles, stddev 0, for a system call (svc "
+                   "entry + exception return) with a minimal kernel path; reported in "
+                   "seL4/seL4 pull request #322 (2021-03-22). Cycle count, so clock-independent"),
+    serialize=Cost(8,
+                   "DERIVED: ISB/DSB flush the pipeline and refetch; costed as one refill of the "
+                   "integer pipeline, the same 8 cycles as a mispredict (see predictor source); "
+                   "no A9 cycle count for ISB/DSB published in the TRM text retrieved"),
+    cache_op=Cost(4,
+                  "ASSUMPTION, no published figure: a CP15 c7 clean/invalidate by MVA, beyond the "
+                  "write-back it causes, costs one L1 tag lookup (the 4-cycle L1 hit); the "
+                  "Inner-Shareable broadcast of the by-MVA ops is not costed separately"),
+    coherence="MESI",
+)

@@ -1,0 +1,76 @@
+"""Reference core for 32-bit PowerPC: Freescale MPC7447A (e600 class, "G4"), 1.0 GHz.
+
+Why this core: the MPC7447A/7448 are the last and best-documented 32-bit
+desktop/embedded PowerPC cores of the v5.10 era's ppc32 targets (PowerMac/
+PowerBook G4, MPC86xx-class boards); Freescale's MPC7450 family manual and
+the MPC7455/7447A hardware specifications give caches, load latencies and
+predictor sizes. Fewer measured system figures exist than for the other two
+reference cores; the derived values say what they are derived from.
+"""
+from __future__ import annotations
+
+from arches.base import CacheLevel, Cost, Predictor, ReferenceCore
+
+_HWSPEC = ("Freescale MPC7455 RISC Microprocessor Hardware Specifications Rev. 4.1, Table 1 "
+           "'Microarchitecture Comparison' (MPC7450 family column)")
+_UM = "Freescale MPC7450 RISC Microprocessor Family Reference Manual (MPC7450UM)"
+
+CORE = ReferenceCore(
+    name="Freescale MPC7447A (e600 / G4) 1.0 GHz",
+    clock=Cost(1_000_000_000,
+               "1000 MHz: the MC7447AHX1000NB speed grade (Freescale MPC7447AECS01AD Rev. 3, "
+               "Table 1 part numbers and CPU frequencies; Apple shipped 1.25-1.5 GHz parts)"),
+    caches=(
+        CacheLevel("L1I", size=32 * 1024, line=32, ways=8, latency=3, holds="i", shared=False,
+                   source=_HWSPEC + ": L1 I 32 KB 8-way; MPC7457 data sheet Features: 32-byte "
+                          "(8-word) blocks, PLRU. Hit latency: ASSUMPTION, taken equal to the "
+                          "3-cycle aligned integer load"),
+        CacheLevel("L1D", size=32 * 1024, line=32, ways=8, latency=3, holds="d", shared=False,
+                   source=_HWSPEC + ": L1 D 32 KB 8-way, aligned integer load latency-throughput "
+                          "3-1; MPC7457 data sheet Features: 32-byte blocks, MESI with duplicate "
+                          "snoop tags"),
+        CacheLevel("L2", size=512 * 1024, line=64, ways=8, latency=9, holds="u", shared=False,
+                   source="MPC7450 family product brief (MPC7450TS): 512 KB on-chip L2 for the "
+                          "MPC7447/7447A; " + _UM + " L2 chapter: 8-way, 64-byte lines of two "
+                          "32-byte sectors (sectoring not modelled); " + _HWSPEC + ": L1 miss / "
+                          "L2 hit 9 cycles data, 13 instruction (9 used for both)"),
+    ),
+    memory=Cost(119,
+                "ASSUMPTION (no measured MPC7447A/7448 DRAM latency found): 9 cycles to miss "
+                "the L2 plus 110 ns of DRAM time, the figure 7-cpu.com measured for the ARM "
+                "reference's DDR-class memory behind its L2 (Exynos 4210), at 1.0 GHz = 110 "
+                "cycles; 9 + 110 = 119. The 7447A's MPX/60x bus (133-167 MHz in Apple systems) "
+                "would, if anything, make it slower"),
+    transfer=Cost(119,
+                  "DERIVED, not measured: on the G4's MPX bus one CPU can hand a line to "
+                  "another without going through memory (Low End Mac, 'CPUs: PowerPC G4', on "
+                  "the MPC7400's MPX bus; intervention, " + _UM + " bus chapter, not re-read), "
+                  "but that is still a full address + data bus tenure, so it is costed as a memory read "
+                  "(119 above); no published 7447A/7448 cache-to-cache latency found"),
+    predictor=Predictor(
+        counters=2048, history_bits=0, btb_entries=128, btb_ways=4, return_stack=8,
+        mispredict=6,
+        source=_HWSPEC + ": BTIC 128 entries 4-way (32 sets; used as the BTB, it supplies "
+               "the first instructions at a taken target), BHT 2K entries of 2-bit counters, "
+               "link stack depth 8, minimum misprediction penalty 6 cycles (MPC7400: 4). The BHT "
+               "is indexed by branch address with no global-history component, hence "
+               "history_bits = 0 (bimodal)"),
+    exception=Cost(340,
+                   "measured on the nearest 32-bit PowerPC core found, NOT on e600: Christophe "
+                   "Leroy, linuxppc/issues #291 (comment of 2020-03-06): Linux null_syscall "
+                   "1021 ns on an MPC8321 (e300c2) at 333 MHz = 340 cycles for sc + the kernel's "
+                   "syscall entry/exit + rfi. Upper bound: it includes Linux's entry/exit code, "
+                   "which the simulator also runs; no MPC7450-family exception cycle count is "
+                   "given in " + _UM),
+    serialize=Cost(7,
+                   "DERIVED: isync (refetch-serialized) and sync (execution-serialized) wait for "
+                   "completion and restart fetch; costed as one refill of the integer pipeline, "
+                   "whose depth the MPC7455 hardware specification gives as seven stages "
+                   "('seven-stage pipeline control'), one more than the 6-cycle minimum "
+                   "mispredict"),
+    cache_op=Cost(3,
+                  "ASSUMPTION, no published figure: dcbst/dcbf/icbi beyond the write-back or "
+                  "invalidate they cause cost one L1 tag lookup (the 3-cycle L1 hit); their "
+                  "address-only MPX bus broadcast is not costed separately"),
+    coherence="MESI",
+)

@@ -1,0 +1,22 @@
+"""One readable line for a timing-model breakdown, as every table prints it."""
+from __future__ import annotations
+
+#: Counts shown, in order, with their labels (misses per level come first).
+_COUNTS = (("memory", "mem"), ("transfers", "xfer"), ("mispredicts", "mispred"),
+           ("serializations", "serial"), ("cache_ops", "cacheop"))
+
+
+def breakdown_line(breakdown: dict) -> str:
+    """``counts`` and ``stall_cycles`` of a breakdown (per pass or hit) in one line;
+    "-" for an empty one (count-only, or nothing changed)."""
+    if not breakdown:
+        return "-"
+    counts, stalls = breakdown.get("counts", {}), breakdown.get("stall_cycles", {})
+    misses = [f"{k.removesuffix('_miss')} miss {v:.2f}" for k, v in counts.items()
+              if k.endswith("_miss") and abs(v) >= 0.005]
+    others = [f"{label} {counts[k]:.2f}" for k, label in _COUNTS if abs(counts.get(k, 0)) >= 0.005]
+    stall = ", ".join(f"{k} {v:.1f}" for k, v in stalls.items() if v)
+    return "; ".join(misses + others) + (f" = stall cyc {stall}" if stall else "") or "-"
+
+
+__all__ = ["breakdown_line"]

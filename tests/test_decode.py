@@ -1,0 +1,416 @@
+"""The arch decoders of the timing model (``kisim_decode``, sim/native/decode.h).
+
+Each arch's C decoder is compiled for the host with the host library's
+flags (warnings are errors) and checked two ways: hand-written cases of
+every kind on every arch, with the address fields of cache maintenance;
+and a cross-check against Capstone's instruction groups over every
+function of the arch's guest kernel, where each disagreement must be one
+of the listed differences in Capstone's grouping.
+"""
+from __future__ import annotations
+
+import collections
+import ctypes
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import capstone
+import pytest
+from capstone import arm as cs_arm
+
+from arches import ARCHES, Arch
+from kbuild import build
+from kbuild.host import HOST_CFLAGS
+from sim.asm import assemble
+from sim.elf import read_elf
+
+REPO = Path(__file__).resolve().parent.parent
+HEADER = REPO / "sim" / "native" / "decode.h"
+THUMB = 0x20                    # CPSR.T
+
+
+def _enum(name: str) -> list[str]:
+    """The members of ``enum name`` in decode.h in value order, ``KISIM_`` dropped."""
+    body = re.search(rf"enum {name} \{{(.*?)\}};", HEADER.read_text(), re.S)
+    assert body, f"no enum {name} in {HEADER}"
+    members = [m.strip() for m in re.sub(r"/\*.*?\*/", "", body[1], flags=re.S).split(",")]
+    members = [m for m in members if m]
+    assert members[0].endswith("= 0") and not any("=" in m for m in members[1:])
+    return [m.split("=")[0].strip().removeprefix("KISIM_") for m in members]
+
+
+def _define(name: str) -> int:
+    found = re.search(rf"#define {name}\s+\((-?\d+)\)", HEADER.read_text())
+    assert found, f"no #define {name} in {HEADER}"
+    return int(found[1])
+
+
+KINDS = _enum("kisim_kind")
+CACHEOPS = [op.removeprefix("OP_") for op in _enum("kisim_cacheop")]
+NONE = _define("KISIM_REG_NONE")
+NEXT_PC = _define("KISIM_REG_NEXT_PC")
+
+
+class Decoded(ctypes.Structure):
+    """struct kisim_decoded."""
+
+    _fields_ = [("kind", ctypes.c_uint8), ("cacheop", ctypes.c_uint8),
+                ("base", ctypes.c_int8), ("index", ctypes.c_int8), ("scale", ctypes.c_uint8),
+                ("pad", ctypes.c_uint8 * 3), ("disp", ctypes.c_int64)]
+
+    @property
+    def kind_name(self) -> str:
+        return KINDS[self.kind]
+
+    @property
+    def address(self) -> tuple[str, int, int, int, int]:
+        """``(cacheop, base, index, scale, disp)``."""
+        return CACHEOPS[self.cacheop], self.base, self.index, self.scale, self.disp
+
+
+Decode = Callable[[Arch, bytes, int], Decoded]
+
+
+def decoder_path(arch: Arch) -> Path:
+    """The arch's decoder source: its :class:`arches.base.Decoder`'s, else the default."""
+    if arch.decoder is not None:
+        return Path(arch.decoder.source)
+    return REPO / "arches" / arch.name / "decode.c"
+
+
+def compile_decoder(arch: Arch, out_dir: Path) -> ctypes.CDLL:
+    """The arch's decoder built as a host library with the pinned zig."""
+    lib = out_dir / "decode.so"
+    proc = subprocess.run([sys.executable, "-m", "ziglang", "cc", *HOST_CFLAGS,
+                           "-I", str(HEADER.parent), "-o", str(lib), str(decoder_path(arch))],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, f"{arch.name}: decoder does not compile:\n{proc.stderr}"
+    dll = ctypes.CDLL(str(lib))
+    dll.kisim_decode.argtypes = (ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint64,
+                                 ctypes.POINTER(Decoded))
+    dll.kisim_decode.restype = ctypes.c_int
+    return dll
+
+
+@pytest.fixture(scope="module")
+def decode(tmp_path_factory: pytest.TempPathFactory) -> Decode:
+    """``decode(arch, code, mode)``: each arch's decoder, compiled on first use."""
+    libs: dict[str, ctypes.CDLL] = {}
+
+    def run(arch: Arch, code: bytes, mode: int = 0) -> Decoded:
+        if arch.name not in libs:
+            libs[arch.name] = compile_decoder(arch, tmp_path_factory.mktemp(arch.name))
+        out = Decoded()
+        assert libs[arch.name].kisim_decode(code, len(code), mode, ctypes.byref(out)) == 0
+        return out
+    return run
+
+
+# -- hand-written cases ----------------------------------------------------
+
+@dataclass(frozen=True)
+class Case:
+    """One instruction and the decoder's expected answer.
+
+    ``insn`` is assembly (Keystone), a 32-bit word in the arch's byte order,
+    or bytes in memory order; ``address`` is a CACHEOP's
+    ``(cacheop, base, index, scale, disp)``.
+    """
+
+    arch: str
+    insn: str | int | bytes
+    kind: str
+    mode: int = 0
+    address: tuple[str, int, int, int, int] | None = None
+
+    @property
+    def id(self) -> str:
+        text = self.insn.hex(" ") if isinstance(self.insn, bytes) else \
+            f"{self.insn:#010x}" if isinstance(self.insn, int) else self.insn
+        return f"{self.arch}-{text}" + (f"-mode{self.mode:#x}" if self.mode else "")
+
+    def code(self) -> bytes:
+        arch = ARCHES[self.arch]
+        if isinstance(self.insn, bytes):
+            return self.insn
+        if isinstance(self.insn, int):
+            return arch.from_int(self.insn, 4)
+        return assemble(arch, self.insn)
+
+
+def _cases(arch: str, rows: list[tuple], mode: int = 0) -> list[Case]:
+    """Cases from ``(insn, kind)`` and ``(insn, "CACHEOP", address)`` rows."""
+    return [Case(arch, row[0], row[1], mode, row[2] if len(row) > 2 else None) for row in rows]
+
+
+X86_64 = [
+    # SDM vol. 2 table A-2 / A-3: jcc rel8 and rel32, loop, jrcxz, a ds-hinted jcc
+    ("je 0x10", "COND"), ("jne 0x1000", "COND"), ("loop 0x10", "COND"),
+    ("jrcxz 0x10", "COND"), (bytes.fromhex("3e7405"), "COND"),
+    ("jmp 0x10", "JUMP"), ("jmp 0x1000", "JUMP"), (bytes.fromhex("f2e900000000"), "JUMP"),
+    ("call 0x1000", "CALL"), (bytes.fromhex("f2e800000000"), "CALL"),
+    (bytes.fromhex("2ee800000000"), "CALL"),
+    # ff /4, /5 (far); notrack (3e) jmp rax
+    ("jmp rax", "JUMP_IND"), ("jmp r11", "JUMP_IND"),
+    ("jmp qword ptr [r11*8 + 0x106428]", "JUMP_IND"), (bytes.fromhex("3effe0"), "JUMP_IND"),
+    (bytes.fromhex("ff28"), "JUMP_IND"),
+    # ff /2, /3 (far)
+    ("call r11", "CALL_IND"), ("call qword ptr [rip + 0x20]", "CALL_IND"),
+    ("call qword ptr [rax]", "CALL_IND"), (bytes.fromhex("ff18"), "CALL_IND"),
+    # ret, ret imm16, rep ret, far ret (retf, retfq)
+    ("ret", "RET"), ("ret 8", "RET"), (bytes.fromhex("f3c3"), "RET"),
+    (bytes.fromhex("cb"), "RET"), (bytes.fromhex("48cb"), "RET"),
+    ("int3", "TRAP"), ("int 0x80", "TRAP"), ("syscall", "TRAP"), ("sysenter", "TRAP"),
+    ("ud2", "TRAP"), (bytes.fromhex("f1"), "TRAP"), (bytes.fromhex("0fb900"), "TRAP"),
+    # SDM vol. 3 §8.3 serializing instructions; 0f 01 e8 is SERIALIZE itself
+    ("iretq", "SERIALIZE"), (bytes.fromhex("cf"), "SERIALIZE"), ("cpuid", "SERIALIZE"),
+    ("mov cr3, rax", "SERIALIZE"), ("mov dr7, rax", "SERIALIZE"), ("lgdt [rax]", "SERIALIZE"),
+    ("lidt [rax]", "SERIALIZE"), ("lldt ax", "SERIALIZE"), ("ltr ax", "SERIALIZE"),
+    ("invlpg [rdi]", "SERIALIZE"), ("wrmsr", "SERIALIZE"), ("wbinvd", "SERIALIZE"),
+    ("invd", "SERIALIZE"), (bytes.fromhex("0f01e8"), "SERIALIZE"),
+    # not serializing: mov to CR8 (§8.3), swapgs, rdtscp, fences, xsaveopt (0f ae /6, no 66)
+    ("mov cr8, rax", "PLAIN"), ("swapgs", "PLAIN"), ("rdtscp", "PLAIN"), ("lfence", "PLAIN"),
+    ("sfence", "PLAIN"), ("xsaveopt [rax]", "PLAIN"), ("mov rax, cr3", "PLAIN"),
+    ("sgdt [rax]", "PLAIN"), ("nop", "PLAIN"), ("rdmsr", "PLAIN"),
+    (bytes.fromhex("662e0f1f840000000000"), "PLAIN"), (bytes.fromhex("c5f877"), "PLAIN"),
+    (bytes.fromhex("0fae"), "PLAIN"), (bytes.fromhex("ff"), "PLAIN"),   # truncated
+    (bytes.fromhex("0fae3d0001"), "PLAIN"),                            # truncated disp32
+    # clflush, clflushopt (66), clwb (66 0f ae /6): ModRM, SIB, REX.B/X, RIP-relative
+    ("clflush [rax + rbx*4 + 0x10]", "CACHEOP", ("FLUSH_D", 0, 3, 4, 0x10)),
+    ("clflush [rip + 0x100]", "CACHEOP", ("FLUSH_D", NEXT_PC, NONE, 1, 0x100)),
+    (bytes.fromhex("410fae3d00010000"), "CACHEOP", ("FLUSH_D", NEXT_PC, NONE, 1, 0x100)),
+    ("clflush [rbp]", "CACHEOP", ("FLUSH_D", 5, NONE, 1, 0)),
+    ("clflush [r13]", "CACHEOP", ("FLUSH_D", 13, NONE, 1, 0)),
+    ("clflush [rsp + rbp - 0x80]", "CACHEOP", ("FLUSH_D", 4, 5, 1, -0x80)),
+    ("clflush [rcx*4 + 0x1000]", "CACHEOP", ("FLUSH_D", NONE, 1, 4, 0x1000)),
+    (bytes.fromhex("0fae3c2500100000"), "CACHEOP", ("FLUSH_D", NONE, NONE, 1, 0x1000)),
+    (bytes.fromhex("420fae3c2500100000"), "CACHEOP", ("FLUSH_D", NONE, 12, 1, 0x1000)),
+    ("clflush [r12 + 0x7f]", "CACHEOP", ("FLUSH_D", 12, NONE, 1, 0x7F)),
+    ("clflushopt [r12]", "CACHEOP", ("FLUSH_D", 12, NONE, 1, 0)),
+    ("clwb [r13 + r14*8 - 8]", "CACHEOP", ("CLEAN_D", 13, 14, 8, -8)),
+    ("clwb [rip - 0x40]", "CACHEOP", ("CLEAN_D", NEXT_PC, NONE, 1, -0x40)),
+]
+
+ARM = [
+    # A5.5 B, BL; conditional calls and indirect branches are predicted as COND
+    ("bne 0x100", "COND"), ("bleq 0x100", "COND"), ("bxne r3", "COND"), ("blxgt r3", "COND"),
+    ("ldrne pc, [r3]", "COND"),
+    ("b 0x100", "JUMP"), (0xEAFFFFFE, "JUMP"),
+    ("bl 0x100", "CALL"), ("blx 0x100", "CALL"), (0xFB000000, "CALL"),
+    ("bx r3", "JUMP_IND"), ("ldr pc, [r3]", "JUMP_IND"), ("ldr pc, [r7, r6, lsl #2]", "JUMP_IND"),
+    ("ldr pc, [sp, #4]", "JUMP_IND"), ("ldm r0, {r1, pc}", "JUMP_IND"),
+    ("add pc, pc, r0, lsl #2", "JUMP_IND"), ("mov pc, r3", "JUMP_IND"),
+    ("blx r3", "CALL_IND"), ("blx lr", "CALL_IND"),
+    ("bx lr", "RET"), ("pop {r4, pc}", "RET"), ("pop {pc}", "RET"), ("mov pc, lr", "RET"),
+    ("ldm sp, {r4, pc}", "RET"),
+    ("bxne lr", "COND_RET"), ("ldmeq sp!, {r4, pc}", "COND_RET"), ("moveq pc, lr", "COND_RET"),
+    ("pophs {pc}", "COND_RET"),
+    # the kprobe breakpoint (any cond), UDF, SVC, BKPT, SMC
+    (0xE7F001F8, "TRAP"), (0x07F001F8, "TRAP"), ("udf #0", "TRAP"), ("svc #0", "TRAP"),
+    ("svceq #0", "TRAP"), ("bkpt #1", "TRAP"), (0xE1600070, "TRAP"),
+    # exception returns (B9.3), barriers, CP15ISB/CP15DSB
+    ("movs pc, lr", "SERIALIZE"), ("subs pc, lr, #4", "SERIALIZE"), ("isb", "SERIALIZE"),
+    ("dsb", "SERIALIZE"), ("ldm sp, {r0-r3, pc}^", "SERIALIZE"), ("rfeia sp!", "SERIALIZE"),
+    (0xEE070F95, "SERIALIZE"), (0xEE070F9A, "SERIALIZE"),
+    # DMB, BPIALL, CP15DMB, TLBIALL, MRC, loads of other registers, cmp with pc
+    ("dmb", "PLAIN"), (0xEE070FD5, "PLAIN"), (0xEE070FBA, "PLAIN"), (0xEE080F17, "PLAIN"),
+    ("mrc p15, 0, r0, c7, c5, 1", "PLAIN"), ("mov r0, r0", "PLAIN"),
+    ("ldr r0, [pc, #4]", "PLAIN"), ("cmp pc, r0", "PLAIN"), ("str pc, [sp]", "PLAIN"),
+    ("pop {r4, r5}", "PLAIN"), ("movw r0, #1", "PLAIN"), ("msr cpsr_c, r0", "PLAIN"),
+    (b"\x00\x00", "PLAIN"),                                           # truncated
+    # B4.2.1 CP15 c7 maintenance by MVA: base Rt
+    ("mcr p15, 0, r0, c7, c5, 1", "CACHEOP", ("INVAL_I", 0, NONE, 1, 0)),
+    ("mcr p15, 0, r0, c7, c5, 0", "CACHEOP", ("INVAL_I_ALL", NONE, NONE, 1, 0)),
+    ("mcr p15, 0, r0, c7, c1, 0", "CACHEOP", ("INVAL_I_ALL", NONE, NONE, 1, 0)),
+    ("mcr p15, 0, r3, c7, c6, 1", "CACHEOP", ("INVAL_D", 3, NONE, 1, 0)),
+    ("mcr p15, 0, r1, c7, c10, 1", "CACHEOP", ("CLEAN_D", 1, NONE, 1, 0)),
+    ("mcr p15, 0, r1, c7, c11, 1", "CACHEOP", ("CLEAN_D", 1, NONE, 1, 0)),
+    ("mcr p15, 0, r2, c7, c14, 1", "CACHEOP", ("FLUSH_D", 2, NONE, 1, 0)),
+    ("mcrne p15, 0, r12, c7, c14, 1", "CACHEOP", ("FLUSH_D", 12, NONE, 1, 0)),
+]
+
+THUMB_CASES = [
+    # A6.2 16-bit: memory order, little-endian halfwords
+    (bytes.fromhex("00d0"), "COND"), (bytes.fromhex("fed1"), "COND"),      # beq, bne
+    (bytes.fromhex("00b1"), "COND"), (bytes.fromhex("08b9"), "COND"),      # cbz, cbnz
+    (bytes.fromhex("00e0"), "JUMP"), (bytes.fromhex("fee7"), "JUMP"),      # b
+    (bytes.fromhex("1847"), "JUMP_IND"), (bytes.fromhex("9f46"), "JUMP_IND"),   # bx r3, mov pc, r3
+    (bytes.fromhex("9f44"), "JUMP_IND"),                                   # add pc, r3
+    (bytes.fromhex("9847"), "CALL_IND"), (bytes.fromhex("f047"), "CALL_IND"),   # blx r3, blx lr
+    (bytes.fromhex("7047"), "RET"), (bytes.fromhex("10bd"), "RET"),        # bx lr, pop {r4, pc}
+    (bytes.fromhex("f746"), "RET"),                                        # mov pc, lr
+    (bytes.fromhex("18de"), "TRAP"), (bytes.fromhex("00df"), "TRAP"),      # kprobe udf, svc
+    (bytes.fromhex("00be"), "TRAP"),                                       # bkpt
+    (bytes.fromhex("00bf"), "PLAIN"), (bytes.fromhex("10b5"), "PLAIN"),    # nop, push {r4, lr}
+    (bytes.fromhex("10bc"), "PLAIN"), (bytes.fromhex("08bf"), "PLAIN"),    # pop {r4}, it eq
+    (bytes.fromhex("0020"), "PLAIN"),                                      # movs r0, #0
+    # A6.3 32-bit: first halfword first
+    (bytes.fromhex("00f000f8"), "CALL"), (bytes.fromhex("00f000e8"), "CALL"),   # bl, blx
+    (bytes.fromhex("00f000b8"), "JUMP"),                                   # b.w
+    (bytes.fromhex("00f00080"), "COND"), (bytes.fromhex("40f00080"), "COND"),   # beq.w, bne.w
+    (bytes.fromhex("bde81080"), "RET"), (bytes.fromhex("5df804fb"), "RET"),     # pop.w {r4, pc}
+    (bytes.fromhex("d3f800f0"), "JUMP_IND"), (bytes.fromhex("d0e801f0"), "JUMP_IND"),  # ldr.w pc, tbb
+    (bytes.fromhex("90e80280"), "JUMP_IND"), (bytes.fromhex("5df804fc"), "JUMP_IND"),  # ldm, ldr pc,[sp,#-4]
+    (bytes.fromhex("f0f718a0"), "TRAP"), (bytes.fromhex("f0f700a0"), "TRAP"),   # kprobe udf.w
+    (bytes.fromhex("bff36f8f"), "SERIALIZE"), (bytes.fromhex("bff34f8f"), "SERIALIZE"),  # isb, dsb
+    (bytes.fromhex("def3048f"), "SERIALIZE"),                              # subs pc, lr, #4
+    (bytes.fromhex("bff35f8f"), "PLAIN"), (bytes.fromhex("4ff00000"), "PLAIN"),  # dmb, mov.w
+    (bytes.fromhex("00f0"), "PLAIN"),                                      # truncated bl
+    (bytes.fromhex("07ee350f"), "CACHEOP", ("INVAL_I", 0, NONE, 1, 0)),    # mcr ... c7, c5, 1
+    (bytes.fromhex("07ee3e2f"), "CACHEOP", ("FLUSH_D", 2, NONE, 1, 0)),    # mcr ... c7, c14, 1
+    (bytes.fromhex("07fe350f"), "PLAIN"),                                  # mcr2: not CP15 c7
+]
+
+# In an IT block (CPSR IT[7:0] at bits 15:10 and 26:25): `it eq` leaves IT = 0x08.
+IT_EQ = THUMB | (0x08 >> 2) << 10
+IT_AL = THUMB | 0x1D3 | (0xE8 >> 2) << 10      # and SVC mode, IRQs masked: no condition
+THUMB_IT_CASES = [
+    (bytes.fromhex("7047"), "COND_RET"), (bytes.fromhex("00e0"), "COND"),
+    (bytes.fromhex("9847"), "COND"), (bytes.fromhex("00f000f8"), "COND"),
+    (bytes.fromhex("00be"), "TRAP"),
+]
+
+PPC32 = [
+    # Book I §2.4: bc with BO not 1z1zz; conditional bcl/bclrl/bcctrl predicted as COND
+    ("beq 0, 0x100", "COND"), ("bdnz 0x100", "COND"), ("bnectr", "COND"), ("beqctrl", "COND"),
+    ("bdnzl 0x100", "COND"), ("bnelrl", "COND"),
+    ("b 0x100", "JUMP"), ("ba 0x100", "JUMP"), (0x42800100, "JUMP"),       # bc 20,0 (always)
+    ("bl 0x100", "CALL"), ("bla 0x100", "CALL"), ("bcl 20, 31, 4", "CALL"),
+    ("bctr", "JUMP_IND"), (0x4EA00420, "JUMP_IND"),                        # BO 10101: always
+    ("bctrl", "CALL_IND"), ("blrl", "CALL_IND"),
+    ("blr", "RET"), (0x4EB00020, "RET"),
+    ("beqlr", "COND_RET"), ("bnelr", "COND_RET"), (0x4E000020, "COND_RET"),  # bdnzlr
+    ("sc", "TRAP"), ("trap", "TRAP"), (0x7FE00008, "TRAP"), ("twi 0, 0, 0", "TRAP"),
+    ("tweq 3, 4", "TRAP"),
+    ("isync", "SERIALIZE"), ("sync", "SERIALIZE"), ("lwsync", "SERIALIZE"), ("rfi", "SERIALIZE"),
+    ("mtmsr 3", "SERIALIZE"),
+    ("eieio", "PLAIN"), ("dcbt 0, 3", "PLAIN"), ("dcbtst 0, 3", "PLAIN"), ("dcbz 0, 3", "PLAIN"),
+    ("mfmsr 3", "PLAIN"), ("mtctr 3", "PLAIN"), ("nop", "PLAIN"), ("li 3, 0", "PLAIN"),
+    (b"\x4e\x80\x00", "PLAIN"),                                          # truncated
+    # Book II cache management: EA = (rA|0) + rB
+    ("dcbst 0, 3", "CACHEOP", ("CLEAN_D", NONE, 3, 1, 0)),
+    ("icbi 4, 5", "CACHEOP", ("INVAL_I", 4, 5, 1, 0)),
+    ("dcbf 6, 7", "CACHEOP", ("FLUSH_D", 6, 7, 1, 0)),
+    ("dcbi 0, 8", "CACHEOP", ("INVAL_D", NONE, 8, 1, 0)),
+    ("dcbf 31, 0", "CACHEOP", ("FLUSH_D", 31, 0, 1, 0)),
+]
+
+CASES = (_cases("x86_64", X86_64) + _cases("arm", ARM) + _cases("arm", THUMB_CASES, THUMB)
+         + _cases("arm", THUMB_CASES, IT_AL) + _cases("arm", THUMB_IT_CASES, IT_EQ)
+         + _cases("ppc32", PPC32))
+NO_SUCH_KIND = {"x86_64": {"COND_RET"}}
+
+
+def test_every_kind_and_cacheop_has_cases() -> None:
+    for arch in {c.arch for c in CASES}:
+        kinds = {c.kind for c in CASES if c.arch == arch}
+        missing = set(KINDS) - NO_SUCH_KIND.get(arch, set()) - kinds
+        assert not missing, f"{arch}: no case of {missing}"
+    ops = {c.address[0] for c in CASES if c.address}
+    assert ops == set(CACHEOPS) - {"NONE"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_hand_cases(case: Case, decode: Decode) -> None:
+    """The kind, and for CACHEOP the address; everything else zeroed."""
+    got = decode(ARCHES[case.arch], case.code(), case.mode)
+    assert got.kind_name == case.kind
+    assert got.address == (case.address or ("NONE", NONE, NONE, 0, 0))
+
+
+# -- Capstone cross-check over the guest kernels -----------------------------
+
+#: Capstone's group -> the decoder kinds that agree with it (None: no branch group)
+AGREES: dict[int | None, set[str]] = {
+    capstone.CS_GRP_CALL: {"CALL", "CALL_IND"},
+    capstone.CS_GRP_RET: {"RET", "COND_RET"},
+    capstone.CS_GRP_IRET: {"SERIALIZE"},
+    capstone.CS_GRP_INT: {"TRAP"},
+    capstone.CS_GRP_JUMP: {"COND", "JUMP", "JUMP_IND", "COND_RET"},
+    None: {"PLAIN", "SERIALIZE", "CACHEOP"},
+}
+
+
+def capstone_group(insn: capstone.CsInsn) -> int | None:
+    """The first of call, ret, iret, int, jump among ``insn``'s groups, else None."""
+    return next((g for g in AGREES if g is not None and insn.group(g)), None)
+
+
+@dataclass(frozen=True)
+class Known:
+    """A disagreement that is Capstone's grouping: its group, our kinds, which insns."""
+
+    group: int | None
+    kinds: frozenset[str]
+    matches: Callable[[capstone.CsInsn], bool]
+    why: str
+
+
+def _ppc_link(insn: capstone.CsInsn) -> bool:
+    return bool(insn.bytes[3] & 1)            # LK, bit 31
+
+
+KNOWN: dict[str, tuple[Known, ...]] = {
+    "x86_64": (
+        Known(None, frozenset({"TRAP"}), lambda i: i.mnemonic in ("ud0", "ud1", "ud2"),
+              "Capstone puts ud0/ud1/ud2 (#UD) in no group"),
+    ),
+    "arm": (
+        Known(capstone.CS_GRP_JUMP, frozenset({"RET", "COND_RET"}), lambda i: i.op_str == "lr",
+              "Capstone groups bx lr as a jump, not a return"),
+        Known(None, frozenset({"RET", "COND_RET", "JUMP_IND", "COND"}),
+              lambda i: cs_arm.ARM_REG_PC in i.regs_access()[1],
+              "Capstone gives loads of pc (pop/ldm {pc}, ldr pc, mov pc) no group"),
+        Known(None, frozenset({"TRAP"}), lambda i: i.mnemonic == "udf",
+              "Capstone puts udf (the kprobe breakpoint) in no group"),
+    ),
+    "ppc32": (
+        Known(capstone.CS_GRP_JUMP, frozenset({"CALL", "CALL_IND"}), _ppc_link,
+              "Capstone puts PPC branches with LK=1 in the jump group, not call"),
+        Known(capstone.CS_GRP_JUMP, frozenset({"RET"}), lambda i: i.mnemonic == "blr",
+              "Capstone puts blr in the jump group, not ret"),
+        Known(None, frozenset({"TRAP"}),
+              lambda i: i.mnemonic == "sc" or i.mnemonic.startswith(("tw", "trap")),
+              "Capstone puts sc, tw and twi in no group"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARCHES))
+def test_agrees_with_capstone_over_the_kernel(name: str, decode: Decode) -> None:
+    """Every instruction of every function of the guest kernel (ARM: A32, as
+    built): the decoder's kind matches Capstone's group or a :data:`KNOWN`
+    difference, which are counted."""
+    arch = ARCHES[name]
+    image = read_elf(build(name).elf)
+    text = image.sections[".text"]
+    cs = capstone.Cs(*arch.cs_mode)
+    cs.detail = True
+    explained: collections.Counter[str] = collections.Counter()
+    unexplained: list[str] = []
+    total = 0
+    for start, size, function in image.functions:
+        code = text.data[start - text.addr:start - text.addr + size]
+        insns = list(cs.disasm(code, start))
+        assert sum(i.size for i in insns) == size, f"{function}: Capstone stopped early"
+        total += len(insns)
+        for insn in insns:
+            kind = decode(arch, bytes(insn.bytes), 0).kind_name
+            group = capstone_group(insn)
+            if kind in AGREES[group]:
+                continue
+            known = next((k for k in KNOWN.get(name, ()) if k.group == group and kind in k.kinds
+                          and k.matches(insn)), None)
+            if known:
+                explained[known.why] += 1
+            else:
+                unexplained.append(f"{insn.address:#x} {function}: {insn.mnemonic} "
+                                   f"{insn.op_str} ({insn.bytes.hex()}): Capstone "
+                                   f"{cs.group_name(group) if group else 'no group'}, "
+                                   f"decoder {kind}")
+    print(f"{name}: {total} instructions; explained: {dict(explained)}")
+    assert not unexplained, "\n".join(unexplained[:20])
