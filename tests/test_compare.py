@@ -175,7 +175,9 @@ def test_memory_pressure_reproduces_desnoyers(name):
 @pytest.mark.slow
 def test_cost_model_moves_the_table(tmp_path):
     """Properties, not the formula: with every event free and one cycle per instruction,
-    modeled cycles are the exact instruction counts; an [arch] table beats [default]."""
+    count-only modeled cycles are the exact instruction counts; an [arch] table beats
+    [default]. (The timing model adds the reference core's stalls, which no cost model
+    overrides.)"""
     name = NAMES[0]
     arch = get_arch(name)
     free = tmp_path / "free.toml"
@@ -184,13 +186,13 @@ def test_cost_model_moves_the_table(tmp_path):
     model = load_cost_model(free, NAMES)
     assert model.cost(arch, "insn") == 1 and "free.toml" in model.source_of(arch, "insn")
     doc = compare_arch(name, model=model, memory_pressure=True,
-                       mechanisms=MARKERS_ONLY + ("kprobe",))
+                       mechanisms=MARKERS_ONLY + ("kprobe",), timing=False)
     for r in doc["rows"]:
         d, a = r["dormant"], r["active"]
         assert d["per_pass_modeled_cycles"] == d["per_pass_instructions"], r["mechanism"]
         assert a["per_hit_modeled_cycles"] == a["per_hit_instructions"], r["mechanism"]
         assert r["arming_modeled_cycles"] == 0          # IPIs and flushes free
-    base = compare_arch(name, memory_pressure=True, mechanisms=MARKERS_ONLY)
+    base = compare_arch(name, memory_pressure=True, mechanisms=MARKERS_ONLY, timing=False)
     assert _row(base, "marker_imv")["arming_modeled_cycles"] > 0
     assert _row(base, "marker_flag")["dormant"]["per_pass_modeled_cycles"] > \
         _row(doc, "marker_flag")["dormant"]["per_pass_modeled_cycles"] + 500   # the miss

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 
 from arches import ARCHES, Arch
 from kisim.commands.common import add_json, print_json
@@ -24,6 +25,7 @@ def facts(arch: Arch) -> dict:
         "costs": {name: {"modeled_cycles": c.cycles, "source": c.source}
                   for name, c in arch.costs.items()},
         "cc_target": arch.cc_target,
+        "reference_core": None if arch.core is None else asdict(arch.core),
     }
 
 
