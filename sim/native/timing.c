@@ -167,6 +167,8 @@ struct kt_cpu {
 	uint64_t pending_pc;
 	uint64_t pending_next;		/* its fall-through address */
 	uint64_t fetch_line;		/* the last I-line fetched, + 1 (0: none) */
+	struct kisim_decoded maintain;	/* a cache-maintenance instruction executing */
+	uint64_t maintain_next;		/* its next instruction's address */
 	uint64_t history;
 	uint8_t *counters;
 	struct kt_btb_entry *btb;
@@ -427,6 +429,8 @@ void kisim_timing_mem(void *uc, int type, uint64_t addr, int size, int64_t value
 
 	(void)uc;
 	(void)value;
+	if (t->maintain.kind)
+		return;		/* QEMU's probe of the line (PowerPC dcbf, icbi): not an access */
 	record(m, t->index, store ? KT_STORE : KT_LOAD, addr, (uint32_t)size);
 	if (store)
 		t->stats.stores++;
@@ -706,12 +710,22 @@ static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint
 	return &s->d;
 }
 
+/*
+ * A cache-maintenance instruction takes effect once it has executed, at the
+ * next instruction of its CPU, so that whatever Unicorn reports it doing
+ * in between (QEMU probes the line of a PowerPC dcbf with a load) is not
+ * taken for an access that refills the line.
+ */
 void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 {
 	struct kt_cpu *t = user;
 	const struct kisim_decoded *d;
 
 	(void)uc;
+	if (t->maintain.kind) {
+		t->maintain.kind = KISIM_PLAIN;
+		cache_op(t, &t->maintain, t->maintain_next);
+	}
 	if (t->pending)
 		resolve(t, addr);
 	fetch(t, addr, size);
@@ -726,7 +740,8 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 		charge(t, t->m->cfg.serialize);
 		break;
 	case KISIM_CACHEOP:
-		cache_op(t, d, addr + size);
+		t->maintain = *d;
+		t->maintain_next = addr + size;
 		break;
 	default:
 		t->pending = d->kind;
