@@ -274,15 +274,19 @@ def test_flush_then_load_misses_every_level_each_iteration(arch: Arch) -> None:
     assert c["L1D_hit"] >= iters
 
 
+SHARED = 0x80000                #: the data page of the snippets
+
 #: Store to a line, then clean and invalidate it with the arch's instruction.
 STORE_FLUSH = {
     "x86_64": "mov dword ptr [{addr}], 1; clflush [{addr}]",
     "arm": "mov r2, #{addr}; str r1, [r2]; mcr p15, 0, r2, c7, c14, 1",      # DCCIMVAC
     "ppc32": "lis 5, {addr_hi}; stw 4, 0(5); dcbf 0, 5",
 }
-#: Unicorn reports PowerPC's dcbf (and dcbst, icbi) as a data read of the line (QEMU's
-#: gen_dcbf probes the MMU with a ld8u): the model applies a cache-maintenance
-#: instruction once it has executed and takes no access from it meanwhile.
+
+
+# Unicorn reports PowerPC's dcbf (and dcbst, icbi) as a data read of the line (QEMU's
+# gen_dcbf probes the MMU with a ld8u): the model applies a cache-maintenance
+# instruction once it has executed and takes no access from it meanwhile.
 @pytest.mark.parametrize("name", NAMES)
 def test_flush_leaves_the_line_in_no_level(name: str) -> None:
     """After a store and a flush of its line, no level holds it and nothing was loaded."""
@@ -308,7 +312,6 @@ STORE_LOOP = {
     "ppc32": ("li 4, {n}; lis 5, {addr_hi}; l: stw 4, 0(5); addi 4, 4, -1; cmpwi 4, 0; bne l",
               2, 4),
 }
-SHARED = 0x80000
 
 
 def turns_with_a_store(n: int, setup: int, body: int, quantum: int) -> int:
