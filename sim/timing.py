@@ -40,7 +40,6 @@ SOURCE = Path(__file__).with_name("native") / "timing.c"
 MAX_LEVELS = 4                   # KT_MAX_LEVELS
 MAX_RAS = 64                     # KT_MAX_RAS
 MAX_RECORD = 1 << 24             # accesses one machine may record for the oracle
-MODES = ("timing", "count")      # a machine's cycles: the timing model, or counts only
 FETCH, LOAD, STORE = 0, 1, 2     # a recorded access's kind
 
 _u32, _u64, _f64, _i32 = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_double, ctypes.c_int32
@@ -178,17 +177,17 @@ class Breakdown:
     def stall_cycles(self) -> float:
         return sum(self.cycles.values())
 
+    def _combine(self, other: Breakdown, sign: int) -> Breakdown:
+        """Key by key, ``self + sign * other`` (keys sorted: the same sum order every run)."""
+        def merge(a: dict, b: dict, zero: float) -> dict:
+            return {k: a.get(k, zero) + sign * b.get(k, zero) for k in sorted(a.keys() | b.keys())}
+        return Breakdown(merge(self.counts, other.counts, 0), merge(self.cycles, other.cycles, 0.0))
+
     def __add__(self, other: Breakdown) -> Breakdown:
-        return Breakdown({k: self.counts.get(k, 0) + other.counts.get(k, 0)
-                          for k in self.counts.keys() | other.counts.keys()},
-                         {k: self.cycles.get(k, 0.0) + other.cycles.get(k, 0.0)
-                          for k in self.cycles.keys() | other.cycles.keys()})
+        return self._combine(other, 1)
 
     def __sub__(self, other: Breakdown) -> Breakdown:
-        return Breakdown({k: self.counts.get(k, 0) - other.counts.get(k, 0)
-                          for k in self.counts.keys() | other.counts.keys()},
-                         {k: self.cycles.get(k, 0.0) - other.cycles.get(k, 0.0)
-                          for k in self.cycles.keys() | other.cycles.keys()})
+        return self._combine(other, -1)
 
     def to_json(self) -> dict:
         return {"counts": dict(sorted(self.counts.items())),
@@ -279,22 +278,5 @@ def cycles_from(arch: Arch, timing: bool) -> str:
     return "count-only: retired instructions and charged events"
 
 
-def describe(core_name: str, breakdown: Breakdown, instructions: float) -> str:
-    """One readable line: instructions, then each stall cause with its count."""
-    c, cyc = breakdown.counts, breakdown.cycles
-    misses = ", ".join(f"{k.removesuffix('_miss')} miss {c[k]:,}"
-                       for k in sorted(c) if k.endswith("_miss") and c[k])
-    parts = [f"{instructions:,.0f} insns"]
-    if misses:
-        parts.append(misses)
-    if c.get("memory"):
-        parts.append(f"memory {c['memory']:,}")
-    for key, label in (("transfers", "coherence transfers"), ("mispredicts", "mispredicts"),
-                       ("serializations", "serializations"), ("cache_ops", "cache ops")):
-        if c.get(key):
-            parts.append(f"{label} {c[key]:,}")
-    return f"[{core_name}] " + "; ".join(parts) + f"; stalls {sum(cyc.values()):,.0f} cyc"
-
-
-__all__ = ["Access", "Breakdown", "EMPTY", "FETCH", "LOAD", "MODES", "STALLS", "STORE",
-           "TimingModel", "config", "cycles_from", "describe", "library"]
+__all__ = ["Access", "Breakdown", "EMPTY", "FETCH", "LOAD", "STALLS", "STORE", "TimingModel",
+           "config", "cycles_from", "library"]
