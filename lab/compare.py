@@ -16,10 +16,14 @@ compiles nothing in (kprobes, line probes). Then, through
 * per workload: totals and the percentage over the baseline.
 
 Instruction counts are exact. Modeled cycles are recomputed from the
-counts with a :class:`lab.measure.CostModel`: retired instructions,
-charged events (trap, IPI, icache flush, clock read) and, with
-``memory_pressure``, one cache-cold load per pass of a site whose enable
-check loads a flag from memory (Desnoyers' argument for immediate values).
+counts with a :class:`lab.measure.CostModel` (retired instructions and
+charged events: trap, IPI, icache flush, clock read), plus the timing
+model's stalls. ``memory_pressure`` is a property of the workload
+(CONFIG_WORKLOAD_MEMORY_PRESSURE, kconfig/Kconfig.workloads): every build
+walks twice the outermost cache before each step, so
+that a flag load misses as far as the model makes it (Desnoyers' argument
+for immediate values); it needs the timing model, and its default size is
+:data:`PRESSURE_SIZE_DIVISOR` times smaller than the workload's.
 Arming happens before the workload starts; its cost (the text patching's
 IPIs and flushes) is reported apart from the workload's.
 """
@@ -29,10 +33,15 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from arches import get_arch
-from lab.measure import Cost, CostModel, Tally, cycles_from, measure
+from lab.measure import CompareError, Cost, CostModel, cycles_from, measure
 from lab.mechanisms import (KPROBE_POINTS, NONE, SITES, Mechanism, Run, Unavailable, run_once,
                             select)
 from lab.orderings import orderings
+from sim.workloads import DEFAULT_SIZES
+
+#: Under memory pressure every step walks twice the outermost cache (65,536 loads on
+#: the Cortex-A9): the default workload size shrinks by this factor to keep runs short.
+PRESSURE_SIZE_DIVISOR = 20
 
 
 @dataclass
@@ -57,12 +66,6 @@ class Row:
                 "detail": self.detail, "unavailable": self.unavailable}
 
 
-def _tally(run: Run, m: Mechanism, passes: int, memory_pressure: bool) -> Tally:
-    """The run's tally; under memory pressure a flag-loading site misses once per pass."""
-    return run.tally.plus("cache_miss", passes) if memory_pressure and m.flag_load \
-        else run.tally
-
-
 def _pct(x: float, base: float) -> float:
     return 100.0 * (x - base) / base if base else 0.0
 
@@ -78,8 +81,14 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
     arch = get_arch(arch_name)
     mechs = select(mechanisms)
     model = model or CostModel()
+    if memory_pressure and not timing:
+        raise CompareError("memory pressure needs the timing model (--cycles timing): "
+                           "count-only cycles have no caches to evict")
+    if memory_pressure and size is None and workload in DEFAULT_SIZES:
+        size = max(1, DEFAULT_SIZES[workload] // PRESSURE_SIZE_DIVISOR)
     kw = dict(workload=workload, cpus=cpus, size=size, modules=modules, expect=expect,
-              timing=timing)
+              timing=timing,
+              workload_config={"WORKLOAD_MEMORY_PRESSURE": "y"} if memory_pressure else {})
     counted_here = lambda m: m.passes_from is None      # noqa: E731
     # Nothing compiled in: the uninstrumented run counts their points' passes.
     base = run_once(arch, NONE, count=tuple(m for m in mechs
@@ -99,7 +108,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
     for m in mechs:
         dormant = dormant_runs.get(m.key) or dormant_runs[m.dormant_from]
         n = passes[m.passes_from or m.key]
-        d_tally = _tally(dormant, m, n, memory_pressure)
+        d_tally = dormant.tally
         d_cyc = d_tally.cycles(arch, model)
         per_pass = measure(arch, base.tally, d_tally, n, model)
         dormant_doc = {"instructions": d_tally.instructions, "modeled_cycles": d_cyc,
@@ -117,7 +126,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
             continue
         advance(description=f"{arch.name}: {m.label}, armed")
         checks.append(active.checksum_ok)
-        a_tally = _tally(active, m, n, memory_pressure)
+        a_tally = active.tally
         a_cyc = a_tally.cycles(arch, model)
         hit: Cost = measure(arch, d_tally, a_tally, active.hits, model)
         rows.append(Row(
@@ -133,7 +142,8 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
     doc = {"arch": arch.name, "workload": workload, "cpus": cpus, "sites": list(SITES),
            "kprobe_points": list(KPROBE_POINTS),
            "exact": cpus == 1,      # with more CPUs, runs also differ in interleaving
-           "memory_pressure": memory_pressure, "checksums_ok": all(checks),
+           "memory_pressure": memory_pressure, "size": DEFAULT_SIZES.get(workload) if size is None else size,
+           "checksums_ok": all(checks),
            "cycles": cycles_from(arch, timing),
            "uninstrumented": {"instructions": base.tally.instructions,
                               "modeled_cycles": base_cycles},

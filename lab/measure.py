@@ -21,14 +21,8 @@ import fsio
 from arches import Arch
 from sim.timing import EMPTY, Breakdown, cycles_from
 
-#: Modeled cost of a cache-cold load (memory-pressure mode), from Desnoyers.
-CACHE_MISS = (559.0, "Desnoyers, Immediate Values patchset, Documentation/immediate.txt: a "
-                     "marker's flag load costs +559 cycles when cache-cold vs +7.84 for the "
-                     "immediate value (Pentium 4, 3 GHz); the only published figure, used "
-                     "for every arch")
-
 #: The cost-table events a cost model may override.
-EVENTS = ("insn", "trap", "ipi", "icache_flush", "clock_read", "cache_miss")
+EVENTS = ("insn", "trap", "ipi", "icache_flush", "clock_read")
 
 #: The largest cycles a cost model may give one event: a thousand times the dearest
 #: published figure kisim uses (a kretprobe hit, kprobes.txt: 0.80 us at 2 GHz = 1600
@@ -56,21 +50,17 @@ class CostModel:
         for scope in (arch.name, "default"):
             if event in self.overrides.get(scope, {}):
                 return float(self.overrides[scope][event])
-        if event == "cache_miss":
-            return CACHE_MISS[0]
         return arch.cost(event)
 
     def source_of(self, arch: Arch, event: str) -> str:
         for scope in (arch.name, "default"):
             if event in self.overrides.get(scope, {}):
                 return f"{self.source} [{scope}]"
-        if event == "cache_miss":
-            return CACHE_MISS[1]
         return arch.costs[event].source
 
     def table(self, arch: Arch) -> dict[str, dict]:
         return {e: {"cycles": self.cost(arch, e), "source": self.source_of(arch, e)}
-                for e in EVENTS if e == "cache_miss" or e in arch.costs}
+                for e in EVENTS if e in arch.costs}
 
     def cycles(self, arch: Arch, instructions: int, events: Mapping[str, int]) -> float:
         return (instructions * self.cost(arch, "insn")
@@ -141,10 +131,6 @@ class Tally:
         stalls = machine.timing.total() if machine.timing is not None else EMPTY
         return cls(machine.total_instructions, +events, stalls)
 
-    def plus(self, event: str, n: int) -> Tally:
-        """This tally with ``n`` more ``event`` charges (e.g. modeled cache misses)."""
-        return Tally(self.instructions, self.events + Counter({event: n}), self.stalls)
-
     def __sub__(self, other: Tally) -> Tally:
         """What ran after ``other`` was taken, on the same machine."""
         return Tally(self.instructions - other.instructions, +(self.events - other.events),
@@ -197,5 +183,5 @@ def measure(arch: Arch, before: Tally, after: Tally, count: int,
                 {e: (after.events[e] - before.events[e]) / count for e in changed}, breakdown)
 
 
-__all__ = ["CACHE_MISS", "COST_MODEL_LIMIT", "CompareError", "Cost", "CostModel", "EVENTS",
+__all__ = ["COST_MODEL_LIMIT", "CompareError", "Cost", "CostModel", "EVENTS",
            "MAX_EVENT_CYCLES", "Tally", "cycles_from", "load_cost_model", "measure"]

@@ -155,6 +155,18 @@ def _arm_function_tracer(t: Target) -> Armed:
                                f"{' '.join(KPROBE_POINTS)}")
 
 
+def _mcount_calls(t: Target) -> list[int]:
+    """The first instruction of what -pg calls: one pass per live mcount call."""
+    symbols = t.guest.image.symbols
+    return [symbols[name] for name in t.guest.arch.mcount_symbols if name in symbols]
+
+
+def _arm_every_function(t: Target) -> Armed:
+    session = TraceSession(t.guest, TraceOptions(probes=t.tracer.event_names), inst=t.inst)
+    t.tracer.start()
+    return _recording(session, "function tracer into the ring buffers, every function")
+
+
 def _kprobe_points(t: Target) -> list[int]:
     return [t.guest.image.symbols[name] for name in KPROBE_POINTS]
 
@@ -241,8 +253,6 @@ class Mechanism:
     compiled_in: bool = True
     #: Set-up both runs need before the workload (e.g. ftrace's boot conversion).
     boot: Callable[[Target], None] | None = None
-    #: The dormant check loads a flag from memory (charged a miss under memory pressure).
-    flag_load: bool = False
     published: str = ""
 
 
@@ -263,7 +273,7 @@ LINES = (("kernel/slab.c", "void *kmalloc(", "if (size > KMALLOC_MAX_SIZE)", ("s
 _KPROBES_TXT = "Documentation/kprobes.txt"
 MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism("marker_flag", "marker, memory flag", {**MARKER_ONLY, "IMMEDIATE": "n"},
-              _marker_sites, _arm_markers, passes_from="marker_imv", flag_load=True,
+              _marker_sites, _arm_markers, passes_from="marker_imv",
               published="L1-hit flag load +12.14 cycles, cache-cold +559 (immediate.txt)"),
     Mechanism("marker_imv", "marker, immediate value", {**MARKER_ONLY, "IMMEDIATE": "y"},
               _marker_sites, _arm_markers,
@@ -271,7 +281,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
                         "probe 48.11 cycles (LTTng microbenchmark, P4 3 GHz)"),
     Mechanism("tracepoint_flag", "tracepoint, flag (JUMP_LABEL=n)",
               {**TRACEPOINT_ONLY, "JUMP_LABEL": "n"}, _tracepoint_sites, _arm_tracepoints,
-              passes_from="tracepoint_jump_label", flag_load=True,
+              passes_from="tracepoint_jump_label",
               published="the flag test a static key replaces (static-keys.txt)"),
     Mechanism("tracepoint_jump_label", "tracepoint, jump label", TRACEPOINT_ONLY,
               _tracepoint_sites, _arm_tracepoints,
@@ -302,6 +312,16 @@ MECHANISMS: tuple[Mechanism, ...] = (
               compiled_in=False,
               published="dprobe seed: nothing compiled in; a hit is a kprobe's (LKML 2008)"),
 )
+
+
+#: Seed 002's build (the "mcount tracing utility", Jan 2008): the -pg calls stay live
+#: (DYNAMIC_FTRACE=n) and reach the mcount stub; armed, the function tracer records every
+#: function. Not a compare row: lab/microbench.py runs it on hackbench.
+MCOUNT_LIVE = Mechanism("mcount_live", "mcount, live calls (DYNAMIC_FTRACE=n)",
+                        {"FUNCTION_TRACER": "y", "DYNAMIC_FTRACE": "n"}, _mcount_calls,
+                        _arm_every_function, boot=_ftrace_boot,
+                        published="hackbench 50: 2.221 s -> 2.531 s (+13 %) with mcount "
+                                  "compiled in, 113.35 s (51x) tracing every function")
 
 
 def mechanism(key: str) -> Mechanism:
@@ -348,13 +368,15 @@ class Run:
 def run_once(arch: Arch, config: Mapping[str, str], *, workload: str, cpus: int,
              size: int | None, mech: Mechanism | None = None, armed: bool = False,
              count: tuple[Mechanism, ...] = (), modules: Sequence = (),
-             expect: int | None = None, timing: bool = False) -> Run:
-    """Build with ``config`` (and the guest ``modules``), set up ``mech`` (armed
-    or not), run the workload (on the timing model with ``timing``).
+             expect: int | None = None, timing: bool = False,
+             workload_config: Mapping[str, str] = {}) -> Run:
+    """Build with ``config`` and ``workload_config`` (and the guest ``modules``), set
+    up ``mech`` (armed or not), run the workload (on the timing model with ``timing``).
 
     The passes of each mechanism in ``count`` are counted on the way.
     """
-    image = build(arch.name, overrides={**BASE_CONFIG, **config}, modules=modules)
+    image = build(arch.name, overrides={**BASE_CONFIG, **config, **workload_config},
+                  modules=modules)
     guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect, timing=timing)
     target = Target(guest)
     with target.closing:

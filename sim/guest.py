@@ -180,6 +180,7 @@ class Guest:
             self.hypercalls.register(name, handler)
         self.services: dict[str, ModuleCall] = {}
         self._write_boot_params(size or 0)
+        self._write_memory_pressure()
         for cpu in self.machine.cpus:
             cpu.pc = self.image.entry
             cpu.set_reg(arch.args[0], cpu.index)
@@ -211,6 +212,16 @@ class Guest:
         name = self.workload.encode()[:WORKLOAD_NAME_LEN].ljust(WORKLOAD_NAME_LEN, b"\0")
         self.machine.write(addr, arch.from_int(BOOT_PARAMS_MAGIC, 4) + arch.from_int(size, 4)
                            + arch.from_int(0, 4) + name)
+
+    def _write_memory_pressure(self) -> None:
+        """CONFIG_WORKLOAD_MEMORY_PRESSURE: the walk covers twice the reference core's
+        outermost cache at its smallest line (kernel/workloads/workloads.c)."""
+        symbols = self.image.symbols
+        if "memory_pressure_bytes" not in symbols:
+            return
+        caches = self.arch.core.caches
+        self.machine.write_word(symbols["memory_pressure_bytes"], 2 * caches[-1].size)
+        self.machine.write_word(symbols["memory_pressure_line"], min(c.line for c in caches))
 
     # -- guest memory helpers ----------------------------------------------
     def read_string(self, addr: int, limit: int = 4096) -> str:

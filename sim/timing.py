@@ -65,7 +65,7 @@ class Config(ctypes.Structure):
 
 _LEVEL_COUNTERS = ("hit", "miss", "evict")
 _COUNTERS = ("memory", "fetches", "loads", "stores", "transfers", "invalidations",
-             "branches", "mispredicts", "serializations", "cache_ops")
+             "branches", "mispredicts", "serializations", "cache_ops", "instructions")
 #: Stall cycles by cause, in the order of the breakdown line.
 STALLS = ("fetch_cycles", "data_cycles", "transfer_cycles", "branch_cycles",
           "serialize_cycles", "cache_op_cycles")

@@ -23,6 +23,7 @@ static int getppid_task(void *arg)
 	u32 i = (u32)(unsigned long)arg, acc = i, k;
 
 	for (k = 0; k < getppid_iterations; k++) {
+		memory_pressure_walk();
 		acc = mix32(acc + (u32)syscall(__NR_getppid, 0, 0, 0) + k);
 		if ((k & 63) == 63)
 			syscall(__NR_sched_yield, 0, 0, 0);

@@ -91,7 +91,10 @@ static int hb_sender(void *arg)
 	for (seq = 0; seq < hb_loops; seq++) {
 		for (r = 0; r < HB_RECEIVERS; r++) {
 			u32 len = 16 + (((g * 7 + s * 3 + r + seq) & 7) << 4);
-			struct hb_msg *m = kmalloc(sizeof(*m) + len, GFP_KERNEL);
+			struct hb_msg *m;
+
+			memory_pressure_walk();
+			m = kmalloc(sizeof(*m) + len, GFP_KERNEL);
 
 			if (!m)
 				panic("hackbench: out of memory");

@@ -60,6 +60,7 @@ static int kmalloc_task(void *arg)
 		struct slot *s = &ring[k % KMALLOC_RING];
 		u32 r = xorshift32(&state), tag, alloc;
 
+		memory_pressure_walk();
 		if (s->ptr)
 			acc = check_and_free(s, acc);
 		s->cached = ((r >> 4) & 3) == 0;

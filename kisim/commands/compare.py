@@ -43,7 +43,8 @@ def print_table(doc: dict) -> None:
     base = doc["uninstrumented"]
     print(f"\n{doc['arch']}: {doc['workload']} on {doc['cpus']} CPU(s), sites "
           f"{', '.join(doc['sites'])}"
-          + (", memory pressure (flag load cache-cold)" if doc["memory_pressure"] else ""))
+          + (f", memory pressure (size {doc['size']}, each step walks 2x the outermost cache)"
+             if doc["memory_pressure"] else ""))
     print(f"uninstrumented: {base['instructions']:,} instructions, "
           f"{base['modeled_cycles']:,.0f} modeled cycles ({doc['cycles']})")
     head = (f"  {'mechanism':32} {'passes':>7} {'dormant/pass':>13} {'dormant/pass':>13} "
@@ -101,12 +102,15 @@ def run(args: argparse.Namespace) -> int:
     with progress("kisim compare", total=runs_per_arch(mechs) * len(arches),
                   enabled=not args.json) as advance:
         for name in arches:
-            docs.append(compare_arch(name, workload=args.workload, cpus=args.cpus,
-                                     size=args.size, model=model,
-                                     memory_pressure=args.memory_pressure,
-                                     mechanisms=args.mechanism, advance=advance,
-                                     modules=args.modules, expect=args.expect,
-                                     timing=timing(args)))
+            try:
+                docs.append(compare_arch(name, workload=args.workload, cpus=args.cpus,
+                                         size=args.size, model=model,
+                                         memory_pressure=args.memory_pressure,
+                                         mechanisms=args.mechanism, advance=advance,
+                                         modules=args.modules, expect=args.expect,
+                                         timing=timing(args)))
+            except CompareError as err:
+                raise UsageError(str(err)) from None
     from lab.plot import plot       # matplotlib only when plotting
     plots = plot(docs, out)
     document = {"kind": "kisim-compare", "modeled": True,
@@ -151,11 +155,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "temporary file renamed over the old one, and refuses a link or FIFO "
                         "at any of them")
     p.add_argument("--cost-model", metavar="FILE.toml",
-                   help="override insn/trap/ipi/icache_flush/clock_read/cache_miss cycles: [default] "
+                   help="override insn/trap/ipi/icache_flush/clock_read cycles: [default] "
                         "and [ARCH] tables of event = cycles")
     p.add_argument("--memory-pressure", action="store_true",
-                   help="model each memory-flag marker check as a cache-cold load "
-                        "(Desnoyers: +559 cycles)")
+                   help="every workload step first walks a working set twice the size of "
+                        "the reference core's outermost cache (CONFIG_WORKLOAD_MEMORY_PRESSURE), "
+                        "so flag loads miss as the timing model makes them; needs --cycles "
+                        "timing; default size a twentieth of the workload's")
     add_modules(p)
     add_json(p)
     p.set_defaults(func=run)

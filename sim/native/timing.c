@@ -126,6 +126,7 @@ struct kt_stats {
 	uint64_t mispredicts;		/* wrong direction or target */
 	uint64_t serializations;
 	uint64_t cache_ops;
+	uint64_t instructions;		/* executed outside the spin page */
 	double fetch_cycles;		/* stall cycles, by cause */
 	double data_cycles;
 	double transfer_cycles;
@@ -728,6 +729,7 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 	}
 	if (t->pending)
 		resolve(t, addr);
+	t->stats.instructions++;
 	fetch(t, addr, size);
 	d = decoded(t, addr, size);
 	switch (d->kind) {

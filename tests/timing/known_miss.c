@@ -9,6 +9,7 @@
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <asm/cacheflush.h>
 
 #define KM_BUF_BYTES	(64 * 1024)	/* 2 x the largest L1D of the reference cores */
 
@@ -22,20 +23,6 @@ static unsigned char km_buf[KM_BUF_BYTES] __aligned(4096);
 noinline void km_mark(void)
 {
 	barrier();
-}
-
-/* One clean-and-invalidate of p's data cache line, by the arch's own instruction. */
-static inline void km_flush_line(const volatile void *p)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("clflush %0" : : "m"(*(const volatile char *)p) : "memory");
-#elif defined(__arm__)
-	__asm__ __volatile__("mcr p15, 0, %0, c7, c14, 1" : : "r"(p) : "memory");	/* DCCIMVAC */
-#elif defined(__powerpc__)
-	__asm__ __volatile__("dcbf 0, %0" : : "r"(p) : "memory");
-#else
-#error "known_miss: no cache flush instruction for this arch"
-#endif
 }
 
 /* a. `reps` passes over km_bytes of km_buf, one load per line. */
@@ -61,7 +48,7 @@ u32 km_flush(u32 iters)
 
 	km_mark();
 	for (i = 0; i < iters; i++) {
-		km_flush_line(p);
+		dcache_clean_inval_line(p);
 		sum += *p;
 	}
 	km_mark();

@@ -25,6 +25,18 @@ extern const int nr_workloads;
  */
 u32 run_tasks(int (*fn)(void *), const char *prefix, u32 *results, int n);
 
+/*
+ * CONFIG_WORKLOAD_MEMORY_PRESSURE: each workload step begins with a walk
+ * over a working set twice the size of the reference core's outermost cache,
+ * one load per line (kconfig/Kconfig.workloads). The host writes the
+ * geometry into memory_pressure_bytes and memory_pressure_line.
+ */
+#ifdef CONFIG_WORKLOAD_MEMORY_PRESSURE
+void memory_pressure_walk(void);
+#else
+static inline void memory_pressure_walk(void) { }
+#endif
+
 u32 hackbench_run(u32 loops);
 u32 kmalloc_run(u32 iterations);
 u32 getppid_run(u32 iterations);
