@@ -153,6 +153,15 @@ class SpinLoop:
     counter: str
 
 
+RegisterReader = Callable[[str], int]
+"""Reads one of the arch's registers by name (a CPU's or a saved context's)."""
+
+
+def same_address(pc: int, reg: RegisterReader) -> int:
+    """The default :attr:`Arch.resume_address`: one instruction set, so ``pc`` itself."""
+    return pc
+
+
 @dataclass(frozen=True, eq=False)
 class Arch:
     """Everything generic code needs to know about one architecture.
@@ -220,6 +229,11 @@ class Arch:
     # encoding bits; None: the arch has count-only machines.
     core: ReferenceCore | None = None
     decoder: "Decoder | None" = None
+    # ``resume_address(pc, reg)``: the address to start or go on at ``pc``
+    # in the instruction set the registers select, as Unicorn takes it for
+    # ``emu_start`` and a PC write (ARM: bit 0 set in Thumb state, from
+    # CPSR.T); the default is ``pc`` for an arch with one instruction set.
+    resume_address: Callable[[int, RegisterReader], int] = same_address
 
     @property
     def capabilities(self) -> tuple[str, ...]:
@@ -443,9 +457,11 @@ class Kprobes(Capability):
     the callee, how far the breakpoint trap leaves the PC past the
     breakpoint, the single-step trap's number (None: no hardware single-step,
     as on ARM), whether the kretprobe trampoline is itself a kprobe, the
-    published figure, and the fault traps delivered to kprobe_fault_handler
+    published figure, the fault traps delivered to kprobe_fault_handler
     (FAULT_TRAPS: Unicorn interrupt -> (guest handler, trap entry); empty
-    where none can be). Two have defaults, for an arch whose trap entry
+    where none can be), and whether the arch selects HAVE_KPROBES_ON_FTRACE
+    in v5.10 (KPROBES_ON_FTRACE: a probe on a dynamic ftrace site goes through
+    ftrace; without it that probe is refused). Two have defaults, for an arch whose trap entry
     saves registers in guest code: TRAP_ENTRY, the guest symbol of that
     exception prologue (entered with the frame in args[0] and the handler in
     args[1]), and GUEST_SAVED_REGS, the pt_regs slots only that prologue and
@@ -456,6 +472,7 @@ class Kprobes(Capability):
     CONSTANTS = {"PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
                  "BP_PC_ADVANCE": int, "SINGLESTEP_INTNO": (int, type(None)),
                  "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str, "FAULT_TRAPS": dict,
+                 "KPROBES_ON_FTRACE": bool,
                  "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple}
     TRAP_ENTRY: ClassVar[str | None] = None
     GUEST_SAVED_REGS: ClassVar[tuple[str, ...]] = ()
@@ -492,8 +509,9 @@ class Optprobes(Capability):
         KprobeRefused (can_optimize)."""
         raise NotImplementedError
 
-    def arch_optimize_kprobe(self, addr: int, buffer: int) -> bytes:
-        """The jump that replaces the breakpoint at ``addr``."""
+    def arch_optimize_kprobe(self, addr: int, buffer: int, breakpoint: bytes) -> bytes:
+        """The jump that replaces ``breakpoint``, the armed breakpoint at ``addr``
+        (ARM takes the probed instruction's condition from it)."""
         raise NotImplementedError
 
 

@@ -318,6 +318,47 @@ notrace void optimized_callback(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(optimized_callback);
 #endif
 
+#if defined(ARCH_HAS_KPROBES_ON_FTRACE) && defined(CONFIG_DYNAMIC_FTRACE)
+/*
+ * An ftrace-based kprobe (KPROBE_FLAG_FTRACE; v5.10
+ * arch/x86/kernel/kprobes/ftrace.c kprobe_ftrace_handler), called by
+ * ftrace_regs_caller: no breakpoint and no single-step. The pre_handler
+ * sees regs->ip as after a breakpoint; the post_handler as after the
+ * site's nop; a pre_handler that returns non-zero keeps the ip it set,
+ * where ftrace_regs_caller returns.
+ */
+notrace void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+				   struct pt_regs *regs)
+{
+	int cpu = smp_processor_id();
+	struct kprobe *p = get_kprobe(ip);
+	unsigned long orig_ip;
+
+	(void)parent_ip;
+	if (!p || (p->flags & KPROBE_FLAG_DISABLED))
+		return;
+	if (current_kprobe[cpu]) {
+		kprobes_inc_nmissed_count(p);
+		return;
+	}
+	orig_ip = instruction_pointer(regs);
+	instruction_pointer_set(regs, ip + sizeof(kprobe_opcode_t));
+	current_kprobe[cpu] = p;
+	kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
+	kprobe_hits[cpu][p->hit_index]++;
+	if (!p->pre_handler || !p->pre_handler(p, regs)) {
+		instruction_pointer_set(regs, ip + KPROBE_FTRACE_INSN_SIZE);
+		if (p->post_handler) {
+			kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_SSDONE;
+			p->post_handler(p, regs, 0);
+		}
+		instruction_pointer_set(regs, orig_ip);
+	}
+	current_kprobe[cpu] = NULL;
+}
+NOKPROBE_SYMBOL(kprobe_ftrace_handler);
+#endif
+
 /* Handlers that do nothing, for measuring the path itself. */
 notrace int kprobe_empty_pre_handler(struct kprobe *p, struct pt_regs *regs)
 {
@@ -353,7 +394,7 @@ NOKPROBE_SYMBOL(kprobe_host_post_handler);
  * the real return address. No instance free: rp->nmissed++.
  */
 struct kretprobe kretprobe_pool[KRETPROBE_POOL];
-struct kretprobe_instance kretprobe_instances[KRETPROBE_INSTANCES];
+u8 kretprobe_instance_area[KRETPROBE_INSTANCE_BYTES] __aligned(sizeof(long));
 struct kretprobe_instance *kretprobe_inst_table[KPROBE_TABLE_SIZE];
 static DEFINE_SPINLOCK(kretprobe_table_lock);
 

@@ -207,7 +207,7 @@ def _optprobe(arch: Arch, at: At) -> Block:
     ops = _need(arch, "optprobes", "arch_optimize_kprobe", "optprobes")
     _need(arch, "kprobes", "arch_prepare_kprobe", "kprobes")
     head = arch.nop(arch.insn_align)          # stands in for the detour's template
-    jump = ops.arch_optimize_kprobe(at.site, at.ool)
+    jump = ops.arch_optimize_kprobe(at.site, at.ool, _breakpoint(arch, head))
     region = arch.nop(len(jump))
     _prepare(arch, ops, at.site, region, at.ool)
     try:

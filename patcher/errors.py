@@ -14,7 +14,7 @@ from sim.textlock import LockNotHeld
 
 __all__ = ["ERRNOS", "LockNotHeld", "PatchError"]
 
-ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE", "EEXIST")
+ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE", "EEXIST", "EILSEQ")
 
 
 class PatchError(Exception):
@@ -23,7 +23,8 @@ class PatchError(Exception):
     ``errno`` is one of :data:`ERRNOS`: ``EBUSY`` another owner holds the
     text, ``EINVAL`` the bytes found are not the ones expected or the site
     is malformed, ``ERANGE`` a branch cannot reach, ``ENOENT`` nothing to
-    release, ``EPERM`` and ``ENOMEM`` as the layers above define them.
+    release, ``EILSEQ`` not an instruction boundary (x86 ``can_probe``),
+    ``EPERM`` and ``ENOMEM`` as the layers above define them.
     """
 
     def __init__(self, errno: str, message: str) -> None:

@@ -28,6 +28,14 @@ Follows kernel/trace/ftrace.c of Linux 2.6.28 (see ``docs/ftrace.md``):
 With ``CONFIG_DYNAMIC_FTRACE=n`` there are no records to patch: the calls
 stay live and only the function pointer decides.
 
+**Kprobes on ftrace** (v5.10 ``CONFIG_KPROBES_ON_FTRACE``,
+kernel/kprobes.c ``arm_kprobe_ftrace``): a kprobe on a site asks for it
+with :meth:`Ftrace.ftrace_set_kprobe`; the site then calls
+``ftrace_regs_caller``, which saves a ``struct pt_regs`` and calls the
+guest's ``kprobe_ftrace_handler``, or ``ftrace_regs_list_caller`` (the
+same, then the function tracer, as ``ftrace_ops_list_func`` calls every
+ops of the site) when the tracer wants the function too.
+
 Per-arch encodings come from the arch's ``dynamic_ftrace`` capability
 (:class:`arches.base.ArchOps`: ``ftrace_nop_replace``,
 ``ftrace_call_replace``, and the constants ``MCOUNT_ADDR``,
@@ -36,6 +44,7 @@ Per-arch encodings come from the arch's ``dynamic_ftrace`` capability
 from __future__ import annotations
 
 import fnmatch
+import weakref
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
@@ -92,7 +101,11 @@ class DynRecord:
 
     ip: int
     function: str
-    enabled: bool = False      # currently a call to ftrace_caller
+    target: int | None = None  # what the site calls now (None: the nop)
+
+    @property
+    def enabled(self) -> bool:
+        return self.target is not None
 
 
 class Ftrace:
@@ -117,6 +130,7 @@ class Ftrace:
         self.filter: list[str] = []
         self.notrace: list[str] = []
         self.glob: Glob = "2.6.28"
+        self.kprobed: set[int] = set()      # sites with an ftrace-based kprobe
         self.converted = False
         self.init_stats: InitStats | None = None
 
@@ -213,6 +227,23 @@ class Ftrace:
         self.ftrace_enabled = on
         self.update()
 
+    def ftrace_set_kprobe(self, ip: int, on: bool) -> None:
+        """Give the site at ``ip`` to an ftrace-based kprobe, or take it back
+        (kernel/kprobes.c arm_kprobe_ftrace / disarm_kprobe_ftrace: the
+        kprobe_ftrace_ops filter gains or loses ``ip``)."""
+        if not self.dynamic or ip not in self.sites:
+            raise PatchError("EINVAL", f"{ip:#x} is not a dynamic ftrace site")
+        (self.kprobed.add if on else self.kprobed.discard)(ip)
+        self.update()
+
+    def _target(self, rec: DynRecord) -> int | None:
+        """What the site must call: ftrace_caller for the tracer,
+        ftrace_regs_caller for a kprobe, ftrace_regs_list_caller for both."""
+        traced = self.active and self.wanted(rec.function)
+        if rec.ip not in self.kprobed:
+            return self.ftrace_addr if traced else None
+        return self._symbol("ftrace_regs_list_caller" if traced else "ftrace_regs_caller")
+
     @property
     def active(self) -> bool:
         return self.registered is not None and self.ftrace_enabled
@@ -239,34 +270,40 @@ class Ftrace:
         if not self.converted:
             raise PatchError("EPERM", "dynamic ftrace sites are enabled only after ftrace_init")
         nop = self.ftrace_nop()
-        changes = []
-        for rec in self.records:
-            want = self.active and self.wanted(rec.function)
-            if want != rec.enabled:
-                changes.append(rec)
+        changes = [(rec, want) for rec in self.records
+                   if (want := self._target(rec)) != rec.target]
         if not changes:
             return 0
+
+        def insn(rec: DynRecord, target: int | None) -> bytes:
+            return nop if target is None else self.ops.ftrace_call_replace(rec.ip, target)
+
+        # ftrace_make_nop, ftrace_make_call, or (regs <-> not) ftrace_modify_call
         with self.patcher.batch() as b:
-            for rec in changes:
-                call = self.ops.ftrace_call_replace(rec.ip, self.ftrace_addr)
-                if rec.enabled:
-                    b.queue(rec.ip, call, nop, OWNER)          # ftrace_make_nop
-                else:
-                    b.queue(rec.ip, nop, call, OWNER)          # ftrace_make_call
-        for rec in changes:
-            rec.enabled = not rec.enabled
+            for rec, want in changes:
+                b.queue(rec.ip, insn(rec, rec.target), insn(rec, want), OWNER)
+        for rec, want in changes:
+            rec.target = want
         return len(changes)
 
     def enabled_sites(self) -> list[int]:
         return [r.ip for r in self.records if r.enabled]
 
 
+#: The one Ftrace of each booted guest (the function tracer and kprobes share it).
+_FTRACE: "weakref.WeakKeyDictionary[Guest, Ftrace]" = weakref.WeakKeyDictionary()
+
+
 def ftrace_for(guest: Guest, tables: Tables) -> Ftrace:
-    """The :class:`Ftrace` of a booted guest, its records from ``__mcount_loc``.
+    """The :class:`Ftrace` of a booted guest, its records from ``__mcount_loc``;
+    one per guest, so that the function tracer and ftrace-based kprobes
+    share the records.
 
     With CONFIG_DYNAMIC_FTRACE the guest's boot converted every site to a
     nop (:attr:`sim.guest.Guest.ftrace_boot`); the records start there.
     """
+    if guest in _FTRACE:
+        return _FTRACE[guest]
     stats = guest.ftrace_boot
     ft = Ftrace(guest.machine, tables.image, [(s.address, s.function) for s in tables.mcount],
                 dynamic=stats is not None)
@@ -274,6 +311,7 @@ def ftrace_for(guest: Guest, tables: Tables) -> Ftrace:
         if guest.mcount_sites != ft.sites:
             raise PatchError("EINVAL", "the booted __mcount_loc and the image's tables differ")
         ft.booted(stats)
+    _FTRACE[guest] = ft
     return ft
 
 

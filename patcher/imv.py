@@ -10,11 +10,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from arches import Arch
 from patcher.errors import PatchError
 from patcher.tables import ImvEntry
 from patcher.text import TextPatcher
 
 OWNER = "imv"
+
+
+def imv_insn_len(arch: Arch, entry: ImvEntry) -> int:
+    """Bytes of the site's instruction: x86's immediate ends it; ARM/PPC
+    instructions are one word."""
+    return max(entry.imv + entry.size - entry.insn, arch.insn_align)
 
 
 def _fits(value: int, size: int, signed: bool) -> bool:
@@ -35,8 +42,8 @@ class ImmediateValues:
             self.sites[entry.var].append(entry)
 
     def insn_len(self, entry: ImvEntry) -> int:
-        """x86's immediate ends its instruction; ARM/PPC instructions are one word."""
-        return max(entry.imv + entry.size - entry.insn, self.patcher.arch.insn_align)
+        """Bytes of the site's instruction (:func:`imv_insn_len`)."""
+        return imv_insn_len(self.patcher.arch, entry)
 
     def read(self, entry: ImvEntry) -> int:
         """The value the site's instruction currently loads."""

@@ -9,7 +9,10 @@ Every change to kernel text goes through :class:`TextPatcher`:
   memory holds anything else the whole operation is refused with
   :class:`PatchError` (``EINVAL``) and nothing is written.
 - **Reserved text.** A site owned by one mechanism (jump_label, kprobe,
-  ftrace, imv, marker) cannot be written by another (``EBUSY``).
+  ftrace, imv, marker) cannot be written by another (``EBUSY``). The
+  reservations belong to the machine: every patcher of one machine (the
+  kprobe manager's, the static keys', ftrace's) sees the same owners, as
+  the kernel's mechanisms all consult one text.
 - **Arch protocols.** Live text changes run the arch's ``text_poke_batch``
   hook (x86 text_poke_bp, ARM patch_text, PowerPC patch_instruction; see
   ``arches/*/__init__.py``) through a :class:`MachinePort`. A batch is one
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import weakref
 from typing import Iterator, Sequence
 
 from arches import EncodingError, TrapKind
@@ -146,6 +150,10 @@ class Reservations:
         return len(self._entries)
 
 
+#: Each machine's reservations, shared by all its patchers.
+_RESERVED: "weakref.WeakKeyDictionary[Machine, Reservations]" = weakref.WeakKeyDictionary()
+
+
 class Batch:
     """Sites queued under the text lock and applied in one protocol run.
 
@@ -202,7 +210,7 @@ class TextPatcher:
         self.cpu = cpu
         self.port = port if port is not None else MachinePort(machine, cpu)
         self.protocol: TextPokeBatch = protocol or self.arch.ops.text_poke_batch
-        self.reserved = Reservations()
+        self.reserved = _RESERVED.setdefault(machine, Reservations())
 
     @contextlib.contextmanager
     def on_cpu(self, cpu: int) -> Iterator[None]:

@@ -45,6 +45,8 @@ from elftools.elf.elffile import ELFFile
 from arches import Arch, ArchOps, TrapKind
 from arches.kprobe import KprobeRefused, Prepared
 from patcher.errors import PatchError
+from patcher.ftrace import Ftrace, ftrace_for
+from patcher.imv import imv_insn_len
 from patcher.tables import Tables, load_tables
 from patcher.text import TextPatcher
 from sim.errors import ConfigError
@@ -63,17 +65,19 @@ FIELDS = ("next", "addr", "pre_handler", "post_handler", "fault_handler", "flags
 #: The fields a module fills before register_kprobe (kept as the module wrote them).
 CALLER_FIELDS = ("symbol_name", "offset")
 #: struct kretprobe after its struct kprobe, and struct kretprobe_instance.
-RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "free_instances", "lock")
+RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "data_size", "free_instances",
+             "lock")
+#: struct kretprobe_instance's words; ``data[]`` (rp->data_size bytes) follows them.
 RI_FIELDS = ("next", "rp", "ret_addr", "task", "sp")
 KRETPROBE_POOL = _DEFINES["KRETPROBE_POOL"]
-KRETPROBE_INSTANCES = _DEFINES["KRETPROBE_INSTANCES"]
+KRETPROBE_INSTANCE_BYTES = _DEFINES["KRETPROBE_INSTANCE_BYTES"]
 #: Functions a return probe must not be put on (x86 kretprobe_blacklist[]):
 #: the context switch returns on another task's stack.
 KRETPROBE_BLACKLIST = ("__switch_to", "__switch_to_asm")
 KPROBE_HASH_BITS = _DEFINES["KPROBE_HASH_BITS"]
 KPROBE_POOL = _DEFINES["KPROBE_POOL"]
-FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED = (_DEFINES[f"KPROBE_FLAG_{n}"]
-                                            for n in ("GONE", "DISABLED", "OPTIMIZED"))
+FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED, FLAG_FTRACE = (
+    _DEFINES[f"KPROBE_FLAG_{n}"] for n in ("GONE", "DISABLED", "OPTIMIZED", "FTRACE"))
 KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET, KPROBE_HC_FAULT = (
     _DEFINES[f"KPROBE_HC_{n}"] for n in ("RETURN", "PRE", "POST", "RET", "FAULT"))
 KPROBE_HC_SHIFT = _DEFINES["KPROBE_HC_SHIFT"]
@@ -90,7 +94,7 @@ TICK_NSEC = 1_000_000_000 // 250
 GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_handler",
                  "kprobe_debug_handler", "kprobe_exc_return", "kprobe_host_pre_handler",
                  "kprobe_host_post_handler", "current_kprobe", "kprobe_hits",
-                 "kretprobe_pool", "kretprobe_instances", "kretprobe_trampoline",
+                 "kretprobe_pool", "kretprobe_instance_area", "kretprobe_trampoline",
                  "pre_handler_kretprobe", "kretprobe_host_handler", "aggr_pre_handler",
                  "aggr_post_handler", "kretprobe_inst_table")
 
@@ -152,6 +156,8 @@ class Kprobe:
     disabled: bool = False
     probe_type: str = "k"                       # "r": the entry probe of a kretprobe
     optimized: bool = False
+    #: KPROBE_FLAG_FTRACE: on an mcount site, reached through ftrace (no breakpoint).
+    ftrace: bool = False
     opt_jump: bytes = b""
     opt_region: int = 0
     opt_orig: bytes = b""
@@ -187,9 +193,12 @@ class Kretprobe:
     """struct kretprobe: a return probe on a function entry.
 
     ``handler(rp, regs)`` runs when the function returns (``regs`` holds
-    the return value in the arch's return register); ``maxactive <= 0``
-    takes the kernel's default (one instance per possible CPU without
-    CONFIG_PREEMPTION).
+    the return value in the arch's return register); a guest
+    ``entry_handler(ri, regs)`` that returns non-zero gives the instance
+    back and no return is probed for that call; ``maxactive <= 0`` takes
+    the kernel's default (one instance per possible CPU without
+    CONFIG_PREEMPTION); each instance carries ``data_size`` bytes of
+    ``ri->data[]``.
     """
 
     symbol_name: str | None = None
@@ -198,6 +207,8 @@ class Kretprobe:
     handler: object = None
     entry_handler: str | None = None
     maxactive: int = 0
+    #: Bytes of ``ri->data[]`` each instance carries for the handlers (v5.10).
+    data_size: int = 0
     kp: Kprobe | None = field(default=None, repr=False)
     struct: int = 0
     owner: "Kprobes | None" = field(default=None, repr=False)
@@ -256,7 +267,7 @@ class Kprobes:
         self._by_struct: dict[int, Kprobe] = {}
         self._free = list(range(KPROBE_POOL))
         self._free_rp = list(range(KRETPROBE_POOL))
-        self._free_ri = list(range(KRETPROBE_INSTANCES))
+        self._ri_used = 0                         # bytes of kretprobe_instance_area handed out
         self._rp_by_struct: dict[int, Kretprobe] = {}
         self._trampoline: Kprobe | None = None
         self.optimize_delay_ns = optimize_delay_ns
@@ -277,7 +288,10 @@ class Kprobes:
         entry = self.ops.TRAP_ENTRY
         self._trap_entry = symbols[entry] if entry else None
         self._guest_saved = frozenset(self.ops.GUEST_SAVED_REGS)
-        self._mcount = {site.address for site in self.tables.mcount}
+        # ftrace_location(): the dynamic ftrace records, when the kernel has them.
+        self._mcount = sorted(site.address for site in self.tables.mcount
+                              if guest.ftrace_boot is not None)
+        self._ftrace: Ftrace | None = None
         self._data = _data_in_text(guest.elf)
         self._md = capstone.Cs(*self.arch.cs_mode)
         guest.hypercalls.register("HC_KPROBE", self._hypercall)
@@ -301,6 +315,8 @@ class Kprobes:
     def kind(self, kp: Kprobe) -> str:
         """How a hit runs the instruction, from the guest's arch_specific_insn now."""
         top = kp.aggr or kp
+        if top.ftrace:
+            return "ftrace"
         ainsn = tuple(self.read_field(top, f"ainsn{i}") for i in range(4))
         return self.ops.describe_ainsn(ainsn, top.post_handler is not None)
 
@@ -326,10 +342,11 @@ class Kprobes:
         """Text as it was before any of our breakpoints (recover_probed_instruction)."""
         code = bytearray(self.machine.read(addr, size))
         for kp in self.probes.values():
-            if not kp.disabled and addr <= kp.addr < addr + size:
-                at = kp.addr - addr
-                orig = kp.opt_orig if kp.optimized else kp.orig
-                code[at:at + len(orig)] = orig[:size - at]
+            orig = kp.opt_orig if kp.optimized else kp.orig
+            if not kp.disabled and kp.addr < addr + size and addr < kp.addr + len(orig):
+                # an optimized region may start before addr (__recover_optprobed_insn)
+                lo, hi = max(addr, kp.addr), min(addr + size, kp.addr + len(orig))
+                code[lo - addr:hi - addr] = orig[lo - kp.addr:hi - kp.addr]
         return bytes(code)
 
     # -- checks (kernel/kprobes.c check_kprobe_address_safe, arch can_probe)
@@ -374,20 +391,52 @@ class Kprobes:
             for boundary, _, _, _ in self._md.disasm_lite(code, start):
                 if boundary >= addr:
                     break
-            if boundary != addr:
-                raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is not an "
-                                           "instruction boundary")
+            if boundary != addr:            # arch_prepare_kprobe: !can_probe() is -EILSEQ
+                raise PatchError("EILSEQ", f"kprobe: {name}+{addr - start:#x} is not an "
+                                           "instruction boundary (can_probe)")
         at = bisect.bisect_right(self._data, (addr, float("inf"))) - 1
         if at >= 0 and self._data[at][0] <= addr < self._data[at][1]:
             raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is data in text "
                                        "(a literal pool), not an instruction")
-        if addr in self._mcount:
-            raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is an ftrace "
-                                      "(mcount) call site (ftrace_text_reserved)")
-        others = [o for o in self.text.owners(addr, 1) if o != "kprobe"]
-        if others:
-            raise PatchError("EBUSY", f"kprobe: {name}+{addr - start:#x} is reserved by "
-                                      f"{others[0]} ({others[0]}_text_reserved)")
+        where = f"kprobe: {name}+{addr - start:#x}"
+        site = self.ftrace_location(addr)
+        if site is not None:                    # arch_check_ftrace_location
+            if not self.ops.KPROBES_ON_FTRACE:
+                raise PatchError("EINVAL", f"{where} is an ftrace (mcount) site and "
+                                           f"{self.arch.name} has no KPROBES_ON_FTRACE")
+            if addr != site:
+                raise PatchError("EILSEQ", f"{where} is inside the ftrace (mcount) site "
+                                           f"at {site:#x} (arch_check_ftrace_location)")
+        owner = self.reserved_by(addr, 1)
+        if owner is not None:
+            raise PatchError("EINVAL", f"{where} is {owner} (check_kprobe_address_safe)")
+
+    def reserved_by(self, addr: int, length: int) -> str | None:
+        """Who else owns text in ``[addr, addr+length)``: a static key's site
+        (jump_label_text_reserved), an immediate value's, or text another
+        mechanism holds now; None if nobody (ftrace sites are ftrace_location's)."""
+        end = addr + length
+        if any(e.code < end and addr < e.code + len(e.insn) for e in self.tables.jump_entries):
+            return "a static key's jump label site (jump_label_text_reserved)"
+        if any(e.insn < end and addr < e.insn + imv_insn_len(self.arch, e)
+               for e in self.tables.imv):
+            return "an immediate value's site (imv)"
+        others = [o for o in self.text.owners(addr, length) if o not in ("kprobe", "ftrace")]
+        return f"reserved by {others[0]}" if others else None
+
+    def ftrace_location(self, addr: int) -> int | None:
+        """The dynamic ftrace site covering ``addr`` (kernel/trace/ftrace.c
+        ftrace_location: any byte of the call), or None."""
+        at = bisect.bisect_right(self._mcount, addr) - 1
+        if at >= 0 and addr < self._mcount[at] + self.arch.ops.MCOUNT_INSN_SIZE:
+            return self._mcount[at]
+        return None
+
+    def ftrace(self) -> Ftrace:
+        """The guest's ftrace, which ftrace-based kprobes (KPROBE_FLAG_FTRACE) go through."""
+        if self._ftrace is None:
+            self._ftrace = ftrace_for(self.guest, self.tables)
+        return self._ftrace
 
     # -- the API ------------------------------------------------------------
     def register_kprobe(self, kp: Kprobe) -> Kprobe:
@@ -401,6 +450,7 @@ class Kprobes:
                                        "(check_kprobe_rereg)")
         addr = self.resolve(kp)
         self._check_address(addr, blacklist)
+        kp.ftrace = self.ftrace_location(addr) is not None
         old = self.probes.get(addr)
         need = 1 if old is None or old.members else 2
         if len(self._free) < need:
@@ -433,23 +483,30 @@ class Kprobes:
                                   "fault_handler")
 
     def _prepare(self, kp: Kprobe, addr: int, index: int, struct: int | None) -> Prepared:
-        """arch_prepare_kprobe into the slot of pool entry ``index``, which ``kp`` takes."""
+        """arch_prepare_kprobe into the slot of pool entry ``index``, which ``kp`` takes;
+        an ftrace-based kprobe (``kp.ftrace``) has no slot and no breakpoint
+        (kernel/kprobes.c prepare_kprobe)."""
         slot = self.sym["kprobe_insn_slots"] + index * self.ops.SLOT_BYTES
         code = self.recover(addr, self.arch.max_insn_len)
-        try:
-            prepared = self.ops.arch_prepare_kprobe(addr, code, slot)
-        except KprobeRefused as err:
-            start, _, name = self._function(addr)
-            raise PatchError("EINVAL", f"kprobe: cannot probe {name}+{addr - start:#x}: "
-                                       f"{err}") from None
+        if kp.ftrace:
+            prepared = Prepared(length=self.arch.ops.MCOUNT_INSN_SIZE, opcode=code[0],
+                                slot=b"", ainsn=(0, 0, 0, 0), boostable=False, kind="ftrace")
+        else:
+            try:
+                prepared = self.ops.arch_prepare_kprobe(addr, code, slot)
+            except KprobeRefused as err:
+                start, _, name = self._function(addr)
+                raise PatchError("EINVAL", f"kprobe: cannot probe {name}+{addr - start:#x}: "
+                                           f"{err}") from None
         self._free.remove(index)
         kp.addr, kp.index, kp.slot, kp.owner = addr, index, slot, self
         kp.struct = struct if struct is not None else self._pool_struct(index)
         kp.boostable = prepared.boostable
-        kp.breakpoint = self.arch.kprobe_breakpoint(code[:self.arch.insn_align or 4])
-        kp.orig = code[:len(kp.breakpoint)]
-        with self.machine.text_mutex:       # the slot is text: written under text_mutex
-            self.machine.write_text(slot, prepared.slot)
+        if not kp.ftrace:
+            kp.breakpoint = self.arch.kprobe_breakpoint(code[:self.arch.insn_align or 4])
+            kp.orig = code[:len(kp.breakpoint)]
+            with self.machine.text_mutex:   # the slot is text: written under text_mutex
+                self.machine.write_text(slot, prepared.slot)
         return prepared
 
     def _pool_struct(self, index: int) -> int:
@@ -462,7 +519,8 @@ class Kprobes:
         pre, post, fault = handlers
         values = {"next": nxt, "addr": kp.addr, "pre_handler": pre, "post_handler": post,
                   "fault_handler": fault,
-                  "flags": FLAG_DISABLED if kp.disabled else 0, "nmissed": 0,
+                  "flags": (FLAG_DISABLED if kp.disabled else 0) | (FLAG_FTRACE if kp.ftrace else 0),
+                  "nmissed": 0,
                   "opcode": prepared.opcode, "hit_index": kp.index, "list": first}
         values.update({f"ainsn{i}": v for i, v in enumerate(prepared.ainsn)})
         for name in FIELDS:
@@ -496,7 +554,7 @@ class Kprobes:
             self.unoptimize_kprobe(old)          # the detour calls old's handlers alone
             ap = Kprobe(pre_handler="aggr_pre_handler",
                         post_handler="aggr_post_handler" if old.post_handler else None,
-                        disabled=old.disabled, members=[old])
+                        disabled=old.disabled, members=[old], ftrace=old.ftrace)
             prepared = self._prepare(ap, old.addr, self._free[0], None)
             ap.breakpoint, ap.orig = old.breakpoint, old.orig
             aggr_fault = self.guest.image.symbols["aggr_fault_handler"] if self._fault_traps else 0
@@ -609,7 +667,13 @@ class Kprobes:
 
         ``struct`` is a guest struct kretprobe to use (a module's); None
         takes one from kretprobe_pool[]."""
-        addr = self.resolve(Kprobe(symbol_name=rp.symbol_name, offset=rp.offset, addr=rp.addr))
+        try:
+            addr = self.resolve(Kprobe(symbol_name=rp.symbol_name, offset=rp.offset,
+                                       addr=rp.addr))
+        except PatchError as err:
+            # v5.10 kprobe_on_func_entry() is a bool: any failure is -EINVAL
+            # (v5.11 made an unknown symbol -ENOENT).
+            raise PatchError("EINVAL", f"kretprobe: {err.message} (kprobe_on_func_entry)") from None
         where = self.guest.image.symbol_at(addr)
         if addr == self.sym["kretprobe_trampoline"]:
             raise PatchError("EINVAL", "kretprobe: not on the kretprobe trampoline itself")
@@ -621,14 +685,17 @@ class Kprobes:
         if rp.entry_handler is not None and callable(rp.entry_handler):
             raise PatchError("EINVAL", "kretprobe: entry_handler must be a guest function")
         maxactive = rp.maxactive if rp.maxactive > 0 else len(self.machine.cpus)
-        if (struct is None and not self._free_rp) or len(self._free_ri) < maxactive:
-            raise PatchError("ENOMEM", f"kretprobe: no room for {maxactive} more instances")
+        word = self.arch.word
+        ri_bytes = -(-(len(RI_FIELDS) * word + rp.data_size) // word) * word
+        if (rp.data_size < 0 or (struct is None and not self._free_rp)
+                or self._ri_used + maxactive * ri_bytes > KRETPROBE_INSTANCE_BYTES):
+            raise PatchError("ENOMEM", f"kretprobe: no room for {maxactive} more instances "
+                                       f"of {ri_bytes} bytes")
         if self.ops.KRETPROBE_TRAMPOLINE_KPROBE and self._trampoline is None:
             # arch_init_kprobes: the trampoline is a kprobe (PowerPC).
             self._trampoline = self._register(
                 Kprobe(symbol_name="kretprobe_trampoline",
                        pre_handler="trampoline_probe_handler"), blacklist=False)
-        word = self.arch.word
         pooled = struct is None
         if pooled:
             struct = (self.sym["kretprobe_pool"]
@@ -637,8 +704,9 @@ class Kprobes:
         self._register(kp, struct=struct)
         if pooled:
             self._free_rp.pop(0)
-        instances = [self.sym["kretprobe_instances"] + self._free_ri.pop(0) * len(RI_FIELDS) * word
-                     for _ in range(maxactive)]
+        area = self.sym["kretprobe_instance_area"] + self._ri_used
+        instances = [area + i * ri_bytes for i in range(maxactive)]
+        self._ri_used += maxactive * ri_bytes
         for ri, nxt in zip(instances, instances[1:] + [0]):
             self.machine.write_word(ri, nxt)
             self.machine.write_word(ri + word, struct)
@@ -646,6 +714,7 @@ class Kprobes:
         entry = self._handler_addr(rp.entry_handler, "kretprobe_host_handler", "entry_handler")
         for name, value in (("handler", handler), ("entry_handler", entry),
                             ("maxactive", maxactive), ("nmissed", 0),
+                            ("data_size", rp.data_size),
                             ("free_instances", instances[0]), ("lock", 0)):
             self.machine.write_word(self._rp_addr(struct, name), value)
         rp.kp, rp.struct, rp.owner, rp.maxactive = kp, struct, self, maxactive
@@ -742,7 +811,8 @@ class Kprobes:
         rp = Kretprobe(**self._guest_where(struct),
                        handler=self._guest_word(struct, "handler") or None,
                        entry_handler=self._guest_word(struct, "entry_handler") or None,
-                       maxactive=_signed(self._guest_word(struct, "maxactive"), self.arch.bits))
+                       maxactive=_signed(self._guest_word(struct, "maxactive"), self.arch.bits),
+                       data_size=self._guest_word(struct, "data_size"))
         self.register_kretprobe(rp, struct=struct)
 
     # -- optprobes ---------------------------------------------------------------
@@ -767,6 +837,9 @@ class Kprobes:
                                        "is optimized")
         if kp.post_handler is not None:
             raise PatchError("EINVAL", "kprobe: a probe with a post_handler is not optimized")
+        if kp.ftrace:
+            raise PatchError("EINVAL", "kprobe: an ftrace-based kprobe is not optimized "
+                                       "(try_to_optimize_kprobe)")
         start, size, name = self._function(kp.addr)
         buffer = self.guest.image.symbols["optprobe_buffers"] + kp.index * self.ops.OPTPROBE_BUFFER_BYTES
         try:
@@ -775,13 +848,20 @@ class Kprobes:
                 self.guest.image.symbols["optimized_callback"], kp.struct)
         except KprobeRefused as err:
             raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: {err}") from None
+        owner = self.reserved_by(kp.addr, length)
+        if owner is None and any(kp.addr <= s < kp.addr + length for s in self._mcount):
+            owner = "an ftrace (mcount) site (ftrace_text_reserved)"
+        if owner is not None:           # copy_optimized_instructions: -EBUSY
+            raise PatchError("EBUSY", f"kprobe: cannot optimize {kp.describe()}: the "
+                                      f"detoured region holds {owner}")
         others = [a for a in self.probes if kp.addr < a < kp.addr + length]
         if others:
             raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: another probe "
                                        f"at {others[0]:#x} is in the detoured region")
         with self.machine.text_mutex:       # arch_prepare_optimized_kprobe fills the buffer
             self.machine.write_text(buffer, detour)
-        kp.opt_jump, kp.opt_region = self.ops.arch_optimize_kprobe(kp.addr, buffer), length
+        kp.opt_jump, kp.opt_region = self.ops.arch_optimize_kprobe(kp.addr, buffer,
+                                                                 kp.breakpoint), length
         self._optimizing.append(kp)
         if self._optimizer_due is None:     # kick_kprobe_optimizer: one delayed work
             self._optimizer_due = self.now_ns() + self.optimize_delay_ns
@@ -853,13 +933,27 @@ class Kprobes:
         self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_OPTIMIZED)
 
     def _arm(self, kp: Kprobe) -> None:
-        """arch_arm_kprobe: the breakpoint, through the patcher's protocol."""
+        """arch_arm_kprobe: the breakpoint, through the patcher's protocol; an
+        ftrace-based kprobe: its site calls ftrace_regs_caller (arm_kprobe_ftrace)."""
+        if kp.ftrace:
+            self.ftrace().ftrace_set_kprobe(kp.addr, True)
+            return
+        for other in list(self.probes.values()):
+            # __arm_kprobe: an optimized probe whose region holds this address
+            # falls back to its breakpoint (get_optimized_kprobe, unoptimize_kprobe).
+            if (other.optimized or other in self._optimizing) and \
+                    other.addr < kp.addr < other.addr + other.opt_region:
+                self.unoptimize_kprobe(other)
         self.text.reserve(kp.addr, len(kp.breakpoint), "kprobe")
         self.text.text_poke(kp.addr, kp.orig, kp.breakpoint, "kprobe")
         self._sites.add(kp.addr)
 
     def _disarm(self, kp: Kprobe) -> None:
-        """arch_disarm_kprobe: the original bytes back."""
+        """arch_disarm_kprobe: the original bytes back (disarm_kprobe_ftrace: the
+        site back to what ftrace alone wants)."""
+        if kp.ftrace:
+            self.ftrace().ftrace_set_kprobe(kp.addr, False)
+            return
         self.unoptimize_kprobe(kp)
         self.text.text_poke(kp.addr, kp.breakpoint, kp.orig, "kprobe")
         self.text.release(kp.addr, "kprobe")
@@ -875,7 +969,7 @@ class Kprobes:
         for top in self:
             for kp in top.members or [top]:
                 flags = ("[DISABLED]" if kp.disabled else "") + (
-                    "[OPTIMIZED]" if top.optimized else "")
+                    "[OPTIMIZED]" if top.optimized else "") + ("[FTRACE]" if top.ftrace else "")
                 lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
                              f"{flags}".rstrip())
         return lines

@@ -1,11 +1,14 @@
-"""lib/test_kprobes.c: the kernel's kprobe and kretprobe sanity test.
+"""The kernel's kprobe and kretprobe sanity test: kernel/test_kprobes.c in v5.10,
+later lib/test_kprobes.c, now lib/tests/test_kprobes.c.
 
-Ported from the current file (lib/tests/test_kprobes.c, a KUnit suite),
-whose seven cases include ``test_kprobe_missed`` and the two stack-trace
-cases that v5.10's file does not have yet, onto kisim's v5.10 kprobe API. The stack-trace cases
-need CONFIG_ARCH_CORRECT_STACKTRACE_ON_KRETPROBE, which every kisim arch
-has (kernel/stacktrace.c: a frame-pointer unwinder that resolves the
-kretprobe trampoline).
+Ported from the current file (a KUnit suite) onto kisim's v5.10 kprobe
+API. Its four cases test_kprobe, test_kprobes, test_kretprobe and
+test_kretprobes are v5.10's four, with the current file's handlers;
+``test_kprobe_missed`` and the two stack-trace cases were added after
+v5.10 (docs/selftest.md says which version each case follows). The
+stack-trace cases need CONFIG_ARCH_CORRECT_STACKTRACE_ON_KRETPROBE, which
+every kisim arch has (kernel/stacktrace.c: a frame-pointer unwinder that
+resolves the kretprobe trampoline).
 """
 from __future__ import annotations
 
@@ -22,8 +25,8 @@ CASES = ("test_kprobe", "test_kprobes", "test_kprobe_missed", "test_kretprobe",
 
 SUITE = register(Suite(
     name="kprobes",
-    kernel_file="lib/test_kprobes.c (now lib/tests/test_kprobes.c)",
-    version="v5.10 API; the current file's 7 cases",
+    kernel_file="kernel/test_kprobes.c in v5.10, now lib/tests/test_kprobes.c",
+    version="v5.10 API; v5.10's 4 cases and 3 added later",
     sources=lambda arch: (C / "test_kprobes.c",) if "kprobes" in arch.capabilities else (),
     config={"KPROBES": "y", "KRETPROBES": "y"},
     expected_cases=lambda arch: len(CASES),

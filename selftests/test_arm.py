@@ -16,7 +16,7 @@ from selftests import Suite, arch_source, register
 
 FILE = "test_arm.c"
 #: The result lines kprobe_arm_test_cases() prints (its KTAP plan "1..N").
-CASES = 1627
+CASES = 1631
 
 
 SUITE = register(Suite(

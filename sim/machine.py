@@ -339,6 +339,11 @@ class Cpu:
     def pc(self, value: int) -> None:
         self.set_reg(self.arch.pc, value)
 
+    def resume_address(self, pc: int) -> int:
+        """Where Unicorn goes on at ``pc`` in this CPU's current instruction set
+        (:attr:`Arch.resume_address`: ARM Thumb state is bit 0)."""
+        return self.arch.resume_address(pc, self.reg)
+
     def arg(self, n: int) -> int:
         return self.reg(self.arch.args[n])
 
@@ -444,7 +449,7 @@ class Cpu:
             self.charge("trap", -1)
             return self._unhandled(trap)
         onward = resume is None             # go on after the trapping instruction
-        resume = address + vector.length if onward else resume
+        resume = self.resume_address(address + vector.length if onward else resume)
         if self._stop:
             resume, onward = self._end_slice_at_trap(resume), False
         resume -= vector.resume_bias
@@ -515,7 +520,7 @@ class Cpu:
         if armed != self._armed:
             state.armed = self._armed = armed
         try:
-            self.uc.emu_start(self.pc, UNTIL_NEVER, count=budget)
+            self.uc.emu_start(self.resume_address(self.pc), UNTIL_NEVER, count=budget)
         except unicorn.UcError as err:
             if self._error is None:
                 self._error = machine.fault(self, _uc_reason(err))
@@ -568,9 +573,11 @@ class Cpu:
         # corrupts the heap on PPC in Unicorn 2.1.4.
         for const in self.arch.uc_regs.values():
             scratch.reg_write(const, self._turn_start.reg_read(const))
+        saved = self._turn_start
+        start = self.arch.resume_address(saved.reg_read(self.arch.uc_regs[self.arch.pc]),
+                                         lambda name: saved.reg_read(self.arch.uc_regs[name]))
         try:
-            scratch.emu_start(self._turn_start.reg_read(self.arch.uc_regs[self.arch.pc]),
-                              UNTIL_NEVER, count=self._turn_budget)
+            scratch.emu_start(start, UNTIL_NEVER, count=self._turn_budget)
         except unicorn.UcError:
             pass
         return list(blocks)

@@ -51,11 +51,23 @@ def test_the_kernels_classes_run_probed(result) -> None:
     passed = {c.name for c in res.cases if c.status is Status.PASSED}
     for text in ("mov ip, sp", "ldrh r0, [pc, 0]", "ldr r12, [pc, r14]",
                  "stmda r13!, {pc}", "stmdb r13!, {pc}", "ldmia r14!, {pc}",
-                 "pld [pc, 0]", "addseq r0,  r1, r2"):
+                 "pld [pc, 0]", "addseq r0,  r1, r2",
+                 "pkhtb r0, r0, r1"):           # the kernel's form, word 0xe6810010
         assert text in passed, text
     refused = {c.name for c in res.cases if c.status is Status.REFUSED}
     assert "str r3, [r13, -64-8]!" in refused            # the stack-use check
     assert "str r14, [r13, r12]" in refused
+
+
+def test_the_interworking_cases_run_probed(result) -> None:
+    """The four ``blx __dummy_thumb_subroutine_*`` cases (ARM to Thumb and back,
+    the target's halfword bit even and odd): simulate_blx1 sets CPSR.T, and the
+    CPU goes on in Thumb state after the kprobe returns."""
+    res, _ = result
+    blx = [c for c in res.cases if c.name.startswith("blx __dummy_thumb_subroutine_")]
+    assert [(c.name.rsplit("_", 1)[1], c.status) for c in blx] == [
+        ("even", Status.PASSED), ("even", Status.PASSED),
+        ("odd", Status.PASSED), ("odd", Status.PASSED)]
 
 
 def test_a_wrong_emulation_fails_the_suite(monkeypatch) -> None:

@@ -233,7 +233,9 @@ def test_refuses_non_boundary(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
     addr, length, _ = next(i for i in instructions(g, FUNCTION) if i[1] > 1)
-    refused(k, Kprobe(addr=addr + 1), "EINVAL", "instruction boundary")
+    # x86 can_probe: -EILSEQ; ARM and PowerPC arch_prepare_kprobe: misaligned, -EINVAL
+    errno = "EILSEQ" if g.arch.insn_align == 1 else "EINVAL"
+    refused(k, Kprobe(addr=addr + 1), errno, "instruction boundary")
 
 
 def test_refuses_blacklist(arch: str) -> None:
@@ -276,14 +278,17 @@ def test_arch_refuses_unprobeable(name: str) -> None:
 
 
 def test_refuses_text_reserved_by_other_patchers(arch: str) -> None:
-    """EBUSY on a live jump-label site (jump_label_text_reserved) and an mcount site."""
+    """EINVAL, as v5.10, on a live jump-label site (jump_label_text_reserved) and,
+    without KPROBES_ON_FTRACE, an mcount site (arch_check_ftrace_location);
+    tests/test_kprobes_owners.py has the whole matrix."""
     g = guest(arch)
     inst = attach(g)
     k = Kprobes(g, text=inst.text, tables=inst.tables)
     entry = inst.tables.jump_entries[0]
-    refused(k, Kprobe(addr=entry.code), "EBUSY", "jump_label")
+    refused(k, Kprobe(addr=entry.code), "EINVAL", "jump_label")
     site = next(s for s in inst.tables.mcount if s.function == FUNCTION)
-    refused(k, Kprobe(addr=site.address), "EBUSY", "ftrace")
+    if not k.ops.KPROBES_ON_FTRACE:
+        refused(k, Kprobe(addr=site.address), "EINVAL", "ftrace")
 
 
 def test_refuses_double_registration(arch: str) -> None:
@@ -525,7 +530,7 @@ def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
             k.optimize_kprobe(kp)
             optimized.append(kp)
         except PatchError as err:
-            assert err.errno == "EINVAL", err
+            assert err.errno in ("EINVAL", "EBUSY"), err
     assert optimized
     if arch == "arm":
         # ainsn word 2: kprobe_direct_exec (no PC in register_usage_flags)
@@ -587,12 +592,15 @@ def test_optprobe_refusals(arch: str) -> None:
                                   post_handler="kprobe_empty_post_handler"))
     with pytest.raises(PatchError, match="post_handler"):
         k.optimize_kprobe(kp)
-    # A conditional jump in the region cannot be relocated.
+    # x86: a conditional jump in the region cannot be relocated. ARM: a
+    # conditional branch is optimized (opt-arm.c: the branch into the detour
+    # takes its condition; tests/test_kprobes_owners.py).
     jcc = next(a for a, _, t in instructions(g, FUNCTION)
-               if t.startswith(("jb", "jne", "je", "bhi", "bne", "beq")))
-    kp2 = k.register_kprobe(Kprobe(addr=jcc, pre_handler="kprobe_empty_pre_handler"))
-    with pytest.raises(PatchError, match="cannot optimize"):
-        k.optimize_kprobe(kp2)
+               if t.startswith(("jb", "jne", "je"))) if arch == "x86_64" else None
+    if jcc is not None:
+        kp2 = k.register_kprobe(Kprobe(addr=jcc, pre_handler="kprobe_empty_pre_handler"))
+        with pytest.raises(PatchError, match="cannot optimize"):
+            k.optimize_kprobe(kp2)
 
 
 def test_refuses_data_in_text(arch: str) -> None:

@@ -118,7 +118,8 @@ def test_sites_hold_the_arch_encodings(name, kind) -> None:
         assert site.on == arch.kprobe_breakpoint(insn[:arch.insn_align]) and site.live.trap
     else:
         ops = arch_hooks(arch, "optprobes")
-        assert site.on == ops.arch_optimize_kprobe(site.addr, site.live.lands)
+        assert site.on == ops.arch_optimize_kprobe(
+            site.addr, site.live.lands, arch.kprobe_breakpoint(arch.nop(arch.insn_align)))
         assert site.off[:len(site.dormant.insn)] == site.dormant.insn
         assert site.dormant.trap and site.dormant.insn == arch.kprobe_breakpoint(
             arch.nop(arch.insn_align))

@@ -1,4 +1,4 @@
-"""32-bit ARM (A32 state, little-endian).
+"""32-bit ARM (A32 state, little-endian; Thumb code is reached by interworking).
 
 Encodings: arch/arm/kernel/insn.c (__arm_gen_branch: B/BL with a signed
 24-bit word offset from pc+8), arch/arm/include/asm/insn.h (arm_gen_nop:
@@ -17,12 +17,13 @@ import keystone
 import unicorn
 from unicorn import arm_const
 
-from arches.base import (Decoder, Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
-                         patch_words, uc_register_map)
+from arches.base import (Decoder, Arch, Cost, RegisterReader, SpinLoop, TextPort, TrapKind,
+                         TrapVector, check_reach, patch_words, uc_register_map)
 from arches.arm.dwarf import DWARF_REGS
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)   # +-32 MB
 KPROBE_ARM_BREAKPOINT_INSTRUCTION = 0x07F001F8
+PSR_T_BIT = 0x20                         # arch/arm/include/uapi/asm/ptrace.h: Thumb state
 #: ``push {lr}`` before ``bl __gnu_mcount_nc``: stmdb sp!, {lr} or str lr, [sp, #-4]!
 PUSH_LR = (bytes.fromhex("00402de9"), bytes.fromhex("04e02de5"))
 
@@ -52,6 +53,15 @@ def encode_jump(src: int, dst: int) -> bytes:
 def encode_call(src: int, dst: int) -> bytes:
     """``bl dst``."""
     return _branch(src, dst, link=True)
+
+
+def resume_address(pc: int, reg: RegisterReader) -> int:
+    """``pc`` with bit 0 set when CPSR.T selects Thumb: Unicorn's PC write (and
+    so ``emu_start``) takes the instruction set from bit 0, as ``bx`` does
+    (ARM ARM A2.3.2 BXWritePC), while the T bit lives in the CPSR, as the
+    kernel keeps it in ``regs->ARM_cpsr`` (arch/arm/include/asm/ptrace.h
+    thumb_mode)."""
+    return pc | 1 if reg("cpsr") & PSR_T_BIT else pc
 
 
 def kprobe_breakpoint(orig: bytes) -> bytes:
@@ -132,6 +142,7 @@ ARCH = Arch(
     encode_jump=encode_jump,
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
+    resume_address=resume_address,
     ops=ArmOps(),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_ARM",

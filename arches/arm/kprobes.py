@@ -22,7 +22,7 @@ import struct
 
 import keystone
 
-from arches.arm import encode_jump
+from arches.arm import PSR_T_BIT, encode_jump
 from arches.arm.probes_decode import arm_prepare
 from arches.base import Kprobes, Optprobes, TrapFrame
 from arches.kprobe import KprobeRefused, Prepared
@@ -36,6 +36,7 @@ EXTRA_REGS: dict[str, int] = {}
 BP_PC_ADVANCE = 0                    # the undefined-instruction entry points at it
 SINGLESTEP_INTNO = None              # "We do not have hardware single-stepping on ARM"
 KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
+KPROBES_ON_FTRACE = False            # arch/arm/Kconfig has no HAVE_KPROBES_ON_FTRACE (v5.10)
 STACK_HEADROOM = 0
 PUBLISHED = "none published (Documentation/trace/kprobes.rst: 0.5-1.0 us per hit in general)"
 
@@ -83,7 +84,12 @@ def condition_passes(addr: int, code: bytes, cpu: TrapFrame) -> bool:
 
 
 def arch_trap_entry(cpu: TrapFrame) -> None:
-    """The undefined-instruction entry changes nothing the guest handler sees."""
+    """The undefined-instruction entry: the handler runs in ARM state (an
+    exception entry sets CPSR.T from SCTLR.TE, clear in an ARM kernel; ARM
+    ARM B1.8.3); pt_regs, saved before, keeps the interrupted T bit."""
+    cpsr = cpu.reg("cpsr")
+    if cpsr & PSR_T_BIT:
+        cpu.set_reg("cpsr", cpsr & ~PSR_T_BIT)
 
 
 def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
@@ -115,15 +121,14 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
     by the detour itself after ``ldm sp, {r0-r14}`` and followed by a
     branch back (``kprobe_direct_exec``); any other is stepped by the
     callback in C and the detour ends with ``ldm sp, {r0-r15}``.
-    kisim optimizes unconditional instructions only: the branch that
-    replaces the breakpoint is unconditional, so a conditional one would
-    need its condition checked in the detour.
+    A conditional instruction is optimized too: the branch into the detour
+    carries its condition (:func:`arch_optimize_kprobe`), so the detour
+    runs only when the instruction would; opt-arm.c refuses only what
+    ``can_optimize`` does, a stack use the template cannot hold, which the
+    decoder has refused already (``stack_space`` at most MAX_STACK_SIZE).
     """
     start, code = function
-    insn = int.from_bytes(code[addr - start:addr - start + 4], "little")
-    asi = arm_prepare(insn)
-    if insn >> 28 != 0xE:
-        raise KprobeRefused("a conditional instruction is not optimized")
+    asi = arm_prepare(int.from_bytes(code[addr - start:addr - start + 4], "little"))
     ks = keystone.Ks(keystone.KS_ARCH_ARM, keystone.KS_MODE_ARM)
     sub, _ = ks.asm("sub sp, sp, #136", buffer)
     # r0-r14 as stored, then regs->ARM_sp and ARM_cpsr; r4 keeps the AEABI
@@ -140,9 +145,15 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
     return detour + _LDM_SP_ALL, 4
 
 
-def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
-    """``b buffer``, which replaces the breakpoint word."""
-    return encode_jump(addr, buffer)
+def arch_optimize_kprobe(addr: int, buffer: int, breakpoint: bytes) -> bytes:
+    """``b buffer`` with the breakpoint word's condition, which is the probed
+    instruction's (``al`` from ``0xe0000000`` up): opt-arm.c
+    arch_optimize_kprobes makes the branch conditional "if replaced insn is
+    conditional", so a failed condition falls through to the next
+    instruction as the instruction and its breakpoint would."""
+    cond = int.from_bytes(breakpoint, "little") & 0xF0000000
+    jump = int.from_bytes(encode_jump(addr, buffer), "little")
+    return (cond | jump & 0x0FFFFFFF).to_bytes(4, "little")
 
 
 #: Fault traps the machine delivers to the guest (Unicorn interrupt -> guest handler,

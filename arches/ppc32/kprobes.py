@@ -29,6 +29,9 @@ GUEST_SAVED_REGS = ("xer",)          # saved by kprobe_exc_entry, restored by kp
 BP_PC_ADVANCE = 0                    # SRR0 is the trap itself
 SINGLESTEP_INTNO = 68                # the trace interrupt, as Unicorn numbers it
 KRETPROBE_TRAMPOLINE_KPROBE = True  # the kretprobe trampoline returns through a kprobe
+#: v5.10 KPROBES_ON_FTRACE needs DYNAMIC_FTRACE_WITH_REGS, which powerpc selects
+#: only with MPROFILE_KERNEL (64-bit): none on 32-bit.
+KPROBES_ON_FTRACE = False
 PUBLISHED = ("Documentation/trace/kprobes.rst: kprobe 0.77, kretprobe 1.26 us (ppc64 POWER5 1.66 GHz)")
 STACK_HEADROOM = 16                  # the callee saves LR at 4(r1) of this frame
 

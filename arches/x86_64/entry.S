@@ -111,6 +111,94 @@ ftrace_caller:
 	.size	ftrace_caller, . - ftrace_caller
 #endif
 
+#if defined(CONFIG_DYNAMIC_FTRACE) && defined(CONFIG_KPROBES)
+/*
+ * What a site with an ftrace-based kprobe calls (v5.10
+ * CONFIG_KPROBES_ON_FTRACE, arch/x86/kernel/ftrace_64.S
+ * ftrace_regs_caller): save a struct pt_regs (ip = the return address,
+ * sp = the stack pointer at the site), call kprobe_ftrace_handler(ip =
+ * the site, parent_ip, regs), restore the registers and return to
+ * regs->ip, which a pre_handler may have changed. The list form also
+ * calls the function tracer, as ftrace_ops_list_func calls every ops of a
+ * site. lea, not sub/add, keeps the flags.
+ */
+.macro FTRACE_REGS_CALLER trace
+	leaq	-168(%rsp), %rsp
+	movq	%r15, 0(%rsp)
+	movq	%r14, 8(%rsp)
+	movq	%r13, 16(%rsp)
+	movq	%r12, 24(%rsp)
+	movq	%rbp, 32(%rsp)
+	movq	%rbx, 40(%rsp)
+	movq	%r11, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	%r9, 64(%rsp)
+	movq	%r8, 72(%rsp)
+	movq	%rax, 80(%rsp)
+	movq	%rcx, 88(%rsp)
+	movq	%rdx, 96(%rsp)
+	movq	%rsi, 104(%rsp)
+	movq	%rdi, 112(%rsp)
+	movq	$0, 120(%rsp)
+	movq	$0, 136(%rsp)
+	movq	$0, 160(%rsp)
+	pushfq
+	popq	144(%rsp)
+	movq	168(%rsp), %rax
+	movq	%rax, 128(%rsp)
+	leaq	176(%rsp), %rax
+	movq	%rax, 152(%rsp)
+	movq	168(%rsp), %rdi
+	subq	$5, %rdi
+	movq	8(%rbp), %rsi
+	movq	%rsp, %rdx
+	call	kprobe_ftrace_handler
+.if \trace
+	cmpq	$ftrace_stub, ftrace_trace_function
+	je	1f
+	movq	168(%rsp), %rdi
+	subq	$5, %rdi
+	leaq	8(%rbp), %rdx
+	movq	(%rdx), %rsi
+	call	*ftrace_trace_function
+1:
+.endif
+	movq	128(%rsp), %rax
+	movq	%rax, 168(%rsp)
+	pushq	144(%rsp)
+	popfq
+	movq	0(%rsp), %r15
+	movq	8(%rsp), %r14
+	movq	16(%rsp), %r13
+	movq	24(%rsp), %r12
+	movq	32(%rsp), %rbp
+	movq	40(%rsp), %rbx
+	movq	48(%rsp), %r11
+	movq	56(%rsp), %r10
+	movq	64(%rsp), %r9
+	movq	72(%rsp), %r8
+	movq	80(%rsp), %rax
+	movq	88(%rsp), %rcx
+	movq	96(%rsp), %rdx
+	movq	104(%rsp), %rsi
+	movq	112(%rsp), %rdi
+	leaq	168(%rsp), %rsp
+	ret
+.endm
+
+	.globl	ftrace_regs_caller
+	.type	ftrace_regs_caller, @function
+ftrace_regs_caller:
+	FTRACE_REGS_CALLER 0
+	.size	ftrace_regs_caller, . - ftrace_regs_caller
+
+	.globl	ftrace_regs_list_caller
+	.type	ftrace_regs_list_caller, @function
+ftrace_regs_list_caller:
+	FTRACE_REGS_CALLER 1
+	.size	ftrace_regs_list_caller, . - ftrace_regs_list_caller
+#endif
+
 #ifdef CONFIG_FUNCTION_GRAPH_TRACER
 /*
  * Where the function-graph tracer makes a traced function return: keep

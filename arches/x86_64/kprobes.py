@@ -32,6 +32,7 @@ EXTRA_REGS: dict[str, int] = {}
 BP_PC_ADVANCE = 1                   # int3 is a trap: the saved ip is past it
 SINGLESTEP_INTNO = 1                # #DB
 KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
+KPROBES_ON_FTRACE = True            # arch/x86/Kconfig selects HAVE_KPROBES_ON_FTRACE (v5.10)
 PUBLISHED = ("Documentation/trace/kprobes.rst: kprobe 0.49 us (Opteron 2 GHz); k 0.99, boosted 0.43, optprobe 0.06, kretprobe 1.24 us (Xeon E5410 2.33 GHz)")
 STACK_HEADROOM = 0                  # the call pushes the return address itself
 
@@ -46,21 +47,23 @@ def decode(code: bytes, addr: int) -> capstone.CsInsn | None:
 
 
 def can_boost(insn: capstone.CsInsn) -> bool:
-    """can_boost() of Linux v5.10 for the one-byte opcode map.
+    """can_boost() of Linux v5.10 (arch/x86/kernel/kprobes/core.c), in its order.
 
-    Two-byte opcodes (``0f xx``) are boosted only for the register-only
-    groups listed in ``_TWOBYTE_BOOSTABLE``, a subset of the kernel's
-    ``twobyte_is_boostable`` bitmap.
+    A two-byte opcode (``0f xx``) is decided by ``twobyte_is_boostable``
+    alone, before any prefix is looked at (so ``66 2e 0f 1f ..``, the
+    alignment nop, is boostable); a three-byte one (``0f 38``, ``0f 3a``)
+    never is. A one-byte opcode is refused with a CS-override (``2e``) or
+    address-size (``67``) prefix, then decided by its row of the one-byte map.
     """
     prefixes = [b for b in insn.prefix if b]
-    if 0x2E in prefixes or 0x67 in prefixes:
-        return False
     body = bytes(insn.bytes)[len(prefixes):]
     if body and 0x40 <= body[0] <= 0x4F:
         body = body[1:]
     opcode = body[0]
     if opcode == 0x0F:
-        return body[1] in _TWOBYTE_BOOSTABLE
+        return body[1] not in (0x38, 0x3A) and _TWOBYTE_BOOSTABLE[body[1] >> 4][body[1] & 15] == "1"
+    if 0x2E in prefixes or 0x67 in prefixes:
+        return False
     row = opcode & 0xF0
     if row == 0x60:
         return opcode != 0x62
@@ -79,10 +82,13 @@ def can_boost(insn: capstone.CsInsn) -> bool:
     return opcode not in (0x2E, 0x9A)
 
 
-# cmovcc, setcc, nop group, imul, movzx, movsx, bt/bts/btr/btc, bsf/bsr, shld/shrd.
-_TWOBYTE_BOOSTABLE = frozenset([*range(0x40, 0x50), *range(0x90, 0xA0), 0x1F, 0xAF,
-                                0xB6, 0xB7, 0xBE, 0xBF, 0xA3, 0xAB, 0xB3, 0xBB, 0xBC,
-                                0xBD, 0xA4, 0xA5, 0xAC, 0xAD])
+#: v5.10 ``twobyte_is_boostable``: row ``0f x0``..``0f xf``, one flag per second
+#: byte (1: boostable), as the kernel's bitmap lists them.
+_TWOBYTE_BOOSTABLE = (
+    "0011001011000000", "0000000000000001", "1111000000000000", "0100000000000000",
+    "1111111111111111", "0000000000000000", "1111111111110011", "0000111100000011",
+    "0000000000000000", "1111111111111111", "1101110011011101", "1111111100011111",
+    "1100000011111111", "0111010011011101", "0110010011011101", "0111010011101110")
 
 
 def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
@@ -203,7 +209,7 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
     return bytes(buf), length
 
 
-def arch_optimize_kprobe(addr: int, buffer: int) -> bytes:
+def arch_optimize_kprobe(addr: int, buffer: int, breakpoint: bytes) -> bytes:
     """The jmp rel32 that replaces the int3 and the next four bytes."""
     return encode_jump(addr, buffer)
 

@@ -1237,7 +1237,8 @@ static noinline void kprobe_arm_test_cases(void)
 	TEST_RR("pkhbt	r0, r", 0, HH1, ", r", 1, HH2, "")
 	TEST_RR("pkhbt	r14,r", 12, HH1, ", r", 10, HH2, ", lsl #2")
 	TEST_UNSUPPORTED(__inst_arm(0xe68cf11a) "	@ pkhbt	pc, r12, r10, lsl #2")
-	TEST_RR("pkhtb	r0, r", 0, HH1, ", r", 1, HH2, ", asr #1")
+	/* No shift: assembled as pkhbt r0, r1, r0 (0xe6810010), by GNU as and clang */
+	TEST_RR("pkhtb	r0, r", 0, HH1, ", r", 1, HH2, "")
 	TEST_RR("pkhtb	r14,r", 12, HH1, ", r", 10, HH2, ", asr #2")
 	TEST_UNSUPPORTED(__inst_arm(0xe68cf15a) "	@ pkhtb	pc, r12, r10, asr #2")
 	TEST_UNSUPPORTED(__inst_arm(0xe68fe15a) "	@ pkhtb	r14, pc, r10, asr #2")
@@ -1585,6 +1586,27 @@ static noinline void kprobe_arm_test_cases(void)
 	TEST_UNSUPPORTED(__inst_arm(0xf8bd0a00) "	@ rfeia	pc!")
 	TEST_UNSUPPORTED(__inst_arm(0xf9bd0a00) "	@ rfeib	pc!")
 
+	TEST_X(	"blx	__dummy_thumb_subroutine_even",
+		".thumb				\n\t"
+		".space 4			\n\t"
+		".type __dummy_thumb_subroutine_even, %%function \n\t"
+		"__dummy_thumb_subroutine_even:	\n\t"
+		"mov	r0, pc			\n\t"
+		"bx	lr			\n\t"
+		".arm				\n\t"
+	)
+	TEST(	"blx	__dummy_thumb_subroutine_even")
+
+	TEST_X(	"blx	__dummy_thumb_subroutine_odd",
+		".thumb				\n\t"
+		".space 2			\n\t"
+		".type __dummy_thumb_subroutine_odd, %%function	\n\t"
+		"__dummy_thumb_subroutine_odd:	\n\t"
+		"mov	r0, pc			\n\t"
+		"bx	lr			\n\t"
+		".arm				\n\t"
+	)
+	TEST(	"blx	__dummy_thumb_subroutine_odd")
 
 	TEST_UNSUPPORTED(__inst_arm(0xfd8d0001) "	@ stc2	p0, c0, [r13, #4]")
 	TEST_UNSUPPORTED(__inst_arm(0xfd0d0001) "	@ stc2	p0, c0, [r13, #-4]")

@@ -27,6 +27,7 @@
 #define KPROBE_FLAG_GONE	1
 #define KPROBE_FLAG_DISABLED	2
 #define KPROBE_FLAG_OPTIMIZED	4
+#define KPROBE_FLAG_FTRACE	8	/* probe on an mcount site, through ftrace */
 
 /* kprobe_ctlblk.kprobe_status (include/linux/kprobes.h) */
 #define KPROBE_HIT_ACTIVE	0x00000001
@@ -64,7 +65,12 @@ struct kprobe {
 
 /* Return probes (include/linux/kprobes.h, CONFIG_KRETPROBES). */
 #define KRETPROBE_POOL		256
-#define KRETPROBE_INSTANCES	4096
+/*
+ * Bytes the host carves instances from: each is a struct
+ * kretprobe_instance followed by rp->data_size bytes of data[] (v5.10
+ * kmallocs sizeof(*inst) + rp->data_size), word aligned.
+ */
+#define KRETPROBE_INSTANCE_BYTES	262144	/* 256 KiB */
 
 struct kretprobe_instance;
 typedef int (*kretprobe_handler_t)(struct kretprobe_instance *, struct pt_regs *);
@@ -73,8 +79,9 @@ struct kretprobe {
 	struct kprobe kp;			/* at entry; pre_handler = pre_handler_kretprobe */
 	kretprobe_handler_t handler;
 	kretprobe_handler_t entry_handler;
-	long maxactive;
+	long maxactive;				/* <= 0: the default, set at registration */
 	unsigned long nmissed;
+	size_t data_size;			/* bytes of ri->data[] per instance */
 	struct kretprobe_instance *free_instances;
 	unsigned long lock;			/* spinlock_t, one word for the host */
 };
@@ -86,10 +93,11 @@ struct kretprobe_instance {
 	struct task_struct *task;
 	unsigned long sp;			/* the stack pointer at entry: which frame
 						 * returns through this instance (v5.15 ri->fp) */
+	char data[];				/* rp->data_size bytes, the handlers' own */
 };
 
 extern struct kretprobe kretprobe_pool[KRETPROBE_POOL];
-extern struct kretprobe_instance kretprobe_instances[KRETPROBE_INSTANCES];
+extern u8 kretprobe_instance_area[KRETPROBE_INSTANCE_BYTES];
 extern struct kretprobe_instance *kretprobe_inst_table[KPROBE_TABLE_SIZE];
 extern void kretprobe_trampoline(void);
 extern void kretprobe_trampoline_end(void);

@@ -193,6 +193,14 @@ static __always_inline void arch_optprobe_step(struct kprobe *p, struct pt_regs 
 }
 
 /*
+ * KPROBES_ON_FTRACE (x86 selects HAVE_KPROBES_ON_FTRACE in v5.10): a probe
+ * on an mcount site is an ftrace-based kprobe, reached through
+ * ftrace_regs_caller (entry.S); the site is a 5-byte call or nop.
+ */
+#define ARCH_HAS_KPROBES_ON_FTRACE
+#define KPROBE_FTRACE_INSN_SIZE	5	/* MCOUNT_INSN_SIZE */
+
+/*
  * Faults in a kprobe (Linux v5.10): the kernel-mode part of
  * exc_general_protection (arch/x86/kernel/traps.c) tries the exception
  * table, then, while a kprobe runs on this CPU, kprobe_fault_handler(regs,
