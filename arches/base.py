@@ -284,6 +284,14 @@ class Arch:
     def cost(self, name: str) -> float:
         return self.costs[name].cycles
 
+    @property
+    def icache_line(self) -> int:
+        """Bytes per line of the reference core's first instruction cache, the unit
+        flush_icache_range works in (:data:`DEFAULT_ICACHE_LINE` without a core)."""
+        if self.core is None:
+            return DEFAULT_ICACHE_LINE
+        return next(c.line for c in self.core.caches if c.holds in "iu")
+
     def to_int(self, data: bytes) -> int:
         return int.from_bytes(data, self.endian)
 
@@ -578,7 +586,12 @@ def _check_hook(where: str, func: object, spec: Callable) -> None:
         raise ArchDefinitionError(f"{where} takes {have} arguments, expected {want}")
 
 
-def icache_lines(ranges: Sequence[tuple[int, int]], line: int = 32) -> list[tuple[int, int]]:
+#: flush_icache_range's line where an arch names no reference core: the 32-byte lines of
+#: ARMv7's and 32-bit PowerPC's common cores (arch/arm/mm/cache-v7.S, CONFIG_PPC_L1_CACHE_SHIFT 5).
+DEFAULT_ICACHE_LINE = 32
+
+
+def icache_lines(ranges: Sequence[tuple[int, int]], line: int) -> list[tuple[int, int]]:
     """Merge ``[begin, end)`` ranges into line-aligned spans, in address order."""
     spans: list[list[int]] = []
     for begin, end in sorted(ranges):
@@ -590,13 +603,15 @@ def icache_lines(ranges: Sequence[tuple[int, int]], line: int = 32) -> list[tupl
     return [(b, e) for b, e in spans]
 
 
-def patch_words(arch_name: str, port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+def patch_words(arch_name: str, port: TextPort, sites: Sequence[tuple[int, bytes]],
+                line: int) -> None:
     """ARM patch_text / PowerPC patch_instruction for a batch of sites.
 
     Each site is one naturally aligned 32-bit store, which both arches
     perform single-copy atomically, so another CPU fetches the old word or
     the new one, never a mix. Then flush_icache_range over the written
-    lines and one serializing round on every CPU (ARM: stop_machine's
+    lines (``line`` bytes each: the arch's :attr:`Arch.icache_line`) and one serializing
+    round on every CPU (ARM: stop_machine's
     return; PowerPC: sync, icbi, sync, isync). Every site is checked before
     the first store, so a refused batch writes nothing.
     """
@@ -606,6 +621,6 @@ def patch_words(arch_name: str, port: TextPort, sites: Sequence[tuple[int, bytes
                                 f"got {len(insn)} bytes at {addr:#x}")
     for addr, insn in sites:
         port.write_text(addr, insn)
-    for begin, end in icache_lines([(addr, addr + 4) for addr, _ in sites]):
+    for begin, end in icache_lines([(addr, addr + 4) for addr, _ in sites], line):
         port.flush_icache(begin, end)
     port.sync_all()

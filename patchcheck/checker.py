@@ -102,9 +102,12 @@ class InterleavingPort(MachinePort):
         self.checker = checker
 
     def write_text(self, addr: int, data: bytes) -> None:
+        """One store, with the CPUs running before it and after it: nothing the protocol
+        does between this store and its next port call is atomic with it."""
         self.checker.interleave()
         super().write_text(addr, data)          # refuses a store without the text lock
         self.checker.views.store(addr, data)
+        self.checker.interleave()
 
     def sync_cpu(self, index: int) -> None:
         self.checker.views.sync(index)

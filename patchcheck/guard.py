@@ -6,7 +6,10 @@ The checker calls a protocol as the kernel calls ``text_poke_bp`` or
 ``protocol(port, sites)``. A user's function that raises, takes other
 arguments or recurses without end is a bad input, not a checker crash;
 one that loops is stopped after ``timeout`` seconds of one run (a real
-timer, SIGALRM, so it fires inside a Python loop too).
+timer, SIGALRM, so it fires inside a Python loop too). A guest CPU that
+crashes while the protocol runs (the CPUs run at every step of it) is the
+protocol's finding, not its error: :class:`~sim.errors.GuestFault` passes
+through to the checker, which reports it with its seed.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from typing import Iterator
 
 from arches.base import TextPokeBatch
 from patchcheck.sites import CheckerError
+from sim.errors import GuestFault
 
 #: Seconds one run of a user protocol may take (--protocol-timeout). A run
 #: of the arch's own protocols takes well under 0.1 s on the loop and under
@@ -58,7 +62,7 @@ def guarded(fn: TextPokeBatch, name: str, timeout: float | None) -> TextPokeBatc
         except _Expired:
             raise ProtocolError(f"--protocol {name}: did not return within {timeout:g} s "
                                 "(--protocol-timeout)") from None
-        except ProtocolError:
+        except (ProtocolError, GuestFault):
             raise
         except RecursionError:
             raise ProtocolError(f"--protocol {name}: recursed too deeply "

@@ -81,7 +81,7 @@ class MachinePort:
 
     def mark_written(self) -> None:
         """Hand the ranges written so far to the machine's coherence model."""
-        for begin, end in icache_lines(self._written):
+        for begin, end in icache_lines(self._written, self.machine.arch.icache_line):
             while begin < end:                   # a span may cross into the next mapping
                 region = self.machine.memory.find(begin, 1)
                 stop = min(end, region.base + region.size)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import ctypes
 import random
 
-from sim.machine import ICACHE_LINE, PAGE, Machine
+from sim.machine import PAGE, Machine
 
 ARRIVAL = 0.3
 """The chance that one pending piece reaches a CPU at one :meth:`FetchViews.drift`."""
@@ -99,9 +99,11 @@ class FetchViews:
                 pending[p] = [value, False]
 
     def flush(self, begin: int, end: int) -> None:
-        """flush_icache_range: pending pieces in the lines of ``[begin, end)`` become syncable."""
-        begin -= begin % ICACHE_LINE
-        end += -end % ICACHE_LINE
+        """flush_icache_range: pending pieces in the lines of ``[begin, end)`` become
+        syncable (the reference core's L1I lines, :attr:`arches.base.Arch.icache_line`)."""
+        line = self.machine.arch.icache_line
+        begin -= begin % line
+        end += -end % line
         for pending in self.pending:
             for p, entry in pending.items():
                 if begin <= p < end:

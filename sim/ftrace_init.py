@@ -89,7 +89,8 @@ def ftrace_init(machine: Machine, sites: Sequence[int], mcount_addr: int) -> Ini
     with machine.text_mutex:
         for ip in sites:
             ftrace_modify_code(machine, ip, ops.ftrace_call_replace(ip, mcount_addr), nop)
-        for begin, end in icache_lines([(ip, ip + len(nop)) for ip in sites]):
+        for begin, end in icache_lines([(ip, ip + len(nop)) for ip in sites],
+                                       machine.arch.icache_line):
             machine.write_text(begin, machine.read(begin, end - begin))   # mark the lines
             machine.flush_icache(begin, end, cpu=boot.index)
         machine.sync_cpu(boot.index)

@@ -59,7 +59,6 @@ PAGE = 0x1000
 SPIN_BASE = 0xFFF0_0000        # the counting loop's page, outside any guest map
 MAX_CPUS = 8
 UNTIL_NEVER = -1               # emu_start's `until`; slices end on `count`
-ICACHE_LINE = 32               # bytes per line flushed by flush_icache_range
 LAST_BLOCKS = 16
 TURN_ENDS = ("counter", "spin")  # how a turn ends early: Unicorn's counter, or the counting loop
 MAX_STEP = 2 ** 63             # most instructions one step may ask for (Unicorn's count is u64)
@@ -753,7 +752,8 @@ class Machine:
         """flush_icache_range on ``cpu`` (None: the host pays nothing)."""
         if cpu is not None:
             self.cpu(cpu)
-            lines = (end - begin + ICACHE_LINE - 1) // ICACHE_LINE
+            line = self.arch.icache_line
+            lines = (end - begin + line - 1) // line
             self.cpus[cpu].charge("icache_flush", max(lines, 1))
 
     def stale(self, index: int) -> list[tuple[int, int]]:

@@ -24,7 +24,8 @@ from dataclasses import replace
 from typing import Sequence
 
 from arches import ARCHES
-from arches.base import DynamicFtrace, Kprobes, Optprobes, TextPort, patch_words
+from arches.base import (DEFAULT_ICACHE_LINE, DynamicFtrace, Kprobes, Optprobes, TextPort,
+                         patch_words)
 
 CALLS = []
 
@@ -33,7 +34,7 @@ class FakeOps({capabilities}):
     @staticmethod
     def text_poke_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
         CALLS.append(list(sites))
-        patch_words("fake4", port, sites)
+        patch_words("fake4", port, sites, DEFAULT_ICACHE_LINE)
 
     {imv}
 

@@ -81,7 +81,7 @@ _FLUSH_LINE = Cost(5, "arch/arm/mm/cache-v7.S v7_coherent_user_range: dccmvau, d
 
 def patch_text_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
     """patch_text for many sites in one stop_machine: word stores, flush, sync."""
-    patch_words("arm", port, sites)
+    patch_words("arm", port, sites, ARCH.icache_line)
 
 
 def patch_text(port: TextPort, addr: int, insn: bytes) -> None:

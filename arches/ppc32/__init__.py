@@ -74,7 +74,7 @@ _FLUSH_LINE = Cost(5, "arch/powerpc/lib/code-patching.c patch_instruction: dcbst
 
 def patch_instruction_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
     """patch_instruction for many sites: word stores, dcbst/icbi, one sync round."""
-    patch_words("ppc32", port, sites)
+    patch_words("ppc32", port, sites, ARCH.icache_line)
 
 
 def patch_instruction(port: TextPort, addr: int, insn: bytes) -> None:
