@@ -234,6 +234,12 @@ class Arch:
     # ``emu_start`` and a PC write (ARM: bit 0 set in Thumb state, from
     # CPSR.T); the default is ``pc`` for an arch with one instruction set.
     resume_address: Callable[[int, RegisterReader], int] = same_address
+    # ``cmodx_safe(old, new)``: whether the architecture guarantees that a CPU
+    # executing a word while another CPU changes it from ``old`` to ``new``
+    # runs one of the two (ARMv7 ARM A3.5.4, "Concurrent modification and
+    # execution of instructions"). None: no such rule beyond the fetch
+    # model's pieces (x86: SDM vol. 3A 8.1.3 is modeled byte by byte).
+    cmodx_safe: Callable[[bytes, bytes], bool] | None = None
 
     @property
     def capabilities(self) -> tuple[str, ...]:
@@ -355,7 +361,8 @@ class TextPort(Protocol):
     ``write_text`` is one store to text (the port asserts the text lock);
     ``sync_all`` is one serializing round on every CPU; ``flush_icache`` is
     flush_icache_range on the patching CPU; ``breakpoint_handler`` installs
-    ``handler`` ahead of every other trap handler for the ``with`` block.
+    ``handler`` ahead of every other trap handler for the ``with`` block;
+    ``stop_machine`` runs its steps with no other CPU running.
     """
 
     def read(self, addr: int, size: int) -> bytes: ...
@@ -369,6 +376,10 @@ class TextPort(Protocol):
     def flush_icache(self, begin: int, end: int) -> None: ...
 
     def breakpoint_handler(self, handler: BreakpointHandler) -> ContextManager[None]: ...
+
+    def stop_machine(self, fn: Callable[[], None]) -> None:
+        """kernel/stop_machine.c stop_machine(): run ``fn`` while every other CPU
+        spins with interrupts off, then every CPU serializes on its way out."""
 
 
 TextPokeBatch = Callable[[TextPort, Sequence[tuple[int, bytes]]], None]
@@ -604,23 +615,33 @@ def icache_lines(ranges: Sequence[tuple[int, int]], line: int) -> list[tuple[int
 
 
 def patch_words(arch_name: str, port: TextPort, sites: Sequence[tuple[int, bytes]],
-                line: int) -> None:
+                line: int, *, stop_machine: bool = False) -> None:
     """ARM patch_text / PowerPC patch_instruction for a batch of sites.
 
     Each site is one naturally aligned 32-bit store, which both arches
     perform single-copy atomically, so another CPU fetches the old word or
     the new one, never a mix. Then flush_icache_range over the written
-    lines (``line`` bytes each: the arch's :attr:`Arch.icache_line`) and one serializing
-    round on every CPU (ARM: stop_machine's
-    return; PowerPC: sync, icbi, sync, isync). Every site is checked before
-    the first store, so a refused batch writes nothing.
+    lines (``line`` bytes each: the arch's :attr:`Arch.icache_line`) and one
+    serializing round on every CPU. With ``stop_machine`` (ARM,
+    arch/arm/kernel/patch.c ``patch_text``) the stores and the flush run
+    inside stop_machine(), whose return serializes every CPU, because ARMv7
+    guarantees old-or-new to a CPU executing a changing word only for a few
+    instructions; without it (PowerPC ``patch_instruction``) they run with
+    the other CPUs going, then sync, icbi, sync, isync. Every site is checked
+    before the first store, so a refused batch writes nothing.
     """
     for addr, insn in sites:
         if addr % 4 or len(insn) != 4:
             raise EncodingError(f"{arch_name}: a text patch is one aligned 32-bit word; "
                                 f"got {len(insn)} bytes at {addr:#x}")
-    for addr, insn in sites:
-        port.write_text(addr, insn)
-    for begin, end in icache_lines([(addr, addr + 4) for addr, _ in sites], line):
-        port.flush_icache(begin, end)
-    port.sync_all()
+
+    def store_and_flush() -> None:
+        for addr, insn in sites:
+            port.write_text(addr, insn)
+        for begin, end in icache_lines([(addr, addr + 4) for addr, _ in sites], line):
+            port.flush_icache(begin, end)
+    if stop_machine:
+        port.stop_machine(store_and_flush)
+    else:
+        store_and_flush()
+        port.sync_all()

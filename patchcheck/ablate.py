@@ -17,7 +17,10 @@ makes two such rounds before its store):
 - ``breakpoint``: stores of a temporary breakpoint removed (x86 ``int3``:
   the breakpoint a later store of the same run replaces; an armed kprobe's
   breakpoint is the site's new value and stays);
-- ``flush``: every icache flush removed; and ``flush and sync``.
+- ``flush``: every icache flush removed; and ``flush and sync``;
+- ``stop_machine``: each stop_machine() replaced by a plain call of its
+  function, the other CPUs running and nobody serializing on the way out
+  (ARM ``patch_text``).
 
 :class:`Ablated` is a picklable protocol wrapper, so ablated variants run in
 worker processes and on Dask like any other protocol.
@@ -43,6 +46,7 @@ class Ablation:
     one_sync_after: bool = False
     drop_breakpoints: bool = False
     drop_flushes: bool = False
+    plain_stop_machine: bool = False
 
     def drops_sync(self, ordinal: int) -> bool:
         return ALL in self.drop_syncs or ordinal in self.drop_syncs
@@ -80,12 +84,16 @@ class RecordingPort:
     def flush_icache(self, begin: int, end: int) -> None:
         self.steps.append(("flush", begin, b""))
 
+    def stop_machine(self, fn: Callable[[], None]) -> None:
+        self.steps.append(("stop_machine", 0, b""))
+        fn()
+
     def kinds(self) -> list[str]:
         """The steps' kinds; a breakpoint no later store replaces is a plain write."""
         out = []
         for i, (kind, addr, data) in enumerate(self.steps):
             if kind == "breakpoint" and not any(
-                    k != "sync" and k != "flush" and a <= addr < a + len(d)
+                    k in ("write", "breakpoint") and a <= addr < a + len(d)
                     for k, a, d in self.steps[i + 1:]):
                 kind = "write"
             out.append(kind)
@@ -123,7 +131,7 @@ def ablations(arch: str | Arch, protocol: TextPokeBatch, sites: Sequence[tuple[i
         if kind == "sync":
             effective.append(stored)
             stored = False
-        elif kind != "flush":
+        elif kind in ("write", "breakpoint"):
             stored = True
     out = [Ablation(name, drop_syncs=frozenset({k}))
            for k, name in enumerate(_sync_names(syncs), 1) if effective[k - 1]]
@@ -137,6 +145,8 @@ def ablations(arch: str | Arch, protocol: TextPokeBatch, sites: Sequence[tuple[i
         if any(effective):
             out.append(Ablation("flush and sync", drop_syncs=frozenset({ALL}),
                                 drop_flushes=True))
+    if "stop_machine" in kinds:
+        out.append(Ablation("stop_machine", plain_stop_machine=True))
     return out
 
 
@@ -167,6 +177,12 @@ class _AblatedPort:
     def flush_icache(self, begin: int, end: int) -> None:
         if not self.ablation.drop_flushes:
             self.port.flush_icache(begin, end)
+
+    def stop_machine(self, fn: Callable[[], None]) -> None:
+        if self.ablation.plain_stop_machine:
+            fn()
+        else:
+            self.port.stop_machine(fn)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import unicorn
 
@@ -59,8 +59,10 @@ from sim.machine import PAGE, Cpu, Machine, Trap
 
 STACK = 0x1000
 MAX_RUN = 12                 # the most instructions a CPU runs at one interleaving point
-KINDS = ("torn", "stale", "wild branch", "fault", "wrong checksum")   # the last: kernel mode
-__all__ = ["BASE", "STRADDLE", "CheckerError", "Finding", "PatchChecker", "Site", "naive_patch"]
+KINDS = ("torn", "stale", "wild branch", "unpredictable", "fault",
+         "wrong checksum")                  # the last: kernel mode
+__all__ = ["BASE", "STRADDLE", "CheckerError", "Finding", "PatchChecker", "Site", "naive_patch",
+           "unpredictable"]
 
 
 @dataclass(frozen=True)
@@ -90,24 +92,45 @@ def naive_patch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
     port.sync_all()
 
 
+def unpredictable(arch: Arch, views: FetchViews, cpu: int, addr: int, size: int) -> str | None:
+    """Why CPU ``cpu`` executing ``[addr, addr + size)`` now is UNPREDICTABLE: it runs a
+    word another CPU is changing, and the arch does not promise old-or-new for that pair
+    (:attr:`arches.base.Arch.cmodx_safe`); None when it may."""
+    if arch.cmodx_safe is None:
+        return None
+    for p, old, new in views.changing(cpu, addr, size):
+        if not arch.cmodx_safe(old, new):
+            return (f"executed the word at {p:#x} while another CPU changed it from "
+                    f"{old.hex(' ')} to {new.hex(' ')}; the architecture promises old-or-new "
+                    "only between a few instructions (ARMv7: B, BL, NOP, BKPT, SVC, HVC, "
+                    "SMC), so the change needs stop_machine()")
+    return None
+
+
 def protocol_name(protocol: TextPokeBatch) -> str:
     return getattr(protocol, "__name__", type(protocol).__name__)
 
 
 class InterleavingPort(MachinePort):
-    """The checker's TextPort: CPUs run (and receive pending pieces) around every step."""
+    """The checker's TextPort: CPUs run (and receive pending pieces) around every step,
+    except inside :meth:`stop_machine`."""
 
     def __init__(self, checker: PatchChecker) -> None:
         super().__init__(checker.machine)
         self.checker = checker
+        self.stopped = False
+
+    def _interleave(self) -> None:
+        if not self.stopped:
+            self.checker.interleave()
 
     def write_text(self, addr: int, data: bytes) -> None:
         """One store, with the CPUs running before it and after it: nothing the protocol
         does between this store and its next port call is atomic with it."""
-        self.checker.interleave()
+        self._interleave()
         super().write_text(addr, data)          # refuses a store without the text lock
         self.checker.views.store(addr, data)
-        self.checker.interleave()
+        self._interleave()
 
     def sync_cpu(self, index: int) -> None:
         self.checker.views.sync(index)
@@ -118,14 +141,28 @@ class InterleavingPort(MachinePort):
         order = list(range(len(self.machine.cpus)))
         self.checker.rng.shuffle(order)
         for i in order:
-            self.checker.interleave()
+            self._interleave()
             self.sync_cpu(i)
         self.machine.sync_rounds += 1
 
     def flush_icache(self, begin: int, end: int) -> None:
-        self.checker.interleave()
+        self._interleave()
         self.checker.views.flush(begin, end)
         super().flush_icache(begin, end)
+
+    def stop_machine(self, fn: Callable[[], None]) -> None:
+        """``fn`` with no other CPU running; each CPU serializes before it runs again
+        (kernel/stop_machine.c: the stopper threads return through an exception return)."""
+        self._interleave()
+        self.stopped = True
+        try:
+            fn()
+        finally:
+            self.stopped = False
+        for i in range(len(self.machine.cpus)):
+            self.sync_cpu(i)
+            self.checker.views.quiesce(i)
+        self.machine.sync_rounds += 1
 
 
 class PatchChecker:
@@ -215,6 +252,9 @@ class PatchChecker:
         if pending is not None:
             self._pending[cpu] = None
             self._landed(uc, cpu, addr, *pending)
+        if self._unpredictable(cpu, addr, size):
+            uc.emu_stop()
+            return
         sizes = self.sizes.get(addr)
         if sizes is None:
             self._report(cpu, addr, self._disasm(cpu, addr), "wild branch",
@@ -242,6 +282,12 @@ class PatchChecker:
                          f"{uc.reg_read(self._sp_reg):#x}, not {self._sp0[cpu]:#x}: "
                          "a site left the stack unbalanced")
         uc.emu_stop()
+
+    def _unpredictable(self, cpu: int, addr: int, size: int) -> bool:
+        why = unpredictable(self.arch, self.views, cpu, addr, size)
+        if why is not None:
+            self._report(cpu, addr, self._disasm(cpu, addr, size), "unpredictable", why)
+        return why is not None
 
     def _landed(self, uc: unicorn.Uc, cpu: int, addr: int, site: Site,
                 allowed: frozenset[str], phase: str) -> None:

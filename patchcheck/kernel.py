@@ -38,7 +38,7 @@ from typing import Sequence
 import unicorn
 
 from arches.base import TextPokeBatch, TextPort
-from patchcheck.checker import Finding, InterleavingPort
+from patchcheck.checker import Finding, InterleavingPort, unpredictable
 from patchcheck.sites import DEFAULT_SITES, CheckerError, parse_sites
 from patcher.ftrace import Ftrace, ftrace_for
 from sim.asm import disasm_one, disassemble
@@ -243,6 +243,11 @@ class _Run:
         self.result.site_executions += 1
         length = self.lengths[addr]
         fetched = self.views.read(cpu, addr, length)
+        why = unpredictable(self.machine.arch, self.views, cpu, addr, length)
+        if why is not None:
+            self.report(cpu, addr, disasm_one(self.machine.arch, fetched, addr),
+                        "unpredictable", why)
+            return
         now = self.machine.read(addr, length)
         if fetched == now:
             return

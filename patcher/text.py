@@ -38,7 +38,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import weakref
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from arches import EncodingError, TrapKind
 from arches.base import BreakpointHandler, TextPokeBatch, icache_lines
@@ -99,6 +99,12 @@ class MachinePort:
 
     def flush_icache(self, begin: int, end: int) -> None:
         self.machine.flush_icache(begin, end, cpu=self.cpu)
+
+    def stop_machine(self, fn: Callable[[], None]) -> None:
+        """No guest CPU runs during a host port call: ``fn``, then the CPUs'
+        serialization on their way out of the stopper."""
+        fn()
+        self.sync_all()
 
     @contextlib.contextmanager
     def breakpoint_handler(self, handler: BreakpointHandler) -> Iterator[None]:

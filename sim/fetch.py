@@ -57,6 +57,9 @@ class FetchViews:
         self.views = [(ctypes.c_ubyte * size)() for _ in machine.cpus]
         # Per CPU: piece address -> [bytes to deliver, flushed since stored]
         self.pending: list[dict[int, list]] = [{} for _ in machine.cpus]
+        # Per CPU: piece address -> its bytes before the first store the CPU has not
+        # serialized after yet (concurrent modification, for Arch.cmodx_safe)
+        self.flux: list[dict[int, bytes]] = [{} for _ in machine.cpus]
         region = machine.memory.find(base, size)
         for cpu, view in zip(machine.cpus, self.views):
             cpu.uc.mem_unmap(base, size)
@@ -71,9 +74,11 @@ class FetchViews:
         only removed ranges would grow by the retranslated blocks every seed.
         """
         data = self.machine.read(self.base, self.size)
-        for cpu, view, pending in zip(self.machine.cpus, self.views, self.pending):
+        for cpu, view, pending, flux in zip(self.machine.cpus, self.views, self.pending,
+                                            self.flux):
             ctypes.memmove(view, data, self.size)
             pending.clear()
+            flux.clear()
             cpu.uc.ctl_flush_tb()
 
     def read(self, cpu: int, addr: int, size: int) -> bytes:
@@ -88,15 +93,16 @@ class FetchViews:
 
     def store(self, addr: int, data: bytes) -> None:
         """One text store: into memory now, pending for every CPU piece by piece."""
-        self.machine.memory.write(addr, data)
         first = addr - addr % self.piece
-        for p in range(first, addr + len(data), self.piece):
-            if not self.covers(p):
-                continue
+        pieces = [p for p in range(first, addr + len(data), self.piece) if self.covers(p)]
+        before = {p: self.machine.read(p, self.piece) for p in pieces}
+        self.machine.memory.write(addr, data)
+        for p in pieces:
             value = self.machine.read(p, self.piece)
-            for pending in self.pending:
+            for pending, flux in zip(self.pending, self.flux):
                 pending.pop(p, None)             # keep arrival order = store order
                 pending[p] = [value, False]
+                flux.setdefault(p, before[p])
 
     def flush(self, begin: int, end: int) -> None:
         """flush_icache_range: pending pieces in the lines of ``[begin, end)`` become
@@ -122,10 +128,30 @@ class FetchViews:
             self._arrive(cpu, p, pending.pop(p)[0])
 
     def sync(self, cpu: int) -> None:
-        """``cpu`` serializes: it now fetches every piece it is guaranteed to see."""
+        """``cpu`` serializes: it now fetches every piece it is guaranteed to see, and
+        no longer executes those pieces concurrently with their modification."""
         pending = self.pending[cpu]
         for p in [p for p, (_, flushed) in pending.items() if self.coherent or flushed]:
             self._arrive(cpu, p, pending.pop(p)[0])
+        flux = self.flux[cpu]
+        for p in [p for p in flux if p not in pending]:
+            del flux[p]
+
+    def quiesce(self, cpu: int) -> None:
+        """``cpu`` did not run while the pieces changed (stop_machine): none of them is
+        changing under it any more, delivered or not."""
+        self.flux[cpu].clear()
+
+    def changing(self, cpu: int, addr: int, size: int) -> list[tuple[int, bytes, bytes]]:
+        """Pieces of ``[addr, addr + size)`` another CPU is changing under ``cpu``:
+        (address, bytes before, bytes now), for every piece stored since ``cpu`` last
+        serialized with it delivered."""
+        flux = self.flux[cpu]
+        if not flux:
+            return []
+        first = addr - addr % self.piece
+        return [(p, flux[p], self.machine.read(p, self.piece))
+                for p in range(first, addr + size, self.piece) if p in flux]
 
     def stale(self, cpu: int) -> list[int]:
         """Addresses of the pieces ``cpu`` does not fetch yet."""

@@ -20,7 +20,7 @@ CLEAN_SEEDS = 400      # the CLI and the benchmark run 10,000 (README figures)
 STEPS = {
     "x86_64": {"first sync", "middle sync", "final sync", "breakpoint",
                "syncs between stores"},
-    "arm": {"flush", "sync", "flush and sync"},
+    "arm": {"flush", "stop_machine"},
     "ppc32": {"flush", "sync", "flush and sync"},
 }
 
@@ -79,7 +79,9 @@ def test_naive_patcher_is_caught_with_the_kind_its_arch_allows(arch) -> None:
     if arch.insn_align < arch.site_len:   # pieces smaller than a site: stores tear
         assert result.counts["torn"]
     else:                                 # word-atomic: no flush, so syncs leave it stale
-        assert set(result.counts) == {"stale"}
+        assert "stale" in result.counts
+        # ARM also runs words that change under it (no stop_machine): UNPREDICTABLE
+        assert set(result.counts) <= {"stale"} | ({"unpredictable"} if arch.cmodx_safe else set())
         first = result.first["stale"][0]
         assert first.phase.endswith("after") and arch.site_nop.hex(" ") in first.insn
 
@@ -159,19 +161,20 @@ def user_module(tmp_path, monkeypatch):
 def test_user_protocol_through_the_api(arch, user_module) -> None:
     from userpatch.protocols import stores_flush_sync, stores_sync
 
-    safe = arch.insn_align >= arch.site_len            # one store is the whole site
+    # one store is the whole site, and the arch lets the CPUs run through it (not ARM)
+    safe = arch.insn_align >= arch.site_len and arch.cmodx_safe is None
     result = sweep(CheckSpec(arch.name, 2, protocol=stores_flush_sync), range(300))
     assert (result.total == 0) == safe, [f.line() for f in result.findings[:3]]
     assert result.protocol == "stores_flush_sync"
     broken = sweep(CheckSpec(arch.name, 2, protocol=f"{user_module}:stores_sync"), range(300))
     assert broken.total, "a protocol without the flush must be caught"
     if not arch.icache_coherent:
-        assert broken.counts["stale"]
+        assert broken.counts["stale"] or broken.counts["unpredictable"]
 
 
 @pytest.mark.slow
 def test_user_protocol_through_the_cli(arch, user_module, capsys) -> None:
-    safe = arch.insn_align >= arch.site_len
+    safe = arch.insn_align >= arch.site_len and arch.cmodx_safe is None
     rc = main(["patchcheck", "--arch", arch.name, "--seeds", "200", "--jobs", "2",
                "--protocol", f"{user_module}:stores_flush_sync", "--json"])
     report = json.loads(capsys.readouterr().out)

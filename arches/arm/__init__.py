@@ -80,8 +80,33 @@ _FLUSH_LINE = Cost(5, "arch/arm/mm/cache-v7.S v7_coherent_user_range: dccmvau, d
 # -- text patching: patch_text (arch/arm/kernel/patch.c) ------------------
 
 def patch_text_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
-    """patch_text for many sites in one stop_machine: word stores, flush, sync."""
-    patch_words("arm", port, sites, ARCH.icache_line)
+    """patch_text for many sites in one stop_machine(): word stores and the flush,
+    every CPU serialized on the way out."""
+    patch_words("arm", port, sites, ARCH.icache_line, stop_machine=True)
+
+
+#: ARMv7 ARM (DDI 0406C) A3.5.4, "Concurrent modification and execution of
+#: instructions", ARM state: a CPU executing a word another CPU changes is
+#: guaranteed the old or the new instruction only when both are B, BL, NOP,
+#: BKPT, SVC, HVC or SMC (the same list as ARMv8's B2.6.5, which Linux quotes above
+#: aarch64_insn_hotpatch_safe() in arch/arm64/kernel/insn.c). (mask, value) per
+#: encoding; B and BL with any condition but 1111 (BLX), NOP the hint.
+_CMODX_SAFE = ((0x0E000000, 0x0A000000),      # B, BL (cond != 1111 checked below)
+               (0x0FFFFFFF, 0x0320F000),      # NOP
+               (0xFFF000F0, 0xE1200070),      # BKPT (always AL)
+               (0x0F000000, 0x0F000000),      # SVC
+               (0x0FF000F0, 0x01400070),      # HVC
+               (0x0FFFFFF0, 0x01600070))      # SMC
+
+
+def _cmodx_ok(word: bytes) -> bool:
+    insn = int.from_bytes(word, "little")
+    return insn >> 28 != 0xF and any(insn & mask == value for mask, value in _CMODX_SAFE)
+
+
+def cmodx_safe(old: bytes, new: bytes) -> bool:
+    """Both words are instructions ARMv7 lets another CPU change under execution."""
+    return _cmodx_ok(old) and _cmodx_ok(new)
 
 
 def patch_text(port: TextPort, addr: int, insn: bytes) -> None:
@@ -143,6 +168,7 @@ ARCH = Arch(
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
     resume_address=resume_address,
+    cmodx_safe=cmodx_safe,
     ops=ArmOps(),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_ARM",
