@@ -49,8 +49,8 @@ import unicorn
 
 from arches import Arch, get_arch
 from arches.base import TextPokeBatch, TextPort
-from patchcheck.sites import (BASE, DEFAULT_SITES, STRADDLE, CheckerError, Form, Site,
-                              lay_out, parse_sites)
+from patchcheck.sites import (BASE, DEFAULT_SITES, LAYOUTS, STRADDLE, CheckerError, Form,
+                              Layout, Site, lay_out, parse_sites)
 from patcher.text import MachinePort, TextPatcher
 from sim.asm import disasm_one
 from sim.errors import GuestFault
@@ -204,9 +204,10 @@ class PatchChecker:
 
     # -- the guest loop -----------------------------------------------------
     def _build(self) -> None:
-        """Lay out the loop (:func:`patchcheck.sites.lay_out`) and load it.
+        """Lay out the loop in every layout (:func:`patchcheck.sites.lay_out`) and load
+        the first; each seed then runs one of them (:meth:`_reset`).
 
-        With the default kinds: nops, site A, ``jmp C``, f: ``jmp back``,
+        Sparse, with the default kinds: nops, site A, ``jmp C``, f: ``jmp back``,
         nops, site C, back: ``jmp BASE``. Site A (nop <-> ``jmp C``) skips
         nothing but is told apart by where the CPU goes next; site C is nop
         <-> ``call f``, and f jumps back to C's successor, so the checker
@@ -215,22 +216,28 @@ class PatchChecker:
         arch = self.arch
         size = len(arch.encode_jump(BASE, BASE + 64))
         self.breakpoint = arch.kprobe_breakpoint(arch.nop(size))
-        layout = lay_out(arch, self.kinds, self.breakpoint)
-        code = layout.code
-        self.sites = layout.sites
-        self.site_at = {s.addr: s for s in self.sites}
-        self.code_end = BASE + len(code)
-        # Valid instruction starts and their lengths; a site may hold either
-        # form or the breakpoint.
-        self.sizes = layout.sizes
         trap = arch.kprobe_breakpoint(arch.nop(arch.insn_align))
-        if len(code) > PAGE:
-            raise CheckerError(f"{arch.name}: the loop for {','.join(self.kinds)} does not "
-                               f"fit one page")
-        self.text = code + trap * ((PAGE - len(code)) // len(trap))
-        self.loop_len = len(self.sizes)           # at least one trip round the loop
+        self.layouts: list[tuple[str, Layout, bytes]] = []
+        for name in LAYOUTS:
+            layout = lay_out(arch, self.kinds, self.breakpoint, name)
+            if len(layout.code) > PAGE:
+                raise CheckerError(f"{arch.name}: the {name} loop for {','.join(self.kinds)} "
+                                   "does not fit one page")
+            fill = trap * ((PAGE - len(layout.code)) // len(trap))
+            self.layouts.append((name, layout, layout.code + fill))
+        self.code_end = BASE + max(len(layout.code) for _, layout, _ in self.layouts)
+        self._use(0)
         self.machine.load_code(self.text, BASE, stack_size=STACK)
         self.stack = (self.machine.cpus[0].reg(arch.sp) + 64 - STACK) & ~(PAGE - 1)
+
+    def _use(self, index: int) -> None:
+        """Make layout ``index`` the loop's: its text, sites and instruction starts (a
+        site may hold either form or the breakpoint)."""
+        self.layout, layout, self.text = self.layouts[index]
+        self.sites = layout.sites
+        self.site_at = {s.addr: s for s in self.sites}
+        self.sizes = layout.sizes
+        self.loop_len = len(self.sizes)           # at least one trip round the loop
 
     # -- checks ---------------------------------------------------------------
     def _report(self, cpu: int, pc: int, insn: str, kind: str, detail: str) -> None:
@@ -376,6 +383,7 @@ class PatchChecker:
     def _reset(self, seed: int) -> None:
         m = self.machine
         self.seed, self.rng = seed, random.Random(seed)
+        self._use(self.rng.randrange(len(self.layouts)))
         m.write(BASE, self.text)
         m.write(self.stack, bytes(STACK * len(m.cpus)))
         self.views.reset()

@@ -56,6 +56,11 @@ from sim.asm import assemble, disassemble
 BASE = 0x10000
 STRADDLE = (16, 64)          # the boundaries sites cross, in turn, where pieces allow it
 DEFAULT_SITES = ("jump", "call")
+#: How the loop places its sites; each seed runs one (:class:`patchcheck.checker.PatchChecker`).
+#: ``sparse``: blocks apart, sites straddling 16- and 64-byte boundaries where pieces are
+#: smaller than a site; ``adjacent``: each site directly after the previous one;
+#: ``lines``: each site in an instruction-cache line of its own (the reference core's).
+LAYOUTS = ("sparse", "adjacent", "lines")
 
 
 class CheckerError(ValueError):
@@ -118,6 +123,9 @@ class At:
     entry: int
     site: int
     next: int
+    #: The next block follows the site at once: a jump site's ``jmp`` goes round
+    #: through an out-of-line ``jmp`` back to its successor (``after`` would split them).
+    chained: bool = False
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,10 @@ def _branch_len(arch: Arch) -> int:
 def _jump(arch: Arch, at: At) -> Block:
     size = _branch_len(arch)
     nop, succ = arch.nop(size), at.site + size
+    if at.chained:
+        return Block(body=nop, patch=size, dormant=Form("nop", nop, succ),
+                     live=Form("jmp", arch.encode_jump(at.site, at.ool), at.ool),
+                     ool=arch.encode_jump(at.ool, succ))
     return Block(body=nop, patch=size, dormant=Form("nop", nop, succ),
                  live=Form("jmp", arch.encode_jump(at.site, at.next), at.next),
                  after=arch.encode_jump(succ, at.next), ends_in_jump=True)
@@ -279,12 +291,23 @@ def _place(arch: Arch, pos: int, patch: int, boundary: int) -> int:
     return -(-(pos + straddle) // boundary) * boundary - straddle
 
 
-def lay_out(arch: Arch, kinds: Sequence[str], breakpoint: bytes) -> Layout:
-    """The loop: one block per kind from BASE, then a jump back to BASE.
+def lay_out(arch: Arch, kinds: Sequence[str], breakpoint: bytes,
+            layout: str = "sparse") -> Layout:
+    """The loop in one of :data:`LAYOUTS`; ``breakpoint`` is the temporary breakpoint
+    every site may also hold."""
+    if layout not in LAYOUTS:
+        raise CheckerError(f"unknown layout {layout!r} (known: {', '.join(LAYOUTS)})")
+    if layout == "sparse":
+        return _sparse(arch, kinds, breakpoint)
+    return _packed(arch, kinds, breakpoint,
+                   arch.icache_line if layout == "lines" else arch.insn_align)
+
+
+def _sparse(arch: Arch, kinds: Sequence[str], breakpoint: bytes) -> Layout:
+    """One block per kind from BASE, then a jump back to BASE.
 
     A block with out-of-line code is entered through a jump (the previous
-    block's own, or a bridge), so no CPU falls into that code. ``breakpoint``
-    is the temporary breakpoint every site may also hold.
+    block's own, or a bridge), so no CPU falls into that code.
     """
     rows = [SITE_KINDS[k] for k in kinds]
     blank = At(BASE, BASE, BASE, BASE)
@@ -303,28 +326,81 @@ def lay_out(arch: Arch, kinds: Sequence[str], breakpoint: bytes) -> Layout:
         spots.append((bridged, At(ool, site - len(shape.prefix), site, 0)))
         pos = site + len(shape.body) + len(shape.after)
     end = pos
-    code, chunks, sites, sizes = b"", [], [], {}
+    out = _Code(breakpoint)
+    chunks: list[bytes] = []
     for i, (row, (bridged, at)) in enumerate(zip(rows, spots)):
         at = At(at.ool, at.entry, at.site, spots[i + 1][1].entry if i + 1 < len(spots) else end)
         block = row.build(arch, at)
         if bridged is not None:
             chunks.append(arch.encode_jump(bridged, at.entry))
         chunks += [block.ool, _fill(arch, at.entry - at.ool - len(block.ool)), block.prefix]
-        for chunk in chunks:
-            sizes.update(_starts(arch, chunk, BASE + len(code)))
-            code += chunk
+        out.add(arch, *chunks)
+        out.site(row, at, block)
         chunks = [block.after]
-        assert BASE + len(code) == at.site and len(block.live.insn) == block.patch
-        sites.append(Site(row.name, at.site, block.body[:block.patch], block.live.insn,
-                          block.dormant, block.live, row.owner, block.disable_head))
-        sizes[at.site] = frozenset({len(block.dormant.insn), len(block.live.insn),
-                                    len(breakpoint)})
-        code += block.body
-    chunks.append(arch.encode_jump(end, BASE))
-    for chunk in chunks:
-        sizes.update(_starts(arch, chunk, BASE + len(code)))
-        code += chunk
-    return Layout(code, tuple(sites), sizes)
+    out.add(arch, *chunks, arch.encode_jump(end, BASE))
+    return out.layout()
+
+
+def _packed(arch: Arch, kinds: Sequence[str], breakpoint: bytes, align: int) -> Layout:
+    """Every block's entry at the next multiple of ``align`` after the previous site
+    (``insn_align``: the sites back to back, the first straddling as in the sparse
+    loop; a cache line: each site in a line of its own), then the jump back to BASE,
+    then all out-of-line code, which nothing falls into."""
+    rows = [SITE_KINDS[k] for k in kinds]
+    blank = At(BASE, BASE, BASE, BASE, chained=True)
+    shapes = [row.build(arch, blank) for row in rows]
+    entries, pos = [], BASE
+    for i, shape in enumerate(shapes):
+        entry = -(-pos // align) * align
+        if i == 0 and align == arch.insn_align:
+            entry = _place(arch, entry + len(shape.prefix), shape.patch,
+                           STRADDLE[0]) - len(shape.prefix)
+        entries.append(entry)
+        pos = entry + len(shape.prefix) + len(shape.body)
+    end = pos
+    ools, ool = [], end + len(arch.encode_jump(end, BASE))
+    for shape in shapes:
+        ools.append(ool)
+        ool += len(shape.ool)
+    out = _Code(breakpoint)
+    blocks = []
+    for i, (row, shape) in enumerate(zip(rows, shapes)):
+        site = entries[i] + len(shape.prefix)
+        nxt = entries[i + 1] if i + 1 < len(entries) else end
+        block = row.build(arch, At(ools[i], entries[i], site, nxt, chained=True))
+        out.add(arch, _fill(arch, entries[i] - (BASE + len(out.code))), block.prefix)
+        out.site(row, At(ools[i], entries[i], site, nxt), block)
+        blocks.append(block)
+    out.add(arch, arch.encode_jump(end, BASE), *(b.ool for b in blocks))
+    return out.layout()
+
+
+class _Code:
+    """The loop's bytes as they are laid down, with every instruction start."""
+
+    def __init__(self, breakpoint: bytes) -> None:
+        self.breakpoint = breakpoint
+        self.code = b""
+        self.sites: list[Site] = []
+        self.sizes: dict[int, frozenset[int]] = {}
+
+    def add(self, arch: Arch, *chunks: bytes) -> None:
+        for chunk in chunks:
+            self.sizes.update(_starts(arch, chunk, BASE + len(self.code)))
+            self.code += chunk
+
+    def site(self, row: SiteKind, at: At, block: Block) -> None:
+        assert BASE + len(self.code) == at.site and len(block.live.insn) == block.patch
+        self.sites.append(Site(row.name, at.site, block.body[:block.patch], block.live.insn,
+                               block.dormant, block.live, row.owner, block.disable_head))
+        self.sizes[at.site] = frozenset({len(block.dormant.insn), len(block.live.insn),
+                                         len(self.breakpoint)})
+        self.code += block.body
+
+    def layout(self) -> Layout:
+        return Layout(self.code, tuple(self.sites), self.sizes)
+
+
 
 
 def _starts(arch: Arch, chunk: bytes, addr: int) -> dict[int, frozenset[int]]:
