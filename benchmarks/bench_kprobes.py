@@ -32,59 +32,24 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
-
-import capstone
 
 from arches import ARCHES, get_arch
 from kbuild import build
 from kisim.progress import progress
 from lab.compare import compare_arch
-from patcher.errors import PatchError
-from probes.kprobes import Kprobe, Kprobes, arch_kprobes
-from sim.guest import Guest
-
+from lab.transparency import every_instruction
+from probes.kprobes import arch_kprobes
 
 
 def transparency(arch: str, workload: str, size: int, post: bool) -> dict:
-    """A kprobe on every probe-able instruction of every function, all at once.
-
-    The checksum must match the reference, and each probe's hits must equal
-    how often its instruction ran in a separate run without probes, counted
-    by a Unicorn code hook per address (only when its condition passes).
-    One CPU: with more, spin-wait and idle loops run a number of times that
-    depends on the interleaving, which the probes change.
-    """
-    guest = Guest(build(arch), cpus=1, workload=workload, size=size)
-    kprobes = Kprobes(guest)
-    md = capstone.Cs(*guest.arch.cs_mode)
-    probes, refused = [], 0
-    for start, length, _ in guest.image.functions:
-        for addr, _, _, _ in md.disasm_lite(kprobes.recover(start, length), start):
-            try:
-                probes.append(kprobes.register_kprobe(Kprobe(
-                    addr=addr, pre_handler="kprobe_empty_pre_handler",
-                    post_handler="kprobe_empty_post_handler" if post else None)))
-            except PatchError:
-                refused += 1
-    result = guest.run()
-    counter = Guest(build(arch), cpus=1, workload=workload, size=size)
-    counts: Counter[int] = Counter()
-    ops = arch_kprobes(guest.arch)
-    code = {kp.addr: counter.machine.read(kp.addr, guest.arch.max_insn_len) for kp in probes}
-
-    def count(cpu, addr: int) -> None:
-        if ops.condition_passes(addr, code[addr], cpu):
-            counts[addr] += 1
-
-    for kp in probes:
-        counter.machine.watch(kp.addr, lambda cpu, a=kp.addr: count(cpu, a))
-    reference = counter.run()
-    wrong = [kp for kp in probes if kp.hits != counts[kp.addr]]
+    """A kprobe on every instruction of every kernel function, all at once
+    (:func:`lab.transparency.every_instruction`)."""
+    found = every_instruction(build(arch), workload=workload, size=size,
+                              mode="post" if post else "pre")
     return {"arch": arch, "workload": workload, "size": size, "post": post,
-            "probes": len(probes), "refused": refused, "checksum_ok": result.ok and reference.ok,
-            "hits": sum(kp.hits for kp in probes), "counted": sum(counts.values()),
-            "mismatches": len(wrong), "nmissed": sum(kp.nmissed for kp in probes)}
+            "probes": found.probed, "refused": len(found.refused),
+            "checksum_ok": found.checksum_ok, "hits": found.hits, "counted": found.counted,
+            "mismatches": len(found.mismatches), "nmissed": found.nmissed}
 
 
 #: The comparison rows this benchmark reads (and the names it prints them under).

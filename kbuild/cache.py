@@ -21,18 +21,28 @@ Concurrent builds (several ``kisim`` processes at once) are safe:
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import shutil
+import stat
+import sys
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
+
+from kbuild.errors import BuildError
+from kbuild.tools import check_tool_path
 
 #: The files of an entry whose content build.json records.
 ENTRY_FILES = ("vmlinux", ".config", "include/generated/autoconf.h")
 META = "build.json"
+#: The most an entry's build.json may take, and any other file of it (a
+#: kernel's vmlinux, debug information included, is under 8 MiB).
+META_LIMIT = 1 << 20
+FILE_LIMIT = 512 << 20
 _held: dict[Path, int] = {}       # work directory -> the fd holding its flock
 
 
@@ -41,6 +51,7 @@ def default_cache_dir(repo: Path) -> Path:
     checkout, else ``$XDG_CACHE_HOME/kisim`` (``~/.cache/kisim``) when installed."""
     env = os.environ.get("KISIM_CACHE")
     if env:
+        check_tool_path(env, "build cache directory ($KISIM_CACHE)")
         return Path(env).expanduser().resolve()
     if (repo / "pyproject.toml").is_file():
         return repo / ".cache" / "kisim"
@@ -48,30 +59,87 @@ def default_cache_dir(repo: Path) -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "kisim"
 
 
+class _Corrupt(BuildError):
+    """A file of an entry that is not what kisim wrote there (the reason)."""
+
+
+def _open(path: Path, limit: int) -> BinaryIO:
+    """The regular file ``path`` of an entry, opened without following a link or
+    waiting on a FIFO; :class:`_Corrupt` if it is anything else or over ``limit``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise _Corrupt(f"{path.name} missing") from None
+    except OSError as err:
+        raise _Corrupt(f"{path.name} is a symbolic link" if err.errno == errno.ELOOP
+                       else f"{path.name}: {err.strerror}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(fd)
+        raise _Corrupt(f"{path.name} is not a regular file" if not stat.S_ISREG(info.st_mode)
+                       else f"{path.name} is {info.st_size} bytes, over the "
+                            f"{limit >> 20} MiB limit")
+    return os.fdopen(fd, "rb")
+
+
+def _read(path: Path, limit: int) -> bytes:
+    """The bytes of an entry's file ``path`` (:func:`_open`), never past ``limit``."""
+    with _open(path, limit) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise _Corrupt(f"{path.name} grew over the {limit >> 20} MiB limit while read")
+    return data
+
+
+def _sha256(path: Path, limit: int) -> str:
+    """SHA-256 of an entry's file ``path`` (:func:`_open`), read in chunks."""
+    digest, size = hashlib.sha256(), 0
+    with _open(path, limit) as f:
+        while chunk := f.read(1 << 20):
+            size += len(chunk)
+            if size > limit:
+                raise _Corrupt(f"{path.name} grew over the {limit >> 20} MiB limit "
+                               "while read")
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def file_hashes(entry: Path, files: tuple[str, ...] = ENTRY_FILES) -> dict[str, str]:
     """SHA-256 of each of ``files`` (a kernel entry's: :data:`ENTRY_FILES`) in ``entry``."""
-    return {name: hashlib.sha256((entry / name).read_bytes()).hexdigest() for name in files}
+    return {name: _sha256(entry / name, FILE_LIMIT) for name in files}
 
 
 def verify(entry: Path, key: str,
            files: tuple[str, ...] = ENTRY_FILES) -> tuple[dict | None, str]:
-    """``(build.json, "")`` for a sound entry, else ``(None, why it is not)``."""
+    """``(build.json, "")`` for a sound entry, else ``(None, why it is not)``.
+    Nothing in it is trusted: a link (even for the entry itself) is not
+    followed, a FIFO or device not read, a file not read past its limit."""
     try:
-        info = json.loads((entry / META).read_text())
+        if not stat.S_ISDIR(os.lstat(entry).st_mode):
+            return None, "not a directory"
+        if not os.path.lexists(entry / META):
+            return None, f"no {META}"
+        meta = _read(entry / META, META_LIMIT)
+        info = json.loads(meta)
+        if not isinstance(info, dict) or info.get("key") != key \
+                or not isinstance(info.get("files"), dict):
+            return None, f"{META} does not describe this entry"
+        for name in files:
+            if _sha256(entry / name, FILE_LIMIT) != info["files"].get(name):
+                return None, f"{name} does not match its recorded SHA-256"
+    except _Corrupt as err:
+        return None, str(err)
     except FileNotFoundError:
-        return None, f"no {META}"
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        return None, "missing"
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
         return None, f"{META} unreadable ({type(err).__name__})"
-    if not isinstance(info, dict) or info.get("key") != key \
-            or not isinstance(info.get("files"), dict):
-        return None, f"{META} does not describe this entry"
-    for name in files:
-        path = entry / name
-        if not path.is_file():
-            return None, f"{name} missing"
-        if hashlib.sha256(path.read_bytes()).hexdigest() != info["files"].get(name):
-            return None, f"{name} does not match its recorded SHA-256"
     return info, ""
+
+
+def report_rebuilt(entry: Path, why: str) -> None:
+    """Tell the user, in one line, that a corrupt ``entry`` was rebuilt (if ``why``)."""
+    if why:
+        print(f"kisim: cache entry {entry} was corrupt ({why}); rebuilt", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -105,6 +173,7 @@ def new_work_dir(cache_dir: Path, label: str) -> Path:
     """A fresh temporary directory inside the cache (same file system as entries),
     flock'ed by this process until :func:`install` or :func:`discard`. Work
     directories of killed builds are removed first."""
+    check_tool_path(cache_dir, "build cache directory ($KISIM_CACHE)")
     with _locked(cache_dir):
         for stale in cache_dir.glob("tmp-*"):
             if stale.is_dir() and not stale.is_symlink() and stale not in _held \
@@ -141,7 +210,7 @@ def install(work: Path, final: Path, key: str, files: tuple[str, ...] = ENTRY_FI
     bad one is renamed aside, removed, and replaced.
     """
     with _locked(final.parent):
-        if final.exists():
+        if os.path.lexists(final):      # a link there is corrupt too: moved aside, not followed
             info, _ = verify(final, key, files)
             if info is not None:
                 discard(work)

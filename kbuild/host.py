@@ -44,7 +44,8 @@ def host_library(source: Path, cache_dir: Path | None = None, *,
         digest.update(hashlib.sha256(part).digest())
     key = f"host-{source.stem}-{digest.hexdigest()[:32]}"
     final = cache_dir / key
-    if final.exists() and cache.verify(final, key, HOST_FILES)[0] is not None:
+    info, why = cache.verify(final, key, HOST_FILES) if os.path.lexists(final) else (None, "")
+    if info is not None:
         return final / LIBRARY
     work = cache.new_work_dir(cache_dir, "host")
     try:
@@ -59,6 +60,7 @@ def host_library(source: Path, cache_dir: Path | None = None, *,
         cache.install(work, final, key, HOST_FILES)
     finally:
         cache.discard(work)
+    cache.report_rebuilt(final, why)
     return final / LIBRARY
 
 

@@ -30,28 +30,32 @@ import shutil
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
+from elftools.elf.sections import SymbolTableSection
 
 import kconfig
 from arches import Arch, get_arch
 from kbuild import cache
 from kbuild.errors import BuildError, ModuleError
-from kbuild.modules import Module, first_error, load_modules, module_flags
+from kbuild.modules import Module, first_error, load_modules, module_flags, warnings_of
+from kbuild.tools import check_tool_path, refuse_special_includes, run_tool, tool_pool
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "kernel"
 LINKER_SCRIPT = KERNEL / "kernel.lds"
 ELF_NAME = "vmlinux"
 JOBS = 2
+#: Memory an image (with its modules) may take, .bss included: the kernel
+#: alone takes under 8 MiB; the machine maps it all up front (sim/machine.py).
+MAX_IMAGE_BYTES = 256 << 20
 
 #: Bump when the build procedure changes in a way the inputs do not show.
-FORMAT = "kisim-build-2"
+FORMAT = "kisim-build-3"      # 3: build.json records what each module defines
 
 #: ``step(description)``: called as each build step starts (for progress).
 Step = Callable[[str], None]
@@ -62,7 +66,11 @@ Step = Callable[[str], None]
 NO_PIC = ("-Xclang", "-mrelocation-model", "-Xclang", "static",
           "-Xclang", "-pic-level", "-Xclang", "0")
 
-CFLAGS = ("-std=gnu11", "-g", "-ffreestanding", "-nostdinc", "-fno-builtin",
+#: ``-nostdinc`` alone leaves zig's libc headers on the path (zig passes them with
+#: ``-isystem``); with ``-nostdlib`` zig adds none, and the path holds kisim's
+#: headers plus the compiler's own (stdarg.h & co.), as v5.10's NOSTDINC_FLAGS
+#: (``-nostdinc -isystem $(cc -print-file-name=include)``).
+CFLAGS = ("-std=gnu11", "-g", "-ffreestanding", "-nostdinc", "-nostdlib", "-fno-builtin",
           "-fno-common", "-fno-strict-aliasing", "-fno-stack-protector",
           "-fno-unwind-tables", "-fno-asynchronous-unwind-tables",
           "-fno-omit-frame-pointer", "-fno-pic", "-fno-pie", *NO_PIC,
@@ -87,6 +95,7 @@ class Build:
     seconds: float = 0.0                     # wall time of this call
     mcount_sites: int = 0                    # entries in __mcount_loc
     modules: tuple[Module, ...] = ()         # guest modules linked in (kbuild.modules)
+    warnings: tuple[str, ...] = ()           # the modules' compiler warnings, one line each
     info: dict = field(default_factory=dict)  # build.json
 
     @property
@@ -120,14 +129,14 @@ def compiler_version() -> str:
     """``zig version`` and the clang it bundles, e.g. ``zig 0.13.0 / clang version 18.1.6``."""
     try:
         env = _zig_env(default_cache_dir())
-        zig = subprocess.run(_zig("version"), capture_output=True, text=True,
-                             check=True, env=env).stdout.strip()
-        clang = subprocess.run(_zig("cc", "--version"), capture_output=True, text=True,
-                               check=True, env=env).stdout.splitlines()[0]
+        zig = run_tool(_zig("version"), "zig version", env, REPO)
+        clang = run_tool(_zig("cc", "--version"), "zig cc --version", env, REPO)
+        zig.check_returncode()
+        clang.check_returncode()
     except (OSError, subprocess.CalledProcessError) as err:
         raise BuildError(f"the zig toolchain does not run ({sys.executable} -m ziglang): "
                          f"{err}") from None
-    return f"zig {zig} / {clang.split(' (')[0]}"
+    return f"zig {zig.stdout.strip()} / {clang.stdout.splitlines()[0].split(' (')[0]}"
 
 
 def source_files(arch: Arch) -> list[Path]:
@@ -167,14 +176,18 @@ def cache_key(arch: Arch, config_text: str, flags: list[str],
     add("config", config_text.encode())
     for path in input_files(arch):
         add(_rel(path), path.read_bytes())
-    for module in modules:               # the name, where diagnostics point, the bytes
-        add(f"module:{module.name}", module.compiled_text().encode())
+    for module in modules:               # the name, where diagnostics point, every file
+        add(f"module:{module.name}", f"{module.path}\0{module.root}\0{module.digest}".encode()
+            + b"\0".join(os.fspath(f.path).encode() for f in module.sources))
     return h.hexdigest()
 
 
 def _load(arch: str, config: str | os.PathLike[str] | None,
           overrides: Mapping[str, str] | None = None):
     """The configuration: a .config (None: defconfig), then ``overrides`` (NAME -> value)."""
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise TypeError(f"overrides must be a mapping of NAME to value, not "
+                        f"{type(overrides).__name__}")
     kconf = kconfig.defconfig(arch) if config is None else kconfig.load_config(arch, config)
     wanted = {name.removeprefix("CONFIG_"): str(value) for name, value in (overrides or {}).items()}
     kconfig.set_values(kconf, wanted, arch)
@@ -182,7 +195,7 @@ def _load(arch: str, config: str | os.PathLike[str] | None,
 
 
 def _run(cmd: list[str], what: str, env: dict[str, str]) -> None:
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+    proc = run_tool(cmd, what, env, REPO)
     if proc.returncode != 0:
         diagnostics = (proc.stderr + proc.stdout).strip()
         raise BuildError(f"{what} failed (exit {proc.returncode}):\n{diagnostics}")
@@ -243,15 +256,25 @@ def _mcount_loc_source(arch: Arch, sites: list[int]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _compile_module(module: Module, cmd: list[str], env: dict[str, str]) -> None:
-    """Compile one module; its first error on one line (:class:`ModuleError`)."""
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+def _compile_module(module: Module, cmd: list[str], env: dict[str, str], copy: Path) -> list[str]:
+    """Compile one source of a module: its warnings, or its first error on one
+    line (:class:`ModuleError`), naming the user's files, not the copies."""
+    for f in module.sources + module.headers:
+        check_tool_path(f.path, "module file", ModuleError)
+    source = Path(cmd[cmd.index("-c") + 1])
+    files = {copy / f.rel: (os.fspath(f.path), f.data) for f in module.sources + module.headers}
+    refuse_special_includes(files, source,
+                            [Path(cmd[i + 1]) for i, arg in enumerate(cmd) if arg == "-I"], REPO)
+    proc = run_tool(cmd, f"{files[source][0]}: compiling module {module.name}", env, REPO)
+    diagnostics = (proc.stderr + proc.stdout).replace(f"{copy}/", f"{module.root}/")
     if proc.returncode != 0:
-        raise ModuleError(first_error(proc.stderr + proc.stdout, module.path))
+        raise ModuleError(first_error(diagnostics, module.path))
+    return warnings_of(diagnostics)
 
 
 def _compile_all(arch: Arch, flags: list[str], include: Path, objdir: Path,
-                 env: dict[str, str], step: Step, modules: tuple[Module, ...] = ()) -> list[Path]:
+                 env: dict[str, str], step: Step,
+                 modules: tuple[Module, ...] = ()) -> tuple[list[Path], list[str]]:
     arch_include = REPO / "arches" / arch.name / "include"
     incs = ["-I", os.fspath(include), "-I", os.fspath(KERNEL / "include"),
             "-I", os.fspath(arch_include)]
@@ -264,22 +287,83 @@ def _compile_all(arch: Arch, flags: list[str], include: Path, objdir: Path,
              f"{arch.name}: compiling {rel}", env)
         return obj
 
-    def module(mod: Module) -> Path:
-        src = objdir / f"module__{mod.name}.c"
-        src.write_text(mod.compiled_text())
-        obj = src.with_suffix(".o")
-        step(f"{arch.name}: compiling module {mod.name} ({mod.path})")
-        _compile_module(mod, _zig("cc", *module_flags(flags, mod), *incs, "-c",
-                                  os.fspath(src), "-o", os.fspath(obj)), env)
+    def module(mod: Module, copy: Path, src: Path, rel: str) -> Path:
+        obj = objdir / f"module__{mod.name}__{rel.replace('/', '__')}.o"
+        step(f"{arch.name}: compiling module {mod.name} ({rel})")
+        warnings.extend(_compile_module(
+            mod, _zig("cc", *module_flags(flags, mod), *incs, "-I", os.fspath(copy),
+                      "-c", os.fspath(src), "-o", os.fspath(obj)), env, copy))
         return obj
 
-    with ThreadPoolExecutor(max_workers=JOBS) as pool:
-        futures = ([pool.submit(module, mod) for mod in modules]
+    warnings: list[str] = []
+    units = [(mod, objdir / f"module__{mod.name}", src, f.rel) for mod in modules
+             for src, f in mod.write_tree(objdir / f"module__{mod.name}")]
+    with tool_pool(JOBS) as pool:
+        futures = ([pool.submit(module, *unit) for unit in units]
                    + [pool.submit(one, src) for src in source_files(arch)])
         errors = [f.exception() for f in futures if f.exception() is not None]
         if errors:
             raise errors[0]      # a module's error first: the kernel itself builds
-        return [f.result() for f in futures]
+        return [f.result() for f in futures], sorted(set(warnings))
+
+
+def _defined(obj: Path) -> dict[tuple[str | None, str], str]:
+    """The functions and data an object defines: (its source file as ``STT_FILE``
+    names it, or None for a global, name) -> binding (``STB_LOCAL``, ``STB_GLOBAL``,
+    ``STB_WEAK``)."""
+    found: dict[tuple[str | None, str], str] = {}
+    unit = None
+    with open(obj, "rb") as f:
+        for table in ELFFile(f).iter_sections():
+            if not isinstance(table, SymbolTableSection):
+                continue
+            for sym in table.iter_symbols():
+                kind, bind = sym["st_info"]["type"], sym["st_info"]["bind"]
+                if kind == "STT_FILE":
+                    unit = sym.name
+                elif (kind in ("STT_FUNC", "STT_OBJECT") and sym.name
+                      and not sym.name.startswith(".L")     # assembler-local labels
+                      and sym["st_shndx"] != "SHN_UNDEF"):
+                    found[(unit if bind == "STB_LOCAL" else None, sym.name)] = bind
+    return found
+
+
+def _module_symbols(arch: Arch, modules: tuple[Module, ...], module_objs: list[Path],
+                    kernel_objs: list[Path]) -> list[dict]:
+    """What each module defines, for :meth:`sim.elf.SymbolTable.bind_modules`:
+    ``locals`` as [STT_FILE, name] pairs, ``globals`` as names.
+
+    A module may not define a function or datum of a kernel symbol's name
+    unless both are ``static``: not even a global one where the kernel's is
+    ``static`` (``sys_getppid``), as kisim finds kernel code by name
+    (kprobes' ``symbol_name``, the host's own lookups), which would find the
+    module's. Only a kernel ``__weak`` definition may be replaced, as the
+    linker allows. Otherwise :class:`ModuleError` ``duplicate symbol``, as
+    ld.lld says for two global definitions. Two ``static`` ones (a header's
+    ``static inline`` emitted in both) are left to the lookups, which refuse
+    the ambiguous name (:class:`sim.elf.SymbolTable`). ``module_objs``: each
+    module's objects in turn.
+    """
+    kernel: dict[str, tuple[str, str]] = {}
+    for src, obj in zip(source_files(arch), kernel_objs):
+        for (_, name), bind in _defined(obj).items():
+            if bind != "STB_WEAK":
+                kernel.setdefault(name, (_rel(src), bind))
+    record = []
+    objs = iter(module_objs)
+    for module in modules:
+        defined: dict[tuple[str | None, str], str] = {}
+        for obj in [next(objs) for _ in module.sources]:
+            defined.update(_defined(obj))
+        clash = next((name for (_, name), bind in defined.items() if name in kernel
+                      and not bind == kernel[name][1] == "STB_LOCAL"), None)
+        if clash is not None:
+            raise ModuleError(f"{module.path}: duplicate symbol: {clash} (the kernel defines "
+                              f"it in {kernel[clash][0]}; a module may not redefine a kernel "
+                              "symbol)")
+        record.append({"locals": sorted([unit, name] for unit, name in defined if unit),
+                       "globals": sorted(name for unit, name in defined if unit is None)})
+    return record
 
 
 def _link(objs: list[Path], out: Path, arch: Arch, env: dict[str, str],
@@ -289,10 +373,23 @@ def _link(objs: list[Path], out: Path, arch: Arch, env: dict[str, str],
     if not modules:
         _run(cmd, f"{arch.name}: linking {out.name}", env)
         return
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+    proc = run_tool(cmd, f"{arch.name}: linking {out.name}", env, REPO)
     if proc.returncode != 0:        # with modules linked in, theirs is the likely fault
         raise ModuleError(first_error(proc.stderr + proc.stdout,
                                       ", ".join(os.fspath(m.path) for m in modules)))
+    span = _memory_span(out)
+    if span > MAX_IMAGE_BYTES:
+        raise ModuleError(f"{', '.join(os.fspath(m.path) for m in modules)}: the image with "
+                          f"these modules takes {span:#x} bytes of memory (code, data and "
+                          f".bss); the limit is {MAX_IMAGE_BYTES >> 20} MiB")
+
+
+def _memory_span(elf_path: Path) -> int:
+    """Bytes from the lowest to the end of the highest loaded segment of an image."""
+    with open(elf_path, "rb") as f:
+        loads = [(s["p_vaddr"], s["p_memsz"]) for s in ELFFile(f).iter_segments()
+                 if s["p_type"] == "PT_LOAD"]
+    return max(a + n for a, n in loads) - min(a for a, _ in loads) if loads else 0
 
 
 def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
@@ -304,7 +401,9 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
     objdir = work / "obj"
     objdir.mkdir()
     started = time.perf_counter()
-    objs = _compile_all(arch, flags, include, objdir, env, step, modules)
+    objs, warnings = _compile_all(arch, flags, include, objdir, env, step, modules)
+    split = sum(len(m.sources) for m in modules)       # the modules' objects come first
+    defined = _module_symbols(arch, modules, objs[:split], objs[split:])
     step(f"{arch.name}: linking")
     compiled = time.perf_counter()
     elf = work / ELF_NAME
@@ -333,8 +432,10 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
     return {"compile_seconds": round(compiled - started, 3),
             "link_seconds": round(time.perf_counter() - compiled, 3),
             "mcount_sites": len(sites),
-            "modules": [{"name": m.name, "path": os.fspath(m.path), "sha256": m.digest}
-                        for m in modules]}
+            "modules": [{"name": m.name, "path": os.fspath(m.path), "sha256": m.digest,
+                         "files": [os.fspath(f.path) for f in m.sources + m.headers], **d}
+                        for m, d in zip(modules, defined)],
+            "warnings": warnings}
 
 
 def build(arch: str, config: str | os.PathLike[str] | None = None, *,
@@ -363,7 +464,7 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
     key = cache_key(spec, kconfig.config_hash_text(kconf), flags, mods)
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     final = cache_dir / key
-    info, why = cache.verify(final, key) if final.exists() else (None, "")
+    info, why = cache.verify(final, key) if os.path.lexists(final) else (None, "")
     cached = info is not None
     if info is None:
         work = cache.new_work_dir(cache_dir, spec.name)
@@ -377,12 +478,26 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
             info = cache.install(work, final, key)
         finally:
             cache.discard(work)
-        if why:
-            print(f"kisim: cache entry {final} was corrupt ({why}); rebuilt", file=sys.stderr)
+        cache.report_rebuilt(final, why)
+    warnings = tuple(info.get("warnings", ()))
+    for line in warnings:                # a cached build reports them again, as its compile did
+        print(line, file=sys.stderr)
+    _REPORTED.update(dict.fromkeys(warnings))
     return Build(arch=spec.name, elf=final / ELF_NAME, config=values, key=key,
                  cached=cached, seconds=time.perf_counter() - started,
-                 mcount_sites=info.get("mcount_sites", 0), info=info, modules=mods)
+                 mcount_sites=info.get("mcount_sites", 0), info=info, modules=mods,
+                 warnings=warnings)
+
+
+#: Every module warning the builds of this process reported, in order (a dict as an
+#: ordered set): what a command's ``--json`` carries as ``"warnings"``.
+_REPORTED: dict[str, None] = {}
+
+
+def reported_warnings() -> list[str]:
+    """The module warnings of every build this process made or reused, once each."""
+    return list(_REPORTED)
 
 
 __all__ = ["Build", "BuildError", "Module", "ModuleError", "build", "cache_key", "compiler_version",
-           "default_cache_dir", "mcount_call_sites"]
+           "default_cache_dir", "mcount_call_sites", "reported_warnings"]

@@ -1,16 +1,23 @@
 """Guest modules: C files compiled against the kernel's headers and linked in.
 
-A module is one C file, read with :func:`fsio.read_text` (regular files
-only, size-limited). Its name is the file's stem (``KBUILD_MODNAME``), a C
-identifier, unique in one build. It is compiled as a kernel module would be
-(v5.10 kbuild: the kernel's flags, ``-DMODULE`` and ``-DKBUILD_MODNAME``,
-warnings not fatal) and linked into the image, so that its functions are
-kernel text like any other: probed, traced and counted the same way.
+A module is one C file, a directory (every ``*.c`` in it, one translation
+unit each, as ``obj-m := name.o`` / ``name-y := a.o b.o`` would build it
+with ``make M=DIR``) or a comma-separated list of C files. Sources and
+local headers are read with :func:`fsio.read_regular` (regular files only,
+size-limited). Its name (``KBUILD_MODNAME``) is the file's stem, the
+directory's name, or the first file's stem: a C identifier, unique in one
+build. It is compiled as a kernel module would be (v5.10 kbuild: the
+kernel's flags, ``-DMODULE`` and ``-DKBUILD_MODNAME``, warnings reported
+and not fatal unless ``werror``) and linked into the image, so that its
+functions are kernel text like any other: probed, traced and counted the
+same way.
 
-The compiler reads a copy of the bytes that went into the build's cache
-key, prefixed by a ``#line`` directive naming the user's file, so that a
-diagnostic names that file and line. A failed compile or link is a
-:class:`ModuleError` whose message is the first error, on one line.
+The compiler reads copies of the bytes that went into the build's cache
+key: each source prefixed by a ``#line`` directive naming the user's file,
+and the local headers (every ``*.h`` in the module's directory, and below
+it for a directory module) beside them, with ``-I`` that copy of the
+directory. A failed compile or link is a :class:`ModuleError` whose message
+is the first error, on one line, naming the user's files.
 """
 from __future__ import annotations
 
@@ -24,10 +31,15 @@ from typing import Iterable, Sequence
 import fsio
 from kbuild.errors import ModuleError
 
-#: Largest module source read (a module is one hand-written C file).
+#: Largest module source read (a module's C file is written by hand).
 MODULE_LIMIT = 1 << 20
+#: Largest local header read (generated tables such as crc32table.h are bigger).
+HEADER_LIMIT = 4 << 20
+#: Most source and header files in one module.
+MAX_FILES = 256
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 _DIAG = re.compile(r"^(?P<where>[^\s:][^:]*:\d+:\d+): (?:fatal )?error: (?P<what>.*)$", re.M)
+_WARNING = re.compile(r"^[^\s:][^:]*:\d+:\d+: warning: .*$", re.M)
 _LD_ERROR = re.compile(r"^ld\.lld: error: (?P<what>.*)$", re.M)
 _LD_WHERE = re.compile(r"^>>> (?:referenced by|defined at) (?P<where>\S+)", re.M)
 #: Flags the kernel's build treats differently for modules: warnings are
@@ -35,35 +47,124 @@ _LD_WHERE = re.compile(r"^>>> (?:referenced by|defined at) (?P<where>\S+)", re.M
 NOT_FOR_MODULES = ("-Werror", "-Wextra")
 
 
+class ModulePath(str):
+    """A ``--module`` argument: the path, and whether the module's warnings are
+    errors (``--module-werror``); a plain ``str`` where a path is expected."""
+
+    werror: bool = False
+
+    def __new__(cls, path: str, werror: bool = False) -> "ModulePath":
+        obj = super().__new__(cls, path)
+        obj.werror = werror
+        return obj
+
+
+@dataclass(frozen=True)
+class ModuleFile:
+    """One file of a module: the user's path, its path in the module's directory, its bytes."""
+
+    path: Path
+    rel: str
+    data: bytes
+
+
 @dataclass(frozen=True)
 class Module:
-    """One guest module: its name, where it came from and its source text."""
+    """One guest module: its name, what the user named, its sources and local headers."""
 
     name: str
-    path: Path
-    source: str
+    path: Path                        # the FILE.c, DIR or first file the user gave
+    root: Path                        # the directory -I names (local headers live here)
+    sources: tuple[ModuleFile, ...]   # compiled one by one
+    headers: tuple[ModuleFile, ...] = ()
+    werror: bool = False
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.source.encode()).hexdigest()
+        """SHA-256 over every file (path in the module and bytes) and the werror choice."""
+        h = hashlib.sha256(f"werror={self.werror}\0".encode())
+        for f in self.sources + self.headers:
+            h.update(f"{f.rel}\0{len(f.data)}\0".encode())
+            h.update(f.data)
+        return h.hexdigest()
 
-    def compiled_text(self) -> str:
-        """What the compiler reads: a #line directive naming the user's file, then the source."""
-        quoted = os.fspath(self.path).replace("\\", "\\\\").replace('"', '\\"')
-        return f'#line 1 "{quoted}"\n{self.source}'
+    def compiled_text(self, source: ModuleFile) -> bytes:
+        """What the compiler reads for ``source``: a #line directive naming the
+        user's file, then the source."""
+        quoted = os.fspath(source.path).replace("\\", "\\\\").replace('"', '\\"')
+        return f'#line 1 "{quoted}"\n'.encode() + source.data
+
+    def write_tree(self, where: Path) -> list[tuple[Path, ModuleFile]]:
+        """Write the files the compiler reads under ``where`` (the copy of
+        :attr:`root`); return each source's copy and the source."""
+        out = []
+        for f in self.headers:
+            dest = where / f.rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(f.data)
+        for f in self.sources:
+            dest = where / f.rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(self.compiled_text(f))
+            out.append((dest, f))
+        return out
 
 
-def load_module(path: str | os.PathLike[str]) -> Module:
-    """Read one module source; :class:`ModuleError` / :class:`fsio.UnsafePath` when unusable."""
-    path = Path(path)
+def _read(path: Path, root: Path, limit: int, what: str) -> ModuleFile:
+    return ModuleFile(path=path, rel=path.relative_to(root).as_posix(),
+                      data=fsio.read_regular(path, limit=limit, what=what))
+
+
+def _headers(root: Path, recursive: bool) -> tuple[ModuleFile, ...]:
+    """The local headers: regular ``*.h`` files of ``root`` (and below it when
+    ``recursive``); links, FIFOs and devices are left out, never opened."""
+    found = sorted(root.rglob("*.h") if recursive else root.glob("*.h"))
+    regular = [p for p in found if p.is_file() and not p.is_symlink()]
+    if len(regular) > MAX_FILES:
+        raise ModuleError(f"{root}: {len(regular)} headers; a module has at most {MAX_FILES}")
+    return tuple(_read(p, root, HEADER_LIMIT, "module header") for p in regular)
+
+
+def _check_c(path: Path) -> None:
     if path.suffix != ".c":
-        raise ModuleError(f"{path}: a module is a C file (FILE.c)")
-    name = path.stem
+        raise ModuleError(f"{path}: a module is a C file (FILE.c), a directory of them, "
+                          "or a comma-separated list of C files")
+
+
+def load_module(path: str | os.PathLike[str], werror: bool | None = None) -> Module:
+    """Read one module (FILE.c, DIR, or ``a.c,b.c``); :class:`ModuleError` /
+    :class:`fsio.UnsafePath` when unusable. ``werror`` defaults to the
+    :class:`ModulePath`'s own."""
+    if werror is None:
+        werror = getattr(path, "werror", False)
+    text = os.fspath(path)
+    if "," in text:
+        files = [Path(p).resolve() for p in text.split(",") if p]
+        for f in files:
+            _check_c(f)
+        name, root, recursive = files[0].stem, files[0].parent, False
+    elif Path(text).is_dir():
+        root = Path(text).resolve()
+        files = sorted(p for p in root.glob("*.c") if p.is_file())
+        if not files:
+            raise ModuleError(f"{text}: a module directory holds at least one C file")
+        name, recursive = root.name, True
+    else:
+        _check_c(Path(text))
+        files = [Path(text).resolve()]
+        name, root, recursive = files[0].stem, files[0].parent, False
     if not _NAME.match(name):
-        raise ModuleError(f"{path}: the module name {name!r} (the file's stem) is not a "
-                          "C identifier")
-    source = fsio.read_text(path, limit=MODULE_LIMIT, what="module source")
-    return Module(name=name, path=path.resolve(), source=source)
+        raise ModuleError(f"{text}: the module name {name!r} (the "
+                          f"{'directory' if recursive else 'file'}'s stem) is not a C identifier")
+    if len(files) > MAX_FILES or len(set(files)) != len(files):
+        raise ModuleError(f"{text}: a module's C files must be distinct, at most {MAX_FILES}")
+    outside = [f for f in files if not f.is_relative_to(root)]
+    if outside:
+        raise ModuleError(f"{outside[0]}: a module's C files are in one directory, {root}")
+    sources = tuple(_read(f, root, MODULE_LIMIT, "module source") for f in files)
+    return Module(name=name, path=files[0] if len(files) == 1 else Path(text),
+                  root=root, sources=sources, headers=_headers(root, recursive),
+                  werror=werror)
 
 
 def load_modules(paths: Iterable[str | os.PathLike[str] | Module]) -> tuple[Module, ...]:
@@ -81,7 +182,12 @@ def load_modules(paths: Iterable[str | os.PathLike[str] | Module]) -> tuple[Modu
 def module_flags(flags: Sequence[str], module: Module) -> list[str]:
     """The kernel's compile flags adjusted for a module (see :data:`NOT_FOR_MODULES`)."""
     return [f for f in flags if f not in NOT_FOR_MODULES] + [
-        "-DMODULE", f"-DKBUILD_MODNAME=\"{module.name}\""]
+        "-DMODULE", f"-DKBUILD_MODNAME=\"{module.name}\""] + (["-Werror"] if module.werror else [])
+
+
+def warnings_of(diagnostics: str) -> list[str]:
+    """The compiler's warnings, one line each (``file:line:col: warning: ...``)."""
+    return [m.group(0).strip() for m in _WARNING.finditer(diagnostics)]
 
 
 def first_error(diagnostics: str, where: object) -> str:
@@ -99,5 +205,5 @@ def first_error(diagnostics: str, where: object) -> str:
     return f"{where}: {lines[0].strip() if lines else 'the build failed'}"
 
 
-__all__ = ["MODULE_LIMIT", "Module", "ModuleError", "first_error", "load_module",
-           "load_modules", "module_flags"]
+__all__ = ["HEADER_LIMIT", "MODULE_LIMIT", "Module", "ModuleError", "ModuleFile", "ModulePath",
+           "first_error", "load_module", "load_modules", "module_flags", "warnings_of"]

@@ -15,7 +15,7 @@
 #include <kisim/workload.h>
 #include <linux/module.h>
 
-extern u32 (*module_workload)(u32 size);
+extern unsigned long (*module_workload)(unsigned long size);
 
 /* Filled in by the host before the first instruction (sim/guest.py). */
 struct boot_params boot_params __section(".data.boot_params") = {
@@ -43,7 +43,8 @@ static int kernel_init(void *unused)
 {
 	const struct workload *w = NULL;
 	const char *name = boot_params.workload;
-	u32 size, sum;
+	u32 size;
+	unsigned long sum;	/* a built-in workload's is a u32 */
 
 	(void)unused;
 	if (boot_params.magic != BOOT_PARAMS_MAGIC)
@@ -60,7 +61,7 @@ static int kernel_init(void *unused)
 	printk("kisim: " ARCH_NAME " kernel, %d CPU%s, workload %.16s size %u\n",
 	       nr_cpus, nr_cpus == 1 ? "" : "s", name, size);
 	sum = w ? w->run(size) : module_workload(size);
-	printk("kisim: %.16s done, checksum %08x\n", name, sum);
+	printk("kisim: %.16s done, checksum %08lx\n", name, sum);
 	hypercall1(HC_CHECKSUM, sum);
 	module_exit_all();
 	smp_store_release(&system_halting, 1);

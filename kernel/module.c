@@ -19,12 +19,25 @@
 extern const struct module_initcall __start___module_init[], __stop___module_init[];
 extern const struct module_exitcall __start___module_exit[], __stop___module_exit[];
 
-/* --workload MODULE:FUNC: u32 FUNC(u32 size), set by the host; NULL otherwise. */
-u32 (*module_workload)(u32 size) __section(".data");
+/*
+ * --workload MODULE:FUNC: unsigned long FUNC(unsigned long size), set by the
+ * host; NULL otherwise. Its whole return value is the checksum (64 bits on a
+ * 64-bit kernel).
+ */
+unsigned long (*module_workload)(unsigned long size) __section(".data");
 
+/*
+ * The module whose init function is running (NULL otherwise): the host
+ * undoes the module API calls made meanwhile if the init fails, as
+ * do_init_module()'s failure path frees the module (sim/modinit.py).
+ */
+const char *module_loading __section(".data");
+
+/* The modules whose init failed and what it returned (read by the host too). */
 #define MAX_FAILED_MODULES	64
-static const char *failed_modules[MAX_FAILED_MODULES];
-static int nr_failed_modules;
+const char *failed_modules[MAX_FAILED_MODULES] __section(".data");
+int failed_module_errors[MAX_FAILED_MODULES] __section(".data");
+int nr_failed_modules __section(".data");
 
 static bool module_failed(const char *name)
 {
@@ -44,12 +57,16 @@ int module_init_all(void)
 
 	jump_label_init();	/* jump_label_add_module(): the keys' initial text */
 	for (call = __start___module_init; call < __stop___module_init; call++) {
+		WRITE_ONCE(module_loading, call->name);
 		ret = call->init();
+		WRITE_ONCE(module_loading, NULL);
 		if (ret) {
 			/* load_module()'s do_init_module(): the module is not loaded. */
 			printk("%s: module init failed: %d\n", call->name, ret);
-			if (nr_failed_modules < MAX_FAILED_MODULES)
+			if (nr_failed_modules < MAX_FAILED_MODULES) {
+				failed_module_errors[nr_failed_modules] = ret;
 				failed_modules[nr_failed_modules++] = call->name;
+			}
 		}
 	}
 	return nr_failed_modules;

@@ -4,9 +4,10 @@ Every subcommand lives in its own module under :mod:`kisim.commands` and
 exposes ``register(subparsers)``, which adds its parser and sets ``func``.
 Bad input ends with one line on stderr and exit 2; a guest fault prints its
 report (under ``--json``: a JSON ``fault`` object on stdout) and exits 1.
-SIGINT exits 130 and SIGTERM 143 (128 + the signal number); a signal that
-arrives while the first is being handled is ignored. None of these ever
-shows a traceback.
+SIGINT exits 130 and SIGTERM 143 (128 + the signal number); one that lands
+while the guest runs stops it at the end of the slice (:mod:`sim.signals`).
+A signal that arrives while the first is being handled is ignored. None of
+these ever shows a traceback.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Iterator, NoReturn
 from kisim import commands
 from kisim.errors import INTERRUPTED, TERMINATED, Terminated, user_errors
 from kisim.progress import ambient
+from sim import signals
 
 #: Long-running commands with no progress bar of their own: they get a spinner
 #: with elapsed time on stderr (a terminal only; never under --json).
@@ -75,7 +77,10 @@ def _dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
             return done.code if isinstance(done.code, int) else 2
         quiet = args.command not in SPINNER_COMMANDS or getattr(args, "json", False)
         with ambient(f"kisim {args.command}: running", enabled=not quiet):
-            return args.func(args) or 0
+            status = args.func(args) or 0
+        if status not in (INTERRUPTED, TERMINATED):
+            signals.raise_pending()     # its exception was lost (in a callback)
+        return status
     except GuestFault as fault:
         if getattr(args, "json", False):
             from kisim.commands.common import print_json
@@ -114,14 +119,17 @@ def _signals() -> Iterator[None]:
         if fired:
             return
         fired.append(signum)
-        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+        signals.arrived(KeyboardInterrupt() if signum == signal.SIGINT else Terminated())
 
     old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    old_hook, sys.unraisablehook = sys.unraisablehook, signals.unraisable
     try:
         yield
     finally:
         for sig, previous in old.items():
             signal.signal(sig, signal.SIG_IGN if fired else previous)
+        sys.unraisablehook = old_hook
+        signals.clear()
 
 
 def _one_line(err: BaseException) -> str:

@@ -16,16 +16,18 @@ from lab.measure import Tally, measure
 from patcher.errors import PatchError
 from probes.kprobes import Kprobe, Kprobes, Kretprobe
 from sim.asm import disasm_one
+from sim.elf import SymbolTable
 from sim.guest import Guest, check_workload
 
-_AT = re.compile(r"^(?P<sym>[A-Za-z_][\w.]*)(?:\+(?P<off>0x[0-9a-fA-F]+|\d+))?$")
+_AT = re.compile(r"^(?P<sym>(?:[A-Za-z_]\w*:)?[A-Za-z_][\w.]*)"
+                 r"(?:\+(?P<off>0x[0-9a-fA-F]+|\d+))?$")
 
 
 def parse_at(text: str) -> tuple[str, int]:
-    """``SYMBOL[+OFF]`` (OFF decimal or 0x hex) -> (symbol, offset)."""
+    """``[MODULE:]SYMBOL[+OFF]`` (OFF decimal or 0x hex) -> (symbol, offset)."""
     match = _AT.match(text)
     if match is None:
-        raise PatchError("EINVAL", f"kprobe: {text!r} is not SYMBOL[+OFFSET]")
+        raise PatchError("EINVAL", f"kprobe: {text!r} is not [MODULE:]SYMBOL[+OFFSET]")
     return match["sym"], int(match["off"] or "0", 0)
 
 
@@ -58,6 +60,15 @@ class KprobeCost:
         return asdict(self)
 
 
+def check_handler(symbols: SymbolTable, name: str) -> None:
+    """A handler names a guest function: :class:`PatchError` (EINVAL) for data
+    or anything else that is no function (an unknown name is ENOENT later)."""
+    kinds = {s.kind for s in symbols.candidates(name)}
+    if kinds and "func" not in kinds:
+        what = "data" if "object" in kinds else "not a function"
+        raise PatchError("EINVAL", f"kprobe: handler {name!r} is {what}, not a function")
+
+
 def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool = False,
                    ret: bool = False, optimize: bool = False, cpus: int = 1, size: int | None = None,
                    overrides: dict[str, str] | None = None, modules: Sequence = (),
@@ -76,10 +87,14 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
     """
     check_workload(workload, size)
     symbol, offset = parse_at(at)
+    if handler == "":
+        raise PatchError("EINVAL", "kprobe: the handler name is empty")
     kernel = build(arch, overrides=overrides, modules=modules)
     kw = dict(cpus=cpus, workload=workload, size=size, expect=expect, timing=timing)
-    base = Tally.of(Guest(kernel, **kw).run())
     guest = Guest(kernel, **kw)
+    if handler is not None:
+        check_handler(guest.image.symbols, handler)
+    base = Tally.of(Guest(kernel, **kw).run())
     kprobes = Kprobes(guest)
     addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
     before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)

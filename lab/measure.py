@@ -11,6 +11,7 @@ two runs differ only by what is measured, and the result is exact.
 from __future__ import annotations
 
 import math
+import reprlib
 import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -68,8 +69,9 @@ class CostModel:
 
 
 def _cycles_value(value: object) -> bool:
+    """A number of cycles in range (compared first: a huge int is no float)."""
     return (not isinstance(value, bool) and isinstance(value, (int, float))
-            and math.isfinite(value) and 0 <= value <= MAX_EVENT_CYCLES)
+            and 0 <= value <= MAX_EVENT_CYCLES and math.isfinite(value))
 
 
 def load_cost_model(path: str | Path, arch_names: tuple[str, ...]) -> CostModel:
@@ -83,7 +85,7 @@ def load_cost_model(path: str | Path, arch_names: tuple[str, ...]) -> CostModel:
         data = tomllib.loads(fsio.read_text(path, limit=COST_MODEL_LIMIT, what="cost model"))
     except fsio.UnsafePath as err:
         raise CompareError(str(err)) from None
-    except tomllib.TOMLDecodeError as err:
+    except ValueError as err:        # TOMLDecodeError, or an int of over 4300 digits
         raise CompareError(f"{path}: not valid TOML: {err}") from None
     for scope, table in data.items():
         if scope != "default" and scope not in arch_names:
@@ -96,7 +98,8 @@ def load_cost_model(path: str | Path, arch_names: tuple[str, ...]) -> CostModel:
                 raise CompareError(f"{path}: [{scope}] {event}: unknown event "
                                    f"(known: {', '.join(EVENTS)})")
             if not _cycles_value(value):
-                raise CompareError(f"{path}: [{scope}] {event} = {value!r}: expected a "
+                shown = reprlib.repr(value)       # a 4000-digit int, abridged
+                raise CompareError(f"{path}: [{scope}] {event} = {shown}: expected a "
                                    f"finite number of cycles, 0..{MAX_EVENT_CYCLES:,}")
     return CostModel(data, source=str(path))
 

@@ -6,7 +6,9 @@ The checker calls a protocol as the kernel calls ``text_poke_bp`` or
 ``protocol(port, sites)``. A user's function that raises, takes other
 arguments or recurses without end is a bad input, not a checker crash;
 one that loops is stopped after ``timeout`` seconds of one run (a real
-timer, SIGALRM, so it fires inside a Python loop too). A guest CPU that
+timer, SIGALRM, so it fires inside a Python loop too), and so is a module
+whose import loops (:func:`time_limited`); ``sys.exit()`` in either is an
+error too, never the command's exit. A guest CPU that
 crashes while the protocol runs (the CPUs run at every step of it) is the
 protocol's finding, not its error: :class:`~sim.errors.GuestFault` passes
 through to the checker, which reports it with its seed.
@@ -57,11 +59,8 @@ def guarded(fn: TextPokeBatch, name: str, timeout: float | None) -> TextPokeBatc
     @functools.wraps(fn)
     def run(port: object, sites: object) -> object:
         try:
-            with _deadline(timeout):
+            with time_limited(name, timeout):
                 return fn(port, sites)               # type: ignore[arg-type]
-        except _Expired:
-            raise ProtocolError(f"--protocol {name}: did not return within {timeout:g} s "
-                                "(--protocol-timeout)") from None
         except (ProtocolError, GuestFault):
             raise
         except RecursionError:
@@ -71,6 +70,22 @@ def guarded(fn: TextPokeBatch, name: str, timeout: float | None) -> TextPokeBatc
             raise ProtocolError(f"--protocol {name}: raised {type(err).__name__}: "
                                 f"{err}") from None
     return run
+
+
+@contextlib.contextmanager
+def time_limited(name: str, timeout: float | None, doing: str = "") -> Iterator[None]:
+    """Run the block as the user's code of protocol ``name`` (a run, or ``doing``,
+    e.g. its import): :class:`ProtocolError` if it takes over ``timeout`` seconds
+    or calls ``sys.exit()``."""
+    what = f"--protocol {name}:" + (f" {doing}" if doing else "")
+    try:
+        with _deadline(timeout):
+            yield
+    except _Expired:
+        raise ProtocolError(f"{what} did not return within {timeout:g} s "
+                            "(--protocol-timeout)") from None
+    except SystemExit as done:
+        raise ProtocolError(f"{what} called sys.exit({done.code!r})") from None
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ import importlib
 import importlib.util
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -40,7 +41,8 @@ from arches import get_arch
 from arches.base import TextPokeBatch
 from patchcheck.ablate import Ablated, Ablation, ablations
 from patchcheck.checker import KINDS, Finding, PatchChecker
-from patchcheck.guard import DEFAULT_PROTOCOL_TIMEOUT, check_signature, guarded
+from patchcheck.guard import (DEFAULT_PROTOCOL_TIMEOUT, ProtocolError, check_signature,
+                              guarded, time_limited)
 from patchcheck.kernel import KernelChecker
 from patchcheck.sites import DEFAULT_SITES, CheckerError, parse_sites
 
@@ -60,8 +62,10 @@ def max_jobs() -> int:
     return JOBS_PER_CPU * cpus
 
 
-def load_protocol(ref: str) -> tuple[TextPokeBatch, str]:
-    """Import ``package.module:function``; return it and the sys.path root it came from."""
+def load_protocol(ref: str, timeout: float | None = DEFAULT_PROTOCOL_TIMEOUT
+                  ) -> tuple[TextPokeBatch, str]:
+    """Import ``package.module:function`` (within ``timeout`` seconds, as a run of it);
+    return it and the sys.path root it came from."""
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
         raise CheckerError(f"--protocol {ref!r}: expected package.module:function")
@@ -72,9 +76,12 @@ def load_protocol(ref: str) -> tuple[TextPokeBatch, str]:
             fsio.read_regular(found.origin, what="protocol source")
             if found.cached and os.path.lexists(found.cached):
                 fsio.read_regular(found.cached, what="protocol bytecode cache")
-        module = importlib.import_module(module_name)
+        with time_limited(ref, timeout, f"importing {module_name}"):
+            module = importlib.import_module(module_name)
     except (ImportError, fsio.UnsafePath) as err:
         raise CheckerError(f"--protocol {ref!r}: cannot import {module_name}: {err}") from None
+    except ProtocolError:                            # it looped or exited (time_limited)
+        raise
     except Exception as err:                         # the module's own code failed
         raise CheckerError(f"--protocol {ref!r}: importing {module_name} raised "
                            f"{type(err).__name__}: {err}") from None
@@ -119,8 +126,8 @@ class CheckSpec:
     def _loop_checker(self) -> PatchChecker:
         if self.path and self.path not in sys.path:
             sys.path.insert(0, self.path)
-        protocol = load_protocol(self.protocol)[0] if isinstance(self.protocol, str) \
-            else self.protocol
+        protocol = load_protocol(self.protocol, self.protocol_timeout)[0] \
+            if isinstance(self.protocol, str) else self.protocol
         if protocol is not None:
             name = self.protocol if isinstance(self.protocol, str) else \
                 getattr(protocol, "__qualname__", repr(protocol))
@@ -323,6 +330,17 @@ def _in_order(submit: Callable[[range], Future], spans: Iterable[range],
             fut.cancel()
 
 
+def _check_picklable(spec: CheckSpec) -> None:
+    """Worker processes get ``spec`` pickled: :class:`CheckerError` if its protocol
+    (a Python object, not ``"module:function"``) cannot be."""
+    try:
+        pickle.dumps(spec)
+    except (pickle.PicklingError, AttributeError, TypeError) as err:
+        raise CheckerError(f"protocol {spec.protocol!r} cannot be sent to worker processes "
+                           f"({type(err).__name__}): give a module-level function or "
+                           "'module:function', or run with jobs=1") from None
+
+
 def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None = None,
           progress: Callable[[int], None] | None = None,
           on_finding: Callable[[Finding], None] | None = None,
@@ -347,6 +365,8 @@ def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None
     result = CheckResult(spec, probe.protocol_name)
     begin = time.perf_counter()
     serial = scheduler is None and (jobs <= 1 or len(seeds) <= CHUNK)
+    if not serial:
+        _check_picklable(spec)
     size = 1 if serial else max(1, min(CHUNK, len(seeds) // (8 * max(jobs, 1))))
     executor: ProcessPoolExecutor | None = None
     client = None

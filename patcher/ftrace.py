@@ -191,6 +191,9 @@ class Ftrace:
         """
         if not self.dynamic:
             raise PatchError("EPERM", "set_ftrace_filter needs CONFIG_DYNAMIC_FTRACE=y")
+        if not isinstance(text, str):
+            raise PatchError("EINVAL", f"set_ftrace_filter takes text, not "
+                                       f"{type(text).__name__}")
         words = text.split()
         functions = self._functions()
         for word in words:

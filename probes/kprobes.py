@@ -49,6 +49,7 @@ from patcher.ftrace import Ftrace, ftrace_for
 from patcher.imv import imv_insn_len
 from patcher.tables import Tables, load_tables
 from patcher.text import TextPatcher
+from sim.elf import SymbolError
 from sim.errors import ConfigError
 from sim.guest import ERRNO, Guest, register_module_service
 from sim.hypercall import Resume
@@ -134,6 +135,23 @@ def arch_kprobes(arch: Arch) -> ArchOps:
     return arch.ops
 
 
+def _check_fields(obj: object, ints: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+    """What the caller fills in has the kernel's types: a wrong type is one TypeError line
+    (register_kprobe would read garbage); ``optional`` ones may also be None."""
+    name = type(obj).__name__
+    if obj.symbol_name is not None and not isinstance(obj.symbol_name, str):
+        raise TypeError(f"{name}.symbol_name must be a str or None, not "
+                        f"{type(obj.symbol_name).__name__}")
+    for field_name in ints:
+        value = getattr(obj, field_name)
+        if value is None and field_name in optional:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}.{field_name} must be an int"
+                            f"{' or None' if field_name in optional else ''}, not "
+                            f"{type(value).__name__}")
+
+
 @dataclass(eq=False)
 class Kprobe:
     """struct kprobe as the caller fills it: ``symbol_name`` + ``offset`` or ``addr``."""
@@ -165,6 +183,9 @@ class Kprobe:
     # register_aggr_kprobe: an aggr_kprobe's probes; a probe's aggr_kprobe.
     members: list["Kprobe"] = field(default_factory=list, repr=False)
     aggr: "Kprobe | None" = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_fields(self, ("offset", "addr"), optional=("addr",))
 
     def _word(self, name: str) -> int:
         if self.owner is None:
@@ -212,6 +233,9 @@ class Kretprobe:
     kp: Kprobe | None = field(default=None, repr=False)
     struct: int = 0
     owner: "Kprobes | None" = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_fields(self, ("offset", "addr", "maxactive", "data_size"), optional=("addr",))
 
     @property
     def nmissed(self) -> int:
@@ -333,10 +357,18 @@ class Kprobes:
             return handler
         if callable(handler):
             return self.guest.image.symbols[host_stub]
-        addr = self.guest.image.symbols.get(str(handler))
+        addr = self._lookup(str(handler))
         if addr is None:
             raise PatchError("ENOENT", f"{what} {handler!r} is not a guest symbol")
         return addr
+
+    def _lookup(self, name: str) -> int | None:
+        """kallsyms_lookup_name(): ``NAME`` or ``MODULE:NAME``; a name several
+        modules define is EINVAL, naming them (kisim does not pick one)."""
+        try:
+            return self.guest.image.symbols.get(name)
+        except SymbolError as err:
+            raise PatchError("EINVAL", f"kprobe: {err}") from None
 
     def recover(self, addr: int, size: int) -> bytes:
         """Text as it was before any of our breakpoints (recover_probed_instruction)."""
@@ -356,7 +388,7 @@ class Kprobes:
         if kp.symbol_name is not None and kp.addr is not None:
             raise PatchError("EINVAL", "kprobe: give symbol_name or addr, not both")
         if kp.symbol_name is not None:
-            base = self.guest.image.symbols.get(kp.symbol_name)
+            base = self._lookup(kp.symbol_name)
             if base is None:
                 raise PatchError("ENOENT", f"kprobe: no symbol {kp.symbol_name!r}")
             return base + kp.offset

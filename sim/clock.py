@@ -135,6 +135,7 @@ class ModeledClock:
         self._table, self.serving = table, True
 
     def _hypercall(self, cpu: Cpu, where: int, _a2: int, _a3: int) -> None:
+        self.machine.memory.read(where, 8)     # a bad pointer faults now, on every path
         cpu.charge("trap", -1)
         cpu.charge("clock_read")
         self.read(cpu, functools.partial(self._store, where))

@@ -1,9 +1,19 @@
-"""Static ELF images through pyelftools: segments, symbols, sections."""
+"""Static ELF images through pyelftools: segments, symbols, sections.
+
+Symbols.  A kernel with guest modules can hold several symbols of one name
+(two modules' ``static`` functions, as kallsyms lists them in Linux). The
+:class:`SymbolTable` keeps them all: looking up an ambiguous name is a
+:class:`SymbolError` naming the candidates, and ``MODULE:NAME`` looks in one
+module. Which module defines a symbol is the build's to say
+(:meth:`SymbolTable.bind_modules`): a local symbol by the source file
+(``STT_FILE``) it follows in ``.symtab`` and its name, a global one by name.
+"""
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Mapping
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
@@ -23,6 +33,100 @@ class Section:
 
 
 @dataclass(frozen=True)
+class Symbol:
+    """One defined ``.symtab`` entry."""
+
+    name: str
+    addr: int
+    size: int
+    kind: str               # STT_FUNC -> "func", STT_OBJECT -> "object", else "other"
+    unit: str | None        # the source file (STT_FILE) of a local symbol; None if global
+
+
+class SymbolError(ConfigError):
+    """A symbol name that names several symbols: give ``MODULE:NAME``."""
+
+
+class SymbolTable(dict):
+    """Name -> address of the image's symbols, with duplicates made explicit.
+
+    A name defined once maps to its address as in a plain dict. A name
+    defined at several addresses is ambiguous: ``table[name]`` and
+    ``table.get(name)`` raise :class:`SymbolError` naming the candidates,
+    and ``name in table`` is true. ``"MODULE:NAME"`` finds ``NAME`` among
+    the symbols ``MODULE`` defines (KeyError / None if it defines none).
+    """
+
+    def __init__(self, entries: Iterable[Symbol] = ()) -> None:
+        self.modules: list[str] = []             # bound by bind_modules, in link order
+        self.entries: list[Symbol] = sorted(set(entries), key=lambda s: (s.addr, s.name))
+        self._by_name: dict[str, list[Symbol]] = {}
+        for sym in self.entries:
+            same = self._by_name.setdefault(sym.name, [])
+            if all(other.addr != sym.addr for other in same):     # an alias is no duplicate
+                same.append(sym)
+        super().__init__({name: found[0].addr for name, found in self._by_name.items()
+                          if len(found) == 1})
+        self._local_module: dict[tuple[str, str], str] = {}
+        self._global_module: dict[str, str] = {}
+
+    def bind_modules(self, modules: Mapping[str, tuple[Iterable[tuple[str, str]],
+                                                      Iterable[str]]]) -> None:
+        """Say which symbols each module defines: module name -> (its local
+        symbols as (source file as ``STT_FILE`` names it, name), its global
+        symbols' names), as kbuild records them in ``build.json``."""
+        for module, (local, names) in modules.items():
+            self._local_module.update(dict.fromkeys(map(tuple, local), module))
+            self._global_module.update(dict.fromkeys(names, module))
+        self.modules = list(modules)
+
+    def module_of(self, sym: Symbol) -> str | None:
+        """The module that defines ``sym``; None for the kernel's own."""
+        if sym.unit is not None:
+            return self._local_module.get((sym.unit, sym.name))
+        return self._global_module.get(sym.name)
+
+    def owner(self, sym: Symbol) -> str:
+        """``module M`` or ``the kernel (FILE)``, for messages."""
+        module = self.module_of(sym)
+        if module is not None:
+            return f"module {module}"
+        return "the kernel" + (f" ({sym.unit})" if sym.unit else "")
+
+    def candidates(self, name: str) -> list[Symbol]:
+        """Every symbol called ``name`` (``MODULE:NAME``: in that module only)."""
+        module, sep, bare = name.rpartition(":")
+        found = self._by_name.get(bare, [])
+        return [s for s in found if self.module_of(s) == module] if sep else list(found)
+
+    def in_module(self, module: str) -> list[Symbol]:
+        """The symbols ``module`` defines, by address."""
+        return [s for s in self.entries if self.module_of(s) == module]
+
+    def __getitem__(self, name: str) -> int:
+        if dict.__contains__(self, name):                   # defined once: the fast path
+            return dict.__getitem__(self, name)
+        found = self.candidates(name)
+        if len(found) > 1:
+            where = ", ".join(f"{s.addr:#x} in {self.owner(s)}" for s in found)
+            raise SymbolError(f"symbol {name!r} is ambiguous: {len(found)} definitions "
+                              f"({where}); name one as MODULE:{name.rpartition(':')[2]}")
+        if not found:
+            raise KeyError(name)
+        return found[0].addr
+
+    def get(self, name: str, default: int | None = None) -> int | None:    # type: ignore[override]
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or (isinstance(name, str)
+                                                  and bool(self.candidates(name)))
+
+
+@dataclass(frozen=True)
 class Segment:
     vaddr: int
     memsz: int
@@ -39,7 +143,7 @@ class Image:
     entry: int
     segments: list[Segment]
     sections: dict[str, Section]
-    symbols: dict[str, int]
+    symbols: dict[str, int]       # a SymbolTable when read by read_elf
     functions: list[tuple[int, int, str]] = field(default_factory=list)  # (addr, size, name)
 
     def symbol_at(self, addr: int) -> tuple[str, int] | None:
@@ -54,6 +158,9 @@ class Image:
     def describe(self, addr: int) -> str:
         found = self.symbol_at(addr)
         return f"{found[0]}+{found[1]:#x}" if found else f"{addr:#x}"
+
+
+_KINDS = {"STT_FUNC": "func", "STT_OBJECT": "object"}
 
 
 def read_elf(path: str | Path) -> Image:
@@ -71,20 +178,25 @@ def read_elf(path: str | Path) -> Image:
             sections = {s.name: Section(s.name, s["sh_addr"], s["sh_size"],
                                         b"" if s["sh_type"] == "SHT_NOBITS" else s.data())
                         for s in elf.iter_sections() if s.name}
-            symbols: dict[str, int] = {}
-            functions = []
+            entries = []
             for table in elf.iter_sections():
                 if not isinstance(table, SymbolTableSection):
                     continue
+                unit = None
                 for sym in table.iter_symbols():
-                    if (not sym.name or sym.name.startswith("$")    # ARM mapping symbols
-                            or sym["st_shndx"] == "SHN_UNDEF"):
+                    kind = sym["st_info"]["type"]
+                    if kind == "STT_FILE":              # the locals that follow are its
+                        unit = sym.name
                         continue
-                    symbols.setdefault(sym.name, sym["st_value"])
-                    if sym["st_info"]["type"] == "STT_FUNC":
-                        functions.append((sym["st_value"], sym["st_size"], sym.name))
+                    if (not sym.name or sym.name.startswith(("$", ".L"))  # ARM mapping
+                            or sym["st_shndx"] == "SHN_UNDEF"):          # symbols, labels
+                        continue
+                    local = sym["st_info"]["bind"] == "STB_LOCAL"
+                    entries.append(Symbol(sym.name, sym["st_value"], sym["st_size"],
+                                          _KINDS.get(kind, "other"), unit if local else None))
+            functions = {(s.addr, s.size, s.name) for s in entries if s.kind == "func"}
             return Image(path, machine, elf["e_entry"], segments, sections,
-                         symbols, sorted(set(functions)))
+                         SymbolTable(entries), sorted(functions))
     except ELFError as err:
         raise ConfigError(f"{path}: not a valid ELF file: {err}") from None
     except fsio.UnsafePath as err:

@@ -8,6 +8,10 @@ class ConfigError(ValueError):
     """A machine parameter out of range (CPU count, quantum, address)."""
 
 
+class UnmappedAccess(ConfigError):
+    """A host read or write of guest memory that is not mapped (a wild pointer)."""
+
+
 class AsmError(ValueError):
     """Assembly text that Keystone cannot assemble."""
 

@@ -16,7 +16,8 @@ protocol into the machine's :class:`~sim.hypercall.HypercallTable`:
 =============  ========================================================
 HC_EXIT        a1 = status; the CPU has finished and halts
 HC_WRITE       a1 = buffer, a2 = length; console output
-HC_CHECKSUM    a1 = the workload's u32 checksum (reported by init)
+HC_CHECKSUM    a1 = the checksum (reported by init): a built-in workload's
+               u32, a module workload's unsigned long
 HC_PANIC       a1 = message; the run ends with a :class:`GuestFault`
 HC_IDLE        nothing to run on this CPU: its turn ends early
 HC_WORKLOAD    a1 = workload name, a2 = the size the guest actually uses
@@ -28,7 +29,8 @@ goes to the service an upper layer registered with
 :func:`register_module_service` (``KPROBE``: :mod:`probes.kprobes`),
 created for this guest at its first call. A module function can be the
 workload (``workload="MODULE:FUNC"``): its address goes into the guest's
-``module_workload`` and its return value is the checksum, checked against
+``module_workload``; its signature is ``unsigned long FUNC(unsigned long
+size)`` and its whole return value is the checksum, checked against
 ``expect`` when given (there is no reference to recompute).
 
 ``HC_MARKER`` and ``HC_TRACEPOINT`` (host-forwarding probes) are registered
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
 from pathlib import Path
@@ -51,7 +53,8 @@ from sim.elf import read_elf
 from sim.errors import ConfigError
 from sim.ftrace_init import InitStats, boot_convert
 from sim.hypercall import HYPERCALL_H, HYPERCALLS, HypercallTable, parse_defines
-from sim.machine import Cpu, Machine
+from sim.machine import Cpu, Machine, _check_int
+from sim.modinit import FailedModule, ModuleInits
 from sim.workloads import (DEFAULT_SIZES, WORKLOADS, WorkloadError, check_workload, mix32,
                            module_workload, reference_checksum)
 
@@ -112,10 +115,16 @@ class BootResult:
     seed: int | None
     elf: str
     cycles: str = "count-only: retired instructions and charged events"
+    failed_modules: list[FailedModule] = field(default_factory=list)   # not loaded
+
+    @property
+    def checksum_ok(self) -> bool:
+        return self.checksum is not None and self.expected in (None, self.checksum)
 
     @property
     def ok(self) -> bool:
-        return self.checksum is not None and self.expected in (None, self.checksum)
+        """The checksum is right and every module loaded."""
+        return self.checksum_ok and not self.failed_modules
 
     @property
     def instructions(self) -> int:
@@ -133,6 +142,7 @@ class BootResult:
                 "exit_status": self.exit_status, "hypercalls": self.hypercalls,
                 "seconds": round(self.seconds, 3), "quantum": self.quantum,
                 "seed": self.seed, "elf": self.elf, "cycles": self.cycles,
+                "failed_modules": [f.to_json() for f in self.failed_modules],
                 "console": self.console}
 
 
@@ -149,6 +159,7 @@ class Guest:
                  seed: int | None = None, expect: int | None = None,
                  timing: bool = False) -> None:
         check_workload(workload, size)
+        _check_int("cpus", cpus)
         config = getattr(build_or_elf, "config", None)
         self.build = build_or_elf if config is not None else None
         self.elf = Path(getattr(build_or_elf, "elf", build_or_elf))
@@ -168,6 +179,10 @@ class Guest:
         self.console: list[str] = []
         self.checksum: int | None = None
         self.expect = expect
+        # which symbols each module defines, as the build recorded it (kbuild/image.py)
+        self.image.symbols.bind_modules({
+            m["name"]: (m["locals"], m["globals"])
+            for m in getattr(build_or_elf, "info", {}).get("modules", ())})
         self.module_function = self._module_workload(build_or_elf, workload)
         self.size = (size or 0) if self.module_function else (
             DEFAULT_SIZES[workload] if size is None else size)
@@ -179,6 +194,8 @@ class Guest:
                               ("HC_MODULE", self._hc_module)):
             self.hypercalls.register(name, handler)
         self.services: dict[str, ModuleCall] = {}
+        self.module_inits = ModuleInits(self)
+        self.failed_modules: list[FailedModule] = []
         self._write_boot_params(size or 0)
         self._write_memory_pressure()
         for cpu in self.machine.cpus:
@@ -187,7 +204,9 @@ class Guest:
             cpu.set_reg(arch.args[1], cpus)
 
     def _module_workload(self, build_or_elf, workload: str) -> int:
-        """The address of a ``MODULE:FUNC`` workload's function (0: a built-in workload)."""
+        """The address of a ``MODULE:FUNC`` workload's function (0: a built-in
+        workload): FUNC as module MODULE defines it, never another module's or
+        the kernel's function of that name."""
         parts = module_workload(workload)
         if parts is None:
             return 0
@@ -197,12 +216,13 @@ class Guest:
             raise WorkloadError(f"workload {workload}: no module {module!r} in this kernel "
                                 f"(modules: {', '.join(built) or 'none'}; give --module "
                                 f"{module}.c)")
-        found = [start for start, _, name in self.image.functions if name == func]
-        if not found:
+        symbols = self.image.symbols
+        if not any(s.kind == "func" for s in symbols.candidates(workload)):
             raise WorkloadError(f"workload {workload}: module {module} has no function "
                                 f"{func!r}")
-        self.machine.write_word(self.image.symbols["module_workload"], found[0])
-        return found[0]
+        addr = symbols[workload]            # SymbolError if two of its files define it
+        self.machine.write_word(symbols["module_workload"], addr)
+        return addr
 
     def _write_boot_params(self, size: int) -> None:
         addr = self.image.symbols.get("boot_params")
@@ -265,7 +285,7 @@ class Guest:
         return length
 
     def _hc_checksum(self, cpu: Cpu, checksum: int, _a2: int, _a3: int) -> None:
-        self.checksum = checksum & 0xFFFF_FFFF
+        self.checksum = checksum & ((1 << self.arch.bits) - 1)
 
     def _hc_panic(self, cpu: Cpu, message: int, _a2: int, _a3: int) -> None:
         raise self.machine.fault(cpu, f"kernel panic: {self.read_string(message)}",
@@ -275,7 +295,15 @@ class Guest:
         cpu.yield_turn()
 
     def _hc_workload(self, cpu: Cpu, _name: int, size: int, _a3: int) -> None:
+        """Every module's init has run: the failed ones are not loaded (:mod:`sim.modinit`)."""
         self.size = size
+        self.failed_modules = self.module_inits.failed(cpu, self._module_service)
+        workload_module = (module_workload(self.workload) or (None,))[0]
+        for failed in self.failed_modules:
+            if failed.name == workload_module:
+                raise self.machine.fault(cpu, f"{failed}: its function {self.workload} "
+                                              "cannot be the workload",
+                                         pc=self.hypercalls.address)
 
     def _hc_module(self, cpu: Cpu, op: int, a2: int, a3: int) -> int:
         """HC_MODULE: hand ``MOD_<SERVICE>_*`` to that service (made at its first call)."""
@@ -283,6 +311,12 @@ class Guest:
         if name is None:
             raise self.machine.fault(cpu, f"unknown module operation {op}",
                                      pc=self.hypercalls.address)
+        result = self._module_service(cpu, name, a2, a3)
+        self.module_inits.record(name, a2, a3, result)
+        return result & ((1 << self.arch.bits) - 1)
+
+    def _module_service(self, cpu: Cpu, name: str, a2: int, a3: int) -> int:
+        """One ``MOD_<SERVICE>_*`` operation, by its service (made at its first call)."""
         service = name.split("_")[1]
         handler = self.services.get(service)
         if handler is None:
@@ -292,7 +326,7 @@ class Guest:
                                               "(its host layer is not loaded)",
                                          pc=self.hypercalls.address)
             handler = self.services[service] = factory(self)
-        return handler(cpu, name, a2, a3) & ((1 << self.arch.bits) - 1)
+        return handler(cpu, name, a2, a3)
 
     def expected_checksum(self) -> int | None:
         """``expect`` if given, else the workload's reference checksum (None for a
@@ -328,7 +362,8 @@ class Guest:
                           exit_status=list(self.exit_status), hypercalls=dict(self.hypercalls.counts),
                           seconds=seconds, quantum=self.machine.quantum,
                           seed=self.machine.seed, elf=os.fspath(self.elf),
-                          cycles=self.machine.cycles_from)
+                          cycles=self.machine.cycles_from,
+                          failed_modules=list(self.failed_modules))
 
 
 def boot(build_or_elf, *, cpus: int = 1, workload: str = "hackbench", size: int | None = None,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from arches import TrapKind
-from sim.errors import ConfigError
+from sim.errors import ConfigError, UnmappedAccess
 from sim.machine import UNHANDLED, Cpu, Machine, Trap, TrapPriority
 
 HYPERCALL_H = Path(__file__).resolve().parent.parent / "kernel" / "include" / "kisim" / "hypercall.h"
@@ -87,7 +87,11 @@ class HypercallTable:
             raise self.machine.fault(cpu, what, pc=trap.address)
         self.counts[self._names[nr]] += 1
         self.address = trap.address
-        result = handler(cpu, a1, a2, a3)
+        try:
+            result = handler(cpu, a1, a2, a3)
+        except UnmappedAccess as err:   # a NULL or wild pointer from the guest: its oops
+            raise self.machine.fault(cpu, f"{self._names[nr]}: the guest passed a bad "
+                                          f"pointer: {err}", pc=trap.address) from None
         if isinstance(result, Resume):
             return result.pc
         cpu.set_reg(cpu.arch.ret, result or 0)

@@ -44,12 +44,13 @@ import unicorn
 from unicorn.unicorn_py3.unicorn import uclib
 
 from arches import Arch, TrapKind, TrapVector, get_arch
+from sim import signals
 from sim.asm import disasm_one
 from sim.clock import ModeledClock
 from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
-from sim.errors import ConfigError, GuestFault
+from sim.errors import ConfigError, GuestFault, UnmappedAccess
 from sim.native import CpuState, MemoryMap, add_hook, use_virtual_tlb
 from sim.textlock import TextMutex, text_mutex
 from sim.timing import TimingModel, cycles_from
@@ -58,6 +59,8 @@ from sim.uccount import instruction_counter
 PAGE = 0x1000
 SPIN_BASE = 0xFFF0_0000        # the counting loop's page, outside any guest map
 MAX_CPUS = 8
+#: Guest memory one machine may map in all (host memory is allocated up front).
+MAX_MEMORY = 1 << 30
 UNTIL_NEVER = -1               # emu_start's `until`; slices end on `count`
 LAST_BLOCKS = 16
 TURN_ENDS = ("counter", "spin")  # how a turn ends early: Unicorn's counter, or the counting loop
@@ -149,6 +152,10 @@ class Memory:
     def add(self, base: int, size: int, perms: int) -> Region:
         if base % PAGE or size % PAGE or size <= 0:
             raise ConfigError(f"mapping {base:#x}+{size:#x} is not page aligned")
+        mapped = sum(r.size for r in self.regions)
+        if mapped + size > MAX_MEMORY:
+            raise ConfigError(f"mapping {base:#x}+{size:#x} would map {mapped + size:#x} bytes "
+                              f"of guest memory; the limit is {MAX_MEMORY >> 20} MiB")
         for r in self.regions:
             if base < r.base + r.size and r.base < base + size:
                 raise ConfigError(f"mapping {base:#x}+{size:#x} overlaps "
@@ -173,7 +180,7 @@ class Memory:
                              "must not be negative")
         region = self.find(addr, size)
         if region is None:
-            raise ConfigError(f"host access to unmapped memory {addr:#x}+{size:#x}")
+            raise UnmappedAccess(f"host access to unmapped memory {addr:#x}+{size:#x}")
         return region
 
     def read(self, addr: int, size: int) -> bytes:
@@ -328,6 +335,14 @@ class Cpu:
         return self._regs.read(name)
 
     def set_reg(self, name: str, value: int) -> None:
+        """Write a register: TypeError for a value that is no int, ConfigError for an
+        unknown register or a value wider than it (signed or unsigned)."""
+        _check_int("register value", value)
+        bits = self.arch.bits
+        if not -(1 << (bits - 1)) <= value < 1 << bits:
+            raise ConfigError(f"register value {value:#x} does not fit in {bits} bits")
+        if name not in self.arch.uc_regs:
+            raise ConfigError(f"{self.arch.name} has no register {name!r}")
         self._regs.write(name, value)
 
     @property
@@ -386,8 +401,16 @@ class Cpu:
         return self.instructions + self._counter.value
 
     def charge(self, event: str, times: int = 1) -> None:
-        """Charge ``times`` occurrences of a cost-table event to this CPU."""
-        self.event_cycles += self._costs[event] * times
+        """Charge ``times`` occurrences of a cost-table event to this CPU (a negative
+        ``times`` takes back charges made, never more); ConfigError otherwise."""
+        cost = self._costs.get(event)
+        if cost is None:
+            raise ConfigError(f"unknown event {event!r} (events: {', '.join(self._costs)})")
+        _check_int("times", times)
+        if self.events[event] + times < 0:
+            raise ConfigError(f"charge of {times} {event} events takes back more than "
+                              f"the {self.events[event]} charged")
+        self.event_cycles += cost * times
         self.events[event] += times
 
     # -- control from trap handlers --------------------------------------
@@ -518,15 +541,16 @@ class Cpu:
             state.instructions = self.instructions       # the hook's base for this slice
         if armed != self._armed:
             state.armed = self._armed = armed
-        try:
-            self.uc.emu_start(self.resume_address(self.pc), UNTIL_NEVER, count=budget)
-        except unicorn.UcError as err:
-            if self._error is None:
-                self._error = machine.fault(self, _uc_reason(err))
-        finally:
-            self._running = False
-            if armed and state.served:
-                machine.clock.fold(self)
+        with signals.emulating(self.uc):     # a signal is raised here, after the slice
+            try:
+                self.uc.emu_start(self.resume_address(self.pc), UNTIL_NEVER, count=budget)
+            except unicorn.UcError as err:
+                if self._error is None:
+                    self._error = machine.fault(self, _uc_reason(err))
+            finally:
+                self._running = False
+                if armed and state.served:
+                    machine.clock.fold(self)
         if self._error is not None:
             error, self._error = self._error, None
             raise error
@@ -664,21 +688,30 @@ class Machine:
         self.memory.write(addr, data)
 
     def read_word(self, addr: int, size: int | None = None) -> int:
-        size = size or self.arch.word
+        size = self._word_size(size)
         return self.arch.to_int(self.memory.read(addr, size))
 
     def read_words(self, addr: int, count: int, size: int | None = None) -> list[int]:
         """``count`` consecutive ``size``-byte words (default: a pointer) at ``addr``."""
-        size = size or self.arch.word
+        size = self._word_size(size)
         data = self.memory.read(addr, count * size) if count else b""
         return [self.arch.to_int(data[i:i + size]) for i in range(0, len(data), size)]
 
     def write_word(self, addr: int, value: int, size: int | None = None) -> None:
-        size = size or self.arch.word
+        size = self._word_size(size)
         _check_int("value", value)
         if not -(1 << (8 * size - 1)) <= value < 1 << (8 * size):
             raise ValueError(f"value {value:#x} does not fit in {size} bytes")
         self.memory.write(addr, self.arch.from_int(value & ((1 << (8 * size)) - 1), size))
+
+    def _word_size(self, size: int | None) -> int:
+        """A word access's size: 1, 2, 4 or 8 bytes (None: a pointer's)."""
+        if size is None:
+            return self.arch.word
+        _check_int("word size", size)
+        if size not in (1, 2, 4, 8):
+            raise ConfigError(f"word size {size}: must be 1, 2, 4 or 8 bytes")
+        return size
 
     # -- loading ---------------------------------------------------------
     def load_elf(self, path: str) -> Image:
@@ -702,6 +735,9 @@ class Machine:
 
     def load_code(self, code: bytes, base: int, stack_size: int = 0x10000) -> int:
         """Map ``code`` at ``base`` with a stack per CPU; point every CPU at it."""
+        if not isinstance(code, bytes):
+            raise TypeError(f"code must be bytes, not {type(code).__name__} "
+                            "(assemble text with sim.asm.assemble)")
         self.map(base, len(code) or 1, "rwx")
         self.memory.write(base, code)
         stack_base = _page_round(base + len(code), 0)[0] + PAGE * 16
@@ -750,6 +786,11 @@ class Machine:
 
     def flush_icache(self, begin: int, end: int, cpu: int | None = None) -> None:
         """flush_icache_range on ``cpu`` (None: the host pays nothing)."""
+        _check_int("begin", begin)
+        _check_int("end", end)
+        if not 0 <= begin <= end <= 1 << self.arch.bits:
+            raise ConfigError(f"flush_icache {begin:#x}..{end:#x}: not a range of the "
+                              f"{self.arch.bits}-bit address space")
         if cpu is not None:
             self.cpu(cpu)
             line = self.arch.icache_line
@@ -769,6 +810,10 @@ class Machine:
         hook dispatcher, not only ``addr``'s: code everywhere runs slower
         (docs/unicorn.md), so watch no longer than needed (:meth:`unwatch`).
         """
+        _check_int("address", addr)
+        if not 0 <= addr < 1 << self.arch.bits:
+            raise ConfigError(f"watch at {addr:#x}: outside the {self.arch.bits}-bit "
+                              "address space")
         handles = []
         for cpu in self.cpus:
             handles.append(cpu.uc.hook_add(unicorn.UC_HOOK_CODE,

@@ -45,8 +45,11 @@ def check_workload(name: str, size: int | None = None) -> None:
                                 "a function name (C identifiers)")
     elif name not in WORKLOADS:
         raise WorkloadError(f"unknown workload {name!r} (valid: {', '.join(WORKLOADS)})")
-    if size is not None and not 1 <= size <= 0xFFFF_FFFF:
-        raise WorkloadError(f"workload size must be 1..{0xFFFF_FFFF}, not {size}")
+    low = 0 if parts is not None else 1     # a built-in workload's 0 is its default size
+    if size is not None and (not isinstance(size, int) or isinstance(size, bool)):
+        raise WorkloadError(f"workload size must be an integer, not {type(size).__name__}")
+    if size is not None and not low <= size <= 0xFFFF_FFFF:
+        raise WorkloadError(f"workload size must be {low}..{0xFFFF_FFFF}, not {size}")
 
 
 # -- reference checksums (mirrors of kernel/workloads/*.c) -------------------

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -415,6 +417,7 @@ def test_kmemtrace_metadata_that_is_not_a_file_is_not_read(kmem_trace, tmp_path,
 
 def test_kmemtrace_event_without_its_fields_is_one_line(kmem_trace, tmp_path, capsys) -> None:
     trace = _copy(kmem_trace, tmp_path / "t")
+    (trace / ".kisim-trace").unlink()          # else its SHA-256 refuses the change first
     meta = (trace / "metadata").read_text()
     (trace / "metadata").write_text(meta.replace("} _ptr;", "} _pointer;"))
     assert "has no integer field ptr" in _report(trace, capsys)
@@ -560,3 +563,688 @@ def test_a_keystone_hang_is_stopped(monkeypatch, capsys) -> None:
     err = capsys.readouterr().err
     assert "Keystone did not finish within 1 s" in err and len(err.strip().splitlines()) == 1
     assert main(["asm", "--arch", A, "nop; nop"]) == 0                # a child per call
+
+
+# -- issue 26: nothing hangs, lies or damages -------------------------------------------
+
+KISIM = [sys.executable, "-m", "kisim"]
+LOOP = {"x86_64": "ebfe", "arm": "feffffea", "ppc32": "48000000"}     # branch to itself
+#: Long runs, and when a signal reaches them: early (building, booting), and at
+#: several points of the guest's run, where it lands in Unicorn's hooks.
+SIGNALED_RUNS = [(("compare", "--arch", "arm", "--out", "{tmp}/cmp"), signal.SIGTERM, d)
+                 for d in (1.0, 2.0, 3.0, 4.5)] \
+    + [(("ftrace", "--arch", "ppc32", "--workload", "fib", "--size", "24", "--limit", "1"),
+        signal.SIGINT, d) for d in (1.5, 3.0, 5.0)] \
+    + [(("tour", "--arch", "arm", "--no-pager"), signal.SIGINT, d) for d in (1.0, 2.5, 4.0)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv, sig, delay", SIGNALED_RUNS,
+                         ids=[f"{a[0]}-{s.name}-{d}s" for a, s, d in SIGNALED_RUNS])
+def test_a_signal_stops_a_long_run_wherever_it_lands(argv, sig, delay, tmp_path) -> None:
+    """A signal inside a Unicorn hook used to be printed as "Exception ignored on
+    calling ctypes callback function" and lost: the run went on and exited 0."""
+    (tmp_path / "cmp").mkdir()
+    before = _snapshot(tmp_path)
+    proc = subprocess.Popen(KISIM + [a.format(tmp=tmp_path) for a in argv], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert proc.returncode == 128 + sig, err
+    assert err.strip() == ("kisim: interrupted" if sig == signal.SIGINT else "kisim: terminated")
+    assert took < 3, f"took {took:.1f} s to stop"
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_signal_lost_in_a_callback_is_raised_at_the_next_slice(arch) -> None:
+    """An exception raised where Python drops it (a weakref callback) comes back
+    at the next slice boundary, and stops a slice running at that moment."""
+    from sim import Machine, signals
+    machine = Machine(arch.name)
+    base = 0x10000
+    machine.load_code(bytes.fromhex(LOOP[arch.name]), base)
+    with pytest.raises(RuntimeError, match="the signal"):
+        signals.arrived(RuntimeError("the signal"))
+    try:
+        with pytest.raises(RuntimeError, match="the signal"):
+            machine.step(0, 1000)
+        with pytest.raises(RuntimeError, match="the signal"):
+            signals.raise_pending()
+    finally:
+        signals.clear()
+    machine.step(0, 1000)                          # the signal handled: runs again
+
+
+def test_a_signal_inside_a_hook_ends_the_slice_with_its_exception(arch) -> None:
+    """The CLI's handler, with SIGTERM sent from inside a Unicorn hook: the slice
+    stops there and ``Terminated`` comes out of the machine, not a ctypes warning."""
+    from kisim.cli import _signals
+    from kisim.errors import Terminated
+    from sim import Machine
+    machine = Machine(arch.name)
+    base = 0x10000
+    machine.load_code(bytes.fromhex(LOOP[arch.name]), base)
+    hits: list[int] = []
+
+    def hook(_cpu: object) -> None:
+        hits.append(1)
+        if len(hits) == 10:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.01)                       # the handler runs here, in the hook
+
+    machine.watch(base, hook)
+    with pytest.raises(Terminated), _signals():
+        machine.step(0, 10 ** 9)
+    assert 10 <= len(hits) < 1000                  # stopped in that slice, not at its end
+
+
+@pytest.mark.parametrize("argv", [
+    ["trace", "--arch", A, "--workload", "kmalloc", "--size", "3"],
+    ["compare", "--arch", A, "--mechanism", "kprobe", "--size", "3"],
+], ids=["trace", "compare"])
+def test_an_out_dir_being_written_is_refused(argv, tmp_path, capsys) -> None:
+    """Another run holds DIR (its lock): refused in one line before any run."""
+    from tracing.outdir import OutDir
+    out = tmp_path / "out"
+    holder = OutDir(out)
+    before = _snapshot(tmp_path)
+    try:
+        assert main([*argv, "--out", str(out), "--json"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.count("\n") == 1 and "another kisim run is writing" in captured.err
+        assert _snapshot(tmp_path) == before
+    finally:
+        holder.release()
+    assert list(out.iterdir()) == []                    # the lock file goes with the lock
+
+
+@pytest.mark.slow
+def test_two_traces_into_one_out_dir_never_mix(tmp_path) -> None:
+    """Real processes at once: each exits 0 or is refused; DIR holds one whole trace."""
+    out = tmp_path / "out"
+    for cpus in ("4", "2"):
+        procs = [subprocess.Popen(KISIM + ["trace", "--arch", arch, "--cpus", cpus, "--out",
+                                           str(out), "--json"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+                 for arch in ("arm", "x86_64")]
+        results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+        assert all(rc in (0, 2) for rc, _, _ in results) and any(rc == 0 for rc, _, _ in results)
+        for rc, stdout, err in results:
+            if rc == 2:
+                assert stdout == "" and err.count("\n") == 1 and "another kisim run" in err
+        stamp = json.loads((out / ".kisim-trace").read_text())["files"]
+        assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == stamp
+        uuids = {(out / name).read_bytes()[4:20] for name in stamp if name != "metadata"}
+        assert len(uuids) == 1                          # every stream from one run
+
+
+# -- issue 26: a module's compile never hangs ------------------------------------------
+
+RUN = "unsigned long run(unsigned long x) { return x; }\n"
+SPECIAL_INCLUDES = {
+    "dev-zero": '#include "/dev/zero"\n',
+    "dev-urandom": '#include "/dev/urandom"\n',
+    "fifo": '#include "{fifo}"\n',
+    "dev-stdin": '#include "/dev/stdin"\n',
+    "incbin-fifo": 'asm(".incbin \\"{fifo}\\"");\n',
+    "relative-dev-zero": '#include "' + "../" * 40 + 'dev/zero"\n',
+    "header-includes-fifo": '#include "local.h"\n',
+}
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A build cache of the test's own (zig's caches stay shared: they are only caches)."""
+    from kbuild.image import _zig_env, default_cache_dir
+    for name in ("ZIG_GLOBAL_CACHE_DIR", "ZIG_LOCAL_CACHE_DIR"):
+        monkeypatch.setenv(name, _zig_env(default_cache_dir())[name])
+    monkeypatch.setenv("KISIM_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _module_dir(tmp_path: Path, source: str) -> Path:
+    mod = tmp_path / "m"
+    mod.mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (mod / "m.c").write_text(source.replace("{fifo}", str(tmp_path / "fifo")) + RUN)
+    (mod / "local.h").write_text(f'#include "{tmp_path / "fifo"}"\n')
+    return mod
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", SPECIAL_INCLUDES.values(), ids=SPECIAL_INCLUDES.keys())
+def test_a_module_including_a_fifo_or_device_is_refused(source, tmp_path, private_cache,
+                                                         capsys) -> None:
+    mod = _module_dir(tmp_path, source)
+    before = _snapshot(mod)
+    assert main(["boot", "--arch", A, "--module", str(mod), "--workload", "m:run",
+                 "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert "not a regular file; refused" in captured.err and str(mod) in captured.err
+    assert _snapshot(mod) == before
+    assert not [p for p in private_cache.iterdir() if p.name.startswith("tmp-")]
+
+
+@pytest.mark.slow
+def test_a_compiler_run_has_a_time_limit(tmp_path, private_cache, monkeypatch,
+                                         capsys) -> None:
+    """An include made by a macro is not checked before: the time limit stops it."""
+    from kbuild import tools
+    monkeypatch.setattr(tools, "TOOL_SECONDS", 2.0)
+    mod = _module_dir(tmp_path, '#define F "/dev/zero"\n#include F\n')
+    begin = time.monotonic()
+    assert main(["boot", "--arch", A, "--module", str(mod / "m.c"), "--workload",
+                 "m:run"]) == 2
+    assert time.monotonic() - begin < 30
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "stopped after 2 s (reading /dev/zero" in err, err
+    assert not [p for p in private_cache.iterdir() if p.name.startswith("tmp-")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_ends_a_hung_compile_and_its_compiler(sig, tmp_path, private_cache) -> None:
+    mod = _module_dir(tmp_path, '#define F "{fifo}"\n#include F\n')
+    proc = subprocess.Popen(KISIM + ["boot", "--arch", A, "--module", str(mod / "m.c"),
+                                     "--workload", "m:run"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    deadline = time.monotonic() + 60
+    while not _compilers_of(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    groups = _compilers_of(proc.pid)
+    assert groups, "the module's compiler never started"
+    time.sleep(1)                                   # the FIFO's open is blocking now
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 128 + sig and "Traceback" not in err, err
+    assert not _group_members(groups)
+    assert not [p for p in private_cache.iterdir() if p.name.startswith("tmp-")]
+
+
+def _compilers_of(parent: int) -> set[int]:
+    """The process groups of ``parent``'s children (each tool runs in its own)."""
+    groups = set()
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:                 # ppid
+            groups.add(int(fields[2]))               # pgrp
+    return groups - {os.getpgid(parent)}
+
+
+def _group_members(groups: set[int]) -> list[int]:
+    members = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) in groups and fields[0] != "Z":
+            members.append(int(stat_file.parent.name))
+    return members
+
+
+# -- issue 26: a module whose init fails is not loaded ----------------------------------
+
+FAILING = r"""
+#include <linux/module.h>
+#include <linux/kprobes.h>
+#include <linux/errno.h>
+
+static unsigned long hits;
+
+static int count_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	hits++;
+	return 0;
+}
+
+static struct kprobe kp = { .symbol_name = "kmalloc", .pre_handler = count_pre };
+
+unsigned long failing_run(unsigned long size)
+{
+	return size + hits;
+}
+
+static int __init failing_init(void)
+{
+	register_kprobe(&kp);
+	return -EINVAL;
+}
+module_init(failing_init);
+"""
+
+
+@pytest.fixture
+def failing_module(tmp_path: Path) -> Path:
+    path = tmp_path / "failing.c"
+    path.write_text(FAILING)
+    return path
+
+
+@pytest.mark.slow
+def test_a_failed_module_init_is_reported_and_its_kprobe_undone(arch, failing_module) -> None:
+    import probes.kprobes  # noqa: F401  (serves the module's register_kprobe)
+    from kbuild import build
+    from sim.guest import Guest
+    guest = Guest(build(arch.name, modules=[failing_module]), workload="kmalloc", size=5)
+    result = guest.run()
+    assert [f.to_json() for f in result.failed_modules] == [
+        {"name": "failing", "error": -22, "errno": "EINVAL"}]
+    assert result.checksum_ok and not result.ok
+    kprobes = guest.services["KPROBE"].__self__
+    assert not kprobes.probes and not kprobes._by_struct      # unregistered before the workload
+
+
+@pytest.mark.slow
+def test_a_failed_module_init_on_the_cli(failing_module, capsys) -> None:
+    argv = ["boot", "--arch", A, "--module", str(failing_module)]
+    assert main([*argv, "--workload", "kmalloc", "--size", "5", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False and out["failed_modules"][0]["name"] == "failing"
+    assert main([*argv, "--workload", "kmalloc", "--size", "5"]) == 1
+    err = capsys.readouterr().err
+    assert err == "kisim: module failing: init failed with -22 (EINVAL); not loaded\n"
+    # its functions are gone: one of them as the workload is a guest fault
+    assert main([*argv, "--workload", "failing:failing_run", "--json"]) == 1
+    captured = capsys.readouterr()
+    fault = json.loads(captured.out)["fault"]
+    assert "init failed with -22 (EINVAL)" in fault["reason"]
+    assert "cannot be the workload" in fault["reason"]
+
+
+# -- issue 26: kprobe --handler ---------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("handler, message", [("", "the handler name is empty"),
+                                              ("boot_params", "'boot_params' is data")],
+                         ids=["empty", "data symbol"])
+def test_a_handler_that_is_no_function_is_refused(handler, message, capsys) -> None:
+    assert main(["kprobe", "--arch", A, "--at", "kmalloc", "--size", "3", "--handler",
+                 handler, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and message in captured.err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["arm", "ppc32", "x86_64"])
+def test_a_faulting_handler_is_a_guest_fault(name, tmp_path, capsys) -> None:
+    module = tmp_path / "h.c"
+    module.write_text("#include <linux/kprobes.h>\n"
+                      "int bad_pre(struct kprobe *p, struct pt_regs *regs)\n"
+                      "{\n\treturn *(volatile int *)0x10;\n}\n")
+    assert main(["kprobe", "--arch", name, "--module", str(module), "--at", "kmalloc",
+                 "--size", "3", "--handler", "bad_pre", "--json"]) == 1
+    fault = json.loads(capsys.readouterr().out)["fault"]
+    assert fault["arch"] == name and fault["reason"]
+
+
+# -- issue 26: sizes and paths of modules -----------------------------------------------
+
+@pytest.mark.slow
+def test_a_module_over_the_image_size_limit_is_refused(tmp_path, private_cache,
+                                                       capsys) -> None:
+    mod = tmp_path / "big.c"
+    mod.write_text("char big[512UL << 20];\n"
+                   "unsigned long run(unsigned long x) { big[x] = 1; return big[x / 2]; }\n")
+    assert main(["boot", "--arch", A, "--module", str(mod), "--workload", "big:run",
+                 "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert str(mod) in captured.err and "the limit is 256 MiB" in captured.err
+    assert not [p for p in private_cache.iterdir() if p.name.startswith("tmp-")]
+
+
+def test_machine_memory_has_a_limit() -> None:
+    from sim import Machine
+    from sim.errors import ConfigError
+    machine = Machine("x86_64")
+    with pytest.raises(ConfigError, match="the limit is 1024 MiB"):
+        machine.map(0x100000, 1 << 40)
+    machine.map(0x100000, 1 << 20)                  # the refusal mapped nothing
+
+
+def test_a_module_path_with_a_newline_is_refused(tmp_path, capsys) -> None:
+    mod = tmp_path / "new\nline" / "m.c"
+    mod.parent.mkdir()
+    mod.write_text(RUN)
+    assert main(["boot", "--arch", A, "--module", str(mod), "--workload", "m:run",
+                 "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert repr(str(mod)) in captured.err and "control character" in captured.err
+
+
+def test_a_cache_path_with_a_newline_is_refused(tmp_path, monkeypatch, capsys) -> None:
+    cache = tmp_path / "ca\nche"
+    monkeypatch.setenv("KISIM_CACHE", str(cache))
+    assert main(["boot", "--arch", A, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "$KISIM_CACHE" in captured.err and repr(str(cache)) in captured.err
+    assert not cache.exists()
+
+
+# -- issue 26: earlier surfaces ---------------------------------------------------------
+
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_a_cost_model_integer_of_many_digits_is_one_line(digits, tmp_path, capsys) -> None:
+    model = tmp_path / "cost.toml"
+    model.write_text(f"[default]\ninsn = {'9' * digits}\n")
+    before = _snapshot(tmp_path)
+    assert main(["compare", "--arch", A, "--cost-model", str(model), "--out",
+                 str(tmp_path / "out"), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert str(model) in captured.err and len(captured.err) < 400
+    assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("body, message", [
+    ("while True:\n    pass\n", "importing badproto did not return within 2 s"),
+    ("import sys\nsys.exit(3)\n", "importing badproto called sys.exit(3)"),
+], ids=["loops", "sys.exit"])
+def test_a_protocol_import_is_under_the_protocol_timeout(body, message, tmp_path,
+                                                         monkeypatch, capsys) -> None:
+    (tmp_path / "badproto.py").write_text(body + "def p(port, sites):\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "badproto", raising=False)
+    begin = time.monotonic()
+    assert main(["patchcheck", "--arch", A, "--seeds", "2", "--protocol", "badproto:p",
+                 "--protocol-timeout", "2"]) == 2
+    assert time.monotonic() - begin < 10
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+#: Where a byte is flipped, and whether the stamp is kept. Without it the structure
+#: and kisim's fixed text are checked; the run's own names and values (an event's
+#: name, kisim_workload) only by the stamp's SHA-256.
+FLIPS = [(needle, True) for needle in ('"arm"', "hostname", "kmem_kmalloc", "size = 32",
+                                       "kisim_workload")] \
+    + [(needle, False) for needle in ('"arm"', "hostname", "size = 32")]
+
+
+@pytest.mark.parametrize("needle, stamped", FLIPS,
+                         ids=[f"{n}-{'stamped' if s else 'no stamp'}" for n, s in FLIPS])
+def test_kmemtrace_refuses_metadata_with_a_flipped_byte(kmem_trace, tmp_path, capsys,
+                                                        needle, stamped) -> None:
+    trace = _copy(kmem_trace, tmp_path / "t")
+    if not stamped:
+        (trace / ".kisim-trace").unlink()
+    meta = bytearray((trace / "metadata").read_bytes())
+    at = meta.index(needle.encode()) + 1
+    meta[at] ^= 0x04
+    (trace / "metadata").write_bytes(bytes(meta))
+    assert "corrupt metadata" in _report(trace, capsys)
+
+
+def test_kmemtrace_refuses_a_stream_that_is_a_directory(kmem_trace, tmp_path, capsys) -> None:
+    trace = _copy(kmem_trace, tmp_path / "t")
+    (trace / "channel0_1").mkdir()
+    assert "must be a regular file" in _report(trace, capsys)
+
+
+# -- issue 26: the build cache is verified, never trusted -------------------------------
+
+def _corrupt_fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _corrupt_device(path: Path) -> None:
+    path.unlink()
+    path.symlink_to("/dev/zero")
+
+
+def _corrupt_sparse(path: Path) -> None:
+    with open(path, "r+b") as f:
+        f.truncate(64 << 30)
+
+
+def _corrupt_entry_link(path: Path) -> None:
+    entry = path.parent
+    shutil.rmtree(entry)
+    entry.symlink_to(entry.with_name("nowhere"))
+
+
+CACHE_DAMAGE = [("build.json", _corrupt_fifo, "build.json is not a regular file"),
+                ("build.json", _corrupt_device, "build.json is a symbolic link"),
+                ("vmlinux", _corrupt_sparse, "vmlinux is 68719476736 bytes"),
+                ("build.json", _corrupt_entry_link, "not a directory")]
+
+
+def _boot_with_cache(cache: Path) -> subprocess.CompletedProcess[str]:
+    from kbuild.image import _zig_env, default_cache_dir
+    env = dict(os.environ, KISIM_CACHE=str(cache))
+    for name in ("ZIG_GLOBAL_CACHE_DIR", "ZIG_LOCAL_CACHE_DIR"):
+        env[name] = _zig_env(default_cache_dir())[name]
+    return subprocess.run(KISIM + ["boot", "--arch", A, "--size", "3", "--json"], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, damage, why", CACHE_DAMAGE,
+                         ids=["fifo", "link to a device", "sparse 64 GiB", "entry is a link"])
+@pytest.mark.parametrize("entry", ["kernel", "host hook"])
+def test_a_corrupt_cache_entry_is_rebuilt_in_one_line(tmp_path, name, damage, why,
+                                                      entry) -> None:
+    cache = tmp_path / "cache"
+    assert _boot_with_cache(cache).returncode == 0
+    (cache / "tmp-x86_64-dead").symlink_to(tmp_path / "nowhere")   # a killed build's, dangling
+    prefix = "host-" if entry == "host hook" else ""
+    found = [p for p in cache.iterdir() if (p.name.startswith("host-") == bool(prefix))
+             and not p.name.startswith(("tmp-", "zig")) and p.is_dir()]
+    assert len(found) == 1
+    target = found[0] / ("lib.so" if entry == "host hook" and name == "vmlinux" else name)
+    damage(target)
+    proc = _boot_with_cache(cache)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "was corrupt" in proc.stderr
+    assert why.replace("vmlinux", target.name) in proc.stderr, proc.stderr
+    assert json.loads(proc.stdout)["ok"] is True
+
+
+# -- issue 26: guest misuse of the module API is the guest's fault ----------------------
+
+WILD = r"""
+#include <linux/module.h>
+#include <linux/kprobes.h>
+#include <linux/marker.h>
+#include <linux/tracepoint.h>
+
+unsigned long kp(unsigned long x) { return register_kprobe((struct kprobe *)0); }
+unsigned long kps(unsigned long x) { return register_kprobes((struct kprobe **)0x7ff0000, 2); }
+unsigned long krp(unsigned long x) { return register_kretprobe((struct kretprobe *)0x10); }
+unsigned long mk(unsigned long x) { return marker_probe_register((const char *)0x7ff0000, "", 0, 0); }
+unsigned long tp(unsigned long x) { return tracepoint_probe_register((const char *)0, 0); }
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("func", ["kp", "kps", "krp", "mk", "tp"])
+def test_a_wild_pointer_to_the_module_api_is_a_guest_fault(func, tmp_path, capsys) -> None:
+    import probes.kprobes  # noqa: F401  (serves register_kprobe)
+    module = tmp_path / "wild.c"
+    module.write_text(WILD)
+    assert main(["boot", "--arch", A, "--module", str(module), "--workload", f"wild:{func}",
+                 "--json"]) == 1
+    captured = capsys.readouterr()
+    fault = json.loads(captured.out)["fault"]
+    assert "unmapped memory" in fault["reason"] and captured.err.count("\n") == 1
+
+
+# -- issue 26: the Python API validates its arguments -----------------------------------
+
+def _machine():
+    from sim import Machine
+    machine = Machine("x86_64")
+    machine.map(0x100000, 0x10000)
+    return machine
+
+
+API_MISUSE = [
+    ("Machine.map 1 TiB", lambda m: m.map(0x200000, 1 << 40), "ConfigError", "limit"),
+    ("load_code(str)", lambda m: m.load_code("nop", 0x300000), "TypeError", "bytes"),
+    ("write_word size 0", lambda m: m.write_word(0x100000, 1, size=0), "ConfigError", "1, 2"),
+    ("write_word size 3", lambda m: m.write_word(0x100000, 1, size=3), "ConfigError", "1, 2"),
+    ("read_word size 3", lambda m: m.read_word(0x100000, size=3), "ConfigError", "1, 2"),
+    ("set_reg str", lambda m: m.cpus[0].set_reg("rax", "1"), "TypeError", "int"),
+    ("set_reg wide", lambda m: m.cpus[0].set_reg("rax", 1 << 64), "ConfigError", "64 bits"),
+    ("set_reg unknown", lambda m: m.cpus[0].set_reg("nope", 1), "ConfigError", "no register"),
+    ("charge negative", lambda m: m.cpus[0].charge("trap", -1), "ConfigError", "takes back"),
+    ("charge unknown", lambda m: m.cpus[0].charge("nope"), "ConfigError", "unknown event"),
+    ("flush_icache end<begin", lambda m: m.flush_icache(0x100010, 0x100000), "ConfigError",
+     "not a range"),
+    ("watch 2^64", lambda m: m.watch(1 << 64, lambda cpu: None), "ConfigError", "outside"),
+]
+
+
+@pytest.mark.parametrize("call, kind, message", [c[1:] for c in API_MISUSE],
+                         ids=[c[0] for c in API_MISUSE])
+def test_machine_api_misuse_is_one_documented_error(call, kind, message) -> None:
+    machine = _machine()
+    with pytest.raises(Exception) as info:
+        call(machine)
+    assert type(info.value).__name__ == kind and message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"subbuf_size": "4096"}, "subbuf_size must be an integer"),
+    ({"subbufs": 8.0}, "subbufs must be an integer"),
+    ({"drain_every": 0}, "at least 1 turn"), ({"drain_every": -3}, "at least 1 turn"),
+])
+def test_trace_options_are_validated(options, message) -> None:
+    from tracing.errors import TraceError
+    from tracing.session import TraceOptions
+    with pytest.raises(TraceError, match=message):
+        TraceOptions(("kmem",), **options)
+
+
+def test_build_guest_and_sweep_arguments_are_validated() -> None:
+    from kbuild import build
+    from patchcheck.sites import CheckerError
+    from patchcheck.sweep import CheckSpec, sweep
+    from sim.guest import Guest, WorkloadError
+    with pytest.raises(TypeError, match="overrides must be a mapping"):
+        build(A, overrides=["MARKERS=n"])
+    kernel = build(A)
+    with pytest.raises(WorkloadError, match="size must be an integer, not float"):
+        Guest(kernel, workload="kmalloc", size=2.5)
+    with pytest.raises(TypeError, match="cpus must be an int"):
+        Guest(kernel, workload="kmalloc", cpus="2")
+    with pytest.raises(CheckerError, match="cannot be sent to worker processes"):
+        sweep(CheckSpec(A, protocol=lambda port, sites: None), range(200), jobs=2)
+
+
+@pytest.mark.parametrize("text", [None, 5])
+def test_an_ftrace_filter_that_is_not_text_is_einval(text) -> None:
+    from kbuild import build
+    from patcher.errors import PatchError
+    from patcher.ftrace import ftrace_for
+    from patcher.tables import load_tables
+    from sim.guest import Guest
+    kernel = build(A)
+    guest = Guest(kernel, workload="kmalloc", size=3)
+    ft = ftrace_for(guest, load_tables(kernel.elf, kernel.arch))
+    with pytest.raises(PatchError, match="takes text, not"):
+        ft.write_filter(text)
+
+
+# -- issue 26 on the Python API: the same inputs, the same one-line errors --------------
+
+def test_compare_refuses_to_overwrite_a_users_compare_json(tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "compare.json").write_text("mine\n")
+    assert main(["compare", "--arch", A, "--mechanism", "kprobe", "--size", "3",
+                 "--out", str(out), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "which kisim did not write" in captured.err
+    assert sorted(p.name for p in out.iterdir()) == ["compare.json"]
+    assert (out / "compare.json").read_text() == "mine\n"
+
+
+@pytest.mark.slow
+def test_module_misuse_on_the_api(tmp_path, failing_module) -> None:
+    import probes.kprobes  # noqa: F401  (serves register_kprobe)
+    from kbuild import ModuleError, build
+    from lab.kprobe import measure_kprobe
+    from patcher.errors import PatchError
+    from sim.errors import GuestFault
+    from sim.guest import Guest
+    zero = tmp_path / "zero.c"
+    zero.write_text('#include "/dev/zero"\n' + RUN)
+    with pytest.raises(ModuleError, match="is a device, not a regular file"):
+        build(A, modules=[zero])
+    newline = tmp_path / "a\nb" / "m.c"
+    newline.parent.mkdir()
+    newline.write_text(RUN)
+    with pytest.raises(ModuleError, match="control character"):
+        build(A, modules=[newline])
+    with pytest.raises(PatchError, match="handler name is empty"):
+        measure_kprobe(A, "kmalloc", handler="")
+    wild = tmp_path / "wild.c"
+    wild.write_text(WILD)
+    with pytest.raises(GuestFault, match="unmapped memory"):
+        Guest(build(A, modules=[wild]), workload="wild:kp").run()
+    guest = Guest(build(A, modules=[failing_module]), workload="failing:failing_run")
+    with pytest.raises(GuestFault, match="cannot be the workload"):
+        guest.run()
+
+
+def test_earlier_surfaces_on_the_api(tmp_path, kmem_trace, monkeypatch) -> None:
+    from lab.measure import CompareError, load_cost_model
+    from patchcheck.guard import ProtocolError
+    from patchcheck.sweep import load_protocol
+    from tracing.ctfread import CtfTrace
+    from tracing.errors import TraceError
+    model = tmp_path / "cost.toml"
+    model.write_text(f"[default]\ninsn = {'9' * 500}\n")
+    with pytest.raises(CompareError, match="expected a finite number"):
+        load_cost_model(model, tuple(NAMES))
+    (tmp_path / "exits.py").write_text("raise SystemExit(4)\ndef p(port, sites):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "exits", raising=False)
+    with pytest.raises(ProtocolError, match=r"called sys.exit\(4\)"):
+        load_protocol("exits:p", timeout=2)
+    trace = _copy(kmem_trace, tmp_path / "t")
+    (trace / "channel0_9").mkdir()
+    with pytest.raises(TraceError, match="must be a regular file"):
+        CtfTrace(trace)
+
+
+def test_a_cache_entry_is_verified_on_the_api(tmp_path) -> None:
+    from kbuild import cache
+    entry = tmp_path / "key"
+    entry.mkdir()
+    os.mkfifo(entry / "build.json")
+    assert cache.verify(entry, "key") == (None, "build.json is not a regular file")
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    assert cache.verify(tmp_path / "link", "link") == (None, "not a directory")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda kp: kp.Kprobe(addr="kmalloc"), "Kprobe.addr must be an int or None, not str"),
+    (lambda kp: kp.Kprobe(addr=1.5), "Kprobe.addr must be an int or None, not float"),
+    (lambda kp: kp.Kprobe(symbol_name=7), "Kprobe.symbol_name must be a str or None"),
+    (lambda kp: kp.Kprobe(symbol_name="kmalloc", offset="4"), "Kprobe.offset must be an int"),
+    (lambda kp: kp.Kretprobe(maxactive="3"), "Kretprobe.maxactive must be an int, not str"),
+    (lambda kp: kp.Kretprobe(data_size=None), "Kretprobe.data_size must be an int"),
+])
+def test_kprobe_structs_refuse_wrong_types(make, message) -> None:
+    """struct kprobe / struct kretprobe as a caller fills them: one TypeError line."""
+    import probes.kprobes as kp
+    with pytest.raises(TypeError) as info:
+        make(kp)
+    assert message in str(info.value) and "\n" not in str(info.value)

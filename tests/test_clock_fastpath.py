@@ -23,7 +23,7 @@ from kbuild import build
 from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
 from sim.clock import CLOCK_PATHS
-from sim.errors import ConfigError
+from sim.errors import ConfigError, GuestFault
 from sim.guest import Guest
 from sim.event import cycles_to_ns
 from sim.hypercall import HYPERCALLS, HypercallTable
@@ -49,7 +49,7 @@ def traced(arch: str, cpus: int, mode: str, path: str, *, ftrace: bool = False,
     that entered Python.
     """
     b = build(arch)
-    guest = Guest(b, cpus=cpus, workload="kmalloc", size=12 if ftrace else 40,
+    guest = Guest(b, cpus=cpus, workload="kmalloc", size=12 if ftrace else 60,
                   seed=cpus, quantum=3000)
     guest.machine.clock.use(path)
     for cpu in guest.machine.cpus:
@@ -172,7 +172,7 @@ def test_a_read_stores_the_clock_at_its_hypercall(arch: Arch, path: str, regions
 @pytest.mark.parametrize("path", CLOCK_PATHS)
 def test_a_read_into_unmapped_memory_faults_the_same_way(arch: Arch, path: str) -> None:
     m = clock_machine(arch, path, 0x7000_0000)
-    with pytest.raises(ConfigError, match="host access to unmapped memory 0x70000000"):
+    with pytest.raises(GuestFault, match="bad pointer: host access to unmapped memory 0x70000000"):
         m.step(0, 7)
 
 

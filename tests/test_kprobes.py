@@ -15,6 +15,7 @@ from patcher.instrument import attach
 from probes.kprobes import Kprobe, Kprobes, arch_kprobes
 from sim import Machine
 from sim.guest import Guest
+from lab.transparency import count_executions
 
 FUNCTION = "kmalloc"        # called from the kmalloc workload, with a loop and branches
 SIZE = 300                  # kmalloc workload iterations: ~900 kmalloc calls, a fast run
@@ -55,16 +56,7 @@ def executed(arch: str, addrs: list[int], cpus: int) -> Counter[int]:
     the kprobe breakpoint carries the same condition.
     """
     g = guest(arch, cpus)
-    counts: Counter[int] = Counter()
-    ops = arch_kprobes(g.arch)
-    code = {a: g.machine.read(a, g.arch.max_insn_len) for a in addrs}
-
-    def hit(cpu, addr: int) -> None:
-        if ops.condition_passes(addr, code[addr], cpu):
-            counts[addr] += 1
-
-    for addr in addrs:
-        g.machine.watch(addr, lambda cpu, a=addr: hit(cpu, a))
+    counts = count_executions(g, addrs)
     assert g.run().ok
     return counts
 

@@ -144,14 +144,12 @@ def test_compare_outputs_refuse_links_and_fifos(tmp_path, capsys, victim, name, 
     assert sorted(p.name for p in out.iterdir()) == [name]
 
 
-@pytest.mark.slow
-def test_compare_writes_only_its_own_names(tmp_path, capsys):
+@pytest.mark.parametrize("name", ["notes.txt", "compare.json"])
+def test_compare_refuses_a_directory_holding_a_users_file(tmp_path, capsys, name):
+    """As trace's --out (issue 26): a user's file there is refused, not overwritten."""
     out = tmp_path / "out"
     out.mkdir()
-    notes = out / "notes.txt"
-    notes.write_bytes(PRECIOUS)
-    code, err = _run(["compare", "--mechanism", "kprobe", "--out", str(out)], capsys)
-    assert code == 0, err
-    assert notes.read_bytes() == PRECIOUS
-    assert sorted(p.name for p in out.iterdir()) == ["compare.json", "compare.png",
-                                                     "compare.svg", "notes.txt"]
+    (out / name).write_bytes(PRECIOUS)
+    _refused(*_run(["compare", "--mechanism", "kprobe", "--out", str(out)], capsys))
+    assert (out / name).read_bytes() == PRECIOUS
+    assert sorted(p.name for p in out.iterdir()) == [name]

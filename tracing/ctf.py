@@ -32,6 +32,7 @@ files there); the metadata is written at close, with the run's final env.
 """
 from __future__ import annotations
 
+import hashlib
 import struct
 import uuid as uuidlib
 from contextlib import ExitStack
@@ -229,9 +230,9 @@ class PacketInfo:
 class CtfWriter:
     """Write one CTF trace directory, packet by packet, per CPU stream."""
 
-    def __init__(self, out_dir: str | Path, info: TraceInfo,
+    def __init__(self, out_dir: str | Path | OutDir, info: TraceInfo,
                  classes: Sequence[EventClass]) -> None:
-        self.out = OutDir(out_dir)
+        self.out = out_dir if isinstance(out_dir, OutDir) else OutDir(out_dir)
         self.dir = self.out.path
         self.info = info
         self.classes = list(classes)
@@ -300,9 +301,10 @@ class CtfWriter:
         if not self.closed:
             self.closed = True
             self._files.close()
-            fsio.atomic_write(self._metadata, metadata_text(self.info, self.classes))
+            text = metadata_text(self.info, self.classes)
+            fsio.atomic_write(self._metadata, text)
             self.files.insert(0, self._metadata)
-            self.out.commit(self.files)
+            self.out.commit(self.files, {"metadata": hashlib.sha256(text.encode()).hexdigest()})
         return list(self.files)
 
     def abort(self) -> None:
@@ -310,6 +312,7 @@ class CtfWriter:
         if not self.closed:
             self.closed = True
             self._files.__exit__(TraceError, TraceError("trace aborted"), None)
+            self.out.release()
 
     def __enter__(self) -> CtfWriter:
         return self

@@ -11,9 +11,12 @@ per stream in memory at a time.
 """
 from __future__ import annotations
 
+import hashlib
 import heapq
+import json
 import os
 import re
+import stat
 import struct
 import uuid as uuidlib
 from dataclasses import dataclass
@@ -21,10 +24,12 @@ from pathlib import Path
 from typing import Iterator
 
 import fsio
+from arches import NAMES
 from sim.event import STRING, Event, EventClass, FieldType, s, u
 from tracing.ctf import (CTF_MAGIC, EVENT_CONTEXT, EVENT_HEADER, PACKET_CONTEXT, PACKET_HEADER,
-                         _STRUCT_CODES, endian_prefix)
+                         _STRUCT_CODES, TraceInfo, endian_prefix, metadata_text)
 from tracing.errors import TraceError
+from tracing.outdir import STAMP, STAMP_LIMIT
 
 _EVENT_RE = re.compile(r'event\s*\{\s*name\s*=\s*"([^"]+)";\s*id\s*=\s*(\d+);\s*'
                        r'stream_id\s*=\s*\d+;\s*fields\s*:=\s*struct\s*\{(.*?)\};\s*\};', re.S)
@@ -98,7 +103,56 @@ def read_metadata(directory: Path) -> TraceMeta:
         trace_uuid = uuidlib.UUID(uid[1])
     except ValueError:
         raise TraceError(f"{path}: bad trace uuid {uid[1]!r}") from None
-    return TraceMeta("little" if order[1] == "le" else "big", trace_uuid, env, classes)
+    meta = TraceMeta("little" if order[1] == "le" else "big", trace_uuid, env, classes)
+    _check_as_written(path, text, meta, env_block[1])
+    _check_stamped(path, text)
+    return meta
+
+
+def _check_stamped(path: Path, text: str) -> None:
+    """The SHA-256 kisim's stamp recorded for the metadata, if the stamp is there:
+    it catches a changed byte in a name or a value, which still parses."""
+    stamp = path.with_name(STAMP)
+    if not stamp.is_file() or stamp.is_symlink():
+        return
+    try:
+        digest = json.loads(fsio.read_text(stamp, limit=STAMP_LIMIT,
+                                           what="trace stamp")).get("sha256", {}).get("metadata")
+    except (ValueError, AttributeError, fsio.UnsafePath):
+        raise TraceError(f"{stamp}: not a kisim trace stamp") from None
+    if digest is not None and hashlib.sha256(text.encode()).hexdigest() != digest:
+        raise TraceError(f"{path}: corrupt metadata: its SHA-256 is not the one kisim "
+                         f"recorded in {STAMP}")
+
+
+def _check_as_written(path: Path, text: str, meta: TraceMeta, env_text: str) -> None:
+    """:class:`TraceError` unless ``text`` is exactly the metadata :mod:`tracing.ctf`
+    writes for what it declares: a changed byte anywhere (a flipped bit) is
+    corruption, even where the parse above does not look."""
+    ids = sorted(meta.classes)
+    if ids != list(range(len(ids))):
+        raise TraceError(f"{path}: event ids are not 0..{len(ids) - 1}")
+    env: dict[str, int | str] = {}            # the run's own keys; the rest is fixed
+    for key, value in re.findall(r"(kisim_\w+)\s*=\s*([^;]+);", env_text):
+        if value.startswith('"'):
+            env[key] = value.strip('"')
+        elif value.isdigit():
+            env[key] = int(value)
+        else:
+            raise TraceError(f"{path}: env {key} = {value[:40]!r} is neither a string "
+                             "nor an integer")
+    arch = meta.env.get("architecture", "")
+    if arch not in NAMES:
+        raise TraceError(f"{path}: corrupt metadata: architecture {arch[:40]!r} is not "
+                         f"one of {', '.join(NAMES)}")
+    expected = metadata_text(TraceInfo(meta.byte_order, meta.trace_uuid, arch, env),
+                             [meta.classes[i] for i in ids])
+    if text != expected:
+        at = next((i for i, (a, b) in enumerate(zip(text, expected)) if a != b),
+                  min(len(text), len(expected)))
+        line = text.count("\n", 0, at) + 1
+        raise TraceError(f"{path}: corrupt metadata: line {line} (character {at}) differs "
+                         "from what kisim writes for this trace")
 
 
 class CtfTrace:
@@ -114,9 +168,12 @@ class CtfTrace:
         self._context = struct.Struct(prefix + PACKET_CONTEXT)
         self._event_head = struct.Struct(prefix + EVENT_HEADER + EVENT_CONTEXT)
         self._prefix = prefix
-        self.streams = sorted(p for p in self.dir.iterdir()
-                              if p.is_file() and p.name != "metadata"
-                              and not p.name.startswith(".") and p.stat().st_size)
+        entries = [p for p in self.dir.iterdir()
+                   if p.name != "metadata" and not p.name.startswith(".")]
+        for p in entries:             # a directory, FIFO or link there is no stream
+            if not stat.S_ISREG(os.lstat(p).st_mode):
+                raise TraceError(f"{p}: a CTF stream must be a regular file")
+        self.streams = sorted(p for p in entries if p.stat().st_size)
         self.first: dict[int, Packet] = {}      # per CPU, once its stream was read
         self.last: dict[int, Packet] = {}
         self.lost: dict[int, int] = {}          # sub-buffers missing from the sequence

@@ -58,6 +58,16 @@ class TraceOptions:
     drain_every: int = 1
     max_instructions: int | None = MAX_INSTRUCTIONS
 
+    def __post_init__(self) -> None:
+        """:class:`TraceError` for a size or period that is no integer, or a
+        period under 1 turn (the geometry's range: :meth:`RingBuffers.install`)."""
+        for name in ("subbuf_size", "subbufs", "drain_every"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TraceError(f"{name} must be an integer, not {type(value).__name__}")
+        if self.drain_every < 1:
+            raise TraceError(f"drain_every must be at least 1 turn, not {self.drain_every}")
+
 
 @dataclass
 class TraceResult:
@@ -151,7 +161,7 @@ class TraceSession:
         ``on_turn`` is called after each turn, once its drain is done.
         """
         started = time.perf_counter()
-        every = max(1, self.options.drain_every)
+        every = self.options.drain_every
 
         def after_turn(machine: Machine) -> None:
             self._turns += 1

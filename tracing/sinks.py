@@ -66,6 +66,7 @@ class _Buffered:
 
     def __init__(self) -> None:
         self.events: list[Event] = []
+        self.out: OutDir | None = None     # the directory it writes into, if any
 
     def write_packet(self, packet: PacketInfo, events: Iterable[Event]) -> int:
         batch = list(events)
@@ -74,6 +75,8 @@ class _Buffered:
 
     def abort(self) -> None:
         self.events.clear()
+        if self.out is not None:
+            self.out.release()
 
 
 class ChromeSink(_Buffered):
@@ -142,7 +145,7 @@ def trace_uuid(parameters: tuple) -> uuid.UUID:
 def _ctf(out: OutDir | None, ctx: SinkContext) -> Sink:
     if out is None:
         raise TraceError("--format ctf needs --out DIR")
-    return CtfWriter(out.path, ctx.info, ctx.classes)
+    return CtfWriter(out, ctx.info, ctx.classes)
 
 
 FORMATS: dict[str, Format] = {f.name: f for f in (

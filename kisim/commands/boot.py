@@ -9,6 +9,7 @@ converted to the arch's nop before the CPUs start, as ftrace_init does.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from kbuild import build
@@ -56,15 +57,18 @@ def cmd_boot(args: argparse.Namespace) -> int:
         print(f"{c['cpu']:>4} {c['instructions']:>14,} {c['modeled_cycles']:>16,.0f}")
     print(f"{'all':>4} {result.instructions:>14,} {result.modeled_cycles:>16,.0f}"
           f"   ({wall:.2f} s host time, build and boot)")
-    if result.ok and result.expected is None:
+    for failed in result.failed_modules:
+        print(f"kisim: {failed}", file=sys.stderr)
+    if result.checksum_ok and result.expected is None:
         print(f"checksum {result.checksum:#010x} (a module's workload: --expect HEX checks it)")
-    elif result.ok:
+    elif result.checksum_ok:
         print(f"checksum {result.checksum:#010x} (matches "
               f"{'--expect' if args.expect is not None else 'the reference'})")
     else:
         got = "none" if result.checksum is None else f"{result.checksum:#010x}"
         want = "any" if result.expected is None else f"{result.expected:#010x}"
-        print(f"checksum {got} MISMATCH: the reference is {want}")
+        print(f"checksum {got} MISMATCH: "
+              f"{'expected' if args.expect is not None else 'the reference is'} {want}")
     print(f"sites: {sites_line(tables.counts())}")
     if guest.ftrace_boot is not None:          # the kernel's "ftrace: converting mcount calls"
         init = guest.ftrace_boot

@@ -10,6 +10,8 @@ import patcher.instrument  # noqa: F401  (serves static keys, markers, tracepoin
 import probes.kprobes  # noqa: F401  (serves register_kprobe() & co. called by guest modules)
 from arches import NAMES, Arch, get_arch
 from kbuild import ConfigChoice, resolve_config
+from kbuild.image import reported_warnings
+from kbuild.modules import ModulePath
 from kisim.errors import UsageError
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
 from sim.machine import MAX_CPUS
@@ -58,19 +60,41 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
+class _ModuleAction(argparse.Action):
+    """``--module``: append a :class:`~kbuild.modules.ModulePath` carrying
+    ``--module-werror``, given before or after it."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        werror = getattr(namespace, "module_werror", False)
+        namespace.modules = [*getattr(namespace, "modules", []), ModulePath(values, werror)]
+
+
+class _WerrorAction(argparse.Action):
+    """``--module-werror``: every module's warnings are errors (also those given before)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        namespace.module_werror = True
+        namespace.modules = [ModulePath(p, True) for p in getattr(namespace, "modules", [])]
+
+
 def add_modules(parser: argparse.ArgumentParser, expect: bool = True) -> None:
-    """``--module FILE.c`` (repeatable, into ``args.modules``) and ``--expect HEX``
-    (not for commands whose workload is fixed: ``expect=False``).
+    """``--module FILE.c|DIR|A.c,B.c`` (repeatable, into ``args.modules``),
+    ``--module-werror`` and ``--expect HEX`` (not for commands whose workload is
+    fixed: ``expect=False``).
 
     Each module is compiled against the guest kernel's headers and linked
     into the image (kbuild/modules.py; docs/modules.md); ``--workload
     MODULE:FUNC`` runs one of its functions, whose return value is the
-    checksum that ``--expect`` checks.
+    checksum that ``--expect`` checks. Compiler warnings go to stderr;
+    ``--module-werror`` makes them errors (``-Werror``, as CONFIG_WERROR).
     """
-    parser.add_argument("--module", action="append", default=[], dest="modules",
-                        metavar="FILE.c",
-                        help="build this C file into the guest as a module (repeatable; "
-                             "--workload MODULE:FUNC runs one of its functions)")
+    parser.add_argument("--module", action=_ModuleAction, default=[], dest="modules",
+                        metavar="FILE.c|DIR",
+                        help="build this C file, every C file of this directory (-I DIR), "
+                             "or these comma-separated C files into the guest as one module "
+                             "(repeatable; --workload MODULE:FUNC runs one of its functions)")
+    parser.add_argument("--module-werror", action=_WerrorAction, nargs=0, default=False,
+                        help="treat the modules' compiler warnings as errors")
     if not expect:
         return
     parser.add_argument("--expect", type=_hex, default=None, metavar="HEX",
@@ -83,8 +107,8 @@ def _hex(text: str) -> int:
         value = int(text, 16)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a hexadecimal number") from None
-    if not 0 <= value <= 0xFFFF_FFFF:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a u32 checksum")
+    if not 0 <= value < 1 << 64:     # a module workload returns an unsigned long
+        raise argparse.ArgumentTypeError(f"{text!r} is not a checksum (at most 64 bits)")
     return value
 
 
@@ -93,6 +117,11 @@ def arch_of(args: argparse.Namespace) -> Arch:
 
 
 def print_json(obj: Any) -> None:
+    """``obj`` as JSON on stdout; a document (dict) also carries the compiler warnings
+    of the modules built for it (``"warnings"``, when there are any)."""
+    warnings = reported_warnings()
+    if warnings and isinstance(obj, dict):
+        obj = {**obj, "warnings": warnings}
     json.dump(obj, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import fsio
 from arches import NAMES
@@ -30,6 +29,7 @@ from lab.report import breakdown_line
 from lab.measure import CompareError, CostModel, load_cost_model
 from lab.mechanisms import MECHANISMS, runs_per_arch, select
 from sim.guest import WORKLOADS, check_workload
+from tracing.outdir import POLICY, OutDir
 
 #: The files ``--out DIR`` receives; kisim writes no other name there.
 OUTPUTS = ("compare.json", "compare.png", "compare.svg")
@@ -90,45 +90,52 @@ def run(args: argparse.Namespace) -> int:
     arches = args.arch or list(NAMES)
     check_arches(arches)
     check_workload(args.workload, args.size)
-    out = Path(args.out)
-    for name in OUTPUTS:               # a link or FIFO there: refused before any run
-        fsio.check_output(out / name)
     try:
         model = load_cost_model(args.cost_model, NAMES) if args.cost_model else CostModel()
         mechs = select(args.mechanism)
     except CompareError as err:
         raise UsageError(str(err)) from None
-    docs = []
-    with progress("kisim compare", total=runs_per_arch(mechs) * len(arches),
-                  enabled=not args.json) as advance:
-        for name in arches:
-            try:
-                docs.append(compare_arch(name, workload=args.workload, cpus=args.cpus,
-                                         size=args.size, model=model,
-                                         memory_pressure=args.memory_pressure,
-                                         mechanisms=args.mechanism, advance=advance,
-                                         modules=args.modules, expect=args.expect,
-                                         timing=timing(args)))
-            except CompareError as err:
-                raise UsageError(str(err)) from None
-    from lab.plot import plot       # matplotlib only when plotting
-    plots = plot(docs, out)
-    document = {"kind": "kisim-compare", "modeled": True,
-                "note": "cycles are modeled cycles (each arch document's 'cycles' says from "
-                        "what: the reference core's timing model or counts only; charged "
-                        "events' sources in cost_model), not measurements; instruction "
-                        "counts are exact",
-                "cost_model_file": args.cost_model, "arches": docs,
-                "plots": [str(p) for p in plots]}
-    fsio.atomic_write(out / "compare.json", json.dumps(document, indent=2) + "\n")
+    out = OutDir(args.out)             # claimed and locked before any run, as trace's
+    try:
+        for name in OUTPUTS:           # a link or FIFO there: refused before any run
+            out.target(name)
+        docs = []
+        with progress("kisim compare", total=runs_per_arch(mechs) * len(arches),
+                      enabled=not args.json) as advance:
+            for name in arches:
+                try:
+                    docs.append(compare_arch(name, workload=args.workload, cpus=args.cpus,
+                                             size=args.size, model=model,
+                                             memory_pressure=args.memory_pressure,
+                                             mechanisms=args.mechanism, advance=advance,
+                                             modules=args.modules, expect=args.expect,
+                                             timing=timing(args)))
+                except CompareError as err:
+                    raise UsageError(str(err)) from None
+        from lab.plot import plot       # matplotlib only when plotting
+        plots = plot(docs, out.path)
+        document = {"kind": "kisim-compare", "modeled": True,
+                    "note": "cycles are modeled cycles (each arch document's 'cycles' says "
+                            "from what: the reference core's timing model or counts only; "
+                            "charged events' sources in cost_model), not measurements; "
+                            "instruction counts are exact",
+                    "cost_model_file": args.cost_model, "arches": docs,
+                    "plots": [str(p) for p in plots]}
+        report = out.target("compare.json")
+        fsio.atomic_write(report, json.dumps(document, indent=2) + "\n")
+    except BaseException:
+        out.release()
+        raise
+    out.commit([report, *plots])
     if args.json:
         print_json(document)
     else:
         for doc in docs:
             print_table(doc)
-        print(f"\nwrote {out / 'compare.json'}, {', '.join(str(p) for p in plots)}")
+        print(f"\nwrote {report}, {', '.join(str(p) for p in plots)}")
         print("Cycles are modeled (the reference cores of docs/timing.md, or counts only "
-              "with --cycles count; `--json` lists each constant and its source). Dormant costs include the compiler's reaction to the site "
+              "with --cycles count; `--json` lists each constant and its source). Dormant "
+              "costs include the compiler's reaction to the site "
               "(register allocation, spills), not only the enable check.")
     return 0 if all(d["checksums_ok"] for d in docs) else 1
 
@@ -151,9 +158,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_cycles(p, "timing")
     p.add_argument("--out", default="kisim-compare", metavar="DIR",
                    help="where compare.json, compare.png and compare.svg go (default "
-                        "./kisim-compare); kisim writes only these names there, each to a "
-                        "temporary file renamed over the old one, and refuses a link or FIFO "
-                        "at any of them")
+                        f"./kisim-compare); as trace's --out: {POLICY}; each file is "
+                        "written to a temporary name renamed over the old one, and a link "
+                        "or FIFO at any of them is refused")
     p.add_argument("--cost-model", metavar="FILE.toml",
                    help="override insn/trap/ipi/icache_flush/clock_read cycles: [default] "
                         "and [ARCH] tables of event = cycles")

@@ -6,7 +6,15 @@ registered at ``SYMBOL[+OFF]`` of the defconfig kernel; the workload runs
 once without and once with it, so the difference divided by the hits is
 one hit's cost: exact guest instructions, traps and modeled cycles.
 ``kisim kprobe list ...`` prints the probe as debugfs ``kprobes/list``
-does.
+does. ``SYMBOL`` may be ``MODULE:SYMBOL`` (a name several modules define
+must be).
+
+``--every-instruction MOD|[MOD:]FUNC`` instead puts a probe on every
+instruction of that module's functions (or that one function), runs the
+workload on one CPU and checks each probe's hits against an unprobed run's
+count of that instruction (:mod:`lab.transparency`): probed, refused (with
+the kernel's reason), hits, mismatches, nmissed, and the checksum. Exit 1
+on a mismatch or a wrong checksum.
 """
 from __future__ import annotations
 
@@ -16,9 +24,12 @@ from arches import get_arch
 from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules,
                                    print_json, timing)
 from kisim.errors import UsageError
+from kbuild import build
 from lab.kprobe import measure_kprobe
 from lab.report import breakdown_line
+from lab.transparency import every_instruction
 from sim.guest import WORKLOADS
+from sim.workloads import module_workload
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,8 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("view", nargs="?", choices=["run", "list"], default="run",
                    help="run: hits and cost per hit (default); list: the debugfs kprobes/list line")
     add_arch(p)
-    p.add_argument("--at", required=True, metavar="SYMBOL[+OFF]",
-                   help="where to probe, e.g. kmalloc or kmalloc+0x4")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--at", metavar="[MOD:]SYMBOL[+OFF]",
+                       help="where to probe, e.g. kmalloc, kmalloc+0x4 or mymod:run")
+    where.add_argument("--every-instruction", metavar="MOD|[MOD:]FUNC", dest="every",
+                       help="a probe on every instruction of a module's functions (or of "
+                            "one function); hits checked against an unprobed run")
     p.add_argument("--post", action="store_true", help="add a post_handler (no boosting)")
     p.add_argument("--opt", action="store_true",
                    help="optimize the probe before the workload (int3 -> jmp into a detour "
@@ -55,6 +70,8 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
         raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
     if args.opt and (args.ret or args.post):
         raise UsageError("--opt takes a plain kprobe: no --post (never optimized), no --ret")
+    if args.every is not None:
+        return _every_instruction(args)
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
                           ret=args.ret, optimize=args.opt, cpus=args.cpus, size=args.size,
                           modules=args.modules, handler=args.handler, expect=args.expect,
@@ -80,5 +97,44 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
               "cycles")
         print(f"  stalls/hit    {breakdown_line(cost.breakdown)}")
     print(f"  cycles from   {cost.cycles}")
-    print(f"  checksum      {'matches the reference' if cost.checksum_ok else 'MISMATCH'}")
+    print(f"  checksum      {_checksum_word(args, cost.checksum_ok)}")
     return 0 if cost.checksum_ok else 1
+
+
+def _checksum_word(args: argparse.Namespace, ok: bool) -> str:
+    if not ok:
+        return "MISMATCH"
+    if args.expect is not None:
+        return "as expected (--expect)"
+    if module_workload(args.workload):
+        return "not checked (a module's workload: --expect HEX checks it)"
+    return "matches the reference"
+
+
+def _every_instruction(args: argparse.Namespace) -> int:
+    if args.view == "list" or args.handler or args.cpus != 1:
+        raise UsageError("--every-instruction takes no list view, --handler or --cpus "
+                         "(one CPU, the empty handlers)")
+    mode = "ret" if args.ret else "post" if args.post else "opt" if args.opt else "pre"
+    kernel = build(args.arch, modules=args.modules)
+    found = every_instruction(kernel, args.every, workload=args.workload, size=args.size,
+                              mode=mode, expect=args.expect)
+    if args.json:
+        print_json(found.to_json())
+        return 0 if found.ok else 1
+    print(f"every instruction of {args.every} on {found.arch}: {found.functions} "
+          f"function(s), {mode} probes, {found.workload} size {found.size} on 1 CPU")
+    print(f"  probed        {found.probed:,}" + (
+        f" ({found.optimized:,} optimized, {found.batches} batch(es))" if mode == "opt" else ""))
+    print(f"  refused       {len(found.refused):,}")
+    for reason, n in found.refusal_reasons().most_common():
+        print(f"    {n:>5}  {reason}")
+    print(f"  hits          {found.hits:,}   counted without probes {found.counted:,}")
+    print(f"  mismatches    {len(found.mismatches)}")
+    for m in found.mismatches[:10]:
+        print(f"    {m.where} ({m.address:#x}): {m.hits:,} hits, ran {m.counted:,} times")
+    print(f"  nmissed       {found.nmissed:,}")
+    value = "none" if found.checksum is None else f"{found.checksum:#x}"
+    print(f"  checksum      {value}: {_checksum_word(args, found.checksum_ok)}"
+          + (", the same as without probes" if found.checksum_ok else ""))
+    return 0 if found.ok else 1

@@ -77,7 +77,7 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
             raise UsageError("--naive and --protocol exclude each other")
         if os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
-        _, path = load_protocol(args.protocol)
+        _, path = load_protocol(args.protocol, args.protocol_timeout)
         protocol = args.protocol
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
                      args.kernel, args.site, protocol_timeout=args.protocol_timeout,

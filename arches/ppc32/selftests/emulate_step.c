@@ -47,11 +47,6 @@
 #define PPC_RAW_ADDC(t, a, b)	PPC_RAW_X(0x7c000014, t, a, b)
 #define PPC_RAW_ADDC_DOT(t, a, b)	PPC_RAW_X(0x7c000015, t, a, b)
 
-/* 32-bit limits (include/linux/limits.h): long is int here. */
-#define S32_MIN		0x80000000UL
-#define S32_MAX		0x7fffffffUL
-#define U32_MAX		0xffffffffUL
-
 /*
  * int exec_<name>(struct pt_regs *regs): load r0, r3-r12, r14-r31, XER and
  * CR from regs, run the one instruction ``insn`` (a constant expression the

@@ -14,6 +14,7 @@
 #ifndef _LINUX_MODULE_H
 #define _LINUX_MODULE_H
 
+#include <linux/export.h>
 #include <linux/init.h>
 #include <linux/kernel.h>
 
@@ -44,9 +45,6 @@ struct module_exitcall {
 #define MODULE_DESCRIPTION(s)
 #define MODULE_ALIAS(s)
 #define MODULE_VERSION(s)
-#define THIS_MODULE		((struct module *)0)
-#define EXPORT_SYMBOL(sym)
-#define EXPORT_SYMBOL_GPL(sym)
 
 /* kernel/module.c: run every module's init (boot) and exit (shutdown). */
 int module_init_all(void);

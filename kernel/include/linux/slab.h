@@ -8,12 +8,12 @@
 #define _LINUX_SLAB_H
 
 #include <linux/types.h>
+#include <linux/gfp.h>
+#include <linux/string.h>
 
 #define PAGE_SHIFT		12
 #define PAGE_SIZE		(1UL << PAGE_SHIFT)
 #define HEAP_PAGES		256	/* 1 MiB */
-
-#define GFP_KERNEL		0xd0u	/* __GFP_WAIT | __GFP_IO | __GFP_FS (2.6) */
 
 #define KMALLOC_MIN_SHIFT	3
 #define KMALLOC_MAX_SHIFT	12
@@ -35,5 +35,34 @@ size_t kmem_cache_size(struct kmem_cache *cachep);
 void *kmalloc(size_t size, gfp_t flags);
 void kfree(const void *objp);
 size_t ksize(const void *objp);
+
+/* include/linux/slab.h (v5.10): zeroing and array allocations over kmalloc(). */
+static inline void *kzalloc(size_t size, gfp_t flags)
+{
+	void *p = kmalloc(size, flags);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+/* An array of n elements of size bytes; NULL if n * size overflows. */
+static inline void *kmalloc_array(size_t n, size_t size, gfp_t flags)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	return kmalloc(bytes, flags);
+}
+
+static inline void *kcalloc(size_t n, size_t size, gfp_t flags)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	return kzalloc(bytes, flags);
+}
 
 #endif

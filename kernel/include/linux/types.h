@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Fixed-width types without a libc (-nostdinc): the compiler's own macros. */
+/* Fixed-width types without a libc (-nostdinc): the compiler's own macros;
+ * the rest of include/linux/types.h (v5.10). */
 #ifndef _LINUX_TYPES_H
 #define _LINUX_TYPES_H
+
+#include <linux/compiler.h>
 
 typedef __UINT8_TYPE__		u8;
 typedef __UINT16_TYPE__		u16;
@@ -14,8 +17,46 @@ typedef __INT64_TYPE__		s64;
 typedef __SIZE_TYPE__		size_t;
 typedef __PTRDIFF_TYPE__	ptrdiff_t;
 typedef __UINTPTR_TYPE__	uintptr_t;
+typedef u8			uint8_t;
+typedef u16			uint16_t;
 typedef u32			uint32_t;
 typedef u64			uint64_t;
+typedef s8			int8_t;
+typedef s16			int16_t;
+typedef s32			int32_t;
+typedef s64			int64_t;
+typedef u8			u_int8_t;
+typedef u16			u_int16_t;
+typedef u32			u_int32_t;
+typedef u64			u_int64_t;
+typedef __PTRDIFF_TYPE__	ssize_t;	/* __kernel_ssize_t: int or long, as size_t */
+typedef __INTPTR_TYPE__		intptr_t;
+typedef unsigned char		u_char;
+typedef unsigned short		u_short;
+typedef unsigned int		u_int;
+typedef unsigned long		u_long;
+typedef unsigned char		unchar;
+typedef unsigned short		ushort;
+typedef unsigned int		uint;
+typedef unsigned long		ulong;
+
+/* Byte-order annotated types (include/uapi/linux/types.h). */
+typedef u16 __bitwise		__le16;
+typedef u16 __bitwise		__be16;
+typedef u32 __bitwise		__le32;
+typedef u32 __bitwise		__be32;
+typedef u64 __bitwise		__le64;
+typedef u64 __bitwise		__be64;
+typedef u16 __bitwise		__sum16;
+typedef u32 __bitwise		__wsum;
+typedef u8			__u8;
+typedef u16			__u16;
+typedef u32			__u32;
+typedef u64			__u64;
+typedef s8			__s8;
+typedef s16			__s16;
+typedef s32			__s32;
+typedef s64			__s64;
 typedef unsigned int		gfp_t;
 typedef _Bool			bool;
 
@@ -31,7 +72,30 @@ typedef __builtin_va_list	va_list;
 
 #define BITS_PER_LONG		(__SIZEOF_LONG__ * 8)
 
-#include <linux/compiler.h>
 #include <generated/autoconf.h>
+
+/* include/linux/types.h (v5.10): the kernel's list heads and callback types. */
+struct list_head {
+	struct list_head *next, *prev;
+};
+
+struct hlist_head {
+	struct hlist_node *first;
+};
+
+struct hlist_node {
+	struct hlist_node *next, **pprev;
+};
+
+struct callback_head {
+	struct callback_head *next;
+	void (*func)(struct callback_head *head);
+} __attribute__((aligned(sizeof(void *))));
+#define rcu_head callback_head
+
+typedef void (*rcu_callback_t)(struct rcu_head *head);
+typedef void (*swap_func_t)(void *a, void *b, int size);
+typedef int (*cmp_r_func_t)(const void *a, const void *b, const void *priv);
+typedef int (*cmp_func_t)(const void *a, const void *b);
 
 #endif
