@@ -19,7 +19,10 @@ Follows kernel/trace/ftrace.c of Linux 2.6.28 (see ``docs/ftrace.md``):
 - **Filters.** ``set_ftrace_filter`` / ``set_ftrace_notrace`` with the
   2.6.28 glob rules (:func:`ftrace_match`) or full glob(7)
   (``glob="full"``, today's kernels); ``>`` replaces, ``>>`` appends, an
-  empty write clears; notrace wins.
+  empty write clears; notrace wins. ``GLOB:mod:MODULE`` (v5.10's ``mod``
+  command, kernel/trace/ftrace.c ``ftrace_mod_callback``) selects the
+  functions GLOB matches among those module MODULE defines, ``:mod:MODULE``
+  all of them.
 - **The function pointer.** ``ftrace_trace_function`` in guest memory is
   what every mcount stub calls; registering replaces it, and the
   ``ftrace_enabled`` sysctl swaps in ``ftrace_stub`` while off, so tracing
@@ -43,7 +46,9 @@ Per-arch encodings come from the arch's ``dynamic_ftrace`` capability
 """
 from __future__ import annotations
 
+import bisect
 import fnmatch
+import functools
 import weakref
 from dataclasses import dataclass
 from typing import Literal, Sequence
@@ -181,6 +186,26 @@ class Ftrace:
     def _functions(self) -> list[str]:
         return sorted({r.function for r in self.records}) if self.dynamic else []
 
+    @functools.cached_property
+    def _modules(self) -> dict[int, str | None]:
+        """Each site's module (None: the kernel's own function), from the image's symbols."""
+        symbols = self.image.symbols
+        funcs = sorted((s.addr, s.addr + s.size, s) for s in symbols.entries if s.kind == "func")
+        out: dict[int, str | None] = {}
+        for rec in self.records:
+            i = bisect.bisect_right(funcs, (rec.ip, float("inf"))) - 1
+            inside = i >= 0 and funcs[i][0] <= rec.ip < funcs[i][1]
+            out[rec.ip] = symbols.module_of(funcs[i][2]) if inside else None
+        return out
+
+    def _matches(self, word: str, rec: DynRecord) -> bool:
+        """A filter word against one site: a glob on its function, or ``GLOB:mod:MODULE``."""
+        glob, mod, module = word.partition(":mod:")
+        if mod:
+            return self._modules[rec.ip] == module and (
+                not glob or ftrace_match(glob, rec.function, self.glob))
+        return ftrace_match(word, rec.function, self.glob)
+
     def write_filter(self, text: str, *, append: bool = False, notrace: bool = False) -> None:
         """Write ``text`` to set_ftrace_filter (or set_ftrace_notrace).
 
@@ -195,9 +220,8 @@ class Ftrace:
             raise PatchError("EINVAL", f"set_ftrace_filter takes text, not "
                                        f"{type(text).__name__}")
         words = text.split()
-        functions = self._functions()
         for word in words:
-            if not any(ftrace_match(word, fn, self.glob) for fn in functions):
+            if not any(self._matches(word, rec) for rec in self.records):
                 raise PatchError("EINVAL", f"{word!r} matches no traceable function")
         target = self.notrace if notrace else self.filter
         if not append:
@@ -205,14 +229,15 @@ class Ftrace:
         target.extend(words)
         self.update()
 
-    def wanted(self, function: str) -> bool:
-        """Whether the filters select ``function``: in the filter (or no filter), not in notrace."""
-        if any(ftrace_match(w, function, self.glob) for w in self.notrace):
+    def wanted(self, rec: DynRecord) -> bool:
+        """Whether the filters select ``rec``'s site: in the filter (or no filter), not in
+        notrace."""
+        if any(self._matches(w, rec) for w in self.notrace):
             return False
-        return not self.filter or any(ftrace_match(w, function, self.glob) for w in self.filter)
+        return not self.filter or any(self._matches(w, rec) for w in self.filter)
 
     def filtered_functions(self) -> list[str]:
-        return [fn for fn in self._functions() if self.wanted(fn)]
+        return sorted({rec.function for rec in self.records if self.wanted(rec)})
 
     # -- the function pointer --------------------------------------------------
     def register_ftrace_function(self, func: int | str) -> None:
@@ -242,7 +267,7 @@ class Ftrace:
     def _target(self, rec: DynRecord) -> int | None:
         """What the site must call: ftrace_caller for the tracer,
         ftrace_regs_caller for a kprobe, ftrace_regs_list_caller for both."""
-        traced = self.active and self.wanted(rec.function)
+        traced = self.active and self.wanted(rec)
         if rec.ip not in self.kprobed:
             return self.ftrace_addr if traced else None
         return self._symbol("ftrace_regs_list_caller" if traced else "ftrace_regs_caller")
@@ -308,7 +333,7 @@ def ftrace_for(guest: Guest, tables: Tables) -> Ftrace:
     if guest in _FTRACE:
         return _FTRACE[guest]
     stats = guest.ftrace_boot
-    ft = Ftrace(guest.machine, tables.image, [(s.address, s.function) for s in tables.mcount],
+    ft = Ftrace(guest.machine, guest.image, [(s.address, s.function) for s in tables.mcount],
                 dynamic=stats is not None)
     if stats is not None:
         if guest.mcount_sites != ft.sites:

@@ -1248,3 +1248,16 @@ def test_kprobe_structs_refuse_wrong_types(make, message) -> None:
     with pytest.raises(TypeError) as info:
         make(kp)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("sizes, message", [
+    ({"subbuf_size": "4096", "nr_subbufs": 4}, "subbuf_size must be an integer, not str"),
+    ({"subbuf_size": 4096, "nr_subbufs": 4.0}, "nr_subbufs must be an integer, not float"),
+])
+def test_ring_buffers_installed_directly_validate_their_sizes(sizes, message) -> None:
+    from sim import Machine
+    from tracing.errors import TraceError
+    from tracing.ring import RingBuffers
+    with pytest.raises(TraceError, match=message):
+        RingBuffers.install(Machine("x86_64"), 0x1000, 0x200000, mode="discard",
+                            max_record=64, **sizes)

@@ -535,3 +535,48 @@ def test_cli_ftrace_bad_input_is_one_line_exit_2(capsys, argv):
                  *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kisim: error:") and err.count("\n") == 1
+
+
+MOD_FILTER_C = """#include <linux/kernel.h>
+#include <linux/module.h>
+
+static noinline unsigned long kmalloc_like(unsigned long x)
+{
+	return x * 3 + 1;
+}
+
+noinline unsigned long modf_helper(unsigned long x)
+{
+	return kmalloc_like(x) ^ 5;
+}
+
+unsigned long modf_run(unsigned long n)
+{
+	unsigned long acc = 0, i;
+
+	for (i = 0; i < n; i++)
+		acc += modf_helper(i);
+	return acc;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_filter_by_module_is_v5_10_mod_command(name, tmp_path) -> None:
+    """set_ftrace_filter's ``GLOB:mod:MODULE`` (v5.10 ftrace_mod_callback): the functions
+    GLOB matches among those the module defines; ``:mod:MODULE`` all of them; a plain glob
+    still matches the kernel's functions too; an unknown module matches nothing (EINVAL)."""
+    from patcher.ftrace import ftrace_for
+    path = tmp_path / "modf.c"
+    path.write_text(MOD_FILTER_C)
+    b = build(name, modules=[path])
+    ft = ftrace_for(Guest(b, workload="modf:modf_run", size=3), load_tables(b.elf, b.arch))
+    ft.write_filter(":mod:modf")
+    assert ft.filtered_functions() == ["kmalloc_like", "modf_helper", "modf_run"]
+    ft.write_filter("kmalloc*:mod:modf")
+    assert ft.filtered_functions() == ["kmalloc_like"]
+    ft.write_filter("kmalloc*")
+    assert {"kmalloc", "kmalloc_like"} <= set(ft.filtered_functions())
+    with pytest.raises(PatchError, match="matches no traceable function"):
+        ft.write_filter(":mod:nosuch")

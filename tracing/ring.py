@@ -97,6 +97,9 @@ class RingBuffers:
         """Map the buffers at ``base`` and fill ``ring_buffer_channel``."""
         if mode not in MODES:
             raise TraceError(f"unknown buffer mode {mode!r} (discard or overwrite)")
+        for what, value in (("subbuf_size", subbuf_size), ("nr_subbufs", nr_subbufs)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TraceError(f"{what} must be an integer, not {type(value).__name__}")
         if not 2 <= nr_subbufs <= MAX_SUBBUFS:
             raise TraceError(f"--subbufs must be 2..{MAX_SUBBUFS}, not {nr_subbufs}")
         smallest = struct.calcsize(">" + SUBBUF_HEADER) + max_record
