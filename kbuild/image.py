@@ -495,9 +495,15 @@ _REPORTED: dict[str, None] = {}
 
 
 def reported_warnings() -> list[str]:
-    """The module warnings of every build this process made or reused, once each."""
+    """The module warnings of every build made or reused since :func:`forget_warnings`,
+    once each."""
     return list(_REPORTED)
 
 
+def forget_warnings() -> None:
+    """Start a new command: the warnings reported so far belong to the last one."""
+    _REPORTED.clear()
+
+
 __all__ = ["Build", "BuildError", "Module", "ModuleError", "build", "cache_key", "compiler_version",
-           "default_cache_dir", "mcount_call_sites", "reported_warnings"]
+           "default_cache_dir", "forget_warnings", "mcount_call_sites", "reported_warnings"]

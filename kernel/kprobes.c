@@ -526,17 +526,17 @@ NOKPROBE_SYMBOL(kretprobe_host_handler);
 
 /*
  * A probe target and a handler that calls it, for the reentry self-test
- * (after lib/test_kprobes.c): a probe on kprobe_target hit from inside
+ * (after lib/test_kprobes.c): a probe on kprobe_reentry_target hit from inside
  * kprobe_reentry_pre_handler is a reentry and counts as missed.
  */
-noinline u32 kprobe_target(u32 value)
+noinline u32 kprobe_reentry_target(u32 value)
 {
 	return value * 3;
 }
 
 notrace int kprobe_reentry_pre_handler(struct kprobe *p, struct pt_regs *regs)
 {
-	return kprobe_target(1) != 3;
+	return kprobe_reentry_target(1) != 3;
 }
 NOKPROBE_SYMBOL(kprobe_reentry_pre_handler);
 

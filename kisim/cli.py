@@ -22,6 +22,7 @@ import threading
 from types import FrameType
 from typing import Iterator, NoReturn
 
+from kbuild.image import forget_warnings
 from kisim import commands
 from kisim.errors import INTERRUPTED, TERMINATED, Terminated, user_errors
 from kisim.progress import ambient
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    forget_warnings()                   # this command's builds report their own
     parser = build_parser()
     with _signals():
         try:

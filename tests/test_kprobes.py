@@ -157,7 +157,7 @@ def test_reentry_counts_missed(arch: str) -> None:
     k = Kprobes(g)
     outer = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
                                      pre_handler="kprobe_reentry_pre_handler"))
-    inner = k.register_kprobe(Kprobe(symbol_name="kprobe_target",
+    inner = k.register_kprobe(Kprobe(symbol_name="kprobe_reentry_target",
                                      pre_handler="kprobe_empty_pre_handler",
                                      post_handler="kprobe_empty_post_handler"))
     assert g.run().ok
@@ -173,7 +173,7 @@ def test_reentry_into_an_aggr_kprobe_counts_missed_for_each_probe(arch: str) -> 
     k = Kprobes(g)
     outer = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
                                      pre_handler="kprobe_reentry_pre_handler"))
-    inner = [k.register_kprobe(Kprobe(symbol_name="kprobe_target",
+    inner = [k.register_kprobe(Kprobe(symbol_name="kprobe_reentry_target",
                                       pre_handler="kprobe_empty_pre_handler"))
              for _ in range(2)]
     assert g.run().ok and outer.hits > 0

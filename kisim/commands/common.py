@@ -116,13 +116,16 @@ def arch_of(args: argparse.Namespace) -> Arch:
     return get_arch(args.arch)
 
 
-def print_json(obj: Any) -> None:
-    """``obj`` as JSON on stdout; a document (dict) also carries the compiler warnings
-    of the modules built for it (``"warnings"``, when there are any)."""
+def with_warnings(doc: Any) -> Any:
+    """A JSON document (a dict) with the compiler warnings of the modules this command
+    built (``"warnings"``, when there are any)."""
     warnings = reported_warnings()
-    if warnings and isinstance(obj, dict):
-        obj = {**obj, "warnings": warnings}
-    json.dump(obj, sys.stdout, indent=2, sort_keys=False)
+    return {**doc, "warnings": warnings} if warnings and isinstance(doc, dict) else doc
+
+
+def print_json(obj: Any) -> None:
+    """``obj`` as JSON on stdout, :func:`with_warnings`."""
+    json.dump(with_warnings(obj), sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
 
 

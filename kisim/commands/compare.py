@@ -21,7 +21,7 @@ import json
 import fsio
 from arches import NAMES
 from kisim.commands.common import (add_cpus, add_cycles, add_json, add_modules, check_arches,
-                                   print_json, timing)
+                                   print_json, timing, with_warnings)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.compare import compare_arch
@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                     "cost_model_file": args.cost_model, "arches": docs,
                     "plots": [str(p) for p in plots]}
         report = out.target("compare.json")
+        document = with_warnings(document)
         fsio.atomic_write(report, json.dumps(document, indent=2) + "\n")
     except BaseException:
         out.release()
