@@ -44,6 +44,7 @@ import unicorn
 from unicorn.unicorn_py3.unicorn import uclib
 
 from arches import Arch, TrapKind, TrapVector, get_arch
+from arches.base import same_address
 from sim import signals
 from sim.asm import disasm_one
 from sim.clock import ModeledClock
@@ -246,6 +247,9 @@ class Cpu:
         self.uc = unicorn.Uc(*self.arch.uc_mode)
         use_virtual_tlb(self.uc)                 # stores on QEMU's fast path
         self._regs = _RegisterFile(self.uc, self.arch)
+        # None: one instruction set, so a CPU goes on at its PC (every slice asks)
+        self._resume = None if self.arch.resume_address is same_address \
+            else self.arch.resume_address
         self._syscall_regs = (self.arch.pc, *self.arch.args)
         self._costs = {name: cost.cycles for name, cost in self.arch.costs.items()}
         self._state = self._new_state(machine)   # event_cycles and the host hook's view
@@ -356,7 +360,7 @@ class Cpu:
     def resume_address(self, pc: int) -> int:
         """Where Unicorn goes on at ``pc`` in this CPU's current instruction set
         (:attr:`Arch.resume_address`: ARM Thumb state is bit 0)."""
-        return self.arch.resume_address(pc, self.reg)
+        return pc if self._resume is None else self._resume(pc, self.reg)
 
     def arg(self, n: int) -> int:
         return self.reg(self.arch.args[n])

@@ -18,31 +18,39 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import unicorn
 
 _running: list[unicorn.Uc] = []        # the main thread's slices, innermost last
 _pending: list[BaseException] = []     # the signal's exception, until clear()
+_MAIN = threading.main_thread().ident   # signal handlers only run in the main thread
 
 
-@contextlib.contextmanager
-def emulating(uc: unicorn.Uc) -> Iterator[None]:
-    """Run a slice of ``uc`` (its ``emu_start``) at a signal boundary: a pending
-    signal is raised before it starts and, when the outermost slice ends, in
-    place of whatever the slice raised."""
-    if threading.current_thread() is not threading.main_thread():
-        yield                           # signal handlers only run in the main thread
-        return
-    raise_pending()
-    _running.append(uc)
-    try:
-        yield
-    finally:
-        _running.pop()
-        if not _running:
-            raise_pending()
+class emulating:
+    """``with emulating(uc):`` runs a slice of ``uc`` (its ``emu_start``) at a signal
+    boundary: a pending signal is raised before it starts and, when the outermost
+    slice ends, in place of whatever the slice raised. A class, not a generator:
+    it wraps every slice of every run."""
+
+    __slots__ = ("uc", "main")
+
+    def __init__(self, uc: unicorn.Uc) -> None:
+        self.uc = uc
+        self.main = threading.get_ident() == _MAIN
+
+    def __enter__(self) -> None:
+        if self.main:
+            if _pending:
+                raise _pending[0]
+            _running.append(self.uc)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.main:
+            _running.pop()
+            if _pending and not _running:
+                raise _pending[0]
 
 
 def arrived(exc: BaseException) -> None:

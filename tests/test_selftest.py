@@ -41,6 +41,7 @@ def test_kprobes_suite_runs_all_seven_cases(capsys: pytest.CaptureFixture) -> No
     assert (suite["run"], suite["passed"], suite["failed"], suite["refused"]) == (7, 7, 0, 0)
 
 
+@pytest.mark.slow
 def test_a_failing_case_fails_the_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """Negative control: the same suite with one expected value changed fails
     that case (and only it), and a case list cut short is reported missing."""
@@ -57,6 +58,7 @@ def test_a_failing_case_fails_the_run(tmp_path: Path, capsys: pytest.CaptureFixt
     assert [c.name for c in short.cases if c.status is Status.FAILED] == ["(missing)"]
 
 
+@pytest.mark.slow
 def test_a_faulting_suite_is_a_failed_case(tmp_path: Path) -> None:
     from selftests.kprobes import SUITE
     crash = tmp_path / "crash.c"

@@ -142,6 +142,7 @@ def test_bad_geometry_is_refused(tmp_path: Path, arch: Arch, opts: dict) -> None
 SEEDS = 30
 
 
+@pytest.mark.slow
 def test_overwrite_push_races_the_consumer_without_double_counting(arch: Arch) -> None:
     """The consumer runs between any two guest instructions: seeded quanta end
     turns, and so drain, inside the writer's push of ->consumed. The writer's
