@@ -16,6 +16,12 @@ class AsmError(ValueError):
     """Assembly text that Keystone cannot assemble."""
 
 
+def check_int(what: str, value: object) -> None:
+    """An API argument that must be an int (not a bool): TypeError, one line."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+
+
 @dataclass
 class GuestFault(Exception):
     """The guest did something that ends the run.

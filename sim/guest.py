@@ -50,10 +50,10 @@ from pathlib import Path
 from arches import get_arch
 from sim.dwarf import Layout, struct
 from sim.elf import read_elf
-from sim.errors import ConfigError
+from sim.errors import ConfigError, check_int
 from sim.ftrace_init import InitStats, boot_convert
 from sim.hypercall import HYPERCALL_H, HYPERCALLS, HypercallTable, parse_defines
-from sim.machine import Cpu, Machine, _check_int
+from sim.machine import Cpu, Machine
 from sim.modinit import FailedModule, ModuleInits
 from sim.workloads import (DEFAULT_SIZES, WORKLOADS, WorkloadError, check_workload, mix32,
                            module_workload, reference_checksum)
@@ -159,7 +159,7 @@ class Guest:
                  seed: int | None = None, expect: int | None = None,
                  timing: bool = False) -> None:
         check_workload(workload, size)
-        _check_int("cpus", cpus)
+        check_int("cpus", cpus)
         config = getattr(build_or_elf, "config", None)
         self.build = build_or_elf if config is not None else None
         self.elf = Path(getattr(build_or_elf, "elf", build_or_elf))

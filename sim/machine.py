@@ -51,7 +51,7 @@ from sim.clock import ModeledClock
 from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
-from sim.errors import ConfigError, GuestFault, UnmappedAccess
+from sim.errors import ConfigError, GuestFault, UnmappedAccess, check_int
 from sim.native import CpuState, MemoryMap, add_hook, use_virtual_tlb
 from sim.textlock import TextMutex, text_mutex
 from sim.timing import TimingModel, cycles_from
@@ -120,11 +120,6 @@ class TrapPriority(enum.IntEnum):
     GUEST = 2
 
 
-def _check_int(what: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
-
-
 def _page_round(base: int, size: int) -> tuple[int, int]:
     start = base & ~(PAGE - 1)
     end = (base + size + PAGE - 1) & ~(PAGE - 1)
@@ -174,8 +169,8 @@ class Memory:
         return self._last
 
     def _region(self, addr: int, size: int) -> Region:
-        _check_int("address", addr)
-        _check_int("size", size)
+        check_int("address", addr)
+        check_int("size", size)
         if addr < 0 or size < 0:
             raise ValueError(f"host access {addr:#x}+{size:#x}: address and size "
                              "must not be negative")
@@ -341,7 +336,7 @@ class Cpu:
     def set_reg(self, name: str, value: int) -> None:
         """Write a register: TypeError for a value that is no int, ConfigError for an
         unknown register or a value wider than it (signed or unsigned)."""
-        _check_int("register value", value)
+        check_int("register value", value)
         bits = self.arch.bits
         if not -(1 << (bits - 1)) <= value < 1 << bits:
             raise ConfigError(f"register value {value:#x} does not fit in {bits} bits")
@@ -410,7 +405,7 @@ class Cpu:
         cost = self._costs.get(event)
         if cost is None:
             raise ConfigError(f"unknown event {event!r} (events: {', '.join(self._costs)})")
-        _check_int("times", times)
+        check_int("times", times)
         if self.events[event] + times < 0:
             raise ConfigError(f"charge of {times} {event} events takes back more than "
                               f"the {self.events[event]} charged")
@@ -631,10 +626,10 @@ class Machine:
                  timing: bool = False) -> None:
         if not isinstance(arch, (str, Arch)):
             raise TypeError(f"arch must be an arch name or an Arch, not {type(arch).__name__}")
-        _check_int("cpus", cpus)
-        _check_int("quantum", quantum)
+        check_int("cpus", cpus)
+        check_int("quantum", quantum)
         if seed is not None:
-            _check_int("seed", seed)
+            check_int("seed", seed)
         self.arch = get_arch(arch) if isinstance(arch, str) else arch
         if not 1 <= cpus <= MAX_CPUS:
             raise ConfigError(f"CPU count {cpus} out of range 1..{MAX_CPUS}")
@@ -666,8 +661,8 @@ class Machine:
     # -- memory ----------------------------------------------------------
     def map(self, base: int, size: int, perms: str = "rwx") -> None:
         """Map ``[base, base+size)`` (page-rounded) into every CPU."""
-        _check_int("base", base)
-        _check_int("size", size)
+        check_int("base", base)
+        check_int("size", size)
         if base < 0 or size <= 0 or base + size > 1 << self.arch.bits:
             raise ConfigError(f"mapping {base:#x}+{size:#x} is outside the "
                               f"{self.arch.bits}-bit address space or empty")
@@ -703,7 +698,7 @@ class Machine:
 
     def write_word(self, addr: int, value: int, size: int | None = None) -> None:
         size = self._word_size(size)
-        _check_int("value", value)
+        check_int("value", value)
         if not -(1 << (8 * size - 1)) <= value < 1 << (8 * size):
             raise ValueError(f"value {value:#x} does not fit in {size} bytes")
         self.memory.write(addr, self.arch.from_int(value & ((1 << (8 * size)) - 1), size))
@@ -712,7 +707,7 @@ class Machine:
         """A word access's size: 1, 2, 4 or 8 bytes (None: a pointer's)."""
         if size is None:
             return self.arch.word
-        _check_int("word size", size)
+        check_int("word size", size)
         if size not in (1, 2, 4, 8):
             raise ConfigError(f"word size {size}: must be 1, 2, 4 or 8 bytes")
         return size
@@ -777,7 +772,7 @@ class Machine:
 
     def cpu(self, index: int) -> Cpu:
         """CPU ``index``; :class:`ConfigError` if there is no such CPU."""
-        _check_int("CPU index", index)
+        check_int("CPU index", index)
         if not 0 <= index < len(self.cpus):
             raise ConfigError(f"CPU {index} out of range 0..{len(self.cpus) - 1}")
         return self.cpus[index]
@@ -790,8 +785,8 @@ class Machine:
 
     def flush_icache(self, begin: int, end: int, cpu: int | None = None) -> None:
         """flush_icache_range on ``cpu`` (None: the host pays nothing)."""
-        _check_int("begin", begin)
-        _check_int("end", end)
+        check_int("begin", begin)
+        check_int("end", end)
         if not 0 <= begin <= end <= 1 << self.arch.bits:
             raise ConfigError(f"flush_icache {begin:#x}..{end:#x}: not a range of the "
                               f"{self.arch.bits}-bit address space")
@@ -814,7 +809,7 @@ class Machine:
         hook dispatcher, not only ``addr``'s: code everywhere runs slower
         (docs/unicorn.md), so watch no longer than needed (:meth:`unwatch`).
         """
-        _check_int("address", addr)
+        check_int("address", addr)
         if not 0 <= addr < 1 << self.arch.bits:
             raise ConfigError(f"watch at {addr:#x}: outside the {self.arch.bits}-bit "
                               "address space")
@@ -902,7 +897,7 @@ class Machine:
 
     def step(self, cpu: int, count: int) -> int:
         """Run one CPU for ``count`` instructions (fewer if it halts), 1..2**63."""
-        _check_int("instruction count", count)
+        check_int("instruction count", count)
         if not 1 <= count <= MAX_STEP:
             raise ConfigError(f"instruction count {count} out of range 1..{MAX_STEP}")
         return self.cpu(cpu).run_turn(count)
