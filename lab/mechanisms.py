@@ -147,12 +147,17 @@ def _ftrace_boot(t: Target) -> None:
     t.tracer = FunctionTracer(t.guest, t.inst.tables)     # the Guest boot made every site a nop
 
 
-def _arm_function_tracer(t: Target) -> Armed:
-    t.tracer.ftrace.write_filter(" ".join(KPROBE_POINTS))
+def _trace_functions(t: Target, which: str) -> Armed:
+    """The function tracer started, recording into the ring buffers; ``which`` says
+    what it traces."""
     session = TraceSession(t.guest, TraceOptions(probes=t.tracer.event_names), inst=t.inst)
     t.tracer.start()
-    return _recording(session, f"function tracer into the ring buffers, set_ftrace_filter "
-                               f"{' '.join(KPROBE_POINTS)}")
+    return _recording(session, f"function tracer into the ring buffers, {which}")
+
+
+def _arm_function_tracer(t: Target) -> Armed:
+    t.tracer.ftrace.write_filter(" ".join(KPROBE_POINTS))
+    return _trace_functions(t, f"set_ftrace_filter {' '.join(KPROBE_POINTS)}")
 
 
 def _mcount_calls(t: Target) -> list[int]:
@@ -162,9 +167,7 @@ def _mcount_calls(t: Target) -> list[int]:
 
 
 def _arm_every_function(t: Target) -> Armed:
-    session = TraceSession(t.guest, TraceOptions(probes=t.tracer.event_names), inst=t.inst)
-    t.tracer.start()
-    return _recording(session, "function tracer into the ring buffers, every function")
+    return _trace_functions(t, "every function")
 
 
 def _kprobe_points(t: Target) -> list[int]:

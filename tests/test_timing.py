@@ -28,6 +28,7 @@ import pytest
 from arches import ARCHES, NAMES, Arch
 from arches.base import CacheLevel
 from kbuild import Build, build
+from lab.microbench import windows
 from sim.asm import assemble
 from sim.clock import CLOCK_PATHS
 from sim.guest import Guest
@@ -227,11 +228,7 @@ def known_miss(arch: Arch, func: str, size: int) -> list[Breakdown]:
     m, symbols = guest.machine, guest.image.symbols
     m.write_word(symbols["km_bytes"], 2 * l1d_of(arch).size)
     m.write_word(symbols["km_line"], l1d_of(arch).line)
-    mark = next(start for start, _, name in guest.image.functions if name == "km_mark")
-    marks: list[Breakdown] = []
-    m.watch(mark, lambda cpu: marks.append(m.timing.stats(cpu.index)))
-    assert guest.run().ok
-    return [after - before for before, after in zip(marks, marks[1:])]
+    return [window.stalls for window in windows(guest, "km_mark")]
 
 
 #: Misses a measured window may add beyond its loop: the stack lines of the km_mark()
