@@ -754,11 +754,16 @@ def test_a_signal_ends_a_hung_compile_and_its_compiler(sig, tmp_path, private_ca
                                      "--workload", "m:run"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ))
-    deadline = time.monotonic() + 60
-    while not _compilers_of(proc.pid) and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120
+    while (not _compilers_of(proc.pid) and proc.poll() is None
+           and time.monotonic() < deadline):
         time.sleep(0.2)
     groups = _compilers_of(proc.pid)
-    assert groups, "the module's compiler never started"
+    if not groups:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the module's compiler never started (kisim exit {proc.returncode}): "
+                    f"{out[-2000:]}{err[-2000:]}")
     time.sleep(1)                                   # the FIFO's open is blocking now
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=20)
