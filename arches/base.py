@@ -132,12 +132,21 @@ class Decoder:
     kernel's own decoders read them. ``regs`` names the registers in the
     encoding's numbering (an address operand's base and index);
     ``mode_reg``, when set, is read once per decoded address and passed as
-    ``mode`` (ARM: CPSR, whose T bit selects Thumb).
+    ``mode`` (ARM: CPSR, whose T bit selects Thumb). ``accesses``: the
+    decoder also describes every data access of the instructions, so the
+    model computes their addresses from the registers instead of taking
+    Unicorn's memory hooks, which keep every guest access off QEMU's fast
+    path (docs/timing.md, "Where the data accesses come from").
+    ``unhooked`` names (as Capstone does) the instructions whose accesses
+    Unicorn's memory hooks do not report, because QEMU makes them in a
+    helper; the decoder describes them, so only the hooks' stream lacks them.
     """
 
     source: str
     regs: tuple[str, ...]
     mode_reg: str | None = None
+    accesses: bool = False
+    unhooked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -60,12 +60,13 @@ class Config(ctypes.Structure):
                 ("history_bits", _u32), ("btb_sets", _u32), ("btb_ways", _u32),
                 ("ras_depth", _u32), ("pc_shift", _u32), ("icache_coherent", _u32),
                 ("mode_reg", _i32), ("regs", _i32 * 32), ("exclude_begin", _u64),
-                ("exclude_end", _u64), ("record_capacity", _u64)]
+                ("exclude_end", _u64), ("address_mask", _u64), ("decoded_accesses", _u32),
+                ("pad", _u32), ("record_capacity", _u64)]
 
 
 _LEVEL_COUNTERS = ("hit", "miss", "evict")
 _COUNTERS = ("memory", "fetches", "loads", "stores", "transfers", "invalidations",
-             "branches", "mispredicts", "serializations", "cache_ops", "instructions")
+             "branches", "mispredicts", "serializations", "cache_ops", "instructions", "unmodeled")
 #: Stall cycles by cause, in the order of the breakdown line.
 STALLS = ("fetch_cycles", "data_cycles", "transfer_cycles", "branch_cycles",
           "serialize_cycles", "cache_op_cycles")
@@ -81,7 +82,7 @@ class Stats(ctypes.Structure):
 class Record(ctypes.Structure):
     """``struct kt_record``: one access, as the oracle replays it."""
 
-    _fields_ = [("addr", _u64), ("size", _u32), ("cpu", ctypes.c_uint16),
+    _fields_ = [("pc", _u64), ("addr", _u64), ("size", _u32), ("cpu", ctypes.c_uint16),
                 ("op", ctypes.c_uint16)]
 
 
@@ -90,6 +91,7 @@ class Access(NamedTuple):
     op: int           # FETCH, LOAD or STORE
     addr: int
     size: int
+    pc: int = 0       # the instruction that made it (0: not recorded)
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,7 +108,7 @@ def library(arch: Arch) -> ctypes.CDLL:
                            f"sim/timing's {expected}")
     lib.kisim_timing_new.restype = ctypes.c_void_p
     lib.kisim_timing_new.argtypes = [ctypes.POINTER(Config), ctypes.c_void_p, ctypes.c_void_p,
-                                     ctypes.c_void_p]
+                                     ctypes.c_void_p, ctypes.c_void_p]
     lib.kisim_timing_cpu.restype = ctypes.c_void_p
     lib.kisim_timing_cpu.argtypes = [ctypes.c_void_p, _u32, ctypes.c_void_p, ctypes.c_void_p]
     lib.kisim_timing_free.argtypes = [ctypes.c_void_p]
@@ -139,9 +141,11 @@ def _level(cache: CacheLevel) -> LevelConfig:
 
 
 def config(arch: Arch, cpus: int, *, caches: tuple[CacheLevel, ...] | None = None,
-           record: int = 0) -> Config:
+           record: int = 0, decoded_accesses: bool = True) -> Config:
     """``arch``'s reference core as the C model reads it; ``caches`` replaces its
-    cache levels (the oracle's negative control runs a wrong associativity)."""
+    cache levels (the oracle's negative control runs a wrong associativity).
+    Data accesses come from the decoder where it describes them
+    (:attr:`Decoder.accesses`) unless ``decoded_accesses`` is false."""
     core, decoder = arch.core, arch.decoder
     caches = core.caches if caches is None else caches
     if not 2 <= len(caches) <= MAX_LEVELS:
@@ -160,7 +164,9 @@ def config(arch: Arch, cpus: int, *, caches: tuple[CacheLevel, ...] | None = Non
                  ras_depth=p.return_stack, pc_shift=_log2(arch.insn_align, "alignment"),
                  icache_coherent=int(arch.icache_coherent),
                  mode_reg=arch.uc_regs[decoder.mode_reg] if decoder.mode_reg else -1,
-                 regs=(_i32 * 32)(*regs), record_capacity=record)
+                 regs=(_i32 * 32)(*regs), address_mask=(1 << arch.bits) - 1,
+                 decoded_accesses=int(decoder.accesses and decoded_accesses),
+                 record_capacity=record)
     for i, cache in enumerate(caches):
         cfg.level[i] = _level(cache)
     return cfg
@@ -201,7 +207,8 @@ class TimingModel:
     """One machine's timing model: hooks on every CPU, state in C."""
 
     def __init__(self, machine: Machine, *, record: int = 0,
-                 caches: tuple[CacheLevel, ...] | None = None) -> None:
+                 caches: tuple[CacheLevel, ...] | None = None,
+                 decoded_accesses: bool = True) -> None:
         arch = machine.arch
         if arch.core is None or arch.decoder is None:
             raise ConfigError(f"{arch.name}: no reference core declared: count-only machines")
@@ -211,10 +218,14 @@ class TimingModel:
         self.core = arch.core
         self.caches = arch.core.caches if caches is None else caches
         self._lib = lib = library(arch)
-        cfg = config(arch, len(machine.cpus), caches=caches, record=record)
+        cfg = config(arch, len(machine.cpus), caches=caches, record=record,
+                     decoded_accesses=decoded_accesses)
+        condition = getattr(lib, "kisim_condition", None)     # where accesses can be conditional
         handle = lib.kisim_timing_new(ctypes.byref(cfg), ctypes.addressof(machine.memory.table),
                                       ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p),
-                                      ctypes.cast(lib.kisim_decode, ctypes.c_void_p))
+                                      ctypes.cast(lib.kisim_decode, ctypes.c_void_p),
+                                      ctypes.cast(condition, ctypes.c_void_p) if condition
+                                      else None)
         if not handle:
             raise ConfigError(f"{arch.name}: the timing model refused its configuration "
                               "(geometry not a power of two, or out of memory)")
@@ -229,8 +240,9 @@ class TimingModel:
                                        ctypes.addressof(cpu._state) + CpuState.event_cycles.offset)
             # Not the counting loop's page: a parked CPU runs nothing the model sees.
             hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, insn, arg, 0, machine.spin_base - 1)
-            hook_add_range(cpu.uc, unicorn.UC_HOOK_MEM_READ | unicorn.UC_HOOK_MEM_WRITE, mem,
-                           arg, 1, 0)
+            if not cfg.decoded_accesses:
+                hook_add_range(cpu.uc, unicorn.UC_HOOK_MEM_READ | unicorn.UC_HOOK_MEM_WRITE,
+                               mem, arg, 1, 0)
             self._stats.append(lib.kisim_timing_stats(handle, cpu.index).contents)
 
     # -- what the machine tells it ----------------------------------------
@@ -268,7 +280,7 @@ class TimingModel:
         """The accesses recorded (``record=N`` at construction) and how many did not fit."""
         out = (_u64 * 2)()
         rows = self._lib.kisim_timing_recorded(self._handle, out)
-        return [Access(r.cpu, r.op, r.addr, r.size) for r in rows[:out[0]]], out[1]
+        return [Access(r.cpu, r.op, r.addr, r.size, r.pc) for r in rows[:out[0]]], out[1]
 
 
 def cycles_from(arch: Arch, timing: bool) -> str:

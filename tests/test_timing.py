@@ -14,6 +14,10 @@
    breakdowns, whichever clock path serves the trace clock.
 4. Text patching: an instruction line stays in a non-coherent L1I until the
    CPU is synced, as the fetch model lets the CPU run the old text.
+5. Where the data accesses come from: the arch decoder's (the default) are
+   Unicorn's memory hooks', access for access, on traced workloads of two
+   CPUs, except the accesses the hooks miss (``Decoder.unhooked``); and a
+   comparison of every mechanism gives the same figures both ways.
 """
 from __future__ import annotations
 
@@ -21,16 +25,19 @@ import dataclasses
 import functools
 import itertools
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
+import capstone
 import pytest
 
 from arches import ARCHES, NAMES, Arch
 from arches.base import CacheLevel
 from kbuild import Build, build
+from lab.compare import compare_arch
 from lab.microbench import windows
 from sim.asm import assemble
 from sim.clock import CLOCK_PATHS
+from sim.elf import read_elf
 from sim.guest import Guest
 from sim.snippet import SnippetRun, load_snippet
 from sim.timing import FETCH, LOAD, STORE, Access, Breakdown, TimingModel
@@ -399,3 +406,55 @@ def test_text_patch_reaches_the_l1i_when_the_fetch_model_does(arch: Arch) -> Non
     assert [holds(0), holds(1)] == [0, 1]
     m.sync_cpu(1)
     assert [holds(0), holds(1)] == [0, 0]
+
+
+# -- where the data accesses come from ------------------------------------------------
+
+def traced_stream(arch: str, workload: str, decoded: bool) -> tuple[list[Access], list[int]]:
+    """A traced ``workload`` on two CPUs: the accesses it recorded and each CPU's count
+    of instructions whose accesses the decoder does not describe."""
+    guest = Guest(build(arch), cpus=2, workload=workload, size=20)
+    guest.machine.timing = model = TimingModel(guest.machine, record=RECORD,
+                                               decoded_accesses=decoded)
+    r = TraceSession(guest, TraceOptions(parse_probes("kmem,sched"))).run(EventList())
+    assert r.checksum_ok
+    stream, dropped = model.recorded()
+    assert dropped == 0
+    return stream, [model.stats(cpu).counts["unmodeled"] for cpu in range(2)]
+
+
+def mnemonic_of(arch: Arch, image: bytes, base: int) -> Callable[[int], str]:
+    """Capstone's mnemonic of the instruction at an address of the kernel's text."""
+    cs = capstone.Cs(*arch.cs_mode)
+
+    @functools.lru_cache(maxsize=None)
+    def mnemonic(pc: int) -> str:
+        insn = next(cs.disasm(image[pc - base:pc - base + 16], pc), None)
+        return insn.mnemonic if insn else "?"
+    return mnemonic
+
+
+@pytest.mark.parametrize("workload", ["kmalloc", "hackbench", "getppid"])
+@pytest.mark.parametrize("name", _fast_first(n for n in NAMES if ARCHES[n].decoder.accesses))
+def test_decoded_accesses_are_unicorns(name: str, workload: str) -> None:
+    arch = ARCHES[name]
+    decoded, unmodeled = traced_stream(name, workload, True)
+    hooked, _ = traced_stream(name, workload, False)
+    assert unmodeled == [0, 0]
+    text = read_elf(build(name).elf).sections[".text"]
+    mnemonic = mnemonic_of(arch, text.data, text.addr)
+    missed = {a for a in decoded if a.op != FETCH and mnemonic(a.pc) in arch.decoder.unhooked}
+    assert [a for a in decoded if a not in missed] == hooked
+    assert len(decoded) > 10_000 and (missed or not arch.decoder.unhooked)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in NAMES if ARCHES[n].decoder.accesses
+                                  and not ARCHES[n].decoder.unhooked])
+def test_every_mechanism_compares_alike_from_decoded_and_hooked_accesses(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    decoded = compare_arch(name, size=40)
+    original = TimingModel.__init__
+    monkeypatch.setattr(TimingModel, "__init__", lambda self, machine, **kw: original(
+        self, machine, **kw, decoded_accesses=False))
+    assert compare_arch(name, size=40) == decoded

@@ -199,7 +199,8 @@ ARCH = Arch(
     },
     clock=CORE.clock,
     core=CORE,
-    decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=tuple(f"r{n}" for n in range(13)) + ("sp", "lr", "pc"), mode_reg="cpsr"),
+    decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=tuple(f"r{n}" for n in range(13)) + ("sp", "lr", "pc", "cpsr"), mode_reg="cpsr",
+                    accesses=True),
     cc_target="arm-linux-musleabi",
     # No NEON/VFP (the guest never enables them); GNU EABI for -pg:
     # `push {lr}; bl __gnu_mcount_nc` as in the Linux ARM kernel.

@@ -8,13 +8,25 @@
  * predictor maintenance operations" (B6 for PMSA), exception returns after
  * B9.3. `mode` is the CPSR: T (bit 5) selects Thumb,
  * IT[7:0] (bits 15:10, 26:25) makes a Thumb instruction conditional.
+ *
+ * Data accesses (Decoder.accesses) after A5.3 "Load/store word and unsigned
+ * byte", A5.2.8 "Extra load/store instructions", A5.2.10 "Synchronization
+ * primitives", A5.5 "Branch, branch with link, and block data transfer",
+ * A6.2.4 and A6.3.5-A6.3.10 for Thumb, each as QEMU performs it (Unicorn
+ * 2.1's target/arm/translate.c): LDM/STM/PUSH/POP one word per register at
+ * ascending addresses, LDRD/STRD two words, LDREXD one doubleword, and
+ * STREX* a compare-and-exchange that loads, then stores. PC as a base reads
+ * as the instruction's address + 8 (ARM) or Align(address + 4, 4) (Thumb).
  */
 #include "decode.h"
 
 #define COND_AL		0xe
 #define REG_SP		13
 #define REG_LR		14
+#define REG_PC		15
+#define REG_CPSR	16	/* Decoder.regs: r0-r12, sp, lr, pc, cpsr */
 #define CPSR_T		(1u << 5)
+#define COND_SET	0x10	/* struct kisim_decoded's cond: COND_SET | the condition */
 
 /*
  * A branch that executes only on a condition: its direction is predicted.
@@ -37,8 +49,8 @@ static void cacheop(struct kisim_decoded *out, uint8_t op, int base)
 {
 	out->kind = KISIM_CACHEOP;
 	out->cacheop = op;
-	out->base = base;
-	out->scale = 1;
+	out->at.base = base;
+	out->at.scale = 1;
 }
 
 /*
@@ -77,6 +89,119 @@ static void cp15_c7(uint32_t insn, struct kisim_decoded *out)
 	}				/* BPIALL (c5,6), CP15DMB (c10,5), set/way: plain */
 }
 
+/* ---- data accesses ---- */
+
+/* [base, #disp]; a PC base reads as `pc` (the instruction's address + 8, or Thumb's). */
+static struct kisim_address at_reg(int base, int64_t disp, uint64_t pc)
+{
+	if (base == REG_PC)
+		return (struct kisim_address){ .base = KISIM_REG_NONE, .index = KISIM_REG_NONE,
+					       .disp = (int64_t)pc + disp };
+	return (struct kisim_address){ .base = (int8_t)base, .index = KISIM_REG_NONE,
+				       .disp = disp };
+}
+
+/* [base, +/-index, LSL #shift]: a PC index is UNPREDICTABLE, so not modeled. */
+static struct kisim_address at_index(int base, int index, int shift, int add, uint64_t pc,
+				     struct kisim_decoded *out)
+{
+	struct kisim_address a = at_reg(base, 0, pc);
+
+	if (index == REG_PC)
+		out->unmodeled = 1;
+	a.index = (int8_t)index;
+	a.scale = add ? 1 << shift : -(1 << shift);
+	return a;
+}
+
+/* A STREX*: QEMU's compare-and-exchange loads the location, then stores it. */
+static void store_exclusive(struct kisim_decoded *out, uint8_t size, struct kisim_address at)
+{
+	kisim_access(out, KISIM_LOAD, size, 1, at);
+	kisim_access(out, KISIM_STORE, size, 1, at);
+}
+
+/* `count` words from `rn` going up (IA, IB) or down (DA, DB), with or before the base. */
+static void block(struct kisim_decoded *out, uint8_t op, int rn, int count, int up,
+		  int before, uint64_t pc)
+{
+	int64_t first = up ? (before ? 4 : 0) : -4 * count + (before ? 0 : 4);
+
+	if (count)
+		kisim_access(out, op, 4, (uint8_t)count, at_reg(rn, first, pc));
+}
+
+/* A5.3: LDR, STR, LDRB, STRB and their T forms. */
+static void word_or_byte(uint32_t insn, uint64_t pc, struct kisim_decoded *out)
+{
+	int rn = (insn >> 16) & 15, pre = insn & (1u << 24), add = insn & (1u << 23);
+	uint8_t op = insn & (1u << 20) ? KISIM_LOAD : KISIM_STORE;
+	uint8_t size = insn & (1u << 22) ? 1 : 4;
+	struct kisim_address at;
+
+	if (!(insn & (1u << 25))) {			/* imm12 */
+		int64_t imm = insn & 0xfff;
+
+		at = at_reg(rn, pre ? (add ? imm : -imm) : 0, pc);
+	} else {					/* Rm, shift #imm5 (A8.4.1) */
+		int type = (insn >> 5) & 3, imm5 = (insn >> 7) & 31;
+
+		if (type == 3) {			/* ROR, RRX: not modeled */
+			out->unmodeled = 1;
+			return;
+		}
+		at = at_index(rn, insn & 15, type ? 0 : imm5, add, pc, out);
+		if (type) {				/* LSR, ASR #0 mean #32 */
+			at.shift_type = type == 1 ? KISIM_LSR : KISIM_ASR;
+			at.shift = (uint8_t)(imm5 ? imm5 : 32);
+		}
+		if (!pre)
+			at.index = KISIM_REG_NONE;
+	}
+	kisim_access(out, op, size, 1, at);
+}
+
+/* A5.2.8: STRH, LDRD, STRD (L=0), LDRH, LDRSB, LDRSH (L=1); op2 is bits 6:5. */
+static void extra_load_store(uint32_t insn, uint64_t pc, struct kisim_decoded *out)
+{
+	int rn = (insn >> 16) & 15, pre = insn & (1u << 24), add = insn & (1u << 23);
+	int load = insn & (1u << 20), op2 = (insn >> 5) & 3;
+	struct kisim_address at;
+
+	if (insn & (1u << 22)) {			/* imm8 = imm4H:imm4L */
+		int64_t imm = ((insn >> 4) & 0xf0) | (insn & 15);
+
+		at = at_reg(rn, pre ? (add ? imm : -imm) : 0, pc);
+	} else {
+		at = at_index(rn, insn & 15, 0, add, pc, out);
+		if (!pre)
+			at.index = KISIM_REG_NONE;
+	}
+	if (op2 == 1)
+		kisim_access(out, load ? KISIM_LOAD : KISIM_STORE, 2, 1, at);
+	else if (load)
+		kisim_access(out, KISIM_LOAD, op2 == 2 ? 1 : 2, 1, at);
+	else
+		kisim_access(out, op2 == 2 ? KISIM_LOAD : KISIM_STORE, 4, 2, at);	/* LDRD, STRD */
+}
+
+/* A5.2.10: SWP/SWPB, LDREX/STREX and their B, H and D forms. */
+static void synchronization(uint32_t insn, struct kisim_decoded *out)
+{
+	static const uint8_t sizes[4] = { 4, 8, 1, 2 };		/* op bits 22:21 */
+	struct kisim_address at = at_reg((insn >> 16) & 15, 0, 0);
+	uint8_t size = sizes[(insn >> 21) & 3];
+
+	if (!(insn & (1u << 23))) {			/* SWP, SWPB: an atomic exchange */
+		store_exclusive(out, insn & (1u << 22) ? 1 : 4, at);
+		return;
+	}
+	if (insn & (1u << 20))
+		kisim_access(out, KISIM_LOAD, size, 1, at);
+	else
+		store_exclusive(out, size, at);
+}
+
 /* A5.2 "Data-processing and miscellaneous instructions" writing the PC. */
 static void data_processing(uint32_t insn, struct kisim_decoded *out)
 {
@@ -96,7 +221,41 @@ static void data_processing(uint32_t insn, struct kisim_decoded *out)
 		out->kind = KISIM_JUMP_IND;
 }
 
-static void decode_arm(uint32_t insn, struct kisim_decoded *out)
+/* The data accesses of the A32 word `insn` at `addr`. */
+static void arm_accesses(uint32_t insn, uint64_t addr, struct kisim_decoded *out)
+{
+	uint64_t pc = addr + 8;
+	int rn = (insn >> 16) & 15;
+
+	if ((insn & 0x0c000000) == 0x04000000) {		/* 01x: A5.3 (011x...1: media) */
+		if ((insn & 0x02000010) != 0x02000010)
+			word_or_byte(insn, pc, out);
+	} else if ((insn & 0x0e000090) == 0x00000090 && (insn & 0x60)) {
+		extra_load_store(insn, pc, out);
+	} else if ((insn & 0x0f0000f0) == 0x01000090) {
+		synchronization(insn, out);
+	} else if ((insn & 0x0e000000) == 0x08000000) {	/* A5.5 LDM, STM */
+		block(out, insn & (1u << 20) ? KISIM_LOAD : KISIM_STORE, rn,
+		      __builtin_popcount(insn & 0xffff), insn & (1u << 23), insn & (1u << 24), pc);
+	} else if ((insn & 0x0c000000) == 0x0c000000 && (insn & 0x0e000000) != 0x0e000000) {
+		out->unmodeled = 1;				/* LDC, STC, VLDR, VSTM... */
+	}
+	if (out->accesses && insn >> 28 != COND_AL) {
+		out->cond = (uint8_t)(COND_SET | insn >> 28);
+		out->cond_reg = REG_CPSR;
+	}
+}
+
+/* A5.7's accesses: RFE loads two words; PLD, PLI only hint; SRS stores to another SP. */
+static void unconditional_accesses(uint32_t insn, struct kisim_decoded *out)
+{
+	if ((insn & 0xfe50ffff) == 0xf8100a00)
+		block(out, KISIM_LOAD, (insn >> 16) & 15, 2, insn & (1u << 23), insn & (1u << 24), 0);
+	else if ((insn & 0xfe5fffe0) == 0xf84d0500 || (insn & 0x0e000000) == 0x0c000000)
+		out->unmodeled = 1;				/* SRS, LDC2, STC2 */
+}
+
+static void decode_arm(uint32_t insn, uint64_t addr, struct kisim_decoded *out)
 {
 	uint32_t cond = insn >> 28;
 	int rn = (insn >> 16) & 15;
@@ -108,8 +267,10 @@ static void decode_arm(uint32_t insn, struct kisim_decoded *out)
 			out->kind = KISIM_SERIALIZE;	/* DSB (4x), ISB (6x); DMB (5x) plain */
 		else if ((insn & 0xfe50ffff) == 0xf8100a00)
 			out->kind = KISIM_SERIALIZE;	/* RFE: exception return */
+		unconditional_accesses(insn, out);
 		return;
 	}
+	arm_accesses(insn, addr, out);
 	if ((insn & 0x0ff000f0) == 0x07f000f0 ||	/* UDF; any cond: A5.4 permanently undefined */
 	    (insn & 0x0f000000) == 0x0f000000 ||	/* SVC */
 	    (insn & 0xfff000f0) == 0xe1200070 ||	/* BKPT */
@@ -137,6 +298,134 @@ static void decode_arm(uint32_t insn, struct kisim_decoded *out)
 		cp15_c7(insn, out);
 	if (cond != COND_AL)
 		conditional(out);
+}
+
+/* A6.2.4 and its neighbours: the data accesses of a 16-bit Thumb instruction. */
+static void thumb16_accesses(uint32_t hw, uint64_t pc, struct kisim_decoded *out)
+{
+	static const uint8_t sizes[8] = { 4, 2, 1, 1, 4, 2, 1, 2 };	/* STR..LDRSH */
+	int rn = (hw >> 3) & 7, imm5 = (hw >> 6) & 31, load = hw & 0x0800;
+	int list = __builtin_popcount(hw & 0xff);
+
+	switch (hw >> 12) {
+	case 0x4:
+		if ((hw & 0x0800) == 0x0800)		/* LDR (literal) */
+			kisim_access(out, KISIM_LOAD, 4, 1, at_reg(REG_PC, (hw & 0xff) * 4, pc & ~3ull));
+		break;
+	case 0x5: {					/* register offset */
+		int opb = (hw >> 9) & 7;
+
+		kisim_access(out, opb >= 3 ? KISIM_LOAD : KISIM_STORE, sizes[opb], 1,
+		       at_index(rn, (hw >> 6) & 7, 0, 1, pc, out));
+		break;
+	}
+	case 0x6:
+		kisim_access(out, load ? KISIM_LOAD : KISIM_STORE, 4, 1, at_reg(rn, imm5 * 4, pc));
+		break;
+	case 0x7:
+		kisim_access(out, load ? KISIM_LOAD : KISIM_STORE, 1, 1, at_reg(rn, imm5, pc));
+		break;
+	case 0x8:
+		kisim_access(out, load ? KISIM_LOAD : KISIM_STORE, 2, 1, at_reg(rn, imm5 * 2, pc));
+		break;
+	case 0x9:					/* SP-relative */
+		kisim_access(out, load ? KISIM_LOAD : KISIM_STORE, 4, 1,
+		       at_reg(REG_SP, (hw & 0xff) * 4, pc));
+		break;
+	case 0xb:
+		if ((hw & 0x0e00) == 0x0400)		/* PUSH {list, lr} */
+			block(out, KISIM_STORE, REG_SP, list + !!(hw & 0x100), 0, 1, pc);
+		else if ((hw & 0x0e00) == 0x0c00)	/* POP {list, pc} */
+			block(out, KISIM_LOAD, REG_SP, list + !!(hw & 0x100), 1, 0, pc);
+		break;
+	case 0xc:					/* STMIA, LDMIA */
+		block(out, load ? KISIM_LOAD : KISIM_STORE, (hw >> 8) & 7, list, 1, 0, pc);
+		break;
+	}
+}
+
+/* A6.3.6: LDREX, STREX, LDRD, STRD, TBB, TBH (hw1 & 0xfe40 == 0xe840). */
+static void thumb32_dual(uint32_t hw1, uint32_t hw2, uint64_t addr, struct kisim_decoded *out)
+{
+	int op1 = (hw1 >> 7) & 3, op2 = (hw1 >> 4) & 3, op3 = (hw2 >> 4) & 15;
+	int rn = hw1 & 15, imm8 = (hw2 & 0xff) * 4;
+	uint64_t pc = (addr + 4) & ~3ull;
+	static const uint8_t exclusive[8] = { 0, 0, 0, 0, 1, 2, 0, 8 };	/* by op3 */
+
+	if (op1 == 0 && op2 < 2) {			/* STREX, LDREX [rn, #imm8 * 4] */
+		if (op2)
+			kisim_access(out, KISIM_LOAD, 4, 1, at_reg(rn, imm8, pc));
+		else
+			store_exclusive(out, 4, at_reg(rn, imm8, pc));
+	} else if (op1 == 1 && op2 < 2) {
+		if (op2 && op3 < 2)			/* TBB, TBH: PC reads unaligned */
+			kisim_access(out, KISIM_LOAD, (uint8_t)(1 + op3), 1,
+			       at_index(rn, hw2 & 15, op3, 1, addr + 4, out));
+		else if (op3 < 8 && exclusive[op3] && op2)
+			kisim_access(out, KISIM_LOAD, exclusive[op3], 1, at_reg(rn, 0, pc));
+		else if (op3 < 8 && exclusive[op3])
+			store_exclusive(out, exclusive[op3], at_reg(rn, 0, pc));
+		else
+			out->unmodeled = 1;
+	} else {					/* LDRD, STRD (immediate, literal) */
+		int pre = hw1 & 0x100, add = hw1 & 0x80;
+
+		kisim_access(out, hw1 & 0x10 ? KISIM_LOAD : KISIM_STORE, 4, 2,
+		       at_reg(rn, pre ? (add ? imm8 : -imm8) : 0, pc));
+	}
+}
+
+/* A6.3.7-A6.3.10: a single load or store (hw1 & 0xfe00 == 0xf800). */
+static void thumb32_single(uint32_t hw1, uint32_t hw2, uint64_t addr, struct kisim_decoded *out)
+{
+	int rn = hw1 & 15, rt = hw2 >> 12, size = (hw1 >> 5) & 3, load = hw1 & 0x10;
+	uint8_t op = load ? KISIM_LOAD : KISIM_STORE;
+	uint64_t pc = (addr + 4) & ~3ull;
+
+	if (size == 3 || (!load && (hw1 & 0x100))) {
+		out->unmodeled = 1;
+		return;
+	}
+	if (load && rt == REG_PC && size != 2)
+		return;					/* PLD, PLI: hints, no access */
+	if (rn == REG_PC) {				/* literal: U is bit 7 */
+		int imm = hw2 & 0xfff;
+
+		kisim_access(out, op, 1u << size, 1, at_reg(REG_PC, hw1 & 0x80 ? imm : -imm, pc));
+	} else if (hw1 & 0x80) {			/* imm12 */
+		kisim_access(out, op, 1u << size, 1, at_reg(rn, hw2 & 0xfff, pc));
+	} else if (hw2 & 0x800) {			/* imm8: P (bit 10), U (bit 9) */
+		int imm = hw2 & 0xff;
+
+		kisim_access(out, op, 1u << size, 1,
+		       at_reg(rn, hw2 & 0x400 ? (hw2 & 0x200 ? imm : -imm) : 0, pc));
+	} else if (!(hw2 & 0xfc0)) {			/* [rn, rm, LSL #imm2] */
+		kisim_access(out, op, 1u << size, 1, at_index(rn, hw2 & 15, (hw2 >> 4) & 3, 1, pc, out));
+	} else {
+		out->unmodeled = 1;
+	}
+}
+
+/* The data accesses of a 32-bit Thumb instruction. */
+static void thumb32_accesses(uint32_t hw1, uint32_t hw2, uint64_t addr, struct kisim_decoded *out)
+{
+	int op = (hw1 >> 7) & 3;
+
+	if ((hw1 & 0xfe40) == 0xe800) {			/* A6.3.5: LDM, STM; SRS, RFE */
+		if (op == 1 || op == 2)
+			block(out, hw1 & 0x10 ? KISIM_LOAD : KISIM_STORE, hw1 & 15,
+			      __builtin_popcount(hw2), op == 1, op == 2, 0);
+		else if (hw1 & 0x10)				/* RFEDB (00), RFEIA (11) */
+			block(out, KISIM_LOAD, hw1 & 15, 2, op == 3, op == 0, 0);
+		else
+			out->unmodeled = 1;
+	} else if ((hw1 & 0xfe40) == 0xe840) {
+		thumb32_dual(hw1, hw2, addr, out);
+	} else if ((hw1 & 0xfe00) == 0xf800) {
+		thumb32_single(hw1, hw2, addr, out);
+	} else if ((hw1 & 0xee00) == 0xec00 && (hw1 & 0x01a0)) {
+		out->unmodeled = 1;			/* LDC, STC, VLDR, VSTM... */
+	}
 }
 
 /* A6.2 "16-bit Thumb instruction encoding". */
@@ -196,28 +485,55 @@ static void decode_thumb32(uint32_t hw1, uint32_t hw2, struct kisim_decoded *out
 	}
 }
 
-int kisim_decode(const uint8_t *code, uint32_t size, uint64_t mode, struct kisim_decoded *out)
+int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
+		 struct kisim_decoded *out)
 {
 	uint32_t hw1, it;
 
-	*out = (struct kisim_decoded){ .base = KISIM_REG_NONE, .index = KISIM_REG_NONE };
+	*out = (struct kisim_decoded){ .at = KISIM_NO_ADDRESS };
 	if (size < 2 || (!(mode & CPSR_T) && size < 4))
 		return 0;
 	hw1 = code[0] | code[1] << 8;
 	if (!(mode & CPSR_T)) {
-		decode_arm(hw1 | (uint32_t)(code[2] | code[3] << 8) << 16, out);
+		decode_arm(hw1 | (uint32_t)(code[2] | code[3] << 8) << 16, addr, out);
 		return 0;
 	}
 	if ((hw1 & 0xe000) == 0xe000 && (hw1 & 0x1800)) {	/* 32-bit: 111 op1 != 00 */
 		if (size < 4)
 			return 0;
 		decode_thumb32(hw1, code[2] | code[3] << 8, out);
+		thumb32_accesses(hw1, code[2] | code[3] << 8, addr, out);
 	} else {
 		decode_thumb16(hw1, out);
+		thumb16_accesses(hw1, addr + 4, out);
 	}
 	/* In an IT block (A2.5.2 ITSTATE: IT[3:0] != 0), IT[7:4] is the condition. */
 	it = ((mode >> 8) & 0xfc) | ((mode >> 25) & 3);
-	if ((it & 15) && (it >> 4) != COND_AL)
+	if ((it & 15) && (it >> 4) != COND_AL) {
 		conditional(out);
+		if (out->accesses) {
+			out->cond = (uint8_t)(COND_SET | it >> 4);
+			out->cond_reg = REG_CPSR;
+		}
+	}
 	return 0;
+}
+
+/* Whether `cond` (COND_SET | A8.3's cond) passes under the CPSR `cpsr`. */
+int kisim_condition(uint8_t cond, uint64_t cpsr)
+{
+	int n = (cpsr >> 31) & 1, z = (cpsr >> 30) & 1, c = (cpsr >> 29) & 1;
+	int v = (cpsr >> 28) & 1, holds;
+
+	switch ((cond >> 1) & 7) {
+	case 0: holds = z; break;			/* EQ, NE */
+	case 1: holds = c; break;			/* CS, CC */
+	case 2: holds = n; break;			/* MI, PL */
+	case 3: holds = v; break;			/* VS, VC */
+	case 4: holds = c && !z; break;			/* HI, LS */
+	case 5: holds = n == v; break;			/* GE, LT */
+	case 6: holds = n == v && !z; break;		/* GT, LE */
+	default: return 1;				/* AL */
+	}
+	return cond & 1 ? !holds : holds;
 }

@@ -165,7 +165,11 @@ ARCH = Arch(
     imv_sign_extends=True,               # li rD, SIMM: the 16-bit field is signed
     clock=CORE.clock,
     core=CORE,
-    decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=tuple(f"r{n}" for n in range(32))),
+    decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=tuple(f"r{n}" for n in range(32)), accesses=True,
+                    # QEMU 5's helper_lmw/helper_stmw (target/ppc/mem_helper.c) find the
+                    # words in RAM with probe_contiguous() and copy them through the host
+                    # pointer, so Unicorn 2.1's memory hooks never see them.
+                    unhooked=("lmw", "stmw")),
     cc_target="powerpc-linux-musl",
     # No FPU instructions: the guest never sets MSR[FP].
     cc_flags=("-mcpu=ppc-hard_float",),

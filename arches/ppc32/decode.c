@@ -6,6 +6,13 @@
  * Power ISA Book I §2.4 "Branch Instructions", Book II "Cache Management
  * Instructions" (dcbi: the 32-bit PowerPC PEM), and for what synchronizes
  * the PEM / G2 core RM §3.2.2.4 "Synchronization" (the MPC7450's family).
+ *
+ * Data accesses (Decoder.accesses) after Book I §3.3.2-3.3.7 "Fixed-Point
+ * Load and Store Instructions" and §4.6 for the floating-point ones: EA =
+ * (rA|0) + d or (rA|0) + rB, rA itself in the update forms; lmw and stmw
+ * one word per register, lwarx a load and stwcx. the compare-and-exchange
+ * QEMU makes of it (a load, then a store). The string instructions, dcbz
+ * and eciwx/ecowx are not described (counted as unmodeled).
  */
 #include "decode.h"
 
@@ -33,6 +40,81 @@
 
 #define LK		1u	/* bit 31: set the link register */
 
+/* D-form loads and stores: opcodes 32 (lwz) to 55 (stfdu), by opcode - 32. */
+static const struct { uint8_t op, size; } d_form[24] = {
+	{ KISIM_LOAD, 4 }, { KISIM_LOAD, 4 }, { KISIM_LOAD, 1 }, { KISIM_LOAD, 1 },	/* lwz lwzu lbz lbzu */
+	{ KISIM_STORE, 4 }, { KISIM_STORE, 4 }, { KISIM_STORE, 1 }, { KISIM_STORE, 1 },	/* stw stwu stb stbu */
+	{ KISIM_LOAD, 2 }, { KISIM_LOAD, 2 }, { KISIM_LOAD, 2 }, { KISIM_LOAD, 2 },	/* lhz lhzu lha lhau */
+	{ KISIM_STORE, 2 }, { KISIM_STORE, 2 }, { KISIM_LOAD, 4 }, { KISIM_STORE, 4 },	/* sth sthu lmw stmw */
+	{ KISIM_LOAD, 4 }, { KISIM_LOAD, 4 }, { KISIM_LOAD, 8 }, { KISIM_LOAD, 8 },	/* lfs lfsu lfd lfdu */
+	{ KISIM_STORE, 4 }, { KISIM_STORE, 4 }, { KISIM_STORE, 8 }, { KISIM_STORE, 8 },	/* stfs ... stfdu */
+};
+
+#define OP_LMW		46
+#define OP_STMW		47
+
+/* EA = (rA|0) + d, or + rB (index >= 0); rA itself in an update form. */
+static struct kisim_address effective(uint32_t insn, int64_t d, int index)
+{
+	int ra = (insn >> 16) & 31;
+
+	return (struct kisim_address){ .base = ra ? (int8_t)ra : KISIM_REG_NONE,
+				       .index = (int8_t)index, .scale = 1, .disp = d };
+}
+
+/* Opcodes 32-55: the D-form loads and stores (update forms alike: rA is read first). */
+static void d_form_access(uint32_t insn, struct kisim_decoded *out)
+{
+	unsigned int opcode = insn >> 26;
+	uint8_t count = opcode == OP_LMW || opcode == OP_STMW ? 32 - ((insn >> 21) & 31) : 1;
+
+	kisim_access(out, d_form[opcode - 32].op, d_form[opcode - 32].size, count,
+	       effective(insn, (int16_t)(insn & 0xffff), KISIM_REG_NONE));
+}
+
+/* Opcode 31's indexed loads and stores: EA = (rA|0) + rB. */
+static void x_form_access(uint32_t insn, struct kisim_decoded *out)
+{
+	struct kisim_address at = effective(insn, 0, (insn >> 11) & 31);
+
+	switch ((insn >> 1) & 0x3ff) {
+	case 23: case 55: case 20: case 534:	/* lwzx lwzux lwarx lwbrx */
+	case 535: case 567:			/* lfsx lfsux */
+		kisim_access(out, KISIM_LOAD, 4, 1, at);
+		break;
+	case 87: case 119:			/* lbzx lbzux */
+		kisim_access(out, KISIM_LOAD, 1, 1, at);
+		break;
+	case 279: case 311: case 343: case 375: case 790:	/* lhzx lhzux lhax lhaux lhbrx */
+		kisim_access(out, KISIM_LOAD, 2, 1, at);
+		break;
+	case 599: case 631:			/* lfdx lfdux */
+		kisim_access(out, KISIM_LOAD, 8, 1, at);
+		break;
+	case 151: case 183: case 662:		/* stwx stwux stwbrx */
+	case 663: case 695: case 983:		/* stfsx stfsux stfiwx */
+		kisim_access(out, KISIM_STORE, 4, 1, at);
+		break;
+	case 215: case 247:			/* stbx stbux */
+		kisim_access(out, KISIM_STORE, 1, 1, at);
+		break;
+	case 407: case 439: case 918:		/* sthx sthux sthbrx */
+		kisim_access(out, KISIM_STORE, 2, 1, at);
+		break;
+	case 727: case 759:			/* stfdx stfdux */
+		kisim_access(out, KISIM_STORE, 8, 1, at);
+		break;
+	case 150:				/* stwcx.: compare-and-exchange */
+		kisim_access(out, KISIM_LOAD, 4, 1, at);
+		kisim_access(out, KISIM_STORE, 4, 1, at);
+		break;
+	case 533: case 597: case 661: case 725:	/* lswx lswi stswx stswi */
+	case 1014: case 310: case 438:		/* dcbz eciwx ecowx */
+		out->unmodeled = 1;
+		break;
+	}
+}
+
 /* BO (bits 6:10) with 1z1zz: branch always, no CTR decrement (Book I §2.4) */
 static int bo_always(uint32_t insn)
 {
@@ -56,9 +138,9 @@ static void cacheop(uint32_t insn, uint8_t op, struct kisim_decoded *out)
 
 	out->kind = KISIM_CACHEOP;
 	out->cacheop = op;
-	out->base = ra ? ra : KISIM_REG_NONE;
-	out->index = (insn >> 11) & 31;
-	out->scale = 1;
+	out->at.base = ra ? ra : KISIM_REG_NONE;
+	out->at.index = (insn >> 11) & 31;
+	out->at.scale = 1;
 }
 
 static void decode_x(uint32_t insn, struct kisim_decoded *out)
@@ -86,12 +168,14 @@ static void decode_x(uint32_t insn, struct kisim_decoded *out)
 	}	/* eieio, dcbt, dcbtst, dcbz: plain */
 }
 
-int kisim_decode(const uint8_t *code, uint32_t size, uint64_t mode, struct kisim_decoded *out)
+int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
+		 struct kisim_decoded *out)
 {
 	uint32_t insn;
 
+	(void)addr;
 	(void)mode;
-	*out = (struct kisim_decoded){ .base = KISIM_REG_NONE, .index = KISIM_REG_NONE };
+	*out = (struct kisim_decoded){ .at = KISIM_NO_ADDRESS };
 	if (size < 4)
 		return 0;
 	insn = (uint32_t)code[0] << 24 | code[1] << 16 | code[2] << 8 | code[3];
@@ -127,6 +211,11 @@ int kisim_decode(const uint8_t *code, uint32_t size, uint64_t mode, struct kisim
 		break;
 	case OP_X:
 		decode_x(insn, out);
+		x_form_access(insn, out);
+		break;
+	default:
+		if (insn >> 26 >= 32 && insn >> 26 <= 55)
+			d_form_access(insn, out);
 		break;
 	}
 	return 0;

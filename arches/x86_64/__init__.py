@@ -285,7 +285,7 @@ ARCH = Arch(
     poke_breakpoint=INT3,
     clock=CORE.clock,
     core=CORE,
-    decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")),
+    decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"), accesses=True),
     cc_target="x86_64-linux-musl",
     # Kernel code model: no red zone, no SSE/MMX state, no CET endbr.
     cc_flags=("-mno-red-zone", "-mcmodel=small", "-mno-sse", "-mno-sse2", "-mno-mmx",

@@ -6,6 +6,17 @@
  * Intel SDM vol. 2, chapter 2 ("Instruction Format") and appendix A
  * ("Opcode Map"). Serializing instructions are those of the SDM vol. 3
  * §8.3 "Serializing Instructions".
+ *
+ * Data accesses (Decoder.accesses) follow each opcode's operands in the
+ * SDM vol. 2 instruction pages, as QEMU performs them (Unicorn 2.1's
+ * target/i386/translate.c): a read-modify-write loads, then stores; an
+ * exchange or compare-and-exchange (locked or not) loads, then stores;
+ * push, call and the string instructions address through rsp, rsi and rdi;
+ * a rep-prefixed string instruction makes one element's accesses per
+ * execution of its code hook (QEMU runs each iteration as one), none once
+ * rcx is 0. Accesses through fs or gs, a 67 prefix, or in instructions
+ * outside the integer set (x87, SSE, far transfers, enter, iret, the
+ * descriptor tables) are not described (counted as unmodeled).
  */
 #include "decode.h"
 
@@ -52,6 +63,22 @@ static int legacy_prefix(int b)
 #define REX_B	0x1
 #define REX_X	0x2
 #define REX_R	0x4
+#define REX_W	0x8
+
+#define REG_RCX	1		/* Decoder.regs numbering (SDM vol. 2 table 2-2) */
+#define REG_RSP	4
+#define REG_RBP	5
+#define REG_RSI	6
+#define REG_RDI	7
+#define COND_RCX 1		/* struct kisim_decoded's cond: rcx != 0 (a rep prefix) */
+
+/* What the prefixes said (§2.1.1, §2.2.1). */
+struct prefixes {
+	int rex;
+	int opsize;		/* 66 */
+	int rep;		/* f2, f3 */
+	int unmodeled;		/* fs, gs or 67: an address the model does not compute */
+};
 
 /*
  * The memory operand of ModRM `modrm` (mod != 3), SDM vol. 2 §2.2.1.2-6
@@ -59,7 +86,7 @@ static int legacy_prefix(int b)
  * Fills `out` and returns 1, or returns 0 if the bytes run out. The 67
  * prefix's 32-bit truncation is not modeled.
  */
-static int memory_operand(struct cursor *c, int modrm, int rex, struct kisim_decoded *out)
+static int memory_operand(struct cursor *c, int modrm, int rex, struct kisim_address *out)
 {
 	int mod = modrm >> 6, rm = modrm & 7, sib = 0;
 	int base = rm | (rex & REX_B ? 8 : 0), index = KISIM_REG_NONE, scale = 1;
@@ -86,10 +113,8 @@ static int memory_operand(struct cursor *c, int modrm, int rex, struct kisim_dec
 	} else if (mod == 1 && !disp(c, 1, &d)) {
 		return 0;
 	}
-	out->base = base;
-	out->index = index;
-	out->scale = scale;
-	out->disp = d;
+	*out = (struct kisim_address){ .base = (int8_t)base, .index = (int8_t)index,
+				       .scale = scale, .disp = d };
 	return 1;
 }
 
@@ -157,7 +182,7 @@ static void two_byte(struct cursor *c, int rex, int opsize, struct kisim_decoded
 		break;
 	case 0xae:
 		cacheop = group15(modrm, opsize);
-		if (cacheop != KISIM_OP_NONE && memory_operand(c, modrm, rex, out)) {
+		if (cacheop != KISIM_OP_NONE && memory_operand(c, modrm, rex, &out->at)) {
 			out->kind = KISIM_CACHEOP;
 			out->cacheop = cacheop;
 		}
@@ -165,25 +190,339 @@ static void two_byte(struct cursor *c, int rex, int opsize, struct kisim_decoded
 	}
 }
 
-int kisim_decode(const uint8_t *code, uint32_t size, uint64_t mode, struct kisim_decoded *out)
-{
-	struct cursor c = { code, size, 0 };
-	int b, rex = 0, opsize = 0, modrm;
+/* ---- data accesses ---- */
 
+enum { LD = 1, ST = 2, RMW = LD | ST };	/* how an operand is accessed */
+
+static void accesses(struct kisim_decoded *out, int how, uint8_t size, struct kisim_address at)
+{
+	if (how & LD)
+		kisim_access(out, KISIM_LOAD, size, 1, at);
+	if (how & ST)
+		kisim_access(out, KISIM_STORE, size, 1, at);
+}
+
+static struct kisim_address at_reg(int reg, int64_t disp)
+{
+	return (struct kisim_address){ .base = (int8_t)reg, .index = KISIM_REG_NONE, .scale = 1,
+				       .disp = disp };
+}
+
+/* An operand of size v (§3.1.1.3): REX.W 8 bytes, 66 2, else 4. */
+static uint8_t v_size(const struct prefixes *p)
+{
+	return p->rex & REX_W ? 8 : p->opsize ? 2 : 4;
+}
+
+/* A push or pop: 8 bytes, 2 with 66 (§3.1.1.3 "64-bit mode" stack operations). */
+static uint8_t stack_size(const struct prefixes *p)
+{
+	return p->opsize ? 2 : 8;
+}
+
+static void push(struct kisim_decoded *out, uint8_t size)
+{
+	kisim_access(out, KISIM_STORE, size, 1, at_reg(REG_RSP, -(int64_t)size));
+}
+
+static void pop(struct kisim_decoded *out, uint8_t size)
+{
+	kisim_access(out, KISIM_LOAD, size, 1, at_reg(REG_RSP, 0));
+}
+
+/* The ModRM r/m operand's accesses: `how`, of `size` bytes, if it is memory. */
+static void rm_access(struct cursor *c, const struct prefixes *p, int modrm, int how,
+		      uint8_t size, struct kisim_decoded *out)
+{
+	struct kisim_address at;
+
+	if (modrm < 0 || (modrm >> 6) == 3)
+		return;
+	if (p->unmodeled || !how)
+		out->unmodeled = 1;
+	else if (memory_operand(c, modrm, p->rex, &at))
+		accesses(out, how, size, at);
+}
+
+/*
+ * String instructions (movs, cmps, stos, lods, scas): one element at rsi
+ * and/or rdi, in QEMU's order; with a rep prefix only while rcx != 0.
+ */
+static void string_access(int op, const struct prefixes *p, struct kisim_decoded *out)
+{
+	uint8_t size = op & 1 ? v_size(p) : 1;
+
+	if (p->unmodeled) {
+		out->unmodeled = 1;
+		return;
+	}
+	switch (op & ~1) {
+	case 0xa4:				/* movs: load [rsi], store [rdi] */
+		kisim_access(out, KISIM_LOAD, size, 1, at_reg(REG_RSI, 0));
+		kisim_access(out, KISIM_STORE, size, 1, at_reg(REG_RDI, 0));
+		break;
+	case 0xa6:				/* cmps: [rdi], then [rsi] */
+		kisim_access(out, KISIM_LOAD, size, 1, at_reg(REG_RDI, 0));
+		kisim_access(out, KISIM_LOAD, size, 1, at_reg(REG_RSI, 0));
+		break;
+	case 0xaa:				/* stos */
+		kisim_access(out, KISIM_STORE, size, 1, at_reg(REG_RDI, 0));
+		break;
+	case 0xac:				/* lods */
+		kisim_access(out, KISIM_LOAD, size, 1, at_reg(REG_RSI, 0));
+		break;
+	case 0xae:				/* scas */
+		kisim_access(out, KISIM_LOAD, size, 1, at_reg(REG_RDI, 0));
+		break;
+	}
+	if (p->rep) {
+		out->cond = COND_RCX;
+		out->cond_reg = REG_RCX;
+	}
+}
+
+/* group 3 (f6, f7): test reads, not and neg modify, mul and div read (table A-6). */
+static int group3(int reg)
+{
+	return reg == 2 || reg == 3 ? RMW : LD;
+}
+
+/* One-byte opcodes with a memory access (SDM vol. 2 table A-2). */
+static void one_byte_accesses(struct cursor *c, const struct prefixes *p, int op,
+			      struct kisim_decoded *out)
+{
+	uint8_t v = v_size(p);
+	int modrm, reg;
+
+	if (op < 0x40 && (op & 7) < 4) {	/* add, or, adc, sbb, and, sub, xor, cmp */
+		int how = (op & 7) >= 2 || (op & 0xf8) == 0x38 ? LD : RMW;
+
+		rm_access(c, p, next(c), how, op & 1 ? v : 1, out);
+		return;
+	}
+	if (op >= 0x50 && op <= 0x57) {
+		push(out, stack_size(p));
+		return;
+	}
+	if (op >= 0x58 && op <= 0x5f) {
+		pop(out, stack_size(p));
+		return;
+	}
+	switch (op) {
+	case 0x68: case 0x6a: case 0x9c:	/* push imm, pushf */
+		push(out, stack_size(p));
+		return;
+	case 0x9d:				/* popf */
+		pop(out, stack_size(p));
+		return;
+	case 0xe8:				/* call rel32 */
+		push(out, 8);
+		return;
+	case 0xc2: case 0xc3:			/* ret */
+		pop(out, 8);
+		return;
+	case 0xc9:				/* leave: rsp = rbp, then pop rbp */
+		kisim_access(out, KISIM_LOAD, stack_size(p), 1, at_reg(REG_RBP, 0));
+		return;
+	case 0xa0: case 0xa1: case 0xa2: case 0xa3: {	/* mov with a 64-bit moffs */
+		int64_t lo, hi;
+
+		if (p->unmodeled) {
+			out->unmodeled = 1;
+		} else if (disp(c, 4, &lo) && disp(c, 4, &hi)) {
+			struct kisim_address at = at_reg(KISIM_REG_NONE,
+							 (int64_t)((uint64_t)hi << 32 | (uint32_t)lo));
+
+			accesses(out, op & 2 ? ST : LD, op & 1 ? v : 1, at);
+		}
+		return;
+	}
+	case 0xa4: case 0xa5: case 0xa6: case 0xa7: case 0xaa: case 0xab:
+	case 0xac: case 0xad: case 0xae: case 0xaf:
+		string_access(op, p, out);
+		return;
+	case 0x6c: case 0x6d: case 0x6e: case 0x6f:	/* ins, outs */
+	case 0xc8: case 0xca: case 0xcb: case 0xcf:	/* enter, far ret, iret */
+	case 0xd7: case 0x62: case 0xc4: case 0xc5:	/* xlat, EVEX, VEX */
+		out->unmodeled = 1;
+		return;
+	}
+	modrm = next(c);
+	reg = (modrm >> 3) & 7;
+	switch (op) {
+	case 0x63:				/* movsxd */
+		rm_access(c, p, modrm, LD, p->opsize ? 2 : 4, out);
+		break;
+	case 0x69: case 0x6b: case 0x85:	/* imul, test */
+	case 0x8b:				/* mov Gv, Ev */
+		rm_access(c, p, modrm, LD, v, out);
+		break;
+	case 0x84: case 0x8a:			/* test, mov Gb, Eb */
+		rm_access(c, p, modrm, LD, 1, out);
+		break;
+	case 0x80: case 0x81: case 0x83:	/* group 1: cmp (/7) reads */
+		rm_access(c, p, modrm, reg == 7 ? LD : RMW, op == 0x80 ? 1 : v, out);
+		break;
+	case 0x86: case 0x87:			/* xchg */
+		rm_access(c, p, modrm, RMW, op & 1 ? v : 1, out);
+		break;
+	case 0x88: case 0x89:			/* mov Ev, Gv */
+		rm_access(c, p, modrm, ST, op & 1 ? v : 1, out);
+		break;
+	case 0x8c:				/* mov Ew, Sw */
+		rm_access(c, p, modrm, ST, 2, out);
+		break;
+	case 0x8e:				/* mov Sw, Ew */
+		rm_access(c, p, modrm, LD, 2, out);
+		break;
+	case 0x8f:				/* pop Ev: load [rsp], store the operand */
+		if (modrm >= 0 && (modrm >> 6) != 3)
+			pop(out, stack_size(p));
+		rm_access(c, p, modrm, ST, stack_size(p), out);
+		break;
+	case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:	/* group 2 */
+		rm_access(c, p, modrm, RMW, op & 1 ? v : 1, out);
+		break;
+	case 0xc6: case 0xc7:			/* mov Ev, imm */
+		rm_access(c, p, modrm, reg == 0 ? ST : 0, op & 1 ? v : 1, out);
+		break;
+	case 0xf6: case 0xf7:
+		rm_access(c, p, modrm, group3(reg), op & 1 ? v : 1, out);
+		break;
+	case 0xfe:				/* group 4: inc, dec */
+		rm_access(c, p, modrm, reg < 2 ? RMW : 0, 1, out);
+		break;
+	case 0xff:				/* group 5 (table A-6) */
+		switch (reg) {
+		case 0: case 1:			/* inc, dec */
+			rm_access(c, p, modrm, RMW, v, out);
+			break;
+		case 2: case 6:			/* call, push Ev: load it, then push */
+			rm_access(c, p, modrm, LD, 8, out);
+			push(out, 8);
+			break;
+		case 4:				/* jmp Ev */
+			rm_access(c, p, modrm, LD, 8, out);
+			break;
+		default:			/* far call, far jmp */
+			rm_access(c, p, modrm, 0, 8, out);
+			break;
+		}
+		break;
+	default:
+		if (op >= 0xd8 && op <= 0xdf)	/* x87 */
+			rm_access(c, p, modrm, 0, 0, out);
+		break;
+	}
+}
+
+/* Two-byte opcodes without a ModRM byte (table A-3), besides jcc rel32. */
+static int no_modrm(int op)
+{
+	switch (op) {
+	case 0x05: case 0x06: case 0x07: case 0x08: case 0x09: case 0x0b: case 0x0e:
+	case 0x30: case 0x31: case 0x32: case 0x33: case 0x34: case 0x35: case 0x37:
+	case 0x77: case 0xa0: case 0xa1: case 0xa2: case 0xa8: case 0xa9: case 0xaa:
+		return 1;
+	}
+	return (op >= 0x80 && op <= 0x8f) || (op >= 0xc8 && op <= 0xcf);
+}
+
+/* Two-byte opcodes 0f xx with a memory access (table A-3). */
+static void two_byte_accesses(struct cursor *c, const struct prefixes *p,
+			      struct kisim_decoded *out)
+{
+	int op = next(c), modrm, reg;
+	uint8_t v = v_size(p);
+
+	if (op < 0 || no_modrm(op))
+		return;
+	if (op == 0x38) {			/* 0f 38 f0/f1: movbe, crc32 (f2) */
+		int op3 = next(c);
+
+		modrm = next(c);
+		if (op3 == 0xf0 || op3 == 0xf1)
+			rm_access(c, p, modrm, p->rep || !(op3 & 1) ? LD : ST,
+				  op3 & 1 ? v : 1, out);
+		else
+			rm_access(c, p, modrm, 0, 0, out);
+		return;
+	}
+	modrm = next(c);
+	reg = (modrm >> 3) & 7;
+	if (op >= 0x40 && op <= 0x4f) {		/* cmovcc: loads whatever the condition */
+		rm_access(c, p, modrm, LD, v, out);
+		return;
+	}
+	if (op >= 0x90 && op <= 0x9f) {		/* setcc */
+		rm_access(c, p, modrm, ST, 1, out);
+		return;
+	}
+	switch (op) {
+	case 0x0d: case 0x18: case 0x19: case 0x1a: case 0x1b: case 0x1c: case 0x1d:
+	case 0x1e: case 0x1f:			/* prefetch, hint nops */
+	case 0x20: case 0x22: case 0x21: case 0x23:	/* mov to and from CRn, DRn */
+		break;
+	case 0xa4: case 0xa5: case 0xac: case 0xad:	/* shld, shrd */
+	case 0xb1: case 0xc1:			/* cmpxchg, xadd */
+		rm_access(c, p, modrm, RMW, v, out);
+		break;
+	case 0xb0: case 0xc0:
+		rm_access(c, p, modrm, RMW, 1, out);
+		break;
+	case 0xaf: case 0xb8: case 0xbc: case 0xbd:	/* imul, popcnt, bsf/tzcnt, bsr/lzcnt */
+		rm_access(c, p, modrm, LD, v, out);
+		break;
+	case 0xb6: case 0xbe:			/* movzx, movsx Gv, Eb */
+		rm_access(c, p, modrm, LD, 1, out);
+		break;
+	case 0xb7: case 0xbf:
+		rm_access(c, p, modrm, LD, 2, out);
+		break;
+	case 0xba:				/* group 8: bt reads; bts, btr, btc modify */
+		rm_access(c, p, modrm, reg == 4 ? LD : reg > 4 ? RMW : 0, v, out);
+		break;
+	case 0xae:				/* group 15: cache maintenance makes no access */
+		if (group15(modrm, p->opsize) == KISIM_OP_NONE)
+			rm_access(c, p, modrm, 0, 0, out);
+		break;
+	default:	/* bt Ev, Gv with its bit offset, cmpxchg8b, SSE, descriptor tables */
+		rm_access(c, p, modrm, 0, 0, out);
+		break;
+	}
+}
+
+int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
+		 struct kisim_decoded *out)
+{
+	struct cursor c = { code, size, 0 }, opcode;
+	struct prefixes p = { 0 };
+	int b, rex, opsize, modrm;
+
+	(void)addr;
 	(void)mode;
-	*out = (struct kisim_decoded){ .base = KISIM_REG_NONE, .index = KISIM_REG_NONE };
+	*out = (struct kisim_decoded){ .at = KISIM_NO_ADDRESS };
 
 	/* Prefixes; a REX counts only right before the opcode (§2.2.1). */
 	for (b = next(&c); b >= 0; b = next(&c)) {
 		if (legacy_prefix(b)) {
-			opsize |= b == 0x66;
-			rex = 0;
+			p.opsize |= b == 0x66;
+			p.rep |= b == 0xf2 || b == 0xf3;
+			p.unmodeled |= b == 0x64 || b == 0x65 || b == 0x67;
+			p.rex = 0;
 		} else if ((b & 0xf0) == 0x40) {
-			rex = b;
+			p.rex = b;
 		} else {
 			break;
 		}
 	}
+	rex = p.rex;
+	opsize = p.opsize;
+	opcode = c;
+	if (b == 0x0f)
+		two_byte_accesses(&opcode, &p, out);
+	else if (b >= 0)
+		one_byte_accesses(&opcode, &p, b, out);
 
 	/* One-byte opcodes (SDM vol. 2 table A-2). */
 	if ((b >= 0x70 && b <= 0x7f) || (b >= 0xe0 && b <= 0xe3)) {
@@ -231,4 +570,10 @@ int kisim_decode(const uint8_t *code, uint32_t size, uint64_t mode, struct kisim
 		break;
 	}
 	return 0;
+}
+
+/* A rep-prefixed string instruction makes its accesses while rcx != 0. */
+int kisim_condition(uint8_t cond, uint64_t rcx)
+{
+	return cond != COND_RCX || rcx != 0;
 }

@@ -40,21 +40,85 @@ enum kisim_cacheop {
 #define KISIM_REG_NONE	(-1)
 #define KISIM_REG_NEXT_PC (-2)	/* the address of the next instruction (x86 RIP-relative) */
 
-struct kisim_decoded {
-	uint8_t kind;		/* enum kisim_kind */
-	uint8_t cacheop;	/* enum kisim_cacheop, for KISIM_CACHEOP */
-	int8_t base;		/* KISIM_CACHEOP's address: base + index * scale + disp, */
-	int8_t index;		/* registers in the encoding's numbering (Decoder.regs), */
-	uint8_t scale;		/* KISIM_REG_NONE where absent */
-	uint8_t pad[3];
-	int64_t disp;
+enum kisim_shift {
+	KISIM_LSL = 0,		/* by scale alone */
+	KISIM_LSR,		/* the index shifted right, logically or arithmetically, */
+	KISIM_ASR,		/* in the arch's width, by `shift` (1..32) first */
 };
 
 /*
- * Classify the instruction of `size` bytes at `code` (memory order, as
- * executed). `mode` is the arch's Decoder.mode_reg at that address (0 when
- * it has none). Return 0 and fill `out`; a non-zero return means "plain".
+ * An effective address: base + shift(index) * scale + disp, wrapped to the
+ * arch's width.
  */
-int kisim_decode(const uint8_t *code, uint32_t size, uint64_t mode, struct kisim_decoded *out);
+struct kisim_address {
+	int8_t base;		/* registers in the encoding's numbering (Decoder.regs), */
+	int8_t index;		/* KISIM_REG_NONE where absent (reads as 0) */
+	uint8_t shift_type;	/* enum kisim_shift */
+	uint8_t shift;
+	int32_t scale;		/* negative where the index is subtracted (ARM U=0) */
+	int64_t disp;
+};
+
+#define KISIM_NO_ADDRESS ((struct kisim_address){ .base = KISIM_REG_NONE, .index = KISIM_REG_NONE })
+
+enum kisim_access_op {
+	KISIM_LOAD = 1,
+	KISIM_STORE,
+};
+
+/*
+ * A data access an instruction makes, as the emulator performs it: `count`
+ * accesses of `size` bytes at ascending addresses from `at` (LDM, STM, lmw:
+ * one per register, as Unicorn reports them).
+ */
+struct kisim_access {
+	struct kisim_address at;
+	uint8_t op;		/* enum kisim_access_op */
+	uint8_t size;
+	uint8_t count;
+	uint8_t pad[5];
+};
+
+#define KISIM_MAX_ACCESSES	2
+
+struct kisim_decoded {
+	uint8_t kind;		/* enum kisim_kind */
+	uint8_t cacheop;	/* enum kisim_cacheop, for KISIM_CACHEOP */
+	uint8_t accesses;	/* entries of access[], in the order the instruction makes them */
+	uint8_t cond;		/* they happen only if kisim_condition(cond, cond_reg); 0: always */
+	uint8_t unmodeled;	/* it accesses memory in a way access[] does not describe */
+	int8_t cond_reg;	/* the register cond reads, as the instruction executes */
+	uint8_t pad[2];
+	struct kisim_address at;	/* KISIM_CACHEOP's line */
+	struct kisim_access access[KISIM_MAX_ACCESSES];
+};
+
+/* Append an access to `out` (at most KISIM_MAX_ACCESSES: no instruction makes more). */
+static inline void kisim_access(struct kisim_decoded *out, uint8_t op, uint8_t size,
+				uint8_t count, struct kisim_address at)
+{
+	if (out->accesses < KISIM_MAX_ACCESSES)
+		out->access[out->accesses++] = (struct kisim_access){ .at = at, .op = op,
+								     .size = size, .count = count };
+}
+
+/*
+ * Classify the instruction of `size` bytes at `code` (memory order, as
+ * executed) at guest address `addr`. `mode` is the arch's Decoder.mode_reg
+ * at that address (0 when it has none). Return 0 and fill `out`; a
+ * non-zero return means "plain". A decoder whose Decoder.accesses is set
+ * describes every data access in `out->access` (PC-relative ones with an
+ * absolute `disp`); the others leave it empty and the model takes the
+ * accesses from Unicorn's memory hooks.
+ */
+int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
+		 struct kisim_decoded *out);
+
+/*
+ * Where decoded accesses can be conditional (struct kisim_decoded's cond),
+ * the decoder also defines whether `cond` passes when the register
+ * cond_reg holds `value`.
+ */
+int kisim_condition(uint8_t cond, uint64_t value);
 
 #endif

@@ -5,7 +5,11 @@
  * reports. Cycles are modeled, not measured (docs/timing.md).
  *
  * Each CPU's Unicorn calls kisim_timing_insn() for every instruction it
- * executes and kisim_timing_mem() for every data load and store. Stall
+ * executes. Its data loads and stores come from the arch's decoder, their
+ * addresses computed from the registers before the instruction runs, where
+ * the decoder describes them (Decoder.accesses); elsewhere Unicorn calls
+ * kisim_timing_mem() for each, which costs every guest access QEMU's fast
+ * path. Both give the same stream (tests/test_timing.py). Stall
  * cycles go straight into the CPU's event_cycles (sim/native's CpuState,
  * the double the clock reads), so the clock sees them at the instruction
  * that caused them, whichever clock path serves it. The counters
@@ -59,8 +63,9 @@
 enum { KT_FETCH = 0, KT_LOAD = 1, KT_STORE = 2 };
 
 typedef int (*reg_fn)(void *uc, int regid, void *value);
-typedef int (*decode_fn)(const uint8_t *code, uint32_t size, uint64_t mode,
+typedef int (*decode_fn)(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
 			 struct kisim_decoded *out);
+typedef int (*condition_fn)(uint8_t cond, uint64_t mode);
 
 /* ---- configuration, filled by sim/timing.py from the ReferenceCore ---- */
 
@@ -94,6 +99,9 @@ struct kt_config {
 	int32_t regs[32];		/* Unicorn ids of Decoder.regs */
 	uint64_t exclude_begin;		/* the machine's counting-loop page: not modeled */
 	uint64_t exclude_end;
+	uint64_t address_mask;		/* the arch's address width */
+	uint32_t decoded_accesses;	/* data accesses from the decoder, not Unicorn's hooks */
+	uint32_t pad;
 	uint64_t record_capacity;	/* accesses recorded for the oracle; 0: off */
 };
 
@@ -127,6 +135,7 @@ struct kt_stats {
 	uint64_t serializations;
 	uint64_t cache_ops;
 	uint64_t instructions;		/* executed outside the spin page */
+	uint64_t unmodeled;		/* of them, with data accesses the decoder cannot describe */
 	double fetch_cycles;		/* stall cycles, by cause */
 	double data_cycles;
 	double transfer_cycles;
@@ -151,6 +160,7 @@ struct kt_decode_slot {
 };
 
 struct kt_record {
+	uint64_t pc;			/* the instruction that made it */
 	uint64_t addr;
 	uint32_t size;
 	uint16_t cpu;
@@ -165,6 +175,7 @@ struct kt_cpu {
 	void *uc;
 	uint32_t index;
 	uint32_t pending;		/* kind of the branch awaiting its outcome */
+	uint64_t pc;			/* the instruction executing */
 	uint64_t pending_pc;
 	uint64_t pending_next;		/* its fall-through address */
 	uint64_t fetch_line;		/* the last I-line fetched, + 1 (0: none) */
@@ -185,6 +196,7 @@ struct kt_machine {
 	struct kt_config cfg;
 	reg_fn reg_read;
 	decode_fn decode;
+	condition_fn condition;
 	struct kisim_memory *memory;
 	struct kt_cache *cache[KT_MAX_LEVELS][KISIM_MAX_CPUS];	/* shared: one, at [k][0] */
 	uint32_t path[2][KT_MAX_LEVELS];	/* level indices of the I and D sides */
@@ -370,15 +382,18 @@ static void invalidate_others(struct kt_machine *m, uint32_t cpu, uint64_t addr)
 
 /* ---- accesses ---- */
 
-static void record(struct kt_machine *m, uint32_t cpu, uint32_t op, uint64_t addr, uint32_t size)
+static void record(struct kt_cpu *t, uint32_t op, uint64_t addr, uint32_t size)
 {
+	struct kt_machine *m = t->m;
+
 	if (!m->record)
 		return;
 	if (m->recorded == m->cfg.record_capacity) {
 		m->record_dropped++;
 		return;
 	}
-	m->record[m->recorded++] = (struct kt_record){ addr, size, (uint16_t)cpu, (uint16_t)op };
+	m->record[m->recorded++] = (struct kt_record){ t->pc, addr, size, (uint16_t)t->index,
+						       (uint16_t)op };
 }
 
 static double latency(const struct kt_machine *m, uint32_t served)
@@ -420,19 +435,14 @@ static inline void charge(struct kt_cpu *t, double cycles)
 	*t->event_cycles += cycles;
 }
 
-void kisim_timing_mem(void *uc, int type, uint64_t addr, int size, int64_t value, void *user)
+/* A load or store of `size` bytes at `addr`: each line it touches through the D side. */
+static void data_access(struct kt_cpu *t, bool store, uint64_t addr, uint32_t size)
 {
-	struct kt_cpu *t = user;
 	struct kt_machine *m = t->m;
 	uint32_t l1 = m->path[1][0], shift = m->cfg.level[l1].line_shift;
-	bool store = type == UC_MEM_WRITE;
 	double stall = 0;
 
-	(void)uc;
-	(void)value;
-	if (t->maintain.kind)
-		return;		/* QEMU's probe of the line (PowerPC dcbf, icbi): not an access */
-	record(m, t->index, store ? KT_STORE : KT_LOAD, addr, (uint32_t)size);
+	record(t, store ? KT_STORE : KT_LOAD, addr, size);
 	if (store)
 		t->stats.stores++;
 	else
@@ -440,6 +450,18 @@ void kisim_timing_mem(void *uc, int type, uint64_t addr, int size, int64_t value
 	for (uint64_t a = addr >> shift; a <= (addr + (uint64_t)size - 1) >> shift; a++)
 		stall += data_line(m, t->index, a << shift, store);
 	charge(t, stall);
+}
+
+/* Unicorn's memory hook, where the arch's decoder does not describe the accesses. */
+void kisim_timing_mem(void *uc, int type, uint64_t addr, int size, int64_t value, void *user)
+{
+	struct kt_cpu *t = user;
+
+	(void)uc;
+	(void)value;
+	if (t->maintain.kind)
+		return;		/* QEMU's probe of the line (PowerPC dcbf, icbi): not an access */
+	data_access(t, type == UC_MEM_WRITE, addr, (uint32_t)size);
 }
 
 /* Instruction fetch of [addr, addr + size): each new line through the I side. */
@@ -457,7 +479,7 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 			continue;
 		t->fetch_line = line + 1;
 		t->stats.fetches++;
-		record(m, t->index, KT_FETCH, line << shift, 1u << shift);
+		record(t, KT_FETCH, line << shift, 1u << shift);
 		served = side_load(m, t->index, 0, 0, line << shift);
 		if (served == l1)
 			continue;
@@ -508,11 +530,35 @@ static uint64_t operand(struct kt_cpu *t, int reg, uint64_t next_pc)
 	return value;
 }
 
+/* An index register's value shifted right as `a` says (by 1..32), in the arch's width. */
+static uint64_t shifted(const struct kt_machine *m, const struct kisim_address *a, uint64_t x)
+{
+	uint64_t mask = m->cfg.address_mask, sign = (mask >> 1) + 1;
+
+	x &= mask;
+	switch (a->shift_type) {
+	case KISIM_LSR:
+		return x >> a->shift;
+	case KISIM_ASR:
+		return (uint64_t)((int64_t)(x & sign ? x | ~mask : x) >> a->shift);
+	default:
+		return x;
+	}
+}
+
+/* The address `a` names, with the registers as they are now (before the instruction). */
+static uint64_t effective(struct kt_cpu *t, const struct kisim_address *a, uint64_t next_pc)
+{
+	uint64_t index = shifted(t->m, a, operand(t, a->index, next_pc));
+
+	return (operand(t, a->base, next_pc) + index * (uint64_t)(int64_t)a->scale
+		+ (uint64_t)a->disp) & t->m->cfg.address_mask;
+}
+
 static void cache_op(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t next_pc)
 {
 	struct kt_machine *m = t->m;
-	uint64_t addr = operand(t, d->base, next_pc) + operand(t, d->index, next_pc) * d->scale
-			+ (uint64_t)d->disp;
+	uint64_t addr = effective(t, &d->at, next_pc);
 
 	t->stats.cache_ops++;
 	t->stats.cache_op_cycles += m->cfg.cache_op;
@@ -688,8 +734,7 @@ static inline uint64_t head_of(const uint8_t *code, uint32_t size)
 
 static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
 {
-	static const struct kisim_decoded plain = { .base = KISIM_REG_NONE,
-						    .index = KISIM_REG_NONE };
+	static const struct kisim_decoded plain = { .at = KISIM_NO_ADDRESS };
 	struct kt_machine *m = t->m;
 	struct kt_decode_slot *s = &m->decoded[(addr ^ (addr >> 14)) & (KT_DECODE_SLOTS - 1)];
 	const uint8_t *code = text_at(t, addr, size);
@@ -706,9 +751,34 @@ static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint
 	s->size = size;
 	s->head = head;
 	s->d = plain;
-	if (m->decode(code, size, mode, &s->d))
+	if (m->decode(code, size, addr, mode, &s->d))
 		s->d = plain;
 	return &s->d;
+}
+
+/*
+ * The data accesses the decoder describes, made as the instruction executes
+ * (Decoder.accesses): the registers are read before it runs, so a base it
+ * updates counts with its old value, as the address does.
+ */
+static void decoded_accesses(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t next_pc)
+{
+	struct kt_machine *m = t->m;
+
+	if (d->unmodeled)
+		t->stats.unmodeled++;
+	if (!d->accesses)
+		return;
+	if (d->cond && m->condition && !m->condition(d->cond, operand(t, d->cond_reg, next_pc)))
+		return;
+	for (uint32_t i = 0; i < d->accesses; i++) {
+		const struct kisim_access *a = &d->access[i];
+		uint64_t addr = effective(t, &a->at, next_pc);
+
+		for (uint32_t n = 0; n < a->count; n++)
+			data_access(t, a->op == KISIM_STORE,
+				    (addr + (uint64_t)n * a->size) & m->cfg.address_mask, a->size);
+	}
 }
 
 /*
@@ -730,6 +800,7 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 	if (t->pending)
 		resolve(t, addr);
 	t->stats.instructions++;
+	t->pc = addr;
 	fetch(t, addr, size);
 	d = decoded(t, addr, size);
 	switch (d->kind) {
@@ -751,6 +822,8 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 		t->pending_next = addr + size;
 		break;
 	}
+	if (t->m->cfg.decoded_accesses)
+		decoded_accesses(t, d, addr + size);
 }
 
 /* ---- the machine's side: set up, text written, CPUs synced ---- */
@@ -797,7 +870,7 @@ static bool config_ok(const struct kt_config *cfg)
 
 /* A machine's model, or NULL if `cfg` is inconsistent or memory runs out. */
 struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_memory *memory,
-				     void *reg_read, void *decode)
+				     void *reg_read, void *decode, void *condition)
 {
 	struct kt_machine *m;
 
@@ -810,6 +883,7 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 	m->memory = memory;
 	m->reg_read = (reg_fn)reg_read;
 	m->decode = (decode_fn)decode;
+	m->condition = (condition_fn)condition;
 	for (uint32_t k = 0; k < cfg->levels; k++) {
 		const struct kt_level_config *l = &cfg->level[k];
 		uint32_t n = l->shared ? 1 : cfg->cpus;
