@@ -242,6 +242,7 @@ class Cpu:
         self.uc = unicorn.Uc(*self.arch.uc_mode)
         use_virtual_tlb(self.uc)                 # stores on QEMU's fast path
         self._regs = _RegisterFile(self.uc, self.arch)
+        self._emulating = signals.emulating(self.uc)
         # None: one instruction set, so a CPU goes on at its PC (every slice asks)
         self._resume = None if self.arch.resume_address is same_address \
             else self.arch.resume_address
@@ -540,7 +541,7 @@ class Cpu:
             state.instructions = self.instructions       # the hook's base for this slice
         if armed != self._armed:
             state.armed = self._armed = armed
-        with signals.emulating(self.uc):     # a signal is raised here, after the slice
+        with self._emulating:                # a signal is raised here, after the slice
             try:
                 self.uc.emu_start(self.resume_address(self.pc), UNTIL_NEVER, count=budget)
             except unicorn.UcError as err:

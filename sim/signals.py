@@ -31,16 +31,17 @@ _MAIN = threading.main_thread().ident   # signal handlers only run in the main t
 class emulating:
     """``with emulating(uc):`` runs a slice of ``uc`` (its ``emu_start``) at a signal
     boundary: a pending signal is raised before it starts and, when the outermost
-    slice ends, in place of whatever the slice raised. A class, not a generator:
-    it wraps every slice of every run."""
+    slice ends, in place of whatever the slice raised. A class, not a generator,
+    and reusable (one per CPU, made once): it wraps every slice of every run."""
 
     __slots__ = ("uc", "main")
 
     def __init__(self, uc: unicorn.Uc) -> None:
         self.uc = uc
-        self.main = threading.get_ident() == _MAIN
+        self.main = False
 
     def __enter__(self) -> None:
+        self.main = threading.get_ident() == _MAIN
         if self.main:
             if _pending:
                 raise _pending[0]
