@@ -243,6 +243,7 @@ class Cpu:
         use_virtual_tlb(self.uc)                 # stores on QEMU's fast path
         self._regs = _RegisterFile(self.uc, self.arch)
         self._emulating = signals.emulating(self.uc)
+        self._pc = self.arch.pc
         # None: one instruction set, so a CPU goes on at its PC (every slice asks)
         self._resume = None if self.arch.resume_address is same_address \
             else self.arch.resume_address
@@ -356,7 +357,7 @@ class Cpu:
     def resume_address(self, pc: int) -> int:
         """Where Unicorn goes on at ``pc`` in this CPU's current instruction set
         (:attr:`Arch.resume_address`: ARM Thumb state is bit 0)."""
-        return pc if self._resume is None else self._resume(pc, self.reg)
+        return pc if self._resume is None else self._resume(pc, self._regs.read)
 
     def arg(self, n: int) -> int:
         return self.reg(self.arch.args[n])
@@ -543,7 +544,8 @@ class Cpu:
             state.armed = self._armed = armed
         with self._emulating:                # a signal is raised here, after the slice
             try:
-                self.uc.emu_start(self.resume_address(self.pc), UNTIL_NEVER, count=budget)
+                self.uc.emu_start(self.resume_address(self._regs.read(self._pc)), UNTIL_NEVER,
+                                  count=budget)
             except unicorn.UcError as err:
                 if self._error is None:
                     self._error = machine.fault(self, _uc_reason(err))
