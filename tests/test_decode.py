@@ -385,6 +385,7 @@ ACCESS_CASES = [
     ("x86_64", "call qword ptr [rax]", 0,
      [(L, 8, 1, 0, NONE, 0, 0), (S, 8, 1, RSP, NONE, 0, -8)], 0, 0),
     ("x86_64", "leave", 0, [(L, 8, 1, RBP, NONE, 0, 0)], 0, 0),
+    ("x86_64", "push gs", 0, [(S, 8, 1, RSP, NONE, 0, -8)], 0, 0),
     ("x86_64", "movsb byte ptr [rdi], byte ptr [rsi]", 0,
      [(L, 1, 1, RSI, NONE, 0, 0), (S, 1, 1, RDI, NONE, 0, 0)], 0, 0),
     ("x86_64", "rep stosq qword ptr [rdi], rax", 0, [(S, 8, 1, RDI, NONE, 0, 0)], 1, 0),

@@ -435,6 +435,14 @@ static void two_byte_accesses(struct cursor *c, const struct prefixes *p,
 	int op = next(c), modrm, reg;
 	uint8_t v = v_size(p);
 
+	if (op == 0xa0 || op == 0xa8) {		/* push fs, push gs */
+		push(out, stack_size(p));
+		return;
+	}
+	if (op == 0xa1 || op == 0xa9) {		/* pop fs, pop gs */
+		pop(out, stack_size(p));
+		return;
+	}
 	if (op < 0 || no_modrm(op))
 		return;
 	if (op == 0x38) {			/* 0f 38 f0/f1: movbe, crc32 (f2) */
