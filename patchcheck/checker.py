@@ -19,7 +19,10 @@ A code hook on the loop's text checks what each CPU executes *from its own
 fetch view*. A finding is one of:
 
 - ``torn``: a CPU fetched a site instruction that is neither the old one,
-  the new one nor the breakpoint (a mix of their bytes);
+  the new one nor the breakpoint (a mix of their bytes), or, once the
+  protocol has stored outside the sites, fetched any other instruction of
+  the loop (a callee, a detour, a site's neighbour) with bytes the
+  program does not have there;
 - ``wild branch``: a CPU executed at an address that is no instruction
   boundary of the old or new code, left a site for anywhere but where its
   old or new form goes (a call must also leave the right return address),
@@ -130,6 +133,7 @@ class InterleavingPort(MachinePort):
         self._interleave()
         super().write_text(addr, data)          # refuses a store without the text lock
         self.checker.views.store(addr, data)
+        self.checker.stored(addr, len(data))
         self._interleave()
 
     def sync_cpu(self, index: int) -> None:
@@ -194,6 +198,7 @@ class PatchChecker:
         self._allowed: dict[int, frozenset[str]] = {}
         self._pending: list[tuple[Site, frozenset[str], str] | None] = [None] * cpus
         self._dead = [False] * cpus
+        self._foreign = False        # this seed's protocol stored outside the sites
         for cpu in self.machine.cpus:
             cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index,
                             BASE, self.code_end - 1)
@@ -281,6 +286,11 @@ class PatchChecker:
                 return
             self._pending[cpu] = (site, self._allowed[addr], self.phase)
             return
+        elif self._foreign and self.views.read(cpu, addr, size) != \
+                self.text[addr - BASE:addr - BASE + size]:
+            self._report(cpu, addr, self._disasm(cpu, addr, size), "torn",
+                         "fetched bytes that neither the old nor the new program has at "
+                         "this instruction outside the sites")
         elif addr != BASE or uc.reg_read(self._sp_reg) == self._sp0[cpu]:
             return
         else:
@@ -289,6 +299,14 @@ class PatchChecker:
                          f"{uc.reg_read(self._sp_reg):#x}, not {self._sp0[cpu]:#x}: "
                          "a site left the stack unbalanced")
         uc.emu_stop()
+
+    def stored(self, addr: int, size: int) -> None:
+        """The protocol stored ``[addr, addr + size)``: past the sites' patches, every
+        instruction a CPU executes is checked byte for byte from then on."""
+        for a in range(addr, addr + size):
+            if not any(s.addr <= a < s.addr + s.length for s in self.sites):
+                self._foreign = True
+                return
 
     def _unpredictable(self, cpu: int, addr: int, size: int) -> bool:
         why = unpredictable(self.arch, self.views, cpu, addr, size)
@@ -393,6 +411,7 @@ class PatchChecker:
             cpu.halted = False
         self._pending = [None] * len(m.cpus)
         self._dead = [False] * len(m.cpus)
+        self._foreign = False
         self.findings = []
 
     def _set_phase(self, op: str, stage: str) -> None:
