@@ -222,6 +222,11 @@ class _Run:
             self.views.drift(i, self.rng)
             self.machine.step(i, self.rng.randint(1, STEP_RUN))
 
+    def stored(self, addr: int, size: int) -> None:
+        """A protocol store. The kernel run checks what its hooked sites fetch
+        (:meth:`_on_site`); a store elsewhere in the kernel's text is not checked
+        byte for byte here, as it is in the loop of :mod:`patchcheck.checker`."""
+
     def drift_all(self) -> None:
         for cpu in self.machine.cpus:
             self.views.drift(cpu.index, self.rng)
