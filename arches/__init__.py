@@ -28,7 +28,8 @@ def check_arch(module: ModuleType) -> Arch:
     if not isinstance(arch, Arch):
         raise ArchDefinitionError(f"arch package {module.__name__}: ARCH is "
                                   f"{type(arch).__name__}, not arches.base.Arch")
-    check_ops(arch.name, arch.ops)
+    for each in (arch, *arch.variants.values()):
+        check_ops(f"{each.name}{' ' + each.variant if each.variant else ''}", each.ops)
     for name, value in (("elf_machine", arch.elf_machine),):
         if not isinstance(value, str) or not value:
             raise ArchDefinitionError(f"arch {arch.name!r}: {name} must be a non-empty str")

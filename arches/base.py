@@ -160,6 +160,7 @@ class SpinLoop:
 
     code: bytes
     counter: str
+    isa: int = 0          # address bits that start it in its instruction set (ARM Thumb: 1)
 
 
 RegisterReader = Callable[[str], int]
@@ -249,6 +250,20 @@ class Arch:
     # execution of instructions"). None: no such rule beyond the fetch
     # model's pieces (x86: SDM vol. 3A 8.1.3 is modeled byte by byte).
     cmodx_safe: Callable[[bytes, bytes], bool] | None = None
+    # Low bits of a function symbol's value that name its instruction set,
+    # not its address (ELF for the ARM Architecture 5.5.3: bit 0 set for a
+    # Thumb function); cleared wherever a symbol becomes an address.
+    isa_bits: int = 0
+    # Kconfig symbol -> the arch as a kernel built with it runs (ARM
+    # THUMB2_KERNEL: Thumb-2 encodings, traps and hooks), same name.
+    variants: Mapping[str, "Arch"] = field(default_factory=dict)
+    # The Kconfig symbol this arch is the variant for; "" for the base arch.
+    variant: str = ""
+
+    def for_config(self, config: Mapping[str, str]) -> "Arch":
+        """The arch a kernel built from ``config`` runs on (:attr:`variants`)."""
+        chosen = [v for symbol, v in self.variants.items() if config.get(symbol) == "y"]
+        return chosen[0] if chosen else self
 
     @property
     def capabilities(self) -> tuple[str, ...]:

@@ -99,6 +99,12 @@ class Build:
     info: dict = field(default_factory=dict)  # build.json
 
     @property
+    def spec(self) -> Arch:
+        """The arch this kernel runs on: :attr:`arch` as its config builds it
+        (:meth:`arches.base.Arch.for_config`)."""
+        return get_arch(self.arch).for_config(self.config)
+
+    @property
     def enabled(self) -> list[str]:
         """The bool options set to y, without the CONFIG_ prefix."""
         return [name for name, value in self.config.items() if value == "y"]
@@ -460,6 +466,7 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
     mods = load_modules(modules)
     kconf = _load(spec.name, config, overrides)
     values = kconfig.enabled(kconf)
+    spec = spec.for_config(values)               # e.g. ARM's THUMB2_KERNEL
     flags = compile_flags(spec, values)
     key = cache_key(spec, kconfig.config_hash_text(kconf), flags, mods)
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()

@@ -67,7 +67,7 @@ def kernel_markers(arch: Arch, armed: bool, timing: bool = True) -> dict:
     guest = Guest(build(arch.name), cpus=2, workload="hackbench", timing=timing)
     if armed:
         inst = attach(guest)
-        empty = inst.tables.image.symbols["__mark_empty_function"]
+        empty = inst.tables.image.symbols.pointer("__mark_empty_function")
         for name in inst.tables.marker_names():
             inst.markers.marker_probe_register(name, inst.tables.markers_named(name)[0].format,
                                                empty)

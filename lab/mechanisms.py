@@ -66,7 +66,7 @@ class Target:
     @property
     def empty(self) -> int:
         """The empty probe every marker and tracepoint row is armed to."""
-        return self.guest.image.symbols["__mark_empty_function"]
+        return self.guest.image.symbols.pointer("__mark_empty_function")
 
     def counter(self, addresses: list[int]) -> Callable[[], int]:
         """Executions of ``addresses`` (code hooks: they cost the guest nothing)."""

@@ -89,7 +89,7 @@ def tour(arch_name: str) -> dict:
     site = marker.sites[0]
     source = _source(arch, image, site)
     before = guest.machine.read(site, SHOWN * arch.max_insn_len)
-    empty = inst.tables.image.symbols["__mark_empty_function"]
+    empty = inst.tables.image.symbols.pointer("__mark_empty_function")
     inst.markers.marker_probe_register(SITE, marker.format, empty)
     inst.markers.marker_arm(SITE)
     after = guest.machine.read(site, SHOWN * arch.max_insn_len)

@@ -128,7 +128,7 @@ class Ftrace:
         self.patcher = patcher or TextPatcher(machine, cpu=0 if machine.cpus else None)
         self.mcount_addr = self._symbol(self.ops.MCOUNT_ADDR)
         self.ftrace_addr = self._symbol(self.ops.FTRACE_ADDR) if dynamic else None
-        self.stub = self._symbol("ftrace_stub")
+        self.stub = self._symbol("ftrace_stub", pointer=True)
         self.func_ptr = self._symbol("ftrace_trace_function")
         self.registered: int | None = None
         self.ftrace_enabled = True          # the sysctl, on at boot as in 2.6.28
@@ -139,9 +139,10 @@ class Ftrace:
         self.converted = False
         self.init_stats: InitStats | None = None
 
-    def _symbol(self, name: str) -> int:
+    def _symbol(self, name: str, *, pointer: bool = False) -> int:
+        """``name``'s address, or (``pointer``) the function pointer the guest calls."""
         try:
-            return self.image.symbols[name]
+            return self.image.symbols.pointer(name) if pointer else self.image.symbols[name]
         except KeyError:
             raise PatchError("ENOENT", f"the guest has no {name}: "
                                        "not built with CONFIG_FUNCTION_TRACER") from None
@@ -242,7 +243,7 @@ class Ftrace:
     # -- the function pointer --------------------------------------------------
     def register_ftrace_function(self, func: int | str) -> None:
         """Make ``func`` the one traced function, replacing any other."""
-        self.registered = self._symbol(func) if isinstance(func, str) else func
+        self.registered = self._symbol(func, pointer=True) if isinstance(func, str) else func
         self.update()
 
     def unregister_ftrace_function(self) -> None:

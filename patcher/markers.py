@@ -118,8 +118,8 @@ class Markers:
         self.formats: dict[str, str] = {}       # the registry entry's format, per name
         self.notices: list[str] = []            # the kernel's printk notices
         symbols = tables.image.symbols
-        self.empty = symbols["__mark_empty_function"]
-        self.host_stub = symbols["marker_probe_hc"]
+        self.empty = symbols.pointer("__mark_empty_function")
+        self.host_stub = symbols.pointer("marker_probe_hc")
         self.classes = {name: event_class(name, sites[0].format, self.arch.bits)
                         for name, sites in self.sites.items()}
         layout = struct(tables.image.path, "marker")

@@ -289,7 +289,7 @@ def _parse_functions(r: _Reader, section: str) -> list[FunctionRef]:
     by_addr = {addr: (name, size) for addr, size, name in r.image.functions}
     out = []
     for e in r.entries(section, r.arch.word):
-        addr = r.word(e)
+        addr = r.word(e) & ~r.arch.isa_bits          # &func: a Thumb function's bit 0
         if addr not in by_addr:
             raise TableError(f"{section}: {addr:#x} is not the entry of a function")
         name, size = by_addr[addr]
@@ -314,7 +314,8 @@ def _parse_markers(r: _Reader, imv: list[ImvEntry], jumps: list[JumpEntry]) -> l
     if not r.entries("__markers", 1):                # compiled out: no records, no struct
         return []
     lay = struct(r.image.path, "marker")          # sizes and offsets from the DWARF
-    empty = r.image.symbols.get("__mark_empty_function")
+    empty = (r.image.symbols.pointer("__mark_empty_function")
+             if "__mark_empty_function" in r.image.symbols else None)
     out = []
     for e in r.entries("__markers", lay.size):
         name = r.string(r.word(e + lay.offset("name")))

@@ -41,6 +41,7 @@ class Symbol:
     size: int
     kind: str               # STT_FUNC -> "func", STT_OBJECT -> "object", else "other"
     unit: str | None        # the source file (STT_FILE) of a local symbol; None if global
+    isa: int = 0            # the value's instruction-set bits (Arch.isa_bits: ARM Thumb bit 0)
 
 
 class SymbolError(ConfigError):
@@ -114,6 +115,13 @@ class SymbolTable(dict):
         if not found:
             raise KeyError(name)
         return found[0].addr
+
+    def pointer(self, name: str) -> int:
+        """``name`` as a function pointer the guest calls: its address with the
+        instruction-set bits of its symbol value (a Thumb function's bit 0),
+        as the compiler stores ``&name``."""
+        addr = self[name]
+        return addr | next((s.isa for s in self.candidates(name) if s.addr == addr), 0)
 
     def get(self, name: str, default: int | None = None) -> int | None:    # type: ignore[override]
         try:
@@ -192,8 +200,11 @@ def read_elf(path: str | Path) -> Image:
                             or sym["st_shndx"] == "SHN_UNDEF"):          # symbols, labels
                         continue
                     local = sym["st_info"]["bind"] == "STB_LOCAL"
-                    entries.append(Symbol(sym.name, sym["st_value"], sym["st_size"],
-                                          _KINDS.get(kind, "other"), unit if local else None))
+                    value = sym["st_value"]
+                    isa = value & arch.isa_bits if kind == "STT_FUNC" else 0
+                    entries.append(Symbol(sym.name, value & ~isa, sym["st_size"],
+                                          _KINDS.get(kind, "other"), unit if local else None,
+                                          isa))
             functions = {(s.addr, s.size, s.name) for s in entries if s.kind == "func"}
             return Image(path, machine, elf["e_entry"], segments, sections,
                          SymbolTable(entries), sorted(functions))

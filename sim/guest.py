@@ -163,7 +163,8 @@ class Guest:
         config = getattr(build_or_elf, "config", None)
         self.build = build_or_elf if config is not None else None
         self.elf = Path(getattr(build_or_elf, "elf", build_or_elf))
-        arch = get_arch(getattr(build_or_elf, "arch", None) or read_elf(self.elf).machine)
+        arch = get_arch(getattr(build_or_elf, "arch", None)
+                        or read_elf(self.elf).machine).for_config(config or {})
         nr_cpus = int((config or {}).get("NR_CPUS", cpus))
         if cpus > nr_cpus:
             raise ConfigError(f"{cpus} CPUs requested but the kernel was built with "
@@ -221,7 +222,7 @@ class Guest:
             raise WorkloadError(f"workload {workload}: module {module} has no function "
                                 f"{func!r}")
         addr = symbols[workload]            # SymbolError if two of its files define it
-        self.machine.write_word(symbols["module_workload"], addr)
+        self.machine.write_word(symbols["module_workload"], symbols.pointer(workload))
         return addr
 
     def _write_boot_params(self, size: int) -> None:

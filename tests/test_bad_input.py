@@ -1160,7 +1160,7 @@ def test_an_ftrace_filter_that_is_not_text_is_einval(text) -> None:
     from sim.guest import Guest
     kernel = build(A)
     guest = Guest(kernel, workload="kmalloc", size=3)
-    ft = ftrace_for(guest, load_tables(kernel.elf, kernel.arch))
+    ft = ftrace_for(guest, load_tables(kernel.elf, kernel.spec))
     with pytest.raises(PatchError, match="takes text, not"):
         ft.write_filter(text)
 

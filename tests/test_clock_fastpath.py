@@ -58,7 +58,7 @@ def traced(arch: str, cpus: int, mode: str, path: str, *, ftrace: bool = False,
         cpu._state.clock_read_cost += host_skew * guest.arch.cost("insn")
     names = parse_probes("kmem,sched")
     if ftrace:
-        tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))
+        tracer = FunctionTracer(guest, load_tables(b.elf, b.spec))
         names = tracer.event_names
     session = TraceSession(guest, TraceOptions(names, mode=mode, **PRESSURE))
     if python_reads is not None:

@@ -54,7 +54,7 @@ def tracer_for(name: str, *, dynamic: bool = True, cpus: int = 2, workload: str 
                quantum: int = DEFAULT_QUANTUM, **options) -> Traced:
     b = build(name, overrides={"DYNAMIC_FTRACE": "y" if dynamic else "n"})
     guest = Guest(b, cpus=cpus, workload=workload, size=size, seed=seed, quantum=quantum)
-    return Traced(FunctionTracer(guest, load_tables(b.elf, b.arch), tracer=tracer), **options)
+    return Traced(FunctionTracer(guest, load_tables(b.elf, b.spec), tracer=tracer), **options)
 
 
 def site_bytes(t: Traced) -> dict[int, bytes]:
@@ -92,7 +92,7 @@ def test_every_default_boot_converts_every_site_to_the_arch_nop_and_nothing_else
     b = build(name)                                   # the defconfig: DYNAMIC_FTRACE=y
     guest = Guest(b, cpus=2, workload="kmalloc", size=10)
     ops, image = arch_ftrace(guest.arch), guest.image
-    tables = load_tables(b.elf, b.arch)
+    tables = load_tables(b.elf, b.spec)
     sites = [s.address for s in tables.mcount]
     assert guest.mcount_sites == sites and guest.ftrace_boot.sites == len(sites) > 40
     assert guest.machine.total_instructions == 0      # done before any CPU ran
@@ -482,7 +482,7 @@ def test_cli_ftrace_ctf_is_read_by_babeltrace2(tmp_path, capsys, name, tracer):
     names = {"function"} if tracer == "function" else {"funcgraph_entry", "funcgraph_exit"}
     assert {e.name for e in bt.events} == names
     b = build(name)
-    image = load_tables(b.elf, b.arch)
+    image = load_tables(b.elf, b.spec)
     sym = Symbolizer(image)
     key = "ip" if tracer == "function" else "func"
     calls = Counter(sym.name(e.fields[key]) for e in bt.events
@@ -571,7 +571,7 @@ def test_filter_by_module_is_v5_10_mod_command(name, tmp_path) -> None:
     path = tmp_path / "modf.c"
     path.write_text(MOD_FILTER_C)
     b = build(name, modules=[path])
-    ft = ftrace_for(Guest(b, workload="modf:modf_run", size=3), load_tables(b.elf, b.arch))
+    ft = ftrace_for(Guest(b, workload="modf:modf_run", size=3), load_tables(b.elf, b.spec))
     ft.write_filter(":mod:modf")
     assert ft.filtered_functions() == ["kmalloc_like", "modf_helper", "modf_run"]
     ft.write_filter("kmalloc*:mod:modf")

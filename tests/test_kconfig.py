@@ -24,7 +24,7 @@ INSTRUMENTATION = ["Kconfig.marker", "Kconfig.immediate", "Kconfig.tracepoints",
                    "Kconfig.jump_label", "Kconfig.kprobes", "Kconfig.ftrace",
                    "Kconfig.kmemtrace"]
 HAVE = ["HAVE_KPROBES", "HAVE_KRETPROBES", "HAVE_IMMEDIATE", "HAVE_JUMP_LABEL",
-        "HAVE_FUNCTION_TRACER", "HAVE_DYNAMIC_FTRACE"]
+        "HAVE_FUNCTION_TRACER", "HAVE_DYNAMIC_FTRACE", "HAVE_FUNCTION_GRAPH_TRACER"]
 FEATURES = ["SMP", "MARKERS", "IMMEDIATE", "TRACEPOINTS", "JUMP_LABEL", "KPROBES",
             "KRETPROBES", "OPTPROBES", "FUNCTION_TRACER", "DYNAMIC_FTRACE", "KMEMTRACE"]
 
@@ -95,13 +95,15 @@ def test_dependencies_as_in_linux(arch: str) -> None:
     kconf = kconfig.load(arch)
     deps = {name: kconfiglib.expr_str(kconf.syms[name].direct_dep)
             for name in ("IMMEDIATE", "JUMP_LABEL", "KPROBES", "KRETPROBES",
-                         "OPTPROBES", "FUNCTION_TRACER", "DYNAMIC_FTRACE", "KMEMTRACE")}
+                         "OPTPROBES", "FUNCTION_TRACER", "DYNAMIC_FTRACE", "KMEMTRACE",
+                         "FUNCTION_GRAPH_TRACER")}
     assert deps == {"IMMEDIATE": "HAVE_IMMEDIATE", "JUMP_LABEL": "HAVE_JUMP_LABEL",
                     "KPROBES": "HAVE_KPROBES", "KRETPROBES": "KPROBES && HAVE_KRETPROBES",
                     "OPTPROBES": "KPROBES && HAVE_OPTPROBES",
                     "FUNCTION_TRACER": "HAVE_FUNCTION_TRACER",
                     "DYNAMIC_FTRACE": "FUNCTION_TRACER && HAVE_DYNAMIC_FTRACE",
-                    "KMEMTRACE": "MARKERS"}
+                    "KMEMTRACE": "MARKERS",
+                    "FUNCTION_GRAPH_TRACER": "HAVE_FUNCTION_GRAPH_TRACER && FUNCTION_TRACER"}
 
 
 # --- strict .config loading ---------------------------------------------

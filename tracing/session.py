@@ -149,7 +149,7 @@ class TraceSession:
             if tracepoint not in present:   # registering would only leave a pending entry
                 raise TraceError(f"{guest.elf}: no tracepoint named {tracepoint} in this "
                                  "kernel (CONFIG_TRACEPOINTS=n?)")
-            self.inst.tracepoints.tracepoint_probe_register(tracepoint, symbols[probe])
+            self.inst.tracepoints.tracepoint_probe_register(tracepoint, symbols.pointer(probe))
         self.clock = self.machine.clock
         self._turns = 0
         self.clock.serve(guest.hypercalls)

@@ -8,6 +8,7 @@ probed instruction by arch_arm_kprobe() in core.c).
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from typing import Sequence
@@ -135,7 +136,7 @@ class ArmOps(ArmFtrace, ArmKprobes):
     imv_load_of_zero = staticmethod(imv_load_of_zero)
 
 
-ARCH = Arch(
+_A32 = Arch(
     name="arm",
     summary="32-bit ARM (A32), little-endian, fixed 4-byte instructions",
     bits=32,
@@ -169,6 +170,7 @@ ARCH = Arch(
     kprobe_breakpoint=kprobe_breakpoint,
     resume_address=resume_address,
     cmodx_safe=cmodx_safe,
+    isa_bits=1,
     ops=ArmOps(),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_ARM",
@@ -206,3 +208,64 @@ ARCH = Arch(
     # `push {lr}; bl __gnu_mcount_nc` as in the Linux ARM kernel.
     cc_flags=("-mcpu=cortex_a15-neon-fpregs", "-marm", "-meabi", "gnu"),
 )
+
+
+# -- CONFIG_THUMB2_KERNEL (arches/arm/thumb2.py) ------------------------------
+
+from arches.arm import thumb2  # noqa: E402
+from arches.base import DynamicFtrace  # noqa: E402
+
+
+class Thumb2Ftrace(DynamicFtrace, names={
+        "ftrace_nop_replace": lambda: thumb2.thumb32(thumb2.POP_W_LR),
+        "ftrace_call_replace": thumb2.encode_call,
+        "MCOUNT_INSN_SIZE": 4, "MCOUNT_ADDR": "__gnu_mcount_nc", "FTRACE_ADDR": "ftrace_caller",
+        "IDLE_SITE_INSNS": 2, "MCOUNT_SITE_PREFIX_ASM": "push {lr}",
+        "MCOUNT_STUB_ASM": "mov ip, lr; pop {lr}; bx ip"}):
+    """HAVE_DYNAMIC_FTRACE on a Thumb-2 kernel: ``pop.w {lr}`` idles a site,
+    ``bl ftrace_caller`` (T1) enables it (arch/arm/kernel/ftrace.c)."""
+
+
+class Thumb2Ops(Thumb2Ftrace):
+    """The hooks of a Thumb-2 kernel. kisim does not yet port v5.10's Thumb
+    kprobes (decode-thumb.c, actions-thumb.c), so this build has no
+    HAVE_KPROBES; HAVE_OPTPROBES Linux itself drops (``if !THUMB2_KERNEL``)."""
+
+    imv_load_of_zero = staticmethod(thumb2.imv_load_of_zero)
+
+    @staticmethod
+    def text_poke_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+        thumb2.patch_text_batch(port, sites, ARCH.icache_line)
+
+
+THUMB2 = dataclasses.replace(
+    _A32,
+    summary="32-bit ARM, a CONFIG_THUMB2_KERNEL build: Thumb-2, 2- and 4-byte instructions",
+    uc_mode=(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB),
+    cs_mode=(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB),
+    ks_mode=(keystone.KS_ARCH_ARM, keystone.KS_MODE_THUMB),
+    insn_align=2,
+    nops={2: thumb2.thumb16(thumb2.NOP_N), 4: thumb2.thumb32(thumb2.NOP_W)},
+    alt_nops=(),
+    syscall_insn=thumb2.thumb16(0xDF00),                   # svc #0
+    traps={
+        7: TrapVector(TrapKind.BREAKPOINT, pc_offset=0, length=2),   # bkpt (T1)
+        2: TrapVector(TrapKind.SYSCALL, pc_offset=2, length=2),      # svc (T1)
+    },
+    undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),  # udf (T1) / 0xde18
+    spin=SpinLoop(thumb2.thumb16(0x3001)                    # adds r0, #1
+                  + thumb2.thumb16(0xE7FD),                  # b 1b
+                  counter="r0", isa=1),
+    branch_reach=thumb2.BRANCH_REACH,
+    encode_jump=thumb2.encode_jump,
+    encode_call=thumb2.encode_call,
+    kprobe_breakpoint=thumb2.kprobe_breakpoint,
+    cmodx_safe=thumb2.cmodx_safe,
+    ops=Thumb2Ops(),
+    mcount_prologue={"__gnu_mcount_nc": thumb2.PUSH_LR},
+    cc_target="thumb-linux-musleabi",
+    cc_flags=("-mcpu=cortex_a15-neon-fpregs", "-mthumb", "-meabi", "gnu"),
+    variant="THUMB2_KERNEL",
+)
+ARCH = dataclasses.replace(_A32, variants={"THUMB2_KERNEL": THUMB2})
+

@@ -6,10 +6,22 @@
  * (set by the host). It takes its own boot stack, records its id in that
  * stack's thread_info (the per-CPU anchor: smp_processor_id() reads it)
  * and calls start_kernel(cpu, ncpus).
+ *
+ * With CONFIG_THUMB2_KERNEL everything after _start is Thumb code, as the
+ * C it calls and is called from; _start itself is entered in ARM state
+ * (as Linux's head.S is) and its bl becomes a blx at link time. FRAME is
+ * the frame-pointer register each instruction set's code uses (r7 in
+ * Thumb, r11 in ARM).
  */
 #define __ASSEMBLY__
 #include <generated/autoconf.h>
 #include <kisim/thread_info.h>
+
+#ifdef CONFIG_THUMB2_KERNEL
+#define FRAME	r7
+#else
+#define FRAME	fp
+#endif
 
 	.syntax unified
 	.arm
@@ -29,6 +41,9 @@ _start:
 	.size	_start, . - _start
 
 	.text
+#ifdef CONFIG_THUMB2_KERNEL
+	.thumb
+#endif
 /*
  * void __switch_to_asm(unsigned long *prev_sp, unsigned long next_sp)
  * Saves r4-r11 and lr on the current stack, stores sp in *prev_sp and
@@ -47,7 +62,7 @@ __switch_to_asm:
 	.globl	ret_from_fork
 	.type	ret_from_fork, %function
 ret_from_fork:
-	mov	fp, #0
+	mov	FRAME, #0
 	bl	schedule_tail_and_run
 	udf	#0
 	.size	ret_from_fork, . - ret_from_fork
@@ -70,9 +85,14 @@ ret_from_fork:
 	ldr	r0, =ftrace_stub
 	cmp	r0, ip
 	beq	1f
+#ifdef CONFIG_THUMB2_KERNEL
+	bic	r0, lr, #1		/* the return address names Thumb state */
+	sub	r0, r0, #4
+#else
 	sub	r0, lr, #4
+#endif
 	ldr	r1, [sp, #20]
-	add	r2, fp, #4
+	add	r2, FRAME, #4
 	blx	ip
 1:	ldmia	sp!, {r0-r3, ip, lr}
 	bx	ip
