@@ -58,7 +58,7 @@ def run_row(b, size: int | None, tracing: bool, filt: str | None,
     """One booted hackbench run: (result, its machine's tally, recorded events, host CPU s)."""
     guest = Guest(b, workload="hackbench", size=size)              # booted: every site a nop
     guest.machine.clock.use(path)
-    tracer = FunctionTracer(guest, load_tables(b.elf, b.arch))
+    tracer = FunctionTracer(guest, load_tables(b.elf, b.spec))
     if filt:
         tracer.ftrace.write_filter(filt)
     started = time.process_time()

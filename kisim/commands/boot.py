@@ -34,7 +34,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
     config_note(args)
     with progress(f"boot {args.arch} {args.workload}", enabled=not args.json):
         b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
-        tables = load_tables(b.elf, b.arch)
+        tables = load_tables(b.elf, b.spec)
         guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                       quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))

@@ -55,7 +55,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     with progress(f"{args.arch}: building the guest kernel", enabled=not args.json) as step:
         b = build(args.arch, choice.path, overrides=wanted,
                   step=lambda what: step(0, description=what))
-    tables = load_tables(b.elf, b.arch)
+    tables = load_tables(b.elf, b.spec)
     sizes = image_sizes(tables)
     if args.json:
         print_json({"arch": b.arch, "elf": os.fspath(b.elf), "cached": b.cached,

@@ -90,7 +90,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     dynamic = b.is_set("DYNAMIC_FTRACE")
     if (args.filter or args.notrace) and not dynamic:
         raise UsageError("--filter/--notrace need CONFIG_DYNAMIC_FTRACE=y")
-    tables = load_tables(b.elf, b.arch)
+    tables = load_tables(b.elf, b.spec)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))
