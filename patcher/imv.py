@@ -19,9 +19,10 @@ OWNER = "imv"
 
 
 def imv_insn_len(arch: Arch, entry: ImvEntry) -> int:
-    """Bytes of the site's instruction: x86's immediate ends it; ARM/PPC
-    instructions are one word."""
-    return max(entry.imv + entry.size - entry.insn, arch.insn_align)
+    """Bytes of the site's instruction: as decoded when the table was read,
+    else up to the immediate's end (x86's ends it) and at least one
+    instruction unit."""
+    return entry.length or max(entry.imv + entry.size - entry.insn, arch.insn_align)
 
 
 def _fits(value: int, size: int, signed: bool) -> bool:

@@ -102,6 +102,7 @@ class ImvEntry:
     size: int               # immediate field width in bytes
     text: str               # the instruction, disassembled
     function: str
+    length: int = 0         # bytes of the instruction (0: not decoded)
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,8 @@ def _parse_imv(r: _Reader, text: tuple[int, int]) -> list[ImvEntry]:
             raise TableError(f"__imv entry {e:#x}: instruction {insn_addr:#x} outside .text")
         insn = r.insn(insn_addr)
         _check_imv_insn(r, insn, imv, size)
-        out.append(ImvEntry(var, imv, insn_addr, size, insn.text, r.function(insn_addr)))
+        out.append(ImvEntry(var, imv, insn_addr, size, insn.text, r.function(insn_addr),
+                            len(insn.bytes)))
     return out
 
 
