@@ -102,11 +102,12 @@ def parse_ktap(console: str) -> tuple[Case, ...]:
 
 
 def arch_source(arch: object, name: str) -> tuple[Path, ...]:
-    """``arches/<arch>/selftests/<name>`` if that arch's package ships it, else
-    nothing: the ``sources`` of an arch-specific suite."""
+    """``arches/<arch>/selftests/<name>`` if that arch's package ships it and the
+    arch (as configured) has kprobes, else nothing: the ``sources`` of an
+    arch-specific kprobes suite."""
     import arches
     path = Path(arches.__file__).resolve().parent / arch.name / "selftests" / name
-    return (path,) if path.is_file() else ()
+    return (path,) if path.is_file() and "kprobes" in arch.capabilities else ()
 
 
 #: name -> Suite, filled by :func:`register` from the modules of this package.

@@ -12,6 +12,8 @@ suite's ``expected_cases`` add a case ``(missing)``.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import patcher.instrument  # noqa: F401  (serves the modules' static keys, markers, tracepoints)
 import probes.kprobes  # noqa: F401  (serves the modules' kprobe API)
 from arches import get_arch
@@ -24,10 +26,12 @@ from sim.guest import Guest
 WORKLOAD, SIZE = "fib", 2
 
 
-def suites_for(arch: str, name: str | None = None) -> list[Suite]:
-    """The registered suites that apply to ``arch`` (``name``: that one only).
-    An unknown name is a :class:`KeyError` naming the valid ones."""
-    spec = get_arch(arch)
+def suites_for(arch: str, name: str | None = None,
+               overrides: Mapping[str, str] | None = None) -> list[Suite]:
+    """The registered suites that apply to ``arch`` as ``overrides`` configure it
+    (``name``: that one only). An unknown name is a :class:`KeyError` naming the
+    valid ones."""
+    spec = get_arch(arch).for_config(overrides or {})
     load_all()
     if name is not None and name not in SUITES:
         raise KeyError(f"no selftest suite {name!r} (suites: {', '.join(sorted(SUITES))})")
@@ -35,10 +39,12 @@ def suites_for(arch: str, name: str | None = None) -> list[Suite]:
     return [suite for suite in chosen if suite.sources(spec)]
 
 
-def run_suite(suite: Suite, arch: str) -> SuiteResult:
-    """Build ``suite`` into ``arch``'s kernel, boot it and collect its cases."""
-    spec = get_arch(arch)
-    kernel = build(spec.name, overrides=dict(suite.config), modules=suite.sources(spec))
+def run_suite(suite: Suite, arch: str, overrides: Mapping[str, str] | None = None) -> SuiteResult:
+    """Build ``suite`` into ``arch``'s kernel (with ``overrides`` under the suite's
+    own options), boot it and collect its cases."""
+    spec = get_arch(arch).for_config(overrides or {})
+    kernel = build(spec.name, overrides={**(overrides or {}), **suite.config},
+                   modules=suite.sources(spec))
     guest = Guest(kernel, workload=WORKLOAD, size=SIZE)
     extra: list[Case] = []
     try:

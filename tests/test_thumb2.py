@@ -223,3 +223,16 @@ def test_the_function_tracer_on_thumb2() -> None:
     t.run()
     got = traced(t)
     assert got and got == expected
+
+
+def test_test_static_keys_passes_on_thumb2(capsys) -> None:
+    """lib/test_static_keys.c, whose keys flip nop.w and b.w sites; the kprobes
+    suites do not apply to a build without kprobes."""
+    from kisim.cli import main
+    from selftests.run import suites_for
+    assert [s.name for s in suites_for("arm", overrides=T2_CONFIG)] == ["static_keys"]
+    assert main(["selftest", "--arch", "arm", "--set", "THUMB2_KERNEL=y", "--json"]) == 0
+    import json
+    out = json.loads(capsys.readouterr().out)
+    (suite,) = out["suites"]
+    assert suite["suite"] == "static_keys" and out["ok"]

@@ -135,6 +135,10 @@ def add_config(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", default=None,
                         help="the .config to build (default: ./.config if it exists, else "
                              "the arch's defconfig)")
+    add_set(parser)
+
+
+def add_set(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="override one option, e.g. --set MARKERS=n (repeatable)")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from kisim.commands.common import add_arch, add_json, print_json
+from kisim.commands.common import add_arch, add_json, add_set, overrides, print_json
 from kisim.errors import UsageError
 from selftests import Status
 from selftests.run import run_suite, suites_for
@@ -22,19 +22,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_arch(p)
     p.add_argument("--suite", default=None, metavar="S",
                    help="run only this suite (default: every suite that applies to the arch)")
+    add_set(p)
     add_json(p)
     p.set_defaults(func=cmd_selftest)
 
 
 def cmd_selftest(args: argparse.Namespace) -> int:
     try:
-        suites = suites_for(args.arch, args.suite)
+        suites = suites_for(args.arch, args.suite, overrides(args))
     except KeyError as err:
         raise UsageError(err.args[0]) from None
     if not suites:
         raise UsageError(f"no selftest suite applies to {args.arch}"
                          + (f" (--suite {args.suite})" if args.suite else ""))
-    results = [run_suite(suite, args.arch) for suite in suites]
+    results = [run_suite(suite, args.arch, overrides(args)) for suite in suites]
     failed = any(not r.ok for r in results)
     if args.json:
         print_json({"arch": args.arch, "ok": not failed,
