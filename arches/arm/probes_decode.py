@@ -15,10 +15,12 @@ then checks and renames the register fields its ``REGS(...)`` names
 (``decode_regs``: Rn -> r2, Rd -> r0, Rs -> r1, Rm -> r3, the
 ``INSN_NEW_BITS`` layout). The kernel's comment of each entry is kept
 (shortened) as ``what``: it is the reason given when the entry refuses.
+The walker also runs the Thumb tables (:mod:`arches.arm.probes_decode_thumb`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Mapping
 
 from arches.kprobe import KprobeRefused
 
@@ -50,6 +52,7 @@ class Table:
     name: str
     items: tuple[Item, ...]
     end: str                          # what falls off the end (DECODE_END): refused
+    source: str = "decode-arm.c"      # the kernel file named in its refusals
 
 
 def _t(mask: int, value: int, table: Table) -> Item:
@@ -315,7 +318,8 @@ def is_writeback(insn: int) -> bool:
     return (insn & 0x01200000) != 0x01000000
 
 
-def _decode_regs(insn: int, regs: tuple, modify: bool, what: str) -> int:
+def _decode_regs(insn: int, regs: tuple, modify: bool, what: str,
+                 source: str = "decode-arm.c") -> int:
     """decode_regs: check each register field against its type; rename it if ``modify``."""
     out = insn
     for position, kind in zip((16, 12, 8, 4, 0), regs):
@@ -330,7 +334,7 @@ def _decode_regs(insn: int, regs: tuple, modify: bool, what: str) -> int:
         if bad:
             raise KprobeRefused(f"{what}: {_FIELDS[position]} may not be "
                                 f"{'PC with writeback' if kind == NOPCWB else _RULE[kind]} "
-                                f"(REG_TYPE_{kind}, decode-arm.c)")
+                                f"(REG_TYPE_{kind}, {source})")
         out = (out & ~(15 << position)) | (new << position)
     return out if modify else insn
 
@@ -339,27 +343,48 @@ _RULE = {SP: "other than sp", PC: "other than PC", NOSP: "sp", NOSPPC: "sp or PC
          NOSPPCX: "sp or PC", NOPC: "PC", NOPCX: "PC"}
 
 
-def prepare_emulated_insn(insn: int) -> int:
-    """decode.c: a conditional A32 instruction is made unconditional (cond 1110)."""
+def prepare_emulated_insn(insn: int, thumb: bool = False) -> int:
+    """decode.c: a conditional A32 instruction is made unconditional (cond 1110);
+    a Thumb one is left as it is (its slot's ``bx lr`` is the caller's to add)."""
+    if thumb:
+        return insn
     return (insn | 0xE0000000) & ~0x10000000 if insn < 0xE0000000 else insn
 
 
-def probes_decode_insn(insn: int, table: Table, emulate: bool, checkers: bool) -> Decoded:
-    """decode.c probes_decode_insn: walk ``table``; KprobeRefused where it rejects."""
-    asi = Decoded()
+@dataclass(frozen=True)
+class Actions:
+    """A ``union decode_action`` array and its ``decode_checker`` list: what a walk
+    hands a matched entry's action to."""
+
+    handlers: Mapping[str, str]                               # simulate/emulate -> handler
+    decoders: Mapping[str, Callable[[int, Decoded, Item], Decoded]]   # custom -> decoder
+    checkers: Callable[[str, int, Item, Decoded], None] | None = None   # run_checkers
+
+
+def probes_decode_insn(insn: int, table: Table, emulate: bool, checkers: bool, *,
+                       thumb: bool = False, asi: Decoded | None = None,
+                       actions: Actions | None = None) -> Decoded:
+    """decode.c probes_decode_insn: walk ``table``; KprobeRefused where it rejects.
+
+    ``actions`` defaults to the A32 ones (kprobes_arm_actions and checkers);
+    ``asi`` is filled in (a new Decoded by default), as the kernel's is.
+    """
+    actions = ARM_ACTIONS if actions is None else actions
+    asi = Decoded() if asi is None else asi
+    asi.stack_space, asi.register_usage_flags = 0, 0xFFFFFFFF
     origin = insn
     if emulate:
-        insn = prepare_emulated_insn(insn)
+        insn = prepare_emulated_insn(insn, thumb)
     items, i, matched = table.items, 0, ""
     while True:
         if i == len(items):
-            raise KprobeRefused(f"{table.end} ({table.name}, decode-arm.c)")
+            raise KprobeRefused(f"{table.end} ({table.name}, {table.source})")
         item = items[i]
         i += 1
         if not matched and insn & item.mask != item.value:
             continue
         what = matched or item.what       # an OR chain is named by its matching entry
-        insn = _decode_regs(insn, item.regs, emulate, what)
+        insn = _decode_regs(insn, item.regs, emulate, what, table.source)
         if item.kind == "table":
             table, items, i = item.target, item.target.items, 0
             continue
@@ -367,13 +392,13 @@ def probes_decode_insn(insn: int, table: Table, emulate: bool, checkers: bool) -
             matched = matched or item.what
             continue
         if item.kind == "reject":
-            raise KprobeRefused(f"{what}: rejected ({table.name}, decode-arm.c)")
+            raise KprobeRefused(f"{what}: rejected ({table.name}, {table.source})")
         asi.entry = what
-        if checkers:
-            _run_checkers(item.target, origin, item, asi)
+        if checkers and actions.checkers is not None:
+            actions.checkers(item.target, origin, item, asi)
         if item.kind == "custom":
-            return _CUSTOM[item.target](insn, asi, item)
-        asi.handler = HANDLER_OF[item.target]
+            return actions.decoders[item.target](insn, asi, item)
+        asi.handler = actions.handlers[item.target]
         if item.kind == "emulate" and emulate:
             asi.insn = insn
         return asi
@@ -408,6 +433,8 @@ def _stack_use(kind: str) -> object:
             "STACK_USE_UNKNOWN": lambda: -1,
             "STACK_USE_FIXED_XXX": lambda: insn & 0xFFF,
             "STACK_USE_FIXED_X0X": lambda: ((insn & 0xF00) >> 4) + (insn & 0xF),
+            "STACK_USE_FIXED_0XX": lambda: insn & 0xFF,           # Thumb-2 kernel only
+            "STACK_USE_T32STRD": lambda: (insn & 0xFF) << 2,      # T32 STRD: imm8 * 4
             "STACK_USE_STMDX": lambda: (bin(insn & 0xFFFF).count("1")
                                         - (0 if insn & (1 << 24) else 1)) * 4,
         }[kind]()
@@ -433,20 +460,27 @@ def kprobe_decode_ldmstm(insn: int, asi: Decoded, item: Item) -> Decoded:
     return asi
 
 
-_CUSTOM = {"PROBES_LDMSTM": kprobe_decode_ldmstm,
-           **{k: _stack_use(k) for k in ("STACK_USE_NONE", "STACK_USE_UNKNOWN",
-                                         "STACK_USE_FIXED_XXX", "STACK_USE_FIXED_X0X",
-                                         "STACK_USE_STMDX")}}
+#: stack_check_actions (checkers-common.c): the decoders the stack tables end in.
+STACK_CHECK_ACTIONS = Actions({}, {k: _stack_use(k) for k in (
+    "STACK_USE_NONE", "STACK_USE_UNKNOWN", "STACK_USE_FIXED_XXX", "STACK_USE_FIXED_X0X",
+    "STACK_USE_FIXED_0XX", "STACK_USE_T32STRD", "STACK_USE_STMDX")})
+_CUSTOM = {"PROBES_LDMSTM": kprobe_decode_ldmstm, **STACK_CHECK_ACTIONS.decoders}
+#: kprobes_arm_actions with kprobes_arm_checkers.
+ARM_ACTIONS = Actions(HANDLER_OF, _CUSTOM, _run_checkers)
 
 
 def arm_prepare(insn: int) -> Decoded:
-    """core.c arch_prepare_kprobe (A32): decode, then the stack-use rule.
+    """core.c arch_prepare_kprobe (A32): decode, then the stack-use rule."""
+    return check_stack_use(probes_decode_insn(insn, ARM_TABLE, True, True))
+
+
+def check_stack_use(asi: Decoded) -> Decoded:
+    """core.c arch_prepare_kprobe's last rule, for every instruction set.
 
     "Never instrument" a store whose stack use is unknown (a register offset
     from sp) or more than MAX_STACK_SIZE bytes below sp: the handler's own
     frame (``__und_svc``) lies there.
     """
-    asi = probes_decode_insn(insn, ARM_TABLE, True, True)
     if asi.stack_space < 0:
         raise KprobeRefused(f"{asi.stack_entry}: stack use unknown "
                             "(stack_space < 0, arch_prepare_kprobe in core.c)")
