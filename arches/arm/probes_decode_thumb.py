@@ -24,18 +24,11 @@ from arches.arm.probes_decode import (ANY, NOPC, NOPCWB, NOPCX, NOSP, NOSPPC, NO
                                       Decoded, Item, Table, _custom, _emu, _or, _rej, _sim,
                                       _t, check_stack_use, kprobe_decode_ldmstm,
                                       probes_decode_insn)
+from arches.arm.thumb2 import is_wide_instruction
 
 _ = None
 THUMB_BX_LR = 0x4770          # the slot's return (decode.c prepare_emulated_insn, thumb)
 SLOT_HALFWORDS = 3            # halfwords the kernel writes; the slot's 4th is left as it was
-
-
-def is_wide_instruction(first_halfword: int) -> bool:
-    """asm/ptrace.h: a 32-bit Thumb instruction starts with a halfword >= 0xe800.
-
-    Also true of a composed ``first << 16 | second`` word, as the kernel uses it.
-    """
-    return first_halfword >= 0xE800
 
 
 def _table(name: str, items: tuple[Item, ...], end: str) -> Table:
