@@ -208,13 +208,16 @@ def _load_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> kconf
 def set_values(kconf: kconfiglib.Kconfig, values: dict[str, str], arch: str) -> None:
     """Set ``NAME -> value`` (``--set``) on ``kconf``; :class:`KconfigError` naming why
     a value did not take (unmet dependency, select, range), as for a .config line."""
+    invalid: dict[str, str] = {}
     for name, value in values.items():
         sym = kconf.syms.get(name)
         if sym is None or not sym.nodes:
             raise KconfigError(f"CONFIG_{name}: no such symbol in the {arch} Kconfig")
-        sym.set_value(value)
+        if not sym.set_value(value):            # not a value of the symbol's type at all
+            invalid[name] = f"not a valid {kconfiglib.TYPE_TO_STR[sym.orig_type]} value" + (
+                " (y or n)" if sym.orig_type is BOOL else "")
     problems = [f"--set {name}={value} did not take (value is {kconf.syms[name].str_value}): "
-                f"{_why(kconf.syms[name])}"
+                f"{invalid.get(name) or _why(kconf.syms[name])}"
                 for name, value in values.items() if kconf.syms[name].str_value != value]
     if problems:
         raise KconfigError("; ".join(problems))

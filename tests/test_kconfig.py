@@ -130,6 +130,15 @@ def test_kmemtrace_needs_markers(arch: str, tmp_path: Path) -> None:
     assert "MARKERS (=n)" in message and "\n" not in message
 
 
+@pytest.mark.parametrize("option,why", [("MARKERS=maybe", "not a valid bool value (y or n)"),
+                                        ("NR_CPUS=abc", "not a valid int value")])
+def test_a_value_of_the_wrong_type_is_one_line(option: str, why: str, capsys) -> None:
+    """kconfiglib leaves the assignment unset; the reason says so (no traceback)."""
+    assert main(["build", "--arch", "arm", "--set", option]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(why), err
+
+
 @pytest.mark.parametrize("arch", NAMES)
 def test_capability_cannot_be_set_by_hand(arch: str, tmp_path: Path) -> None:
     off = write(tmp_path / "off", "# CONFIG_HAVE_KPROBES is not set\n")
