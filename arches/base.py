@@ -160,7 +160,6 @@ class SpinLoop:
 
     code: bytes
     counter: str
-    isa: int = 0          # address bits that start it in its instruction set (ARM Thumb: 1)
 
 
 RegisterReader = Callable[[str], int]
@@ -254,6 +253,9 @@ class Arch:
     # not its address (ELF for the ARM Architecture 5.5.3: bit 0 set for a
     # Thumb function); cleared wherever a symbol becomes an address.
     isa_bits: int = 0
+    # Those bits in a pointer to the kernel's own code, in the instruction set
+    # it is built for (a Thumb-2 kernel: 1); the spin loop runs in it too.
+    code_isa: int = 0
     # Kconfig symbol -> the arch as a kernel built with it runs (ARM
     # THUMB2_KERNEL: Thumb-2 encodings, traps and hooks), same name.
     variants: Mapping[str, "Arch"] = field(default_factory=dict)
@@ -264,6 +266,11 @@ class Arch:
         """The arch a kernel built from ``config`` runs on (:attr:`variants`)."""
         chosen = [v for symbol, v in self.variants.items() if config.get(symbol) == "y"]
         return chosen[0] if chosen else self
+
+    def for_code_isa(self, bits: int) -> "Arch":
+        """The arch (or variant) whose kernel code pointers carry ``bits``
+        (:attr:`code_isa`): what a bare ELF, with no .config, was built for."""
+        return next((v for v in (self, *self.variants.values()) if v.code_isa == bits), self)
 
     @property
     def capabilities(self) -> tuple[str, ...]:
@@ -509,16 +516,21 @@ class Kprobes(Capability):
     exception prologue (entered with the frame in args[0] and the handler in
     args[1]), and GUEST_SAVED_REGS, the pt_regs slots only that prologue and
     kprobe_exc_return save and restore (PowerPC XER, whose SO/OV/CA bits are
-    not in Unicorn's register read)."""
+    not in Unicorn's register read), and CAN_PROBE, whether arch_prepare_kprobe
+    refuses an address that does not start an instruction by decoding the
+    function from its start (v5.10 x86 ``can_probe``: -EILSEQ; ARM and
+    PowerPC have no such check)."""
 
     NAME = "kprobes"
     CONSTANTS = {"PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
                  "BP_PC_ADVANCE": int, "SINGLESTEP_INTNO": (int, type(None)),
                  "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str, "FAULT_TRAPS": dict,
                  "KPROBES_ON_FTRACE": bool,
-                 "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple}
+                 "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple,
+                 "CAN_PROBE": bool}
     TRAP_ENTRY: ClassVar[str | None] = None
     GUEST_SAVED_REGS: ClassVar[tuple[str, ...]] = ()
+    CAN_PROBE: ClassVar[bool] = False
 
     def arch_prepare_kprobe(self, addr: int, code: bytes, slot: int) -> Prepared:
         """Copy and decode the instruction at ``addr`` (``code``: its bytes) for the

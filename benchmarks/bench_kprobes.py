@@ -41,12 +41,14 @@ from lab.transparency import every_instruction
 from probes.kprobes import arch_kprobes
 
 
-def transparency(arch: str, workload: str, size: int, post: bool) -> dict:
+def transparency(arch: str, workload: str, size: int, post: bool,
+                 overrides: dict[str, str]) -> dict:
     """A kprobe on every instruction of every kernel function, all at once
-    (:func:`lab.transparency.every_instruction`)."""
-    found = every_instruction(build(arch), workload=workload, size=size,
+    (:func:`lab.transparency.every_instruction`), on the kernel ``overrides``
+    configure."""
+    found = every_instruction(build(arch, overrides=overrides), workload=workload, size=size,
                               mode="post" if post else "pre")
-    return {"arch": arch, "workload": workload, "size": size, "post": post,
+    return {"arch": arch, "config": overrides, "workload": workload, "size": size, "post": post,
             "probes": found.probed, "refused": len(found.refused),
             "checksum_ok": found.checksum_ok, "hits": found.hits, "counted": found.counted,
             "mismatches": len(found.mismatches), "nmissed": found.nmissed}
@@ -89,10 +91,14 @@ def main() -> int:
                         help="instead: a kprobe on every instruction of every function, "
                              "kmalloc and hackbench, hits checked against a code-hook count")
     parser.add_argument("--size", type=int, default=50, help="workload size for --transparency")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="for --transparency: build the kernel with this option, e.g. "
+                             "--set THUMB2_KERNEL=y (repeatable)")
     args = parser.parse_args()
+    overrides = dict(item.partition("=")[::2] for item in args.set)
     arches = [args.arch] if args.arch else list(ARCHES)
     if args.transparency:
-        rows = [transparency(arch, workload, args.size, post)
+        rows = [transparency(arch, workload, args.size, post, overrides)
                 for arch in arches for workload in ("kmalloc", "hackbench")
                 for post in (False, True)]
         print(json.dumps(rows, indent=2) if args.json else "\n".join(

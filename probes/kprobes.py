@@ -285,6 +285,9 @@ class Kprobes:
             raise ConfigError(f"{guest.elf}: no {missing[0]}: the kernel was built "
                               "without CONFIG_KPROBES")
         self.sym = {name: symbols[name] for name in GUEST_SYMBOLS}
+        # what the guest calls through a pointer: with a Thumb function's bit 0
+        self.fn = {name: symbols.pointer(name) for name in
+                   ("kprobe_exc_return", "aggr_pre_handler", "aggr_post_handler")}
         self.text = text if text is not None else TextPatcher(self.machine)
         self.tables = tables if tables is not None else load_tables(guest.image, self.arch)
         self.probes: dict[int, Kprobe] = {}
@@ -356,11 +359,10 @@ class Kprobes:
         if isinstance(handler, int):            # a guest address (a module's function)
             return handler
         if callable(handler):
-            return self.guest.image.symbols[host_stub]
-        addr = self._lookup(str(handler))
-        if addr is None:
+            return self.guest.image.symbols.pointer(host_stub)
+        if self._lookup(str(handler)) is None:
             raise PatchError("ENOENT", f"{what} {handler!r} is not a guest symbol")
-        return addr
+        return self.guest.image.symbols.pointer(str(handler))   # as the guest calls it
 
     def _lookup(self, name: str) -> int | None:
         """kallsyms_lookup_name(): ``NAME`` or ``MODULE:NAME``; a name several
@@ -394,7 +396,8 @@ class Kprobes:
             return base + kp.offset
         if kp.addr is None:
             raise PatchError("EINVAL", "kprobe: give symbol_name or addr")
-        return kp.addr + kp.offset
+        # a Thumb-2 kernel's function pointer: core.c arch_prepare_kprobe "addr &= ~1"
+        return (kp.addr & ~self.arch.code_isa) + kp.offset
 
     def _function(self, addr: int) -> tuple[int, int, str]:
         for start, size, name in self.guest.image.functions:
@@ -417,7 +420,7 @@ class Kprobes:
         if addr % self.arch.insn_align:
             raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is not an "
                                        "instruction boundary (misaligned)")
-        if self.arch.insn_align != self.arch.max_insn_len:        # variable length: decode
+        if self.ops.CAN_PROBE:              # x86 can_probe(): decode from the function start
             code = self.recover(start, size)
             boundary = None
             for boundary, _, _, _ in self._md.disasm_lite(code, start):
@@ -589,10 +592,11 @@ class Kprobes:
                         disabled=old.disabled, members=[old], ftrace=old.ftrace)
             prepared = self._prepare(ap, old.addr, self._free[0], None)
             ap.breakpoint, ap.orig = old.breakpoint, old.orig
-            aggr_fault = self.guest.image.symbols["aggr_fault_handler"] if self._fault_traps else 0
+            aggr_fault = (self.guest.image.symbols.pointer("aggr_fault_handler")
+                          if self._fault_traps else 0)
             self._write_struct(ap, prepared, (
-                self.sym["aggr_pre_handler"],
-                self.sym["aggr_post_handler"] if old.post_handler else 0, aggr_fault),
+                self.fn["aggr_pre_handler"],
+                self.fn["aggr_post_handler"] if old.post_handler else 0, aggr_fault),
                 self.read_field(old, "next"), old.struct)
             self._relink(self._bucket(old.addr), "next", old.struct, ap.struct)
             self._write_field(old, "next", 0)
@@ -611,7 +615,7 @@ class Kprobes:
         if kp.post_handler is not None and ap.post_handler is None:
             self.unoptimize_kprobe(ap)
             ap.post_handler = "aggr_post_handler"
-            self._write_field(ap, "post_handler", self.sym["aggr_post_handler"])
+            self._write_field(ap, "post_handler", self.fn["aggr_post_handler"])
         if ap.disabled and not kp.disabled:
             self.enable_kprobe(ap)
         return kp
@@ -1048,9 +1052,9 @@ class Kprobes:
         sp = frame - self.ops.STACK_HEADROOM
         if self.arch.ra is None:
             sp -= word
-            self.machine.write_word(sp, self.sym["kprobe_exc_return"])
+            self.machine.write_word(sp, self.fn["kprobe_exc_return"])
         else:
-            cpu.set_reg(self.arch.ra, self.sym["kprobe_exc_return"])
+            cpu.set_reg(self.arch.ra, self.fn["kprobe_exc_return"])
             if self.ops.STACK_HEADROOM:
                 self.machine.write_word(sp, 0)      # an empty back chain (PowerPC ABI)
         cpu.set_reg(self.arch.sp, sp)

@@ -163,8 +163,13 @@ class Guest:
         config = getattr(build_or_elf, "config", None)
         self.build = build_or_elf if config is not None else None
         self.elf = Path(getattr(build_or_elf, "elf", build_or_elf))
-        arch = get_arch(getattr(build_or_elf, "arch", None)
-                        or read_elf(self.elf).machine).for_config(config or {})
+        if config is not None:
+            arch = get_arch(build_or_elf.arch).for_config(config)
+        else:                               # a bare ELF: its code says which variant built it
+            image = read_elf(self.elf)
+            arch = get_arch(image.machine)
+            arch = arch.for_code_isa(image.symbols.pointer("start_kernel") & arch.isa_bits
+                                     if "start_kernel" in image.symbols else 0)
         nr_cpus = int((config or {}).get("NR_CPUS", cpus))
         if cpus > nr_cpus:
             raise ConfigError(f"{cpus} CPUs requested but the kernel was built with "

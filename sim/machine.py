@@ -497,7 +497,7 @@ class Cpu:
         self.pc = resume
         self._parked = self.uc.context_save()
         self.set_reg(self.arch.spin.counter, 0)
-        return SPIN_BASE | self.arch.spin.isa
+        return SPIN_BASE | self.arch.code_isa
 
     def _unhandled(self, trap: Trap) -> bool:
         reason = self.arch.exception_names.get(trap.intno) or (

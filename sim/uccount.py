@@ -60,7 +60,7 @@ def counter_offset(arch: Arch) -> int | None:
 
     uc.hook_add(unicorn.UC_HOOK_CODE, hook, None, CODE_BASE, CODE_BASE)
     try:
-        uc.emu_start(CODE_BASE | arch.spin.isa, -1 & ((1 << arch.bits) - 1),
+        uc.emu_start(CODE_BASE | arch.code_isa, -1 & ((1 << arch.bits) - 1),
                      count=CALIBRATION_COUNT)
     except unicorn.UcError:
         return None

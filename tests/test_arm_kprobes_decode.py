@@ -169,6 +169,16 @@ def arm_build():
     return build("arm")
 
 
+def run_to(g, cpu, end: int) -> None:
+    """Run ``cpu`` until it reaches ``end`` (stopped there by a code hook)."""
+    def stop(uc, address, size, data) -> None:
+        cpu.halt()
+        uc.emu_stop()
+    cpu.uc.hook_add(UC_HOOK_CODE, stop, begin=end, end=end)
+    g.machine.run(max_instructions=100_000)
+    assert cpu.pc == end
+
+
 def run_one(arm_build, words: list[int], regs: dict[str, int], probe: int | None,
             memory: bytes = b"") -> tuple[dict[str, int], bytes, int]:
     """Run ``words`` from a scratch text area in a fresh guest (registers from
@@ -198,12 +208,7 @@ def run_one(arm_build, words: list[int], regs: dict[str, int], probe: int | None
         cpu.set_reg(name, value)
     cpu.pc = base
 
-    def stop(uc, address, size, data) -> None:
-        cpu.halt()
-        uc.emu_stop()
-    cpu.uc.hook_add(UC_HOOK_CODE, stop, begin=end, end=end)
-    g.machine.run(max_instructions=100_000)
-    assert cpu.pc == end
+    run_to(g, cpu, end)
     out = {f"r{i}": cpu.reg(f"r{i}") for i in range(13)}
     out.update(sp=cpu.reg("sp"), lr=cpu.reg("lr"), flags=cpu.reg("cpsr") & 0xF80F0000)
     return out, g.machine.read(SCRATCH, SCRATCH_SIZE), kp.hits if kp else 0

@@ -129,8 +129,8 @@ def test_patch_text_splits_a_wide_instruction_at_2_mod_4() -> None:
 def test_the_variant_follows_the_config() -> None:
     assert ARM.for_config({}) is ARM and ARM.for_config(T2_CONFIG) is T2
     assert T2.name == "arm" and T2.variant == "THUMB2_KERNEL"
-    # v5.10: HAVE_OPTPROBES if !THUMB2_KERNEL; kisim has no Thumb kprobes yet
-    assert T2.capabilities == ("dynamic_ftrace",)
+    # v5.10: HAVE_OPTPROBES if !THUMB2_KERNEL
+    assert T2.capabilities == ("dynamic_ftrace", "kprobes")
     assert "optprobes" in ARM.capabilities
 
 
@@ -148,9 +148,10 @@ def kernel():
 
 def test_the_kconfig_menu_drops_what_v5_10_drops(kernel) -> None:
     assert kernel.config["THUMB2_KERNEL"] == "y" and kernel.spec is T2
-    for name in ("KPROBES", "OPTPROBES", "FUNCTION_GRAPH_TRACER"):
+    for name in ("OPTPROBES", "FUNCTION_GRAPH_TRACER"):
         assert kernel.config.get(name, "n") != "y", name
     assert kernel.config["JUMP_LABEL"] == kernel.config["FUNCTION_TRACER"] == "y"
+    assert kernel.config["KPROBES"] == kernel.config["KRETPROBES"] == "y"
 
 
 def test_the_image_is_thumb_code(kernel) -> None:
@@ -162,6 +163,14 @@ def test_the_image_is_thumb_code(kernel) -> None:
     assert arm_state == ["_start"]
     assert all(s.addr % 2 == 0 for s in funcs)
     assert image.symbols.pointer("schedule") == image.symbols["schedule"] | 1
+
+
+def test_a_bare_elf_runs_as_the_variant_it_was_built_for(kernel) -> None:
+    """No build, no .config: the kernel's code pointers say Thumb-2."""
+    guest = Guest(kernel.elf, workload="fib", size=8)
+    assert guest.arch is T2
+    assert guest.run().ok
+    assert Guest(build("arm").elf, workload="fib", size=2).arch is ARM
 
 
 def test_every_site_holds_its_thumb2_encoding(kernel) -> None:
@@ -226,13 +235,74 @@ def test_the_function_tracer_on_thumb2() -> None:
 
 
 def test_test_static_keys_passes_on_thumb2(capsys) -> None:
-    """lib/test_static_keys.c, whose keys flip nop.w and b.w sites; the kprobes
-    suites do not apply to a build without kprobes."""
+    """lib/test_static_keys.c, whose keys flip nop.w and b.w sites. The Thumb-2
+    kernel's kprobes suites are test_kprobes.c and test-thumb.c, not test-arm.c
+    (Linux builds test-arm.c only without CONFIG_THUMB2_KERNEL)."""
     from kisim.cli import main
     from selftests.run import suites_for
-    assert [s.name for s in suites_for("arm", overrides=T2_CONFIG)] == ["static_keys"]
-    assert main(["selftest", "--arch", "arm", "--set", "THUMB2_KERNEL=y", "--json"]) == 0
+    assert [s.name for s in suites_for("arm", overrides=T2_CONFIG)] == [
+        "kprobes", "static_keys", "test-thumb"]
+    assert "test-arm" in [s.name for s in suites_for("arm")]
+    assert main(["selftest", "--arch", "arm", "--set", "THUMB2_KERNEL=y", "--suite",
+                 "static_keys", "--json"]) == 0
     import json
     out = json.loads(capsys.readouterr().out)
     (suite,) = out["suites"]
-    assert suite["suite"] == "static_keys" and out["ok"]
+    assert suite["suite"] == "static_keys" and out["ok"] and suite["passed"] == 54
+
+
+# -- kprobes (core.c, decode-thumb.c, actions-thumb.c) ---------------------------------
+
+def test_a_breakpoint_is_as_wide_as_its_instruction(kernel) -> None:
+    """0xde18 over a 16-bit instruction, 0xf7f0a018 over a 32-bit one (two halfword
+    stores where it sits at 2 mod 4); both restored on unregister."""
+    from probes.kprobes import Kprobe, Kprobes
+    from lab.transparency import instructions
+    guest = Guest(kernel, workload="kmalloc", size=10)
+    k = Kprobes(guest)
+    start, size, _ = next(f for f in guest.image.functions if f[2] == "kmalloc")
+    before = guest.machine.read(start, size)
+    widths = set()
+    for addr in instructions(guest, [(start, size, "kmalloc")]):
+        _, length = thumb2.opcode(guest.machine.read(addr, 4))
+        try:
+            kp = k.register_kprobe(Kprobe(addr=addr))
+        except Exception:
+            continue
+        want = thumb2.thumb16(0xDE18) if length == 2 else thumb2.thumb32(0xF7F0A018)
+        assert guest.machine.read(addr, length) == want
+        widths.add((length, addr % 4))
+        k.unregister_kprobe(kp)
+    assert {(2, 0), (2, 2), (4, 0), (4, 2)} <= widths
+    assert guest.machine.read(start, size) == before
+
+
+def test_a_function_pointer_probes_its_function(kernel) -> None:
+    """A Thumb function pointer has bit 0 set: core.c clears it (``addr &= ~1``)."""
+    from probes.kprobes import Kprobe, Kprobes
+    hits = []
+    for how in ({"addr": "pointer"}, {"symbol_name": "kmalloc"}):
+        guest = Guest(kernel, workload="kmalloc", size=10)
+        k = Kprobes(guest)
+        if "addr" in how:
+            how = {"addr": guest.image.symbols.pointer("kmalloc")}
+            assert how["addr"] & 1
+        kp = k.register_kprobe(Kprobe(**how))
+        assert kp.addr == guest.image.symbols["kmalloc"]
+        assert guest.run().ok
+        hits.append(kp.hits)
+    assert hits[0] == hits[1] > 10
+
+
+@pytest.mark.parametrize("mode", ["pre", "post", "ret"])
+@pytest.mark.parametrize("workload,size", [("kmalloc", 20), ("hackbench", 2)])
+def test_kprobes_on_every_instruction_are_transparent(kernel, mode: str, workload: str,
+                                                      size: int) -> None:
+    """A kprobe on every instruction of the kernel's slab and scheduler paths: each
+    probe's hits equal an unprobed run's count of that instruction, nothing is
+    missed, the checksum holds (what ``kisim kprobe --every-instruction`` does)."""
+    from lab.transparency import every_instruction
+    for target in ("kmalloc", "kfree", "kmem_cache_alloc", "schedule"):
+        found = every_instruction(kernel, target, workload=workload, size=size, mode=mode)
+        assert found.ok, (target, found.mismatches[:3], found.checksum_ok)
+        assert found.probed > 10 and found.hits == found.counted and found.nmissed == 0

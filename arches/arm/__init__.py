@@ -226,10 +226,12 @@ class Thumb2Ftrace(DynamicFtrace, names={
     ``bl ftrace_caller`` (T1) enables it (arch/arm/kernel/ftrace.c)."""
 
 
-class Thumb2Ops(Thumb2Ftrace):
-    """The hooks of a Thumb-2 kernel. kisim does not yet port v5.10's Thumb
-    kprobes (decode-thumb.c, actions-thumb.c), so this build has no
-    HAVE_KPROBES; HAVE_OPTPROBES Linux itself drops (``if !THUMB2_KERNEL``)."""
+from arches.arm.kprobes_thumb import Thumb2Kprobes  # noqa: E402
+
+
+class Thumb2Ops(Thumb2Ftrace, Thumb2Kprobes):
+    """The hooks of a Thumb-2 kernel: no optprobes (Linux selects
+    HAVE_OPTPROBES only ``if !THUMB2_KERNEL``)."""
 
     imv_load_of_zero = staticmethod(thumb2.imv_load_of_zero)
 
@@ -255,7 +257,8 @@ THUMB2 = dataclasses.replace(
     undefined=TrapVector(TrapKind.UNDEFINED, pc_offset=0, length=2),  # udf (T1) / 0xde18
     spin=SpinLoop(thumb2.thumb16(0x3001)                    # adds r0, #1
                   + thumb2.thumb16(0xE7FD),                  # b 1b
-                  counter="r0", isa=1),
+                  counter="r0"),
+    code_isa=1,
     branch_reach=thumb2.BRANCH_REACH,
     encode_jump=thumb2.encode_jump,
     encode_call=thumb2.encode_call,

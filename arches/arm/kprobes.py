@@ -77,7 +77,11 @@ def condition_passes(addr: int, code: bytes, cpu: TrapFrame) -> bool:
     A failing condition makes the instruction, and the kprobe breakpoint
     carrying its condition, a no-op: no hit.
     """
-    cond, cpsr = int.from_bytes(code[:4], "little") >> 28, cpu.reg("cpsr")
+    return arm_cond_passes(int.from_bytes(code[:4], "little") >> 28, cpu.reg("cpsr"))
+
+
+def arm_cond_passes(cond: int, cpsr: int) -> bool:
+    """Condition ``cond`` against the flags of ``cpsr`` (decode.c probes_condition_checks)."""
     n, z, c, v = (cpsr >> 31) & 1, (cpsr >> 30) & 1, (cpsr >> 29) & 1, (cpsr >> 28) & 1
     base = [z, c, n, v, c and not z, n == v, not z and n == v, True][cond >> 1]
     return bool(base) != bool(cond & 1 and cond != 15)

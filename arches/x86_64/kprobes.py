@@ -33,6 +33,7 @@ BP_PC_ADVANCE = 1                   # int3 is a trap: the saved ip is past it
 SINGLESTEP_INTNO = 1                # #DB
 KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
 KPROBES_ON_FTRACE = True            # arch/x86/Kconfig selects HAVE_KPROBES_ON_FTRACE (v5.10)
+CAN_PROBE = True                    # kprobes/core.c can_probe(): decode from the function start
 PUBLISHED = ("Documentation/trace/kprobes.rst: kprobe 0.49 us (Opteron 2 GHz); k 0.99, boosted 0.43, optprobe 0.06, kretprobe 1.24 us (Xeon E5410 2.33 GHz)")
 STACK_HEADROOM = 0                  # the call pushes the return address itself
 

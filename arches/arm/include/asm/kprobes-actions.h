@@ -4,122 +4,29 @@
  * arch/arm/probes/decode-arm.c (simulate_bbl, simulate_blx1,
  * simulate_blx2bx, simulate_mrs, simulate_mov_ipsp),
  * arch/arm/probes/kprobes/actions-arm.c (emulate_*) and actions-common.c
- * (simulate_ldm1stm1, simulate_stm1_pc, simulate_ldm1_pc,
- * emulate_generic_r0_12_noflags and its r2_14 / ldm_r3_15 forms), with
- * the PC helpers of arch/arm/probes/decode.h for an ARMv7 kernel.
+ * (simulate_stm1_pc; the rest of that file, and the PC helpers of
+ * arch/arm/probes/decode.h for an ARMv7 kernel, are shared with Thumb in
+ * asm/kprobes-actions-common.h).
  *
  * arches/arm/kprobes.py chooses the handler (p->ainsn.handler) and writes
  * the slot: the instruction with its registers renamed (Rd -> r0, Rs -> r1,
  * Rn -> r2, Rm -> r3, decode.c INSN_NEW_BITS) and "mov pc, lr". An
  * emulating handler loads the probed registers into r0-r3 (a PC operand as
- * the probed address + 8), calls the slot and stores the results back.
- * The kernel does the loading with register-pinned inline asm; here two
- * small asm helpers do it, with the same registers. Included by
+ * the probed address + 8), calls the slot and stores the results back,
+ * with the asm helpers of asm/kprobes-actions-common.h. Included by
  * asm/kprobes-core.h only.
  */
 #ifndef _ASM_KPROBES_ACTIONS_H
 #define _ASM_KPROBES_ACTIONS_H
 
-#define PSR_T_BIT	0x00000020
-#define APSR_MASK	0xf80f0000	/* N Z C V Q and GE[3:0] */
+#include <asm/kprobes-actions-common.h>
+
 /* decode.h: architecturally 8 from ARMv7 (the STR/STM of PC stores addr + 8). */
 #define str_pc_offset	8
-
-/* r0-r3 for the slot, and the flags it reads and writes. */
-struct kprobe_arm_call_regs {
-	unsigned long r[4];
-	unsigned long cpsr;
-};
-
-void kprobe_arm_call(unsigned long fn, struct kprobe_arm_call_regs *c);
-void kprobe_arm_generic(unsigned long fn, unsigned long *regs);
-NOKPROBE_SYMBOL(kprobe_arm_call);
-NOKPROBE_SYMBOL(kprobe_arm_generic);
-
-/*
- * kprobe_arm_call: r0-r3 and APSR from *c, call the slot, store them back
- * (the register/flag traffic of the kernel's emulate_* inline asm).
- * kprobe_arm_generic: r0-r12 from regs[0..12], call the slot, store them
- * back (emulate_generic_r0_12_noflags; sp is never one of them).
- */
-__asm__(
-	"	.text\n"
-	"	.globl	kprobe_arm_call\n"
-	"	.type	kprobe_arm_call, %function\n"
-	"kprobe_arm_call:\n"
-	"	push	{r4, lr}\n"
-	"	mov	r4, r1\n"
-	"	mov	r12, r0\n"
-	"	ldr	r0, [r4, #16]\n"
-	"	msr	APSR_nzcvqg, r0\n"
-	"	ldm	r4, {r0-r3}\n"
-	"	blx	r12\n"
-	"	stm	r4, {r0-r3}\n"
-	"	mrs	r0, apsr\n"
-	"	str	r0, [r4, #16]\n"
-	"	pop	{r4, pc}\n"
-	"	.size	kprobe_arm_call, . - kprobe_arm_call\n"
-	"	.globl	kprobe_arm_generic\n"
-	"	.type	kprobe_arm_generic, %function\n"
-	"kprobe_arm_generic:\n"
-	"	push	{r1, r4-r11, lr}\n"
-	"	mov	lr, r0\n"
-	"	ldm	r1, {r0-r12}\n"
-	"	blx	lr\n"
-	"	ldr	lr, [sp]\n"
-	"	stm	lr, {r0-r12}\n"
-	"	pop	{r1, r4-r11, pc}\n"
-	"	.size	kprobe_arm_generic, . - kprobe_arm_generic\n");
-
-/* decode.h bx_write_pc; ARMv7 loads and ALU writes of PC interwork. */
-static __always_inline void bx_write_pc(unsigned long pcv, struct pt_regs *regs)
-{
-	if (pcv & 1) {
-		regs->ARM_cpsr |= PSR_T_BIT;
-		pcv &= ~1UL;
-	} else {
-		regs->ARM_cpsr &= ~PSR_T_BIT;
-		pcv &= ~2UL;
-	}
-	regs->ARM_pc = pcv;
-}
 
 static __always_inline int arm_is_writeback(unsigned long insn)
 {
 	return (insn & 0x01200000) != 0x01000000;	/* decode.h is_writeback */
-}
-
-static __always_inline void arm_merge_flags(struct pt_regs *regs, unsigned long cpsr)
-{
-	regs->ARM_cpsr = (regs->ARM_cpsr & ~APSR_MASK) | (cpsr & APSR_MASK);
-}
-
-/* actions-common.c simulate_ldm1stm1: LDM/STM in C, any registers. */
-static __always_inline void simulate_ldm1stm1(unsigned long insn, struct pt_regs *regs)
-{
-	int rn = (insn >> 16) & 0xf;
-	unsigned long *addr = (unsigned long *)regs->uregs[rn];
-	unsigned long list = insn & 0xffff;
-	int count = __builtin_popcount(list), up = insn & (1 << 23), pre = insn & (1 << 24);
-	int reg;
-
-	if (!up)
-		addr -= count;
-	addr += (!pre == !up);
-	for (reg = 0; reg < 16; reg++) {
-		if (!(list & (1 << reg)))
-			continue;
-		if (insn & (1 << 20))
-			regs->uregs[reg] = *addr++;
-		else
-			*addr++ = regs->uregs[reg];
-	}
-	if (insn & (1 << 21)) {
-		if (!up)
-			addr -= count;
-		addr -= (!pre == !up);
-		regs->uregs[rn] = (unsigned long)addr;
-	}
 }
 
 /*
@@ -229,14 +136,13 @@ static __always_inline void arm_singlestep(struct kprobe *p, struct pt_regs *reg
 		arm_merge_flags(regs, c.cpsr);
 		break;
 	case KPROBE_ARM_EMULATE_GENERIC_R0_12_NOFLAGS:
-		kprobe_arm_generic(fn, u);
+		emulate_generic_r0_12_noflags(fn, regs);
 		break;
 	case KPROBE_ARM_EMULATE_GENERIC_R2_14_NOFLAGS:
-		kprobe_arm_generic(fn, u + 2);
+		emulate_generic_r2_14_noflags(fn, regs);
 		break;
 	case KPROBE_ARM_EMULATE_LDM_R3_15:
-		kprobe_arm_generic(fn, u + 3);
-		bx_write_pc(regs->ARM_pc, regs);	/* load_write_pc */
+		emulate_ldm_r3_15(fn, regs);
 		break;
 	case KPROBE_ARM_SIMULATE_LDM1STM1:
 		simulate_ldm1stm1(insn, regs);
@@ -247,8 +153,7 @@ static __always_inline void arm_singlestep(struct kprobe *p, struct pt_regs *reg
 		regs->ARM_pc = iaddr + 4;
 		break;
 	case KPROBE_ARM_SIMULATE_LDM1_PC:
-		simulate_ldm1stm1(insn, regs);
-		bx_write_pc(regs->ARM_pc, regs);	/* load_write_pc */
+		simulate_ldm1_pc(insn, regs);
 		break;
 	}
 }

@@ -3,7 +3,8 @@
  * ARM kprobe hooks for kernel/kprobes.c, after Linux v5.10
  * arch/arm/probes/kprobes/core.c: "We do not have hardware single-stepping
  * on ARM", so the instruction is simulated in C or emulated by calling a
- * renamed copy (asm/kprobes-actions.h), all inside the undefined-instruction
+ * renamed copy (asm/kprobes-actions.h; on a Thumb-2 kernel
+ * asm/kprobes-actions-thumb.h), all inside the undefined-instruction
  * handler; there is no second trap. Included by kernel/kprobes.c only.
  */
 #ifndef _ASM_KPROBES_CORE_H
@@ -17,7 +18,15 @@ static __always_inline unsigned long arch_kprobe_trap_addr(struct pt_regs *regs)
 
 static __always_inline int arch_is_breakpoint(unsigned long addr)
 {
+#ifdef CONFIG_THUMB2_KERNEL
+	u16 first = *(u16 *)addr;
+
+	return first == KPROBE_THUMB16_BREAKPOINT_INSTRUCTION ||
+	       (first == KPROBE_THUMB32_BREAKPOINT_INSTRUCTION >> 16 &&
+		*(u16 *)(addr + 2) == (KPROBE_THUMB32_BREAKPOINT_INSTRUCTION & 0xffff));
+#else
 	return (*(u32 *)addr & 0x0fffffff) == KPROBE_ARM_BREAKPOINT_INSTRUCTION;
+#endif
 }
 
 static __always_inline void arch_kprobe_retry(struct pt_regs *regs, unsigned long addr)
@@ -25,6 +34,17 @@ static __always_inline void arch_kprobe_retry(struct pt_regs *regs, unsigned lon
 	regs->ARM_pc = addr;
 }
 
+#ifdef CONFIG_THUMB2_KERNEL
+#include <asm/kprobes-actions-thumb.h>
+
+/* A failed condition (IT block or B<c>): skip it, no handler (singlestep_skip). */
+static __always_inline int arch_kprobe_skip(struct kprobe *p, struct pt_regs *regs)
+{
+	return thumb_kprobe_skip(p, regs);
+}
+
+#define arch_singlestep		thumb_singlestep
+#else
 /* A failed condition: skip the instruction, run no handler (singlestep_skip). */
 static __always_inline int arch_kprobe_skip(struct kprobe *p, struct pt_regs *regs)
 {
@@ -36,15 +56,20 @@ static __always_inline int arch_kprobe_skip(struct kprobe *p, struct pt_regs *re
 
 #include <asm/kprobes-actions.h>
 
+#define arch_singlestep		arm_singlestep
+#endif
+
 /*
- * core.c kprobe_handler's singlestep(): the decoder's handler (pc += 4 and
- * the simulation or emulation, arm_singlestep). Always finishes here.
+ * core.c kprobe_handler's singlestep(): the decoder's handler (the PC
+ * moved past the instruction and the simulation or emulation:
+ * arm_singlestep, or thumb16/32_singlestep on a Thumb-2 kernel). Always
+ * finishes here.
  */
 static __always_inline int arch_setup_singlestep(struct kprobe *p, struct pt_regs *regs,
 						 struct kprobe_ctlblk *kcb, int cpu, int reenter)
 {
 	kcb->kprobe_status = reenter ? KPROBE_REENTER : KPROBE_HIT_SS;
-	arm_singlestep(p, regs);
+	arch_singlestep(p, regs);
 	return 1;
 }
 
@@ -101,6 +126,7 @@ __asm__(
 	"kretprobe_trampoline_end:\n"
 	"	.size	kretprobe_trampoline, . - kretprobe_trampoline\n");
 
+#ifndef CONFIG_THUMB2_KERNEL	/* arch/arm/Kconfig: HAVE_OPTPROBES if !THUMB2_KERNEL */
 /*
  * Optprobes (arch/arm/probes/kprobes/opt-arm.c, v5.10): the breakpoint is
  * replaced by a branch to a detour buffer (written by arches/arm/kprobes.py)
@@ -128,5 +154,7 @@ static __always_inline void arch_optprobe_step(struct kprobe *p, struct pt_regs 
 	if (!p->ainsn.kprobe_direct_exec)
 		arm_singlestep(p, regs);
 }
+
+#endif /* !CONFIG_THUMB2_KERNEL */
 
 #endif

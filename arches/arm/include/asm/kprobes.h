@@ -8,6 +8,9 @@
 #define _ASM_KPROBES_H
 
 #define KPROBE_ARM_BREAKPOINT_INSTRUCTION	0x07f001f8
+/* The Thumb-2 kernel's (probes/kprobes/core.h): UDF #0x18, 16- and 32-bit. */
+#define KPROBE_THUMB16_BREAKPOINT_INSTRUCTION	0xde18
+#define KPROBE_THUMB32_BREAKPOINT_INSTRUCTION	0xf7f0a018
 #define MAX_INSN_SIZE		2	/* the renamed instruction, then mov pc, lr */
 #define KPROBE_SLOT_BYTES	(MAX_INSN_SIZE * 4)
 
