@@ -191,14 +191,14 @@ class Ablated:
 
     protocol: TextPokeBatch
     ablation: Ablation
-    arch: str
+    arch: str | Arch                # a name, or the Arch itself (a variant: Thumb-2)
 
     @property
     def __name__(self) -> str:
         return f"{getattr(self.protocol, '__name__', 'protocol')} [{self.ablation.name}]"
 
     def __call__(self, port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
-        self.protocol(_AblatedPort(port, self.ablation, get_arch(self.arch), dict(sites)),
-                      sites)
+        arch = get_arch(self.arch) if isinstance(self.arch, str) else self.arch
+        self.protocol(_AblatedPort(port, self.ablation, arch, dict(sites)), sites)
         if self.ablation.one_sync_after:
             port.sync_all()

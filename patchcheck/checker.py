@@ -53,7 +53,7 @@ import unicorn
 from arches import Arch, get_arch
 from arches.base import TextPokeBatch, TextPort
 from patchcheck.sites import (BASE, DEFAULT_SITES, LAYOUTS, STRADDLE, CheckerError, Form,
-                              Layout, Site, lay_out, parse_sites)
+                              Layout, Site, arch_label, lay_out, parse_sites)
 from patcher.text import MachinePort, TextPatcher
 from sim.asm import disasm_one
 from sim.errors import GuestFault
@@ -95,19 +95,36 @@ def naive_patch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
     port.sync_all()
 
 
+#: The instructions each ARMv7 state lets another CPU change under execution, as
+#: :attr:`arches.base.Arch.cmodx_safe` reads A3.5.4, by the arch's variant.
+_CMODX_LISTS = {"": "ARMv7: B, BL, NOP, BKPT, SVC, HVC, SMC",
+                "THUMB2_KERNEL": "ARMv7 Thumb state, read conservatively: 16-bit B, NOP, "
+                                 "BKPT, SVC"}
+
+
 def unpredictable(arch: Arch, views: FetchViews, cpu: int, addr: int, size: int) -> str | None:
-    """Why CPU ``cpu`` executing ``[addr, addr + size)`` now is UNPREDICTABLE: it runs a
-    word another CPU is changing, and the arch does not promise old-or-new for that pair
-    (:attr:`arches.base.Arch.cmodx_safe`); None when it may."""
+    """Why CPU ``cpu`` executing ``[addr, addr + size)`` now is UNPREDICTABLE: it runs an
+    instruction another CPU is changing, and the arch does not promise old-or-new for
+    that pair (:attr:`arches.base.Arch.cmodx_safe`); None when it may.
+
+    The pair is the whole instruction, before and now, even where fetch pieces are
+    smaller (Thumb-2: halfwords; a 32-bit instruction is two of them)."""
     if arch.cmodx_safe is None:
         return None
-    for p, old, new in views.changing(cpu, addr, size):
-        if not arch.cmodx_safe(old, new):
-            return (f"executed the word at {p:#x} while another CPU changed it from "
-                    f"{old.hex(' ')} to {new.hex(' ')}; the architecture promises old-or-new "
-                    "only between a few instructions (ARMv7: B, BL, NOP, BKPT, SVC, HVC, "
-                    "SMC), so the change needs stop_machine()")
-    return None
+    changing = {p: old for p, old, _ in views.changing(cpu, addr, size)}
+    if not changing:
+        return None
+    piece, first = views.piece, addr - addr % views.piece
+    before = b"".join(changing.get(p) or views.machine.read(p, piece)
+                      for p in range(first, addr + size, piece))
+    old, new = before[addr - first:addr - first + size], views.machine.read(addr, size)
+    if arch.cmodx_safe(old, new):
+        return None
+    what = "word" if not arch.code_isa else f"{8 * size}-bit instruction"
+    rule = _CMODX_LISTS.get(arch.variant, _CMODX_LISTS[""])
+    return (f"executed the {what} at {addr:#x} while another CPU changed it from "
+            f"{old.hex(' ')} to {new.hex(' ')}; the architecture promises old-or-new "
+            f"only between a few instructions ({rule}), so the change needs stop_machine()")
 
 
 def protocol_name(protocol: TextPokeBatch) -> str:
@@ -172,7 +189,10 @@ class InterleavingPort(MachinePort):
 class PatchChecker:
     """Run seeded interleavings of one protocol against CPUs running through its sites.
 
-    ``protocol`` defaults to the arch's own ``text_poke_batch``;
+    ``arch`` is a name or an :class:`~arches.base.Arch`, such as a variant
+    (:func:`patchcheck.sweep.arch_for`: the Thumb-2 build, whose loop is Thumb
+    code the CPUs start in Thumb state). ``protocol`` defaults to the arch's own
+    ``text_poke_batch``;
     ``naive=True`` checks :func:`naive_patch` instead. ``sites`` names the
     site kinds in the loop (:data:`patchcheck.sites.SITE_KINDS`);
     :class:`CheckerError` if the arch lacks what one needs.
@@ -226,13 +246,16 @@ class PatchChecker:
         for name in LAYOUTS:
             layout = lay_out(arch, self.kinds, self.breakpoint, name)
             if len(layout.code) > PAGE:
-                raise CheckerError(f"{arch.name}: the {name} loop for {','.join(self.kinds)} "
-                                   "does not fit one page")
+                raise CheckerError(f"{arch_label(arch)}: the {name} loop for "
+                                   f"{','.join(self.kinds)} does not fit one page")
             fill = trap * ((PAGE - len(layout.code)) // len(trap))
             self.layouts.append((name, layout, layout.code + fill))
         self.code_end = BASE + max(len(layout.code) for _, layout, _ in self.layouts)
         self._use(0)
         self.machine.load_code(self.text, BASE, stack_size=STACK)
+        if arch.code_isa:           # the loop is kernel code: Thumb state on a Thumb-2 kernel
+            for cpu in self.machine.cpus:
+                cpu.pc = BASE | arch.code_isa
         self.stack = (self.machine.cpus[0].reg(arch.sp) + 64 - STACK) & ~(PAGE - 1)
 
     def _use(self, index: int) -> None:

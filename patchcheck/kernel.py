@@ -1,6 +1,7 @@
 """The patch checker on the real guest kernel: markers toggled under hackbench.
 
-One seed boots the guest kernel (the arch's defconfig build) on ``cpus``
+One seed boots the guest kernel (the arch's defconfig build, with any
+``overrides``: ``THUMB2_KERNEL=y`` boots the Thumb-2 kernel) on ``cpus``
 CPUs running a workload (hackbench by default) with seeded turn lengths.
 Every CPU fetches the kernel's text pages through its own view
 (:mod:`sim.fetch`). After seeded turns the host arms or disarms a seeded
@@ -33,13 +34,13 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import unicorn
 
 from arches.base import TextPokeBatch, TextPort
 from patchcheck.checker import Finding, InterleavingPort, unpredictable
-from patchcheck.sites import DEFAULT_SITES, CheckerError, parse_sites
+from patchcheck.sites import DEFAULT_SITES, CheckerError, arch_label, parse_sites
 from patcher.ftrace import Ftrace, ftrace_for
 from sim.asm import disasm_one, disassemble
 from sim.errors import GuestFault
@@ -86,16 +87,19 @@ class KernelChecker:
     def __init__(self, arch: str, cpus: int = 2, *, protocol: TextPokeBatch | None = None,
                  protocol_name: str = "", workload: str = "hackbench",
                  size: int | None = None, sites: str | tuple[str, ...] = DEFAULT_SITES,
-                 modules: tuple = ()) -> None:
+                 modules: tuple = (), overrides: Mapping[str, str] | None = None) -> None:
         from kbuild import build
         self.sites = parse_sites(sites)
         other = [k for k in self.sites if k not in DEFAULT_SITES + ("ftrace",)]
         if other:
             raise CheckerError(f"--kernel toggles markers, tracepoints and ftrace; "
                                f"{','.join(other)} sites are checked on the loop only")
-        self.build = build(arch, modules=modules)
+        # the defconfig with ``overrides`` (--set), on the arch it builds (Build.spec:
+        # THUMB2_KERNEL=y boots the Thumb-2 kernel)
+        self.build = build(arch, overrides=overrides, modules=modules)
         if "ftrace" in self.sites and not self.build.is_set("DYNAMIC_FTRACE"):
-            raise CheckerError(f"{arch}: --kernel --site ftrace needs CONFIG_DYNAMIC_FTRACE=y")
+            raise CheckerError(f"{arch_label(self.build.spec)}: --kernel --site ftrace "
+                               "needs CONFIG_DYNAMIC_FTRACE=y")
         self.cpus, self.workload, self.size = cpus, workload, size
         self.protocol = protocol
         self.protocol_name = f"{protocol_name} on the guest kernel ({workload})"

@@ -60,6 +60,8 @@ DEFAULT_SITES = ("jump", "call")
 #: ``sparse``: blocks apart, sites straddling 16- and 64-byte boundaries where pieces are
 #: smaller than a site; ``adjacent``: each site directly after the previous one;
 #: ``lines``: each site in an instruction-cache line of its own (the reference core's).
+#: On a Thumb-2 kernel (2-byte pieces, 4-byte sites) sparse puts every site at 2 mod 4,
+#: where patch_text stores two halfwords, and lines a site without a prefix at 0 mod 4.
 LAYOUTS = ("sparse", "adjacent", "lines")
 
 
@@ -75,10 +77,15 @@ def arch_hooks(arch: Arch, capability: str) -> object | None:
     return arch.ops if capability in arch.capabilities else None
 
 
+def arch_label(arch: Arch) -> str:
+    """The arch as messages name it: ``arm``, or ``arm (THUMB2_KERNEL=y)`` for a variant."""
+    return f"{arch.name} ({arch.variant}=y)" if arch.variant else arch.name
+
+
 def _need(arch: Arch, capability: str, hook: str, what: str) -> object:
     hooks = arch_hooks(arch, capability)
     if hooks is None or not hasattr(hooks, hook):
-        raise CheckerError(f"{arch.name}: no {what} (no {capability} capability "
+        raise CheckerError(f"{arch_label(arch)}: no {what} (no {capability} capability "
                            f"with {hook})")
     return hooks
 
@@ -90,7 +97,8 @@ class Form:
     name: str                  # what the CPU did, as counted in ``executed``
     insn: bytes                # the instruction a CPU fetches at the site
     lands: int                 # where the CPU must go next
-    ret: int | None = None     # a call: the return address it must leave
+    ret: int | None = None     # a call: the return address it must leave (with the
+    #                            instruction-set bits of the loop's code: Thumb bit 0)
     callee_returns: bool = False   # the callee pops it itself (the checker must not)
     trap: bool = False         # a breakpoint: a hit resumes at ``lands``
 
@@ -173,7 +181,8 @@ def _call(arch: Arch, at: At) -> Block:
     size = _branch_len(arch)
     nop, succ = arch.nop(size), at.site + size
     return Block(body=nop, patch=size, dormant=Form("nop", nop, succ),
-                 live=Form("call", arch.encode_call(at.site, at.ool), at.ool, ret=succ),
+                 live=Form("call", arch.encode_call(at.site, at.ool), at.ool,
+                           ret=succ | arch.code_isa),
                  ool=arch.encode_jump(at.ool, succ))
 
 
@@ -187,7 +196,7 @@ def _ftrace(arch: Arch, at: At) -> Block:
     succ = at.site + len(nop)
     return Block(body=nop, patch=len(nop), dormant=Form("ftrace nop", nop, succ),
                  live=Form("ftrace call", ops.ftrace_call_replace(at.site, at.ool), at.ool,
-                           ret=succ, callee_returns=True),
+                           ret=succ | arch.code_isa, callee_returns=True),
                  ool=_asm(arch, ops.MCOUNT_STUB_ASM, at.ool),
                  prefix=_asm(arch, ops.MCOUNT_SITE_PREFIX_ASM, at.entry))
 
@@ -201,7 +210,7 @@ def _prepare(arch: Arch, ops: object, addr: int, insn: bytes, slot: int) -> None
     try:
         ops.arch_prepare_kprobe(addr, insn, slot)
     except KprobeRefused as err:
-        raise CheckerError(f"{arch.name}: arch_prepare_kprobe refuses "
+        raise CheckerError(f"{arch_label(arch)}: arch_prepare_kprobe refuses "
                            f"{insn.hex(' ')}: {err}") from None
 
 
@@ -226,10 +235,10 @@ def _optprobe(arch: Arch, at: At) -> Block:
         _, length = ops.arch_prepare_optimized_kprobe(at.site, (at.site, region), at.ool,
                                                       at.ool, 0)
     except KprobeRefused as err:
-        raise CheckerError(f"{arch.name}: cannot optimize a kprobe on "
+        raise CheckerError(f"{arch_label(arch)}: cannot optimize a kprobe on "
                            f"{region.hex(' ')}: {err}") from None
     if length != len(region):
-        raise CheckerError(f"{arch.name}: the optprobe region is {length} bytes, "
+        raise CheckerError(f"{arch_label(arch)}: the optprobe region is {length} bytes, "
                            f"not the {len(region)} the checker lays out")
     bp, succ = _breakpoint(arch, region), at.site + len(region)
     armed = bp + region[len(bp):]

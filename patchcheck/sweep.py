@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import importlib
 import importlib.util
 import multiprocessing
 import os
 import pickle
+import shlex
 import signal
 import sys
 import threading
@@ -34,17 +36,17 @@ from collections import Counter, deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 import fsio
-from arches import get_arch
+from arches import Arch, get_arch
 from arches.base import TextPokeBatch
 from patchcheck.ablate import Ablated, Ablation, ablations
 from patchcheck.checker import KINDS, Finding, PatchChecker
 from patchcheck.guard import (DEFAULT_PROTOCOL_TIMEOUT, ProtocolError, check_signature,
                               guarded, time_limited)
 from patchcheck.kernel import KernelChecker
-from patchcheck.sites import DEFAULT_SITES, CheckerError, parse_sites
+from patchcheck.sites import DEFAULT_SITES, CheckerError, arch_label, parse_sites
 
 KEEP = 10                  # first findings kept per kind
 CHUNK = 100                # most seeds in one worker task
@@ -95,10 +97,43 @@ def load_protocol(ref: str, timeout: float | None = DEFAULT_PROTOCOL_TIMEOUT
     return fn, str(file.parents[module_name.count(".") + (file.name == "__init__.py")])
 
 
+Overrides = tuple[tuple[str, str], ...]
+
+
+def _overrides(given: Mapping[str, str] | Iterable[tuple[str, str]]) -> Overrides:
+    """``--set`` options as ``((NAME, value), ...)``, in order, without ``CONFIG_``."""
+    if isinstance(given, str):
+        raise CheckerError(f"overrides {given!r}: a mapping of NAME to value, or pairs")
+    pairs = given.items() if isinstance(given, Mapping) else given
+    return tuple({str(name).removeprefix("CONFIG_"): str(value)
+                  for name, value in pairs}.items())
+
+
+@functools.lru_cache(maxsize=None)
+def arch_for(name: str, overrides: Overrides = ()) -> Arch:
+    """The arch ``name``'s defconfig kernel runs on with ``overrides`` set, as a build
+    of it would (:meth:`arches.base.Arch.for_config`: ``THUMB2_KERNEL=y`` on arm is
+    the Thumb-2 variant). Each override must take, as for ``kisim build --set``;
+    :class:`CheckerError` (one line) if one does not."""
+    arch = get_arch(name)
+    if not overrides:
+        return arch
+    import kconfig
+    try:
+        kconf = kconfig.defconfig(name)
+        kconfig.set_values(kconf, dict(overrides), name)
+    except kconfig.KconfigError as err:
+        raise CheckerError(f"--set: {err}") from None
+    return arch.for_config(kconfig.enabled(kconf))
+
+
 @dataclass(frozen=True)
 class CheckSpec:
     """What one sweep checks. ``protocol``: None (the arch's own),
-    ``"module:function"``, or a module-level callable ``protocol(port, sites)``."""
+    ``"module:function"``, or a module-level callable ``protocol(port, sites)``.
+    ``overrides`` (``--set``: NAME -> value, a mapping or pairs) configure the
+    kernel: the loop runs on the arch that configuration builds (:func:`arch_for`;
+    ``{"THUMB2_KERNEL": "y"}``: Thumb-2), and ``kernel`` boots that build."""
 
     arch: str
     cpus: int = 2
@@ -110,9 +145,25 @@ class CheckSpec:
     sites: tuple[str, ...] = DEFAULT_SITES   # the loop's site kinds (patchcheck.sites)
     protocol_timeout: float | None = DEFAULT_PROTOCOL_TIMEOUT   # seconds per user run
     modules: tuple[str, ...] = ()   # with kernel: guest module sources built in
+    overrides: Overrides = ()       # --set NAME=VALUE, in order (a mapping is accepted)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sites", parse_sites(self.sites))   # "a,b" or names
+        object.__setattr__(self, "overrides", _overrides(self.overrides))
+        if self.overrides:
+            arch_for(self.arch, self.overrides)        # refuses a --set that does not take
+
+    @property
+    def arch_spec(self) -> Arch:
+        """The arch the checked code runs on: :attr:`arch` as :attr:`overrides` build it."""
+        return arch_for(self.arch, self.overrides)
+
+    @property
+    def label(self) -> str:
+        """The arch as the output names it: ``arm``, ``arm (THUMB2_KERNEL=y)``."""
+        if not self.overrides:
+            return self.arch
+        return f"{self.arch} ({', '.join(f'{k}={v}' for k, v in self.overrides)})"
 
     def checker(self) -> PatchChecker | KernelChecker:
         """The loop checker for this spec, or the guest-kernel checker with ``kernel``."""
@@ -121,7 +172,7 @@ class CheckSpec:
             return loop
         return KernelChecker(self.arch, self.cpus, protocol=loop.patcher.protocol,
                              protocol_name=loop.protocol_name, sites=self.sites,
-                             modules=self.modules)
+                             modules=self.modules, overrides=dict(self.overrides) or None)
 
     def _loop_checker(self) -> PatchChecker:
         if self.path and self.path not in sys.path:
@@ -132,22 +183,25 @@ class CheckSpec:
             name = self.protocol if isinstance(self.protocol, str) else \
                 getattr(protocol, "__qualname__", repr(protocol))
             protocol = guarded(protocol, name, self.protocol_timeout)
-        checker = PatchChecker(self.arch, self.cpus, naive=self.naive, protocol=protocol,
+        checker = PatchChecker(self.arch_spec, self.cpus, naive=self.naive, protocol=protocol,
                                sites=self.sites)
         if self.without is not None:
             found = {a.name: a for a in _ablations(checker)}
             if self.without not in found:
-                raise CheckerError(f"{self.arch}: {checker.protocol_name} has no step "
-                                   f"{self.without!r} to remove (steps: "
+                raise CheckerError(f"{arch_label(checker.arch)}: {checker.protocol_name} has "
+                                   f"no step {self.without!r} to remove (steps: "
                                    f"{', '.join(found)})")
-            ablated = Ablated(checker.patcher.protocol, found[self.without], self.arch)
+            ablated = Ablated(checker.patcher.protocol, found[self.without], checker.arch)
             checker.patcher.protocol = ablated
             checker.protocol_name = ablated.__name__
         return checker
 
     def replay_command(self, seed: int) -> str:
         """The command line that replays ``seed`` of this spec."""
-        words = ["kisim", "patchcheck", "--arch", self.arch, "--cpus", str(self.cpus)]
+        words = ["kisim", "patchcheck", "--arch", self.arch]
+        for name, value in self.overrides:
+            words += ["--set", shlex.quote(f"{name}={value}")]
+        words += ["--cpus", str(self.cpus)]
         if self.naive:
             words.append("--naive")
         if self.protocol is not None:
@@ -253,7 +307,9 @@ class CheckResult:
         return min(seeds) if seeds else None
 
     def to_json(self) -> dict:
-        return {"arch": self.spec.arch, "protocol": self.protocol, "naive": self.spec.naive,
+        return {"arch": self.spec.arch,
+                **({"set": dict(self.spec.overrides)} if self.spec.overrides else {}),
+                "protocol": self.protocol, "naive": self.spec.naive,
                 "without": self.spec.without, "kernel": self.spec.kernel,
                 "sites": list(self.spec.sites),
                 "cpus": self.spec.cpus,

@@ -16,7 +16,8 @@ import sys
 import tempfile
 
 import fsio
-from kisim.commands.common import add_arch, add_cpus, add_json, add_modules, arch_of, print_json
+from kisim.commands.common import (add_arch, add_cpus, add_json, add_modules, add_set, arch_of,
+                                   overrides, print_json)
 from kisim.errors import INTERRUPTED, UsageError
 from kisim.progress import progress
 from patchcheck.checker import KINDS, Finding
@@ -45,7 +46,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _print(result: CheckResult, show: int) -> None:
     spec = result.spec
-    print(f"patchcheck {spec.arch}: {result.protocol}, {spec.cpus} CPUs, sites "
+    print(f"patchcheck {spec.label}: {result.protocol}, {spec.cpus} CPUs, sites "
           f"{','.join(spec.sites)}: "
           f"{result.interleavings} interleavings in {result.seconds:.1f} s, "
           f"{result.total} findings in {result.seeds_with_findings} interleavings"
@@ -81,7 +82,7 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
         protocol = args.protocol
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
                      args.kernel, args.site, protocol_timeout=args.protocol_timeout,
-                     modules=tuple(args.modules))
+                     modules=tuple(args.modules), overrides=overrides(args))
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -104,12 +105,14 @@ def _ablate(args: argparse.Namespace, spec: CheckSpec, seeds: range, **kw: objec
     clean = rows[0].seeds_run == len(seeds) and not rows[0].caught
     ok = clean and all(r.caught for r in rows[1:]) and not interrupted
     if args.json:
-        print_json({"arch": spec.arch, "protocol": name, "cpus": spec.cpus,
+        print_json({"arch": spec.arch,
+                    **({"set": dict(spec.overrides)} if spec.overrides else {}),
+                    "protocol": name, "cpus": spec.cpus,
                     "sites": list(spec.sites),
                     "seeds": len(seeds), "interrupted": interrupted,
                     "rows": [r.to_json() for r in rows]})
     else:
-        print(f"patchcheck {spec.arch} --ablate: {name}, {spec.cpus} CPUs, sites "
+        print(f"patchcheck {spec.label} --ablate: {name}, {spec.cpus} CPUs, sites "
               f"{','.join(spec.sites)}, each step removed in turn, up to {len(seeds)} seeds each"
               + (" (interrupted)" if interrupted else ""))
         print(f"  {'step removed':<22} {'caught':<7} {'seeds run':<10} {'first seed':<11} "
@@ -142,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
     # Findings stream to an anonymous file; --findings-out FILE is replaced by
     # it only when the sweep completes, so a failed or cut-short run leaves FILE as it was.
     with tempfile.TemporaryFile("w+") as spool, \
-            progress(f"patchcheck {spec.arch}", total=None if args.ablate else len(seeds),
+            progress(f"patchcheck {spec.label}", total=None if args.ablate else len(seeds),
                      enabled=not args.json) as advance:
         kw = {"jobs": jobs, "scheduler": args.scheduler, "progress": advance}
         if args.ablate:
@@ -175,11 +178,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "words) at seeded times; a sync delivers what the arch guarantees (ARM/"
                     "PPC: only flushed lines). Reports torn, stale, wild-branch and fault "
                     "executions, each with the seed and command that replay it. "
+                    "--set configures the kernel checked: --set THUMB2_KERNEL=y runs the "
+                    "loop in Thumb state with Thumb-2 encodings (--kernel: boots that build). "
                     "Exit 0: no findings; 1: findings; 2: bad input (also a --protocol that "
                     "raises, has the wrong signature or does not return); 130: interrupted "
                     "(SIGINT; partial results printed); 143: SIGTERM. Worker processes are "
                     "stopped with the command, whatever ends it.")
     add_arch(p)
+    add_set(p)          # the kernel's configuration: THUMB2_KERNEL=y checks the Thumb-2 build
     add_cpus(p, default=2)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--naive", action="store_true",
