@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import inspect
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, ContextManager, Mapping, Protocol, Sequence
+from typing import Callable, ClassVar, ContextManager, Mapping, NamedTuple, Protocol, Sequence
 
 from arches.kprobe import Prepared
 
@@ -416,6 +416,41 @@ class TextPort(Protocol):
 TextPokeBatch = Callable[[TextPort, Sequence[tuple[int, bytes]]], None]
 
 
+class OutOfLine(NamedTuple):
+    """A batch entry that is no site: code a site leads to (an optprobe's detour
+    buffer), written by this protocol run into text no CPU reaches yet.
+
+    It unpacks as ``(addr, insn)`` like a site. :meth:`patcher.text.TextPatcher.apply`
+    puts these entries first in the batch; a correct protocol makes them visible to
+    every CPU before it publishes any site that branches to them, as
+    arch_prepare_optimized_kprobe writes the detour (x86 ``text_poke``, ARM a copy
+    and ``flush_icache_range``) before arch_optimize_kprobes publishes the branch.
+    """
+
+    addr: int
+    insn: bytes
+
+
+def split_out_of_line(sites: Sequence[tuple[int, bytes]]
+                      ) -> tuple[list[OutOfLine], list[tuple[int, bytes]]]:
+    """A batch's :class:`OutOfLine` entries, and its sites."""
+    return ([s for s in sites if isinstance(s, OutOfLine)],
+            [s for s in sites if not isinstance(s, OutOfLine)])
+
+
+def write_out_of_line(port: TextPort, code: Sequence[OutOfLine], line: int | None) -> None:
+    """Store out-of-line code, flush its lines (``line`` bytes each; None: no flush,
+    x86 ``text_poke``) and run one sync round, so every CPU fetches it before a site
+    reaches it; nothing if there is none."""
+    for addr, insn in code:
+        port.write_text(addr, insn)
+    if code:
+        for begin, end in icache_lines([(a, a + len(c)) for a, c in code], line or 1):
+            if line:
+                port.flush_icache(begin, end)
+        port.sync_all()
+
+
 # -- the typed hooks -------------------------------------------------------
 
 class ArchOps(Protocol):
@@ -664,12 +699,15 @@ def patch_words(arch_name: str, port: TextPort, sites: Sequence[tuple[int, bytes
     guarantees old-or-new to a CPU executing a changing word only for a few
     instructions; without it (PowerPC ``patch_instruction``) they run with
     the other CPUs going, then sync, icbi, sync, isync. Every site is checked
-    before the first store, so a refused batch writes nothing.
+    before the first store, so a refused batch writes nothing. :class:`OutOfLine`
+    entries are written first (:func:`write_out_of_line`).
     """
+    code, sites = split_out_of_line(sites)
     for addr, insn in sites:
         if addr % 4 or len(insn) != 4:
             raise EncodingError(f"{arch_name}: a text patch is one aligned 32-bit word; "
                                 f"got {len(insn)} bytes at {addr:#x}")
+    write_out_of_line(port, code, line)
 
     def store_and_flush() -> None:
         for addr, insn in sites:

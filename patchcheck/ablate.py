@@ -20,7 +20,13 @@ makes two such rounds before its store):
 - ``flush``: every icache flush removed; and ``flush and sync``;
 - ``stop_machine``: each stop_machine() replaced by a plain call of its
   function, the other CPUs running and nobody serializing on the way out
-  (ARM ``patch_text``).
+  (ARM ``patch_text``);
+- with out-of-line code in the batch (:class:`~arches.base.OutOfLine`, an
+  optprobe's detour): ``out-of-line code last``, the protocol run over the
+  sites first and over the out-of-line code after (the branch published
+  before its target is written), and ``out-of-line flush and sync``, the
+  flushes that cover no site and the sync rounds after out-of-line stores
+  only removed. Those rounds are not counted in the sync names above.
 
 :class:`Ablated` is a picklable protocol wrapper, so ablated variants run in
 worker processes and on Dask like any other protocol.
@@ -32,7 +38,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from arches import Arch, get_arch
-from arches.base import BreakpointHandler, TextPokeBatch, TextPort
+from arches.base import BreakpointHandler, TextPokeBatch, TextPort, split_out_of_line
 
 ALL = -1
 
@@ -47,6 +53,8 @@ class Ablation:
     drop_breakpoints: bool = False
     drop_flushes: bool = False
     plain_stop_machine: bool = False
+    code_last: bool = False          # out-of-line code written after the sites
+    drop_code_sync: bool = False     # no flush or sync round for out-of-line code alone
 
     def drops_sync(self, ordinal: int) -> bool:
         return ALL in self.drop_syncs or ordinal in self.drop_syncs
@@ -56,8 +64,10 @@ class RecordingPort:
     """A TextPort that records each step (``write``, ``breakpoint``, ``sync``,
     ``flush``) over a private copy of the text it stores to."""
 
-    def __init__(self, arch: Arch, read: Callable[[int, int], bytes]) -> None:
+    def __init__(self, arch: Arch, read: Callable[[int, int], bytes],
+                 code: Sequence[tuple[int, bytes]] = ()) -> None:
         self.arch, self._read = arch, read
+        self.code = _spans(code)
         self.steps: list[tuple[str, int, bytes]] = []
         self._stored: dict[int, int] = {}
 
@@ -71,7 +81,8 @@ class RecordingPort:
     def write_text(self, addr: int, data: bytes) -> None:
         if self.read(addr, len(data)) == data:
             return                                  # changes nothing: no step
-        kind = "breakpoint" if _is_breakpoint(self.arch, self, addr, data) else "write"
+        kind = "code" if _within(self.code, addr) else \
+            "breakpoint" if _is_breakpoint(self.arch, self, addr, data) else "write"
         self.steps.append((kind, addr, data))
         self._stored.update({addr + i: b for i, b in enumerate(data)})
 
@@ -104,6 +115,14 @@ class RecordingPort:
         yield
 
 
+def _spans(entries: Sequence[tuple[int, bytes]]) -> list[tuple[int, int]]:
+    return [(a, a + len(c)) for a, c in entries]
+
+
+def _within(spans: Sequence[tuple[int, int]], addr: int) -> bool:
+    return any(b <= addr < e for b, e in spans)
+
+
 def _is_breakpoint(arch: Arch, port: TextPort, addr: int, data: bytes) -> bool:
     """Whether ``data`` is the arch's breakpoint for what ``addr`` holds now."""
     old = port.read(addr, max(len(data), arch.insn_align))
@@ -122,31 +141,39 @@ def ablations(arch: str | Arch, protocol: TextPokeBatch, sites: Sequence[tuple[i
               read: Callable[[int, int], bytes]) -> list[Ablation]:
     """Every one-step variant of ``protocol``, from one recorded run over ``sites``."""
     arch = get_arch(arch) if isinstance(arch, str) else arch
-    port = RecordingPort(arch, read)
+    code, _ = split_out_of_line(sites)
+    port = RecordingPort(arch, read, code)
     protocol(port, list(sites))
     kinds = port.kinds()
-    syncs = kinds.count("sync")
-    effective, stored = [], False
+    effective: list[bool | None] = []     # per round; None: after out-of-line stores only
+    stored = wrote_code = False
     for kind in kinds:
         if kind == "sync":
-            effective.append(stored)
-            stored = False
+            effective.append(stored if stored or not wrote_code else None)
+            stored = wrote_code = False
         elif kind in ("write", "breakpoint"):
             stored = True
+        elif kind == "code":
+            wrote_code = True
+    named = [e for e in effective if e is not None]
     out = [Ablation(name, drop_syncs=frozenset({k}))
-           for k, name in enumerate(_sync_names(syncs), 1) if effective[k - 1]]
-    if sum(effective) > 1:
+           for k, name in enumerate(_sync_names(len(named)), 1) if named[k - 1]]
+    if sum(named) > 1:
         out.append(Ablation("syncs between stores", drop_syncs=frozenset({ALL}),
                             one_sync_after=True))
     if "breakpoint" in kinds:
         out.append(Ablation("breakpoint", drop_breakpoints=True))
     if "flush" in kinds:
         out.append(Ablation("flush", drop_flushes=True))
-        if any(effective):
+        if any(named):
             out.append(Ablation("flush and sync", drop_syncs=frozenset({ALL}),
                                 drop_flushes=True))
     if "stop_machine" in kinds:
         out.append(Ablation("stop_machine", plain_stop_machine=True))
+    if code:
+        out.append(Ablation("out-of-line code last", code_last=True))
+        if None in effective or "flush" in kinds:
+            out.append(Ablation("out-of-line flush and sync", drop_code_sync=True))
     return out
 
 
@@ -156,9 +183,11 @@ class _AblatedPort:
     is not dropped as a temporary one)."""
 
     def __init__(self, port: TextPort, ablation: Ablation, arch: Arch,
-                 final: dict[int, bytes]) -> None:
+                 final: dict[int, bytes], code: Sequence[tuple[int, bytes]] = ()) -> None:
         self.port, self.ablation, self.arch, self.final = port, ablation, arch, final
         self.syncs = 0
+        self.code = _spans(code)
+        self.stores: list[bool] = []            # since the last round: out-of-line each
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.port, name)
@@ -167,16 +196,26 @@ class _AblatedPort:
         if (self.ablation.drop_breakpoints and _is_breakpoint(self.arch, self.port, addr, data)
                 and not self.final.get(addr, b"").startswith(data)):
             return
+        self.stores.append(_within(self.code, addr))
         self.port.write_text(addr, data)
 
     def sync_all(self) -> None:
+        """A round after out-of-line stores only is not counted among the sync rounds."""
+        code_only, self.stores = bool(self.stores) and all(self.stores), []
+        if code_only:
+            if not self.ablation.drop_code_sync:
+                self.port.sync_all()
+            return
         self.syncs += 1
         if not self.ablation.drops_sync(self.syncs):
             self.port.sync_all()
 
     def flush_icache(self, begin: int, end: int) -> None:
-        if not self.ablation.drop_flushes:
-            self.port.flush_icache(begin, end)
+        code_only = all(_within(self.code, a) for a in range(begin, end)
+                        if any(a0 <= a < a0 + len(c) for a0, c in self.final.items()))
+        if self.ablation.drop_flushes or (self.ablation.drop_code_sync and code_only):
+            return
+        self.port.flush_icache(begin, end)
 
     def stop_machine(self, fn: Callable[[], None]) -> None:
         if self.ablation.plain_stop_machine:
@@ -199,6 +238,12 @@ class Ablated:
 
     def __call__(self, port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
         arch = get_arch(self.arch) if isinstance(self.arch, str) else self.arch
-        self.protocol(_AblatedPort(port, self.ablation, arch, dict(sites)), sites)
+        code, rest = split_out_of_line(sites)
+        ablated = _AblatedPort(port, self.ablation, arch, dict(sites), code)
+        if self.ablation.code_last and code:
+            self.protocol(ablated, rest)
+            self.protocol(ablated, code)
+        else:
+            self.protocol(ablated, sites)
         if self.ablation.one_sync_after:
             port.sync_all()

@@ -51,7 +51,7 @@ from typing import Callable, Sequence
 import unicorn
 
 from arches import Arch, get_arch
-from arches.base import TextPokeBatch, TextPort
+from arches.base import OutOfLine, TextPokeBatch, TextPort
 from patchcheck.sites import (BASE, DEFAULT_SITES, LAYOUTS, STRADDLE, CheckerError, Form,
                               Layout, Site, arch_label, lay_out, parse_sites)
 from patcher.text import MachinePort, TextPatcher
@@ -243,13 +243,15 @@ class PatchChecker:
         self.breakpoint = arch.kprobe_breakpoint(arch.nop(size))
         trap = arch.kprobe_breakpoint(arch.nop(arch.insn_align))
         self.layouts: list[tuple[str, Layout, bytes]] = []
+        self._written: list[bytes] = []         # each text with out-of-line code written
         for name in LAYOUTS:
             layout = lay_out(arch, self.kinds, self.breakpoint, name)
             if len(layout.code) > PAGE:
                 raise CheckerError(f"{arch_label(arch)}: the {name} loop for "
                                    f"{','.join(self.kinds)} does not fit one page")
             fill = trap * ((PAGE - len(layout.code)) // len(trap))
-            self.layouts.append((name, layout, layout.code + fill))
+            self.layouts.append((name, layout, layout.unwritten(trap) + fill))
+            self._written.append(layout.code + fill)
         self.code_end = BASE + max(len(layout.code) for _, layout, _ in self.layouts)
         self._use(0)
         self.machine.load_code(self.text, BASE, stack_size=STACK)
@@ -259,9 +261,11 @@ class PatchChecker:
         self.stack = (self.machine.cpus[0].reg(arch.sp) + 64 - STACK) & ~(PAGE - 1)
 
     def _use(self, index: int) -> None:
-        """Make layout ``index`` the loop's: its text, sites and instruction starts (a
-        site may hold either form or the breakpoint)."""
+        """Make layout ``index`` the loop's: its text (as loaded, and with the sites'
+        out-of-line code written), sites and instruction starts (a site may hold
+        either form or the breakpoint)."""
         self.layout, layout, self.text = self.layouts[index]
+        self.written = self._written[index]
         self.sites = layout.sites
         self.site_at = {s.addr: s for s in self.sites}
         self.sizes = layout.sizes
@@ -309,8 +313,9 @@ class PatchChecker:
                 return
             self._pending[cpu] = (site, self._allowed[addr], self.phase)
             return
-        elif self._foreign and self.views.read(cpu, addr, size) != \
-                self.text[addr - BASE:addr - BASE + size]:
+        elif self._foreign and self.views.read(cpu, addr, size) not in \
+                (self.text[addr - BASE:addr - BASE + size],
+                 self.written[addr - BASE:addr - BASE + size]):
             self._report(cpu, addr, self._disasm(cpu, addr, size), "torn",
                          "fetched bytes that neither the old nor the new program has at "
                          "this instruction outside the sites")
@@ -448,6 +453,9 @@ class PatchChecker:
     def _operation(self, op: str) -> None:
         """Enable or disable every site: in one batch or one protocol run per site.
 
+        Enabling hands each site's out-of-line code (an optprobe's detour) to the
+        protocol in the same run, ahead of the site (:class:`~arches.base.OutOfLine`).
+
         A site with a ``disable_head`` is disabled as arch_unoptimize_kprobe
         does: its head through the protocol, then the rest with a plain store
         (text_poke_early) and one sync round for all such sites.
@@ -456,6 +464,8 @@ class PatchChecker:
         changes, tails = [], []
         for s in self.sites:
             if op == "enable":
+                changes += [(s, addr, self.text[addr - BASE:addr - BASE + len(code)], code)
+                            for addr, code in s.outline]
                 changes.append((s, s.addr, s.off, s.on))
                 continue
             head = s.disable_head or s.length
@@ -463,23 +473,33 @@ class PatchChecker:
             if head < s.length:
                 tails.append((s, s.addr + head, s.on[head:], s.off[head:]))
         if self.rng.random() < 0.5:
-            with self.patcher.batch() as b:
-                for s, addr, old, new in changes:
-                    b.queue(addr, old, new, s.owner)
+            self._batch(changes)
             self._tails(tails)
         else:
-            for s, addr, old, new in changes:
-                self.patcher.text_poke(addr, old, new, s.owner)
+            for s in self.sites:
+                self._batch([c for c in changes if c[0] is s])
                 self._tails([t for t in tails if t[0] is s])
         self._set_phase(op, "after")
         for i in range(len(self.machine.cpus)):
             self._run(i, 3 * self.loop_len)
+
+    def _batch(self, changes: list[tuple[Site, int, bytes, bytes]]) -> None:
+        """One protocol run over ``changes``; a site's out-of-line code goes as
+        :class:`~arches.base.OutOfLine` entries."""
+        with self.patcher.batch() as b:
+            for s, addr, old, new in changes:
+                b.queue(addr, old, new, s.owner, out_of_line=addr != s.addr)
 
     def _tails(self, tails: list[tuple[Site, int, bytes, bytes]]) -> None:
         for s, addr, old, new in tails:
             self.patcher.text_poke_early(addr, old, new, s.owner)
         if tails:
             self.patcher.text_poke_sync()
+
+    def batch_entries(self) -> list[tuple[int, bytes]]:
+        """What enabling hands the protocol: out-of-line code, then each site going live."""
+        return [OutOfLine(a, c) for s in self.sites for a, c in s.outline] + \
+            [(s.addr, s.on) for s in self.sites]
 
     def run_seed(self, seed: int) -> list[Finding]:
         """One interleaving: warm up, enable both sites, settle, disable, settle."""

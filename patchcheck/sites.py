@@ -117,6 +117,10 @@ class Site:
     # > 0: disabling puts back only this many bytes through the protocol,
     # then the rest with a plain store and one sync round.
     disable_head: int = 0
+    #: Code the site leads to that enabling writes through the protocol, ahead of
+    #: the site (an optprobe's detour): (address, bytes) each; the loop holds the
+    #: breakpoint fill of fresh text there until then.
+    outline: tuple[tuple[int, bytes], ...] = ()
 
     @property
     def length(self) -> int:
@@ -149,6 +153,7 @@ class Block:
     after: bytes = b""
     ends_in_jump: bool = False  # ``after`` jumps to the next block
     disable_head: int = 0
+    detour: tuple[int, int] = (0, 0)  # (offset, bytes) in ``ool``: code the protocol writes
 
 
 @dataclass(frozen=True)
@@ -228,12 +233,21 @@ def _optprobe(arch: Arch, at: At) -> Block:
     ops = _need(arch, "optprobes", "arch_optimize_kprobe", "optprobes")
     _need(arch, "kprobes", "arch_prepare_kprobe", "kprobes")
     head = arch.nop(arch.insn_align)          # stands in for the detour's template
-    jump = ops.arch_optimize_kprobe(at.site, at.ool, _breakpoint(arch, head))
-    region = arch.nop(len(jump))
+    region = arch.nop(_branch_len(arch))
+    slot = region + arch.encode_jump(at.ool + len(region), at.site + len(region))
+    # The detour after the kprobe's slot, a whole instruction-cache line away from
+    # it and from the site on both sides (the kernel's detours are in their own
+    # pages), so only a flush of its own lines makes it visible.
+    gap = _fill(arch, arch.icache_line)
+    buffer = at.ool + len(slot) + len(gap)
+    jump = ops.arch_optimize_kprobe(at.site, buffer, _breakpoint(arch, head))
+    if len(jump) != len(region):
+        raise CheckerError(f"{arch_label(arch)}: the optprobe jump is {len(jump)} bytes, "
+                           f"not the {len(region)} the checker lays out")
     _prepare(arch, ops, at.site, region, at.ool)
     try:
-        _, length = ops.arch_prepare_optimized_kprobe(at.site, (at.site, region), at.ool,
-                                                      at.ool, 0)
+        _, length = ops.arch_prepare_optimized_kprobe(at.site, (at.site, region), buffer,
+                                                      buffer, 0)
     except KprobeRefused as err:
         raise CheckerError(f"{arch_label(arch)}: cannot optimize a kprobe on "
                            f"{region.hex(' ')}: {err}") from None
@@ -242,11 +256,12 @@ def _optprobe(arch: Arch, at: At) -> Block:
                            f"not the {len(region)} the checker lays out")
     bp, succ = _breakpoint(arch, region), at.site + len(region)
     armed = bp + region[len(bp):]
-    copy = at.ool + len(head)
+    copy = buffer + len(head)
     detour = head + region + arch.encode_jump(copy + len(region), succ)
     return Block(body=armed, patch=len(jump),
-                 dormant=Form("int3 detour", bp, copy, trap=True),
-                 live=Form("jmp detour", jump, at.ool), ool=detour,
+                 dormant=Form("kprobe hit", bp, at.ool, trap=True),
+                 live=Form("jmp detour", jump, buffer), ool=slot + gap + detour + gap,
+                 detour=(len(slot + gap), len(detour)),
                  disable_head=len(bp) if len(jump) > len(bp) else 0)
 
 
@@ -278,9 +293,18 @@ def parse_sites(text: str | Sequence[str]) -> tuple[str, ...]:
 class Layout:
     """The checker's loop: code, its sites, and every valid instruction start."""
 
-    code: bytes
+    code: bytes                # with every site's out-of-line code written
     sites: tuple[Site, ...]
     sizes: dict[int, frozenset[int]] = field(default_factory=dict)
+
+    def unwritten(self, fill: bytes) -> bytes:
+        """``code`` before enabling writes the sites' out-of-line code: ``fill`` (the
+        arch's breakpoint, as fresh instruction slots hold it) repeated there."""
+        code = bytearray(self.code)
+        for site in self.sites:
+            for addr, insn in site.outline:
+                code[addr - BASE:addr - BASE + len(insn)] = fill * (len(insn) // len(fill))
+        return bytes(code)
 
 
 def _fill(arch: Arch, size: int) -> bytes:
@@ -400,8 +424,11 @@ class _Code:
 
     def site(self, row: SiteKind, at: At, block: Block) -> None:
         assert BASE + len(self.code) == at.site and len(block.live.insn) == block.patch
+        offset, size = block.detour
+        outline = ((at.ool + offset, block.ool[offset:offset + size]),) if size else ()
         self.sites.append(Site(row.name, at.site, block.body[:block.patch], block.live.insn,
-                               block.dormant, block.live, row.owner, block.disable_head))
+                               block.dormant, block.live, row.owner, block.disable_head,
+                               outline))
         self.sizes[at.site] = frozenset({len(block.dormant.insn), len(block.live.insn),
                                          len(self.breakpoint)})
         self.code += block.body

@@ -46,7 +46,7 @@ from patchcheck.checker import KINDS, Finding, PatchChecker
 from patchcheck.guard import (DEFAULT_PROTOCOL_TIMEOUT, ProtocolError, check_signature,
                               guarded, time_limited)
 from patchcheck.kernel import KernelChecker
-from patchcheck.sites import DEFAULT_SITES, CheckerError, arch_label, parse_sites
+from patchcheck.sites import BASE, DEFAULT_SITES, CheckerError, arch_label, parse_sites
 
 KEEP = 10                  # first findings kept per kind
 CHUNK = 100                # most seeds in one worker task
@@ -220,8 +220,10 @@ class CheckSpec:
 
 
 def _ablations(checker: PatchChecker) -> list[Ablation]:
-    return ablations(checker.arch, checker.patcher.protocol,
-                     [(s.addr, s.on) for s in checker.sites], checker.machine.read)
+    """The protocol's steps, recorded over the loop's text as loaded: after a seed, the
+    detours the protocol wrote are still in memory, and rewriting them stores nothing."""
+    return ablations(checker.arch, checker.patcher.protocol, checker.batch_entries(),
+                     lambda addr, size: checker.text[addr - BASE:addr - BASE + size])
 
 
 def ablation_names(spec: CheckSpec) -> list[str]:

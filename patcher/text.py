@@ -41,7 +41,7 @@ import weakref
 from typing import Callable, Iterator, Sequence
 
 from arches import EncodingError, TrapKind
-from arches.base import BreakpointHandler, TextPokeBatch, icache_lines
+from arches.base import BreakpointHandler, OutOfLine, TextPokeBatch, icache_lines
 from patcher.errors import PatchError
 from sim.errors import ConfigError
 from sim.machine import UNHANDLED, Cpu, Machine, Trap, TrapPriority
@@ -177,14 +177,18 @@ class Batch:
         self.patcher.machine.text_mutex.acquire()
         return self
 
-    def queue(self, addr: int, expected: bytes, new: bytes, owner: str) -> None:
-        """arch_jump_label_transform_queue: verify the site and add it to the batch."""
+    def queue(self, addr: int, expected: bytes, new: bytes, owner: str, *,
+              out_of_line: bool = False) -> None:
+        """arch_jump_label_transform_queue: verify the site and add it to the batch.
+
+        ``out_of_line``: not a site but code a site leads to (an optprobe's detour),
+        handed to the protocol as an :class:`~arches.base.OutOfLine` entry."""
         self.patcher.machine.text_mutex.assert_held("queueing a text patch")
         if addr in self._queued:
             raise PatchError("EINVAL", f"text at {addr:#x} is already queued in this batch")
         self.patcher.verify(addr, expected, new, owner)
         self._queued[addr] = len(new)
-        self.sites.append((addr, bytes(new)))
+        self.sites.append(OutOfLine(addr, bytes(new)) if out_of_line else (addr, bytes(new)))
 
     def __len__(self) -> int:
         return len(self.sites)
@@ -285,13 +289,15 @@ class TextPatcher:
             b.queue(addr, expected, new, owner)
 
     def apply(self, sites: Sequence[tuple[int, bytes]]) -> None:
-        """Run the protocol over verified sites (text_mutex held)."""
+        """Run the protocol over verified sites (text_mutex held): out-of-line code
+        first, then the sites, each in address order."""
         self.machine.text_mutex.assert_held("applying text patches")
-        ordered = sorted(sites)
-        for (a, old), (b, _) in zip(ordered, ordered[1:]):
+        spans = sorted(sites)
+        for (a, old), (b, _) in zip(spans, spans[1:]):
             if a + len(old) > b:
                 raise PatchError("EINVAL", f"batched sites {a:#x}+{len(old)} and {b:#x} "
                                            "overlap")
+        ordered = sorted(sites, key=lambda s: (not isinstance(s, OutOfLine), s))
         try:
             self.protocol(self.port, ordered)
         except EncodingError as err:

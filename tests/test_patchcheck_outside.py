@@ -10,14 +10,15 @@ so the check has no false positives on any arch or layout.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 import capstone
 import pytest
 
 from arches import NAMES
-from arches.base import TextPort
-from patchcheck.sweep import CheckSpec, sweep
+from arches.base import TextPort, split_out_of_line
+from patchcheck.sweep import CheckSpec, ablation_names, sweep
 
 SEEDS = 200
 
@@ -74,4 +75,53 @@ def test_a_scribbled_neighbour_is_caught_where_it_is_executed(name: str) -> None
 def test_a_neighbour_rewritten_with_its_own_bytes_stays_clean(name: str) -> None:
     result = sweep(CheckSpec(name, 2, protocol=rewrites_neighbours_unchanged,
                              sites="jump,call"), range(SEEDS))
+    assert result.total == 0, [f.line() for f in result.findings[:3]]
+
+
+# -- out-of-line code a site leads to (issue 27, section 0, item 2) ----------
+#: The arches with optprobes: enabling hands the detour to the protocol as
+#: OutOfLine entries ahead of the site (docs/patchcheck.md).
+OPT_ARCHES = ("x86_64", "arm")
+
+
+def publishes_branch_before_detour(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
+    """The reference over the sites first, then over the out-of-line code (the
+    detour): the branch is published before its target is written."""
+    code, rest = split_out_of_line(sites)
+    port.machine.arch.ops.text_poke_batch(port, rest)
+    port.machine.arch.ops.text_poke_batch(port, code)
+
+
+@pytest.mark.parametrize("name", OPT_ARCHES)
+def test_a_branch_published_before_its_detour_is_caught(name: str) -> None:
+    spec = CheckSpec(name, 2, protocol=publishes_branch_before_detour, sites="optprobe")
+    result = sweep(spec, range(SEEDS))
+    assert result.findings, f"{name}: not caught in {SEEDS} seeds"
+    seed = result.findings[0].seed
+    assert sweep(spec, range(seed, seed + 1)).findings[0] == result.findings[0]  # replays
+
+
+@pytest.mark.parametrize("name", OPT_ARCHES)
+def test_the_ablation_table_has_the_detour_last(name: str) -> None:
+    spec = CheckSpec(name, 2, sites="optprobe", without="out-of-line code last")
+    assert "out-of-line code last" in ablation_names(replace(spec, without=None))
+    assert sweep(spec, range(SEEDS)).total
+
+
+def test_an_unsynced_detour_is_caught_on_x86() -> None:
+    result = sweep(CheckSpec("x86_64", 2, sites="optprobe",
+                             without="out-of-line flush and sync"), range(SEEDS))
+    assert result.total
+
+
+@pytest.mark.parametrize("name", OPT_ARCHES)
+def test_the_reference_writes_the_detour_first_and_stays_clean(name: str) -> None:
+    result = sweep(CheckSpec(name, 2, sites="jump,call,optprobe"), range(SEEDS))
+    assert result.total == 0, [f.line() for f in result.findings[:3]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", OPT_ARCHES)
+def test_the_reference_with_every_site_kind_stays_clean_longer(name: str) -> None:
+    result = sweep(CheckSpec(name, 2, sites="jump,call,ftrace,kprobe,optprobe"), range(1000))
     assert result.total == 0, [f.line() for f in result.findings[:3]]

@@ -16,7 +16,8 @@ import unicorn
 from unicorn import x86_const
 
 from arches.base import (Decoder, Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
-                         TrapVector, check_reach, uc_register_map)
+                         TrapVector, check_reach, split_out_of_line, uc_register_map,
+                         write_out_of_line)
 from arches.x86_64.dwarf import DWARF_REGS
 
 #: P6_NOP5 (arch/x86/include/asm/nops.h): nopl 0x0(%rax,%rax,1), the ideal 5-byte nop.
@@ -158,13 +159,17 @@ def text_poke_bp_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> No
     1) int3 on byte 0 of every site, sync; 2) bytes 1..n-1, sync; 3) byte 0,
     sync. A CPU that hits a temporary int3 meanwhile runs
     :func:`poke_int3_handler`. One-byte sites are a single atomic store and
-    are written with the byte 0s of step 3.
+    are written with the byte 0s of step 3. :class:`~arches.base.OutOfLine`
+    entries (a detour) are written and synced first, as arch_prepare_optimized_kprobe
+    ``text_poke``s the detour before arch_optimize_kprobes publishes the jump.
     """
+    code, sites = split_out_of_line(sites)
     for _, insn in sites:
         if len(insn) > 1:
             int3_emulation(insn)             # refuse before the first store
     multi = [(addr, insn) for addr, insn in sites if len(insn) > 1]
     table = dict(multi)
+    write_out_of_line(port, code, None)
     with port.breakpoint_handler(lambda frame, addr: poke_int3_handler(port, table, frame, addr)):
         for addr, _ in multi:
             port.write_text(addr, INT3)

@@ -115,12 +115,14 @@ def _ablate(args: argparse.Namespace, spec: CheckSpec, seeds: range, **kw: objec
         print(f"patchcheck {spec.label} --ablate: {name}, {spec.cpus} CPUs, sites "
               f"{','.join(spec.sites)}, each step removed in turn, up to {len(seeds)} seeds each"
               + (" (interrupted)" if interrupted else ""))
-        print(f"  {'step removed':<22} {'caught':<7} {'seeds run':<10} {'first seed':<11} "
-              f"{'kind':<12} replay")
+        step = max([22] + [len(r.step) + 1 for r in rows])
+        kind = max([12] + [len(r.kind or "") + 1 for r in rows])
+        print(f"  {'step removed':<{step}} {'caught':<7} {'seeds run':<10} {'first seed':<11} "
+              f"{'kind':<{kind}} replay")
         for r in rows:
             seed = "-" if r.first_seed is None else str(r.first_seed)
-            print(f"  {r.step:<22} {'yes' if r.caught else 'no':<7} {r.seeds_run:<10} "
-                  f"{seed:<11} {r.kind or '-':<12} {r.replay or ''}".rstrip())
+            print(f"  {r.step:<{step}} {'yes' if r.caught else 'no':<7} {r.seeds_run:<10} "
+                  f"{seed:<11} {r.kind or '-':<{kind}} {r.replay or ''}".rstrip())
     if interrupted:
         return INTERRUPTED
     return 0 if ok else 1
