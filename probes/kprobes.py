@@ -865,7 +865,8 @@ class Kprobes:
         """
         if ("optprobes" not in self.arch.capabilities
                 or "optprobe_buffers" not in self.guest.image.symbols):
-            raise PatchError("EINVAL", f"kprobe: no optprobes on {self.arch.name}")
+            built = f" ({self.arch.variant}=y)" if self.arch.variant else ""
+            raise PatchError("EINVAL", f"kprobe: no optprobes on {self.arch.name}{built}")
         kp = kp.aggr or kp
         if (self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized
                 or kp in self._optimizing):

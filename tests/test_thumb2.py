@@ -306,3 +306,19 @@ def test_kprobes_on_every_instruction_are_transparent(kernel, mode: str, workloa
         found = every_instruction(kernel, target, workload=workload, size=size, mode=mode)
         assert found.ok, (target, found.mismatches[:3], found.checksum_ok)
         assert found.probed > 10 and found.hits == found.counted and found.nmissed == 0
+
+
+def test_kisim_kprobe_on_a_thumb2_kernel(capsys) -> None:
+    """``kisim kprobe --set THUMB2_KERNEL=y``: the 16-bit breakpoint over kmalloc's
+    first instruction, every hit run by the Thumb handler; no optprobes there."""
+    import json
+    from kisim.cli import main
+    assert main(["kprobe", "--arch", "arm", "--set", "THUMB2_KERNEL=y", "--at", "kmalloc",
+                 "--size", "10", "--cycles", "count", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["site_after"].startswith("udf #0x18") and out["hits"] > 10
+    assert out["kind"].startswith("t16_") and out["checksum_ok"]
+    assert main(["kprobe", "--arch", "arm", "--set", "THUMB2_KERNEL=y", "--at", "kmalloc",
+                 "--opt"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "kisim: error: EINVAL: kprobe: no optprobes on arm (THUMB2_KERNEL=y)")

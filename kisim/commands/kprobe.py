@@ -22,7 +22,7 @@ import argparse
 
 from arches import get_arch
 from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules,
-                                   print_json, timing)
+                                   add_set, overrides, print_json, timing)
 from kisim.errors import UsageError
 from kbuild import build
 from lab.kprobe import measure_kprobe
@@ -59,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--handler", default=None, metavar="FUNC",
                    help="a guest function (e.g. a --module's) as the pre_handler, or with "
                         "--ret the return handler, instead of the empty one")
+    add_set(p)          # the kernel's configuration, e.g. THUMB2_KERNEL=y
     add_cycles(p, "timing")
     add_json(p)
     p.set_defaults(func=cmd_kprobe)
@@ -75,7 +76,7 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
                           ret=args.ret, optimize=args.opt, cpus=args.cpus, size=args.size,
                           modules=args.modules, handler=args.handler, expect=args.expect,
-                          timing=timing(args))
+                          timing=timing(args), overrides=overrides(args))
     if args.view == "list":
         if args.json:
             print_json({"list": [cost.list_line]})
@@ -116,7 +117,7 @@ def _every_instruction(args: argparse.Namespace) -> int:
         raise UsageError("--every-instruction takes no list view, --handler or --cpus "
                          "(one CPU, the empty handlers)")
     mode = "ret" if args.ret else "post" if args.post else "opt" if args.opt else "pre"
-    kernel = build(args.arch, modules=args.modules)
+    kernel = build(args.arch, overrides=overrides(args), modules=args.modules)
     found = every_instruction(kernel, args.every, workload=args.workload, size=args.size,
                               mode=mode, expect=args.expect)
     if args.json:
