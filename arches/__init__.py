@@ -29,7 +29,11 @@ def check_arch(module: ModuleType) -> Arch:
         raise ArchDefinitionError(f"arch package {module.__name__}: ARCH is "
                                   f"{type(arch).__name__}, not arches.base.Arch")
     for each in (arch, *arch.variants.values()):
-        check_ops(f"{each.name}{' ' + each.variant if each.variant else ''}", each.ops)
+        label = f"{each.name}{' ' + each.variant if each.variant else ''}"
+        check_ops(label, each.ops)
+        if each.cmodx_safe is not None and not each.cmodx_rule:
+            raise ArchDefinitionError(f"arch {label!r}: cmodx_safe needs a cmodx_rule naming "
+                                      "what it allows")
     for name, value in (("elf_machine", arch.elf_machine),):
         if not isinstance(value, str) or not value:
             raise ArchDefinitionError(f"arch {arch.name!r}: {name} must be a non-empty str")

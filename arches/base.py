@@ -249,6 +249,8 @@ class Arch:
     # execution of instructions"). None: no such rule beyond the fetch
     # model's pieces (x86: SDM vol. 3A 8.1.3 is modeled byte by byte).
     cmodx_safe: Callable[[bytes, bytes], bool] | None = None
+    # The instructions ``cmodx_safe`` allows, as findings name them.
+    cmodx_rule: str = ""
     # Low bits of a function symbol's value that name its instruction set,
     # not its address (ELF for the ARM Architecture 5.5.3: bit 0 set for a
     # Thumb function); cleared wherever a symbol becomes an address.
@@ -444,11 +446,12 @@ def write_out_of_line(port: TextPort, code: Sequence[OutOfLine], line: int | Non
     reaches it; nothing if there is none."""
     for addr, insn in code:
         port.write_text(addr, insn)
-    if code:
-        for begin, end in icache_lines([(a, a + len(c)) for a, c in code], line or 1):
-            if line:
-                port.flush_icache(begin, end)
-        port.sync_all()
+    if not code:
+        return
+    if line:
+        for begin, end in icache_lines([(a, a + len(c)) for a, c in code], line):
+            port.flush_icache(begin, end)
+    port.sync_all()
 
 
 # -- the typed hooks -------------------------------------------------------
@@ -685,13 +688,23 @@ def icache_lines(ranges: Sequence[tuple[int, int]], line: int) -> list[tuple[int
     return [(b, e) for b, e in spans]
 
 
+def aligned_word(addr: int, insn: bytes) -> bool:
+    """One naturally aligned 32-bit word: what :func:`patch_words` patches by default."""
+    return addr % 4 == 0 and len(insn) == 4
+
+
 def patch_words(arch_name: str, port: TextPort, sites: Sequence[tuple[int, bytes]],
-                line: int, *, stop_machine: bool = False) -> None:
+                line: int, *, stop_machine: bool = False,
+                valid: Callable[[int, bytes], bool] = aligned_word,
+                what: str = "one aligned 32-bit word") -> None:
     """ARM patch_text / PowerPC patch_instruction for a batch of sites.
 
-    Each site is one naturally aligned 32-bit store, which both arches
+    Each site is one instruction (``valid``; ``what`` names the rule in the
+    refusal). A naturally aligned one is one store, which both arches
     perform single-copy atomically, so another CPU fetches the old word or
-    the new one, never a mix. Then flush_icache_range over the written
+    the new one, never a mix; one that is not (a Thumb-2 32-bit instruction
+    at 2 mod 4) is two halfword stores, as patch.c ``__patch_text_real``
+    writes it. Then flush_icache_range over the written
     lines (``line`` bytes each: the arch's :attr:`Arch.icache_line`) and one
     serializing round on every CPU. With ``stop_machine`` (ARM,
     arch/arm/kernel/patch.c ``patch_text``) the stores and the flush run
@@ -704,15 +717,21 @@ def patch_words(arch_name: str, port: TextPort, sites: Sequence[tuple[int, bytes
     """
     code, sites = split_out_of_line(sites)
     for addr, insn in sites:
-        if addr % 4 or len(insn) != 4:
-            raise EncodingError(f"{arch_name}: a text patch is one aligned 32-bit word; "
+        if not valid(addr, insn):
+            raise EncodingError(f"{arch_name}: a text patch is {what}; "
                                 f"got {len(insn)} bytes at {addr:#x}")
     write_out_of_line(port, code, line)
 
     def store_and_flush() -> None:
         for addr, insn in sites:
-            port.write_text(addr, insn)
-        for begin, end in icache_lines([(addr, addr + 4) for addr, _ in sites], line):
+            if addr % len(insn):
+                half = len(insn) // 2
+                port.write_text(addr, insn[:half])
+                port.write_text(addr + half, insn[half:])
+            else:
+                port.write_text(addr, insn)
+        for begin, end in icache_lines([(addr, addr + len(insn)) for addr, insn in sites],
+                                       line):
             port.flush_icache(begin, end)
     if stop_machine:
         port.stop_machine(store_and_flush)

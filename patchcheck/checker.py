@@ -95,13 +95,6 @@ def naive_patch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
     port.sync_all()
 
 
-#: The instructions each ARMv7 state lets another CPU change under execution, as
-#: :attr:`arches.base.Arch.cmodx_safe` reads A3.5.4, by the arch's variant.
-_CMODX_LISTS = {"": "ARMv7: B, BL, NOP, BKPT, SVC, HVC, SMC",
-                "THUMB2_KERNEL": "ARMv7 Thumb state, read conservatively: 16-bit B, NOP, "
-                                 "BKPT, SVC"}
-
-
 def unpredictable(arch: Arch, views: FetchViews, cpu: int, addr: int, size: int) -> str | None:
     """Why CPU ``cpu`` executing ``[addr, addr + size)`` now is UNPREDICTABLE: it runs an
     instruction another CPU is changing, and the arch does not promise old-or-new for
@@ -121,10 +114,10 @@ def unpredictable(arch: Arch, views: FetchViews, cpu: int, addr: int, size: int)
     if arch.cmodx_safe(old, new):
         return None
     what = "word" if not arch.code_isa else f"{8 * size}-bit instruction"
-    rule = _CMODX_LISTS.get(arch.variant, _CMODX_LISTS[""])
     return (f"executed the {what} at {addr:#x} while another CPU changed it from "
             f"{old.hex(' ')} to {new.hex(' ')}; the architecture promises old-or-new "
-            f"only between a few instructions ({rule}), so the change needs stop_machine()")
+            f"only between a few instructions ({arch.cmodx_rule}), so the change needs "
+            "stop_machine()")
 
 
 def protocol_name(protocol: TextPokeBatch) -> str:

@@ -170,6 +170,7 @@ _A32 = Arch(
     kprobe_breakpoint=kprobe_breakpoint,
     resume_address=resume_address,
     cmodx_safe=cmodx_safe,
+    cmodx_rule="ARMv7: B, BL, NOP, BKPT, SVC, HVC, SMC",
     isa_bits=1,
     ops=ArmOps(),
     dwarf_regs=DWARF_REGS,
@@ -217,13 +218,12 @@ from arches.base import DynamicFtrace  # noqa: E402
 
 
 class Thumb2Ftrace(DynamicFtrace, names={
+        **{name: getattr(ArmFtrace, name) for name in DynamicFtrace.CONSTANTS},
         "ftrace_nop_replace": lambda: thumb2.thumb32(thumb2.POP_W_LR),
-        "ftrace_call_replace": thumb2.encode_call,
-        "MCOUNT_INSN_SIZE": 4, "MCOUNT_ADDR": "__gnu_mcount_nc", "FTRACE_ADDR": "ftrace_caller",
-        "IDLE_SITE_INSNS": 2, "MCOUNT_SITE_PREFIX_ASM": "push {lr}",
-        "MCOUNT_STUB_ASM": "mov ip, lr; pop {lr}; bx ip"}):
+        "ftrace_call_replace": thumb2.encode_call}):
     """HAVE_DYNAMIC_FTRACE on a Thumb-2 kernel: ``pop.w {lr}`` idles a site,
-    ``bl ftrace_caller`` (T1) enables it (arch/arm/kernel/ftrace.c)."""
+    ``bl ftrace_caller`` (T1) enables it (arch/arm/kernel/ftrace.c); the site's
+    size, symbols and shape are the A32 kernel's."""
 
 
 from arches.arm.kprobes_thumb import Thumb2Kprobes  # noqa: E402
@@ -264,6 +264,7 @@ THUMB2 = dataclasses.replace(
     encode_call=thumb2.encode_call,
     kprobe_breakpoint=thumb2.kprobe_breakpoint,
     cmodx_safe=thumb2.cmodx_safe,
+    cmodx_rule="ARMv7 Thumb state, read conservatively: 16-bit B, NOP, BKPT, SVC",
     ops=Thumb2Ops(),
     mcount_prologue={"__gnu_mcount_nc": thumb2.PUSH_LR},
     cc_target="thumb-linux-musleabi",

@@ -17,6 +17,7 @@ declare the capability.
 """
 from __future__ import annotations
 
+from arches.arm import PSR_T_BIT
 from arches.arm.kprobes import (BP_PC_ADVANCE, EXTRA_REGS, FAULT_TRAPS,  # noqa: F401
                                 KPROBES_ON_FTRACE, KRETPROBE_TRAMPOLINE_KPROBE, PT_REGS,
                                 PUBLISHED, SINGLESTEP_INTNO, SLOT_BYTES, STACK_HEADROOM,
@@ -27,7 +28,6 @@ from arches.arm.thumb2 import opcode
 from arches.base import Kprobes, TrapFrame
 from arches.kprobe import Prepared
 
-PSR_T_BIT = 0x20
 PSR_IT_MASK = 0x0600FC00             # ITSTATE, CPSR bits 26:25 and 15:10 (asm/ptrace.h)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from arches.base import EncodingError, TextPort, check_reach, icache_lines
+from arches.base import TextPort, check_reach, patch_words
 
 BRANCH_REACH = (-0x1000000, 0xFFFFFE)            # +-16 MiB (insn.c __arm_gen_branch_thumb2)
 NOP_W = 0xF3AF8000                               # nop.w (asm/insn.h arm_gen_nop)
@@ -120,23 +120,14 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
             and size == 1 and imv == address + 2)
 
 
+def _one_instruction(addr: int, insn: bytes) -> bool:
+    return addr % 2 == 0 and len(insn) in (2, 4) and len(insn) == opcode(insn)[1]
+
+
 def patch_text_batch(port: TextPort, sites: Sequence[tuple[int, bytes]], line: int) -> None:
     """patch.c patch_text for many sites in one stop_machine(): each site one
     store, or two halfword stores for a 32-bit instruction at 2 mod 4 (not
     single-copy atomic), then flush_icache_range; every CPU serializes on the
-    way out of stop_machine()."""
-    for addr, insn in sites:
-        if addr % 2 or len(insn) not in (2, 4) or len(insn) != opcode(insn)[1]:
-            raise EncodingError(f"arm (Thumb-2): a text patch is one halfword-aligned Thumb "
-                                f"instruction; got {len(insn)} bytes at {addr:#x}")
-
-    def store_and_flush() -> None:
-        for addr, insn in sites:
-            if len(insn) == 4 and addr % 4:
-                port.write_text(addr, insn[:2])
-                port.write_text(addr + 2, insn[2:])
-            else:
-                port.write_text(addr, insn)
-        for begin, end in icache_lines([(a, a + len(i)) for a, i in sites], line):
-            port.flush_icache(begin, end)
-    port.stop_machine(store_and_flush)
+    way out of stop_machine() (:func:`arches.base.patch_words`)."""
+    patch_words("arm (Thumb-2)", port, sites, line, stop_machine=True, valid=_one_instruction,
+                what="one halfword-aligned Thumb instruction")
