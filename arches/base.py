@@ -608,6 +608,101 @@ class Optprobes(Capability):
         raise NotImplementedError
 
 
+class GuestCpu(Protocol):
+    """A CPU as the guest-patching hooks see it: registers by name, memory by word,
+    and the guest image's symbols (the patch checker's :mod:`patchcheck.guest`)."""
+
+    index: int
+    uc: object      # the CPU's Unicorn, for state no register name reaches (x86 GDTR)
+
+    def reg(self, name: str) -> int: ...
+
+    def set_reg(self, name: str, value: int) -> None: ...
+
+    def read_word(self, addr: int) -> int: ...
+
+    def write_word(self, addr: int, value: int) -> None: ...
+
+    def symbol(self, name: str) -> int: ...
+
+
+class FetchSync(NamedTuple):
+    """What an instruction does to instruction fetch, as the patch checker sees it.
+
+    ``kind`` is one of:
+
+    - ``serialize``: x86 a serializing instruction, ARM ``isb`` or an exception
+      return, PowerPC ``isync`` or ``rfi``: the CPU refetches;
+    - ``clean``: a data-cache clean by address to where instruction fetch reads
+      (PowerPC ``dcbst``, ARM ``mcr p15, 0, Rt, c7, c11, 1`` DCCMVAU);
+    - ``invalidate``: an instruction-cache invalidation by address, broadcast to
+      every CPU (PowerPC ``icbi``, ARM ICIMVAU);
+    - ``relax``: the spin-wait hint of cpu_relax(): the CPU waits for another.
+
+    For ``clean`` and ``invalidate`` the effective address is the sum of
+    ``regs`` (each None for a literal 0); ``regs=()`` means the whole cache
+    (ARM ICIALLU, ICIALLUIS)."""
+
+    kind: str
+    regs: tuple[str | None, ...] = ()
+
+
+class GuestPatching(Capability):
+    """The kernel's own text-patching code as guest C (``arches/<arch>/patching.c``,
+    against ``patchcheck/guest/guest.h``), and the hardware around it that the
+    patch checker plays (``kisim patchcheck --guest``, docs/patchcheck.md).
+
+    The constants: PATCHING_C, the arch's C file (relative to the repository);
+    IRQ_BASE, the page of the interrupt controller registers the IPI is sent
+    through; IRQ_ENTRY, the guest symbol an interrupt vectors to;
+    BREAKPOINT_ENTRY, the guest symbol a breakpoint trap vectors to (x86
+    ``int3`` into do_int3(), where poke_int3_handler() runs), or None where the
+    primitive plants no breakpoint; GUEST_ABLATIONS, each step a kernel
+    developer could get wrong -> the macro that compiles it out of the
+    arch's C (``-DPC_ABLATE_...``)."""
+
+    NAME = "guest_patching"
+    CONSTANTS = {"PATCHING_C": str, "IRQ_BASE": int, "IRQ_ENTRY": str,
+                 "BREAKPOINT_ENTRY": (str, type(None)), "GUEST_ABLATIONS": dict}
+
+    def ipi_targets(self, offset: int, value: int, sender: int, cpus: int,
+                    page: bytes) -> tuple[int, ...]:
+        """The CPUs interrupted by CPU ``sender``'s store of ``value`` at ``offset``
+        into the controller's page (x86 local APIC ICR, ARM GICD_SGIR, PowerPC
+        MPIC IPI dispatch); empty for any other register. ``page`` is the page as
+        the earlier stores left it (x86: the destination in ICR2)."""
+        raise NotImplementedError
+
+    def irq_enabled(self, cpu: GuestCpu) -> bool:
+        """Whether the CPU takes an interrupt now (x86 RFLAGS.IF, ARM CPSR.I clear,
+        PowerPC MSR[EE])."""
+        raise NotImplementedError
+
+    def irq_enter(self, cpu: GuestCpu, entry: int, pc: int) -> int:
+        """What the hardware does to take an interrupt at ``pc`` (the next
+        instruction): save the return state where the arch saves it, mask
+        interrupts; return the address the CPU goes on at (``entry``, or a stub
+        that finishes the entry)."""
+        raise NotImplementedError
+
+    def cpu_setup(self, cpu: GuestCpu) -> None:
+        """The per-CPU state the interrupt entry needs (x86 descriptor table and
+        selectors, the ARM IRQ mode's stack), with interrupts enabled."""
+        raise NotImplementedError
+
+    def fetch_sync(self, code: bytes) -> FetchSync | None:
+        """What the instruction starting ``code`` does to instruction fetch, read
+        from its encoding; None for anything else."""
+        raise NotImplementedError
+
+    def atomic_store(self, code: bytes) -> bool:
+        """Whether the instruction starting ``code`` stores as the second half of an
+        atomic read-modify-write (ARM ``strex``, PowerPC ``stwcx.``, x86 a locked
+        instruction or ``xchg`` with memory): no other CPU may run between its
+        read and its store."""
+        raise NotImplementedError
+
+
 #: capability -> the :class:`ArchOps` hooks it needs. Every arch has these.
 CAPABILITIES: dict[str, tuple[str, ...]] = {
     "text_patching": ("text_poke_batch",),
@@ -616,7 +711,7 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
 
 #: The optional capabilities by name, in the order they are reported.
 OPTIONAL_CAPABILITIES: dict[str, type[Capability]] = {
-    c.NAME: c for c in (DynamicFtrace, Kprobes, Optprobes)}
+    c.NAME: c for c in (DynamicFtrace, Kprobes, Optprobes, GuestPatching)}
 
 
 def capability_classes(ops: object) -> tuple[type[Capability], ...]:

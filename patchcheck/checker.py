@@ -54,6 +54,7 @@ from arches import Arch, get_arch
 from arches.base import OutOfLine, TextPokeBatch, TextPort
 from patchcheck.sites import (BASE, DEFAULT_SITES, LAYOUTS, STRADDLE, CheckerError, Form,
                               Layout, Site, arch_label, lay_out, parse_sites)
+from patchcheck.guest import PATCHER, GuestSide, PatcherFailed
 from patcher.text import MachinePort, TextPatcher
 from sim.asm import disasm_one
 from sim.errors import GuestFault
@@ -62,6 +63,7 @@ from sim.machine import PAGE, Cpu, Machine, Trap
 
 STACK = 0x1000
 MAX_RUN = 12                 # the most instructions a CPU runs at one interleaving point
+GUEST_RUN = 64               # ... in the guest's own code (--guest: a handler, a spin wait)
 KINDS = ("torn", "stale", "wild branch", "unpredictable", "fault",
          "wrong checksum")                  # the last: kernel mode
 __all__ = ["BASE", "STRADDLE", "CheckerError", "Finding", "PatchChecker", "Site", "naive_patch",
@@ -193,14 +195,16 @@ class PatchChecker:
 
     def __init__(self, arch: str | Arch, cpus: int = 2, *, naive: bool = False,
                  protocol: TextPokeBatch | None = None,
-                 sites: str | tuple[str, ...] = DEFAULT_SITES) -> None:
+                 sites: str | tuple[str, ...] = DEFAULT_SITES, guest: bool = False,
+                 guest_ablation: str | None = None) -> None:
         self.arch = get_arch(arch) if isinstance(arch, str) else arch
         self.naive = naive
         self.kinds = parse_sites(sites)
         self.machine = Machine(self.arch, cpus)
         self._build()
         self.views = FetchViews(self.machine, BASE, PAGE)
-        chosen = protocol or (naive_patch if naive else None)
+        self.guest = GuestSide(self, guest_ablation) if guest else None
+        chosen = self.guest or protocol or (naive_patch if naive else None)
         self.patcher = TextPatcher(self.machine, port=InterleavingPort(self), protocol=chosen)
         self.protocol_name = protocol_name(self.patcher.protocol)
         self.rng = random.Random(0)
@@ -395,7 +399,9 @@ class PatchChecker:
         return None
 
     # -- running ----------------------------------------------------------------
-    def _draw(self) -> int:
+    def _draw(self, index: int, spin: bool = False) -> int:
+        if spin and self.guest.in_guest(index):
+            return self.rng.randint(1, GUEST_RUN)
         r = self.rng.random()
         if r < 0.25:
             return 0
@@ -406,18 +412,31 @@ class PatchChecker:
     def _run(self, index: int, count: int) -> None:
         if count <= 0 or self._dead[index]:
             return
+        if self.guest is not None:
+            self.guest.deliver(index)
         try:
             self.machine.step(index, count)
         except GuestFault as fault:
             self._report(index, fault.pc, self._disasm(index, fault.pc), "fault", fault.reason)
 
-    def interleave(self) -> None:
-        """Each live CPU, in a seeded order, receives pending pieces and runs a while."""
+    def interleave(self, skip: int | None = None, spin: bool = False) -> None:
+        """Each live CPU, in a seeded order, receives pending pieces and runs a while
+        (but ``skip``: the guest's patching CPU, busy patching). ``spin``: the
+        patching CPU only waits for the others (it did nothing they can see since it
+        last let them run), so those in the guest's own code may run longer."""
         order = list(range(len(self.machine.cpus)))
         self.rng.shuffle(order)
         for i in order:
+            if i == skip:
+                continue
             self.views.drift(i, self.rng)
-            self._run(i, self._draw())
+            if self.guest is not None:
+                self.guest.deliver(i)           # before the draw: a handler runs longer
+            self._run(i, self._draw(i, spin))
+
+    def patcher_failed(self, pc: int, detail: str) -> None:
+        """The guest's patching CPU crashed or hung (:mod:`patchcheck.guest`)."""
+        self._report(PATCHER, pc, self._disasm(PATCHER, pc), "fault", detail)
 
     def _reset(self, seed: int) -> None:
         m = self.machine
@@ -434,6 +453,8 @@ class PatchChecker:
         self._dead = [False] * len(m.cpus)
         self._foreign = False
         self.findings = []
+        if self.guest is not None:
+            self.guest.reset()
 
     def _set_phase(self, op: str, stage: str) -> None:
         self.phase = f"{op}: {stage}"
@@ -500,6 +521,9 @@ class PatchChecker:
         self._set_phase("enable", "before")
         for i in range(len(self.machine.cpus)):
             self._run(i, self.rng.randint(0, 2 * self.loop_len))
-        self._operation("enable")
-        self._operation("disable")
+        try:
+            self._operation("enable")
+            self._operation("disable")
+        except PatcherFailed:
+            pass                        # reported; the text is left half patched
         return list(self.findings)

@@ -43,6 +43,12 @@ from sim.machine import PAGE, Machine
 ARRIVAL = 0.3
 """The chance that one pending piece reaches a CPU at one :meth:`FetchViews.drift`."""
 
+# Where a pending piece stands on an arch whose instruction fetch is not coherent with
+# stores: still in the storing CPU's data cache, cleaned to the point of unification
+# (dcbst, DCCMVAU), or also invalidated in the instruction caches (icbi, ICIMVAU), so
+# that a CPU that serializes fetches it. flush_icache_range does both at once.
+STORED, CLEANED, FLUSHED = 0, 1, 2
+
 
 class FetchViews:
     """Private fetch copies of ``[base, base + size)`` for every CPU of ``machine``."""
@@ -55,7 +61,7 @@ class FetchViews:
         self.piece = machine.arch.insn_align
         self.coherent = machine.arch.icache_coherent
         self.views = [(ctypes.c_ubyte * size)() for _ in machine.cpus]
-        # Per CPU: piece address -> [bytes to deliver, flushed since stored]
+        # Per CPU: piece address -> [bytes to deliver, STORED, CLEANED or FLUSHED]
         self.pending: list[dict[int, list]] = [{} for _ in machine.cpus]
         # Per CPU: piece address -> its bytes before the first store the CPU has not
         # serialized after yet (concurrent modification, for Arch.cmodx_safe)
@@ -101,19 +107,34 @@ class FetchViews:
             value = self.machine.read(p, self.piece)
             for pending, flux in zip(self.pending, self.flux):
                 pending.pop(p, None)             # keep arrival order = store order
-                pending[p] = [value, False]
+                pending[p] = [value, STORED]
                 flux.setdefault(p, before[p])
+
+    def _lines(self, begin: int, end: int) -> tuple[int, int]:
+        line = self.machine.arch.icache_line
+        return begin - begin % line, end + -end % line
+
+    def _advance(self, begin: int, end: int, after: int, state: int) -> None:
+        begin, end = self._lines(begin, end)
+        for pending in self.pending:
+            for p, entry in pending.items():
+                if begin <= p < end and entry[1] >= after:
+                    entry[1] = max(entry[1], state)
 
     def flush(self, begin: int, end: int) -> None:
         """flush_icache_range: pending pieces in the lines of ``[begin, end)`` become
         syncable (the reference core's L1I lines, :attr:`arches.base.Arch.icache_line`)."""
-        line = self.machine.arch.icache_line
-        begin -= begin % line
-        end += -end % line
-        for pending in self.pending:
-            for p, entry in pending.items():
-                if begin <= p < end:
-                    entry[1] = True
+        self._advance(begin, end, STORED, FLUSHED)
+
+    def clean(self, begin: int, end: int) -> None:
+        """A data-cache clean of the lines (PowerPC dcbst, ARM DCCMVAU): their stores
+        reach the memory instruction fetch reads."""
+        self._advance(begin, end, STORED, CLEANED)
+
+    def invalidate(self, begin: int, end: int) -> None:
+        """An instruction-cache invalidation of the lines, broadcast (PowerPC icbi, ARM
+        ICIMVAU): their cleaned pieces become syncable on every CPU."""
+        self._advance(begin, end, CLEANED, FLUSHED)
 
     def _arrive(self, cpu: int, p: int, value: bytes) -> None:
         ctypes.memmove(ctypes.addressof(self.views[cpu]) + p - self.base, value, len(value))
@@ -127,11 +148,23 @@ class FetchViews:
         for p in [p for p in pending if rng.random() < ARRIVAL]:
             self._arrive(cpu, p, pending.pop(p)[0])
 
+    def deliver(self, cpu: int, begin: int, end: int) -> None:
+        """The flushed pieces of the lines of ``[begin, end)`` pending for ``cpu`` reach
+        its fetch now (its instruction cache lost the line: the next fetch reads
+        memory). It has not serialized, so they stay changing under it
+        (:meth:`changing`)."""
+        begin, end = self._lines(begin, end)
+        pending = self.pending[cpu]
+        for p in [p for p, (_, state) in pending.items() if begin <= p < end and
+                  state == FLUSHED]:
+            self._arrive(cpu, p, pending.pop(p)[0])
+
     def sync(self, cpu: int) -> None:
         """``cpu`` serializes: it now fetches every piece it is guaranteed to see, and
         no longer executes those pieces concurrently with their modification."""
         pending = self.pending[cpu]
-        for p in [p for p, (_, flushed) in pending.items() if self.coherent or flushed]:
+        for p in [p for p, (_, state) in pending.items()
+                  if self.coherent or state == FLUSHED]:
             self._arrive(cpu, p, pending.pop(p)[0])
         flux = self.flux[cpu]
         for p in [p for p in flux if p not in pending]:

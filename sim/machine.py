@@ -428,6 +428,17 @@ class Cpu:
         """End the slice at the current trap; the turn goes on (:meth:`position` is known then)."""
         self._stop = True
 
+    def stop_before(self) -> None:
+        """From a code hook: end the turn before the hooked instruction, which does
+        not retire; the CPU starts there next turn (Unicorn's counter has counted it,
+        :mod:`sim.uccount`)."""
+        if self._counter is None:
+            raise ConfigError("stopping before an instruction needs Unicorn's instruction "
+                              "counter, which this Unicorn build does not expose")
+        self._retired = self._counter.value - 1
+        self._yield = True
+        self.uc.emu_stop()
+
     def exception_delivered(self) -> None:
         """The fault now entering a guest handler counts as delivered (:mod:`sim.inflight`)."""
         forget_inflight_exception(self.uc, self.arch)

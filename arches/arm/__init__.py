@@ -127,9 +127,10 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
 # Imported here: they use the encoders above.
 from arches.arm.ftrace import ArmFtrace  # noqa: E402
 from arches.arm.kprobes import ArmKprobes  # noqa: E402
+from arches.arm.guest_patching import ArmGuestPatching  # noqa: E402
 
 
-class ArmOps(ArmFtrace, ArmKprobes):
+class ArmOps(ArmFtrace, ArmKprobes, ArmGuestPatching):
     """The 32-bit ARM hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(patch_text_batch)

@@ -93,9 +93,10 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
 # Imported here: they use the encoders above.
 from arches.ppc32.ftrace import Ppc32Ftrace  # noqa: E402
 from arches.ppc32.kprobes import Ppc32Kprobes  # noqa: E402
+from arches.ppc32.guest_patching import Ppc32GuestPatching  # noqa: E402
 
 
-class Ppc32Ops(Ppc32Ftrace, Ppc32Kprobes):
+class Ppc32Ops(Ppc32Ftrace, Ppc32Kprobes, Ppc32GuestPatching):
     """The 32-bit PowerPC hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(patch_instruction_batch)

@@ -197,10 +197,11 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
 
 # Imported here: they use the encoders above.
 from arches.x86_64.ftrace import X86Ftrace  # noqa: E402
+from arches.x86_64.guest_patching import X86GuestPatching  # noqa: E402
 from arches.x86_64.kprobes import X86Kprobes  # noqa: E402
 
 
-class X86Ops(X86Ftrace, X86Kprobes):
+class X86Ops(X86Ftrace, X86Kprobes, X86GuestPatching):
     """The x86-64 hooks (:class:`arches.base.ArchOps`)."""
 
     text_poke_batch = staticmethod(text_poke_bp_batch)

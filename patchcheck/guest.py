@@ -1,0 +1,340 @@
+"""The kernel's own patching C under the patch checker (``kisim patchcheck --guest``).
+
+:class:`GuestSide` loads the guest image (:mod:`patchcheck.guest_image`:
+v5.10 ``text_poke_bp_batch()``, ``patch_text()`` or ``patch_instruction()``
+with the cross-CPU calls they use) into a :class:`~patchcheck.checker.PatchChecker`'s
+machine and plays the hardware around it:
+
+- **The patching CPU.** CPU 0 runs the loop like the others; to patch, it
+  calls the guest's ``pc_patch()`` with the sites (the protocol the
+  :class:`~patcher.text.TextPatcher` runs is this object), and goes back to
+  the loop when it returns. While it patches, it stops after every store to
+  shared memory (the text alias, the guest's data, the interrupt controller)
+  and before every instruction that touches instruction fetch or spins
+  (:class:`arches.base.FetchSync`), and the other CPUs run there as at a
+  Python protocol's steps (:meth:`PatchChecker.interleave`).
+- **Stores to text.** The guest writes text through a second mapping of the
+  loop's page (``PC_TEXT_ALIAS``, as v5.10's text_poke() temporary mm,
+  ARM's FIX_TEXT_POKE0 and PowerPC's text_poke_area); each store becomes a
+  pending store of the fetch model (:meth:`sim.fetch.FetchViews.store`):
+  x86 bytes, ARM and PowerPC aligned words, arriving at seeded times.
+- **What a CPU fetches** comes from what it executes: ``serialize`` (an x86
+  serializing instruction, ARM ``isb`` or exception return, PowerPC
+  ``isync`` or ``rfi``) delivers the pieces the arch guarantees
+  (:meth:`~sim.fetch.FetchViews.sync`); ``invalidate`` (ARM ICIMVAU,
+  PowerPC ``icbi``, broadcast to every CPU) makes the line's pieces
+  syncable everywhere and delivers them at once to the *other* CPUs, whose
+  next fetch misses; the issuing CPU still needs its own context
+  synchronization (Power ISA Book II §1.9 and ARMv7 ARM B2.2.7 give the
+  sequence with the issuer's ``isync``/``isb``; docs/patchcheck.md says
+  where that is weaker than the architecture).
+- **Interrupts.** A store to the controller's page that sends an IPI
+  (:meth:`~arches.base.GuestPatching.ipi_targets`) makes it pending on its
+  targets; before a CPU runs, a pending IPI is taken if the CPU has
+  interrupts enabled, at the boundary the seeded run lengths led to, through the arch's
+  entry (:meth:`~arches.base.GuestPatching.irq_enter`) into the guest's
+  vector, which returns with the arch's own exception return. On x86 a
+  CPU that hits text_poke_bp()'s ``int3`` enters the guest's ``do_int3()``
+  the same way, where poke_int3_handler() emulates the new instruction.
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Sequence
+
+import unicorn
+
+from arches import Arch, TrapKind
+from arches.base import FetchSync, GuestPatching, OutOfLine
+from kbuild.image import REPO
+from patchcheck.guest_image import build_guest
+from patchcheck.sites import BASE, CheckerError, arch_hooks, arch_label
+from sim.asm import listing
+from sim.errors import GuestFault
+from sim.machine import PAGE, UNHANDLED, Cpu, Trap, TrapPriority
+
+PATCHER = 0                     # the CPU that calls the primitive
+TEXT_ALIAS = 0x80000            # guest.h PC_TEXT_ALIAS
+THREAD_SIZE = 8192              # guest.h
+INSN_MAX = 16                   # guest.h PC_INSN_MAX
+MAX_SITES = 16                  # harness.c PC_MAX_SITES
+MAX_PATCH_INSNS = 2_000_000     # one primitive call that runs longer hangs
+
+
+class PatcherFailed(Exception):
+    """The patching CPU crashed or hung: the finding is reported, the seed is over."""
+
+
+class _GuestCpu:
+    """A machine CPU as :class:`arches.base.GuestCpu`."""
+
+    def __init__(self, cpu: Cpu, side: GuestSide) -> None:
+        self.index, self.uc = cpu.index, cpu.uc
+        self._cpu, self._side = cpu, side
+
+    def reg(self, name: str) -> int:
+        return self._cpu.reg(name)
+
+    def set_reg(self, name: str, value: int) -> None:
+        self._cpu.set_reg(name, value)
+
+    def read_word(self, addr: int) -> int:
+        return self._side.machine.read_word(addr)
+
+    def write_word(self, addr: int, value: int) -> None:
+        self._side.machine.write_word(addr, value)
+
+    def symbol(self, name: str) -> int:
+        return self._side.symbols[name]
+
+
+def guest_hooks(arch: Arch) -> GuestPatching:
+    """The arch's guest_patching capability, or :class:`CheckerError`."""
+    hooks = arch_hooks(arch, "guest_patching")
+    if hooks is None:
+        raise CheckerError(f"{arch_label(arch)}: no guest patching code (no guest_patching "
+                           "capability)")
+    return hooks       # type: ignore[return-value]
+
+
+def guest_ablations(arch: Arch) -> dict[str, str]:
+    """Each step the arch's guest C can compile out -> its macro."""
+    return dict(guest_hooks(arch).GUEST_ABLATIONS)
+
+
+class GuestSide:
+    """The guest image in ``checker``'s machine, and the hardware it needs.
+
+    ``ablation`` names one of the arch's ``GUEST_ABLATIONS``: the image is
+    then compiled without that step. The object is the checker's protocol.
+    """
+
+    def __init__(self, checker, ablation: str | None = None) -> None:
+        self.checker = checker
+        self.arch, self.machine = checker.arch, checker.machine
+        self.hooks = guest_hooks(self.arch)
+        macros: tuple[str, ...] = ()
+        if ablation is not None:
+            if ablation not in self.hooks.GUEST_ABLATIONS:
+                raise CheckerError(f"{arch_label(self.arch)}: no guest ablation {ablation!r} "
+                                   f"(there are: {', '.join(self.hooks.GUEST_ABLATIONS)})")
+            macros = (self.hooks.GUEST_ABLATIONS[ablation],)
+        self.__name__ = "pc_patch" + (f" without {ablation}" if ablation else "")
+        elf = build_guest(self.arch, (REPO / self.hooks.PATCHING_C,), macros)
+        self.image = self.machine.load_elf(str(elf))
+        self.symbols = self.image.symbols
+        self._done_at = self.symbols["pc_done"]
+        self.events, self.atomic = self._scan()
+        text = self.image.sections[".text"]
+        self.text = (text.addr, text.addr + text.size)
+        self._map_hardware()
+        self.pending_ipi = [False] * len(self.machine.cpus)
+        self.patching = self._done = self._failed = False
+        self.cpus = [_GuestCpu(cpu, self) for cpu in self.machine.cpus]
+        self._setup_cpus()
+
+    # -- the machine ----------------------------------------------------------
+    def _map_hardware(self) -> None:
+        m, hooks = self.machine, self.hooks
+        region = m.memory.find(BASE, PAGE)
+        alias = ctypes.addressof(region.buf) + BASE - region.base
+        m.map(hooks.IRQ_BASE, PAGE, "rw")
+        data = self.symbols["_sdata"]
+        stacks = self.symbols["pc_stacks"]
+        for cpu in m.cpus:
+            cpu.uc.mem_map_ptr(TEXT_ALIAS, PAGE, unicorn.UC_PROT_READ | unicorn.UC_PROT_WRITE,
+                               alias)
+            cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_text_store, cpu.index,
+                            TEXT_ALIAS, TEXT_ALIAS + PAGE - 1)
+            cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_irq_store, cpu.index,
+                            hooks.IRQ_BASE, hooks.IRQ_BASE + PAGE - 1)
+            cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_data_store, cpu.index,
+                            data, stacks - 1)
+            for addr in (*self.events, *([self._done_at] if cpu.index == PATCHER else [])):
+                cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index, addr, addr)
+        if self.hooks.BREAKPOINT_ENTRY is not None:
+            m.add_trap_handler(self._on_breakpoint, TrapPriority.TEXT_POKE)
+
+    def _scan(self) -> tuple[dict[int, FetchSync], frozenset[int]]:
+        """Every instruction of the image's functions that touches instruction fetch
+        or spins (:meth:`arches.base.GuestPatching.fetch_sync`; only those are
+        hooked), and the atomic read-modify-writes, whose store the other CPUs may
+        not run before (:meth:`~arches.base.GuestPatching.atomic_store`)."""
+        events, atomic = {}, set()
+        for addr, size, _name in self.image.functions:
+            for insn in listing(self.arch, self.machine.read(addr, size), addr):
+                event = self.hooks.fetch_sync(insn.bytes)
+                if event is not None:
+                    events[insn.address] = event
+                if self.hooks.atomic_store(insn.bytes):
+                    atomic.add(insn.address)
+        return events, frozenset(atomic)
+
+    def _setup_cpus(self) -> None:
+        m = self.machine
+        stacks = self.symbols["pc_stacks"]
+        m.write_word(self.symbols["pc_nr_cpus"], len(m.cpus), 4)
+        for cpu, view in zip(m.cpus, self.cpus):
+            base = stacks + cpu.index * THREAD_SIZE
+            m.write_word(base, cpu.index, 4)                  # thread_info.cpu
+            cpu.set_reg(self.arch.sp, base + THREAD_SIZE - 64)
+            self.hooks.cpu_setup(view)
+        data = self.symbols["_sdata"]
+        self._data = (data, m.read(data, self.symbols["_edata"] - data))
+
+    def reset(self) -> None:
+        """The guest's data as loaded, no interrupt pending (each seed)."""
+        self.machine.write(*self._data)
+        self.pending_ipi = [False] * len(self.machine.cpus)
+        self.patching = self._done = self._failed = False
+
+    # -- hooks ------------------------------------------------------------------
+    def _value(self, value: int, size: int) -> bytes:
+        return (value & ((1 << 8 * size) - 1)).to_bytes(size, self.arch.endian)
+
+    def _step(self, cpu: int, relax: bool = False) -> None:
+        """The patching CPU is about to do something the others can see, or spins:
+        they run first (nested: each CPU is its own Unicorn). A finding ends the call."""
+        if cpu != PATCHER or not self.patching or self._failed:
+            return
+        self.checker.interleave(skip=PATCHER, spin=relax and self._spinning)
+        self._spinning = relax
+        if self.checker.findings:
+            self._failed = True             # a CPU that fell over will never answer an IPI
+            self.machine.cpus[PATCHER].uc.emu_stop()
+
+    def _on_text_store(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
+                       cpu: int) -> None:
+        """A store through the alias: into memory now, pending for every CPU's fetch."""
+        self._step(cpu)
+        text = BASE + addr - TEXT_ALIAS
+        self.checker.views.store(text, self._value(value, size))
+        self.checker.stored(text, size)
+
+    def _on_irq_store(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
+                      cpu: int) -> None:
+        self._step(cpu)
+        base = self.hooks.IRQ_BASE
+        page = self.machine.read(base, PAGE)
+        for target in self.hooks.ipi_targets(addr - base, value & 0xFFFFFFFF, cpu,
+                                             len(self.machine.cpus), page):
+            self.pending_ipi[target] = True
+
+    def _on_data_store(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
+                       cpu: int) -> None:
+        """A store to the guest's shared data: the others run first, unless it is the
+        store of an atomic read-modify-write (Unicorn reports it between the read
+        and the write, so they would run inside the atomic)."""
+        if cpu == PATCHER and self.machine.cpus[cpu].pc not in self.atomic:
+            self._step(cpu)
+
+    def _on_code(self, uc: unicorn.Uc, addr: int, size: int, cpu: int) -> None:
+        if addr == self._done_at and cpu == PATCHER and self.patching:
+            self._step(cpu)
+            self._done = True
+            self.machine.cpus[cpu].stop_before()
+            return
+        event = self.events.get(addr)
+        if event is None:
+            return
+        self._step(cpu, relax=event.kind == "relax")
+        if event.kind == "serialize":
+            self.checker.views.sync(cpu)
+        elif event.kind in ("clean", "invalidate"):
+            self._cache_op(cpu, event)
+
+    def _cache_op(self, cpu: int, event: FetchSync) -> None:
+        """``clean`` or ``invalidate`` the line the registers address (all: none); a
+        line of the text alias is the text's own (the caches are physically tagged)."""
+        views = self.checker.views
+        if event.regs:
+            ea = sum(self.machine.cpus[cpu].reg(r) for r in event.regs if r is not None)
+            begin = ea & ((1 << self.arch.bits) - 1)
+            if TEXT_ALIAS <= begin < TEXT_ALIAS + PAGE:
+                begin += BASE - TEXT_ALIAS      # the same physical line
+            end = begin + 1
+        else:
+            begin, end = views.base, views.base + views.size
+        if event.kind == "clean":
+            views.clean(begin, end)
+            return
+        views.invalidate(begin, end)
+        for other in range(len(self.machine.cpus)):
+            if other != cpu:
+                views.deliver(other, begin, end)
+
+    def _on_breakpoint(self, cpu: Cpu, trap: Trap) -> object:
+        """A CPU that hits a breakpoint in the text enters the guest's breakpoint
+        entry (x86 do_int3(), where poke_int3_handler() runs)."""
+        if trap.kind is not TrapKind.BREAKPOINT or not self.checker.views.covers(trap.address):
+            return UNHANDLED
+        after = trap.address + len(self.arch.poke_breakpoint)
+        return self.hooks.irq_enter(self.cpus[cpu.index],
+                                    self.symbols[self.hooks.BREAKPOINT_ENTRY], after)
+
+    def in_guest(self, index: int) -> bool:
+        """CPU ``index`` is in the guest's own code (an interrupt handler, a spin)."""
+        return self.text[0] <= self.machine.cpus[index].pc < self.text[1]
+
+    # -- interrupts ---------------------------------------------------------------
+    def deliver(self, index: int) -> None:
+        """Before CPU ``index`` runs: take a pending IPI if interrupts are enabled, at
+        the instruction boundary the seeded run lengths brought it to."""
+        if not self.pending_ipi[index] or (self.patching and index == PATCHER):
+            return
+        view = self.cpus[index]
+        if not self.hooks.irq_enabled(view):
+            return
+        self.pending_ipi[index] = False
+        cpu = self.machine.cpus[index]
+        cpu.pc = self.hooks.irq_enter(view, self.symbols[self.hooks.IRQ_ENTRY], cpu.pc)
+
+    # -- the protocol -------------------------------------------------------------
+    def __call__(self, port: object, sites: Sequence[tuple[int, bytes]]) -> None:
+        """pc_patch(nr) on CPU 0 for ``sites``, the other CPUs running around it."""
+        if len(sites) > MAX_SITES:
+            raise CheckerError(f"the guest takes at most {MAX_SITES} sites in one batch")
+        self._write_sites(sites)
+        m, arch = self.machine, self.arch
+        cpu = m.cpus[PATCHER]
+        saved = cpu.uc.context_save()
+        sp = (cpu.reg(arch.sp) - 256) & ~15
+        if arch.ra is None:
+            sp -= arch.word
+            m.write_word(sp, self._done_at)
+        else:
+            cpu.set_reg(arch.ra, self._done_at | arch.code_isa)
+        cpu.set_reg(arch.sp, sp)
+        cpu.set_reg(arch.args[0], len(sites))
+        cpu.pc = self.symbols["pc_patch"] | arch.code_isa
+        self.patching, self._done, self._failed, self._spinning = True, False, False, False
+        try:
+            try:
+                m.step(PATCHER, MAX_PATCH_INSNS)
+            except GuestFault as fault:
+                if not self._failed:
+                    self.checker.patcher_failed(fault.pc, fault.reason)
+                raise PatcherFailed from None
+            if self._failed:
+                raise PatcherFailed
+            if not self._done:
+                self.checker.patcher_failed(cpu.pc, "the patching CPU did not return within "
+                                            f"{MAX_PATCH_INSNS:,} instructions")
+                raise PatcherFailed
+        finally:
+            self.patching = False
+        cpu.uc.context_restore(saved)
+
+    def _write_sites(self, sites: Sequence[tuple[int, bytes]]) -> None:
+        word, m = self.arch.word, self.machine
+        entry = word + 8 + INSN_MAX                 # struct pc_site, guest.h
+        base = self.symbols["pc_sites"]
+        for i, site in enumerate(sites):
+            addr, insn = site
+            if len(insn) > INSN_MAX:
+                raise CheckerError(f"a site of {len(insn)} bytes (the guest takes {INSN_MAX})")
+            at = base + i * entry
+            m.write_word(at, addr)
+            m.write(at + word, (len(insn)).to_bytes(4, self.arch.endian)
+                    + int(isinstance(site, OutOfLine)).to_bytes(4, self.arch.endian)
+                    + insn.ljust(INSN_MAX, b"\0"))

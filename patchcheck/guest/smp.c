@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cross-CPU function calls and stop_machine(), after Linux v5.10
+ * kernel/smp.c (smp_call_function_many_cond(), flush_smp_call_function_queue(),
+ * the csd lock) and kernel/stop_machine.c (multi_cpu_stop() and its state
+ * machine). The checker's guest has no scheduler, so stop_machine() runs
+ * multi_cpu_stop() on the other CPUs from the call-function IPI instead of
+ * from their stopper threads; the state machine, its acknowledgements and
+ * the "first online CPU runs fn" rule are v5.10's.
+ */
+#include "guest.h"
+
+volatile int pc_nr_cpus;
+
+/* struct __call_single_data (include/linux/smp.h) */
+struct csd {
+	struct csd *next;		/* llist_node */
+	u32 flags;
+	smp_call_func_t func;
+	void *info;
+};
+
+#define CSD_FLAG_LOCK		0x01
+#define CSD_TYPE_SYNC		0x10
+
+/* cfd_data: one csd per sender and target; call_single_queue: one llist per target. */
+static struct csd cfd[PC_NR_CPUS][PC_NR_CPUS];
+static struct csd *call_single_queue[PC_NR_CPUS];
+
+static void csd_lock_wait(struct csd *csd)
+{
+	while (__atomic_load_n(&csd->flags, __ATOMIC_ACQUIRE) & CSD_FLAG_LOCK)
+		cpu_relax();
+}
+
+static void csd_lock(struct csd *csd)
+{
+	csd_lock_wait(csd);
+	csd->flags |= CSD_FLAG_LOCK;
+	smp_wmb();		/* the lock before the csd's other fields */
+}
+
+static void csd_unlock(struct csd *csd)
+{
+	__atomic_store_n(&csd->flags, 0, __ATOMIC_RELEASE);	/* smp_store_release() */
+}
+
+/* llist_add(): true if the list was empty (include/linux/llist.h) */
+static bool llist_add(struct csd *node, struct csd **head)
+{
+	struct csd *first = __atomic_load_n(head, __ATOMIC_RELAXED);
+
+	do {
+		node->next = first;
+	} while (!__atomic_compare_exchange_n(head, &first, node, false,
+					      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	return first == NULL;
+}
+
+void smp_call_function(smp_call_func_t func, void *info, int wait)
+{
+	int this = smp_processor_id(), cpu;
+	bool ipi[PC_NR_CPUS] = { false };
+
+	for (cpu = 0; cpu < pc_nr_cpus; cpu++) {
+		struct csd *csd = &cfd[this][cpu];
+
+		if (cpu == this)
+			continue;
+		csd_lock(csd);
+		if (wait)
+			csd->flags |= CSD_TYPE_SYNC;
+		csd->func = func;
+		csd->info = info;
+		ipi[cpu] = llist_add(csd, &call_single_queue[cpu]);
+	}
+	/* Send a message to all CPUs in the map (arch_send_call_function_ipi_mask) */
+	for (cpu = 0; cpu < pc_nr_cpus; cpu++)
+		if (ipi[cpu])
+			arch_send_call_function_ipi(cpu);
+	if (!wait)
+		return;
+	for (cpu = 0; cpu < pc_nr_cpus; cpu++)
+		if (cpu != this)
+			csd_lock_wait(&cfd[this][cpu]);
+}
+
+void on_each_cpu(smp_call_func_t func, void *info, int wait)
+{
+	unsigned long flags;
+
+	smp_call_function(func, info, wait);
+	local_irq_save(flags);
+	func(info);
+	local_irq_restore(flags);
+}
+
+/* flush_smp_call_function_queue(): run every queued csd, oldest first. */
+void generic_smp_call_function_interrupt(void)
+{
+	struct csd *entry = __atomic_exchange_n(&call_single_queue[smp_processor_id()], NULL,
+						__ATOMIC_SEQ_CST);
+	struct csd *fifo = NULL, *next;
+
+	for (; entry; entry = next) {		/* llist_reverse_order() */
+		next = entry->next;
+		entry->next = fifo;
+		fifo = entry;
+	}
+	for (entry = fifo; entry; entry = next) {
+		smp_call_func_t func = entry->func;
+		void *info = entry->info;
+
+		next = entry->next;
+		if (entry->flags & CSD_TYPE_SYNC) {
+			func(info);
+			csd_unlock(entry);
+		} else {
+			csd_unlock(entry);
+			func(info);
+		}
+	}
+}
+
+/* -- kernel/stop_machine.c -- */
+enum multi_stop_state {
+	MULTI_STOP_NONE,		/* Dummy starting state for thread. */
+	MULTI_STOP_PREPARE,		/* Awaiting everyone to be scheduled. */
+	MULTI_STOP_DISABLE_IRQ,		/* Disable interrupts. */
+	MULTI_STOP_RUN,			/* Run the function */
+	MULTI_STOP_EXIT,		/* Exit */
+};
+
+struct multi_stop_data {
+	cpu_stop_fn_t fn;
+	void *data;
+	int num_threads;
+	int thread_ack;			/* atomic_t */
+	enum multi_stop_state state;
+	int done;			/* the stoppers still running (cpu_stop_done) */
+};
+
+static void set_state(struct multi_stop_data *msdata, enum multi_stop_state newstate)
+{
+	/* Reset ack counter. */
+	__atomic_store_n(&msdata->thread_ack, msdata->num_threads, __ATOMIC_RELAXED);
+	smp_wmb();
+	WRITE_ONCE(msdata->state, newstate);
+}
+
+/* Last one to ack a state moves to the next state. */
+static void ack_state(struct multi_stop_data *msdata)
+{
+	if (__atomic_sub_fetch(&msdata->thread_ack, 1, __ATOMIC_SEQ_CST) == 0)
+		set_state(msdata, msdata->state + 1);
+}
+
+/* This is the cpu_stop function which stops the CPU. */
+static int multi_cpu_stop(struct multi_stop_data *msdata)
+{
+	enum multi_stop_state newstate, curstate = MULTI_STOP_NONE;
+	bool is_active = smp_processor_id() == 0;	/* cpumask_first(cpu_online_mask) */
+	unsigned long flags;
+	int err = 0;
+
+	local_irq_save(flags);
+	do {
+		/* Chill out and ensure we re-read multi_stop_state. */
+		cpu_relax();
+		newstate = READ_ONCE(msdata->state);
+		if (newstate != curstate) {
+			curstate = newstate;
+			switch (curstate) {
+			case MULTI_STOP_DISABLE_IRQ:
+				/* local_irq_disable(): already, since the save above */
+				break;
+			case MULTI_STOP_RUN:
+				if (is_active)
+					err = msdata->fn(msdata->data);
+				break;
+			default:
+				break;
+			}
+			ack_state(msdata);
+		}
+	} while (curstate != MULTI_STOP_EXIT);
+	local_irq_restore(flags);
+	return err;
+}
+
+static void multi_cpu_stop_ipi(void *data)
+{
+	struct multi_stop_data *msdata = data;
+
+	multi_cpu_stop(msdata);
+	__atomic_sub_fetch(&msdata->done, 1, __ATOMIC_SEQ_CST);	/* cpu_stop_signal_done() */
+}
+
+/* stop_machine(fn, data, NULL): fn runs on the first online CPU, all others spin. */
+int stop_machine(cpu_stop_fn_t fn, void *data, const void *cpus)
+{
+	static struct multi_stop_data msdata;
+	int err;
+
+	msdata.fn = fn;
+	msdata.data = data;
+	msdata.num_threads = pc_nr_cpus;
+	msdata.done = pc_nr_cpus - 1;
+	set_state(&msdata, MULTI_STOP_PREPARE);
+	smp_call_function(multi_cpu_stop_ipi, &msdata, 0);	/* stop_cpus() */
+	err = multi_cpu_stop(&msdata);
+	while (__atomic_load_n(&msdata.done, __ATOMIC_ACQUIRE))	/* wait_for_completion() */
+		cpu_relax();
+	return err;
+}

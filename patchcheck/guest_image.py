@@ -1,0 +1,91 @@
+"""The patch checker's guest image: the kernel's patching C, built per arch.
+
+``patchcheck/guest/`` holds the generic part (v5.10 kernel/smp.c and
+kernel/stop_machine.c, and the entry the checker calls) and
+``arches/<arch>/patching.c`` the arch's primitive (x86
+``text_poke_bp_batch()``, ARM ``patch_text()``, PowerPC
+``patch_instruction()``), its interrupt entry and the IPI it sends. The
+pinned zig compiles them with the arch's kernel flags into a static ELF at
+1 MiB (``patchcheck/guest/guest.lds``), kept in the verified,
+content-addressed build cache (:mod:`kbuild.cache`); an ablation is the
+same sources compiled with one ``-DPC_ABLATE_...`` macro, so each variant
+is a real function, not a patched one. A user's routine
+(``--module FILE --guest-protocol NAME``) is compiled in beside them.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+from arches import Arch
+from kbuild import cache
+from kbuild.image import (CFLAGS, LDFLAGS, REPO, _run, _zig, _zig_env,
+                          compiler_version, default_cache_dir)
+
+GUEST_DIR = Path(__file__).resolve().parent / "guest"
+GUEST_SOURCES = (GUEST_DIR / "smp.c", GUEST_DIR / "harness.c")
+LINKER_SCRIPT = GUEST_DIR / "guest.lds"
+ELF = "guest.elf"
+GUEST_FILES = (ELF,)
+FORMAT = "kisim-patchcheck-guest-1"
+
+
+def guest_flags(arch: Arch, macros: tuple[str, ...] = ()) -> list[str]:
+    """The kernel's compile flags for ``arch``, -O2, and ``-D`` each macro."""
+    return ["-target", arch.cc_target, *arch.cc_flags, *CFLAGS, "-O2",
+            "-I", os.fspath(GUEST_DIR), *(f"-D{m}" for m in macros)]
+
+
+def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] = (),
+                cache_dir: Path | None = None) -> Path:
+    """The guest ELF of the generic sources plus ``sources`` (the arch's
+    patching.c, a user's file) compiled with ``macros``; built on first use.
+
+    Raises :class:`kbuild.BuildError` when the compiler or linker fails.
+    """
+    started = time.perf_counter()
+    cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
+    units = (*GUEST_SOURCES, *sources)
+    flags = guest_flags(arch, macros)
+    digest = hashlib.sha256()
+    for part in (FORMAT.encode(), *(p.read_bytes() for p in
+                                    (*units, GUEST_DIR / "guest.h", LINKER_SCRIPT)),
+                 "\0".join(flags).encode(), "\0".join(LDFLAGS).encode(),
+                 compiler_version().encode()):
+        digest.update(hashlib.sha256(part).digest())
+    key = f"guest-{arch.name}-{digest.hexdigest()[:32]}"
+    final = cache_dir / key
+    info, _why = cache.verify(final, key, GUEST_FILES) if os.path.lexists(final) else (None, "")
+    if info is not None:
+        return final / ELF
+    work = cache.new_work_dir(cache_dir, "guest")
+    env = _zig_env(cache_dir)
+    try:
+        objs = []
+        for unit in units:
+            obj = work / f"{len(objs)}-{unit.stem}.o"
+            _run(_zig("cc", *flags, "-c", os.fspath(unit), "-o", os.fspath(obj)),
+                 f"{arch.name}: compiling {_shown(unit)}", env)
+            objs.append(obj)
+        _run(_zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o",
+                  os.fspath(work / ELF), *map(os.fspath, objs)),
+             f"{arch.name}: linking the patch checker's guest", env)
+        for obj in objs:
+            obj.unlink()
+        cache.write_meta(work, {"key": key, "sources": [_shown(u) for u in units],
+                                "macros": list(macros), "compiler": compiler_version(),
+                                "built_seconds": round(time.perf_counter() - started, 3)},
+                         GUEST_FILES)
+        cache.install(work, final, key, GUEST_FILES)
+    finally:
+        cache.discard(work)
+    return final / ELF
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.relative_to(REPO).as_posix()
+    except ValueError:
+        return os.fspath(path)
