@@ -196,14 +196,16 @@ class PatchChecker:
     def __init__(self, arch: str | Arch, cpus: int = 2, *, naive: bool = False,
                  protocol: TextPokeBatch | None = None,
                  sites: str | tuple[str, ...] = DEFAULT_SITES, guest: bool = False,
-                 guest_ablation: str | None = None) -> None:
+                 guest_ablation: str | None = None, guest_sources: Sequence[str] = (),
+                 guest_protocol: str | None = None) -> None:
         self.arch = get_arch(arch) if isinstance(arch, str) else arch
         self.naive = naive
         self.kinds = parse_sites(sites)
         self.machine = Machine(self.arch, cpus)
         self._build()
         self.views = FetchViews(self.machine, BASE, PAGE)
-        self.guest = GuestSide(self, guest_ablation) if guest else None
+        self.guest = GuestSide(self, guest_ablation, guest_sources, guest_protocol) \
+            if guest else None
         chosen = self.guest or protocol or (naive_patch if naive else None)
         self.patcher = TextPatcher(self.machine, port=InterleavingPort(self), protocol=chosen)
         self.protocol_name = protocol_name(self.patcher.protocol)
@@ -433,6 +435,11 @@ class PatchChecker:
             if self.guest is not None:
                 self.guest.deliver(i)           # before the draw: a handler runs longer
             self._run(i, self._draw(i, spin))
+
+    def trap_declined(self, cpu: int) -> None:
+        """CPU ``cpu`` returns to the breakpoint it trapped on (a handler declined it,
+        :mod:`patchcheck.guest`): the site it was executing is not done; it runs again."""
+        self._pending[cpu] = None
 
     def patcher_failed(self, pc: int, detail: str) -> None:
         """The guest's patching CPU crashed or hung (:mod:`patchcheck.guest`)."""

@@ -40,6 +40,8 @@ machine and plays the hardware around it:
 from __future__ import annotations
 
 import ctypes
+import re
+from pathlib import Path
 from typing import Sequence
 
 import unicorn
@@ -53,6 +55,7 @@ from sim.asm import listing
 from sim.errors import GuestFault
 from sim.machine import PAGE, UNHANDLED, Cpu, Trap, TrapPriority
 
+C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 PATCHER = 0                     # the CPU that calls the primitive
 TEXT_ALIAS = 0x80000            # guest.h PC_TEXT_ALIAS
 THREAD_SIZE = 8192              # guest.h
@@ -106,10 +109,14 @@ class GuestSide:
     """The guest image in ``checker``'s machine, and the hardware it needs.
 
     ``ablation`` names one of the arch's ``GUEST_ABLATIONS``: the image is
-    then compiled without that step. The object is the checker's protocol.
+    then compiled without that step. ``sources`` are a user's C files built in,
+    and ``protocol`` the function of theirs checked instead of the arch's
+    ``arch_patch_batch()``, with its signature. The object is the checker's
+    protocol.
     """
 
-    def __init__(self, checker, ablation: str | None = None) -> None:
+    def __init__(self, checker, ablation: str | None = None, sources: Sequence[Path] = (),
+                 protocol: str | None = None) -> None:
         self.checker = checker
         self.arch, self.machine = checker.arch, checker.machine
         self.hooks = guest_hooks(self.arch)
@@ -119,8 +126,14 @@ class GuestSide:
                 raise CheckerError(f"{arch_label(self.arch)}: no guest ablation {ablation!r} "
                                    f"(there are: {', '.join(self.hooks.GUEST_ABLATIONS)})")
             macros = (self.hooks.GUEST_ABLATIONS[ablation],)
-        self.__name__ = "pc_patch" + (f" without {ablation}" if ablation else "")
-        elf = build_guest(self.arch, (REPO / self.hooks.PATCHING_C,), macros)
+        if protocol is not None:
+            if not C_NAME.fullmatch(protocol):
+                raise CheckerError(f"--guest-protocol {protocol!r}: not a C function name")
+            macros += (f"PC_PROTOCOL={protocol}",)
+        self.__name__ = (protocol or self.hooks.PATCHING_C) + \
+            (f" without {ablation}" if ablation else "")
+        elf = build_guest(self.arch, (REPO / self.hooks.PATCHING_C, *map(Path, sources)),
+                          macros)
         self.image = self.machine.load_elf(str(elf))
         self.symbols = self.image.symbols
         self._done_at = self.symbols["pc_done"]
@@ -154,6 +167,10 @@ class GuestSide:
                 cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index, addr, addr)
         if self.hooks.BREAKPOINT_ENTRY is not None:
             m.add_trap_handler(self._on_breakpoint, TrapPriority.TEXT_POKE)
+            declined = self.symbols["pc_breakpoint_declined"]
+            for cpu in m.cpus:
+                cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_declined, cpu.index,
+                                declined, declined + len(m.cpus) * self.arch.word - 1)
 
     def _scan(self) -> tuple[dict[int, FetchSync], frozenset[int]]:
         """Every instruction of the image's functions that touches instruction fetch
@@ -263,10 +280,23 @@ class GuestSide:
             if other != cpu:
                 views.deliver(other, begin, end)
 
+    def _on_declined(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
+                     cpu: int) -> None:
+        """The guest's breakpoint entry declines: the CPU goes back to the breakpoint,
+        so the site it trapped on has not been executed yet."""
+        if value:
+            self.checker.trap_declined(cpu)
+
     def _on_breakpoint(self, cpu: Cpu, trap: Trap) -> object:
         """A CPU that hits a breakpoint in the text enters the guest's breakpoint
-        entry (x86 do_int3(), where poke_int3_handler() runs)."""
+        entry (x86 do_int3(), where poke_int3_handler() runs); one the guest
+        declined (guest.h ``pc_breakpoint_declined``) goes on to the checker's
+        kprobes, as do_int3() asks kprobe_int3_handler() next."""
         if trap.kind is not TrapKind.BREAKPOINT or not self.checker.views.covers(trap.address):
+            return UNHANDLED
+        declined = self.symbols["pc_breakpoint_declined"] + cpu.index * self.arch.word
+        if self.machine.read_word(declined) == trap.address:
+            self.machine.write_word(declined, 0)
             return UNHANDLED
         after = trap.address + len(self.arch.poke_breakpoint)
         return self.hooks.irq_enter(self.cpus[cpu.index],

@@ -23,6 +23,9 @@ from arches import Arch
 from kbuild import cache
 from kbuild.image import (CFLAGS, LDFLAGS, REPO, _run, _zig, _zig_env,
                           compiler_version, default_cache_dir)
+from kbuild.errors import ModuleError
+from kbuild.modules import first_error
+from kbuild.tools import run_tool
 
 GUEST_DIR = Path(__file__).resolve().parent / "guest"
 GUEST_SOURCES = (GUEST_DIR / "smp.c", GUEST_DIR / "harness.c")
@@ -41,7 +44,9 @@ def guest_flags(arch: Arch, macros: tuple[str, ...] = ()) -> list[str]:
 def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] = (),
                 cache_dir: Path | None = None) -> Path:
     """The guest ELF of the generic sources plus ``sources`` (the arch's
-    patching.c, a user's file) compiled with ``macros``; built on first use.
+    patching.c, then a user's files) compiled with ``macros``; built on first use.
+    A user's file that does not build is its first error on one line
+    (:class:`kbuild.errors.ModuleError`).
 
     Raises :class:`kbuild.BuildError` when the compiler or linker fails.
     """
@@ -66,12 +71,13 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
         objs = []
         for unit in units:
             obj = work / f"{len(objs)}-{unit.stem}.o"
-            _run(_zig("cc", *flags, "-c", os.fspath(unit), "-o", os.fspath(obj)),
-                 f"{arch.name}: compiling {_shown(unit)}", env)
+            _tool(_zig("cc", *flags, "-c", os.fspath(unit), "-o", os.fspath(obj)),
+                  f"{arch.name}: compiling {_shown(unit)}", env, unit, unit in sources[1:])
             objs.append(obj)
-        _run(_zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o",
-                  os.fspath(work / ELF), *map(os.fspath, objs)),
-             f"{arch.name}: linking the patch checker's guest", env)
+        _tool(_zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o",
+                   os.fspath(work / ELF), *map(os.fspath, objs)),
+              f"{arch.name}: linking the patch checker's guest", env, sources[-1],
+              len(sources) > 1)
         for obj in objs:
             obj.unlink()
         cache.write_meta(work, {"key": key, "sources": [_shown(u) for u in units],
@@ -82,6 +88,17 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
     finally:
         cache.discard(work)
     return final / ELF
+
+
+def _tool(cmd: list[str], what: str, env: dict[str, str], unit: Path, users: bool) -> None:
+    """Run the compiler or linker; a failure over a user's file is its first error,
+    on one line (:class:`kbuild.modules.ModuleError`), kisim's own the whole output."""
+    if not users:
+        _run(cmd, what, env)
+        return
+    proc = run_tool(cmd, what, env, REPO)
+    if proc.returncode != 0:
+        raise ModuleError(first_error(proc.stderr + proc.stdout, unit))
 
 
 def _shown(path: Path) -> str:

@@ -41,8 +41,10 @@ from typing import Callable, Iterable, Iterator, Mapping
 import fsio
 from arches import Arch, get_arch
 from arches.base import TextPokeBatch
+from kbuild.modules import load_modules
 from patchcheck.ablate import Ablated, Ablation, ablations
 from patchcheck.checker import KINDS, Finding, PatchChecker
+from patchcheck.guest import guest_ablations
 from patchcheck.guard import (DEFAULT_PROTOCOL_TIMEOUT, ProtocolError, check_signature,
                               guarded, time_limited)
 from patchcheck.kernel import KernelChecker
@@ -146,6 +148,8 @@ class CheckSpec:
     protocol_timeout: float | None = DEFAULT_PROTOCOL_TIMEOUT   # seconds per user run
     modules: tuple[str, ...] = ()   # with kernel: guest module sources built in
     overrides: Overrides = ()       # --set NAME=VALUE, in order (a mapping is accepted)
+    guest: bool = False             # check the arch's own patching C on the CPUs (--guest)
+    guest_protocol: str | None = None   # with guest: a C function of ``modules`` instead
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sites", parse_sites(self.sites))   # "a,b" or names
@@ -175,6 +179,8 @@ class CheckSpec:
                              modules=self.modules, overrides=dict(self.overrides) or None)
 
     def _loop_checker(self) -> PatchChecker:
+        if self.guest:
+            return self._guest_checker()
         if self.path and self.path not in sys.path:
             sys.path.insert(0, self.path)
         protocol = load_protocol(self.protocol, self.protocol_timeout)[0] \
@@ -196,6 +202,28 @@ class CheckSpec:
             checker.protocol_name = ablated.__name__
         return checker
 
+    def _guest_checker(self) -> PatchChecker:
+        """The loop with the guest's own C as the protocol (:mod:`patchcheck.guest`);
+        ``without`` compiles one of the arch's steps out."""
+        if self.protocol is not None or self.naive:
+            raise CheckerError("--guest checks the kernel's C on the CPUs; --protocol and "
+                               "--naive check a Python protocol")
+        if self.kernel:
+            raise CheckerError("--guest runs the loop; with --kernel the kernel's own sites "
+                               "are patched from the host (PATCHING_IN_GUEST is not built yet)")
+        if self.guest_protocol is not None and not self.modules:
+            raise CheckerError("--guest-protocol names a function of a --module file")
+        arch = self.arch_spec
+        if self.without is not None and self.without not in guest_ablations(arch):
+            raise CheckerError(f"{arch_label(arch)}: the guest's C has no step "
+                               f"{self.without!r} to remove (steps: "
+                               f"{', '.join(guest_ablations(arch))})")
+        sources = tuple(os.fspath(f.path) for m in load_modules(self.modules)
+                        for f in m.sources)
+        return PatchChecker(arch, self.cpus, sites=self.sites, guest=True,
+                            guest_ablation=self.without, guest_sources=sources,
+                            guest_protocol=self.guest_protocol)
+
     def replay_command(self, seed: int) -> str:
         """The command line that replays ``seed`` of this spec."""
         words = ["kisim", "patchcheck", "--arch", self.arch]
@@ -210,12 +238,16 @@ class CheckSpec:
             words += ["--protocol", ref]
         if self.sites != DEFAULT_SITES:
             words += ["--site", ",".join(self.sites)]
+        if self.guest:
+            words.append("--guest")
         if self.without is not None:
             words += ["--without", f"'{self.without}'"]
         if self.kernel:
             words.append("--kernel")
         for module in self.modules:
             words += ["--module", module]
+        if self.guest_protocol is not None:
+            words += ["--guest-protocol", self.guest_protocol]
         return " ".join(words + ["--replay", str(seed)])
 
 
@@ -227,7 +259,10 @@ def _ablations(checker: PatchChecker) -> list[Ablation]:
 
 
 def ablation_names(spec: CheckSpec) -> list[str]:
-    """The one-step variants of ``spec``'s protocol, in protocol order."""
+    """The one-step variants of ``spec``'s protocol, in protocol order (the guest's:
+    the arch's ablation macros; none for a user's C routine)."""
+    if spec.guest:
+        return [] if spec.guest_protocol else list(guest_ablations(spec.arch_spec))
     return [a.name for a in _ablations(_cached(replace(spec, without=None, kernel=False)))]
 
 

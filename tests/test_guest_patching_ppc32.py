@@ -368,8 +368,8 @@ def test_patch_batch_order_and_events(elf):
     assert c.pc == TEXT_BASE + 0x100
     assert stores == [(TEXT_ALIAS + 0x40, 0x38600007), (TEXT_ALIAS + 0x10, 0x60000000)]
     assert [e for e in events if e[0] != "relax"] == [
-        ("invalidate", TEXT_BASE + 0x40), ("serialize", 0),
-        ("invalidate", TEXT_BASE + 0x10), ("serialize", 0)]
+        ("clean", TEXT_ALIAS + 0x40), ("invalidate", TEXT_BASE + 0x40), ("serialize", 0),
+        ("clean", TEXT_ALIAS + 0x10), ("invalidate", TEXT_BASE + 0x10), ("serialize", 0)]
     assert HOOKS.irq_enabled(views[0])                 # local_irq_restore()
 
 

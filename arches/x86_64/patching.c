@@ -268,12 +268,16 @@ out_put:
 	return ret;
 }
 
-/* exc_int3() (arch/x86/kernel/traps.c): text patching first; nobody else here. */
+/*
+ * exc_int3() (arch/x86/kernel/traps.c): text patching first, then
+ * kprobe_int3_handler(), which is the checker's: back to the int3, declined.
+ */
 void exc_int3(struct pt_regs *regs)
 {
 	if (poke_int3_handler(regs))
 		return;
-	__builtin_trap();	/* ud2: an int3 no handler claims (the checker's fault) */
+	regs->ip -= INT3_INSN_SIZE;
+	pc_breakpoint_declined[smp_processor_id()] = regs->ip;
 }
 
 static void text_poke_bp_batch(struct text_poke_loc *tp, unsigned int nr_entries)
@@ -378,7 +382,13 @@ static void text_poke_loc_init(struct text_poke_loc *tp, const struct pc_site *s
 
 static struct text_poke_loc tp_vec[16];
 
-/* The checker's batch: out-of-line code with text_poke() and one sync, then the sites. */
+/*
+ * The checker's batch: out-of-line code with text_poke() and one sync (an
+ * optprobe's detour, arch/x86/kernel/kprobes/opt.c); a one-byte site as
+ * arch_arm_kprobe() / arch_disarm_kprobe() write it (kprobes/core.c:
+ * text_poke() of the int3 or the saved opcode, then text_poke_sync()); the
+ * rest in one text_poke_bp_batch() (jump labels, ftrace, optimizing a probe).
+ */
 void arch_patch_batch(const struct pc_site *sites, int nr)
 {
 	int i, n = 0, ool = 0;
@@ -391,9 +401,16 @@ void arch_patch_batch(const struct pc_site *sites, int nr)
 	}
 	if (ool)
 		text_poke_sync();
-	for (i = 0; i < nr; i++)
-		if (!sites[i].out_of_line)
-			text_poke_loc_init(&tp_vec[n++], &sites[i]);
+	for (i = 0; i < nr; i++) {
+		if (sites[i].out_of_line)
+			continue;
+		if (sites[i].len == INT3_INSN_SIZE) {
+			text_poke((void *)sites[i].addr, sites[i].insn, INT3_INSN_SIZE);
+			text_poke_sync();
+			continue;
+		}
+		text_poke_loc_init(&tp_vec[n++], &sites[i]);
+	}
 	if (n)
 		text_poke_bp_batch(tp_vec, n);
 }

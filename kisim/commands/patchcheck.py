@@ -67,8 +67,12 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     arch = arch_of(args)
     if args.show < 0:
         raise UsageError(f"--show {args.show}: the number of findings to list is at least 0")
-    if args.modules and not args.kernel:
-        raise UsageError("--module builds into the guest kernel: it needs --kernel")
+    if args.modules and not (args.kernel or args.guest):
+        raise UsageError("--module builds into the guest kernel (--kernel) or the guest's "
+                         "patching code (--guest)")
+    if args.guest_protocol is not None and not (args.guest and args.modules):
+        raise UsageError("--guest-protocol NAME checks a C function of a --module file: it "
+                         "needs --guest and --module")
     if not 0 < args.protocol_timeout <= MAX_PROTOCOL_TIMEOUT:   # also refuses nan
         raise UsageError(f"--protocol-timeout {args.protocol_timeout:g}: seconds in "
                          f"(0, {MAX_PROTOCOL_TIMEOUT:g}]")
@@ -82,7 +86,8 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
         protocol = args.protocol
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
                      args.kernel, args.site, protocol_timeout=args.protocol_timeout,
-                     modules=tuple(args.modules), overrides=overrides(args))
+                     modules=tuple(args.modules), overrides=overrides(args),
+                     guest=args.guest, guest_protocol=args.guest_protocol)
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -194,6 +199,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="check a deliberately broken patcher (plain stores, one sync)")
     which.add_argument("--protocol", metavar="MODULE:FUNCTION",
                        help="check your own protocol(port, sites) (see docs/patchcheck.md)")
+    which.add_argument("--guest", action="store_true",
+                       help="check the kernel's own patching C (v5.10 text_poke_bp_batch, "
+                            "patch_text under stop_machine, patch_instruction) run by CPU 0, "
+                            "with real IPIs and interrupt entries; --without/--ablate "
+                            "compile its steps out")
+    p.add_argument("--guest-protocol", metavar="NAME",
+                   help="with --guest and --module FILE.c: check your C function "
+                        "NAME(const struct pc_site *sites, int nr) instead (see "
+                        "docs/patchcheck.md)")
     p.add_argument("--site", default=",".join(DEFAULT_SITES), metavar="KIND[,KIND...]",
                    help="site kinds in the loop (default %(default)s): "
                         + "; ".join(f"{k.name}: {k.summary}" for k in SITE_KINDS.values()))

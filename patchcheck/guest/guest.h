@@ -83,6 +83,14 @@ static __always_inline int smp_processor_id(void)
 /* Set by the host before the first CPU runs. */
 extern volatile int pc_nr_cpus;
 
+/*
+ * A breakpoint the arch's breakpoint entry finds no patching handler for
+ * (x86 do_int3() when poke_int3_handler() declines) is not the guest's: the
+ * entry writes its address here and returns to it, and the checker gives
+ * the trap to the next handler, kprobes (kisim's, on the host).
+ */
+extern unsigned long pc_breakpoint_declined[PC_NR_CPUS];
+
 /* A writable alias of a text address (patch_map(), kmap of the text page). */
 static __always_inline void *text_alias(const void *addr)
 {
