@@ -636,8 +636,7 @@ class FetchSync(NamedTuple):
     - ``clean``: a data-cache clean by address to where instruction fetch reads
       (PowerPC ``dcbst``, ARM ``mcr p15, 0, Rt, c7, c11, 1`` DCCMVAU);
     - ``invalidate``: an instruction-cache invalidation by address, broadcast to
-      every CPU (PowerPC ``icbi``, ARM ICIMVAU);
-    - ``relax``: the spin-wait hint of cpu_relax(): the CPU waits for another.
+      every CPU (PowerPC ``icbi``, ARM ICIMVAU).
 
     For ``clean`` and ``invalidate`` the effective address is the sum of
     ``regs`` (each None for a literal 0); ``regs=()`` means the whole cache

@@ -137,6 +137,7 @@ class GuestSide:
         self.image = self.machine.load_elf(str(elf))
         self.symbols = self.image.symbols
         self._done_at = self.symbols["pc_done"]
+        self._relax_at = self.symbols["cpu_relax"]
         self.events, self.atomic = self._scan()
         text = self.image.sections[".text"]
         self.text = (text.addr, text.addr + text.size)
@@ -163,7 +164,8 @@ class GuestSide:
                             hooks.IRQ_BASE, hooks.IRQ_BASE + PAGE - 1)
             cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_data_store, cpu.index,
                             data, stacks - 1)
-            for addr in (*self.events, *([self._done_at] if cpu.index == PATCHER else [])):
+            mine = [self._done_at, self._relax_at] if cpu.index == PATCHER else []
+            for addr in (*self.events, *mine):
                 cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index, addr, addr)
         if self.hooks.BREAKPOINT_ENTRY is not None:
             m.add_trap_handler(self._on_breakpoint, TrapPriority.TEXT_POKE)
@@ -246,15 +248,16 @@ class GuestSide:
             self._step(cpu)
 
     def _on_code(self, uc: unicorn.Uc, addr: int, size: int, cpu: int) -> None:
-        if addr == self._done_at and cpu == PATCHER and self.patching:
-            self._step(cpu)
-            self._done = True
-            self.machine.cpus[cpu].stop_before()
+        if cpu == PATCHER and self.patching and addr in (self._done_at, self._relax_at):
+            self._step(cpu, relax=addr == self._relax_at)
+            if addr == self._done_at:
+                self._done = True
+                self.machine.cpus[cpu].stop_before()
             return
         event = self.events.get(addr)
         if event is None:
             return
-        self._step(cpu, relax=event.kind == "relax")
+        self._step(cpu)
         if event.kind == "serialize":
             self.checker.views.sync(cpu)
         elif event.kind in ("clean", "invalidate"):
@@ -307,6 +310,20 @@ class GuestSide:
         return self.text[0] <= self.machine.cpus[index].pc < self.text[1]
 
     # -- interrupts ---------------------------------------------------------------
+    def interrupt(self, index: int, pc: int) -> bool:
+        """From the loop's code hook: a pending IPI is taken at this instruction
+        boundary if the CPU has interrupts enabled (the first boundary after its
+        handler's exception return, as the hardware takes it)."""
+        if not self.pending_ipi[index] or (self.patching and index == PATCHER):
+            return False
+        view = self.cpus[index]
+        if not self.hooks.irq_enabled(view):
+            return False
+        self.pending_ipi[index] = False
+        self.machine.cpus[index].pc = self.hooks.irq_enter(
+            view, self.symbols[self.hooks.IRQ_ENTRY], pc)
+        return True
+
     def deliver(self, index: int) -> None:
         """Before CPU ``index`` runs: take a pending IPI if interrupts are enabled, at
         the instruction boundary the seeded run lengths brought it to."""

@@ -14,8 +14,7 @@ The checker plays a GICv2 distributor and the CPU's IRQ exception entry:
 - what the CPUs execute that matters to instruction fetch
   (:func:`fetch_sync`): ``isb`` and exception returns (context
   synchronization), ICIMVAU / ICIALLU(IS) (cache-v7.S
-  v7_coherent_user_range's ``mcr p15, 0, rX, c7, c5, 1``) and ``dmb ish`` (the
-  guest's cpu_relax()).
+  v7_coherent_user_range's ``mcr p15, 0, rX, c7, c5, 1``).
 """
 from __future__ import annotations
 
@@ -69,7 +68,6 @@ _ICIMVAU = (0x0FFF0FFF, 0x0E070F35)           # mcr p15, 0, Rt, c7, c5, 1
 _DCCMVAU = (0x0FFF0FFF, 0x0E070F3B)           # mcr p15, 0, Rt, c7, c11, 1
 _ICIALLU = (0x0FFF0FFF, 0x0E070F15)           # mcr p15, 0, Rt, c7, c5, 0
 _ICIALLUIS = (0x0FFF0FFF, 0x0E070F11)         # mcr p15, 0, Rt, c7, c1, 0
-_DMB_ISH = (0xFFFFFFFF, 0xF57FF05B)           # dmb ish (unconditional)
 #: TST, TEQ, CMP, CMN: no result, so Rd = pc is not an exception return.
 _DP_TESTS = range(8, 12)
 
@@ -164,20 +162,15 @@ def fetch_sync(code: bytes) -> FetchSync | None:
     - ``invalidate``: ICIMVAU (``mcr p15, 0, Rt, c7, c5, 1``), regs
       ``(Rt,)``, the line holding Rt's address; ICIALLU (``c7, c5, 0``) and
       ICIALLUIS (``c7, c1, 0``), regs ``()``: the whole instruction cache;
-    - ``relax``: ``dmb ish``, the guest's cpu_relax() (smp_mb() with
-      ARM_ERRATA_754327; any other barrier is a fine point for other CPUs to run).
 
-    Any condition code but 1111 (that space holds isb, dmb and rfe). None for
-    anything else, including ``dsb``, other ``dmb`` options, BPIALL(IS) and
-    ``wfe``/``wfi``."""
+    Any condition code but 1111 (that space holds isb and rfe). None for
+    anything else, including ``dsb``/``dmb``, BPIALL(IS) and ``wfe``/``wfi``."""
     if len(code) < 4:
         return None
     insn = int.from_bytes(code[:4], "little")
     if insn >> 28 == 0xF:
         if _is(insn, _ISB) or _is(insn, _RFE):
             return FetchSync("serialize")
-        if _is(insn, _DMB_ISH):
-            return FetchSync("relax")
         return None
     if (_is(insn, _ERET) or _is(insn, _CP15ISB) or _is(insn, _LDM_PC_EXC)
             or ((_is(insn, _DP_IMM_PC_S) or _is(insn, _DP_REG_PC_S))

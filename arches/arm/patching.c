@@ -87,8 +87,7 @@ void arch_local_irq_restore(unsigned long flags)
 /*
  * v5.10 arch/arm/include/asm/processor.h: cpu_relax() is smp_mb() with
  * CONFIG_ARM_ERRATA_754327 (the Cortex-A9's store buffer does not drain by
- * itself; the reference core is a Cortex-A9), barrier() otherwise. The
- * checker reads the "dmb ish" as the spin wait (FetchSync("relax")).
+ * itself; the reference core is a Cortex-A9), barrier() otherwise.
  */
 void cpu_relax(void)
 {

@@ -60,7 +60,6 @@ MSR_KEPT_ON_INTERRUPT = MSR_ME | MSR_IP | MSR_ILE
 #: Encodings (Power ISA; arch/powerpc/include/asm/ppc-opcode.h).
 _OP_XL, _OP_X = 19, 31
 _XO_ISYNC, _XO_RFI, _XO_ICBI, _XO_DCBST = 150, 50, 982, 54
-PPC_INST_HMT_LOW = 0x7C210B78        # or 1,1,1: HMT_low(), the cpu_relax() hint
 
 
 def ipi_targets(offset: int, value: int, sender: int, cpus: int,
@@ -105,7 +104,7 @@ def cpu_setup(cpu: GuestCpu) -> None:
 
 def fetch_sync(code: bytes) -> FetchSync | None:
     """isync and rfi serialize (context synchronizing); icbi invalidates and
-    dcbst cleans the line at (rA|0) + rB; ``or 1,1,1`` is the spin hint. ``sc`` is kisim's
+    dcbst cleans the line at (rA|0) + rB. ``sc`` is kisim's
     hypercall, not counted; mtmsr is execution- but not context-synchronizing
     on the classic 32-bit cores (the OEA's context-synchronizing operations
     are isync, sc, rfi and exceptions)."""
@@ -119,8 +118,6 @@ def fetch_sync(code: bytes) -> FetchSync | None:
         ra, rb = (word >> 16) & 0x1F, (word >> 11) & 0x1F
         return FetchSync("invalidate" if xo == _XO_ICBI else "clean",
                          (f"r{ra}" if ra else None, f"r{rb}"))
-    if word == PPC_INST_HMT_LOW:
-        return FetchSync("relax")
     return None
 
 

@@ -62,15 +62,10 @@ void smp_wmb(void)
 	__asm__ __volatile__("eieio" : : : "memory");
 }
 
-/*
- * v5.10 arch/powerpc/include/asm/processor.h: on ppc32 cpu_relax() is
- * barrier(). The checker has to see the spin, so this emits the hint the
- * ppc64 cpu_relax() starts with, HMT_low() = "or 1,1,1" (a no-op on a
- * classic core), which the checker classifies as "relax".
- */
+/* v5.10 arch/powerpc/include/asm/processor.h: on ppc32 cpu_relax() is barrier(). */
 void cpu_relax(void)
 {
-	__asm__ __volatile__("or 1,1,1" : : : "memory");
+	barrier();
 }
 
 /* -- arch/powerpc/include/asm/hw_irq.h (classic 32-bit) -- */

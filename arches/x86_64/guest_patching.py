@@ -15,7 +15,6 @@ Here is the hardware it runs on, as the checker plays it:
   stores, and a CPU that executes a serializing instruction (SDM vol. 3A
   §8.3: IRET, CPUID, MOV to a control register, SERIALIZE among them)
   refetches; v5.10 ``sync_core()`` is an IRETQ to the next instruction.
-  ``pause`` is cpu_relax().
 """
 from __future__ import annotations
 
@@ -82,9 +81,7 @@ def cpu_setup(cpu: GuestCpu) -> None:
 
 
 def fetch_sync(code: bytes) -> FetchSync | None:
-    """IRET(Q), CPUID, SERIALIZE and MOV to CRn serialize; PAUSE relaxes."""
-    if code.startswith(b"\xf3\x90"):
-        return FetchSync("relax")
+    """IRET(Q), CPUID, SERIALIZE and MOV to CRn serialize."""
     if code.startswith(_SERIALIZING):
         return FetchSync("serialize")
     return None

@@ -111,7 +111,8 @@ void generic_smp_call_function_interrupt(void);
 void arch_send_call_function_ipi(int cpu);	/* the interrupt controller write */
 unsigned long arch_local_irq_save(void);	/* cli / cpsid i / wrteei 0 */
 void arch_local_irq_restore(unsigned long flags);
-void cpu_relax(void);				/* the spin-wait hint the checker sees */
+void cpu_relax(void);				/* out of line: the checker sees a spin
+						   wait as a call of it */
 void arch_patch_batch(const struct pc_site *sites, int nr);	/* the v5.10 primitive */
 
 #define local_irq_save(flags)	((flags) = arch_local_irq_save())
