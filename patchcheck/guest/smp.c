@@ -196,16 +196,20 @@ static void multi_cpu_stop_ipi(void *data)
 	__atomic_sub_fetch(&msdata->done, 1, __ATOMIC_SEQ_CST);	/* cpu_stop_signal_done() */
 }
 
-/* stop_machine(fn, data, NULL): fn runs on the first online CPU, all others spin. */
+/*
+ * stop_machine(fn, data, NULL): fn runs on the first online CPU, all others
+ * spin. msdata is on the caller's stack, as in stop_machine_cpuslocked().
+ */
 int stop_machine(cpu_stop_fn_t fn, void *data, const void *cpus)
 {
-	static struct multi_stop_data msdata;
+	struct multi_stop_data msdata = {
+		.fn = fn,
+		.data = data,
+		.num_threads = pc_nr_cpus,
+		.done = pc_nr_cpus - 1,
+	};
 	int err;
 
-	msdata.fn = fn;
-	msdata.data = data;
-	msdata.num_threads = pc_nr_cpus;
-	msdata.done = pc_nr_cpus - 1;
 	set_state(&msdata, MULTI_STOP_PREPARE);
 	smp_call_function(multi_cpu_stop_ipi, &msdata, 0);	/* stop_cpus() */
 	err = multi_cpu_stop(&msdata);
