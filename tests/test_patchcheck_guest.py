@@ -176,6 +176,7 @@ def _without_seconds(result) -> dict:
     return report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", GUEST_ARCHES)
 def test_sweep_in_two_processes_equals_the_serial_sweep(name) -> None:
     step = next(iter(guest_ablations(get_arch(name))))

@@ -89,7 +89,7 @@ void arch_local_irq_restore(unsigned long flags)
  * CONFIG_ARM_ERRATA_754327 (the Cortex-A9's store buffer does not drain by
  * itself; the reference core is a Cortex-A9), barrier() otherwise.
  */
-void cpu_relax(void)
+noinline void cpu_relax(void)
 {
 	__asm__ __volatile__("dmb ish" ::: "memory");
 }

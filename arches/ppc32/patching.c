@@ -63,7 +63,7 @@ void smp_wmb(void)
 }
 
 /* v5.10 arch/powerpc/include/asm/processor.h: on ppc32 cpu_relax() is barrier(). */
-void cpu_relax(void)
+noinline void cpu_relax(void)
 {
 	barrier();
 }

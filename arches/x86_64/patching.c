@@ -68,7 +68,7 @@ void arch_local_irq_restore(unsigned long flags)
 		__asm__ __volatile__("sti" ::: "memory");
 }
 
-void cpu_relax(void)
+noinline void cpu_relax(void)
 {
 	__asm__ __volatile__("rep; nop" ::: "memory");	/* pause */
 }
