@@ -30,7 +30,7 @@ from patchcheck.sweep import CheckSpec, ablation_names, arch_for, sweep
 from sim.asm import listing
 
 GUEST_ARCHES = [n for n in NAMES if "guest_patching" in get_arch(n).capabilities]
-FAST_SEEDS = 100
+FAST_SEEDS = 40
 SLOW_SEEDS = 1_000
 ABLATION_SEEDS = 1_000        # each step removed must be caught within these
 
