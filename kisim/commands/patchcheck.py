@@ -67,12 +67,16 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     arch = arch_of(args)
     if args.show < 0:
         raise UsageError(f"--show {args.show}: the number of findings to list is at least 0")
-    if args.modules and not (args.kernel or args.guest):
+    guest = args.guest or args.guest_protocol is not None     # --guest-protocol implies it
+    if guest and args.protocol is not None:
+        raise UsageError("--guest-protocol checks your C; --protocol a Python protocol: "
+                         "choose one")
+    if args.modules and not (args.kernel or guest):
         raise UsageError("--module builds into the guest kernel (--kernel) or the guest's "
                          "patching code (--guest)")
-    if args.guest_protocol is not None and not (args.guest and args.modules):
+    if args.guest_protocol is not None and not args.modules:
         raise UsageError("--guest-protocol NAME checks a C function of a --module file: it "
-                         "needs --guest and --module")
+                         "needs --module")
     if not 0 < args.protocol_timeout <= MAX_PROTOCOL_TIMEOUT:   # also refuses nan
         raise UsageError(f"--protocol-timeout {args.protocol_timeout:g}: seconds in "
                          f"(0, {MAX_PROTOCOL_TIMEOUT:g}]")
@@ -87,7 +91,7 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
                      args.kernel, args.site, protocol_timeout=args.protocol_timeout,
                      modules=tuple(args.modules), overrides=overrides(args),
-                     guest=args.guest, guest_protocol=args.guest_protocol)
+                     guest=guest, guest_protocol=args.guest_protocol)
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -205,9 +209,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "with real IPIs and interrupt entries; --without/--ablate "
                             "compile its steps out")
     p.add_argument("--guest-protocol", metavar="NAME",
-                   help="with --guest and --module FILE.c: check your C function "
-                        "NAME(const struct pc_site *sites, int nr) instead (see "
-                        "docs/patchcheck.md)")
+                   help="with --module FILE.c: check your C function "
+                        "NAME(const struct pc_site *sites, int nr) on the CPUs as --guest "
+                        "checks the kernel's (implies --guest; see docs/patchcheck.md)")
     p.add_argument("--site", default=",".join(DEFAULT_SITES), metavar="KIND[,KIND...]",
                    help="site kinds in the loop (default %(default)s): "
                         + "; ".join(f"{k.name}: {k.summary}" for k in SITE_KINDS.values()))
