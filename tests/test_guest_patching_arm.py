@@ -157,10 +157,12 @@ def test_ipi_targets_other_registers(offset):
 
 
 def test_ipi_targets_what_the_guest_sends():
-    # patching.c arch_send_call_function_ipi(cpu): (1 << cpu) << 16 | IPI_CALL_FUNC
+    # patching.c arch_send_call_function_ipi_mask(mask): mask << 16 | IPI_CALL_FUNC
     for cpu in range(4):
         assert ARM.ops.ipi_targets(SGIR, (1 << cpu) << 16 | gp.IPI_CALL_FUNC, 0, 4,
                                    bytes(PAGE)) == (cpu,)
+    assert ARM.ops.ipi_targets(SGIR, 0b1110 << 16 | gp.IPI_CALL_FUNC, 0, 4,
+                               bytes(PAGE)) == (1, 2, 3)
 
 
 # -- the guest image -----------------------------------------------------------

@@ -159,7 +159,7 @@ def test_builds_reference(elf):
     assert "eieio" in [mn for _, mn, _ in fns["smp_wmb"]]
     assert not {mn for _, mn, _ in fns["cpu_relax"]} - {"stwu", "stw", "mr", "lwz", "addi",
                                                            "blr"}       # barrier(): a frame only
-    ipi = [mn for _, mn, _ in fns["arch_send_call_function_ipi"]]
+    ipi = [mn for _, mn, _ in fns["arch_send_call_function_ipi_mask"]]
     assert "stwbrx" in ipi
     entry = [mn for _, mn, _ in fns[HOOKS.IRQ_ENTRY]]
     assert entry[-1] == "rfi" and "bl" in entry

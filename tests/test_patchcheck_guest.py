@@ -383,13 +383,13 @@ def test_other_cpus_enter_the_guests_irq_entry(name, tmp_path) -> None:
 
 
 def _sends_ipis(name: str) -> bool:
-    """Does the arch's primitive send IPIs? Calls of arch_send_call_function_ipi on
+    """Does the arch's primitive send IPIs? Calls of arch_send_call_function_ipi_mask on
     CPU 0 (the patching CPU) over a few seeds."""
     checker = PatchChecker(name, 2, guest=True)
-    hits = _count_entries(checker, 0, ["arch_send_call_function_ipi"])
+    hits = _count_entries(checker, 0, ["arch_send_call_function_ipi_mask"])
     for seed in range(5):
         checker.run_seed(seed)
-    return hits["arch_send_call_function_ipi"] > 0
+    return hits["arch_send_call_function_ipi_mask"] > 0
 
 
 @pytest.mark.parametrize("name", GUEST_ARCHES)

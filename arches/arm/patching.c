@@ -272,13 +272,13 @@ void arch_patch_batch(const struct pc_site *sites, int nr)
 /* -- drivers/irqchip/irq-gic.c -- */
 
 /*
- * gic_ipi_send_mask() for one CPU (gic_cpu_map[cpu]: CPU interface n is
- * CPU n): make the csd visible, then one SGIR write, TargetListFilter 0
+ * gic_ipi_send_mask() (smp_cross_call(mask, IPI_CALL_FUNC); gic_cpu_map: CPU interface n is
+ * CPU n): make the csd visible, then one SGIR write for every target, TargetListFilter 0
  * (the list in bits 23:16), the SGI in bits 3:0.
  */
-void arch_send_call_function_ipi(int cpu)
+void arch_send_call_function_ipi_mask(unsigned long mask)
 {
-	unsigned long map = 1UL << cpu;
+	unsigned long map = mask;	/* gic_cpu_map[cpu] == 1 << cpu */
 
 	__asm__ __volatile__("dmb ishst" ::: "memory");		/* dmb(ishst) */
 	/* writel_relaxed() */

@@ -113,13 +113,22 @@ static __always_inline void out_le32(volatile u32 *addr, u32 val)
  * core99_smp_ops, arch/powerpc/platforms/powermac/smp.c): the target's
  * mask into this CPU's IPI dispatch register of the message.
  */
-void arch_send_call_function_ipi(int cpu)
+static void smp_mpic_message_pass(int cpu, int msg)
 {
 	u32 physmask = 1U << cpu;	/* get_hard_smp_processor_id(cpu) == cpu */
 
 	out_le32((volatile u32 *)(PC_IRQ_BASE + MPIC_CPU_IPI_DISPATCH_0 +
-				  PPC_MSG_CALL_FUNCTION * MPIC_CPU_IPI_DISPATCH_STRIDE),
+				  msg * MPIC_CPU_IPI_DISPATCH_STRIDE),
 		 physmask);
+}
+
+void arch_send_call_function_ipi_mask(unsigned long mask)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < pc_nr_cpus; cpu++)
+		if (mask & (1UL << cpu))
+			smp_mpic_message_pass(cpu, PPC_MSG_CALL_FUNCTION);
 }
 
 /* -- arch/powerpc/lib/code-patching.c -- */

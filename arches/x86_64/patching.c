@@ -84,12 +84,25 @@ static __always_inline u32 apic_read(u32 reg)
 	return *(volatile u32 *)(APIC_BASE + reg);
 }
 
-void arch_send_call_function_ipi(int cpu)
+static void __default_send_IPI_dest_field(u32 apicid, int vector)
 {
 	while (apic_read(APIC_ICR) & APIC_ICR_BUSY)	/* __xapic_wait_icr_idle() */
 		cpu_relax();
-	apic_write(APIC_ICR2, (u32)cpu << 24);		/* SET_APIC_DEST_FIELD(apicid) */
-	apic_write(APIC_ICR, APIC_DM_FIXED | APIC_DEST_PHYSICAL | CALL_FUNCTION_VECTOR);
+	apic_write(APIC_ICR2, apicid << 24);		/* SET_APIC_DEST_FIELD(apicid) */
+	apic_write(APIC_ICR, APIC_DM_FIXED | APIC_DEST_PHYSICAL | vector);
+}
+
+/* native_send_call_func_ipi() -> default_send_IPI_mask_sequence_phys(): one ICR write per CPU */
+void arch_send_call_function_ipi_mask(unsigned long mask)
+{
+	unsigned long flags;
+	int cpu;
+
+	local_irq_save(flags);
+	for (cpu = 0; cpu < pc_nr_cpus; cpu++)
+		if (mask & (1UL << cpu))
+			__default_send_IPI_dest_field(cpu, CALL_FUNCTION_VECTOR);
+	local_irq_restore(flags);
 }
 
 /* sysvec_call_function(): the IPI's C handler, then the EOI (ack_APIC_irq()). */

@@ -108,7 +108,8 @@ int stop_machine(cpu_stop_fn_t fn, void *data, const void *cpus);
 void generic_smp_call_function_interrupt(void);
 
 /* -- what each arch's patching.c provides -- */
-void arch_send_call_function_ipi(int cpu);	/* the interrupt controller write */
+/* the interrupt controller writes: bit n of mask for CPU n (a cpumask) */
+void arch_send_call_function_ipi_mask(unsigned long mask);
 unsigned long arch_local_irq_save(void);	/* cli / cpsid i / wrteei 0 */
 void arch_local_irq_restore(unsigned long flags);
 void cpu_relax(void);				/* out of line: the checker sees a spin

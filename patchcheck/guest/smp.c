@@ -60,7 +60,7 @@ static bool llist_add(struct csd *node, struct csd **head)
 void smp_call_function(smp_call_func_t func, void *info, int wait)
 {
 	int this = smp_processor_id(), cpu;
-	bool ipi[PC_NR_CPUS] = { false };
+	unsigned long ipi = 0;		/* cfd->cpumask_ipi */
 
 	for (cpu = 0; cpu < pc_nr_cpus; cpu++) {
 		struct csd *csd = &cfd[this][cpu];
@@ -72,12 +72,12 @@ void smp_call_function(smp_call_func_t func, void *info, int wait)
 			csd->flags |= CSD_TYPE_SYNC;
 		csd->func = func;
 		csd->info = info;
-		ipi[cpu] = llist_add(csd, &call_single_queue[cpu]);
+		if (llist_add(csd, &call_single_queue[cpu]))
+			ipi |= 1UL << cpu;
 	}
-	/* Send a message to all CPUs in the map (arch_send_call_function_ipi_mask) */
-	for (cpu = 0; cpu < pc_nr_cpus; cpu++)
-		if (ipi[cpu])
-			arch_send_call_function_ipi(cpu);
+	/* Send a message to all CPUs in the map */
+	if (ipi)
+		arch_send_call_function_ipi_mask(ipi);
 	if (!wait)
 		return;
 	for (cpu = 0; cpu < pc_nr_cpus; cpu++)
