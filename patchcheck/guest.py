@@ -59,6 +59,7 @@ C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 PATCHER = 0                     # the CPU that calls the primitive
 TEXT_ALIAS = 0x80000            # guest.h PC_TEXT_ALIAS
 THREAD_SIZE = 8192              # guest.h
+NR_CPUS = 4                     # guest.h PC_NR_CPUS
 INSN_MAX = 16                   # guest.h PC_INSN_MAX
 MAX_SITES = 16                  # harness.c PC_MAX_SITES
 MAX_PATCH_INSNS = 2_000_000     # one primitive call that runs longer hangs
@@ -120,6 +121,9 @@ class GuestSide:
         self.checker = checker
         self.arch, self.machine = checker.arch, checker.machine
         self.hooks = guest_hooks(self.arch)
+        if len(self.machine.cpus) > NR_CPUS:
+            raise CheckerError(f"--guest runs at most {NR_CPUS} CPUs (the guest's "
+                               f"PC_NR_CPUS), not {len(self.machine.cpus)}")
         macros: tuple[str, ...] = ()
         if ablation is not None:
             if ablation not in self.hooks.GUEST_ABLATIONS:

@@ -281,6 +281,20 @@ def test_cli_refuses_guest_protocol_without_a_module(capsys) -> None:
     assert "--module" in err
 
 
+def test_cli_refuses_more_cpus_than_the_guest_has(capsys) -> None:
+    err = _one_line_exit_2(["--arch", GUEST_ARCHES[0], "--guest", "--cpus", "5"], capsys)
+    assert "at most 4 CPUs" in err
+
+
+def test_guest_protocol_implies_guest(tmp_path, capsys) -> None:
+    own = tmp_path / "own.c"
+    own.write_text('#include "guest.h"\n'
+                   "void my_poke(const struct pc_site *s, int nr) { arch_patch_batch(s, nr); }\n")
+    assert main(["patchcheck", "--arch", GUEST_ARCHES[0], "--seeds", "5", "--jobs", "1",
+                 "--module", str(own), "--guest-protocol", "my_poke"]) == 0
+    assert "my_poke" in capsys.readouterr().out
+
+
 def test_cli_refuses_a_guest_protocol_that_is_no_c_name(tmp_path, capsys) -> None:
     own = _c_file(tmp_path, "own_poke", THE_ARCHS_OWN)
     err = _one_line_exit_2(["--arch", GUEST_ARCHES[0], "--guest", "--module", own,
