@@ -290,7 +290,7 @@ class PatchChecker:
         if pending is not None:
             self._pending[cpu] = None
             self._landed(uc, cpu, addr, *pending)
-        if self.guest is not None and self.guest.interrupt(cpu, addr):
+        if self.guest is not None and self.guest.interrupt(cpu):
             return                  # taken before this instruction (--guest)
         if self._unpredictable(cpu, addr, size):
             uc.emu_stop()

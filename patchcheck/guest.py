@@ -314,18 +314,17 @@ class GuestSide:
         return self.text[0] <= self.machine.cpus[index].pc < self.text[1]
 
     # -- interrupts ---------------------------------------------------------------
-    def interrupt(self, index: int, pc: int) -> bool:
+    def interrupt(self, index: int) -> bool:
         """From the loop's code hook: a pending IPI is taken at this instruction
         boundary if the CPU has interrupts enabled (the first boundary after its
-        handler's exception return, as the hardware takes it)."""
+        handler's exception return, as the hardware takes it). The CPU stops here
+        and enters the vector before it runs again (:meth:`deliver`): registers
+        that switch modes are not written under a running Unicorn."""
         if not self.pending_ipi[index] or (self.patching and index == PATCHER):
             return False
-        view = self.cpus[index]
-        if not self.hooks.irq_enabled(view):
+        if not self.hooks.irq_enabled(self.cpus[index]):
             return False
-        self.pending_ipi[index] = False
-        self.machine.cpus[index].pc = self.hooks.irq_enter(
-            view, self.symbols[self.hooks.IRQ_ENTRY], pc)
+        self.machine.cpus[index].stop_before()
         return True
 
     def deliver(self, index: int) -> None:

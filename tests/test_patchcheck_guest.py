@@ -414,13 +414,13 @@ def test_the_reference_protocols_ipis_reach_cpu_1(name) -> None:
     checker = PatchChecker(name, 2, guest=True)
     entry = checker.guest.hooks.IRQ_ENTRY
     taken: Counter = Counter()
-    real = checker.guest.interrupt
+    real = checker.guest.deliver
 
-    def interrupt(index: int, pc: int) -> bool:
-        took = real(index, pc)
-        taken[index] += took
-        return took
-    checker.guest.interrupt = interrupt
+    def deliver(index: int) -> None:
+        was = checker.guest.pending_ipi[index]
+        real(index)
+        taken[index] += was and not checker.guest.pending_ipi[index]
+    checker.guest.deliver = deliver
     hits = _count_entries(checker, 1, [entry, "generic_smp_call_function_interrupt"])
     entered = []
     for seed in range(30):
