@@ -294,7 +294,8 @@ def test_a_function_pointer_probes_its_function(kernel) -> None:
     assert hits[0] == hits[1] > 10
 
 
-@pytest.mark.parametrize("mode", ["pre", "post", "ret"])
+@pytest.mark.parametrize("mode", ["pre", pytest.param("post", marks=pytest.mark.slow),
+                                  pytest.param("ret", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("workload,size", [("kmalloc", 20), ("hackbench", 2)])
 def test_kprobes_on_every_instruction_are_transparent(kernel, mode: str, workload: str,
                                                       size: int) -> None:
