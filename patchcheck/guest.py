@@ -8,11 +8,13 @@ machine and plays the hardware around it:
 - **The patching CPU.** CPU 0 runs the loop like the others; to patch, it
   calls the guest's ``pc_patch()`` with the sites (the protocol the
   :class:`~patcher.text.TextPatcher` runs is this object), and goes back to
-  the loop when it returns. While it patches, it stops after every store to
-  shared memory (the text alias, the guest's data, the interrupt controller)
-  and before every instruction that touches instruction fetch or spins
-  (:class:`arches.base.FetchSync`), and the other CPUs run there as at a
-  Python protocol's steps (:meth:`PatchChecker.interleave`).
+  the loop when it returns. It patches in one run; the other CPUs run
+  nested in its hooks (:meth:`PatchChecker.interleave`), before each of
+  its stores to shared memory (the text alias, the guest's data, the
+  interrupt controller; not the store of an atomic read-modify-write),
+  before each instruction that touches instruction fetch
+  (:class:`arches.base.FetchSync`), at each call of ``cpu_relax()`` and
+  before it returns.
 - **Stores to text.** The guest writes text through a second mapping of the
   loop's page (``PC_TEXT_ALIAS``, as v5.10's text_poke() temporary mm,
   ARM's FIX_TEXT_POKE0 and PowerPC's text_poke_area); each store becomes a
@@ -21,21 +23,22 @@ machine and plays the hardware around it:
 - **What a CPU fetches** comes from what it executes: ``serialize`` (an x86
   serializing instruction, ARM ``isb`` or exception return, PowerPC
   ``isync`` or ``rfi``) delivers the pieces the arch guarantees
-  (:meth:`~sim.fetch.FetchViews.sync`); ``invalidate`` (ARM ICIMVAU,
-  PowerPC ``icbi``, broadcast to every CPU) makes the line's pieces
-  syncable everywhere and delivers them at once to the *other* CPUs, whose
-  next fetch misses; the issuing CPU still needs its own context
-  synchronization (Power ISA Book II §1.9 and ARMv7 ARM B2.2.7 give the
-  sequence with the issuer's ``isync``/``isb``; docs/patchcheck.md says
-  where that is weaker than the architecture).
+  (:meth:`~sim.fetch.FetchViews.sync`); ``clean`` (ARM DCCMVAU, PowerPC
+  ``dcbst``) and ``invalidate`` (ARM ICIMVAU, PowerPC ``icbi``, broadcast
+  to every CPU) move a piece on to syncable, and an invalidation delivers
+  the line's syncable pieces at once to the *other* CPUs, whose next fetch
+  misses; the issuing CPU still needs its own context synchronization
+  (docs/patchcheck.md: the sources, and where this is weaker than the
+  architecture).
 - **Interrupts.** A store to the controller's page that sends an IPI
   (:meth:`~arches.base.GuestPatching.ipi_targets`) makes it pending on its
-  targets; before a CPU runs, a pending IPI is taken if the CPU has
-  interrupts enabled, at the boundary the seeded run lengths led to, through the arch's
-  entry (:meth:`~arches.base.GuestPatching.irq_enter`) into the guest's
-  vector, which returns with the arch's own exception return. On x86 a
-  CPU that hits text_poke_bp()'s ``int3`` enters the guest's ``do_int3()``
-  the same way, where poke_int3_handler() emulates the new instruction.
+  targets; it is taken at the first instruction boundary where the CPU has
+  interrupts enabled (the CPU stops there, :meth:`interrupt`, or is about
+  to run, :meth:`deliver`), through the arch's entry
+  (:meth:`~arches.base.GuestPatching.irq_enter`) into the guest's vector,
+  which returns with the arch's own exception return. On x86 a CPU that
+  hits text_poke_bp()'s ``int3`` enters the guest's ``do_int3()`` the same
+  way, where poke_int3_handler() emulates the new instruction.
 """
 from __future__ import annotations
 
@@ -180,9 +183,9 @@ class GuestSide:
 
     def _scan(self) -> tuple[dict[int, FetchSync], frozenset[int]]:
         """Every instruction of the image's functions that touches instruction fetch
-        or spins (:meth:`arches.base.GuestPatching.fetch_sync`; only those are
-        hooked), and the atomic read-modify-writes, whose store the other CPUs may
-        not run before (:meth:`~arches.base.GuestPatching.atomic_store`)."""
+        (:meth:`arches.base.GuestPatching.fetch_sync`; only those are hooked), and
+        the atomic read-modify-writes, whose store the other CPUs may not run
+        before (:meth:`~arches.base.GuestPatching.atomic_store`)."""
         events, atomic = {}, set()
         for addr, size, _name in self.image.functions:
             for insn in listing(self.arch, self.machine.read(addr, size), addr):
