@@ -31,7 +31,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from kbuild.errors import BuildError
 from kbuild.tools import check_tool_path
@@ -224,3 +224,31 @@ def install(work: Path, final: Path, key: str, files: tuple[str, ...] = ENTRY_FI
     if info is None:
         raise OSError(f"cache entry {final} unsound right after install: {why}")
     return info
+
+
+def content_key(prefix: str, parts: Iterable[bytes]) -> str:
+    """``prefix-`` and 32 hex digits of a SHA-256 over each part's own SHA-256."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(hashlib.sha256(part).digest())
+    return f"{prefix}-{digest.hexdigest()[:32]}"
+
+
+def entry(cache_dir: Path, key: str, label: str, make: Callable[[Path], dict],
+          files: tuple[str, ...] = ENTRY_FILES) -> tuple[dict, bool]:
+    """The sound cache entry ``cache_dir/key``: its build.json, and whether it was
+    there already. Otherwise ``make(work)`` builds ``files`` into a fresh work
+    directory and returns what build.json records; the entry is installed, and a
+    corrupt one it replaced is reported in one line."""
+    final = cache_dir / key
+    info, why = verify(final, key, files) if os.path.lexists(final) else (None, "")
+    if info is not None:
+        return info, True
+    work = new_work_dir(cache_dir, label)
+    try:
+        write_meta(work, make(work), files)
+        info = install(work, final, key, files)
+    finally:
+        discard(work)
+    report_rebuilt(final, why)
+    return info, False

@@ -10,7 +10,6 @@ and the host, and a built library is never committed.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import time
@@ -38,30 +37,20 @@ def host_library(source: Path, cache_dir: Path | None = None, *,
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     sources = (source, *extra)
     headers = sorted(source.parent.glob("*.h"))
-    digest = hashlib.sha256()
-    for part in (*(p.read_bytes() for p in (*sources, *headers)), " ".join(HOST_CFLAGS).encode(),
-                 compiler_version().encode(), platform.machine().encode()):
-        digest.update(hashlib.sha256(part).digest())
-    key = f"host-{source.stem}-{digest.hexdigest()[:32]}"
-    final = cache_dir / key
-    info, why = cache.verify(final, key, HOST_FILES) if os.path.lexists(final) else (None, "")
-    if info is not None:
-        return final / LIBRARY
-    work = cache.new_work_dir(cache_dir, "host")
-    try:
+    key = cache.content_key(
+        f"host-{source.stem}",
+        (*(p.read_bytes() for p in (*sources, *headers)), " ".join(HOST_CFLAGS).encode(),
+         compiler_version().encode(), platform.machine().encode()))
+
+    def make(work: Path) -> dict:
         _run(_zig("cc", *HOST_CFLAGS, "-I", os.fspath(source.parent), "-o",
                   os.fspath(work / LIBRARY), *map(os.fspath, sources), "-lm"),
              f"compiling {', '.join(p.name for p in sources)} for the host", _zig_env(cache_dir))
-        cache.write_meta(work, {"key": key, "sources": [p.name for p in sources],
-                                "cflags": list(HOST_CFLAGS),
-                                "compiler": compiler_version(), "host": platform.machine(),
-                                "built_seconds": round(time.perf_counter() - started, 3)},
-                         HOST_FILES)
-        cache.install(work, final, key, HOST_FILES)
-    finally:
-        cache.discard(work)
-    cache.report_rebuilt(final, why)
-    return final / LIBRARY
+        return {"key": key, "sources": [p.name for p in sources], "cflags": list(HOST_CFLAGS),
+                "compiler": compiler_version(), "host": platform.machine(),
+                "built_seconds": round(time.perf_counter() - started, 3)}
+    cache.entry(cache_dir, key, "host", make, HOST_FILES)
+    return cache_dir / key / LIBRARY
 
 
 __all__ = ["HOST_CFLAGS", "host_library"]

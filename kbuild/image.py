@@ -471,21 +471,15 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
     key = cache_key(spec, kconfig.config_hash_text(kconf), flags, mods)
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     final = cache_dir / key
-    info, why = cache.verify(final, key) if os.path.lexists(final) else (None, "")
-    cached = info is not None
-    if info is None:
-        work = cache.new_work_dir(cache_dir, spec.name)
-        try:
-            built = _build_into(spec, kconf, values, flags, work, _zig_env(cache_dir),
-                                step or (lambda _: None), mods)
-            built.update(arch=spec.name, key=key, compiler=compiler_version(),
-                         cflags=flags, ldflags=list(LDFLAGS), config=values,
-                         built_seconds=round(time.perf_counter() - started, 3))
-            cache.write_meta(work, built)
-            info = cache.install(work, final, key)
-        finally:
-            cache.discard(work)
-        cache.report_rebuilt(final, why)
+
+    def make(work: Path) -> dict:
+        built = _build_into(spec, kconf, values, flags, work, _zig_env(cache_dir),
+                            step or (lambda _: None), mods)
+        built.update(arch=spec.name, key=key, compiler=compiler_version(),
+                     cflags=flags, ldflags=list(LDFLAGS), config=values,
+                     built_seconds=round(time.perf_counter() - started, 3))
+        return built
+    info, cached = cache.entry(cache_dir, key, spec.name, make)
     warnings = tuple(info.get("warnings", ()))
     for line in warnings:                # a cached build reports them again, as its compile did
         print(line, file=sys.stderr)

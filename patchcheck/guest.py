@@ -317,15 +317,18 @@ class GuestSide:
         return self.text[0] <= self.machine.cpus[index].pc < self.text[1]
 
     # -- interrupts ---------------------------------------------------------------
+    def _takes_ipi(self, index: int) -> bool:
+        """CPU ``index`` has an IPI pending and interrupts enabled (and is not patching)."""
+        return (self.pending_ipi[index] and not (self.patching and index == PATCHER)
+                and self.hooks.irq_enabled(self.cpus[index]))
+
     def interrupt(self, index: int) -> bool:
         """From the loop's code hook: a pending IPI is taken at this instruction
         boundary if the CPU has interrupts enabled (the first boundary after its
         handler's exception return, as the hardware takes it). The CPU stops here
         and enters the vector before it runs again (:meth:`deliver`): registers
         that switch modes are not written under a running Unicorn."""
-        if not self.pending_ipi[index] or (self.patching and index == PATCHER):
-            return False
-        if not self.hooks.irq_enabled(self.cpus[index]):
+        if not self._takes_ipi(index):
             return False
         self.machine.cpus[index].stop_before()
         return True
@@ -333,14 +336,12 @@ class GuestSide:
     def deliver(self, index: int) -> None:
         """Before CPU ``index`` runs: take a pending IPI if interrupts are enabled, at
         the instruction boundary the seeded run lengths brought it to."""
-        if not self.pending_ipi[index] or (self.patching and index == PATCHER):
-            return
-        view = self.cpus[index]
-        if not self.hooks.irq_enabled(view):
+        if not self._takes_ipi(index):
             return
         self.pending_ipi[index] = False
         cpu = self.machine.cpus[index]
-        cpu.pc = self.hooks.irq_enter(view, self.symbols[self.hooks.IRQ_ENTRY], cpu.pc)
+        cpu.pc = self.hooks.irq_enter(self.cpus[index], self.symbols[self.hooks.IRQ_ENTRY],
+                                      cpu.pc)
 
     # -- the protocol -------------------------------------------------------------
     def __call__(self, port: object, sites: Sequence[tuple[int, bytes]]) -> None:

@@ -14,14 +14,13 @@ is a real function, not a patched one. A user's routine
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from pathlib import Path
 
 from arches import Arch
 from kbuild import cache
-from kbuild.image import (CFLAGS, LDFLAGS, REPO, _run, _zig, _zig_env,
+from kbuild.image import (CFLAGS, LDFLAGS, REPO, _rel, _run, _zig, _zig_env,
                           compiler_version, default_cache_dir)
 from kbuild.errors import ModuleError
 from kbuild.modules import first_error
@@ -54,25 +53,18 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     units = (*GUEST_SOURCES, *sources)
     flags = guest_flags(arch, macros)
-    digest = hashlib.sha256()
-    for part in (FORMAT.encode(), *(p.read_bytes() for p in
-                                    (*units, GUEST_DIR / "guest.h", LINKER_SCRIPT)),
-                 "\0".join(flags).encode(), "\0".join(LDFLAGS).encode(),
-                 compiler_version().encode()):
-        digest.update(hashlib.sha256(part).digest())
-    key = f"guest-{arch.name}-{digest.hexdigest()[:32]}"
-    final = cache_dir / key
-    info, _why = cache.verify(final, key, GUEST_FILES) if os.path.lexists(final) else (None, "")
-    if info is not None:
-        return final / ELF
-    work = cache.new_work_dir(cache_dir, "guest")
-    env = _zig_env(cache_dir)
-    try:
-        objs = []
+    key = cache.content_key(
+        f"guest-{arch.name}",
+        (FORMAT.encode(), *(p.read_bytes() for p in (*units, GUEST_DIR / "guest.h",
+                                                     LINKER_SCRIPT)),
+         "\0".join(flags).encode(), "\0".join(LDFLAGS).encode(), compiler_version().encode()))
+
+    def make(work: Path) -> dict:
+        env, objs = _zig_env(cache_dir), []
         for unit in units:
             obj = work / f"{len(objs)}-{unit.stem}.o"
             _tool(_zig("cc", *flags, "-c", os.fspath(unit), "-o", os.fspath(obj)),
-                  f"{arch.name}: compiling {_shown(unit)}", env, unit, unit in sources[1:])
+                  f"{arch.name}: compiling {_rel(unit)}", env, unit, unit in sources[1:])
             objs.append(obj)
         _tool(_zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o",
                    os.fspath(work / ELF), *map(os.fspath, objs)),
@@ -80,14 +72,11 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
               len(sources) > 1)
         for obj in objs:
             obj.unlink()
-        cache.write_meta(work, {"key": key, "sources": [_shown(u) for u in units],
-                                "macros": list(macros), "compiler": compiler_version(),
-                                "built_seconds": round(time.perf_counter() - started, 3)},
-                         GUEST_FILES)
-        cache.install(work, final, key, GUEST_FILES)
-    finally:
-        cache.discard(work)
-    return final / ELF
+        return {"key": key, "sources": [_rel(u) for u in units], "macros": list(macros),
+                "compiler": compiler_version(),
+                "built_seconds": round(time.perf_counter() - started, 3)}
+    cache.entry(cache_dir, key, "guest", make, GUEST_FILES)
+    return cache_dir / key / ELF
 
 
 def _tool(cmd: list[str], what: str, env: dict[str, str], unit: Path, users: bool) -> None:
@@ -99,10 +88,3 @@ def _tool(cmd: list[str], what: str, env: dict[str, str], unit: Path, users: boo
     proc = run_tool(cmd, what, env, REPO)
     if proc.returncode != 0:
         raise ModuleError(first_error(proc.stderr + proc.stdout, unit))
-
-
-def _shown(path: Path) -> str:
-    try:
-        return path.relative_to(REPO).as_posix()
-    except ValueError:
-        return os.fspath(path)
