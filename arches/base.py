@@ -648,8 +648,9 @@ class FetchSync(NamedTuple):
 
 class GuestPatching(Capability):
     """The kernel's own text-patching code as guest C (``arches/<arch>/patching.c``,
-    against ``patchcheck/guest/guest.h``), and the hardware around it that the
-    patch checker plays (``kisim patchcheck --guest``, docs/patchcheck.md).
+    against ``kernel/patching/guest.h``), and the hardware around it that the
+    patch checker plays (``kisim patchcheck --guest``, docs/patchcheck.md) and
+    the kernel machine with CONFIG_PATCHING_IN_GUEST (:mod:`sim.self_patching`).
 
     The constants: PATCHING_C, the arch's C file (relative to the repository);
     IRQ_BASE, the page of the interrupt controller registers the IPI is sent

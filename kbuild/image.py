@@ -48,6 +48,15 @@ from kbuild.tools import check_tool_path, refuse_special_includes, run_tool, too
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "kernel"
 LINKER_SCRIPT = KERNEL / "kernel.lds"
+#: The kernel's own patching C (kernel/patching/guest.h): built into the kernel with
+#: CONFIG_PATCHING_IN_GUEST, with the arch's ``guest_patching`` C, and into the patch
+#: checker's guest (:mod:`patchcheck.guest_image`).
+PATCHING = KERNEL / "patching"
+PATCHING_SOURCES = (PATCHING / "smp.c", PATCHING / "entry.c")
+#: Where the kernel built with CONFIG_PATCHING_IN_GUEST maps its image a second
+#: time, writable, for text_poke() (guest.h PC_TEXT_ALIAS; kernel.lds loads at 1 MiB).
+PATCHING_TEXT_BASE = 0x100000
+PATCHING_TEXT_ALIAS = 0x4000_0000
 ELF_NAME = "vmlinux"
 JOBS = 2
 #: Memory an image (with its modules) may take, .bss included: the kernel
@@ -145,15 +154,25 @@ def compiler_version() -> str:
     return f"zig {zig.stdout.strip()} / {clang.stdout.splitlines()[0].split(' (')[0]}"
 
 
-def source_files(arch: Arch) -> list[Path]:
-    """The files that are compiled, in a stable order."""
-    return sorted(KERNEL.rglob("*.c")) + [REPO / "arches" / arch.name / "entry.S"]
+def patching_sources(arch: Arch) -> tuple[Path, ...]:
+    """The kernel's patching C for ``arch``: the generic part and the arch's
+    (its ``guest_patching`` capability's PATCHING_C); none without one."""
+    if "guest_patching" not in arch.capabilities:
+        return ()
+    return (*PATCHING_SOURCES, REPO / arch.ops.PATCHING_C)
+
+
+def source_files(arch: Arch, config: Mapping[str, str] | None = None) -> list[Path]:
+    """The files that are compiled for ``config``, in a stable order."""
+    kernel = [p for p in sorted(KERNEL.rglob("*.c")) if PATCHING not in p.parents]
+    extra = patching_sources(arch) if (config or {}).get("PATCHING_IN_GUEST") == "y" else ()
+    return kernel + [REPO / "arches" / arch.name / "entry.S", *extra]
 
 
 def input_files(arch: Arch) -> list[Path]:
     """Every file whose content the image depends on (the cache key)."""
     arch_dir = REPO / "arches" / arch.name
-    files = set(source_files(arch)) | {LINKER_SCRIPT}
+    files = set(source_files(arch)) | set(patching_sources(arch)) | {LINKER_SCRIPT}
     files |= set(KERNEL.rglob("*.h")) | set((arch_dir / "include").rglob("*.h"))
     return sorted(files)
 
@@ -164,6 +183,15 @@ def compile_flags(arch: Arch, config: dict[str, str]) -> list[str]:
     if config.get("FUNCTION_TRACER") == "y":
         flags += FTRACE_CFLAGS
     return flags
+
+
+def patching_flags(flags: list[str], config: Mapping[str, str]) -> list[str]:
+    """The kernel's flags for its patching C: not traced (v5.10 builds
+    alternative.o, patch.o and code-patching.o without -pg, as ftrace itself
+    patches through them), and guest.h's memory for the kernel."""
+    return [f for f in flags if f not in FTRACE_CFLAGS] + [
+        "-I", os.fspath(PATCHING), f"-DPC_TEXT_BASE={PATCHING_TEXT_BASE:#x}UL",
+        f"-DPC_TEXT_ALIAS={PATCHING_TEXT_ALIAS:#x}UL", f"-DPC_NR_CPUS={config['NR_CPUS']}"]
 
 
 def cache_key(arch: Arch, config_text: str, flags: list[str],
@@ -278,18 +306,20 @@ def _compile_module(module: Module, cmd: list[str], env: dict[str, str], copy: P
     return warnings_of(diagnostics)
 
 
-def _compile_all(arch: Arch, flags: list[str], include: Path, objdir: Path,
-                 env: dict[str, str], step: Step,
+def _compile_all(arch: Arch, flags: list[str], config: Mapping[str, str], include: Path,
+                 objdir: Path, env: dict[str, str], step: Step,
                  modules: tuple[Module, ...] = ()) -> tuple[list[Path], list[str]]:
     arch_include = REPO / "arches" / arch.name / "include"
     incs = ["-I", os.fspath(include), "-I", os.fspath(KERNEL / "include"),
             "-I", os.fspath(arch_include)]
+    patching = set(patching_sources(arch))
 
     def one(src: Path) -> Path:
         obj = objdir / _object_name(src)
         rel = _rel(src)
         step(f"{arch.name}: compiling {rel}")
-        _run(_zig("cc", *flags, *incs, "-c", rel, "-o", os.fspath(obj)),
+        own = patching_flags(flags, config) if src in patching else flags
+        _run(_zig("cc", *own, *incs, "-c", rel, "-o", os.fspath(obj)),
              f"{arch.name}: compiling {rel}", env)
         return obj
 
@@ -306,7 +336,7 @@ def _compile_all(arch: Arch, flags: list[str], include: Path, objdir: Path,
              for src, f in mod.write_tree(objdir / f"module__{mod.name}")]
     with tool_pool(JOBS) as pool:
         futures = ([pool.submit(module, *unit) for unit in units]
-                   + [pool.submit(one, src) for src in source_files(arch)])
+                   + [pool.submit(one, src) for src in source_files(arch, config)])
         errors = [f.exception() for f in futures if f.exception() is not None]
         if errors:
             raise errors[0]      # a module's error first: the kernel itself builds
@@ -334,8 +364,8 @@ def _defined(obj: Path) -> dict[tuple[str | None, str], str]:
     return found
 
 
-def _module_symbols(arch: Arch, modules: tuple[Module, ...], module_objs: list[Path],
-                    kernel_objs: list[Path]) -> list[dict]:
+def _module_symbols(arch: Arch, config: Mapping[str, str], modules: tuple[Module, ...],
+                    module_objs: list[Path], kernel_objs: list[Path]) -> list[dict]:
     """What each module defines, for :meth:`sim.elf.SymbolTable.bind_modules`:
     ``locals`` as [STT_FILE, name] pairs, ``globals`` as names.
 
@@ -351,7 +381,7 @@ def _module_symbols(arch: Arch, modules: tuple[Module, ...], module_objs: list[P
     module's objects in turn.
     """
     kernel: dict[str, tuple[str, str]] = {}
-    for src, obj in zip(source_files(arch), kernel_objs):
+    for src, obj in zip(source_files(arch, config), kernel_objs):
         for (_, name), bind in _defined(obj).items():
             if bind != "STB_WEAK":
                 kernel.setdefault(name, (_rel(src), bind))
@@ -407,9 +437,9 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
     objdir = work / "obj"
     objdir.mkdir()
     started = time.perf_counter()
-    objs, warnings = _compile_all(arch, flags, include, objdir, env, step, modules)
+    objs, warnings = _compile_all(arch, flags, config, include, objdir, env, step, modules)
     split = sum(len(m.sources) for m in modules)       # the modules' objects come first
-    defined = _module_symbols(arch, modules, objs[:split], objs[split:])
+    defined = _module_symbols(arch, config, modules, objs[:split], objs[split:])
     step(f"{arch.name}: linking")
     compiled = time.perf_counter()
     elf = work / ELF_NAME

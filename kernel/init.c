@@ -17,6 +17,11 @@
 
 extern unsigned long (*module_workload)(unsigned long size);
 
+#ifdef CONFIG_PATCHING_IN_GUEST
+/* set_cpu_online(): the kernel's patching code may now IPI this CPU (kernel/patching/). */
+void pc_cpu_online(int cpu);
+#endif
+
 /* Filled in by the host before the first instruction (sim/guest.py). */
 struct boot_params boot_params __section(".data.boot_params") = {
 	.magic = 0,
@@ -71,6 +76,9 @@ static int kernel_init(void *unused)
 asmlinkage __noreturn void start_kernel(int cpu, int ncpus)
 {
 	sched_init_idle(cpu);
+#ifdef CONFIG_PATCHING_IN_GUEST
+	pc_cpu_online(cpu);		/* smp_processor_id() is right from here on */
+#endif
 	if (cpu == 0) {
 		kmem_cache_init();
 		sched_init(ncpus);

@@ -42,7 +42,6 @@ machine and plays the hardware around it:
 """
 from __future__ import annotations
 
-import ctypes
 import re
 from pathlib import Path
 from typing import Sequence
@@ -50,49 +49,23 @@ from typing import Sequence
 import unicorn
 
 from arches import Arch, TrapKind
-from arches.base import FetchSync, GuestPatching, OutOfLine
+from arches.base import FetchSync, GuestPatching
 from kbuild.image import REPO
 from patchcheck.guest_image import build_guest
 from patchcheck.sites import BASE, CheckerError, arch_hooks, arch_label
-from sim.asm import listing
-from sim.errors import GuestFault
+from sim.errors import ConfigError, GuestFault
 from sim.machine import PAGE, UNHANDLED, Cpu, Trap, TrapPriority
+from sim.self_patching import THREAD_SIZE, GuestCpuView, Ipis, scan, write_sites
 
 C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 PATCHER = 0                     # the CPU that calls the primitive
 TEXT_ALIAS = 0x80000            # guest.h PC_TEXT_ALIAS
-THREAD_SIZE = 8192              # guest.h
 NR_CPUS = 4                     # guest.h PC_NR_CPUS
-INSN_MAX = 16                   # guest.h PC_INSN_MAX
-MAX_SITES = 16                  # harness.c PC_MAX_SITES
 MAX_PATCH_INSNS = 2_000_000     # one primitive call that runs longer hangs
 
 
 class PatcherFailed(Exception):
     """The patching CPU crashed or hung: the finding is reported, the seed is over."""
-
-
-class _GuestCpu:
-    """A machine CPU as :class:`arches.base.GuestCpu`."""
-
-    def __init__(self, cpu: Cpu, side: GuestSide) -> None:
-        self.index, self.uc = cpu.index, cpu.uc
-        self._cpu, self._side = cpu, side
-
-    def reg(self, name: str) -> int:
-        return self._cpu.reg(name)
-
-    def set_reg(self, name: str, value: int) -> None:
-        self._cpu.set_reg(name, value)
-
-    def read_word(self, addr: int) -> int:
-        return self._side.machine.read_word(addr)
-
-    def write_word(self, addr: int, value: int) -> None:
-        self._side.machine.write_word(addr, value)
-
-    def symbol(self, name: str) -> int:
-        return self._side.symbols[name]
 
 
 def guest_hooks(arch: Arch) -> GuestPatching:
@@ -145,28 +118,30 @@ class GuestSide:
         self.symbols = self.image.symbols
         self._done_at = self.symbols["pc_done"]
         self._relax_at = self.symbols["cpu_relax"]
-        self.events, self.atomic = self._scan()
+        # only the instructions that touch instruction fetch are hooked; the other CPUs
+        # may not run before the store of an atomic read-modify-write
+        self.events, self.atomic = scan(self.arch, self.hooks, self.machine,
+                                        self.image.functions)
         text = self.image.sections[".text"]
         self.text = (text.addr, text.addr + text.size)
         self._map_hardware()
-        self.pending_ipi = [False] * len(self.machine.cpus)
         self.patching = self._done = self._failed = False
-        self.cpus = [_GuestCpu(cpu, self) for cpu in self.machine.cpus]
+        self.cpus = [GuestCpuView(cpu, self.symbols) for cpu in self.machine.cpus]
+        self.ipis = Ipis(self.machine, self.hooks, self.cpus,
+                         self.symbols[self.hooks.IRQ_ENTRY])
         self._setup_cpus()
 
     # -- the machine ----------------------------------------------------------
     def _map_hardware(self) -> None:
         m, hooks = self.machine, self.hooks
-        region = m.memory.find(BASE, PAGE)
-        alias = ctypes.addressof(region.buf) + BASE - region.base
+        alias = m.map_alias(TEXT_ALIAS, BASE)
+        size = m.memory.find(BASE, 1).size
         m.map(hooks.IRQ_BASE, PAGE, "rw")
         data = self.symbols["_sdata"]
         stacks = self.symbols["pc_stacks"]
         for cpu in m.cpus:
-            cpu.uc.mem_map_ptr(TEXT_ALIAS, PAGE, unicorn.UC_PROT_READ | unicorn.UC_PROT_WRITE,
-                               alias)
             cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_text_store, cpu.index,
-                            TEXT_ALIAS, TEXT_ALIAS + PAGE - 1)
+                            alias, alias + size - 1)
             cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_irq_store, cpu.index,
                             hooks.IRQ_BASE, hooks.IRQ_BASE + PAGE - 1)
             cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_data_store, cpu.index,
@@ -181,25 +156,11 @@ class GuestSide:
                 cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_declined, cpu.index,
                                 declined, declined + len(m.cpus) * self.arch.word - 1)
 
-    def _scan(self) -> tuple[dict[int, FetchSync], frozenset[int]]:
-        """Every instruction of the image's functions that touches instruction fetch
-        (:meth:`arches.base.GuestPatching.fetch_sync`; only those are hooked), and
-        the atomic read-modify-writes, whose store the other CPUs may not run
-        before (:meth:`~arches.base.GuestPatching.atomic_store`)."""
-        events, atomic = {}, set()
-        for addr, size, _name in self.image.functions:
-            for insn in listing(self.arch, self.machine.read(addr, size), addr):
-                event = self.hooks.fetch_sync(insn.bytes)
-                if event is not None:
-                    events[insn.address] = event
-                if self.hooks.atomic_store(insn.bytes):
-                    atomic.add(insn.address)
-        return events, frozenset(atomic)
-
     def _setup_cpus(self) -> None:
         m = self.machine
         stacks = self.symbols["pc_stacks"]
         m.write_word(self.symbols["pc_nr_cpus"], len(m.cpus), 4)
+        m.write_word(self.symbols["pc_online"], (1 << len(m.cpus)) - 1)   # every CPU is up
         for cpu, view in zip(m.cpus, self.cpus):
             base = stacks + cpu.index * THREAD_SIZE
             m.write_word(base, cpu.index, 4)                  # thread_info.cpu
@@ -211,7 +172,7 @@ class GuestSide:
     def reset(self) -> None:
         """The guest's data as loaded, no interrupt pending (each seed)."""
         self.machine.write(*self._data)
-        self.pending_ipi = [False] * len(self.machine.cpus)
+        self.ipis.pending[:] = [False] * len(self.machine.cpus)
         self.patching = self._done = self._failed = False
 
     # -- hooks ------------------------------------------------------------------
@@ -240,11 +201,7 @@ class GuestSide:
     def _on_irq_store(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
                       cpu: int) -> None:
         self._step(cpu)
-        base = self.hooks.IRQ_BASE
-        page = self.machine.read(base, PAGE)
-        for target in self.hooks.ipi_targets(addr - base, value & 0xFFFFFFFF, cpu,
-                                             len(self.machine.cpus), page):
-            self.pending_ipi[target] = True
+        self.ipis.store(addr - self.hooks.IRQ_BASE, value, cpu)
 
     def _on_data_store(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
                        cpu: int) -> None:
@@ -319,8 +276,8 @@ class GuestSide:
     # -- interrupts ---------------------------------------------------------------
     def _takes_ipi(self, index: int) -> bool:
         """CPU ``index`` has an IPI pending and interrupts enabled (and is not patching)."""
-        return (self.pending_ipi[index] and not (self.patching and index == PATCHER)
-                and self.hooks.irq_enabled(self.cpus[index]))
+        return (self.ipis.pending[index] and not (self.patching and index == PATCHER)
+                and self.ipis.enabled(index))
 
     def interrupt(self, index: int) -> bool:
         """From the loop's code hook: a pending IPI is taken at this instruction
@@ -336,31 +293,19 @@ class GuestSide:
     def deliver(self, index: int) -> None:
         """Before CPU ``index`` runs: take a pending IPI if interrupts are enabled, at
         the instruction boundary the seeded run lengths brought it to."""
-        if not self._takes_ipi(index):
-            return
-        self.pending_ipi[index] = False
-        cpu = self.machine.cpus[index]
-        cpu.pc = self.hooks.irq_enter(self.cpus[index], self.symbols[self.hooks.IRQ_ENTRY],
-                                      cpu.pc)
+        if self._takes_ipi(index):
+            self.ipis.take(index)
 
     # -- the protocol -------------------------------------------------------------
     def __call__(self, port: object, sites: Sequence[tuple[int, bytes]]) -> None:
         """pc_patch(nr) on CPU 0 for ``sites``, the other CPUs running around it."""
-        if len(sites) > MAX_SITES:
-            raise CheckerError(f"the guest takes at most {MAX_SITES} sites in one batch")
-        self._write_sites(sites)
-        m, arch = self.machine, self.arch
+        try:
+            write_sites(self.machine, self.symbols["pc_sites"], sites)
+        except ConfigError as err:
+            raise CheckerError(str(err)) from None
+        m = self.machine
         cpu = m.cpus[PATCHER]
-        saved = cpu.uc.context_save()
-        sp = (cpu.reg(arch.sp) - 256) & ~15
-        if arch.ra is None:
-            sp -= arch.word
-            m.write_word(sp, self._done_at)
-        else:
-            cpu.set_reg(arch.ra, self._done_at | arch.code_isa)
-        cpu.set_reg(arch.sp, sp)
-        cpu.set_reg(arch.args[0], len(sites))
-        cpu.pc = self.symbols["pc_patch"] | arch.code_isa
+        saved = cpu.prepare_call(self.symbols["pc_patch"], (len(sites),), self._done_at)
         self.patching, self._done, self._failed, self._spinning = True, False, False, False
         try:
             try:
@@ -378,17 +323,3 @@ class GuestSide:
         finally:
             self.patching = False
         cpu.uc.context_restore(saved)
-
-    def _write_sites(self, sites: Sequence[tuple[int, bytes]]) -> None:
-        word, m = self.arch.word, self.machine
-        entry = word + 8 + INSN_MAX                 # struct pc_site, guest.h
-        base = self.symbols["pc_sites"]
-        for i, site in enumerate(sites):
-            addr, insn = site
-            if len(insn) > INSN_MAX:
-                raise CheckerError(f"a site of {len(insn)} bytes (the guest takes {INSN_MAX})")
-            at = base + i * entry
-            m.write_word(at, addr)
-            m.write(at + word, (len(insn)).to_bytes(4, self.arch.endian)
-                    + int(isinstance(site, OutOfLine)).to_bytes(4, self.arch.endian)
-                    + insn.ljust(INSN_MAX, b"\0"))

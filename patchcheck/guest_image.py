@@ -1,12 +1,14 @@
 """The patch checker's guest image: the kernel's patching C, built per arch.
 
-``patchcheck/guest/`` holds the generic part (v5.10 kernel/smp.c and
-kernel/stop_machine.c, and the entry the checker calls) and
+``kernel/patching/`` holds the generic part (v5.10 kernel/smp.c and
+kernel/stop_machine.c, and the entry the host calls), which the kernel
+itself is built with under CONFIG_PATCHING_IN_GUEST, and
 ``arches/<arch>/patching.c`` the arch's primitive (x86
 ``text_poke_bp_batch()``, ARM ``patch_text()``, PowerPC
 ``patch_instruction()``), its interrupt entry and the IPI it sends. The
-pinned zig compiles them with the arch's kernel flags into a static ELF at
-1 MiB (``patchcheck/guest/guest.lds``), kept in the verified,
+pinned zig compiles them and the checker's stacks (``patchcheck/guest/``)
+with the arch's kernel flags into a static ELF at 1 MiB
+(``patchcheck/guest/guest.lds``), kept in the verified,
 content-addressed build cache (:mod:`kbuild.cache`); an ablation is the
 same sources compiled with one ``-DPC_ABLATE_...`` macro, so each variant
 is a real function, not a patched one. A user's routine
@@ -20,14 +22,14 @@ from pathlib import Path
 
 from arches import Arch
 from kbuild import cache
-from kbuild.image import (CFLAGS, LDFLAGS, REPO, _rel, _run, _zig, _zig_env,
-                          compiler_version, default_cache_dir)
+from kbuild.image import (CFLAGS, LDFLAGS, PATCHING, PATCHING_SOURCES, REPO, _rel, _run,
+                          _zig, _zig_env, compiler_version, default_cache_dir)
 from kbuild.errors import ModuleError
 from kbuild.modules import first_error
 from kbuild.tools import run_tool
 
 GUEST_DIR = Path(__file__).resolve().parent / "guest"
-GUEST_SOURCES = (GUEST_DIR / "smp.c", GUEST_DIR / "harness.c")
+GUEST_SOURCES = (*PATCHING_SOURCES, GUEST_DIR / "harness.c")
 LINKER_SCRIPT = GUEST_DIR / "guest.lds"
 ELF = "guest.elf"
 GUEST_FILES = (ELF,)
@@ -37,7 +39,7 @@ FORMAT = "kisim-patchcheck-guest-1"
 def guest_flags(arch: Arch, macros: tuple[str, ...] = ()) -> list[str]:
     """The kernel's compile flags for ``arch``, -O2, and ``-D`` each macro."""
     return ["-target", arch.cc_target, *arch.cc_flags, *CFLAGS, "-O2",
-            "-I", os.fspath(GUEST_DIR), *(f"-D{m}" for m in macros)]
+            "-I", os.fspath(PATCHING), *(f"-D{m}" for m in macros)]
 
 
 def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] = (),
@@ -55,7 +57,7 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
     flags = guest_flags(arch, macros)
     key = cache.content_key(
         f"guest-{arch.name}",
-        (FORMAT.encode(), *(p.read_bytes() for p in (*units, GUEST_DIR / "guest.h",
+        (FORMAT.encode(), *(p.read_bytes() for p in (*units, PATCHING / "guest.h",
                                                      LINKER_SCRIPT)),
          "\0".join(flags).encode(), "\0".join(LDFLAGS).encode(), compiler_version().encode()))
 

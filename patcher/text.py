@@ -206,7 +206,9 @@ class TextPatcher:
     """Text patching on one machine, initiated from the host or from ``cpu``.
 
     ``protocol`` replaces the arch's ``text_poke_batch`` hook (the checker
-    uses it to run deliberately naive patchers); ``port`` replaces the
+    uses it to run deliberately naive patchers), as does the kernel's own
+    when it patches itself (``machine.text_poke``, CONFIG_PATCHING_IN_GUEST:
+    :mod:`sim.self_patching`); ``port`` replaces the
     :class:`MachinePort` (the checker's port interleaves CPUs between stores).
     """
 
@@ -219,7 +221,7 @@ class TextPatcher:
         self.arch = machine.arch
         self.cpu = cpu
         self.port = port if port is not None else MachinePort(machine, cpu)
-        self.protocol: TextPokeBatch = protocol or self.arch.ops.text_poke_batch
+        self.protocol: TextPokeBatch = protocol or machine.text_poke or self.arch.ops.text_poke_batch
         self.reserved = _RESERVED.setdefault(machine, Reservations())
 
     @contextlib.contextmanager

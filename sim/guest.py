@@ -55,6 +55,7 @@ from sim.ftrace_init import InitStats, boot_convert
 from sim.hypercall import HYPERCALL_H, HYPERCALLS, HypercallTable, parse_defines
 from sim.machine import Cpu, Machine
 from sim.modinit import FailedModule, ModuleInits
+from sim.self_patching import SelfPatching
 from sim.workloads import (DEFAULT_SIZES, WORKLOADS, WorkloadError, check_workload, mix32,
                            module_workload, reference_checksum)
 
@@ -180,6 +181,10 @@ class Guest:
         self.image = self.machine.load_elf(os.fspath(self.elf))
         # start_kernel's ftrace_init, before any CPU runs (CONFIG_DYNAMIC_FTRACE)
         converted = boot_convert(self.machine, self.image)
+        # CONFIG_PATCHING_IN_GUEST: the kernel's own code writes text from now on
+        self.self_patching = SelfPatching(self.machine, self.image) \
+            if "pc_patch" in self.image.symbols else None
+        self.machine.text_poke = self.self_patching
         self.mcount_sites: list[int] = converted[0] if converted else []
         self.ftrace_boot: InitStats | None = converted[1] if converted else None
         self.console: list[str] = []

@@ -44,7 +44,7 @@ import unicorn
 from unicorn.unicorn_py3.unicorn import uclib
 
 from arches import Arch, TrapKind, TrapVector, get_arch
-from arches.base import same_address
+from arches.base import TextPokeBatch, same_address
 from sim import signals
 from sim.asm import disasm_one
 from sim.clock import ModeledClock
@@ -66,6 +66,7 @@ UNTIL_NEVER = -1               # emu_start's `until`; slices end on `count`
 LAST_BLOCKS = 16
 TURN_ENDS = ("counter", "spin")  # how a turn ends early: Unicorn's counter, or the counting loop
 MAX_STEP = 2 ** 63             # most instructions one step may ask for (Unicorn's count is u64)
+CALL_GAP = 256                 # bytes a host call leaves below the CPU's stack pointer
 
 _uc_reg_read, _uc_reg_write = uclib.uc_reg_read, uclib.uc_reg_write
 _uc_reg_read_batch = uclib.uc_reg_read_batch
@@ -539,8 +540,67 @@ class Cpu:
             if self._yield or self.halted or retired >= budget:
                 return retired
 
-    def _run_slice(self, budget: int) -> int:
-        """One ``emu_start`` of up to ``budget`` instructions; return how many retired."""
+    def run_to(self, stop: int, budget: int) -> bool:
+        """Run until the PC is at ``stop`` (which does not run) or ``budget``
+        instructions retire, outside the turns; return whether it got to ``stop``.
+        For the host's calls into the guest (:meth:`call`) and the interrupt
+        handlers it runs meanwhile (:mod:`sim.self_patching`)."""
+        if self._counter is None:
+            raise ConfigError("running a CPU to an address needs Unicorn's instruction "
+                              "counter, which this Unicorn build does not expose")
+        self.uc.ctl_remove_cache(stop, stop + 1)    # a block translated earlier runs past it
+        self._run_slice(budget, until=stop)
+        return self.pc == stop
+
+    def prepare_call(self, entry: int, args: Sequence[int], ret: int,
+                     stack: int | None = None) -> object:
+        """Set this CPU up to call the guest function at ``entry`` with ``args``,
+        returning to ``ret``, on ``stack`` or below its own (the kernel has no red
+        zone: x86 -mno-red-zone; the ARM and PowerPC 32-bit ABIs have none); return
+        the context to restore afterwards (``uc.context_restore``)."""
+        arch = self.arch
+        saved = self.uc.context_save()
+        sp = (self.reg(arch.sp) - CALL_GAP if stack is None else stack) & ~15
+        if arch.ra is None:
+            sp -= arch.word
+            self.machine.write_word(sp, ret)
+        else:
+            self.set_reg(arch.ra, ret | arch.code_isa)
+        self.set_reg(arch.sp, sp)
+        for reg, value in zip(arch.args, args):
+            self.set_reg(reg, value)
+        self.pc = entry | arch.code_isa
+        return saved
+
+    def call(self, entry: int, args: Sequence[int], ret: int, budget: int, *,
+             stack: int | None = None) -> bool:
+        """Call the guest function at ``entry`` with ``args`` on this CPU, now
+        (:meth:`prepare_call`), and take the CPU back when it returns to ``ret`` (an
+        address nothing else runs); whether it returned within ``budget``
+        instructions. The CPU's registers are as before afterwards, and the
+        instructions it ran are its own.
+
+        From a handler of this CPU's own trap (a hypercall that patches), the call
+        runs nested in the running slice, whose count is kept."""
+        nested = self._running
+        outer = (self._stop, self._yield, self._retired, self._parked, self._turn_start,
+                 self._counter.value, self._counter.budget) if nested else None
+        saved = self.prepare_call(entry, args, ret, stack)
+        try:
+            returned = self.run_to(ret, budget)
+        finally:
+            self.uc.context_restore(saved)
+            if outer is not None:
+                (self._stop, self._yield, self._retired, self._parked, self._turn_start,
+                 self._counter.value, self._counter.budget) = outer
+                self._running = True
+                if self._armed:             # the host hook's base: the call's instructions in
+                    self._state.instructions = self.instructions
+        return returned
+
+    def _run_slice(self, budget: int, until: int = UNTIL_NEVER) -> int:
+        """One ``emu_start`` of up to ``budget`` instructions (stopping at ``until``);
+        return how many retired."""
         self._stop = False
         self._running = True
         machine, state = self.machine, self._state
@@ -555,7 +615,7 @@ class Cpu:
             state.armed = self._armed = armed
         with self._emulating:                # a signal is raised here, after the slice
             try:
-                self.uc.emu_start(self.resume_address(self._regs.read(self._pc)), UNTIL_NEVER,
+                self.uc.emu_start(self.resume_address(self._regs.read(self._pc)), until,
                                   count=budget)
             except unicorn.UcError as err:
                 if self._error is None:
@@ -570,6 +630,8 @@ class Cpu:
         executed = budget
         if self._retired is not None:
             executed, self._retired = self._retired, None
+        elif until != UNTIL_NEVER and self._counter.value <= budget and self.pc == until:
+            executed = self._counter.value      # stopped at `until`, which did not run
         elif self._parked is not None:
             spin = self.arch.spin
             spun = 2 * self.reg(spin.counter) - (self.pc != SPIN_BASE)
@@ -661,6 +723,9 @@ class Machine:
         self.on_trap: TrapHandler | None = None
         self.trap_handlers: list[tuple[TrapPriority, TrapHandler]] = []
         self.text_mutex: TextMutex = text_mutex
+        #: The kernel's own text_poke_batch when it patches itself (CONFIG_PATCHING_IN_GUEST,
+        #: :mod:`sim.self_patching`): what :class:`patcher.text.TextPatcher` runs.
+        self.text_poke: TextPokeBatch | None = None
         self.sync_rounds = 0
         self.image: Image | None = None
         self._unwatched: list[Watch] = []       # removed before the next slice
@@ -689,6 +754,27 @@ class Machine:
         region = self.memory.add(base, size, prot)
         for cpu in self.cpus:
             cpu.uc.mem_map_ptr(base, size, prot, ctypes.addressof(region.buf))
+
+    def map_alias(self, alias: int, base: int, perms: str = "rw") -> int:
+        """Map the region holding ``base`` a second time, from ``alias`` on, over the
+        same memory (v5.10 text_poke()'s temporary mm, ARM's FIX_TEXT_POKE0, PowerPC's
+        text_poke_area); return the alias of the region's first byte. The host reads
+        and writes through the region's own addresses."""
+        region = self.memory.find(base, 1)
+        if region is None:
+            raise ConfigError(f"alias of {base:#x}: not mapped")
+        start = alias - (base - region.base)
+        if start % PAGE or start < 0 or start + region.size > 1 << self.arch.bits \
+                or any(r.base < start + region.size and start < r.base + r.size
+                       for r in self.memory.regions):
+            raise ConfigError(f"alias {start:#x}+{region.size:#x} of {region.base:#x}: not "
+                              "page-aligned, outside the address space or over a mapping")
+        prot = 0
+        for ch in perms:
+            prot |= _PERMS[ch]
+        for cpu in self.cpus:
+            cpu.uc.mem_map_ptr(start, region.size, prot, ctypes.addressof(region.buf))
+        return start
 
     def read(self, addr: int, size: int) -> bytes:
         return self.memory.read(addr, size)
@@ -769,20 +855,43 @@ class Machine:
         """
         self.text_mutex.assert_held(f"text write of {len(data)} bytes at {addr:#x}")
         self.memory.write(addr, data)
-        for cpu in self.cpus:
-            cpu._stale.append((addr, addr + len(data)))
-        if self.timing is not None:
-            self.timing.text_written(addr, addr + len(data))
+        self.text_stored(addr, len(data))
 
-    def sync_cpu(self, index: int) -> None:
-        """Serialize one CPU's instruction stream (x86: IPI + sync_core; ARM/PPC: isync)."""
+    def text_stored(self, addr: int, size: int) -> None:
+        """``size`` bytes of text at ``addr`` were stored (by the host, or by a guest
+        CPU through an alias): no CPU is guaranteed to fetch them before it serializes."""
+        for cpu in self.cpus:
+            cpu._stale.append((addr, addr + size))
+        if self.timing is not None:
+            self.timing.text_written(addr, addr + size)
+
+    def serialize(self, index: int) -> None:
+        """CPU ``index`` synchronizes its instruction fetch (x86 sync_core(), ARM
+        ``isb``, PowerPC ``isync``): it fetches every text store from now on."""
         cpu = self.cpu(index)
         for begin, end in cpu._stale:
-            cpu.uc.ctl_remove_cache(begin, end)
-            if self.timing is not None and not self.arch.icache_coherent:
-                self.timing.icache_invalidate(index, begin, end)    # as the fetch model: now
+            self._refetch(cpu, begin, end)
         cpu._stale.clear()
-        cpu.charge("ipi")
+
+    def invalidate_icache(self, begin: int, end: int, issuer: int) -> None:
+        """An instruction-cache invalidation by address, broadcast (ARM ICIMVAU in the
+        inner shareable domain, PowerPC ``icbi``): every other CPU misses on
+        ``[begin, end)`` and fetches what memory holds; the issuer still needs its
+        own context synchronization (:meth:`serialize`)."""
+        for cpu in self.cpus:
+            if cpu.index != issuer:
+                self._refetch(cpu, begin, end)
+
+    def _refetch(self, cpu: Cpu, begin: int, end: int) -> None:
+        cpu.uc.ctl_remove_cache(begin, end)
+        if self.timing is not None and not self.arch.icache_coherent:
+            self.timing.icache_invalidate(cpu.index, begin, end)    # as the fetch model: now
+
+    def sync_cpu(self, index: int) -> None:
+        """Serialize one CPU's instruction stream (x86: IPI + sync_core; ARM/PPC: isync),
+        charged as the IPI that makes it."""
+        self.serialize(index)
+        self.cpus[index].charge("ipi")
 
     def cpu(self, index: int) -> Cpu:
         """CPU ``index``; :class:`ConfigError` if there is no such CPU."""

@@ -68,12 +68,21 @@ def counter_offset(arch: Arch) -> int | None:
     return common.pop() if len(common) == 1 else None
 
 
-def instruction_counter(uc: unicorn.Uc, arch: Arch) -> ctypes.c_uint64 | None:
-    """A live view of ``uc``'s ``emu_counter`` (``.value``), or None if not located."""
+class Count(ctypes.Structure):
+    """``emu_counter`` and, next to it, ``emu_count`` (the slice's budget)."""
+
+    _fields_ = [("value", ctypes.c_uint64), ("budget", ctypes.c_uint64)]
+
+
+def instruction_counter(uc: unicorn.Uc, arch: Arch) -> Count | None:
+    """A live view of ``uc``'s ``emu_counter`` (``.value``) and ``emu_count``
+    (``.budget``), or None if not located. A nested ``emu_start`` resets both:
+    saving and restoring them keeps the outer slice's count
+    (:meth:`sim.machine.Cpu.call`)."""
     offset = counter_offset(arch)
     if offset is None:
         return None
-    return ctypes.c_uint64.from_address(uc._uch.value + offset)
+    return Count.from_address(uc._uch.value + offset)
 
 
-__all__ = ["counter_offset", "instruction_counter"]
+__all__ = ["Count", "counter_offset", "instruction_counter"]

@@ -345,6 +345,7 @@ def loaded(guest):
         machine.write_word(stacks + i * THREAD_SIZE, i, 4)          # thread_info.cpu
         cpu.set_reg("sp", stacks + (i + 1) * THREAD_SIZE - 16)
     machine.write_word(image.symbols["pc_nr_cpus"], 2, 4)
+    machine.write_word(image.symbols["pc_online"], 0b11)
     return machine, image, cpus
 
 
@@ -428,6 +429,7 @@ def test_patch_text_end_to_end(macro, spsr_path):
     new = _word("add r5, r5, #2")
     machine.write(sym["pc_sites"], struct.pack("<III16s", PC_TEXT_BASE, 4, 0, new))
     machine.write_word(sym["pc_nr_cpus"], 2, 4)
+    machine.write_word(sym["pc_online"], 0b11)
 
     cpus = [GuestCpu(machine, i, sym) for i in range(2)]
     for i, cpu in enumerate(cpus):

@@ -208,6 +208,7 @@ def guest_machine(elf: Path, cpus: int = 2) -> tuple[Machine, dict, list[View]]:
     m.map(TEXT_ALIAS, PAGE, "rw")
     m.map(HOOKS.IRQ_BASE, PAGE, "rw")
     m.write_word(syms["pc_nr_cpus"], cpus)
+    m.write_word(syms["pc_online"], (1 << cpus) - 1)
     for i in range(cpus):
         base = syms["pc_stacks"] + THREAD_SIZE * i
         m.write_word(base, i)                                  # thread_info.cpu

@@ -417,9 +417,9 @@ def test_the_reference_protocols_ipis_reach_cpu_1(name) -> None:
     real = checker.guest.deliver
 
     def deliver(index: int) -> None:
-        was = checker.guest.pending_ipi[index]
+        was = checker.guest.ipis.pending[index]
         real(index)
-        taken[index] += was and not checker.guest.pending_ipi[index]
+        taken[index] += was and not checker.guest.ipis.pending[index]
     checker.guest.deliver = deliver
     hits = _count_entries(checker, 1, [entry, "generic_smp_call_function_interrupt"])
     entered = []

@@ -3,14 +3,12 @@
  * Cross-CPU function calls and stop_machine(), after Linux v5.10
  * kernel/smp.c (smp_call_function_many_cond(), flush_smp_call_function_queue(),
  * the csd lock) and kernel/stop_machine.c (multi_cpu_stop() and its state
- * machine). The checker's guest has no scheduler, so stop_machine() runs
- * multi_cpu_stop() on the other CPUs from the call-function IPI instead of
- * from their stopper threads; the state machine, its acknowledgements and
+ * machine). Neither the checker's guest nor kisim's kernel has stopper
+ * threads, so stop_machine() runs multi_cpu_stop() on the other CPUs from
+ * the call-function IPI instead; the state machine, its acknowledgements and
  * the "first online CPU runs fn" rule are v5.10's.
  */
 #include "guest.h"
-
-volatile int pc_nr_cpus;
 
 /* struct __call_single_data (include/linux/smp.h) */
 struct csd {
@@ -57,15 +55,41 @@ static bool llist_add(struct csd *node, struct csd **head)
 	return first == NULL;
 }
 
+/* cpumask_weight() and cpumask_first(), without the compiler's library calls */
+static int cpumask_weight(unsigned long mask)
+{
+	int n = 0;
+
+	for (; mask; mask &= mask - 1)
+		n++;
+	return n;
+}
+
+static int cpumask_first(unsigned long mask)
+{
+	int cpu = 0;
+
+	while (!(mask & (1UL << cpu)))
+		cpu++;
+	return cpu;
+}
+
+/* cpumask_and(cfd->cpumask, mask, cpu_online_mask) without this CPU */
+static unsigned long others_online(int this)
+{
+	return READ_ONCE(pc_online) & ~(1UL << this);
+}
+
 void smp_call_function(smp_call_func_t func, void *info, int wait)
 {
 	int this = smp_processor_id(), cpu;
+	unsigned long mask = others_online(this);
 	unsigned long ipi = 0;		/* cfd->cpumask_ipi */
 
 	for (cpu = 0; cpu < pc_nr_cpus; cpu++) {
 		struct csd *csd = &cfd[this][cpu];
 
-		if (cpu == this)
+		if (!(mask & (1UL << cpu)))
 			continue;
 		csd_lock(csd);
 		if (wait)
@@ -81,7 +105,7 @@ void smp_call_function(smp_call_func_t func, void *info, int wait)
 	if (!wait)
 		return;
 	for (cpu = 0; cpu < pc_nr_cpus; cpu++)
-		if (cpu != this)
+		if (mask & (1UL << cpu))
 			csd_lock_wait(&cfd[this][cpu]);
 }
 
@@ -134,6 +158,7 @@ enum multi_stop_state {
 struct multi_stop_data {
 	cpu_stop_fn_t fn;
 	void *data;
+	int active_cpu;			/* cpumask_first() of the CPUs stopped */
 	int num_threads;
 	int thread_ack;			/* atomic_t */
 	enum multi_stop_state state;
@@ -159,7 +184,7 @@ static void ack_state(struct multi_stop_data *msdata)
 static int multi_cpu_stop(struct multi_stop_data *msdata)
 {
 	enum multi_stop_state newstate, curstate = MULTI_STOP_NONE;
-	bool is_active = smp_processor_id() == 0;	/* cpumask_first(cpu_online_mask) */
+	bool is_active = smp_processor_id() == msdata->active_cpu;
 	unsigned long flags;
 	int err = 0;
 
@@ -199,14 +224,19 @@ static void multi_cpu_stop_ipi(void *data)
 /*
  * stop_machine(fn, data, NULL): fn runs on the first online CPU, all others
  * spin. msdata is on the caller's stack, as in stop_machine_cpuslocked().
+ * The caller takes part even before it is online (v5.10 runs fn on it
+ * alone then, with interrupts off).
  */
 int stop_machine(cpu_stop_fn_t fn, void *data, const void *cpus)
 {
+	int this = smp_processor_id();
+	unsigned long stopped = others_online(this) | 1UL << this;
 	struct multi_stop_data msdata = {
 		.fn = fn,
 		.data = data,
-		.num_threads = pc_nr_cpus,
-		.done = pc_nr_cpus - 1,
+		.active_cpu = cpumask_first(stopped),
+		.num_threads = cpumask_weight(stopped),
+		.done = cpumask_weight(stopped) - 1,
 	};
 	int err;
 

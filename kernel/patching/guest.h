@@ -1,36 +1,47 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The patch checker's guest: the kernel's own text-patching code, built as
- * C for the CPUs it patches (kisim patchcheck --guest, docs/patchcheck.md).
+ * The kernel's own text-patching code, built as C for the CPUs it patches:
+ * into the patch checker's guest (kisim patchcheck --guest,
+ * docs/patchcheck.md) and, with CONFIG_PATCHING_IN_GUEST, into the guest
+ * kernel itself (docs/machine.md, "The kernel patches itself").
  *
- * This header is the contract between three parts:
+ * This header is the contract between four parts:
  *
- *  - generic C (patchcheck/guest/smp.c, harness.c): cross-CPU function
- *    calls and stop_machine() after Linux v5.10 kernel/smp.c and
- *    kernel/stop_machine.c, and the entry the checker calls;
+ *  - generic C (kernel/patching/smp.c, entry.c): cross-CPU function calls
+ *    and stop_machine() after Linux v5.10 kernel/smp.c and
+ *    kernel/stop_machine.c, and the entry the host calls;
  *  - the arch's C (arches/<arch>/patching.c): the v5.10 primitive
  *    (x86 text_poke_bp_batch(), ARM patch_text(), PowerPC
  *    patch_instruction()), its interrupt entry in asm, the IPI it sends;
- *  - the checker (patchcheck/guest.py), which plays the hardware: it
- *    delivers interrupts, turns stores through the text alias into stores
- *    other CPUs fetch piece by piece, and observes the serializing and
- *    cache-maintenance instructions the CPUs execute.
+ *  - the patch checker (patchcheck/guest.py), which plays the hardware
+ *    around a small image of these files: it delivers interrupts, turns
+ *    stores through the text alias into stores other CPUs fetch piece by
+ *    piece, and observes the serializing and cache-maintenance
+ *    instructions the CPUs execute;
+ *  - the kernel machine (sim/self_patching.py), which plays the same
+ *    hardware around the guest kernel built with these files.
  *
- * Memory, fixed by the linker script (patchcheck/guest/guest.lds):
- *   PC_TEXT_BASE   the patched text (one page; the loop the CPUs run);
- *   PC_TEXT_ALIAS  a second, writable mapping of that page, as v5.10's
- *                  text_poke() temporary mm (x86), FIX_TEXT_POKE0 (ARM
- *                  patch_map()) and text_poke_area (PowerPC map_patch_area());
- *   PC_IRQ_BASE    the arch's interrupt controller registers (one page);
- *   0x100000       this image: text, data, bss, then the per-CPU stacks.
+ * Memory. PC_TEXT_BASE is the first byte of patchable text and
+ * PC_TEXT_ALIAS a second, writable mapping of it, as v5.10's text_poke()
+ * temporary mm (x86), FIX_TEXT_POKE0 (ARM patch_map()) and text_poke_area
+ * (PowerPC map_patch_area()). The checker's image (patchcheck/guest/guest.lds)
+ * patches one page at 0x10000 and is itself at 1 MiB; the kernel build
+ * passes -DPC_TEXT_BASE (the kernel's load address), -DPC_TEXT_ALIAS and
+ * -DPC_NR_CPUS (CONFIG_NR_CPUS). PC_IRQ_BASE, the arch's interrupt
+ * controller page, is the arch's (arches/<arch>/guest_patching.py).
  */
 #ifndef _PC_GUEST_H
 #define _PC_GUEST_H
 
-#define PC_TEXT_BASE	0x10000UL
+#ifndef PC_TEXT_BASE
+#define PC_TEXT_BASE	0x10000UL	/* the checker's loop page */
+#endif
+#ifndef PC_TEXT_ALIAS
 #define PC_TEXT_ALIAS	0x80000UL
-#define PC_PAGE_SIZE	4096UL
+#endif
+#ifndef PC_NR_CPUS
 #define PC_NR_CPUS	4
+#endif
 #define THREAD_SIZE	8192		/* each CPU's stack: thread_info at its base */
 
 #ifndef __ASSEMBLY__
@@ -80,8 +91,19 @@ static __always_inline int smp_processor_id(void)
 	return current_thread_info()->cpu;
 }
 
-/* Set by the host before the first CPU runs. */
+/* The number of CPUs, set by the host before the first CPU runs. */
 extern volatile int pc_nr_cpus;
+
+/*
+ * cpu_online_mask: bit n set while CPU n takes part in cross-CPU calls.
+ * The checker sets every CPU's bit; a kernel CPU sets its own once it can
+ * take interrupts (pc_cpu_online(), from start_kernel()). A CPU that is not
+ * online is neither sent IPIs nor waited for, as in v5.10 before
+ * set_cpu_online(): a caller that is not online still runs the function
+ * itself (stop_machine() before SMP bring-up).
+ */
+extern volatile unsigned long pc_online;
+void pc_cpu_online(int cpu);
 
 /*
  * A breakpoint the arch's breakpoint entry finds no patching handler for
@@ -97,7 +119,7 @@ static __always_inline void *text_alias(const void *addr)
 	return (void *)(PC_TEXT_ALIAS + ((unsigned long)addr - PC_TEXT_BASE));
 }
 
-/* -- kernel/smp.c and kernel/stop_machine.c (patchcheck/guest/smp.c) -- */
+/* -- kernel/smp.c and kernel/stop_machine.c (kernel/patching/smp.c) -- */
 typedef void (*smp_call_func_t)(void *info);
 typedef int (*cpu_stop_fn_t)(void *data);
 
