@@ -117,6 +117,8 @@ class BootResult:
     elf: str
     cycles: str = "count-only: retired instructions and charged events"
     failed_modules: list[FailedModule] = field(default_factory=list)   # not loaded
+    #: CONFIG_PATCHING_IN_GUEST: :meth:`sim.self_patching.SelfPatching.stats` (else None)
+    patching: dict | None = None
 
     @property
     def checksum_ok(self) -> bool:
@@ -144,7 +146,7 @@ class BootResult:
                 "seconds": round(self.seconds, 3), "quantum": self.quantum,
                 "seed": self.seed, "elf": self.elf, "cycles": self.cycles,
                 "failed_modules": [f.to_json() for f in self.failed_modules],
-                "console": self.console}
+                "patching": self.patching, "console": self.console}
 
 
 class Guest:
@@ -374,7 +376,8 @@ class Guest:
                           seconds=seconds, quantum=self.machine.quantum,
                           seed=self.machine.seed, elf=os.fspath(self.elf),
                           cycles=self.machine.cycles_from,
-                          failed_modules=list(self.failed_modules))
+                          failed_modules=list(self.failed_modules),
+                          patching=self.self_patching and self.self_patching.stats())
 
 
 def boot(build_or_elf, *, cpus: int = 1, workload: str = "hackbench", size: int | None = None,

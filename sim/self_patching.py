@@ -190,6 +190,12 @@ class SelfPatching:
         self.calls = 0
         self.host_instructions = 0              # what CPU 0 ran for the host's calls
 
+    def stats(self) -> dict:
+        """The primitive's calls, what CPU 0 ran of them for the host, and the IPIs
+        each CPU took."""
+        return {"calls": self.calls, "host_instructions": self.host_instructions,
+                "ipis_taken": [self.ipis.taken[i] for i in range(len(self.machine.cpus))]}
+
     # -- hooks ----------------------------------------------------------------
     def _on_text_store(self, uc: unicorn.Uc, _access: int, addr: int, size: int, _value: int,
                        _cpu: int) -> None:

@@ -11,6 +11,8 @@ primitive, keeps a running slice's count when nested in a trap handler.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import kbuild
@@ -30,10 +32,12 @@ from sim.snippet import SNIPPET_BASE
 
 ON = {"PATCHING_IN_GUEST": "y"}
 GUEST_ARCHES = sorted(a for a in ARCHES if "guest_patching" in get_arch(a).capabilities)
-#: Whether v5.10's primitive interrupts the other CPUs: x86 text_poke_sync()'s
-#: on_each_cpu(), ARM patch_text()'s stop_machine(); PowerPC patch_instruction()
-#: needs none (icbi is broadcast).
-SENDS_IPIS = {"x86_64": True, "arm": True, "ppc32": False}
+#: The IPIs each other CPU takes when one jump-label site flips: v5.10's x86
+#: text_poke_bp() syncs three times (after the int3, the tail, the first byte),
+#: ARM patch_text() is one stop_machine(), PowerPC patch_instruction() sends
+#: none (icbi is broadcast).
+IPIS_PER_FLIP = {"x86_64": 3, "arm": 1, "ppc32": 0}
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "flip_key.c"
 
 
 @pytest.fixture(scope="module", params=GUEST_ARCHES)
@@ -47,7 +51,7 @@ def _text(guest: Guest) -> bytes:
 
 
 def test_every_arch_with_the_capability_has_the_option() -> None:
-    assert GUEST_ARCHES == sorted(SENDS_IPIS)
+    assert GUEST_ARCHES == sorted(IPIS_PER_FLIP)
     for name in GUEST_ARCHES:
         build = kbuild.build(name, overrides=ON)
         assert build.config["PATCHING_IN_GUEST"] == "y"
@@ -167,12 +171,25 @@ def test_patching_mid_run_interrupts_the_other_cpus(kernel) -> None:
     sp = guest.self_patching
     assert sp.calls >= 2 * len(keys) > 0
     taken = [sp.ipis.taken[i] for i in range(1, 4)]
-    if SENDS_IPIS[kernel.arch]:
+    if IPIS_PER_FLIP[kernel.arch]:
         assert all(n > 0 for n in taken), taken
         assert all(guest.machine.cpus[i].events["ipi"] == taken[i - 1] for i in range(1, 4))
     else:
         assert taken == [0, 0, 0]
     assert not sp.returns and not any(sp.ipis.pending)
+
+
+def test_a_module_flipping_a_key_interrupts_each_cpu_as_v5_10_does(kernel) -> None:
+    """examples/flip_key.c on 4 CPUs: each flip is the kernel's primitive on the
+    CPU running the workload, which pays for it; every other CPU takes the
+    primitive's IPIs for every flip (after it comes online)."""
+    build = kbuild.build(kernel.arch, overrides=ON, modules=[EXAMPLE])
+    guest = Guest(build, cpus=4, workload="flip_key:run", size=20, quantum=1000, expect=20)
+    result = guest.run()
+    assert result.ok
+    assert result.patching["calls"] == 40 and result.patching["host_instructions"] == 0
+    assert result.patching["ipis_taken"] == [0] + [40 * IPIS_PER_FLIP[kernel.arch]] * 3
+    assert result.to_json()["patching"] == result.patching
 
 
 def test_patching_mid_run_is_deterministic(kernel) -> None:

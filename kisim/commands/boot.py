@@ -70,6 +70,10 @@ def cmd_boot(args: argparse.Namespace) -> int:
         print(f"checksum {got} MISMATCH: "
               f"{'expected' if args.expect is not None else 'the reference is'} {want}")
     print(f"sites: {sites_line(tables.counts())}")
+    if result.patching is not None:
+        taken = ", ".join(map(str, result.patching["ipis_taken"]))
+        print(f"patching: the kernel's own code (PATCHING_IN_GUEST), "
+              f"{result.patching['calls']} calls; IPIs taken per CPU: {taken}")
     if guest.ftrace_boot is not None:          # the kernel's "ftrace: converting mcount calls"
         init = guest.ftrace_boot
         print(f"ftrace: {init.sites} mcount sites converted to nops before the CPUs started "
