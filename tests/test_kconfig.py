@@ -22,7 +22,7 @@ from kisim.cli import main
 GENERIC = sorted(p.name for p in (kconfig.SRCTREE / "kconfig").glob("Kconfig.*"))
 INSTRUMENTATION = ["Kconfig.marker", "Kconfig.immediate", "Kconfig.tracepoints",
                    "Kconfig.jump_label", "Kconfig.kprobes", "Kconfig.ftrace",
-                   "Kconfig.kmemtrace"]
+                   "Kconfig.kmemtrace", "Kconfig.patching"]
 HAVE = ["HAVE_KPROBES", "HAVE_KRETPROBES", "HAVE_IMMEDIATE", "HAVE_JUMP_LABEL",
         "HAVE_FUNCTION_TRACER", "HAVE_DYNAMIC_FTRACE", "HAVE_FUNCTION_GRAPH_TRACER"]
 FEATURES = ["SMP", "MARKERS", "IMMEDIATE", "TRACEPOINTS", "JUMP_LABEL", "KPROBES",

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import kbuild
+import kconfig
 from arches import ARCHES, get_arch
 from kconfig import KconfigError
 from lab.transparency import every_instruction
@@ -55,6 +56,20 @@ def test_every_arch_with_the_capability_has_the_option() -> None:
     for name in GUEST_ARCHES:
         build = kbuild.build(name, overrides=ON)
         assert build.config["PATCHING_IN_GUEST"] == "y"
+
+
+@pytest.mark.parametrize("name,variant", [(a, None) for a in sorted(ARCHES)]
+                         + [("arm", "THUMB2_KERNEL")])
+def test_have_patching_in_guest_is_the_arch_capability(name, variant) -> None:
+    """The arch's Kconfig selects HAVE_PATCHING_IN_GUEST exactly where its ops (of
+    that variant) have the guest_patching capability."""
+    kconf = kconfig.load(name)
+    if variant is not None:
+        kconf.syms[variant].set_value("y")
+    spec = get_arch(name).for_config({variant: "y"} if variant else {})
+    have = kconf.syms["HAVE_PATCHING_IN_GUEST"].str_value == "y"
+    assert have == ("guest_patching" in spec.capabilities)
+    assert kconf.syms["PATCHING_IN_GUEST"].str_value == "n"        # off by default
 
 
 def test_thumb2_kernel_refuses_the_option() -> None:

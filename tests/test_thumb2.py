@@ -296,7 +296,8 @@ def test_a_function_pointer_probes_its_function(kernel) -> None:
 
 @pytest.mark.parametrize("mode", ["pre", pytest.param("post", marks=pytest.mark.slow),
                                   pytest.param("ret", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("workload,size", [("kmalloc", 20), ("hackbench", 2)])
+@pytest.mark.parametrize("workload,size", [("kmalloc", 20),
+                                           pytest.param("hackbench", 2, marks=pytest.mark.slow)])
 def test_kprobes_on_every_instruction_are_transparent(kernel, mode: str, workload: str,
                                                       size: int) -> None:
     """A kprobe on every instruction of the kernel's slab and scheduler paths: each

@@ -434,7 +434,8 @@ def mnemonic_of(arch: Arch, image: bytes, base: int) -> Callable[[int], str]:
     return mnemonic
 
 
-@pytest.mark.parametrize("workload", ["kmalloc", "hackbench", "getppid"])
+@pytest.mark.parametrize("workload", ["kmalloc", pytest.param("hackbench", marks=pytest.mark.slow),
+                                      "getppid"])
 @pytest.mark.parametrize("name", _fast_first(n for n in NAMES if ARCHES[n].decoder.accesses))
 def test_decoded_accesses_are_unicorns(name: str, workload: str) -> None:
     arch = ARCHES[name]
