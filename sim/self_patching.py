@@ -165,9 +165,9 @@ class SelfPatching:
         self.machine, self.hooks = machine, arch.ops
         self.symbols = sym = image.symbols
         hooks: GuestPatching = self.hooks
-        region = machine.memory.find(sym["pc_text_base"], 1)
-        alias = machine.map_alias(machine.read_word(sym["pc_text_alias"]),
-                                  machine.read_word(sym["pc_text_base"]))
+        base = machine.read_word(sym["pc_text_base"])           # guest.h PC_TEXT_BASE
+        alias = machine.map_alias(machine.read_word(sym["pc_text_alias"]), base)
+        self._image = region = machine.memory.find(base, 1)
         self._to_text = region.base - alias
         machine.map(hooks.IRQ_BASE, PAGE, "rw")
         self.views = [GuestCpuView(cpu, sym) for cpu in machine.cpus]
@@ -210,7 +210,9 @@ class SelfPatching:
             if cpu == self.patcher:
                 self._serve_others()
             return
-        event = self.events[addr]
+        event = self.events.get(addr)
+        if event is None:
+            return
         if event.kind == "serialize":
             self.machine.serialize(cpu)
         elif event.kind == "invalidate":
@@ -223,17 +225,13 @@ class SelfPatching:
         if event.regs:
             ea = sum(m.cpus[cpu].reg(r) for r in event.regs if r is not None)
             ea &= (1 << m.arch.bits) - 1
-            region = m.memory.find(ea, 1) or m.memory.find(ea + self._to_text, 1)
-            if region is None:
-                return
-            if not region.contains(ea, 1):
-                ea += self._to_text
+            if self._image.contains(ea + self._to_text, 1):
+                ea += self._to_text                 # the alias's line is the text's
             line = m.arch.icache_line
             begin = ea & ~(line - 1)
             m.invalidate_icache(begin, begin + line, cpu)
             return
-        region = m.memory.find(self.symbols["pc_text_base"], 1)
-        m.invalidate_icache(region.base, region.base + region.size, cpu)
+        m.invalidate_icache(self._image.base, self._image.base + self._image.size, cpu)
 
     # -- the other CPUs -----------------------------------------------------------
     def _serve(self, index: int) -> None:

@@ -194,6 +194,37 @@ def test_patching_mid_run_interrupts_the_other_cpus(kernel) -> None:
     assert not sp.returns and not any(sp.ipis.pending)
 
 
+@pytest.mark.parametrize("hooked", [True, False])
+def test_the_primitives_synchronizations_reach_the_fetch_model(kernel, hooked) -> None:
+    """A key flipped mid-run on 3 CPUs: the text the primitive stored is stale on
+    every CPU until that CPU executes what synchronizes its fetch (x86 IRETQ in
+    sync_core(), ARM the IPI's exception return and isb; PowerPC the patcher's
+    isync, and the others miss on the line after the broadcast icbi). Negative
+    control: with those instructions not observed, the stores stay stale."""
+    guest = Guest(kernel, cpus=3, workload="hackbench", seed=1)
+    sp = guest.self_patching
+    if not hooked:
+        sp.events = {}
+    inst = attach(guest)
+    key = inst.tables.jump_entries[0].key
+    site = next(e.code for e in inst.tables.jump_entries if e.key == key)
+    stale: list[list[bool]] = []
+    turns = [0]
+
+    def on_turn(machine) -> None:
+        turns[0] += 1
+        if turns[0] == 7:
+            inst.keys.static_key_slow_inc(key)
+            stale.append([any(b <= site < e for b, e in machine.stale(i)) for i in range(3)])
+
+    assert guest.run(on_turn=on_turn).ok
+    patcher_only = not IPIS_PER_FLIP[kernel.arch]      # PowerPC: the others are invalidated
+    if hooked:
+        assert stale == [[False, patcher_only, patcher_only]]
+    else:
+        assert stale == [[True, True, True]]
+
+
 def test_a_module_flipping_a_key_interrupts_each_cpu_as_v5_10_does(kernel) -> None:
     """examples/flip_key.c on 4 CPUs: each flip is the kernel's primitive on the
     CPU running the workload, which pays for it; every other CPU takes the
