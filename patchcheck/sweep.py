@@ -209,8 +209,9 @@ class CheckSpec:
             raise CheckerError("--guest checks the kernel's C on the CPUs; --protocol and "
                                "--naive check a Python protocol")
         if self.kernel:
-            raise CheckerError("--guest runs the loop; with --kernel the kernel's own sites "
-                               "are patched from the host (PATCHING_IN_GUEST is not built yet)")
+            raise CheckerError("--guest runs the loop; --kernel checks the host's protocols on "
+                               "the kernel (a kernel that patches itself: kisim boot --set "
+                               "PATCHING_IN_GUEST=y)")
         if self.guest_protocol is not None and not self.modules:
             raise CheckerError("--guest-protocol names a function of a --module file")
         arch = self.arch_spec
