@@ -97,6 +97,10 @@ class KernelChecker:
         # the defconfig with ``overrides`` (--set), on the arch it builds (Build.spec:
         # THUMB2_KERNEL=y boots the Thumb-2 kernel)
         self.build = build(arch, overrides=overrides, modules=modules)
+        if self.build.is_set("PATCHING_IN_GUEST"):
+            raise CheckerError("--kernel checks the host's protocols on the kernel; a kernel "
+                               "built with PATCHING_IN_GUEST=y patches itself, which --kernel "
+                               "does not check (--guest checks that C on the loop)")
         if "ftrace" in self.sites and not self.build.is_set("DYNAMIC_FTRACE"):
             raise CheckerError(f"{arch_label(self.build.spec)}: --kernel --site ftrace "
                                "needs CONFIG_DYNAMIC_FTRACE=y")

@@ -11,6 +11,7 @@ primitive, keeps a running slice's count when nested in a trap handler.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import kbuild
 import kconfig
 from arches import ARCHES, get_arch
 from kconfig import KconfigError
+from kisim.cli import main
 from lab.transparency import every_instruction
 from patcher.ftrace import ftrace_for
 from patcher.instrument import attach
@@ -353,3 +355,26 @@ def test_bad_alias_is_refused(arch) -> None:
         m.map_alias(0x80000, 0x30000)
     with pytest.raises(ConfigError, match="page-aligned"):
         m.map_alias(0x80010, 0x10000)
+
+
+# -- the command line -------------------------------------------------------------------
+def test_boot_prints_what_the_kernel_patched(capsys) -> None:
+    argv = ["boot", "--arch", "x86_64", "--cpus", "4", "--quantum", "1000", "--set",
+            "PATCHING_IN_GUEST=y", "--module", str(EXAMPLE), "--workload", "flip_key:run",
+            "--size", "20", "--expect", "0x14"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "patching: the kernel's own code (PATCHING_IN_GUEST), 40 calls; IPIs taken " \
+           "per CPU: 0, 120, 120, 120" in out
+    assert main(argv + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["patching"]["ipis_taken"] == [0, 120, 120, 120]
+
+
+@pytest.mark.parametrize("argv", [
+    ["patchcheck", "--arch", "x86_64", "--kernel", "--seeds", "1", "--set", "PATCHING_IN_GUEST=y"],
+    ["boot", "--arch", "arm", "--set", "THUMB2_KERNEL=y", "--set", "PATCHING_IN_GUEST=y"],
+])
+def test_what_is_not_supported_is_one_line(argv, capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kisim: error: ") and err.count("\n") == 1
