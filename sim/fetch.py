@@ -41,6 +41,7 @@ import random
 from sim.machine import PAGE, Machine
 
 ARRIVAL = 0.3
+FLUSH_EVERY = 64               # resets between two full flushes (see reset)
 """The chance that one pending piece reaches a CPU at one :meth:`FetchViews.drift`."""
 
 # Where a pending piece stands on an arch whose instruction fetch is not coherent with
@@ -66,6 +67,7 @@ class FetchViews:
         # Per CPU: piece address -> its bytes before the first store the CPU has not
         # serialized after yet (concurrent modification, for Arch.cmodx_safe)
         self.flux: list[dict[int, bytes]] = [{} for _ in machine.cpus]
+        self._resets = 0
         region = machine.memory.find(base, size)
         for cpu, view in zip(machine.cpus, self.views):
             cpu.uc.mem_unmap(base, size)
@@ -73,19 +75,29 @@ class FetchViews:
         self.reset()
 
     def reset(self) -> None:
-        """Every view equal to memory, nothing pending, no translations at all.
+        """Every view equal to memory, nothing pending, no translation of the views.
 
-        A full TB flush, not a ranged removal: Unicorn reclaims the space of
-        removed blocks only when its code buffer is flushed, so a sweep that
-        only removed ranges would grow by the retranslated blocks every seed.
+        The blocks translated from the views are removed; the others (code
+        outside the views, which never changes: the patch checker's guest)
+        are kept, which spares their retranslation every seed. Unicorn
+        reclaims the space of removed blocks only when its code buffer is
+        flushed, so every :data:`FLUSH_EVERY` resets (and the first) flush it
+        whole, which bounds the buffer. Which blocks are cached changes
+        nothing a CPU executes: the same findings for every seed
+        (tests/test_fetch.py).
         """
         data = self.machine.read(self.base, self.size)
+        full = self._resets % FLUSH_EVERY == 0
+        self._resets += 1
         for cpu, view, pending, flux in zip(self.machine.cpus, self.views, self.pending,
                                             self.flux):
             ctypes.memmove(view, data, self.size)
             pending.clear()
             flux.clear()
-            cpu.uc.ctl_flush_tb()
+            if full:
+                cpu.uc.ctl_flush_tb()
+            else:
+                cpu.uc.ctl_remove_cache(self.base, self.base + self.size)
 
     def read(self, cpu: int, addr: int, size: int) -> bytes:
         """What CPU ``cpu`` would fetch at ``addr`` now."""

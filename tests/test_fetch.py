@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
+from patchcheck.sweep import CheckSpec, ablation_names
+from sim import fetch
 from sim.fetch import FetchViews
 from sim.machine import PAGE, Machine
 
@@ -78,3 +82,23 @@ def test_a_cpu_executes_its_own_view(arch) -> None:
     views.sync(1)
     machine.step(1, 1)
     assert machine.cpus[1].pc == BASE + 2 * len(nop), "CPU 1 ran the jump"
+
+
+@pytest.mark.parametrize("guest", [False, True], ids=["python", "guest"])
+def test_translations_kept_across_seeds_change_no_finding(arch, guest, monkeypatch) -> None:
+    """FetchViews.reset keeps the blocks translated outside the views between two
+    full flushes: every seed's findings, kinds, places and details are those of a
+    full flush at every reset. An ablation, so that there are findings to compare."""
+    if guest and "guest_patching" not in arch.capabilities:
+        pytest.skip("no guest patching code on this arch")
+    without = list(ablation_names(CheckSpec(arch.name, 2, guest=guest)))[0]
+    spec = CheckSpec(arch.name, 2, guest=guest, without=without, sites="jump,call,ftrace")
+
+    def findings(every: int) -> list:
+        monkeypatch.setattr(fetch, "FLUSH_EVERY", every)
+        checker = spec.checker()
+        return [checker.run_seed(seed) for seed in range(12)]
+
+    always = findings(1)
+    assert any(always)
+    assert findings(5) == always
