@@ -240,6 +240,21 @@ def test_a_module_flipping_a_key_interrupts_each_cpu_as_v5_10_does(kernel) -> No
     assert result.to_json()["patching"] == result.patching
 
 
+def test_nested_calls_count_the_same_in_both_turn_ends(kernel) -> None:
+    """The calls nested in hypercalls keep the running slice's count: ending turns
+    with Unicorn's counter or in the reference counting loop (docs/machine.md,
+    "Ending a turn") gives the same instructions on every CPU."""
+    build = kbuild.build(kernel.arch, overrides=ON, modules=[EXAMPLE])
+    runs = []
+    for turn_end in ("counter", "spin"):
+        guest = Guest(build, cpus=4, workload="flip_key:run", size=6, quantum=700, expect=6)
+        guest.machine.turn_end = turn_end
+        result = guest.run()
+        assert result.ok
+        runs.append(([c["instructions"] for c in result.per_cpu], result.patching))
+    assert runs[0] == runs[1]
+
+
 def test_patching_mid_run_is_deterministic(kernel) -> None:
     def run() -> tuple:
         guest = Guest(kernel, cpus=3, workload="hackbench", seed=5)
