@@ -71,7 +71,13 @@ def test_a_scribbled_neighbour_is_caught_where_it_is_executed(name: str) -> None
     assert outside[0].kind == "torn"
 
 
-@pytest.mark.parametrize("name", NAMES)
+def _x86_slow(names) -> list:
+    """``names`` as parameters, x86_64's (the slowest loop) a slow test: make check
+    runs the others, make test all."""
+    return [pytest.param(n, marks=pytest.mark.slow) if n == "x86_64" else n for n in names]
+
+
+@pytest.mark.parametrize("name", _x86_slow(NAMES))
 def test_a_neighbour_rewritten_with_its_own_bytes_stays_clean(name: str) -> None:
     result = sweep(CheckSpec(name, 2, protocol=rewrites_neighbours_unchanged,
                              sites="jump,call"), range(SEEDS))
@@ -114,7 +120,7 @@ def test_an_unsynced_detour_is_caught_on_x86() -> None:
     assert result.total
 
 
-@pytest.mark.parametrize("name", OPT_ARCHES)
+@pytest.mark.parametrize("name", _x86_slow(OPT_ARCHES))
 def test_the_reference_writes_the_detour_first_and_stays_clean(name: str) -> None:
     result = sweep(CheckSpec(name, 2, sites="jump,call,optprobe"), range(SEEDS))
     assert result.total == 0, [f.line() for f in result.findings[:3]]
