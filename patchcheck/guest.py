@@ -55,7 +55,8 @@ from patchcheck.guest_image import build_guest
 from patchcheck.sites import BASE, CheckerError, arch_hooks, arch_label
 from sim.errors import ConfigError, GuestFault
 from sim.machine import PAGE, UNHANDLED, Cpu, Trap, TrapPriority
-from sim.self_patching import THREAD_SIZE, GuestCpuView, Ipis, scan, write_sites
+from sim.self_patching import (THREAD_SIZE, GuestCpuView, Ipis, effective_address, scan,
+                                write_sites)
 
 C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 PATCHER = 0                     # the CPU that calls the primitive
@@ -232,8 +233,7 @@ class GuestSide:
         line of the text alias is the text's own (the caches are physically tagged)."""
         views = self.checker.views
         if event.regs:
-            ea = sum(self.machine.cpus[cpu].reg(r) for r in event.regs if r is not None)
-            begin = ea & ((1 << self.arch.bits) - 1)
+            begin = effective_address(self.machine.cpus[cpu], event)
             if TEXT_ALIAS <= begin < TEXT_ALIAS + PAGE:
                 begin += BASE - TEXT_ALIAS      # the same physical line
             end = begin + 1

@@ -221,7 +221,8 @@ class TextPatcher:
         self.arch = machine.arch
         self.cpu = cpu
         self.port = port if port is not None else MachinePort(machine, cpu)
-        self.protocol: TextPokeBatch = protocol or machine.text_poke or self.arch.ops.text_poke_batch
+        self.protocol: TextPokeBatch = (protocol or machine.text_poke
+                                        or self.arch.ops.text_poke_batch)
         self.reserved = _RESERVED.setdefault(machine, Reservations())
 
     @contextlib.contextmanager

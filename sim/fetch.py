@@ -41,8 +41,9 @@ import random
 from sim.machine import PAGE, Machine
 
 ARRIVAL = 0.3
-FLUSH_EVERY = 64               # resets between two full flushes (see reset)
 """The chance that one pending piece reaches a CPU at one :meth:`FetchViews.drift`."""
+FLUSH_EVERY = 64
+"""Resets between two full flushes of Unicorn's translated code (:meth:`FetchViews.reset`)."""
 
 # Where a pending piece stands on an arch whose instruction fetch is not coherent with
 # stores: still in the storing CPU's data cache, cleaned to the point of unification

@@ -121,6 +121,16 @@ class TrapPriority(enum.IntEnum):
     GUEST = 2
 
 
+def _prot(perms: str) -> int:
+    """Unicorn's protection bits for ``perms``, a non-empty subset of ``"rwx"``."""
+    if not perms or set(perms) - set(_PERMS):
+        raise ConfigError(f"permissions {perms!r} are not a subset of 'rwx'")
+    prot = 0
+    for ch in perms:
+        prot |= _PERMS[ch]
+    return prot
+
+
 def _page_round(base: int, size: int) -> tuple[int, int]:
     start = base & ~(PAGE - 1)
     end = (base + size + PAGE - 1) & ~(PAGE - 1)
@@ -153,14 +163,18 @@ class Memory:
         if mapped + size > MAX_MEMORY:
             raise ConfigError(f"mapping {base:#x}+{size:#x} would map {mapped + size:#x} bytes "
                               f"of guest memory; the limit is {MAX_MEMORY >> 20} MiB")
-        for r in self.regions:
-            if base < r.base + r.size and r.base < base + size:
-                raise ConfigError(f"mapping {base:#x}+{size:#x} overlaps "
-                                  f"{r.base:#x}+{r.size:#x}")
+        r = self.overlapping(base, size)
+        if r is not None:
+            raise ConfigError(f"mapping {base:#x}+{size:#x} overlaps {r.base:#x}+{r.size:#x}")
         region = Region(base, size, perms, (ctypes.c_ubyte * size)())
         self.regions.append(region)
         self.table.add(base, size, ctypes.addressof(region.buf))
         return region
+
+    def overlapping(self, base: int, size: int) -> Region | None:
+        """A region sharing a byte with ``[base, base+size)``, or None."""
+        return next((r for r in self.regions if base < r.base + r.size and r.base < base + size),
+                    None)
 
     def find(self, addr: int, size: int) -> Region | None:
         last = self._last
@@ -745,12 +759,8 @@ class Machine:
         if base < 0 or size <= 0 or base + size > 1 << self.arch.bits:
             raise ConfigError(f"mapping {base:#x}+{size:#x} is outside the "
                               f"{self.arch.bits}-bit address space or empty")
-        if not perms or set(perms) - set(_PERMS):
-            raise ConfigError(f"permissions {perms!r} are not a subset of 'rwx'")
+        prot = _prot(perms)
         base, size = _page_round(base, size)
-        prot = 0
-        for ch in perms:
-            prot |= _PERMS[ch]
         region = self.memory.add(base, size, prot)
         for cpu in self.cpus:
             cpu.uc.mem_map_ptr(base, size, prot, ctypes.addressof(region.buf))
@@ -765,13 +775,10 @@ class Machine:
             raise ConfigError(f"alias of {base:#x}: not mapped")
         start = alias - (base - region.base)
         if start % PAGE or start < 0 or start + region.size > 1 << self.arch.bits \
-                or any(r.base < start + region.size and start < r.base + r.size
-                       for r in self.memory.regions):
+                or self.memory.overlapping(start, region.size) is not None:
             raise ConfigError(f"alias {start:#x}+{region.size:#x} of {region.base:#x}: not "
                               "page-aligned, outside the address space or over a mapping")
-        prot = 0
-        for ch in perms:
-            prot |= _PERMS[ch]
+        prot = _prot(perms)
         for cpu in self.cpus:
             cpu.uc.mem_map_ptr(start, region.size, prot, ctypes.addressof(region.buf))
         return start

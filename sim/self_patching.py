@@ -119,6 +119,13 @@ def write_sites(machine: Machine, at: int, sites: Sequence[tuple[int, bytes]]) -
                       + insn.ljust(INSN_MAX, b"\0"))
 
 
+def effective_address(cpu: Cpu, event: FetchSync) -> int:
+    """The address a ``clean`` or ``invalidate`` with registers operates on: the sum
+    of ``event.regs`` (None: a literal 0) in the arch's address width."""
+    ea = sum(cpu.reg(r) for r in event.regs if r is not None)
+    return ea & ((1 << cpu.arch.bits) - 1)
+
+
 class Ipis:
     """The IPIs pending on a machine's CPUs: sent by stores to the arch's
     controller page, taken through the arch's interrupt entry into ``entry``."""
@@ -223,8 +230,7 @@ class SelfPatching:
         caches are physically tagged), or all the text for ``regs=()``."""
         m = self.machine
         if event.regs:
-            ea = sum(m.cpus[cpu].reg(r) for r in event.regs if r is not None)
-            ea &= (1 << m.arch.bits) - 1
+            ea = effective_address(m.cpus[cpu], event)
             if self._image.contains(ea + self._to_text, 1):
                 ea += self._to_text                 # the alias's line is the text's
             line = m.arch.icache_line
