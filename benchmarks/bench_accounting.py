@@ -11,7 +11,7 @@ Two loops per arch: "kernel" (loads, stores, a call and a return per
 iteration, like the guest kernel's code) and "alu" (four register-only
 instructions, the worst case for a per-instruction counter). Run:
 
-    .venv/bin/python benchmarks/bench_accounting.py [--iterations N] [--json]
+    .venv/bin/python benchmarks/bench_accounting.py [--iterations N] [--json] [--smallest]
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import time
 import unicorn
 
 from arches import ARCHES, Arch
+from benchlib import parse_args
 from sim.asm import assemble
 from sim.native import use_virtual_tlb
 from sim.snippet import SNIPPET_BASE, load_snippet
@@ -64,7 +65,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=2_000_000)
     parser.add_argument("--quantum", type=int, default=100_000)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parse_args(parser, iterations=1000, quantum=1000)
     rows = []
     for kind in LOOPS:
         for arch in ARCHES.values():

@@ -12,8 +12,8 @@ on each arch, one CPU (so that every row runs the same guest schedule):
 5. the function tracer with a filter (``kmalloc``).
 
 It prints retired instructions, modeled cycles and the ratio of cycles to
-row 1, the host seconds (CPU time of this process, the best of 3 runs) of
-row 4 over row 3
+row 1, the host seconds (CPU time of this process, the best of ``--repeats``
+runs, default 3) of row 4 over row 3
 (every call timestamped, against the same kernel untraced), with clock
 reads served in the machine's host trap hook (the default), in Python on
 Unicorn's counter, and on the reference (each read pauses the slice in the
@@ -26,7 +26,8 @@ non-leaf with a frame).
 Then boot conversion: ``ftrace_init`` over N synthetic sites (default
 50,000; target <= 1 s host), beside the kernel's ~49,904 sites in ~14 ms.
 
-    .venv/bin/python benchmarks/bench_ftrace.py [--arch A] [--size N] [--sites N] [--json]
+    .venv/bin/python benchmarks/bench_ftrace.py [--arch A] [--size N] [--sites N]
+        [--repeats N] [--json] [--smallest]
 """
 from __future__ import annotations
 
@@ -36,13 +37,14 @@ import time
 from pathlib import Path
 
 from arches import ARCHES, Arch
+from benchlib import parse_args
 from kbuild import build
 from kisim.progress import progress
 from lab.measure import Tally, measure
 from patcher.ftrace import Ftrace, arch_ftrace
 from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
-from sim.elf import Image
+from sim.elf import Image, Symbol, SymbolTable
 from sim.guest import Guest, boot
 from sim.machine import Machine
 from tracing.session import EventList, TraceOptions, TraceSession
@@ -50,7 +52,6 @@ from tracing.session import EventList, TraceOptions, TraceSession
 SEED = {"FUNCTION_TRACER=n": 2.221, "mcount live": 2.531, "tracing all": 113.350}
 ROWS = ("FUNCTION_TRACER=n", "mcount live", "dynamic nops", "tracing all", "filter kmalloc")
 BASE = 0x100000
-HOST_REPEATS = 3             # host times are each the best of this many runs
 
 
 def run_row(b, size: int | None, tracing: bool, filt: str | None,
@@ -77,7 +78,8 @@ def host_seconds(b, size: int | None, tracing: bool, path: str = "host") -> floa
     return run_row(b, size, tracing, None, path)[3]
 
 
-def hackbench_rows(arch: str, size: int | None) -> list[dict]:
+def hackbench_rows(arch: str, size: int | None, repeats: int) -> list[dict]:
+    """The five rows on ``arch``; host times each the best of ``repeats`` runs."""
     rows = []
     plain = boot(build(arch, overrides={"FUNCTION_TRACER": "n"}), workload="hackbench",
                  size=size)
@@ -93,7 +95,7 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
                                (ROWS[4], True, "kmalloc")):
         r, tallies[row], events, host = run_row(b, size, tracing, filt)
         if row in ROWS[2:4]:                  # the host ratio's two runs: the best of a few
-            host = min(host, *(host_seconds(b, size, tracing) for _ in range(HOST_REPEATS - 1)))
+            host = min([host, *(host_seconds(b, size, tracing) for _ in range(repeats - 1))])
         rows.append({"row": row, "instructions": r.instructions,
                      "modeled_cycles": r.modeled_cycles, "ok": r.ok, "events": events,
                      "host_s": round(host, 3)})
@@ -101,7 +103,7 @@ def hackbench_rows(arch: str, size: int | None) -> list[dict]:
             calls = events
             rows[-1]["host_ratio"] = round(host / rows[2]["host_s"], 2)
             for path, key in (("counter", "python"), ("spin", "reference")):
-                seconds = min(host_seconds(b, size, True, path) for _ in range(HOST_REPEATS))
+                seconds = min(host_seconds(b, size, True, path) for _ in range(repeats))
                 rows[-1][f"host_s_{key}"] = round(seconds, 3)
                 rows[-1][f"host_ratio_{key}"] = round(seconds / rows[2]["host_s"], 2)
     base = rows[0]["modeled_cycles"]
@@ -125,8 +127,9 @@ def synthetic_ftrace(arch: Arch, sites: int) -> Ftrace:
     code = b"".join(ops.ftrace_call_replace(BASE + i * size, mcount) for i in range(sites))
     machine = Machine(arch, 1)
     machine.load_code(code + arch.syscall_insn * 4, BASE)
-    symbols = {ops.MCOUNT_ADDR: mcount, ops.FTRACE_ADDR: mcount + 4, "ftrace_stub": mcount + 8,
-               "ftrace_trace_function": mcount + 12}
+    names = (ops.MCOUNT_ADDR, ops.FTRACE_ADDR, "ftrace_stub", "ftrace_trace_function")
+    symbols = SymbolTable(Symbol(name, mcount + 4 * i, 4, "func", None)   # as read_elf reads
+                          for i, name in enumerate(names))
     image = Image(Path("synthetic"), arch.name, BASE, [], {}, symbols)
     return Ftrace(machine, image, [(BASE + i * size, f"f{i}") for i in range(sites)],
                   dynamic=True)
@@ -152,13 +155,14 @@ def main() -> None:
     parser.add_argument("--arch", choices=sorted(ARCHES), action="append")
     parser.add_argument("--size", type=int, default=None, help="hackbench loops")
     parser.add_argument("--sites", type=int, default=50_000)
+    parser.add_argument("--repeats", type=int, default=3, help="host times: the best of N runs")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parse_args(parser, size=1, sites=100, repeats=1)
     arches = args.arch or sorted(ARCHES)
     out: dict = {"hackbench": {}, "boot_conversion": {}}
     with progress("bench_ftrace", total=2 * len(arches), enabled=not args.json) as advance:
         for name in arches:
-            out["hackbench"][name] = hackbench_rows(name, args.size)
+            out["hackbench"][name] = hackbench_rows(name, args.size, args.repeats)
             advance()
             out["boot_conversion"][name] = boot_conversion(ARCHES[name], args.sites)
             advance()

@@ -26,7 +26,7 @@ Published (Documentation/trace/kprobes.rst): kprobe 0.49 us (x86-64 Opteron
 2 GHz), 0.77 us (ppc64 POWER5 1.66 GHz), 0.99 / boosted 0.43 / optprobe 0.06 us
 (x86-64 Xeon E5410 2.33 GHz); no ARM figure. Run:
 
-    .venv/bin/python benchmarks/bench_kprobes.py [--arch A] [--json]
+    .venv/bin/python benchmarks/bench_kprobes.py [--arch A] [--size N] [--json] [--smallest]
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ import argparse
 import json
 
 from arches import ARCHES, get_arch
+from benchlib import parse_args
 from kbuild import build
 from kisim.progress import progress
 from lab.compare import compare_arch
@@ -59,10 +60,10 @@ ROWS = {"kprobe": "kprobe", "kprobe_boosted": "boosted", "optprobe": "optprobe",
         "kretprobe": "kretprobe", "marker_imv": "marker"}
 
 
-def measure(arch: str) -> dict:
+def measure(arch: str, size: int | None = None) -> dict:
     """The kprobe family and the marker on ``arch``, from one comparison."""
     spec = get_arch(arch)
-    doc = compare_arch(arch, mechanisms=tuple(ROWS))
+    doc = compare_arch(arch, mechanisms=tuple(ROWS), size=size)
     ns = 1e9 / spec.clock_hz
     row: dict = {"arch": arch,
                  "dormant": {"instructions": 1, "modeled_cycles": spec.cost("insn")},
@@ -90,15 +91,16 @@ def main() -> int:
     parser.add_argument("--transparency", action="store_true",
                         help="instead: a kprobe on every instruction of every function, "
                              "kmalloc and hackbench, hits checked against a code-hook count")
-    parser.add_argument("--size", type=int, default=50, help="workload size for --transparency")
+    parser.add_argument("--size", type=int, default=None,
+                        help="workload size (default: the workload's; --transparency: 50)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="for --transparency: build the kernel with this option, e.g. "
                              "--set THUMB2_KERNEL=y (repeatable)")
-    args = parser.parse_args()
+    args = parse_args(parser, size=2)
     overrides = dict(item.partition("=")[::2] for item in args.set)
     arches = [args.arch] if args.arch else list(ARCHES)
     if args.transparency:
-        rows = [transparency(arch, workload, args.size, post, overrides)
+        rows = [transparency(arch, workload, args.size or 50, post, overrides)
                 for arch in arches for workload in ("kmalloc", "hackbench")
                 for post in (False, True)]
         print(json.dumps(rows, indent=2) if args.json else "\n".join(
@@ -110,7 +112,7 @@ def main() -> int:
     rows = []
     with progress("kprobe costs", total=len(arches), enabled=not args.json) as advance:
         for arch in arches:
-            rows.append(measure(arch))
+            rows.append(measure(arch, args.size))
             advance()
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -14,7 +14,7 @@ the same run, and its findings (must be 0). Kinds the arch lacks are
 skipped. Run:
 
     .venv/bin/python benchmarks/bench_patchcheck.py [--seeds 10000] [--jobs 2]
-        [--kind-seeds 2000] [--json]
+        [--kind-seeds 2000] [--json] [--smallest]
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import sys
 import time
 
 from arches import NAMES
+from benchlib import parse_args
 from patchcheck.sites import DEFAULT_SITES, SITE_KINDS, CheckerError
 from patchcheck.sweep import CheckSpec, sweep
 
@@ -77,7 +78,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--kind-seeds", type=int, default=2_000)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parse_args(parser, seeds=10, kind_seeds=5)
     rows = []
     for arch in NAMES:
         spec = CheckSpec(arch, 2)

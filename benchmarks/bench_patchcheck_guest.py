@@ -8,7 +8,7 @@ worker processes, timed in the same run; the guest's wall time as a ratio
 to the Python protocol's (issue 27 asks at most 3). Both must be clean.
 The guest is built (into the cache) before the clock starts. Run:
 
-    .venv/bin/python benchmarks/bench_patchcheck_guest.py [--seeds 10000] [--jobs 2] [--json]
+    .venv/bin/python benchmarks/bench_patchcheck_guest.py [--seeds 10000] [--jobs 2] [--json] [--smallest]
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import json
 import time
 
 from arches import NAMES, get_arch
+from benchlib import parse_args
 from patchcheck.sweep import CheckSpec, sweep
 
 
@@ -32,7 +33,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10_000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parse_args(parser, seeds=4)
     rows = []
     for arch in NAMES:
         if "guest_patching" not in get_arch(arch).capabilities:

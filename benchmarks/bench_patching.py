@@ -9,7 +9,7 @@ site. Target: at most 1 s per direction for 50,000 sites. Then the
 defconfig guest kernel (every feature): every marker armed and every
 tracepoint activated, then undone, with host seconds and sync rounds. Run:
 
-    .venv/bin/python benchmarks/bench_patching.py [--sites N] [--arch A] [--cpus N] [--json]
+    .venv/bin/python benchmarks/bench_patching.py [--sites N] [--arch A] [--cpus N] [--json] [--smallest]
 
 :func:`toggle_sites` takes any list of sites, so a real kernel image's
 ``__jump_table`` (or ``__mcount_loc``) can be benchmarked the same way.
@@ -22,6 +22,7 @@ import time
 from typing import Sequence
 
 from arches import ARCHES, Arch
+from benchlib import parse_args
 from patcher.text import TextPatcher
 from sim.machine import Machine
 
@@ -111,7 +112,7 @@ def main() -> None:
     parser.add_argument("--arch", choices=sorted(ARCHES), default=None, help="default: all")
     parser.add_argument("--cpus", type=int, default=4)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parse_args(parser, sites=100, cpus=2)
     names = [args.arch] if args.arch else sorted(ARCHES)
     rows = [bench_arch(ARCHES[name], args.sites, args.cpus) for name in names]
     kernel = [bench_kernel(ARCHES[name], args.cpus) for name in names]

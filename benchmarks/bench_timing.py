@@ -9,7 +9,7 @@ not the build or the model's setup) and their ratios to the count-only
 run. All runs retire the same instructions; the first ratio is what the
 model costs, and it is asked to cost at most 3x.
 
-    .venv/bin/python benchmarks/bench_timing.py [--rounds R] [--json]
+    .venv/bin/python benchmarks/bench_timing.py [--rounds R] [--size N] [--json] [--smallest]
 
 ``benchmarks/bench_untraced.py --base REV`` compares the count-only machine
 with an earlier revision.
@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchlib import parse_args            # noqa: E402
 from kbuild import build                   # noqa: E402
 from sim.guest import Guest                # noqa: E402
 from sim.timing import TimingModel         # noqa: E402
@@ -36,13 +37,14 @@ CPUS = 2
 MODES = ("count", "timing", "hooks")
 
 
-def best_seconds(arch: str, workload: str, mode: str, rounds: int) -> tuple[float, int]:
+def best_seconds(arch: str, workload: str, mode: str, rounds: int,
+                 size: int | None = None) -> tuple[float, int]:
     """The best run time in ``mode`` (:data:`MODES`) over ``rounds`` fresh guests, and
     the instructions retired."""
     kernel = build(arch)
     times, instructions = [], 0
     for _ in range(rounds):
-        guest = Guest(kernel, cpus=CPUS, workload=workload, timing=mode == "timing")
+        guest = Guest(kernel, cpus=CPUS, workload=workload, size=size, timing=mode == "timing")
         if mode == "hooks":
             guest.machine.timing = TimingModel(guest.machine, decoded_accesses=False)
         started = time.process_time()
@@ -56,14 +58,15 @@ def best_seconds(arch: str, workload: str, mode: str, rounds: int) -> tuple[floa
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=5, help="runs per mode; the best is kept")
+    p.add_argument("--size", type=int, default=None, help="workload size (default: its own)")
     p.add_argument("--json", action="store_true")
-    args = p.parse_args()
+    args = parse_args(p, rounds=1, size=2)
     rows = []
     for arch in ARCHES:
         for workload in WORKLOADS:
-            count, insns = best_seconds(arch, workload, "count", args.rounds)
-            timed, _ = best_seconds(arch, workload, "timing", args.rounds)
-            hooked, _ = best_seconds(arch, workload, "hooks", args.rounds)
+            count, insns = best_seconds(arch, workload, "count", args.rounds, args.size)
+            timed, _ = best_seconds(arch, workload, "timing", args.rounds, args.size)
+            hooked, _ = best_seconds(arch, workload, "hooks", args.rounds, args.size)
             rows.append({"arch": arch, "workload": workload, "cpus": CPUS, "instructions": insns,
                          "count_seconds": round(count, 4), "timing_seconds": round(timed, 4),
                          "hooks_seconds": round(hooked, 4), "ratio": round(timed / count, 2),

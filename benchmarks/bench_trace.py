@@ -40,7 +40,7 @@ whether memory stays flat. Times are CPU seconds of the benchmark process
 (``time.process_time``), so other load on the host does not inflate them.
 Run:
 
-    .venv/bin/python benchmarks/bench_trace.py [--events N] [--arch A] [--quantum Q] [--json]
+    .venv/bin/python benchmarks/bench_trace.py [--events N] [--arch A] [--quantum Q] [--json] [--smallest]
 """
 from __future__ import annotations
 
@@ -57,6 +57,7 @@ from typing import Iterator
 import unicorn
 
 from arches import NAMES
+from benchlib import parse_args
 from kbuild import build
 from sim.clock import CLOCK_PATHS
 from sim.guest import Guest
@@ -262,7 +263,7 @@ def main() -> int:
     p.add_argument("--cost-size", type=int, default=2000,
                    help="kmalloc iterations of the recording-cost runs (default 2000)")
     p.add_argument("--json", action="store_true")
-    args = p.parse_args()
+    args = parse_args(p, events=1000, clock_events=1000, cost_size=10)
     out: dict = {"recording_cost": [], "lttng": {"enabled_marker_empty_probe_cycles":
                                                   LTTNG_ENABLED_MARKER_CYCLES,
                                                   "source": LTTNG_SOURCE}}

@@ -8,7 +8,7 @@ base; below 1 is faster). Both trees use this tree's build cache, so the
 guest kernels are the same files whenever their sources are. Times are CPU
 seconds of the child process (``time.process_time``).
 
-    .venv/bin/python benchmarks/bench_untraced.py --base REV [--size N] [--rounds R] [--json]
+    .venv/bin/python benchmarks/bench_untraced.py --base REV [--size N] [--rounds R] [--json] [--smallest]
 """
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchlib import parse_args
 
 REPO = Path(__file__).resolve().parents[1]
 ARCHES = ("arm", "ppc32", "x86_64")
@@ -62,7 +64,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3,
                    help="alternating rounds of both trees (default 3)")
     p.add_argument("--json", action="store_true")
-    args = p.parse_args()
+    args = parse_args(p, size=10, rounds=1)
     from kbuild import default_cache_dir
     cache = str(default_cache_dir())
     best: dict[str, dict[str, float]] = {"this": {}, "base": {}}
