@@ -125,6 +125,14 @@ def _headers(root: Path, recursive: bool) -> tuple[ModuleFile, ...]:
     return tuple(_read(p, root, HEADER_LIMIT, "module header") for p in regular)
 
 
+def _resolve(path: Path) -> Path:
+    """``path`` made absolute with its links followed; a link loop is a :class:`ModuleError`."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):       # ELOOP: RuntimeError before Python 3.13, then OSError
+        raise ModuleError(f"{path}: a symbolic link loop") from None
+
+
 def _check_c(path: Path) -> None:
     if path.suffix != ".c":
         raise ModuleError(f"{path}: a module is a C file (FILE.c), a directory of them, "
@@ -139,19 +147,20 @@ def load_module(path: str | os.PathLike[str], werror: bool | None = None) -> Mod
         werror = getattr(path, "werror", False)
     text = os.fspath(path)
     if "," in text:
-        files = [Path(p).resolve() for p in text.split(",") if p]
+        files = [_resolve(Path(p)) for p in text.split(",") if p]
         for f in files:
             _check_c(f)
         name, root, recursive = files[0].stem, files[0].parent, False
     elif Path(text).is_dir():
-        root = Path(text).resolve()
-        files = sorted(p for p in root.glob("*.c") if p.is_file())
+        root = _resolve(Path(text))
+        found = sorted(root.glob("*.c"))
+        files = [p for p in found if _resolve(p).is_file()]       # a looping link: an error
         if not files:
             raise ModuleError(f"{text}: a module directory holds at least one C file")
         name, recursive = root.name, True
     else:
         _check_c(Path(text))
-        files = [Path(text).resolve()]
+        files = [_resolve(Path(text))]
         name, root, recursive = files[0].stem, files[0].parent, False
     if not _NAME.match(name):
         raise ModuleError(f"{text}: the module name {name!r} (the "
