@@ -7,7 +7,9 @@ report (under ``--json``: a JSON ``fault`` object on stdout) and exits 1.
 SIGINT exits 130 and SIGTERM 143 (128 + the signal number); one that lands
 while the guest runs stops it at the end of the slice (:mod:`sim.signals`).
 A signal that arrives while the first is being handled is ignored. None of
-these ever shows a traceback.
+these ever shows a traceback. The handlers are installed first, before the
+commands (and the simulator under them) are imported: a second of imports
+is a second a Ctrl-C or a SIGTERM is likely to land in.
 """
 from __future__ import annotations
 
@@ -22,11 +24,7 @@ import threading
 from types import FrameType
 from typing import Iterator, NoReturn
 
-from kbuild.image import forget_warnings
-from kisim import commands
 from kisim.errors import INTERRUPTED, TERMINATED, Terminated, user_errors
-from kisim.progress import ambient
-from sim import signals
 
 #: Long-running commands with no progress bar of their own: they get a spinner
 #: with elapsed time on stderr (a terminal only; never under --json).
@@ -41,6 +39,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from kisim import commands
     parser = _Parser(
         prog="kisim",
         description="Emulated multi-architecture kernel instrumentation simulator: "
@@ -56,21 +55,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    forget_warnings()                   # this command's builds report their own
-    parser = build_parser()
     with _signals():
         try:
-            return _dispatch(parser, argv)
+            return _dispatch(argv)
         except BrokenPipeError:
             # the reader went away (e.g. `| head`): not an error; point stdout at
             # /dev/null so the interpreter's final flush does not complain
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
+        except KeyboardInterrupt:
+            print("kisim: interrupted", file=sys.stderr)
+            return INTERRUPTED
+        except Terminated:
+            print("kisim: terminated", file=sys.stderr)
+            return TERMINATED
 
 
-def _dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
-    """Run the command; map what it raises to an exit status (see the module doc)."""
+def _dispatch(argv: list[str] | None) -> int:
+    """Import the commands, run one; map what it raises to an exit status (see the
+    module doc; a signal's exception goes up to :func:`main`)."""
+    from kbuild.image import forget_warnings
+    from kisim.progress import ambient
+    from sim import signals
     from sim.errors import GuestFault
+    forget_warnings()                   # this command's builds report their own
+    parser = build_parser()
     args: argparse.Namespace | None = None
     try:
         try:
@@ -96,12 +105,6 @@ def _dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     except user_errors() as err:
         print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("kisim: interrupted", file=sys.stderr)
-        return INTERRUPTED
-    except Terminated:
-        print("kisim: terminated", file=sys.stderr)
-        return TERMINATED
 
 
 @contextlib.contextmanager
@@ -111,7 +114,9 @@ def _signals() -> Iterator[None]:
     stopped) is ignored, so cleanup runs to its end. The old handlers come
     back on exit unless a signal fired: then the process is on its way out
     and both stay ignored (through interpreter shutdown, which would
-    otherwise reset them to the default action and die of the second one)."""
+    otherwise reset them to the default action and die of the second one).
+    Until :mod:`sim.signals` is imported no slice can be running, and the
+    exception is raised at once (:func:`sim.signals.arrived` would do the same)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -121,17 +126,26 @@ def _signals() -> Iterator[None]:
         if fired:
             return
         fired.append(signum)
-        signals.arrived(KeyboardInterrupt() if signum == signal.SIGINT else Terminated())
+        exc = KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
+        signals = sys.modules.get("sim.signals")
+        if signals is None:
+            raise exc
+        signals.arrived(exc)
+
+    def unraisable(info: sys.UnraisableHookArgs) -> None:
+        signals = sys.modules.get("sim.signals")
+        (signals.unraisable if signals else sys.__unraisablehook__)(info)
 
     old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    old_hook, sys.unraisablehook = sys.unraisablehook, signals.unraisable
+    old_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     try:
         yield
     finally:
         for sig, previous in old.items():
             signal.signal(sig, signal.SIG_IGN if fired else previous)
         sys.unraisablehook = old_hook
-        signals.clear()
+        if "sim.signals" in sys.modules:
+            sys.modules["sim.signals"].clear()
 
 
 def _one_line(err: BaseException) -> str:

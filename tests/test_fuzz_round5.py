@@ -1,6 +1,10 @@
 """Fuzz round 5 (issue 38): each finding's reproducer, now a one-line answer."""
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,3 +39,29 @@ def test_a_looping_module_path_is_one_line(cmd, form, loops, capsys) -> None:
     assert err.count("\n") == 1 and "Traceback" not in err, err
     looping = loops["file"] if form != "dir" else loops["dir"] + "/x.c"
     assert err == f"kisim: error: {looping}: a symbolic link loop\n"
+
+
+# -- a signal while the commands import --------------------------------------------------
+
+def _catches(pid: int, sig: signal.Signals) -> bool:
+    """Whether process ``pid`` has a handler for ``sig`` (``SigCgt``, proc(5))."""
+    with open(f"/proc/{pid}/status") as status:
+        mask = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+    return bool(mask >> (sig - 1) & 1)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_commands_import_is_one_line(sig) -> None:
+    """The signal goes as soon as kisim handles SIGTERM, and at the latest after
+    1 s: the imports take seconds, so it lands in them (a KeyboardInterrupt
+    traceback, or a silent death by SIGTERM, when the handlers came after them)."""
+    proc = subprocess.Popen([sys.executable, "-m", "kisim", "arches"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline and not _catches(proc.pid, signal.SIGTERM):
+        time.sleep(0.005)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert err == ("kisim: interrupted\n" if sig == signal.SIGINT else "kisim: terminated\n")
+    assert out == ""                                  # the command never ran
