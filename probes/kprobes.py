@@ -87,6 +87,12 @@ KPROBE_HC_SHIFT = _DEFINES["KPROBE_HC_SHIFT"]
 #: (arch/arm/probes/kprobes/core.c MAX_STACK_SIZE), x86-64 kernel code has
 #: no red zone.
 STACK_GAP = 128
+#: Exception returns in a row by one CPU to the same armed breakpoint before
+#: kisim stops the run: a pre_handler that returns non-zero ("I changed the
+#: PC", so no single-step) but leaves the PC at the probe re-enters it forever,
+#: in v5.10 as here. A stand-in for the run's instruction budget, which such a
+#: loop would take an hour to exhaust (~1 ms of host time per re-entry).
+MAX_REENTRIES = 1000
 #: The optimizer runs OPTIMIZE_DELAY jiffies after it is kicked (kernel/kprobes.c);
 #: a jiffy at the default HZ=250 (kernel/Kconfig.hz) is 4 ms.
 OPTIMIZE_DELAY = 5
@@ -310,6 +316,7 @@ class Kprobes:
                              for intno, (name, entry) in self.ops.FAULT_TRAPS.items()
                              if name in symbols}
         self._returned: dict[int, int] = {}       # CPU -> where its last exception return went
+        self._reentries: dict[int, tuple[int, int]] = {}  # CPU -> (breakpoint, returns to it)
         # The arch's guest prologue, if its trap entry has one (TRAP_ENTRY), and
         # the registers only it and kprobe_exc_return save and restore.
         entry = self.ops.TRAP_ENTRY
@@ -1087,6 +1094,25 @@ class Kprobes:
                                trap.address + self.ops.BP_PC_ADVANCE)
         return UNHANDLED
 
+    def _count_reentry(self, cpu: Cpu, resume: int) -> None:
+        """Count the exception returns in a row of ``cpu`` to one armed breakpoint;
+        a guest fault at :data:`MAX_REENTRIES` (the handler returned non-zero
+        without changing the PC: the breakpoint traps again at once)."""
+        kp = self.probes.get(resume)
+        if kp is None or kp.ftrace or kp.optimized or \
+                self.machine.read(resume, len(kp.breakpoint)) != kp.breakpoint:
+            self._reentries.pop(cpu.index, None)
+            return
+        at, n = self._reentries.get(cpu.index, (resume, 0))
+        n = n + 1 if at == resume else 1
+        self._reentries[cpu.index] = (resume, n)
+        if n >= MAX_REENTRIES:
+            raise self.machine.fault(
+                cpu, f"the kprobe at {kp.describe()}: its pre_handler returned non-zero "
+                     "(it changed the PC: no single-step) but left the PC at the breakpoint, "
+                     f"which traps again at once; stopped after {n} re-entries in a row "
+                     "(v5.10 loops forever)", pc=resume)
+
     def _hypercall(self, cpu: Cpu, op: int, regs: int, struct: int) -> int | Resume:
         """HC_KPROBE: the exception return (KPROBE_HC_RETURN, a2 = the handler's
         result) or a host handler's call (a2 = pt_regs, a3 = the probe)."""
@@ -1106,6 +1132,7 @@ class Kprobes:
                 cpu.pc = resume
                 raise self.machine.fault(cpu, self.arch.exception_names.get(
                     fault, f"fault {fault}"), pc=resume)
+            self._count_reentry(cpu, resume)
             self._returned[cpu.index] = resume
             return Resume(resume)
         op, trapnr = op & ((1 << KPROBE_HC_SHIFT) - 1), op >> KPROBE_HC_SHIFT

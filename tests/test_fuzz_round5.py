@@ -65,3 +65,44 @@ def test_a_signal_while_the_commands_import_is_one_line(sig) -> None:
     assert proc.returncode == 128 + sig, err
     assert err == ("kisim: interrupted\n" if sig == signal.SIGINT else "kisim: terminated\n")
     assert out == ""                                  # the command never ran
+
+
+# -- a pre_handler that returns non-zero and leaves the PC on the breakpoint ------------
+
+STUCK = ("#include <linux/kprobes.h>\n"
+         "int stuck_pre(struct kprobe *p, struct pt_regs *regs)\n{\n\treturn 1;\n}\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["arm", "ppc32"])
+def test_a_handler_returning_non_zero_in_place_is_stopped(name, tmp_path) -> None:
+    """v5.10 re-enters the breakpoint forever; kisim stops after MAX_REENTRIES, well
+    before the run's budget (which here would take a minute to reach)."""
+    from kbuild import build
+    from kbuild.modules import load_module
+    from probes.kprobes import MAX_REENTRIES, Kprobe, Kprobes
+    from sim.errors import GuestFault
+    from sim.guest import Guest
+    (tmp_path / "h.c").write_text(STUCK)
+    guest = Guest(build(name, modules=[load_module(tmp_path / "h.c")]), workload="kmalloc",
+                  size=3)
+    kprobes = Kprobes(guest)
+    kp = kprobes.register_kprobe(Kprobe(symbol_name="kmalloc", pre_handler="stuck_pre"))
+    with pytest.raises(GuestFault) as fault:
+        guest.run(max_instructions=5_000_000)
+    assert "the kprobe at kmalloc+0x0: its pre_handler returned non-zero" in str(fault.value)
+    assert f"stopped after {MAX_REENTRIES} re-entries in a row" in str(fault.value)
+    assert kp.hits == MAX_REENTRIES and fault.value.pc == kp.addr
+
+
+@pytest.mark.slow
+def test_many_hits_in_a_row_of_an_ordinary_probe_are_no_loop() -> None:
+    """The negative control: more than MAX_REENTRIES hits of one probe, each
+    resuming past it, run to the end."""
+    from kbuild import build
+    from probes.kprobes import MAX_REENTRIES, Kprobe, Kprobes
+    from sim.guest import Guest
+    guest = Guest(build("arm"), workload="kmalloc", size=MAX_REENTRIES + 10)
+    kp = Kprobes(guest).register_kprobe(Kprobe(symbol_name="kmalloc",
+                                               pre_handler="kprobe_empty_pre_handler"))
+    assert guest.run().ok and kp.hits > MAX_REENTRIES
