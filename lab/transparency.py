@@ -33,7 +33,7 @@ import capstone
 from kbuild import Build
 from lab.symbols import Function, functions_of
 from patcher.errors import PatchError
-from probes.kprobes import Kprobe, Kprobes, Kretprobe, arch_kprobes
+from probes.kprobes import Kprobe, Kprobes, Kretprobe, arch_kprobes, check_optprobes
 from sim.guest import Guest
 
 #: The probe each mode registers, as ``kisim kprobe`` names them.
@@ -82,14 +82,26 @@ class Transparency:
 
     @property
     def ok(self) -> bool:
-        return self.checksum_ok and not self.mismatches and self.probed > 0
+        return self.failure is None
+
+    @property
+    def failure(self) -> str | None:
+        """Why the check failed (None: it passed)."""
+        if not self.probed:
+            return (f"nothing probed: the kernel refused all {len(self.refused)} instruction(s)"
+                    if self.refused else "nothing probed: no instructions")
+        if self.mismatches:
+            return f"{len(self.mismatches)} probe(s) hit a different number of times"
+        if not self.checksum_ok:
+            return "the checksum differs from the unprobed run's"
+        return None
 
     def refusal_reasons(self) -> Counter[str]:
         """How many instructions each reason refused (reasons without their place)."""
         return Counter(f"{r.errno}: {r.reason.split(' is ', 1)[-1]}" for r in self.refused)
 
     def to_json(self) -> dict:
-        return {**asdict(self), "ok": self.ok}
+        return {**asdict(self), "ok": self.ok, "failure": self.failure}
 
 
 def instructions(guest: Guest, functions: Iterable[Function]) -> list[int]:
@@ -139,6 +151,8 @@ def every_instruction(kernel: Build, target: str | None = None, *, workload: str
         raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
     kw = dict(cpus=1, workload=workload, size=size, expect=expect)
     reference = Guest(kernel, **kw)
+    if mode == "opt":
+        check_optprobes(reference)          # as --at X --opt: no run of "0 optimized"
     functions = (reference.image.functions if target is None
                  else functions_of(reference.image, target))
     entries = {start for start, _, _ in functions}

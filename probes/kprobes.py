@@ -870,10 +870,7 @@ class Kprobes:
         optprobes, for a probe with a post_handler, a disabled one, or a
         region can_optimize() rejects.
         """
-        if ("optprobes" not in self.arch.capabilities
-                or "optprobe_buffers" not in self.guest.image.symbols):
-            built = f" ({self.arch.variant}=y)" if self.arch.variant else ""
-            raise PatchError("EINVAL", f"kprobe: no optprobes on {self.arch.name}{built}")
+        check_optprobes(self.guest)
         kp = kp.aggr or kp
         if (self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized
                 or kp in self._optimizing):
@@ -1146,6 +1143,15 @@ class Kprobes:
         handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
                    KPROBE_HC_RET: "handler"}[op]
         return int(getattr(owner, handler)(owner, regs_view) or 0)
+
+
+def check_optprobes(guest: Guest) -> None:
+    """:class:`PatchError` (EINVAL) unless ``guest``'s kernel has optprobes (the arch
+    has them, and this build of it: not a Thumb-2 kernel)."""
+    arch = guest.arch
+    if "optprobes" not in arch.capabilities or "optprobe_buffers" not in guest.image.symbols:
+        built = f" ({arch.variant}=y)" if arch.variant else ""
+        raise PatchError("EINVAL", f"kprobe: no optprobes on {arch.name}{built}")
 
 
 register_module_service("KPROBE", lambda guest: Kprobes(guest)._module_call)

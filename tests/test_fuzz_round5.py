@@ -1,6 +1,7 @@
 """Fuzz round 5 (issue 38): each finding's reproducer, now a one-line answer."""
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -106,3 +107,40 @@ def test_many_hits_in_a_row_of_an_ordinary_probe_are_no_loop() -> None:
     kp = Kprobes(guest).register_kprobe(Kprobe(symbol_name="kmalloc",
                                                pre_handler="kprobe_empty_pre_handler"))
     assert guest.run().ok and kp.hits > MAX_REENTRIES
+
+
+# -- --every-instruction: --opt without optprobes, and a module kprobes may not probe ----
+
+NO_OPTPROBES = [("ppc32",), ("arm", "--set", "THUMB2_KERNEL=y")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel", NO_OPTPROBES, ids=["ppc32", "thumb2"])
+@pytest.mark.parametrize("where", [("--at", "kmalloc"), ("--every-instruction", "kmalloc")],
+                         ids=["at", "every-instruction"])
+def test_opt_without_optprobes_is_refused_alike(kernel, where, capsys) -> None:
+    assert main(["kprobe", "--arch", *kernel, *where, "--opt", "--size", "3"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("kisim: error: EINVAL: kprobe: no optprobes on ")
+    assert captured.err.count("\n") == 1
+
+
+NOKPROBE = ("#include <linux/kprobes.h>\n"
+            "unsigned long nok_run(unsigned long x) { return x + 1; }\n"
+            "NOKPROBE_SYMBOL(nok_run);\n")
+
+
+@pytest.mark.slow
+def test_every_instruction_over_nokprobe_code_says_why(tmp_path, capsys) -> None:
+    (tmp_path / "nok.c").write_text(NOKPROBE)
+    argv = ["kprobe", "--arch", "arm", "--module", str(tmp_path / "nok.c"),
+            "--every-instruction", "nok", "--workload", "nok:nok_run", "--size", "3"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "blacklisted (NOKPROBE_SYMBOL(nok_run))" in out
+    assert out.splitlines()[-1].split() == ["not", "ok", "nothing", "probed:", "the", "kernel",
+                                            "refused", "all", "7", "instruction(s)"]
+    assert main([*argv, "--json"]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert found["probed"] == 0 and found["failure"].startswith("nothing probed")

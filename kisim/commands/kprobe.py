@@ -138,4 +138,6 @@ def _every_instruction(args: argparse.Namespace) -> int:
     value = "none" if found.checksum is None else f"{found.checksum:#x}"
     print(f"  checksum      {value}: {_checksum_word(args, found.checksum_ok)}"
           + (", the same as without probes" if found.checksum_ok else ""))
+    if not found.ok:
+        print(f"  not ok        {found.failure}")
     return 0 if found.ok else 1
