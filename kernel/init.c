@@ -30,6 +30,9 @@ struct boot_params boot_params __section(".data.boot_params") = {
 	.workload = "",
 };
 
+/* boot_params.workload in printk: it may fill its array, with no NUL. */
+#define WORKLOAD_FMT	"%." __stringify(WORKLOAD_NAME_LEN) "s"
+
 union thread_union init_stacks[CONFIG_NR_CPUS] __aligned(THREAD_SIZE);
 
 static int boot_done;
@@ -57,16 +60,16 @@ static int kernel_init(void *unused)
 	if (!module_workload) {
 		w = find_workload(boot_params.workload);
 		if (!w)
-			panic("unknown workload '%.16s'", boot_params.workload);
+			panic("unknown workload '" WORKLOAD_FMT "'", boot_params.workload);
 		name = w->name;
 	}
 	size = boot_params.size || !w ? boot_params.size : w->default_size;
 	module_init_all();
 	hypercall2(HC_WORKLOAD, (unsigned long)name, size);
-	printk("kisim: " ARCH_NAME " kernel, %d CPU%s, workload %.16s size %u\n",
+	printk("kisim: " ARCH_NAME " kernel, %d CPU%s, workload " WORKLOAD_FMT " size %u\n",
 	       nr_cpus, nr_cpus == 1 ? "" : "s", name, size);
 	sum = w ? w->run(size) : module_workload(size);
-	printk("kisim: %.16s done, checksum %08lx\n", name, sum);
+	printk("kisim: " WORKLOAD_FMT " done, checksum %08lx\n", name, sum);
 	hypercall1(HC_CHECKSUM, sum);
 	module_exit_all();
 	smp_store_release(&system_halting, 1);

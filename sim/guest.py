@@ -56,8 +56,8 @@ from sim.hypercall import HYPERCALL_H, HYPERCALLS, HypercallTable, parse_defines
 from sim.machine import Cpu, Machine
 from sim.modinit import FailedModule, ModuleInits
 from sim.self_patching import SelfPatching
-from sim.workloads import (DEFAULT_SIZES, WORKLOADS, WorkloadError, check_workload, mix32,
-                           module_workload, reference_checksum)
+from sim.workloads import (DEFAULT_SIZES, WORKLOAD_NAME_LEN, WORKLOADS, WorkloadError,
+                           check_workload, mix32, module_workload, reference_checksum)
 
 #: Default instruction budget of a whole run (all CPUs): ~100x a default workload.
 MAX_INSTRUCTIONS = 300_000_000
@@ -66,7 +66,6 @@ DEFAULT_QUANTUM = 10_000
 
 _CONSTS = parse_defines(HYPERCALL_H, "")
 BOOT_PARAMS_MAGIC = _CONSTS["BOOT_PARAMS_MAGIC"]
-WORKLOAD_NAME_LEN = _CONSTS["WORKLOAD_NAME_LEN"]
 TASK_COMM_LEN = 16          # kernel/include/linux/sched.h
 MODULE_H = HYPERCALL_H.with_name("module.h")
 #: errno numbers by name (kernel/include/linux/errno.h): module calls return -errno.

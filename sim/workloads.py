@@ -10,7 +10,11 @@ import re
 from pathlib import Path
 from typing import Callable
 
-WORKLOADS_C = Path(__file__).resolve().parent.parent / "kernel" / "workloads" / "workloads.c"
+KERNEL = Path(__file__).resolve().parent.parent / "kernel"
+WORKLOADS_C = KERNEL / "workloads" / "workloads.c"
+#: ``boot_params.workload``'s size (kernel/include/kisim/hypercall.h): a name, then a NUL.
+WORKLOAD_NAME_LEN = int(re.search(r"^#define\s+WORKLOAD_NAME_LEN\s+(\d+)",
+                                  (KERNEL / "include/kisim/hypercall.h").read_text(), re.M)[1])
 
 
 def _parse_workloads(path: Path) -> dict[str, int]:
@@ -43,6 +47,9 @@ def check_workload(name: str, size: int | None = None) -> None:
         if not all(_IDENT.match(part) for part in parts):
             raise WorkloadError(f"workload {name!r}: MODULE:FUNC takes a module name and "
                                 "a function name (C identifiers)")
+        if len(name.encode()) >= WORKLOAD_NAME_LEN:
+            raise WorkloadError(f"workload {name[:40]!r}...: MODULE:FUNC is at most "
+                                f"{WORKLOAD_NAME_LEN - 1} bytes (boot_params.workload)")
     elif name not in WORKLOADS:
         raise WorkloadError(f"unknown workload {name!r} (valid: {', '.join(WORKLOADS)})")
     low = 0 if parts is not None else 1     # a built-in workload's 0 is its default size

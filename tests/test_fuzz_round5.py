@@ -144,3 +144,27 @@ def test_every_instruction_over_nokprobe_code_says_why(tmp_path, capsys) -> None
     assert main([*argv, "--json"]) == 1
     found = json.loads(capsys.readouterr().out)
     assert found["probed"] == 0 and found["failure"].startswith("nothing probed")
+
+
+# -- the workload's name, whole, in the console ------------------------------------------
+
+LONG = "a_function_whose_name_is_longer_than_sixteen_bytes"
+
+
+@pytest.mark.slow
+def test_the_console_names_a_long_workload_whole(tmp_path, capsys) -> None:
+    (tmp_path / "longname.c").write_text(f"unsigned long {LONG}(unsigned long x) "
+                                         "{ return x + 1; }\n")
+    assert main(["boot", "--arch", A, "--module", str(tmp_path / "longname.c"), "--workload",
+                 f"longname:{LONG}", "--size", "3"]) == 0
+    out = capsys.readouterr().out
+    assert f"workload longname:{LONG} size 3\n" in out
+    assert f"kisim: longname:{LONG} done, checksum 00000004\n" in out
+
+
+def test_a_workload_name_longer_than_boot_params_holds_is_one_line(capsys) -> None:
+    from sim.workloads import WORKLOAD_NAME_LEN
+    name = "m:" + "f" * (WORKLOAD_NAME_LEN - 3)           # with its NUL: the array, full
+    assert main(["boot", "--arch", A, "--workload", name + "f"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"at most {WORKLOAD_NAME_LEN - 1} bytes" in err

@@ -28,7 +28,13 @@
 #define HC_MODULE	21	/* a1 = MOD_* op (kisim/module.h), a2, a3: the module API's host half */
 
 #define BOOT_PARAMS_MAGIC	0x4b53494d	/* "KSIM" */
-#define WORKLOAD_NAME_LEN	16
+/*
+ * A built-in workload's name or a module's MODULE:FUNC, and its NUL: v5.10
+ * allows a module name of MODULE_NAME_LEN (64 - sizeof(long)) bytes and a
+ * symbol of KSYM_NAME_LEN (128), NULs included (include/linux/module.h,
+ * include/linux/kallsyms.h): 59 + 1 + 127 + 1 on a 32-bit kernel.
+ */
+#define WORKLOAD_NAME_LEN	192
 
 #ifndef __ASSEMBLY__
 #include <linux/types.h>
@@ -36,7 +42,7 @@
 /*
  * Written by the host into the symbol `boot_params` before the first
  * instruction runs (layout: u32 magic, u32 size, u32 flags,
- * char workload[16]; in the guest's byte order).
+ * char workload[WORKLOAD_NAME_LEN]; in the guest's byte order).
  */
 struct boot_params {
 	u32 magic;
