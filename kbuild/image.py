@@ -413,11 +413,27 @@ def _link(objs: list[Path], out: Path, arch: Arch, env: dict[str, str],
     if proc.returncode != 0:        # with modules linked in, theirs is the likely fault
         raise ModuleError(first_error(proc.stderr + proc.stdout,
                                       ", ".join(os.fspath(m.path) for m in modules)))
-    span = _memory_span(out)
-    if span > MAX_IMAGE_BYTES:
-        raise ModuleError(f"{', '.join(os.fspath(m.path) for m in modules)}: the image with "
-                          f"these modules takes {span:#x} bytes of memory (code, data and "
-                          f".bss); the limit is {MAX_IMAGE_BYTES >> 20} MiB")
+    _check_size(modules, "the image with these modules takes", _memory_span(out))
+
+
+def _check_size(modules: tuple[Module, ...], what: str, size: int) -> None:
+    """:class:`ModuleError` when ``size`` (what ``what`` takes) is over :data:`MAX_IMAGE_BYTES`."""
+    if size > MAX_IMAGE_BYTES:
+        raise ModuleError(f"{', '.join(os.fspath(m.path) for m in modules)}: {what} "
+                          f"{size:#x} bytes of memory (code, data and .bss); the limit is "
+                          f"{MAX_IMAGE_BYTES >> 20} MiB")
+
+
+def _alloc_bytes(obj: Path) -> int:
+    """What an object will take in memory: its SHF_ALLOC sections and common symbols."""
+    with open(obj, "rb") as f:
+        elf = ELFFile(f)
+        total = sum(s["sh_size"] for s in elf.iter_sections() if s["sh_flags"] & 0x2)
+        for table in elf.iter_sections():
+            if isinstance(table, SymbolTableSection):
+                total += sum(sym["st_size"] for sym in table.iter_symbols()
+                             if sym["st_shndx"] == "SHN_COMMON")
+    return total
 
 
 def _memory_span(elf_path: Path) -> int:
@@ -440,6 +456,8 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
     objs, warnings = _compile_all(arch, flags, config, include, objdir, env, step, modules)
     split = sum(len(m.sources) for m in modules)       # the modules' objects come first
     defined = _module_symbols(arch, config, modules, objs[:split], objs[split:])
+    # before the link: an x86_64 kernel's 32-bit relocations fail on a 64 GiB .bss first
+    _check_size(modules, "their objects take", sum(map(_alloc_bytes, objs[:split])))
     step(f"{arch.name}: linking")
     compiled = time.perf_counter()
     elf = work / ELF_NAME

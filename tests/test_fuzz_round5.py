@@ -168,3 +168,18 @@ def test_a_workload_name_longer_than_boot_params_holds_is_one_line(capsys) -> No
     assert main(["boot", "--arch", A, "--workload", name + "f"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"at most {WORKLOAD_NAME_LEN - 1} bytes" in err
+
+
+# -- a module's .bss far over the image limit, where the link would fail first -----------
+
+@pytest.mark.slow
+def test_a_64_gib_bss_gets_the_limit_message(tmp_path, capsys) -> None:
+    mod = tmp_path / "huge.c"
+    mod.write_text("char huge[64UL << 30];\n"
+                   "unsigned long run(unsigned long x) { huge[x] = 1; return huge[x / 2]; }\n")
+    assert main(["boot", "--arch", "x86_64", "--module", str(mod), "--workload", "huge:run",
+                 "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"kisim: error: {mod}: their objects take 0x10000000")
+    assert captured.err.endswith("bytes of memory (code, data and .bss); the limit is 256 MiB\n")
