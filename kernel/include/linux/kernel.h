@@ -11,6 +11,8 @@
 #include <linux/string.h>
 #include <linux/preempt.h>
 #include <linux/minmax.h>
+#include <linux/export.h>		/* through <linux/linkage.h> in v5.10 */
+#include <asm/div64.h>
 #include <asm/byteorder.h>		/* as v5.10's: cpu_to_le32 & co. */
 
 /* include/linux/kernel.h and include/uapi/linux/const.h (v5.10). */
