@@ -5,8 +5,9 @@ unit each, as ``obj-m := name.o`` / ``name-y := a.o b.o`` would build it
 with ``make M=DIR``) or a comma-separated list of C files. Sources and
 local headers are read with :func:`fsio.read_regular` (regular files only,
 size-limited). Its name (``KBUILD_MODNAME``) is the file's stem, the
-directory's name, or the first file's stem: a C identifier, unique in one
-build. It is compiled as a kernel module would be (v5.10 kbuild: the
+directory's name, or the first file's stem, each ``-`` made ``_`` as
+kbuild's ``name-fix`` does (scripts/Makefile.lib: ``crc-ccitt.c`` is
+module ``crc_ccitt``): a C identifier, unique in one build. It is compiled as a kernel module would be (v5.10 kbuild: the
 kernel's flags, ``-DMODULE`` and ``-DKBUILD_MODNAME``, warnings reported
 and not fatal unless ``werror``) and linked into the image, so that its
 functions are kernel text like any other: probed, traced and counted the
@@ -139,6 +140,12 @@ def _check_c(path: Path) -> None:
                           "or a comma-separated list of C files")
 
 
+def modname(stem: str) -> str:
+    """``KBUILD_MODNAME`` of a file or directory named ``stem``: each ``-`` made
+    ``_`` (scripts/Makefile.lib ``name-fix``, which ``modname_flags`` applies)."""
+    return stem.replace("-", "_")
+
+
 def load_module(path: str | os.PathLike[str], werror: bool | None = None) -> Module:
     """Read one module (FILE.c, DIR, or ``a.c,b.c``); :class:`ModuleError` /
     :class:`fsio.UnsafePath` when unusable. ``werror`` defaults to the
@@ -162,9 +169,11 @@ def load_module(path: str | os.PathLike[str], werror: bool | None = None) -> Mod
         _check_c(Path(text))
         files = [_resolve(Path(text))]
         name, root, recursive = files[0].stem, files[0].parent, False
+    name = modname(name)
     if not _NAME.match(name):
         raise ModuleError(f"{text}: the module name {name!r} (the "
-                          f"{'directory' if recursive else 'file'}'s stem) is not a C identifier")
+                          f"{'directory' if recursive else 'file'}'s stem, '-' read as '_') "
+                          "is not a C identifier")
     if len(files) > MAX_FILES or len(set(files)) != len(files):
         raise ModuleError(f"{text}: a module's C files must be distinct, at most {MAX_FILES}")
     outside = [f for f in files if not f.is_relative_to(root)]
@@ -215,4 +224,4 @@ def first_error(diagnostics: str, where: object) -> str:
 
 
 __all__ = ["HEADER_LIMIT", "MODULE_LIMIT", "Module", "ModuleError", "ModuleFile", "ModulePath",
-           "first_error", "load_module", "load_modules", "module_flags", "warnings_of"]
+           "first_error", "load_module", "load_modules", "modname", "module_flags", "warnings_of"]

@@ -131,6 +131,12 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 				   *fmt == 'X', width, pad, left);
 			break;
 		case 'p':
+			if (fmt[1] == 'x') {	/* %px: the raw address, as many digits as a pointer has */
+				fmt++;
+				put_number(&o, (unsigned long)va_arg(ap, void *), false, 16, false,
+					   2 * sizeof(void *), '0', false);
+				break;
+			}
 			put(&o, '0');
 			put(&o, 'x');
 			put_number(&o, (unsigned long)va_arg(ap, void *), false, 16, false,

@@ -1,18 +1,22 @@
-"""Linux v5.10's lib/rbtree.c and lib/crc32.c built unchanged as modules
-(tests/linux_lib/), checked against Python on every arch."""
+"""Linux v5.10's lib/ files built unchanged as modules (tests/linux_lib/):
+rbtree.c, crc32.c, and the math, CRC-16, hweight and reciprocal-division
+files, each checked against an independent Python reference on every arch,
+and under a kprobe on every instruction."""
 from __future__ import annotations
 
 import importlib.util
+import math
 import shutil
 import zlib
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 import pytest
 
 import patcher.instrument  # noqa: F401  (serves the module API)
 import probes.kprobes  # noqa: F401
 from arches import NAMES, get_arch
-from kbuild import build
+from kbuild import Build, ModuleError, build
 from sim.guest import Guest
 from test_module_headers import LINUX_LIB, _xorshift
 
@@ -30,8 +34,9 @@ def _fnv(values: list[int]) -> int:
     return h
 
 
-def _run(arch: str, module: Path, workload: str, size: int) -> int:
-    result = Guest(build(arch, modules=[module]), workload=workload, size=size).run()
+def _run(arch: str, module: Path | list[Path], workload: str, size: int) -> int:
+    modules = module if isinstance(module, list) else [module]
+    result = Guest(build(arch, modules=modules), workload=workload, size=size).run()
     assert result.ok, result.console
     return result.checksum
 
@@ -97,6 +102,239 @@ def test_linux_lib_crc32_builds_unchanged(arch: str, tmp_path: Path) -> None:
     assert _run(arch, mod, "crc32:test_crc32_run", 1000) == crc32_reference(1000)
 
 
+def gcd_reference(size: int) -> int:
+    """test_gcd_run: math.gcd of pairs with a shared factor, shifted, b = 0 at every 7th."""
+    xs, out = iter(_xorshift(3 * size)), []
+    for i in range(size):
+        a, b, k = next(xs) % 5000 + 1, next(xs) % 5000 + 1, next(xs) % 64 + 1
+        out.append(math.gcd((a * k) << (i % 4), (b * k) << (i % 4) if i % 7 else 0))
+    return _fnv(out)
+
+
+def lcm_reference(size: int) -> int:
+    """test_lcm_run: lcm and lcm_not_zero (b when a is 0) of pairs, a = 0 at every 5th."""
+    xs, out = iter(_xorshift(3 * size)), []
+    for i in range(size):
+        k = next(xs) % 16 + 1
+        a, b = (next(xs) % 3750) * k, (next(xs) % 3750 + 1) * k
+        a = 0 if i % 5 == 0 else a
+        out += [math.lcm(a, b), math.lcm(a, b) or b or a]
+    return _fnv(out)
+
+
+def _crc16_bitwise(data: bytes, crc: int, poly: int, reflected: bool) -> int:
+    """An independent bit-at-a-time CRC-16 from ``crc``, not inverted:
+    reflected with 0xA001 (CRC-16/ARC) or 0x8408 (KERMIT), else 0x1021 (XMODEM)."""
+    for byte in data:
+        if reflected:
+            crc ^= byte
+            for _ in range(8):
+                crc = (crc >> 1) ^ (poly if crc & 1 else 0)
+        else:
+            crc ^= byte << 8
+            for _ in range(8):
+                crc = ((crc << 1) ^ (poly if crc & 0x8000 else 0)) & 0xFFFF
+    return crc
+
+
+def _bytes(size: int) -> bytes:
+    return bytes(v >> 24 for v in _xorshift(size))
+
+
+def crc16_reference(size: int) -> int:
+    data = _bytes(size)
+    return _fnv([_crc16_bitwise(data, 0, 0xA001, True),
+                 _crc16_bitwise(data, 0xFFFF, 0xA001, True), 1])
+
+
+def crc_ccitt_reference(size: int) -> int:
+    data = _bytes(size)
+    return _fnv([_crc16_bitwise(data, 0, 0x8408, True), _crc16_bitwise(data, 0xFFFF, 0x8408, True),
+                 _crc16_bitwise(data, 0xFFFF, 0x1021, False),
+                 _crc16_bitwise(data, 0, 0x1021, False)])
+
+
+def crc_itu_t_reference(size: int) -> int:
+    data = _bytes(size)
+    return _fnv([_crc16_bitwise(data, 0, 0x1021, False),
+                 _crc16_bitwise(data, 0xFFFF, 0x1021, False)])
+
+
+def hweight_reference(size: int) -> int:
+    xs, out = iter(_xorshift(2 * size)), []
+    for _ in range(size):
+        w = next(xs)
+        wide = w << 32 | next(xs)
+        out += [bin(w & 0xFF).count("1"), bin(w & 0xFFFF).count("1"), bin(w).count("1"),
+                bin(wide).count("1")]
+    return _fnv(out)
+
+
+def _reciprocal_adv(d: int, prec: int) -> tuple[int, int, int, int]:
+    """(m, sh, exp, is_wide_m) of Granlund and Montgomery's figure 6.2 with N = 32."""
+    exp = (d - 1).bit_length()
+    low, high = (1 << (32 + exp)) // d, ((1 << (32 + exp)) + (1 << (32 + exp - prec))) // d
+    sh = exp
+    while sh > 0 and low >> 1 < high >> 1:
+        low, high, sh = low >> 1, high >> 1, sh - 1
+    return high & 0xFFFF_FFFF, sh, exp, int(high > 0xFFFF_FFFF)
+
+
+def reciprocal_div_reference(size: int) -> int:
+    """test_reciprocal_div_run: a // d (what reciprocal_divide must give), the
+    paper's m, sh1 = min(l, 1), sh2 = max(l - 1, 0), the precise variant's
+    fields, and divmod of a 64-bit n by d."""
+    xs, out = iter(_xorshift(5 * size)), []
+    for _ in range(size):
+        d = next(xs)
+        d = (d >> (next(xs) % 32)) or 1
+        a = next(xs)
+        n = next(xs) << 32
+        n |= next(xs)
+        l = (d - 1).bit_length()
+        m = ((1 << 32) * ((1 << l) - d) // d + 1) & 0xFFFF_FFFF
+        out += [a // d, m, min(l, 1) | max(l - 1, 0) << 8]
+        if d < 1 << 31:
+            am, sh, exp, wide = _reciprocal_adv(d, 32)
+            out += [am, sh | exp << 8 | wide << 16]
+        q, r = divmod(n, d)
+        out += [r, q & 0xFFFF_FFFF, q >> 32]
+    return _fnv(out)
+
+
+def test_the_crc16_references_are_right() -> None:
+    """The catalogue's check values of "123456789" (CRC RevEng: ARC, KERMIT, XMODEM, CCITT-FALSE)."""
+    check = b"123456789"
+    assert _crc16_bitwise(check, 0, 0xA001, True) == 0xBB3D
+    assert _crc16_bitwise(check, 0, 0x8408, True) == 0x2189
+    assert _crc16_bitwise(check, 0, 0x1021, False) == 0x31C3
+    assert _crc16_bitwise(check, 0xFFFF, 0x1021, False) == 0x29B1
+
+
+def test_the_reciprocal_reference_divides() -> None:
+    for d in (1, 2, 3, 7, 10, 641, 0x7FFF_FFFF, 0xFFFF_FFFF):
+        l = (d - 1).bit_length()
+        m = ((1 << 32) * ((1 << l) - d) // d + 1) & 0xFFFF_FFFF
+        for a in (0, 1, d - 1, d, 12345678, 0xFFFF_FFFF):
+            t = (a * m) >> 32
+            assert (t + ((a - t) >> min(l, 1))) >> max(l - 1, 0) == a // d
+
+
+def llist_reference(size: int) -> int:
+    """test_llist_run: a stack; llist_add says whether it was empty."""
+    stack = _xorshift(size)
+    out = [1, 1] + [0] * (size - 1)
+    out += [stack.pop() for _ in range(size // 3)]
+    return _fnv(out + stack + [1, 1])
+
+
+def plist_reference(size: int) -> int:
+    """test_plist_run: ascending priority, equal ones in the order added; a
+    requeued node goes behind the others of its priority."""
+    prio = [v % 16 for v in _xorshift(size)]
+    order = sorted((i for i in range(size) if i % 3), key=lambda i: prio[i])
+    for i in range(1, size, 5):
+        if i % 3:
+            order.remove(i)
+            order.insert(sum(1 for j in order if prio[j] <= prio[i]), i)
+    out = [v for i in order for v in (prio[i], i)]
+    return _fnv(out + [prio[order[0]], prio[order[-1]]])
+
+
+def interval_tree_reference(size: int) -> int:
+    """test_interval_tree_run: by brute force, the kept intervals overlapping each
+    window, by start (equal starts in the order inserted)."""
+    xs = iter(_xorshift(2 * size + 2 * (size // 4 + 1)))
+    nodes = []
+    for _ in range(size):
+        start = next(xs) % 1000
+        nodes.append((start, start + next(xs) % 50))
+    kept = sorted((i for i in range(size) if i % 4), key=lambda i: nodes[i][0])
+    out = []
+    for _ in range(size // 4 + 1):
+        start = next(xs) % 1000
+        last = start + next(xs) % 30
+        out += [i for i in kept if nodes[i][0] <= last and start <= nodes[i][1]] + [0xFFFF_FFFF]
+    return _fnv(out)
+
+
+def list_debug_reference(size: int) -> int:
+    """test_list_debug_run: the list without every third entry, and every
+    corrupting operation refused (the checks say 0, the length stays)."""
+    vals = _xorshift(size)
+    kept = [i for i in range(size) if i % 3]
+    n = len(kept)
+    return _fnv([vals[i] for i in kept] + [n, 1, 0, n, n, 1, 0, 0, n, 0, n, 1])
+
+
+class Lib(NamedTuple):
+    """One lib/ file's module under tests/linux_lib/: the modules it needs built
+    first (as lcm.o needs gcd.o), its reference, the size the reference test
+    runs, and the options it needs."""
+
+    needs: list[str]
+    reference: Callable[[int], int]
+    size: int = 200
+    overrides: dict[str, str] | None = None
+
+
+#: The module is named as kbuild names it ('-' made '_'); its workload is
+#: MOD:test_MOD_run.
+LIB = {"gcd": Lib([], gcd_reference), "lcm": Lib(["gcd"], lcm_reference),
+       "crc16": Lib([], crc16_reference), "crc-ccitt": Lib([], crc_ccitt_reference),
+       "crc-itu-t": Lib([], crc_itu_t_reference), "hweight": Lib([], hweight_reference),
+       "reciprocal_div": Lib([], reciprocal_div_reference),
+       "llist": Lib([], llist_reference), "plist": Lib([], plist_reference),
+       "interval_tree": Lib(["rbtree"], interval_tree_reference),
+       "list_debug": Lib([], list_debug_reference, 64, {"DEBUG_LIST": "y"})}
+
+
+def lib_build(arch: str, name: str) -> tuple[Build, str]:
+    """The kernel with tests/linux_lib/NAME (and what it needs) built in, and its workload."""
+    lib = LIB[name]
+    mod = name.replace("-", "_")
+    modules = [LINUX_LIB / n for n in lib.needs] + [LINUX_LIB / name]
+    return build(arch, overrides=lib.overrides, modules=modules), f"{mod}:test_{mod}_run"
+
+
+@pytest.mark.parametrize("name", list(LIB))
+@pytest.mark.parametrize("arch", NAMES)
+def test_linux_lib_file_builds_unchanged_and_gives_the_reference(arch: str, name: str) -> None:
+    image, workload = lib_build(arch, name)
+    size = LIB[name].size
+    result = Guest(image, workload=workload, size=size).run()
+    assert result.ok, result.console
+    assert result.checksum == LIB[name].reference(size)
+
+
+def test_list_debug_catches_each_corruption_with_v5_10s_message() -> None:
+    """The warnings lib/list_debug.c printed, and the checks are the module's: with
+    CONFIG_DEBUG_LIST=n, <linux/list.h>'s own inline checks clash with its
+    definitions, as lib/Makefile builds list_debug.o only for DEBUG_LIST."""
+    image, workload = lib_build("x86_64", "list_debug")
+    guest = Guest(image, workload=workload, size=16)
+    console = guest.run().console
+    for what in ("list_add double add: new=", "list_add corruption. next->prev should be prev (",
+                 "->next is LIST_POISON1 (0000000000000100)",
+                 "->prev is LIST_POISON2 (0000000000000122)",
+                 "list_del corruption. prev->next should be "):
+        assert what in console, what
+    assert guest.image.symbols["__list_add_valid"] == \
+        guest.image.symbols["list_debug:__list_add_valid"]
+    with pytest.raises(ModuleError, match="__list_add_valid"):
+        build("x86_64", modules=[LINUX_LIB / "list_debug"])
+
+
+def test_do_div_is_the_kernels_div64_32_on_32_bit_arches() -> None:
+    """No libgcc: the image links (--no-undefined) and defines __div64_32 where longs are 32 bits."""
+    for arch in NAMES:
+        image = build(arch, modules=[LINUX_LIB / "reciprocal_div"])
+        names = set(Guest(image, workload="reciprocal_div:test_reciprocal_div_run",
+                          size=1).image.symbols)
+        assert ("__div64_32" in names) == (get_arch(arch).bits == 32), arch
+        assert not names & {"__udivdi3", "__umoddi3", "__aeabi_uldivmod"}, arch
+
+
 #: (module, workload, size): each run small, since every instruction traps.
 TRANSPARENT = [("sort", "sort:test_sort_run", 40), ("list_sort", "list_sort:test_list_sort_run", 40),
                ("rbtree", "rbtree:test_rbtree_run", 40), ("crc32", "crc32:test_crc32_run", 64)]
@@ -113,3 +351,18 @@ def test_a_kprobe_on_every_instruction_changes_nothing(arch: str, module: str, w
     found = every_instruction(build(arch, modules=[path]), module, workload=workload, size=size)
     assert found.ok, (found.mismatches[:3], found.checksum_ok)
     assert found.probed > 0 and found.hits == found.counted and found.nmissed == 0
+
+
+@pytest.mark.transparency
+@pytest.mark.parametrize("name", list(LIB))
+@pytest.mark.parametrize("arch", NAMES)
+def test_every_instruction_of_a_linux_lib_file_is_transparent(arch: str, name: str) -> None:
+    """`kisim kprobe --every-instruction MOD` over each lib/ file's module (the lib file and
+    its test): every probe's hits equal an unprobed run's count of that instruction, and
+    the probed run still gives the Python reference."""
+    from lab.transparency import every_instruction
+    image, workload = lib_build(arch, name)
+    found = every_instruction(image, workload.split(":")[0], workload=workload, size=12)
+    assert found.ok, (found.mismatches[:3], found.checksum_ok)
+    assert found.hits == found.counted > 0 and found.nmissed == 0
+    assert found.checksum == LIB[name].reference(12)

@@ -52,6 +52,12 @@ static inline unsigned long __ffs64(u64 word)
 	return __builtin_ctzll(word);
 }
 
+/* lib/hweight.c's software population counts, brought by a module. */
+extern unsigned int __sw_hweight8(unsigned int w);
+extern unsigned int __sw_hweight16(unsigned int w);
+extern unsigned int __sw_hweight32(unsigned int w);
+extern unsigned long __sw_hweight64(__u64 w);
+
 static inline unsigned int hweight8(unsigned int w)	{ return __builtin_popcount(w & 0xff); }
 static inline unsigned int hweight16(unsigned int w)	{ return __builtin_popcount(w & 0xffff); }
 static inline unsigned int hweight32(unsigned int w)	{ return __builtin_popcount(w); }

@@ -7,6 +7,7 @@
 #ifndef _LINUX_BUG_H
 #define _LINUX_BUG_H
 
+#include <linux/kconfig.h>
 #include <linux/printk.h>
 
 __noreturn void panic(const char *fmt, ...) __printf(1, 2);
@@ -42,6 +43,26 @@ __noreturn void panic(const char *fmt, ...) __printf(1, 2);
 		if (unlikely(cond))					\
 			panic("BUG at %s:%d: %s", __FILE__, __LINE__, #cond); \
 	} while (0)
+
+/*
+ * CHECK_DATA_CORRUPTION(condition, fmt, ...) (include/linux/bug.h, v5.10):
+ * the condition's truth, and when true a warning with the message, or a
+ * panic with CONFIG_BUG_ON_DATA_CORRUPTION. lib/list_debug.c's checks.
+ */
+static inline __must_check bool check_data_corruption(bool v) { return v; }
+#define CHECK_DATA_CORRUPTION(condition, fmt, ...)			\
+	check_data_corruption(({					\
+		bool __corrupt = unlikely(condition);			\
+		if (__corrupt) {					\
+			if (IS_ENABLED(CONFIG_BUG_ON_DATA_CORRUPTION)) { \
+				pr_err(fmt, ##__VA_ARGS__);		\
+				BUG();					\
+			} else {					\
+				WARN(1, fmt, ##__VA_ARGS__);		\
+			}						\
+		}							\
+		__corrupt;						\
+	}))
 
 /* include/linux/build_bug.h */
 #define BUILD_BUG_ON_ZERO(e)	((int)(sizeof(struct { int:(-!!(e)); })))

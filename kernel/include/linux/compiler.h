@@ -57,6 +57,11 @@ static inline unsigned long read_word_at_a_time(const void *addr)
 	return *(unsigned long *)addr;
 }
 
+/* A name no other use of the macro can clash with (include/linux/compiler_types.h). */
+#define ___PASTE(a, b)		a##b
+#define __PASTE(a, b)		___PASTE(a, b)
+#define __UNIQUE_ID(prefix)	__PASTE(__PASTE(__UNIQUE_ID_, prefix), __COUNTER__)
+
 #define __stringify_1(x...)	#x
 #define __stringify(x...)	__stringify_1(x)
 

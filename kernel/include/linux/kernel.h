@@ -10,20 +10,10 @@
 #include <linux/bitops.h>
 #include <linux/string.h>
 #include <linux/preempt.h>
+#include <linux/minmax.h>
+#include <linux/export.h>		/* through <linux/linkage.h> in v5.10 */
+#include <asm/div64.h>
 #include <asm/byteorder.h>		/* as v5.10's: cpu_to_le32 & co. */
-
-#define min(a, b)	((a) < (b) ? (a) : (b))
-#define max(a, b)	((a) > (b) ? (a) : (b))
-
-/* include/linux/minmax.h (v5.10): each argument evaluated once, in its type. */
-#define min_t(type, x, y)	({ type __x = (x); type __y = (y); __x < __y ? __x : __y; })
-#define max_t(type, x, y)	({ type __x = (x); type __y = (y); __x > __y ? __x : __y; })
-#define min3(x, y, z)		min((typeof(x))min(x, y), z)
-#define max3(x, y, z)		max((typeof(x))max(x, y), z)
-#define clamp(val, lo, hi)	min((typeof(val))max(val, lo), hi)
-#define clamp_t(type, val, lo, hi)	min_t(type, max_t(type, val, lo), hi)
-#define clamp_val(val, lo, hi)	clamp_t(typeof(val), val, lo, hi)
-#define swap(a, b)								do { typeof(a) __tmp = (a); (a) = (b); (b) = __tmp; } while (0)
 
 /* include/linux/kernel.h and include/uapi/linux/const.h (v5.10). */
 #define __ALIGN_KERNEL_MASK(x, mask)	(((x) + (mask)) & ~(mask))

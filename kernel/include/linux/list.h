@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Circular doubly linked lists and hash lists: include/linux/list.h of
- * Linux v5.10, header code taken as it is (without CONFIG_DEBUG_LIST: the
- * __list_*_valid checks are true).
+ * Linux v5.10, header code taken as it is. With CONFIG_DEBUG_LIST every add
+ * and delete first asks __list_add_valid / __list_del_entry_valid, which
+ * lib/list_debug.c defines (a module brings it); without, they are true.
  */
 #ifndef _LINUX_LIST_H
 #define _LINUX_LIST_H
@@ -23,6 +24,12 @@ static inline void INIT_LIST_HEAD(struct list_head *list)
 	list->prev = list;
 }
 
+#ifdef CONFIG_DEBUG_LIST
+extern bool __list_add_valid(struct list_head *new,
+			     struct list_head *prev,
+			     struct list_head *next);
+extern bool __list_del_entry_valid(struct list_head *entry);
+#else
 static inline bool __list_add_valid(struct list_head *new,
 				struct list_head *prev,
 				struct list_head *next)
@@ -33,6 +40,7 @@ static inline bool __list_del_entry_valid(struct list_head *entry)
 {
 	return true;
 }
+#endif
 
 static inline void __list_add(struct list_head *new,
 			      struct list_head *prev,

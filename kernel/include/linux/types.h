@@ -5,6 +5,7 @@
 #define _LINUX_TYPES_H
 
 #include <linux/compiler.h>
+#include <asm/types.h>
 
 typedef __UINT8_TYPE__		u8;
 typedef __UINT16_TYPE__		u16;
@@ -49,14 +50,6 @@ typedef u64 __bitwise		__le64;
 typedef u64 __bitwise		__be64;
 typedef u16 __bitwise		__sum16;
 typedef u32 __bitwise		__wsum;
-typedef u8			__u8;
-typedef u16			__u16;
-typedef u32			__u32;
-typedef u64			__u64;
-typedef s8			__s8;
-typedef s16			__s16;
-typedef s32			__s32;
-typedef s64			__s64;
 typedef unsigned int		gfp_t;
 typedef _Bool			bool;
 
