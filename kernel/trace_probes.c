@@ -104,6 +104,54 @@ notrace void probe_sched_wakeup(struct task_struct *t)
 	ring_buffer_commit();
 }
 
+#ifdef CONFIG_KPROBES
+#include <kisim/hypercall.h>
+#include <kisim/kprobes.h>
+
+/*
+ * kprobe events (kernel/trace/trace_kprobe.c kprobe_dispatcher,
+ * __kprobe_trace_func): the host runs the event's fetch program on the
+ * trapped registers and memory and leaves the whole record (common fields,
+ * probe address, arguments, strings) in this CPU's kprobe_event_record,
+ * or answers 0 when the event's filter rejects it; the probe then records
+ * it as the kernel does: reserve, copy, commit. The record's first u16 is
+ * its event id (common_type). See probes/trace_kprobe.py.
+ */
+#define KPROBE_EVENT_RECORD	1024
+u8 kprobe_event_record[CONFIG_NR_CPUS][KPROBE_EVENT_RECORD] __attribute__((aligned(8)));
+
+static notrace void kprobe_event_commit(unsigned long len)
+{
+	const u8 *rec = kprobe_event_record[smp_processor_id()];
+	void *dst;
+
+	if (!len)
+		return;
+	dst = ring_buffer_reserve(*(const u16 *)rec, len);
+	if (!dst)
+		return;
+	__builtin_memcpy(dst, rec, len);
+	ring_buffer_commit();
+}
+
+notrace int kprobe_event_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	kprobe_event_commit(hypercall3(HC_KPROBE_EVENT, (unsigned long)regs, (unsigned long)p, 0));
+	return 0;
+}
+
+notrace int kretprobe_event_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kprobe_event_commit(hypercall3(HC_KPROBE_EVENT, (unsigned long)regs, (unsigned long)ri, 1));
+	return 0;
+}
+NOTRACE_SYMBOL(kprobe_event_handler);
+NOTRACE_SYMBOL(kretprobe_event_handler);
+NOKPROBE_SYMBOL(kprobe_event_commit);
+NOKPROBE_SYMBOL(kprobe_event_handler);
+NOKPROBE_SYMBOL(kretprobe_event_handler);
+#endif
+
 NOTRACE_SYMBOL(probe_kmem_kmalloc);
 NOTRACE_SYMBOL(probe_kmem_cache_alloc);
 NOTRACE_SYMBOL(probe_kmem_kfree);

@@ -95,6 +95,8 @@ def _dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
         raise                           # an OSError, but not an error: main handles it
     except user_errors() as err:
         print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
+        if getattr(err, "detail", ""):      # e.g. the kernel's error_log command and caret
+            print(err.detail, file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kisim: interrupted", file=sys.stderr)

@@ -22,7 +22,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
                          ("fsio", "UnsafePath"),
                          ("patcher.errors", "PatchError"),
                          ("tracing.errors", "TraceError"),
-                         ("tracing.events", "ProbeListError")):
+                         ("tracing.events", "ProbeListError"),
+                         ("probes.kprobe_events", "ProbeEventError")):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))
         except (ImportError, AttributeError):

@@ -111,15 +111,23 @@ class ProbeEventError(ValueError):
 
     def __init__(self, err: str | None, command: str, pos: int, why: str = "") -> None:
         self.err, self.command, self.pos = err, command, pos
+        #: kisim's reason for a registration refusal (the kernel's pr_warn or errno).
+        self.reason = ""
         text = ERRORS[err] if err else f"write error: Invalid argument ({why})"
         super().__init__(f"trace_kprobe: error: {text}" if err else text)
+
+    @property
+    def detail(self) -> str:
+        """The lines of :meth:`error_log` after the message (command, caret, reason)."""
+        return self.error_log().partition("\n")[2]
 
     def error_log(self) -> str:
         """The entry as ``error_log`` shows it, without its timestamp
         (trace.c tracing_err_log_seq_show: message, command, caret)."""
         if self.err is None:
             return str(self)
-        return f"{self}\n  Command: {self.command}\n{' ' * (len('  Command: ') + self.pos)}^"
+        entry = f"{self}\n  Command: {self.command}\n{' ' * (len('  Command: ') + self.pos)}^"
+        return entry + (f"\n  (kisim: {self.reason})" if self.reason else "")
 
 
 # -- the kernel's string-to-number helpers (lib/kstrtox.c) ----------------------
@@ -546,12 +554,14 @@ def _parse_arg_body(name: str, arg: str, size: int, flags: _Flags, target: Probe
     if ftype.is_string:
         if op not in ("deref", "uderef", "imm", "comm", "data"):
             raise log.err(tpos, "BAD_STRING")
+        deref = 0 if op in ("imm", "comm", "data") else code[at][1]
         if op in ("imm", "comm", "data") or count:
-            at += 1
+            at, deref = at + 1, 0
             if code[at][0] != "nop":
                 raise log.err(offset, "TOO_MANY_OPS")
         user = ftype.name == "ustring" or op == "uderef"
-        code[at] = ("st_ustring" if user else "st_string", ftype.size)
+        # the dereference becomes the store and keeps its offset
+        code[at] = ("st_ustring" if user else "st_string", deref, ftype.size)
     elif op in ("deref", "uderef"):
         code[at] = ("st_mem" if op == "deref" else "st_umem", code[at][1], ftype.size)
     else:

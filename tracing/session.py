@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 from patcher.instrument import Instrumentation, attach
 from sim.guest import MAX_INSTRUCTIONS, Guest
-from sim.event import Event
+from sim.event import Event, EventClass
 from sim.machine import Machine
 from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
@@ -57,6 +57,10 @@ class TraceOptions:
     mode: str = "discard"
     drain_every: int = 1
     max_instructions: int | None = MAX_INSTRUCTIONS
+    #: kprobe_events lines, in the order tracefs took them (probes/trace_kprobe.py).
+    kprobe_events: tuple[str, ...] = ()
+    #: (event, filter expression) pairs: events/<sys>/<event>/filter (tracing/filter.py).
+    filters: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         """:class:`TraceError` for a size or period that is no integer, or a
@@ -96,6 +100,8 @@ class TraceResult:
                 "size": self.size, "checksum_ok": self.checksum_ok,
                 "probes": list(o.probes), "mode": o.mode, "subbuf_size": o.subbuf_size,
                 "subbufs": o.subbufs, "drain_every": o.drain_every,
+                "kprobe_events": list(o.kprobe_events),
+                "filters": [f"{event}:{expr}" for event, expr in o.filters],
                 "per_cpu": [dict(cpu=i, **c.to_json()) for i, c in enumerate(self.per_cpu)],
                 "total": self.total.to_json(), "instructions": self.instructions,
                 "modeled_cycles": self.modeled_cycles, "clock_reads": self.clock_reads,
@@ -118,12 +124,25 @@ class EventList:
         return len(batch)
 
 
+class DynamicEvents(Protocol):
+    """Events defined at run time that record into the same buffers."""
+
+    max_record: int           # bytes of the largest record, header included
+
+    def classes(self) -> list[EventClass]: ...
+
+    def layouts(self) -> dict: ...
+
+
 class TraceSession:
     """One guest, instrumented to record ``options.probes`` into its ring buffers."""
 
     def __init__(self, guest: Guest, options: TraceOptions,
-                 inst: Instrumentation | None = None) -> None:
-        """``inst``: the guest's instrumentation if already attached (else attached here)."""
+                 inst: Instrumentation | None = None,
+                 dynamic: DynamicEvents | None = None) -> None:
+        """``inst``: the guest's instrumentation if already attached (else attached
+        here); ``dynamic``: events defined at run time, recorded too (kprobe
+        events: :class:`probes.trace_kprobe.TraceKprobes`)."""
         self.guest = guest
         self.machine: Machine = guest.machine
         self.options = options
@@ -138,11 +157,17 @@ class TraceSession:
         classes = event_classes(arch)
         self.classes = [classes[name] for name in EVENTS] + \
             [classes[name] for name in FTRACE_EVENTS if name in options.probes]
+        largest = max(record_size(arch, name) for name in classes)
+        if dynamic is not None:
+            self.classes += dynamic.classes()
+            largest = max(largest, dynamic.max_record)
         self.ring = RingBuffers.install(
             self.machine, symbols["ring_buffer_channel"],
             self.inst.tracepoints.pool.base + RING_GAP,
             subbuf_size=options.subbuf_size, nr_subbufs=options.subbufs, mode=options.mode,
-            max_record=max(record_size(arch, name) for name in classes))
+            max_record=largest)
+        if dynamic is not None:
+            self.ring.add_layouts(dynamic.layouts())
         present = {tp.name for tp in self.inst.tables.tracepoints}
         for name in (p for p in options.probes if p in EVENTS):
             tracepoint, probe, _ = EVENTS[name]

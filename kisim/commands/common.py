@@ -248,3 +248,15 @@ def trace_options(args: argparse.Namespace, config: dict[str, str], probes: tupl
     count = args.subbufs or int(config.get("RING_BUFFER_SUBBUFS") or 8)
     return TraceOptions(probes, subbuf_size=size, subbufs=count, mode=args.mode,
                         drain_every=args.drain_every, max_instructions=max_instructions)
+
+
+#: Bytes of a --kprobe-events file (tracefs takes 4095-byte lines, WRITE_BUFSIZE).
+KPROBE_EVENTS_LIMIT = 1 << 20
+
+
+def kprobe_lines(args: argparse.Namespace) -> tuple[str, ...]:
+    """--kprobe-events FILE's text, then each --kprobe-event, in the order given."""
+    from fsio import read_text
+    text = (read_text(args.kprobe_events, limit=KPROBE_EVENTS_LIMIT, what="kprobe_events file")
+            if args.kprobe_events else None)
+    return ((text,) if text else ()) + tuple(args.kprobe_event)
