@@ -23,7 +23,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
                          ("patcher.errors", "PatchError"),
                          ("tracing.errors", "TraceError"),
                          ("tracing.events", "ProbeListError"),
-                         ("probes.kprobe_events", "ProbeEventError")):
+                         ("probes.kprobe_events", "ProbeEventError"),
+                         ("tracing.filter", "FilterError")):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))
         except (ImportError, AttributeError):

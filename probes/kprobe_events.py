@@ -34,6 +34,8 @@ from typing import Callable, Iterable, Iterator
 from arches import Arch
 from probes.kprobes import arch_kprobes
 from sim.elf import Image, SymbolError
+from tracing.errors import error_log_entry
+from tracing.kstrtox import kstrtol, kstrtoull, simple_strtoul
 
 #: kernel/trace/trace_probe.h ERRORS (v5.10), the kprobe entries, in order.
 ERRORS = {
@@ -126,44 +128,8 @@ class ProbeEventError(ValueError):
         (trace.c tracing_err_log_seq_show: message, command, caret)."""
         if self.err is None:
             return str(self)
-        entry = f"{self}\n  Command: {self.command}\n{' ' * (len('  Command: ') + self.pos)}^"
+        entry = error_log_entry(str(self), self.command, self.pos)
         return entry + (f"\n  (kisim: {self.reason})" if self.reason else "")
-
-
-# -- the kernel's string-to-number helpers (lib/kstrtox.c) ----------------------
-def kstrtoull(s: str, base: int = 0, bits: int = 64) -> int | None:
-    """kstrtoull: an optional '+', then the whole string in ``base`` (0: 0x hex,
-    0 octal, else decimal), one trailing newline allowed; None on any error."""
-    s = s[:-1] if s.endswith("\n") else s
-    s = s[1:] if s.startswith("+") else s
-    if base == 0:
-        base = 16 if s[:2].lower() == "0x" and len(s) > 2 else 8 if s[:1] == "0" else 10
-    if base == 16 and s[:2].lower() == "0x":
-        s = s[2:]
-    digits = "0123456789abcdef"[:base]
-    if not s or any(c not in digits for c in s.lower()):
-        return None
-    value = int(s, base)
-    return value if value < 1 << bits else None
-
-
-def kstrtol(s: str, base: int = 0, bits: int = 64) -> int | None:
-    """kstrtoll for a ``bits``-wide long: a leading '-' negates."""
-    if s.startswith("-"):
-        value = kstrtoull(s[1:], base, bits)
-        return -value if value is not None and value <= 1 << (bits - 1) else None
-    value = kstrtoull(s, base, bits)
-    return value if value is not None and value < 1 << (bits - 1) else None
-
-
-def simple_strtoul(s: str) -> tuple[int, str]:
-    """simple_strtoul(s, &tail, 0): the longest number at the start, and the tail."""
-    m = re.match(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*", s)
-    if not m:
-        return 0, s
-    text = m.group()
-    base = 16 if text[:2].lower() == "0x" else 8 if text.startswith("0") else 10
-    return int(text, base), s[m.end():]
 
 
 # -- types (trace_probe.c probe_fetch_types) ------------------------------------

@@ -41,6 +41,8 @@ from sim.event import STRING, Event, EventClass, FieldType, s, u
 from sim.errors import ConfigError
 from sim.guest import Guest
 from sim.machine import Cpu
+from tracing.errors import TraceError
+from tracing.filter import COMM_KEY, CPU_KEY, FilterField, compile_filter
 
 #: kernel/trace_probes.c: bytes of one CPU's kprobe_event_record, the largest
 #: record a kprobe event makes (strings are cut to fit, as
@@ -64,6 +66,11 @@ class TraceKprobe:
     #: The event's filter (tracing/filter.py): fields by name -> keep.
     filter: Callable[[dict[str, int | str]], bool] | None = None
     filtered: int = 0                     # hits the filter kept out of the buffer
+
+    @property
+    def hits(self) -> int:
+        """Hits of all its probes (a kretprobe's: its entry probe's)."""
+        return sum(p.hits if isinstance(p, Kprobe) else p.kp.hits for _, p in self.probes)
 
     def format(self) -> str:
         """The tracefs ``events/GROUP/EVENT/format`` text."""
@@ -182,6 +189,37 @@ class TraceKprobes:
         _, off, size = found
         return self.kprobes.ftrace_location_range(addr - off, addr - off + size - 1) is None
 
+    # -- filters --------------------------------------------------------------------------
+    def find(self, name: str) -> TraceKprobe:
+        """The event called ``GROUP/EVENT``, ``GROUP:EVENT`` or ``EVENT``."""
+        group, _, event = name.replace(":", "/").rpartition("/")
+        found = [tk for (g, e), tk in self.events.items() if e == event and group in ("", g)]
+        if len(found) != 1:
+            known = ", ".join(f"{g}/{e}" for g, e in self.events) or "none"
+            raise TraceError(f"{'no' if not found else 'more than one'} kprobe event {name!r} "
+                             f"(defined: {known})")
+        return found[0]
+
+    def set_filter(self, name: str, expr: str) -> None:
+        """Write ``expr`` to the event's filter file (apply_event_filter: "0" clears it;
+        a refused filter is :class:`tracing.filter.FilterError`)."""
+        tk = self.find(name)
+        if expr.strip() == "0":
+            tk.filter = None
+            return
+        fields = [FilterField(t, n, size, signed) for t, n, _, size, signed in tk.event.fields()]
+        tk.filter = compile_filter(expr, fields)
+
+    def _filter_values(self, tk: TraceKprobe, record: bytes, cpu: Cpu) -> dict[str, int | str]:
+        """What a filter reads: the record's fields, its common fields, the CPU and comm."""
+        values = dict(self.decode(tk, record).fields)
+        common = struct.unpack_from(self._prefix + "HBBi", record)
+        values.update(zip(("common_type", "common_flags", "common_preempt_count",
+                           "common_pid"), common))
+        values[CPU_KEY] = cpu.index
+        values[COMM_KEY] = self.guest.current_task(cpu).comm
+        return values
+
     # -- records ------------------------------------------------------------------------
     def _event_class(self, ev: KprobeEvent) -> EventClass:
         hexword = u(self.arch.bits, 16)
@@ -216,7 +254,7 @@ class TraceKprobes:
             tk, ev, _ = self._by_struct[obj]
             heads = (self.machine.read_word(obj + FIELDS.index("addr") * word),)
         record = self._fetch(tk, ev, heads, regs, cpu)
-        if tk.filter is not None and not tk.filter(self.decode(tk, record).fields):
+        if tk.filter is not None and not tk.filter(self._filter_values(tk, record, cpu)):
             tk.filtered += 1
             return 0
         self.machine.write(self._record + cpu.index * KPROBE_EVENT_RECORD, record)

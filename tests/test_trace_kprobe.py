@@ -30,8 +30,8 @@ def _run(arch: str, lines: list[str], size: int = 30, filters=None) -> tuple[lis
     guest = Guest(build(arch), cpus=1, workload="kmalloc", size=size)
     inst = attach(guest)
     events = kprobe_events(guest, inst, tuple(lines))
-    for name, predicate in (filters or {}).items():
-        next(tk for (_, ev), tk in events.events.items() if ev == name).filter = predicate
+    for name, expr in (filters or {}).items():
+        events.set_filter(name, expr)
     session = TraceSession(guest, TraceOptions(parse_probes("kmem")), inst, events)
     sink = EventList()
     assert session.run(sink).checksum_ok
@@ -76,7 +76,7 @@ def test_types_strings_comm_faults_and_stack() -> None:
 def test_filter_keeps_events_out_of_the_buffer() -> None:
     """A rejected hit never reaches the ring buffer: not produced, counted as filtered."""
     got, events = _run("x86_64", ["p:k kmalloc size=%di"],
-                       filters={"k": lambda fields: fields["size"] >= 1024})
+                       filters={"kprobes/k": 'size >= 1024 && comm ~ "kmalloc*" && cpu == 0'})
     sizes = [e.fields["size"] for e in got if e.name == "k"]
     tk = events.events[("kprobes", "k")]
     assert sizes and all(s >= 1024 for s in sizes)
@@ -140,3 +140,16 @@ def test_cli_records_kprobe_events_as_text(tmp_path, capsys) -> None:
     lines = (out / "trace.txt").read_text().splitlines()
     assert any(re.search(r"myprobe: \(kmalloc\+0x0/0x[0-9a-f]+\) size=0x[0-9a-f]+$", line)
                for line in lines)
+
+
+def test_cli_bad_filter_is_the_kernels_error(tmp_path, capsys) -> None:
+    from kisim.cli import main
+    out = tmp_path / "trace"
+    assert main(["trace", "--arch", "x86_64", "--workload", "kmalloc", "--size", "5",
+                 "--kprobe-event", "p:myprobe kmalloc size=%di", "--filter",
+                 "myprobe:size >= big", "--format", "text", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("kisim: error: event filter parse error: error: Invalid value "
+                      "(did you forget quotes)?")
+    assert err[1:] == ["  Command: size >= big", " " * (11 + 9) + "^"]
+    assert not out.exists()

@@ -260,3 +260,14 @@ def kprobe_lines(args: argparse.Namespace) -> tuple[str, ...]:
     text = (read_text(args.kprobe_events, limit=KPROBE_EVENTS_LIMIT, what="kprobe_events file")
             if args.kprobe_events else None)
     return ((text,) if text else ()) + tuple(args.kprobe_event)
+
+
+def filter_args(specs: list[str]) -> tuple[tuple[str, str], ...]:
+    """--filter '[GRP/]EVENT:EXPR' values as (event, expression) pairs."""
+    pairs = []
+    for spec in specs:
+        event, sep, expr = spec.partition(":")
+        if not sep or not event.strip():
+            raise UsageError(f"--filter {spec!r}: give it as [GRP/]EVENT:EXPR")
+        pairs.append((event.strip(), expr))
+    return tuple(pairs)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from kbuild import build
 from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args, check_drain,
-                                   kprobe_lines, overrides, print_json, trace_options)
+                                   filter_args, kprobe_lines, overrides, print_json, trace_options)
+from kisim.errors import UsageError
 from kisim.progress import progress
 from patcher.instrument import attach
 from probes.trace_kprobe import kprobe_events
@@ -48,6 +49,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "hits are recorded (docs/kprobe_events.md)")
     p.add_argument("--kprobe-events", metavar="FILE",
                    help="kprobe_events definitions, one a line, '#' comments")
+    p.add_argument("--filter", action="append", default=[], metavar="[GRP/]EVENT:EXPR",
+                   help="a kprobe event's filter, v5.10's grammar (events/GRP/EVENT/filter): "
+                        "e.g. 'myprobe:size > 64 && comm == \"kmalloc/0\"'; repeatable; "
+                        "a rejected hit never reaches the buffer")
     add_buffer_args(p)
     add_cycles(p, "count")
     add_json(p)
@@ -60,12 +65,16 @@ def cmd_trace(args: argparse.Namespace) -> int:
     check_drain(args)                 # before a possibly long build
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     options = replace(trace_options(args, b.config, probes, args.max_instructions),
-                      kprobe_events=kprobe_lines(args))
+                      kprobe_events=kprobe_lines(args), filters=filter_args(args.filter))
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))
     inst = attach(guest)
     events = kprobe_events(guest, inst, options.kprobe_events)
+    for event, expr in options.filters:
+        if events is None:
+            raise UsageError("--filter applies to kprobe events: define one with --kprobe-event")
+        events.set_filter(event, expr)
     session = TraceSession(guest, options, inst, events)
     info = TraceInfo(guest.arch.endian, trace_uuid((
         b.key, args.cpus, args.workload, args.size, args.seed, args.quantum, probes,
@@ -93,6 +102,9 @@ def cmd_trace(args: argparse.Namespace) -> int:
         print_json(data)
     else:
         _print_summary(result, args.format, out, size)
+        for (group, name), tk in (events.events.items() if events else ()):
+            print(f"kprobe event {group}/{name}: {tk.hits:,} hits, {tk.filtered:,} kept out "
+                  "by its filter")
     return 0 if result.checksum_ok else 1
 
 
