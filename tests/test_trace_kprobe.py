@@ -153,3 +153,22 @@ def test_cli_bad_filter_is_the_kernels_error(tmp_path, capsys) -> None:
                       "(did you forget quotes)?")
     assert err[1:] == ["  Command: size >= big", " " * (11 + 9) + "^"]
     assert not out.exists()
+
+
+def test_tracepoint_event_filter_keeps_records_out_of_the_buffer() -> None:
+    """kmem/kmalloc's filter (its twin probe commits through HC_EVENT_FILTER):
+    the recorded sizes are exactly the calls the filter keeps, as an unfiltered
+    kprobe event on kmalloc in the same run sees them, and the rejected ones are
+    counted neither as produced nor as recorded."""
+    guest = Guest(build("x86_64"), cpus=1, workload="kmalloc", size=30)
+    inst = attach(guest)
+    events = kprobe_events(guest, inst, ("p:k kmalloc size=%di",))
+    session = TraceSession(guest, TraceOptions(parse_probes("kmem"), filters=(
+        ("kmem/kmalloc", "bytes_req > 64 && bytes_req != 1024"),)), inst, events)
+    sink = EventList()
+    result = session.run(sink)
+    calls = [e.fields["size"] for e in sink.events if e.name == "k"]
+    kept = [e.fields["bytes_req"] for e in sink.events if e.name == "kmem_kmalloc"]
+    assert kept == [s for s in calls if s > 64 and s != 1024] and len(kept) < len(calls)
+    assert result.filtered == {"kmem_kmalloc": len(calls) - len(kept)}
+    assert result.total.produced == result.total.recorded == len(sink.events)

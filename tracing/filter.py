@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from sim.event import EventClass
 from tracing.errors import error_log_entry
 from tracing.kstrtox import kstrtol, kstrtoull
 
@@ -102,6 +103,15 @@ GENERIC_FIELDS = (FilterField("int", "CPU", 4, True, CPU_KEY),
 
 Values = Mapping[str, "int | str"]
 Predicate = Callable[[Values], bool]
+
+
+def filter_fields(cls: EventClass) -> list[FilterField]:
+    """A recorded event's fields as the filter sees them: an integer as wide and
+    signed as recorded, a string as a ``char[16]`` (a task's comm)."""
+    return [FilterField(f"char[{TASK_COMM_LEN}]", name, TASK_COMM_LEN, True)
+            if t.kind == "string" else
+            FilterField(f"{'s' if t.signed else 'u'}{t.bits}", name, t.bits // 8, t.signed)
+            for name, t in cls.fields]
 
 
 def _find_field(fields: Sequence[FilterField], name: str) -> FilterField | None:
@@ -452,5 +462,5 @@ _COMPARE: dict[str, Callable[[int, int], bool]] = {
     "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
 
-__all__ = ["COMMON_FIELDS", "CPU_KEY", "COMM_KEY", "FilterError", "FilterField",
-           "compile_filter", "glob_match"]
+__all__ = ["COMMON_FIELDS", "CPU_KEY", "COMM_KEY", "FilterError", "FilterField", "Predicate",
+           "compile_filter", "filter_fields", "glob_match"]

@@ -18,7 +18,6 @@ from pathlib import Path
 from kbuild import build
 from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args, check_drain,
                                    filter_args, kprobe_lines, overrides, print_json, trace_options)
-from kisim.errors import UsageError
 from kisim.progress import progress
 from patcher.instrument import attach
 from probes.trace_kprobe import kprobe_events
@@ -50,9 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kprobe-events", metavar="FILE",
                    help="kprobe_events definitions, one a line, '#' comments")
     p.add_argument("--filter", action="append", default=[], metavar="[GRP/]EVENT:EXPR",
-                   help="a kprobe event's filter, v5.10's grammar (events/GRP/EVENT/filter): "
-                        "e.g. 'myprobe:size > 64 && comm == \"kmalloc/0\"'; repeatable; "
-                        "a rejected hit never reaches the buffer")
+                   help="an event's filter in v5.10's grammar (events/GRP/EVENT/filter), for a "
+                        "recorded event or a kprobe event, e.g. 'kmem/kmalloc:bytes_req > 64'; "
+                        "repeatable; a rejected event never reaches the buffer")
     add_buffer_args(p)
     add_cycles(p, "count")
     add_json(p)
@@ -71,10 +70,6 @@ def cmd_trace(args: argparse.Namespace) -> int:
                   timing=timing(args))
     inst = attach(guest)
     events = kprobe_events(guest, inst, options.kprobe_events)
-    for event, expr in options.filters:
-        if events is None:
-            raise UsageError("--filter applies to kprobe events: define one with --kprobe-event")
-        events.set_filter(event, expr)
     session = TraceSession(guest, options, inst, events)
     info = TraceInfo(guest.arch.endian, trace_uuid((
         b.key, args.cpus, args.workload, args.size, args.seed, args.quantum, probes,
@@ -102,6 +97,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
         print_json(data)
     else:
         _print_summary(result, args.format, out, size)
+        for name, count in result.filtered.items():
+            print(f"event {name}: {count:,} kept out by its filter")
         for (group, name), tk in (events.events.items() if events else ()):
             print(f"kprobe event {group}/{name}: {tk.hits:,} hits, {tk.filtered:,} kept out "
                   "by its filter")

@@ -30,6 +30,8 @@
 				 * struct kretprobe_instance * (a3 = 1): the host fetches a kprobe
 				 * event's record into kprobe_event_record[cpu]; its length, 0 if
 				 * the event's filter rejects it (kernel/trace_probes.c) */
+#define HC_EVENT_FILTER	23	/* a1 = a reserved ring-buffer record: 1 if its event's filter
+				 * keeps it, 0 if not (kernel/ring_buffer.c) */
 
 #define BOOT_PARAMS_MAGIC	0x4b53494d	/* "KSIM" */
 #define WORKLOAD_NAME_LEN	16
