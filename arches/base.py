@@ -565,7 +565,15 @@ class Kprobes(Capability):
                  "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str, "FAULT_TRAPS": dict,
                  "KPROBES_ON_FTRACE": bool,
                  "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple,
-                 "CAN_PROBE": bool}
+                 "CAN_PROBE": bool, "REGS_OFFSET_NAMES": tuple, "FUNCTION_ARG_REGS": tuple}
+    #: v5.10 regs_query_register_offset's names (arch/*/kernel/ptrace.c
+    #: regoffset_table), in struct pt_regs word order ("" for a word it does
+    #: not name): the kprobe_events %REG names.
+    REGS_OFFSET_NAMES: ClassVar[tuple[str, ...]] = ()
+    #: The registers v5.10 regs_get_kernel_argument reads, first argument
+    #: first, where the arch selects HAVE_FUNCTION_ARG_ACCESS_API (else empty:
+    #: no kprobe_events $argN).
+    FUNCTION_ARG_REGS: ClassVar[tuple[str, ...]] = ()
     TRAP_ENTRY: ClassVar[str | None] = None
     GUEST_SAVED_REGS: ClassVar[tuple[str, ...]] = ()
     CAN_PROBE: ClassVar[bool] = False

@@ -132,3 +132,26 @@ notrace void ring_buffer_commit(void)
 }
 NOTRACE_SYMBOL(ring_buffer_commit);
 NOKPROBE_SYMBOL(ring_buffer_commit);
+
+/*
+ * The commit of an event that has a filter: the host runs the event's filter
+ * on the reserved record (HC_EVENT_FILTER, tracing/filter.py). A rejected
+ * record is not committed: its reservation is taken back (->produced does
+ * not count it) and the next record reuses its bytes, so it never reaches
+ * the buffer's data, as the kernel's trace_buffered_event keeps a rejected
+ * event out of the ring buffer (kernel/trace/trace.c).
+ */
+notrace void ring_buffer_commit_filtered(void)
+{
+	struct rb_channel *ch = &ring_buffer_channel;
+	struct rb_cpu *b = &ch->cpu[smp_processor_id()];
+	const u8 *rec = (const u8 *)(rb_subbuf(ch, b, b->head) + 1) + b->offset;
+
+	if (!hypercall1(HC_EVENT_FILTER, (unsigned long)rec)) {
+		b->produced--;
+		return;
+	}
+	ring_buffer_commit();
+}
+NOTRACE_SYMBOL(ring_buffer_commit_filtered);
+NOKPROBE_SYMBOL(ring_buffer_commit_filtered);

@@ -104,6 +104,8 @@ def _dispatch(argv: list[str] | None) -> int:
         raise                           # an OSError, but not an error: main handles it
     except user_errors() as err:
         print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
+        if getattr(err, "detail", ""):      # e.g. the kernel's error_log command and caret
+            print(err.detail, file=sys.stderr)
         return 2
 
 

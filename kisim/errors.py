@@ -22,7 +22,9 @@ def user_errors() -> tuple[type[BaseException], ...]:
                          ("fsio", "UnsafePath"),
                          ("patcher.errors", "PatchError"),
                          ("tracing.errors", "TraceError"),
-                         ("tracing.events", "ProbeListError")):
+                         ("tracing.events", "ProbeListError"),
+                         ("probes.kprobe_events", "ProbeEventError"),
+                         ("tracing.filter", "FilterError")):
         try:
             errors.append(getattr(__import__(module, fromlist=[name]), name))
         except (ImportError, AttributeError):

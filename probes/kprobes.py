@@ -474,6 +474,17 @@ class Kprobes:
             return self._mcount[at]
         return None
 
+    def ftrace_location_range(self, start: int, end: int) -> int | None:
+        """The first dynamic ftrace site in ``[start, end]`` (kernel/trace/ftrace.c,
+        inclusive end), or None; always None in a kernel without dynamic ftrace."""
+        at = bisect.bisect_left(self._mcount, start)
+        return self._mcount[at] if at < len(self._mcount) and self._mcount[at] <= end else None
+
+    @property
+    def dynamic_ftrace(self) -> bool:
+        """The kernel has dynamic ftrace records (CONFIG_DYNAMIC_FTRACE)."""
+        return bool(self._mcount)
+
     def ftrace(self) -> Ftrace:
         """The guest's ftrace, which ftrace-based kprobes (KPROBE_FLAG_FTRACE) go through."""
         if self._ftrace is None:

@@ -19,8 +19,8 @@ time, as a trace viewer expects of one kernel.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterator, Literal, NamedTuple
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Literal, NamedTuple
 
 NSEC_PER_SEC = 1_000_000_000
 
@@ -78,6 +78,10 @@ class EventClass:
 
     name: str
     fields: tuple[tuple[str, FieldType], ...]
+    #: The event's own print function, for the text after the context in the
+    #: ``trace`` file (the kernel's ``trace_event_functions.trace``, as
+    #: kprobe events have); None: ``name: field=value ...``.
+    output: "Callable[[Event], str] | None" = field(default=None, compare=False, repr=False)
 
     def field_names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.fields)

@@ -107,6 +107,17 @@ def parse_probes(text: str) -> tuple[str, ...]:
     return tuple(name for name in EVENTS if name in wanted)
 
 
+def builtin_event(name: str) -> str | None:
+    """The recordable tracepoint event called ``name``, as kisim names it
+    (``kmem_kmalloc``) or as tracefs does (``kmem/kmalloc``, ``kmem:kmalloc``,
+    ``sched/sched_switch``); None if there is none."""
+    group, _, event = name.replace(":", "/").rpartition("/")
+    for candidate in (name, event, f"{group}_{event}"):
+        if candidate in EVENTS:
+            return candidate
+    return None
+
+
 def _field_type(kind: str, bits: int) -> FieldType:
     return {COMM: STRING, WORD: u(bits), SWORD: s(bits), HEX: u(bits, 16)}[kind]
 
@@ -168,5 +179,5 @@ def record_size(arch: Arch, name: str) -> int:
     return (struct.calcsize(HEADER) + layout.payload.size + 7) & ~7
 
 
-__all__ = ["EVENTS", "EVENT_IDS", "FIELDS", "FTRACE_EVENTS", "GROUPS", "HEADER", "ProbeListError", "RecordLayout",
+__all__ = ["EVENTS", "builtin_event", "EVENT_IDS", "FIELDS", "FTRACE_EVENTS", "GROUPS", "HEADER", "ProbeListError", "RecordLayout",
            "event_classes", "parse_probes", "record_layouts", "record_size"]

@@ -122,6 +122,11 @@ class RingBuffers:
                                base + cpu * per_cpu)
         return cls(machine, channel, base, subbuf_size, nr_subbufs, mode)
 
+    def add_layouts(self, layouts: dict) -> None:
+        """Decode records of more event ids (kprobe events, defined at run time):
+        id -> an object with ``decode(cpu, header, body, offset)``."""
+        self._layouts = {**self._layouts, **layouts}
+
     # -- guest state -------------------------------------------------------
     def _state_addr(self, cpu: int) -> int:
         return self.channel + CHANNEL_HEAD + cpu * CPU_STRIDE

@@ -30,17 +30,20 @@ metadata. Which tracer the mcount stubs call is ftrace's business
 """
 from __future__ import annotations
 
+import struct
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 from patcher.instrument import Instrumentation, attach
 from sim.guest import MAX_INSTRUCTIONS, Guest
-from sim.event import Event
-from sim.machine import Machine
+from sim.event import Event, EventClass
+from sim.machine import Cpu, Machine
 from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
-from tracing.events import EVENTS, FTRACE_EVENTS, event_classes, record_size
+from tracing.events import (EVENT_IDS, EVENTS, FTRACE_EVENTS, HEADER, builtin_event, event_classes,
+                            record_layouts, record_size)
+from tracing.filter import COMM_KEY, CPU_KEY, Predicate, compile_filter, filter_fields
 from tracing.ring import CpuCounts, PacketSink, RingBuffers
 
 RING_GAP = 0x100000          # the ring buffers start this far above the probe-array pool
@@ -57,6 +60,10 @@ class TraceOptions:
     mode: str = "discard"
     drain_every: int = 1
     max_instructions: int | None = MAX_INSTRUCTIONS
+    #: kprobe_events lines, in the order tracefs took them (probes/trace_kprobe.py).
+    kprobe_events: tuple[str, ...] = ()
+    #: (event, filter expression) pairs: events/<sys>/<event>/filter (tracing/filter.py).
+    filters: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         """:class:`TraceError` for a size or period that is no integer, or a
@@ -84,6 +91,8 @@ class TraceResult:
     seconds: float
     options: TraceOptions
     end_ns: list[int] = field(default_factory=list)
+    #: Records each filter kept out of the buffers, by event (tracepoint events).
+    filtered: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -96,10 +105,13 @@ class TraceResult:
                 "size": self.size, "checksum_ok": self.checksum_ok,
                 "probes": list(o.probes), "mode": o.mode, "subbuf_size": o.subbuf_size,
                 "subbufs": o.subbufs, "drain_every": o.drain_every,
+                "kprobe_events": list(o.kprobe_events),
+                "filters": [f"{event}:{expr}" for event, expr in o.filters],
                 "per_cpu": [dict(cpu=i, **c.to_json()) for i, c in enumerate(self.per_cpu)],
                 "total": self.total.to_json(), "instructions": self.instructions,
                 "modeled_cycles": self.modeled_cycles, "clock_reads": self.clock_reads,
-                "end_ns": self.end_ns, "seconds": round(self.seconds, 3)}
+                "end_ns": self.end_ns, "filtered": self.filtered,
+                "seconds": round(self.seconds, 3)}
 
 
 class EventList:
@@ -118,12 +130,27 @@ class EventList:
         return len(batch)
 
 
+class DynamicEvents(Protocol):
+    """Events defined at run time that record into the same buffers."""
+
+    max_record: int           # bytes of the largest record, header included
+
+    def classes(self) -> list[EventClass]: ...
+
+    def layouts(self) -> dict: ...
+
+    def set_filter(self, name: str, expr: str) -> None: ...
+
+
 class TraceSession:
     """One guest, instrumented to record ``options.probes`` into its ring buffers."""
 
     def __init__(self, guest: Guest, options: TraceOptions,
-                 inst: Instrumentation | None = None) -> None:
-        """``inst``: the guest's instrumentation if already attached (else attached here)."""
+                 inst: Instrumentation | None = None,
+                 dynamic: DynamicEvents | None = None) -> None:
+        """``inst``: the guest's instrumentation if already attached (else attached
+        here); ``dynamic``: events defined at run time, recorded too (kprobe
+        events: :class:`probes.trace_kprobe.TraceKprobes`)."""
         self.guest = guest
         self.machine: Machine = guest.machine
         self.options = options
@@ -138,21 +165,70 @@ class TraceSession:
         classes = event_classes(arch)
         self.classes = [classes[name] for name in EVENTS] + \
             [classes[name] for name in FTRACE_EVENTS if name in options.probes]
+        largest = max(record_size(arch, name) for name in classes)
+        if dynamic is not None:
+            self.classes += dynamic.classes()
+            largest = max(largest, dynamic.max_record)
         self.ring = RingBuffers.install(
             self.machine, symbols["ring_buffer_channel"],
             self.inst.tracepoints.pool.base + RING_GAP,
             subbuf_size=options.subbuf_size, nr_subbufs=options.subbufs, mode=options.mode,
-            max_record=max(record_size(arch, name) for name in classes))
+            max_record=largest)
+        if dynamic is not None:
+            self.ring.add_layouts(dynamic.layouts())
+        self._layouts = record_layouts(arch)
+        self._head = struct.Struct(("<" if arch.endian == "little" else ">") + HEADER)
+        #: Records each event's filter kept out of the buffer, by event name.
+        self.filtered: dict[str, int] = {}
+        self._filters = self._compile_filters(options, classes, dynamic)
+        if self._filters:
+            guest.hypercalls.register("HC_EVENT_FILTER", self._event_filter)
         present = {tp.name for tp in self.inst.tables.tracepoints}
         for name in (p for p in options.probes if p in EVENTS):
             tracepoint, probe, _ = EVENTS[name]
             if tracepoint not in present:   # registering would only leave a pending entry
                 raise TraceError(f"{guest.elf}: no tracepoint named {tracepoint} in this "
                                  "kernel (CONFIG_TRACEPOINTS=n?)")
+            if EVENT_IDS[name] in self._filters:
+                probe += "_filtered"        # its twin commits through the filter
             self.inst.tracepoints.tracepoint_probe_register(tracepoint, symbols.pointer(probe))
         self.clock = self.machine.clock
         self._turns = 0
         self.clock.serve(guest.hypercalls)
+
+    def _compile_filters(self, options: TraceOptions, classes: dict[str, EventClass],
+                         dynamic: DynamicEvents | None) -> dict[int, Predicate]:
+        """Each ``(event, expr)`` of ``options.filters``: a recorded tracepoint
+        event's compiled filter, by event id; any other name goes to
+        ``dynamic`` (a kprobe event's filter)."""
+        filters = {}
+        for event, expr in options.filters:
+            name = builtin_event(event)
+            if name is None:
+                if dynamic is None:
+                    raise TraceError(f"--filter {event}: no such event (events: "
+                                     f"{', '.join(EVENTS)}, or a kprobe event)")
+                dynamic.set_filter(event, expr)
+            elif name not in options.probes:
+                raise TraceError(f"--filter {event}: {name} is not recorded (--probes)")
+            elif expr.strip() != "0":            # "0" clears a filter (apply_event_filter)
+                filters[EVENT_IDS[name]] = compile_filter(expr, filter_fields(classes[name]))
+        return filters
+
+    def _event_filter(self, cpu: Cpu, rec: int, _a2: int, _a3: int) -> int:
+        """HC_EVENT_FILTER: run the record's event filter (filter_match_preds); host
+        work, so the hypercall's trap is not charged."""
+        cpu.charge("trap", -1)
+        header = self._head.unpack(self.machine.read(rec, self._head.size))
+        body = self.machine.read(rec, header[2])
+        event = self._layouts[header[1]].decode(cpu.index, header, body, self._head.size)
+        values = {**event.fields, "common_type": header[1], "common_flags": 0,
+                  "common_preempt_count": 0, "common_pid": event.tid,
+                  CPU_KEY: cpu.index, COMM_KEY: event.comm}
+        if self._filters[header[1]](values):
+            return 1
+        self.filtered[event.name] = self.filtered.get(event.name, 0) + 1
+        return 0
 
     def run(self, sink: PacketSink, on_progress: Callable[[int], None] | None = None,
             on_turn: Callable[[Machine], None] | None = None) -> TraceResult:
@@ -183,7 +259,7 @@ class TraceSession:
             instructions=self.machine.total_instructions,
             modeled_cycles=sum(c.modeled_cycles for c in self.machine.cpus),
             clock_reads=self.clock.reads, seconds=time.perf_counter() - started,
-            options=self.options, end_ns=end_ns)
+            options=self.options, end_ns=end_ns, filtered=dict(self.filtered))
 
 
 __all__ = ["EventList", "TraceOptions", "TraceResult", "TraceSession"]

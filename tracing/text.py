@@ -64,6 +64,8 @@ def kernel_line(e: Event, sym: Symbols | None = None) -> str:
     usecs = e.timestamp // 1000
     context = (f"{_comm(e):>16}-{e.tid:<5} [{e.cpu:03d}]  {usecs // 1_000_000:5d}."
                f"{usecs % 1_000_000:06d}: ")
+    if e.cls.output is not None:
+        return context + e.cls.output(e)
     if e.name == "function" and sym is not None:
         ip, parent = e.values
         return context + f"{sym.name(ip)} <-{sym.name(parent, return_address=True)}"

@@ -33,6 +33,10 @@ KPROBE_RETURN_INSTRUCTION = 0xE1A0F00E   # mov pc, lr (decode.c prepare_emulated
 #: struct pt_regs uregs[]: r0-r12, sp, lr, pc, cpsr, ORIG_r0 (arch/arm/include/uapi/asm/ptrace.h).
 PT_REGS = tuple(f"r{i}" for i in range(13)) + ("sp", "lr", "pc", "cpsr", None)
 EXTRA_REGS: dict[str, int] = {}
+#: v5.10 arch/arm/kernel/ptrace.c regoffset_table, in pt_regs (uregs[]) order;
+#: arch/arm/Kconfig has no HAVE_FUNCTION_ARG_ACCESS_API, so no $argN.
+REGS_OFFSET_NAMES = tuple(f"r{i}" for i in range(11)) + ("fp", "ip", "sp", "lr", "pc", "cpsr",
+                                                         "ORIG_r0")
 BP_PC_ADVANCE = 0                    # the undefined-instruction entry points at it
 SINGLESTEP_INTNO = None              # "We do not have hardware single-stepping on ARM"
 KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe

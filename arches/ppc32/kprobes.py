@@ -24,6 +24,12 @@ MSR_SE, MSR_EE = 1 << 10, 1 << 15
 #: struct pt_regs: gpr[32], nip, msr, orig_gpr3, ctr, link, xer, ccr (uapi/asm/ptrace.h).
 PT_REGS = tuple(f"r{i}" for i in range(32)) + ("pc", "msr", None, "ctr", "lr", "xer", "cr")
 EXTRA_REGS: dict[str, int] = {}
+#: v5.10 arch/powerpc/kernel/ptrace regoffset_table (PPC32: mq, not softe), in
+#: pt_regs order (orig_gpr3 is not named); kisim's pt_regs stops at ccr, so
+#: mq, trap, dar and dsisr parse but name no saved word. No
+#: HAVE_FUNCTION_ARG_ACCESS_API in v5.10 powerpc, so no $argN.
+REGS_OFFSET_NAMES = tuple(f"gpr{i}" for i in range(32)) + (
+    "nip", "msr", "", "ctr", "link", "xer", "ccr", "mq", "trap", "dar", "dsisr")
 TRAP_ENTRY = "kprobe_exc_entry"      # the guest's exception prologue: mfxer
 GUEST_SAVED_REGS = ("xer",)          # saved by kprobe_exc_entry, restored by kprobe_exc_return
 BP_PC_ADVANCE = 0                    # SRR0 is the trap itself

@@ -29,6 +29,13 @@ TF, IF = 0x100, 0x200
 PT_REGS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
            "rax", "rcx", "rdx", "rsi", "rdi", None, "rip", None, "rflags", "rsp", None)
 EXTRA_REGS: dict[str, int] = {}
+#: v5.10 arch/x86/kernel/ptrace.c regoffset_table (x86_64), in pt_regs order.
+REGS_OFFSET_NAMES = ("r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
+                     "cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss")
+#: v5.10 arch/x86/include/asm/ptrace.h regs_get_kernel_argument (x86_64):
+#: di, si, dx, cx, r8, r9, then the stack; arch/x86/Kconfig selects
+#: HAVE_FUNCTION_ARG_ACCESS_API.
+FUNCTION_ARG_REGS = ("di", "si", "dx", "cx", "r8", "r9")
 BP_PC_ADVANCE = 1                   # int3 is a trap: the saved ip is past it
 SINGLESTEP_INTNO = 1                # #DB
 KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe

@@ -248,3 +248,26 @@ def trace_options(args: argparse.Namespace, config: dict[str, str], probes: tupl
     count = args.subbufs or int(config.get("RING_BUFFER_SUBBUFS") or 8)
     return TraceOptions(probes, subbuf_size=size, subbufs=count, mode=args.mode,
                         drain_every=args.drain_every, max_instructions=max_instructions)
+
+
+#: Bytes of a --kprobe-events file (tracefs takes 4095-byte lines, WRITE_BUFSIZE).
+KPROBE_EVENTS_LIMIT = 1 << 20
+
+
+def kprobe_lines(args: argparse.Namespace) -> tuple[str, ...]:
+    """--kprobe-events FILE's text, then each --kprobe-event, in the order given."""
+    from fsio import read_text
+    text = (read_text(args.kprobe_events, limit=KPROBE_EVENTS_LIMIT, what="kprobe_events file")
+            if args.kprobe_events else None)
+    return ((text,) if text else ()) + tuple(args.kprobe_event)
+
+
+def filter_args(specs: list[str]) -> tuple[tuple[str, str], ...]:
+    """--filter '[GRP/]EVENT:EXPR' values as (event, expression) pairs."""
+    pairs = []
+    for spec in specs:
+        event, sep, expr = spec.partition(":")
+        if not sep or not event.strip():
+            raise UsageError(f"--filter {spec!r}: give it as [GRP/]EVENT:EXPR")
+        pairs.append((event.strip(), expr))
+    return tuple(pairs)

@@ -12,12 +12,15 @@ packets, lost packets and the size.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from kbuild import build
-from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args, check_drain, overrides,
-                                   print_json, trace_options)
+from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args, check_drain,
+                                   filter_args, kprobe_lines, overrides, print_json, trace_options)
 from kisim.progress import progress
+from patcher.instrument import attach
+from probes.trace_kprobe import kprobe_events
 from sim.guest import Guest, check_workload
 from tracing.ctf import TraceInfo
 from tracing.events import EVENTS, GROUPS, parse_probes
@@ -38,6 +41,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"trace directory to write. {POLICY}")
     p.add_argument("--format", choices=FORMATS, default="ctf",
                    help=f"{help_text(FORMATS)} (default ctf)")
+    p.add_argument("--kprobe-event", action="append", default=[], metavar="DEF",
+                   help="a kprobe_events definition, as tracefs takes it (v5.10): "
+                        "'p[:[GRP/]EVENT] SYM[+OFFS]|ADDR [FETCHARGS]' or "
+                        "'r[MAXACTIVE][:[GRP/]EVENT] SYM[+0] [FETCHARGS]'; repeatable; its "
+                        "hits are recorded (docs/kprobe_events.md)")
+    p.add_argument("--kprobe-events", metavar="FILE",
+                   help="kprobe_events definitions, one a line, '#' comments")
+    p.add_argument("--filter", action="append", default=[], metavar="[GRP/]EVENT:EXPR",
+                   help="an event's filter in v5.10's grammar (events/GRP/EVENT/filter), for a "
+                        "recorded event or a kprobe event, e.g. 'kmem/kmalloc:bytes_req > 64'; "
+                        "repeatable; a rejected event never reaches the buffer")
     add_buffer_args(p)
     add_cycles(p, "count")
     add_json(p)
@@ -49,14 +63,18 @@ def cmd_trace(args: argparse.Namespace) -> int:
     probes = parse_probes(args.probes)
     check_drain(args)                 # before a possibly long build
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
-    options = trace_options(args, b.config, probes, args.max_instructions)
+    options = replace(trace_options(args, b.config, probes, args.max_instructions),
+                      kprobe_events=kprobe_lines(args), filters=filter_args(args.filter))
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))
-    session = TraceSession(guest, options)
+    inst = attach(guest)
+    events = kprobe_events(guest, inst, options.kprobe_events)
+    session = TraceSession(guest, options, inst, events)
     info = TraceInfo(guest.arch.endian, trace_uuid((
         b.key, args.cpus, args.workload, args.size, args.seed, args.quantum, probes,
-        args.mode, (options.subbuf_size, options.subbufs), args.drain_every)),
+        args.mode, (options.subbuf_size, options.subbufs), args.drain_every,
+        options.kprobe_events)),
         guest.arch.name, env={"kisim_workload": args.workload, "kisim_cpus": args.cpus,
                               "kisim_mode": args.mode,
                               "kisim_cpu_clock_hz": guest.arch.clock_hz})
@@ -79,6 +97,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
         print_json(data)
     else:
         _print_summary(result, args.format, out, size)
+        for name, count in result.filtered.items():
+            print(f"event {name}: {count:,} kept out by its filter")
+        for (group, name), tk in (events.events.items() if events else ()):
+            print(f"kprobe event {group}/{name}: {tk.hits:,} hits, {tk.filtered:,} kept out "
+                  "by its filter")
     return 0 if result.checksum_ok else 1
 
 

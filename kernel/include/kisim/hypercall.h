@@ -26,6 +26,12 @@
 #define HC_CLOCK	8	/* a1 = u64 *: the host stores this CPU's modeled clock (ns) there */
 #define HC_KPROBE	20	/* a1 = KPROBE_HC_* op, a2 = struct pt_regs *, a3 = struct kprobe * */
 #define HC_MODULE	21	/* a1 = MOD_* op (kisim/module.h), a2, a3: the module API's host half */
+#define HC_KPROBE_EVENT	22	/* a1 = struct pt_regs *, a2 = struct kprobe * (a3 = 0) or
+				 * struct kretprobe_instance * (a3 = 1): the host fetches a kprobe
+				 * event's record into kprobe_event_record[cpu]; its length, 0 if
+				 * the event's filter rejects it (kernel/trace_probes.c) */
+#define HC_EVENT_FILTER	23	/* a1 = a reserved ring-buffer record: 1 if its event's filter
+				 * keeps it, 0 if not (kernel/ring_buffer.c) */
 
 #define BOOT_PARAMS_MAGIC	0x4b53494d	/* "KSIM" */
 /*

@@ -89,5 +89,6 @@ extern struct rb_channel ring_buffer_channel;
 u64 trace_clock_read(void);
 void *ring_buffer_reserve(unsigned int id, unsigned int payload_len);
 void ring_buffer_commit(void);
+void ring_buffer_commit_filtered(void);
 
 #endif

@@ -1,0 +1,174 @@
+"""kprobe events at work in the guest (probes/trace_kprobe.py, kernel/trace_probes.c).
+
+Each definition is a real kprobe or kretprobe; its hits record, through the
+guest's ring buffer, what v5.10's __kprobe_trace_func would: the checks
+compare the fetched arguments with what the guest's own kmem_kmalloc
+tracepoint recorded for the same calls.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kbuild import build
+from patcher.instrument import attach
+from probes.kprobe_events import ProbeEventError
+from probes.trace_kprobe import TraceKprobes, _bitfield, kprobe_events
+from sim.guest import Guest
+from tracing.events import parse_probes
+from tracing.session import EventList, TraceOptions, TraceSession
+from tracing.text import kernel_line
+
+#: kmalloc's first two arguments (size, flags) and its result, per arch: the
+#: v5.10 regs_query_register_offset names of the arch's argument and return registers.
+ARGS = {"x86_64": ("%di", "%si", "%ax"), "arm": ("%r0", "%r1", "%r0"),
+        "ppc32": ("%gpr3", "%gpr4", "%gpr3")}
+
+
+def _run(arch: str, lines: list[str], size: int = 30, filters=None) -> tuple[list, TraceKprobes]:
+    guest = Guest(build(arch), cpus=1, workload="kmalloc", size=size)
+    inst = attach(guest)
+    events = kprobe_events(guest, inst, tuple(lines))
+    for name, expr in (filters or {}).items():
+        events.set_filter(name, expr)
+    session = TraceSession(guest, TraceOptions(parse_probes("kmem")), inst, events)
+    sink = EventList()
+    assert session.run(sink).checksum_ok
+    return sink.events, events
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", sorted(ARGS))
+def test_kprobe_and_kretprobe_events_record_the_calls(arch: str) -> None:
+    size, flags, ret = ARGS[arch]
+    got, events = _run(arch, [f"p:myprobe kmalloc size={size} gfp={flags}:x32",
+                              "r:myret kmalloc ptr=$retval"])
+    kmallocs = [e.fields for e in got if e.name == "kmem_kmalloc"]
+    probes = [e for e in got if e.name == "myprobe"]
+    rets = [e.fields for e in got if e.name == "myret"]
+    assert kmallocs and len(probes) == len(rets) == len(kmallocs)
+    assert [p.fields["size"] for p in probes] == [k["bytes_req"] for k in kmallocs]
+    assert [p.fields["gfp"] for p in probes] == [k["gfp_flags"] for k in kmallocs]
+    assert [r["ptr"] for r in rets] == [k["ptr"] for k in kmallocs]
+    kp = events.events[("kprobes", "myprobe")].probes[0][1]
+    assert kp.hits == len(probes)                     # one record per hit, none lost
+    # the trace file's line (print_kprobe_event): %pS of the probe, then each argument
+    assert re.search(r"myprobe: \(kmalloc\+0x0/0x[0-9a-f]+\) size=0x[0-9a-f]+ gfp=0x[0-9a-f]+$",
+                     kernel_line(probes[0]))
+    line = kernel_line(next(e for e in got if e.name == "myret"))
+    assert re.search(r"myret: \(\w+\+0x[0-9a-f]+/0x[0-9a-f]+ <- kmalloc\) ptr=0x[0-9a-f]+$", line)
+
+
+def test_types_strings_comm_faults_and_stack() -> None:
+    """u32, s64 via $arg1, $comm, a string from an unmapped address ((fault)),
+    a symbol from $stack0 (the return address), an array from memory."""
+    got, _ = _run("x86_64", ["p:k kmalloc size=%di:u32 a=$arg1:s64 c=$comm bad=+0(%di):string "
+                             "ret=$stack0:symbol w=+0($stack):x8[2]"], size=5)
+    e = next(e for e in got if e.name == "k")
+    f = e.fields
+    assert f["size"] == f["a"] and f["c"] == e.comm and f["bad"] == "(fault)"
+    line = kernel_line(e)
+    assert re.search(r' c="[^"]+" bad=\(fault\) ret=kmalloc_task\+0x[0-9a-f]+/0x[0-9a-f]+ '
+                     r'w=\{0x[0-9a-f]+,0x[0-9a-f]+\}$', line), line
+
+
+def test_filter_keeps_events_out_of_the_buffer() -> None:
+    """A rejected hit never reaches the ring buffer: not produced, counted as filtered."""
+    got, events = _run("x86_64", ["p:k kmalloc size=%di"],
+                       filters={"kprobes/k": 'size >= 1024 && comm ~ "kmalloc*" && cpu == 0'})
+    sizes = [e.fields["size"] for e in got if e.name == "k"]
+    tk = events.events[("kprobes", "k")]
+    assert sizes and all(s >= 1024 for s in sizes)
+    assert tk.filtered and tk.filtered + len(sizes) == tk.probes[0][1].hits
+
+
+def test_registration_refusals_are_the_kernels() -> None:
+    guest = Guest(build("x86_64"), cpus=1, workload="kmalloc", size=5)
+    events = kprobe_events(guest, attach(guest), ("p:a kmalloc size=%di",))
+    cases = [  # (definition, error, caret position) -- trace_kprobe.c register_trace_kprobe
+        ("r:a kmalloc", "Probe type is different from existing probe", 0),
+        ("p:a kfree x=%di", "Argument type or name is different from existing probe", 10),
+        ("p:a kmalloc size=%di", "There is already the exact same probe event", 0),
+        ("p no_such_function", "Invalid probed address or symbol", 2),
+        ("p kmalloc v=@no_such_symbol", "Invalid probed address or symbol", 2),
+        # NOKPROBE and notrace: within_notrace_func (dynamic ftrace is on)
+        ("p ring_buffer_reserve", "Failed to register probe event", 2),
+    ]
+    for line, message, pos in cases:
+        with pytest.raises(ProbeEventError) as err:
+            events.write(line)
+        assert str(err.value) == f"trace_kprobe: error: {message}", line
+        assert err.value.pos == pos, line
+    events.write("p:a kfree size=%di")            # multi-probe: a second place, same args
+    assert [p.symbol for p, _ in events.events[("kprobes", "a")].probes] == ["kmalloc", "kfree"]
+    events.write("-:a")
+    assert not events.events and not events.kprobes.probes
+
+
+def test_bitfield_keeps_v510s_integer_promotion() -> None:
+    """FETCH_OP_MOD_BF on a u8: C promotes to int before the shifts, so b4@0/8
+    of 0xff is 0xff in v5.10 (the high bits are not shifted out); a u32 is exact."""
+    assert _bitfield(0xFF, ("mod_bf", 4, 4), 1) == 0xFF
+    assert _bitfield(0xFF, ("mod_bf", 28, 28), 4) == 0xF
+    assert _bitfield(0xF0, ("mod_bf", 0, 4), 1) == 0xF
+
+
+@pytest.mark.slow
+def test_cli_refusal_is_the_error_log_and_exit_2(tmp_path, capsys) -> None:
+    """kisim trace --kprobe-events FILE: a bad line is the kernel's error_log entry,
+    exit 2, and no trace is written."""
+    from kisim.cli import main
+    defs = tmp_path / "kprobe_events"
+    defs.write_text("# comment\np:ok kmalloc %di\np:bad kmalloc size=%rdi\n")
+    out = tmp_path / "trace"
+    assert main(["trace", "--arch", "x86_64", "--workload", "kmalloc", "--size", "5",
+                 "--kprobe-events", str(defs), "--format", "text", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["kisim: error: trace_kprobe: error: Invalid register name",
+                   "  Command: p:bad kmalloc size=%rdi",
+                   " " * (11 + len("p:bad kmalloc size=")) + "^"]
+    assert not out.exists()
+
+
+def test_cli_records_kprobe_events_as_text(tmp_path, capsys) -> None:
+    from kisim.cli import main
+    out = tmp_path / "trace"
+    assert main(["trace", "--arch", "x86_64", "--workload", "kmalloc", "--size", "5",
+                 "--probes", "kmem", "--kprobe-event", "p:myprobe kmalloc size=%di",
+                 "--format", "text", "--out", str(out)]) == 0
+    lines = (out / "trace.txt").read_text().splitlines()
+    assert any(re.search(r"myprobe: \(kmalloc\+0x0/0x[0-9a-f]+\) size=0x[0-9a-f]+$", line)
+               for line in lines)
+
+
+def test_cli_bad_filter_is_the_kernels_error(tmp_path, capsys) -> None:
+    from kisim.cli import main
+    out = tmp_path / "trace"
+    assert main(["trace", "--arch", "x86_64", "--workload", "kmalloc", "--size", "5",
+                 "--kprobe-event", "p:myprobe kmalloc size=%di", "--filter",
+                 "myprobe:size >= big", "--format", "text", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("kisim: error: event filter parse error: error: Invalid value "
+                      "(did you forget quotes)?")
+    assert err[1:] == ["  Command: size >= big", " " * (11 + 9) + "^"]
+    assert not out.exists()
+
+
+def test_tracepoint_event_filter_keeps_records_out_of_the_buffer() -> None:
+    """kmem/kmalloc's filter (its twin probe commits through HC_EVENT_FILTER):
+    the recorded sizes are exactly the calls the filter keeps, as an unfiltered
+    kprobe event on kmalloc in the same run sees them, and the rejected ones are
+    counted neither as produced nor as recorded."""
+    guest = Guest(build("x86_64"), cpus=1, workload="kmalloc", size=30)
+    inst = attach(guest)
+    events = kprobe_events(guest, inst, ("p:k kmalloc size=%di",))
+    session = TraceSession(guest, TraceOptions(parse_probes("kmem"), filters=(
+        ("kmem/kmalloc", "bytes_req > 64 && bytes_req != 1024"),)), inst, events)
+    sink = EventList()
+    result = session.run(sink)
+    calls = [e.fields["size"] for e in sink.events if e.name == "k"]
+    kept = [e.fields["bytes_req"] for e in sink.events if e.name == "kmem_kmalloc"]
+    assert kept == [s for s in calls if s > 64 and s != 1024] and len(kept) < len(calls)
+    assert result.filtered == {"kmem_kmalloc": len(calls) - len(kept)}
+    assert result.total.produced == result.total.recorded == len(sink.events)
