@@ -372,14 +372,15 @@ def run_once(arch: Arch, config: Mapping[str, str], *, workload: str, cpus: int,
              size: int | None, mech: Mechanism | None = None, armed: bool = False,
              count: tuple[Mechanism, ...] = (), modules: Sequence = (),
              expect: int | None = None, timing: bool = False,
-             workload_config: Mapping[str, str] = {}) -> Run:
-    """Build with ``config`` and ``workload_config`` (and the guest ``modules``), set
-    up ``mech`` (armed or not), run the workload (on the timing model with ``timing``).
+             workload_config: Mapping[str, str] = {}, layout: int | None = None) -> Run:
+    """Build with ``config`` and ``workload_config`` (and the guest ``modules``; in the
+    randomized text layout of seed ``layout``, :mod:`kbuild.layout`), set up ``mech``
+    (armed or not), run the workload (on the timing model with ``timing``).
 
     The passes of each mechanism in ``count`` are counted on the way.
     """
     image = build(arch.name, overrides={**BASE_CONFIG, **config, **workload_config},
-                  modules=modules)
+                  modules=modules, layout=layout)
     guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect, timing=timing)
     target = Target(guest)
     with target.closing:
