@@ -13,7 +13,10 @@ per-hit costs, ``ratio``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
+
+from arches import Arch, get_arch
 
 #: The kprobe family's rows all probe the entries of kmalloc() and schedule() in the same
 #: build (nothing compiled in), with the same hits on one CPU.
@@ -88,19 +91,100 @@ def _ratio(claim: str, variable: str, rows: tuple[str, str], a: dict, b: dict,
                       f"per hit, x{ratio:.2f}", (a, b)), "ratio": ratio}
 
 
+@dataclass(frozen=True)
+class Conditions:
+    """Where and on what kernel a claim's figures were measured, and where kisim judges it.
+
+    ``cores``: the claim is judged only on an arch whose reference core is one of
+    these machines (by name); empty: on every arch. ``two_trap_kretprobe``: only
+    where the kretprobe trampoline is itself a kprobe, as on the claim's kernels."""
+
+    machines: str
+    kernel: str
+    cores: tuple[str, ...] = ()
+    two_trap_kretprobe: bool = False
+    why: str = ""
+
+    def here(self, arch: Arch | None) -> str | None:
+        """Why the claim is not judged on ``arch`` (None: it is, or no arch is named)."""
+        if arch is None:
+            return None
+        if self.cores and (arch.core is None
+                           or not any(c in arch.core.name for c in self.cores)):
+            return f"not judged on {arch.name}: {self.why}"
+        if self.two_trap_kretprobe and not arch.ops.KRETPROBE_TRAMPOLINE_KPROBE:
+            return (f"not judged on {arch.name}: its v5.10 kretprobe trampoline is plain code "
+                    f"(one trap per hit); {self.why}")
+        return None
+
+    def to_json(self) -> dict:
+        return {"machines": self.machines, "kernel": self.kernel}
+
+
+_LTTNG = "Linux 2.6.2x with the LTTng patch set (markers, immediate values)"
+_P4 = "Intel Pentium 4 3 GHz (Desnoyers)"
+#: The published conditions of each claim, in :func:`orderings`' order.
+IMMEDIATE = Conditions(_P4, _LTTNG)
+STATIC_KEYS = Conditions("not named in the document (its listings are x86-64 code)",
+                         "Linux v3.x (Documentation/static-keys.txt, perf stat)")
+ARMED = Conditions(_P4 + ", LTTV markers microbenchmark", _LTTNG)
+#: The ratio claims set two x86 machines' figures side by side: judged where the
+#: reference core is one of them.
+_X86_WHY = ("the claim sets x86 machines' figures side by side; judged on the arch whose "
+            "reference core is one of them")
+KPROBE_VS_MARKER = Conditions("AMD Opteron 246 2 GHz (kprobe) vs " + _P4 + " (marker)",
+                              "Linux 2.6.1x (kprobes.txt, 2005) vs " + _LTTNG,
+                              cores=("Pentium 4", "Opteron"), why=_X86_WHY)
+OPTPROBE_VS_MARKER = Conditions("Intel Xeon E5410 2.33 GHz (optprobe) vs " + _P4 + " (marker)",
+                                "Linux 2.6.3x with optprobes (kprobes.txt) vs " + _LTTNG,
+                                cores=("Pentium 4", "Xeon"), why=_X86_WHY)
+KPROBE_PATHS = Conditions("Intel Xeon E5410 2.33 GHz", "Linux 2.6.3x with optprobes "
+                          "(kprobes.txt, 'Optimized Probe Overhead')")
+KRETPROBE = Conditions("Intel Pentium M 1.5 GHz, AMD Opteron 246 2 GHz, IBM POWER5 1.66 GHz",
+                       "Linux 2.6.1x (kprobes.txt, 'Probe Overhead', 2005), whose kretprobe "
+                       "trampoline was itself a kprobe: two traps per hit",
+                       two_trap_kretprobe=True,
+                       why="judged where the trampoline is a kprobe, as on the claim's kernels")
+LINE_PROBE = Conditions("none: a claim about what is compiled in",
+                        "the dprobe seed (LKML, July 2008)")
+
+
+class _Judged(list):
+    """The orderings of one arch, each added with its conditions (:func:`_under`)."""
+
+    def __init__(self, arch: Arch | None) -> None:
+        super().__init__()
+        self.arch = arch
+
+    def add(self, conditions: Conditions, result: dict) -> None:
+        self.append(_under(result, conditions, self.arch))
+
+
+def _under(result: dict, conditions: Conditions, arch: Arch | None) -> dict:
+    """``result`` with the claim's published conditions; not judged where they exclude
+    ``arch`` (holds None, the reason in the text, the figures kept)."""
+    result["published_on"] = conditions.to_json()
+    why = conditions.here(arch)
+    if why is not None and result["holds"] is not None:
+        result.update(holds=None, not_judged=why, text=f"{why} ({result['text']})")
+    return result
+
+
 def orderings(doc: dict) -> list[dict]:
-    """Each published ordering whose rows ``doc`` holds, and whether the numbers obey it."""
+    """Each published ordering whose rows ``doc`` holds, and whether the numbers obey it
+    (where the claim's conditions apply to ``doc``'s arch: :class:`Conditions`)."""
     row = {r["mechanism"]: r for r in doc["rows"]}
-    out = []
+    arch = get_arch(doc["arch"]) if "arch" in doc else None
+    out = _Judged(arch)
     if "marker_imv" in row and "marker_flag" in row:
-        out.append(_cheaper(
+        out.add(IMMEDIATE, _cheaper(
             "a dormant immediate-value marker is cheaper than a memory-flag marker "
             "(Documentation/immediate.txt: +7.84 vs +12.14 L1 / +559 cold, cycles)",
             "CONFIG_IMMEDIATE (y vs n): the same marker sites, the same build otherwise",
             ("marker_imv", "marker_flag"), _pass_side("immediate", row["marker_imv"]),
             _pass_side("memory flag", row["marker_flag"]), "cycles per pass"))
     if "tracepoint_jump_label" in row and "tracepoint_flag" in row:
-        out.append(_cheaper(
+        out.add(STATIC_KEYS, _cheaper(
             "a dormant jump-label site is cheaper than a flag test "
             "(Documentation/static-keys.txt: cycles -2.8 %)",
             "CONFIG_JUMP_LABEL (y vs n): the same tracepoint sites, the same build otherwise",
@@ -124,18 +208,18 @@ def orderings(doc: dict) -> list[dict]:
                           _side("armed (dormant + call)", armed, stalls), "cycles per pass")
         if armed and d and d > 0:
             result["text"] += f", x{armed / d:.1f}"
-        out.append(result)
+        out.add(ARMED, result)
     kp, boosted, opt, ret = (row.get(k) for k in ("kprobe", "kprobe_boosted", "optprobe",
                                                   "kretprobe"))
     opt_why = opt["unavailable"] if opt and opt["unavailable"] else ""
     how_hit = ("how a probe call is reached: a kprobe trap at the function's entry vs the "
                "immediate-value marker's call inside it; each row differenced against its own "
                "dormant run, both with empty handlers, the same hits")
-    out.append(_ratio("a kprobe hit costs at least 10x a marker hit armed to an empty probe "
+    out.add(KPROBE_VS_MARKER, _ratio("a kprobe hit costs at least 10x a marker hit armed to an empty probe "
                       "(kprobes.txt 0.49 us = ~980 cycles at 2 GHz vs LTTng 48.11 cycles)",
                       how_hit, ("kprobe", "marker_imv"), _hit_side("kprobe", kp),
                       _hit_side("marker", row.get("marker_imv")), lambda x: x >= 10))
-    out.append(_ratio("an optprobe hit costs within 2x a marker hit (kprobes.txt 0.06 us = "
+    out.add(OPTPROBE_VS_MARKER, _ratio("an optprobe hit costs within 2x a marker hit (kprobes.txt 0.06 us = "
                       "~140 cycles at 2.33 GHz vs 48.11)", how_hit, ("optprobe", "marker_imv"),
                       _hit_side("optprobe", opt), _hit_side("marker", row.get("marker_imv")),
                       lambda x: x <= 2, opt_why))
@@ -146,7 +230,7 @@ def orderings(doc: dict) -> list[dict]:
                f"optimized (detour); {_SAME_POINTS}"
     chain_rows = ("kprobe", "kprobe_boosted", "optprobe")
     if k is None or b is None:
-        out.append(_result(claim, variable, chain_rows, None, "not measured"))
+        out.add(KPROBE_PATHS, _result(claim, variable, chain_rows, None, "not measured"))
     else:
         chain = [("kprobe", k), ("boosted", b)] + ([("optprobe", o)] if o is not None else [])
         holds = all(x > y for (_, x), (_, y) in zip(chain, chain[1:]))
@@ -154,9 +238,9 @@ def orderings(doc: dict) -> list[dict]:
         if o is None:
             text += f" (optprobe not measured: {opt_why or 'no row'})"
         sides = [_hit_side(n, row.get(k)) for (n, _), k in zip(chain, chain_rows)]
-        out.append(_result(claim, variable, chain_rows, holds,
+        out.add(KPROBE_PATHS, _result(claim, variable, chain_rows, holds,
                            f"{'holds' if holds else 'does not hold'}: {text}", sides))
-    out.append(_ratio("a kretprobe hit is 50-75 % slower than a kprobe hit, both without "
+    out.add(KRETPROBE, _ratio("a kretprobe hit is 50-75 % slower than a kprobe hit, both without "
                       "post_handler (kprobes.txt: r 0.80 vs k 0.49 us; rb 0.68 vs b 0.43)",
                       f"return probe vs entry probe, no post_handler; {_SAME_POINTS}",
                       ("kretprobe", "kprobe_boosted"), _hit_side("kretprobe", ret),
@@ -164,7 +248,7 @@ def orderings(doc: dict) -> list[dict]:
     line = row.get("line_probe")
     if line is not None:
         d = _per_pass(line)
-        out.append(_result(
+        out.add(LINE_PROBE, _result(
             "a line-number probe costs nothing while unused: nothing is compiled in (dprobe "
             "seed, LKML July 2008)",
             "a line probe defined but unarmed vs no probe: the same build (nothing compiled in)",
@@ -173,7 +257,7 @@ def orderings(doc: dict) -> list[dict]:
             f"{'holds' if d == 0 else 'does not hold'}: {d:.2f} modeled cycles per pass "
             f"dormant; armed, a hit costs {_per_hit(line) or 0:.2f} (a kprobe's)",
             (_pass_side("unused line probe", line),)))
-    return out
+    return list(out)
 
 
-__all__ = ["orderings"]
+__all__ = ["Conditions", "orderings"]

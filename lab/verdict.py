@@ -94,7 +94,8 @@ def deciding_entry(results: Sequence[dict]) -> dict | None:
 
 def judge(results: Sequence[dict]) -> dict:
     """One ordering over samples (each sample's result from :func:`lab.orderings.orderings`,
-    the same claim): k, N, the verdict, each side's median and range, the deciding entry."""
+    the same claim): k, N, the verdict (or why the claim is not judged on this arch), each
+    side's median and range, the deciding entry."""
     first = results[0]
     if any(r["claim"] != first["claim"] for r in results):
         raise ValueError("samples of different claims")
@@ -104,8 +105,9 @@ def judge(results: Sequence[dict]) -> dict:
     sides = [{"name": name,
               **(spread([r["sides"][i]["value"] for r in measured]) or {})}
              for i, name in enumerate(names)]
-    out = {key: first[key] for key in ("claim", "variable", "rows") if key in first}
-    out.update(k=k, n=n, verdict=verdict(k, n), sides=sides,
+    out = {key: first[key] for key in ("claim", "variable", "rows", "published_on",
+                                       "not_judged") if key in first}
+    out.update(k=k, n=n, verdict=first.get("not_judged") or verdict(k, n), sides=sides,
                deciding=deciding_entry(measured),
                per_sample=[r["holds"] for r in results])
     if "ratio" in first or any("ratio" in r for r in measured):

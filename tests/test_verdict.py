@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from arches import ARCHES, NAMES
+
 from lab.compare import over_samples
 from lab.samples import SampleError, Task, layout_seeds, run_samples, tasks
 from lab.verdict import FAILS, HOLDS, RETIRED, UNDECIDED, UNMEASURED, judge, spread, verdict
@@ -69,7 +71,7 @@ def _doc(layout: int, imv: float, flag: float) -> dict:
                                       "per_pass_breakdown": {}},
                           "active": None}
     from lab.orderings import orderings
-    doc = {"arch": "a", "layout": layout, "cpus": 1, "checksums_ok": True,
+    doc = {"arch": NAMES[0], "layout": layout, "cpus": 1, "checksums_ok": True,
            "rows": [row("marker_flag", flag), row("marker_imv", imv)]}
     doc["orderings"] = orderings(doc)
     return doc
@@ -107,3 +109,38 @@ def test_samples_come_back_in_order_and_each_replays_alone():
     assert serial == list(run_samples(todo, jobs=2))
     assert [d["value"] for d in serial] == [12, 15, 18] * 2
     assert list(run_samples([Task(_echo, "q", 5, {"scale": 3})])) == [serial[4]]
+
+
+def _fake_kprobe_doc(arch: str) -> dict:
+    hit = {"marker_imv": 50.0, "kprobe": 1000.0, "kprobe_boosted": 400.0, "optprobe": 80.0,
+           "kretprobe": 650.0}
+    return {"arch": arch, "rows": [
+        {"mechanism": k, "label": k, "unavailable": None,
+         "dormant": {"per_pass_modeled_cycles": 1.0},
+         "active": {"per_hit_modeled_cycles": v}} for k, v in hit.items()]}
+
+
+def test_each_claim_is_judged_where_its_conditions_apply():
+    """Ordering 4 (x86 machines' figures) only where the reference core is one of them;
+    ordering 7 only where the kretprobe trampoline is a kprobe (two traps), as on the
+    claim's kernels; the chain everywhere. Each claim records its machines and kernel."""
+    from lab.orderings import orderings
+    judged: dict[str, set[bool]] = {}
+    for name, arch in ARCHES.items():
+        for o in orderings(_fake_kprobe_doc(name)):
+            assert o["published_on"]["machines"] and o["published_on"]["kernel"]
+            here = o["holds"] is not None
+            judged.setdefault(o["claim"].split(" (")[0], set()).add(here)
+            if o["claim"].startswith("a kretprobe hit"):
+                assert here == arch.ops.KRETPROBE_TRAMPOLINE_KPROBE, name
+                assert here or "trampoline is plain code" in o["not_judged"]
+            if o["claim"].startswith("a kprobe hit costs at least 10x"):
+                assert here == any(m in arch.core.name for m in ("Pentium 4", "Opteron"))
+    # every conditional claim is judged on some arch and not on another; the chain on all
+    assert judged["a kretprobe hit is 50-75 % slower than a kprobe hit, both without "
+                  "post_handler"] == {True, False}
+    assert judged["a kprobe hit costs at least 10x a marker hit armed to an empty probe"] \
+        == {True, False}
+    assert judged["kprobe > boosted kprobe > optprobe per hit"] == {True}
+    not_here = [o for o in orderings(_fake_kprobe_doc(NAMES[0])) if o.get("not_judged")]
+    assert all(judge([o])["verdict"] == o["not_judged"] for o in not_here)

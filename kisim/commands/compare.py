@@ -42,6 +42,11 @@ def _fmt(v: float | None, digits: int = 2) -> str:
     return "n/a" if v is None else f"{v:,.{digits}f}"
 
 
+def _published(ordering: dict) -> str:
+    p = ordering["published_on"]
+    return f"published on: {p['machines']}; {p['kernel']}"
+
+
 def print_table(doc: dict) -> None:
     base = doc["uninstrumented"]
     print(f"\n{doc['arch']}: {doc['workload']} on {doc['cpus']} CPU(s), sites "
@@ -86,7 +91,7 @@ def print_table(doc: dict) -> None:
     for o in doc["orderings"]:
         mark = {True: "holds", False: "FAILS", None: "  -  "}[o["holds"]]
         print(f"   [{mark}] {o['claim']}\n           varies: {o['variable']}"
-              f"\n           {o['text']}")
+              f"\n           {_published(o)}\n           {o['text']}")
 
 
 def _spread(s: dict | None) -> str:
@@ -115,7 +120,10 @@ def print_samples(doc: dict) -> None:
           "FAILS: in at most 5 %; undecided by the model: between):")
     for o in doc["orderings"]:
         mark = MARKS.get(o["verdict"], "  -  ")
-        print(f"   [{mark} {o['k']}/{o['n']}] {o['claim']}\n           varies: {o['variable']}")
+        print(f"   [{mark} {o['k']}/{o['n']}] {o['claim']}\n           varies: {o['variable']}"
+              f"\n           {_published(o)}")
+        if o.get("not_judged"):
+            print(f"           {o['not_judged']}")
         if o["sides"]:
             print("           " + " vs ".join(f"{s['name']} {_spread(s)}" for s in o["sides"])
                   + (f", ratio {_spread(o['ratio'])}" if o.get("ratio") else ""))
