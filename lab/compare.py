@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from arches import get_arch
+from arches.base import ReferenceCore
 from lab.measure import CompareError, Cost, CostModel, cycles_from, measure
 from lab.mechanisms import (KPROBE_POINTS, NONE, SITES, Mechanism, Run, Unavailable, run_once,
                             select)
@@ -77,10 +78,13 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                  memory_pressure: bool = False, mechanisms: Sequence[str] | None = None,
                  advance: Callable[..., None] = lambda *a, **k: None,
                  modules: Sequence = (), expect: int | None = None,
-                 timing: bool = True, layout: int | None = None) -> dict:
+                 timing: bool = True, layout: int | None = None,
+                 core: ReferenceCore | None = None) -> dict:
     """The mechanisms of :data:`MECHANISMS` (or those :func:`select` picks) on one arch:
     the table as a JSON-ready dict. ``layout``: every build in the randomized text
-    layout of that seed (:mod:`kbuild.layout`); None: as kernel/kernel.lds links it."""
+    layout of that seed (:mod:`kbuild.layout`); None: as kernel/kernel.lds links it.
+    ``core``: the timing model's core (other values of the reference core's
+    assumptions); None: the arch's reference core."""
     arch = get_arch(arch_name)
     mechs = select(mechanisms)
     model = model or CostModel()
@@ -90,7 +94,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
     if memory_pressure and size is None and workload in DEFAULT_SIZES:
         size = max(1, DEFAULT_SIZES[workload] // PRESSURE_SIZE_DIVISOR)
     kw = dict(workload=workload, cpus=cpus, size=size, modules=modules, expect=expect,
-              timing=timing, layout=layout,
+              timing=timing, layout=layout, core=core,
               workload_config={"WORKLOAD_MEMORY_PRESSURE": "y"} if memory_pressure else {})
     counted_here = lambda m: m.passes_from is None      # noqa: E731
     # Nothing compiled in: the uninstrumented run counts their points' passes.
@@ -184,8 +188,8 @@ def over_samples(docs: list[dict]) -> dict:
     samples (:func:`lab.verdict.judge`); the samples themselves under ``per_sample``."""
     if not docs or any(d["arch"] != docs[0]["arch"] for d in docs):
         raise ValueError("samples of one arch")
-    out = _medians([{k: v for k, v in d.items() if k not in ("orderings", "layout")}
-                    for d in docs])
+    out = _medians([{k: v for k, v in d.items()
+                     if k not in ("orderings", "layout", "assumptions")} for d in docs])
     for i, row in enumerate(out["rows"]):
         row["dormant"]["per_pass_modeled_cycles_spread"] = spread(
             [d["rows"][i]["dormant"]["per_pass_modeled_cycles"] for d in docs
@@ -197,6 +201,7 @@ def over_samples(docs: list[dict]) -> dict:
                  d["rows"][i]["active"]["per_hit_modeled_cycles"] is not None])
     out.update(n=len(docs), checksums_ok=all(d["checksums_ok"] for d in docs),
                layouts=[d["layout"] for d in docs],
+               assumptions=[d.get("assumptions") for d in docs],
                orderings=[judge([d["orderings"][i] for d in docs])
                           for i in range(len(docs[0]["orderings"]))],
                per_sample=docs)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from arches import Arch, get_arch
+from arches.base import ReferenceCore
 from kbuild import build
 from kbuild.modules import load_module
 from lab.measure import Tally
@@ -131,14 +132,16 @@ JUDGED = {True: "the overhead: (model - 1) / (published - 1)", False: "model / p
 
 
 def immediate_txt(arch_name: str, iterations: int = IMMEDIATE_ITERATIONS,
-                  layout: int | None = None) -> dict:
+                  layout: int | None = None, core: ReferenceCore | None = None) -> dict:
     """Documentation/immediate.txt's loop on ``arch``'s reference core: cycles per
     iteration of each variant and the published deltas over the baseline (the image
-    in the randomized text layout of seed ``layout``, :mod:`kbuild.layout`)."""
+    in the randomized text layout of seed ``layout``, :mod:`kbuild.layout`; on ``core``
+    if given, the reference core with other values of its assumptions)."""
     arch = get_arch(arch_name)
     image = build(arch.name, overrides={"MARKERS": "y", "IMMEDIATE": "y"},
                   modules=[load_module(IMMEDIATE_C)], layout=layout)
-    guest = Guest(image, cpus=1, workload="immediate:imb_run", size=iterations, timing=True)
+    guest = Guest(image, cpus=1, workload="immediate:imb_run", size=iterations, timing=True,
+                  core=core)
     loops = windows(guest, "imb_mark")
     if len(loops) != len(IMMEDIATE_VARIANTS):
         raise MicrobenchError(f"immediate: {len(loops)} loops measured, "
@@ -176,13 +179,14 @@ def immediate_txt(arch_name: str, iterations: int = IMMEDIATE_ITERATIONS,
             "figures": [f.to_json() for f in figures]}
 
 
-def mcount_seed(arch_name: str, size: int | None = None, layout: int | None = None) -> dict:
+def mcount_seed(arch_name: str, size: int | None = None, layout: int | None = None,
+                core: ReferenceCore | None = None) -> dict:
     """Seed 002 on ``arch``: hackbench without -pg, with live mcount calls, and with every
     function traced; the guest's call density and the overhead it predicts (each build
-    in the randomized text layout of seed ``layout``)."""
+    in the randomized text layout of seed ``layout``; on ``core`` if given)."""
     arch: Arch = get_arch(arch_name)
     size = DEFAULT_SIZES["hackbench"] if size is None else size
-    kw = dict(workload="hackbench", cpus=1, size=size, timing=True, layout=layout)
+    kw = dict(workload="hackbench", cpus=1, size=size, timing=True, layout=layout, core=core)
     base = run_once(arch, {}, **kw)
     live = run_once(arch, MCOUNT_LIVE.config, mech=MCOUNT_LIVE, count=(MCOUNT_LIVE,), **kw)
     traced = run_once(arch, MCOUNT_LIVE.config, mech=MCOUNT_LIVE, armed=True, **kw)
@@ -247,8 +251,11 @@ def figures_over_samples(docs: list[dict]) -> dict:
         figures.append({**middle.to_json(), "model_spread": spread(values),
                         "within_2x_samples": None if middle.extrapolated else sum(within),
                         "n": len(docs)})
-    return {**{k: v for k, v in docs[0].items() if k not in ("figures", "layout")},
-            "layouts": [d["layout"] for d in docs], "n": len(docs), "figures": figures,
+    return {**{k: v for k, v in docs[0].items()
+               if k not in ("figures", "layout", "assumptions")},
+            "layouts": [d["layout"] for d in docs],
+            "assumptions": [d.get("assumptions") for d in docs], "n": len(docs),
+            "figures": figures,
             "per_sample": docs}
 
 

@@ -144,3 +144,37 @@ def test_each_claim_is_judged_where_its_conditions_apply():
     assert judged["kprobe > boosted kprobe > optprobe per hit"] == {True}
     not_here = [o for o in orderings(_fake_kprobe_doc(NAMES[0])) if o.get("not_judged")]
     assert all(judge([o])["verdict"] == o["not_judged"] for o in not_here)
+
+
+def test_every_assumption_declares_a_range_that_holds_its_value():
+    """Each part of a reference core whose source says ASSUMPTION declares at least one
+    range, with a reason, holding the value the core uses."""
+    for arch in ARCHES.values():
+        core = arch.core
+        declared = core.assumptions()
+        assert declared, arch.name
+        for name, (r, value) in declared.items():
+            assert value in r and r.reason, (arch.name, name)
+        for part in (core.memory, core.transfer, core.exception, core.serialize,
+                     core.cache_op, core.predictor, *core.caches):
+            if "ASSUMPTION" in part.source:
+                assert part.ranges, (arch.name, part.source[:60])
+
+
+def test_drawn_assumptions_are_a_function_of_the_seed_and_reach_the_core():
+    from lab.samples import draw_assumptions
+    for name, arch in ARCHES.items():
+        core, values = draw_assumptions(name, 7)
+        assert draw_assumptions(name, 7)[1] == values
+        assert any(draw_assumptions(name, s)[1] != values for s in range(8, 12))
+        assert {k: v for k, (_, v) in core.assumptions().items()} == values
+        for key, (r, _) in arch.core.assumptions().items():
+            assert values[key] in r
+        # everything that is not an assumption is the reference core's
+        assert core.name == arch.core.name and core.clock == arch.core.clock
+
+
+def test_vary_assumptions_needs_layouts(capsys):
+    from kisim.cli import main
+    assert main(["validate", "--arch", NAMES[0], "--vary-assumptions"]) == 2
+    assert "--layouts" in capsys.readouterr().err

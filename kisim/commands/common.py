@@ -70,6 +70,10 @@ def add_layouts(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layout-seed", type=int_in(0, MAX_LAYOUT_SEED), default=0, metavar="S",
                         help="seed of the first layout (default 0); layout i has seed S+i, "
                              "and --layouts 1 --layout-seed S+i replays it alone")
+    parser.add_argument("--vary-assumptions", action="store_true",
+                        help="with --layouts: each sample also draws, from its seed, every "
+                             "modelling assumption of the reference core from its declared "
+                             "range (docs/timing.md)")
 
 
 def add_jobs(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ import argparse
 import json
 
 import fsio
-from arches import NAMES
+from arches import NAMES, get_arch
 from kisim.commands.common import (add_cpus, add_cycles, add_jobs, add_json, add_layouts,
                                    add_modules, check_arches, jobs, print_json, timing,
                                    with_warnings)
@@ -107,8 +107,14 @@ def print_samples(doc: dict) -> None:
     seeds = doc["layouts"]
     print(f"\n{doc['arch']}: {doc['workload']} on {doc['cpus']} CPU(s), sites "
           f"{', '.join(doc['sites'])}, over {doc['n']} layouts (seeds {seeds[0]}.."
-          f"{seeds[-1]}; one alone: --layouts 1 --layout-seed SEED)"
+          f"{seeds[-1]}; one alone: --layouts 1 --layout-seed SEED"
+          + (" --vary-assumptions" if doc["assumptions"][0] is not None else "") + ")"
           + (", memory pressure" if doc["memory_pressure"] else ""))
+    if doc["assumptions"][0] is not None:
+        core = get_arch(doc["arch"]).core
+        print("  each sample also draws the reference core's modelling assumptions: "
+              + ", ".join(f"{name} {r.low:g}..{r.high:g} ({v:g})"
+                          for name, (r, v) in sorted(core.assumptions().items())))
     print(f"  {'mechanism':32} {'dormant/pass, mod. cycles':>32} {'armed/hit, mod. cycles':>36}")
     print(f"  {'':32} {'median [min, max]':>32} {'median [min, max]':>36}")
     for r in doc["rows"]:
@@ -137,7 +143,7 @@ def print_samples(doc: dict) -> None:
 def _over_layouts(args: argparse.Namespace, arches: list[str], model: CostModel) -> list[dict]:
     """``--layouts``: every arch over its layouts, each layout a sample run alone."""
     todo = tasks(compare_arch, arches, layout_seeds(args.layouts, args.layout_seed),
-                 workload=args.workload, cpus=args.cpus, size=args.size, model=model,
+                 vary=args.vary_assumptions, workload=args.workload, cpus=args.cpus, size=args.size, model=model,
                  memory_pressure=args.memory_pressure, mechanisms=args.mechanism,
                  modules=args.modules, expect=args.expect, timing=timing(args))
     docs: dict[str, list[dict]] = {name: [] for name in arches}
@@ -158,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         mechs = select(args.mechanism)
     except CompareError as err:
         raise UsageError(str(err)) from None
+    if args.vary_assumptions and args.layouts is None:
+        raise UsageError("--vary-assumptions draws with the layouts: give --layouts N")
     out = OutDir(args.out)             # claimed and locked before any run, as trace's
     try:
         for name in OUTPUTS:           # a link or FIFO there: refused before any run

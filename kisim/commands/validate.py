@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     chosen = args.experiment or list(EXPERIMENTS)
     try:
         seeds = [None] if args.layouts is None else layout_seeds(args.layouts, args.layout_seed)
-        todo = [t for key in chosen for t in tasks(EXPERIMENTS[key], arches, seeds)]
+        todo = [t for key in chosen
+                for t in tasks(EXPERIMENTS[key], arches, seeds, vary=args.vary_assumptions)]
         samples: dict[tuple[str, str], list[dict]] = {}
         with progress("kisim validate", total=len(todo), enabled=not args.json) as advance:
             for task, doc in zip(todo, run_samples(todo, jobs=jobs(args),
