@@ -8,8 +8,10 @@ Nothing here knows about markers or patching policy; generic code in
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
+import random
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, ContextManager, Mapping, NamedTuple, Protocol, Sequence
 
@@ -46,12 +48,46 @@ class TrapVector:
     resume_bias: int = 0
 
 
+#: How a :class:`Range` is drawn: any integer, a power of two, or any number in it.
+RANGE_KINDS = ("int", "pow2", "real")
+
+
+@dataclass(frozen=True)
+class Range:
+    """The plausible values of a modelling assumption (a figure no source gives), and
+    why those: what ``--vary-assumptions`` draws from."""
+
+    low: float
+    high: float
+    reason: str
+    kind: str = "int"
+
+    def __post_init__(self) -> None:
+        if self.kind not in RANGE_KINDS or not 0 <= self.low <= self.high or not self.reason:
+            raise ValueError(f"range {self.low}..{self.high} ({self.kind}): low <= high, "
+                             f"a kind of {RANGE_KINDS} and a reason")
+
+    def __contains__(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+    def draw(self, rng: random.Random) -> float:
+        """One value, uniformly among those the kind allows."""
+        if self.kind == "real":
+            return rng.uniform(self.low, self.high)
+        if self.kind == "int":
+            return rng.randint(int(self.low), int(self.high))
+        powers = [1 << b for b in range(64) if self.low <= 1 << b <= self.high]
+        return rng.choice(powers)
+
+
 @dataclass(frozen=True)
 class Cost:
-    """One modeled-cycle constant and where the figure comes from."""
+    """One modeled-cycle constant and where the figure comes from; ``ranges``: for a
+    modelling assumption, ``{"cycles": Range}``."""
 
     cycles: float
     source: str
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -72,6 +108,8 @@ class CacheLevel:
     holds: str
     shared: bool
     source: str
+    #: The modelling assumptions among the fields above: field name -> :class:`Range`.
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
 
     @property
     def sets(self) -> int:
@@ -94,6 +132,8 @@ class Predictor:
     return_stack: int
     mispredict: float
     source: str
+    #: The modelling assumptions among the fields above: field name -> :class:`Range`.
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -120,6 +160,32 @@ class ReferenceCore:
     serialize: Cost
     cache_op: Cost
     coherence: str = "MESI"
+
+    def _parts(self) -> list[tuple[str, Cost | CacheLevel | Predictor]]:
+        """Every part that may declare ranges, named as :meth:`assumptions` names them."""
+        return ([(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
+                 if isinstance(getattr(self, f.name), (Cost, Predictor))]
+                + [(f"caches.{c.name}", c) for c in self.caches])
+
+    def assumptions(self) -> dict[str, tuple[Range, float]]:
+        """Each modelling assumption that declares a range: ``part.field`` (e.g.
+        ``predictor.history_bits``, ``caches.L1I.latency``) -> (its range, its value)."""
+        return {f"{name}.{key}": (r, getattr(part, key))
+                for name, part in self._parts() for key, r in part.ranges.items()}
+
+    def with_values(self, values: Mapping[str, float]) -> "ReferenceCore":
+        """This core with the assumptions named in ``values`` (as :meth:`assumptions`
+        names them) set to those values; everything else, sources included, kept."""
+        unknown = set(values) - set(self.assumptions())
+        if unknown:
+            raise ValueError(f"{self.name}: no assumption {', '.join(sorted(unknown))}")
+        parts = dict(self._parts())
+        for path, value in values.items():
+            name, key = path.rsplit(".", 1)
+            parts[name] = dataclasses.replace(parts[name], **{key: value})
+        return dataclasses.replace(
+            self, caches=tuple(parts[f"caches.{c.name}"] for c in self.caches),
+            **{n: p for n, p in parts.items() if not n.startswith("caches.")})
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ import kconfig
 from arches import Arch, get_arch
 from kbuild import cache
 from kbuild.errors import BuildError, ModuleError
+from kbuild.layout import FUNCTION_SECTIONS, LAYOUT_FORMAT, Layout, linker_script
 from kbuild.modules import Module, first_error, load_modules, module_flags, warnings_of
 from kbuild.tools import check_tool_path, refuse_special_includes, run_tool, tool_pool
 
@@ -106,6 +107,7 @@ class Build:
     modules: tuple[Module, ...] = ()         # guest modules linked in (kbuild.modules)
     warnings: tuple[str, ...] = ()           # the modules' compiler warnings, one line each
     info: dict = field(default_factory=dict)  # build.json
+    layout: int | None = None                # the seed of its randomized layout (kbuild.layout)
 
     @property
     def spec(self) -> Arch:
@@ -195,7 +197,7 @@ def patching_flags(flags: list[str], config: Mapping[str, str]) -> list[str]:
 
 
 def cache_key(arch: Arch, config_text: str, flags: list[str],
-              modules: tuple[Module, ...] = ()) -> str:
+              modules: tuple[Module, ...] = (), layout: Layout | None = None) -> str:
     h = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
@@ -213,6 +215,8 @@ def cache_key(arch: Arch, config_text: str, flags: list[str],
     for module in modules:               # the name, where diagnostics point, every file
         add(f"module:{module.name}", f"{module.path}\0{module.root}\0{module.digest}".encode()
             + b"\0".join(os.fspath(f.path).encode() for f in module.sources))
+    if layout is not None:
+        add("layout", f"{LAYOUT_FORMAT}\0{layout.seed}".encode())
     return h.hexdigest()
 
 
@@ -403,8 +407,8 @@ def _module_symbols(arch: Arch, config: Mapping[str, str], modules: tuple[Module
 
 
 def _link(objs: list[Path], out: Path, arch: Arch, env: dict[str, str],
-          modules: tuple[Module, ...] = ()) -> None:
-    cmd = _zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o", os.fspath(out),
+          modules: tuple[Module, ...] = (), script: Path = LINKER_SCRIPT) -> None:
+    cmd = _zig("ld.lld", *LDFLAGS, "-T", os.fspath(script), "-o", os.fspath(out),
                *map(os.fspath, objs))
     if not modules:
         _run(cmd, f"{arch.name}: linking {out.name}", env)
@@ -446,7 +450,7 @@ def _memory_span(elf_path: Path) -> int:
 
 def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
                 work: Path, env: dict[str, str], step: Step,
-                modules: tuple[Module, ...] = ()) -> dict:
+                modules: tuple[Module, ...] = (), layout: Layout | None = None) -> dict:
     include = work / "include"
     kconfig.write_autoconf(kconf, include / "generated" / "autoconf.h")
     kconfig.write_config(kconf, work / ".config")
@@ -460,11 +464,17 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
     _check_size(modules, "their objects take", sum(map(_alloc_bytes, objs[:split])))
     step(f"{arch.name}: linking")
     compiled = time.perf_counter()
+    script, plan = LINKER_SCRIPT, None
+    if layout is not None:             # the same objects, placed as the seed draws
+        plan = layout.plan(arch, objs, split)
+        script = objdir / "kernel.lds"
+        script.write_text(linker_script(plan, LINKER_SCRIPT.read_text()))
+    link = functools.partial(_link, arch=arch, env=env, modules=modules, script=script)
     elf = work / ELF_NAME
     sites: list[int] = []
     if config.get("FUNCTION_TRACER") == "y":
         first = work / (ELF_NAME + ".pass1")
-        _link(objs, first, arch, env, modules)
+        link(objs, first)
         sites = mcount_call_sites(first, arch)
         if not sites:
             raise BuildError(f"{arch.name}: CONFIG_FUNCTION_TRACER=y but the image has "
@@ -474,14 +484,14 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
         table_obj = objdir / "mcount_loc.o"
         _run(_zig("cc", "-target", arch.cc_target, *arch.cc_flags, "-c", os.fspath(table),
                   "-o", os.fspath(table_obj)), f"{arch.name}: assembling __mcount_loc", env)
-        _link(objs + [table_obj], elf, arch, env, modules)
+        link(objs + [table_obj], elf)
         if (_alloc_layout(first) != _alloc_layout(elf)
                 or _text_bytes(first) != _text_bytes(elf)):
             raise BuildError(f"{arch.name}: adding __mcount_loc moved the image; "
                              "it must stay last in kernel/kernel.lds")
         first.unlink()
     else:
-        _link(objs, elf, arch, env, modules)
+        link(objs, elf)
     shutil.rmtree(objdir)
     return {"compile_seconds": round(compiled - started, 3),
             "link_seconds": round(time.perf_counter() - compiled, 3),
@@ -489,13 +499,14 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
             "modules": [{"name": m.name, "path": os.fspath(m.path), "sha256": m.digest,
                          "files": [os.fspath(f.path) for f in m.sources + m.headers], **d}
                         for m, d in zip(modules, defined)],
-            "warnings": warnings}
+            "warnings": warnings, "layout": plan}
 
 
 def build(arch: str, config: str | os.PathLike[str] | None = None, *,
           overrides: Mapping[str, str] | None = None,
           cache_dir: Path | None = None, step: Step | None = None,
-          modules: Iterable[str | os.PathLike[str] | Module] = ()) -> Build:
+          modules: Iterable[str | os.PathLike[str] | Module] = (),
+          layout: int | None = None) -> Build:
     """Build (or fetch from the cache) the kernel for ``arch``.
 
     ``config`` is a .config file; None means the arch's defconfig.
@@ -507,7 +518,9 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
     bytes are part of the cache key. Raises
     :class:`kconfig.KconfigError` for a bad configuration and
     :class:`BuildError` when the compiler or linker fails (a module's error:
-    :class:`ModuleError`, one line).
+    :class:`ModuleError`, one line). ``layout`` is the seed of a randomized
+    text layout (:mod:`kbuild.layout`: compiled with ``-ffunction-sections``,
+    functions shuffled and padded); None links as ``kernel/kernel.lds`` says.
     """
     started = time.perf_counter()
     spec = get_arch(arch)
@@ -515,14 +528,15 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
     kconf = _load(spec.name, config, overrides)
     values = kconfig.enabled(kconf)
     spec = spec.for_config(values)               # e.g. ARM's THUMB2_KERNEL
-    flags = compile_flags(spec, values)
-    key = cache_key(spec, kconfig.config_hash_text(kconf), flags, mods)
+    drawn = None if layout is None else Layout(layout)
+    flags = compile_flags(spec, values) + (list(FUNCTION_SECTIONS) if drawn else [])
+    key = cache_key(spec, kconfig.config_hash_text(kconf), flags, mods, drawn)
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     final = cache_dir / key
 
     def make(work: Path) -> dict:
         built = _build_into(spec, kconf, values, flags, work, _zig_env(cache_dir),
-                            step or (lambda _: None), mods)
+                            step or (lambda _: None), mods, drawn)
         built.update(arch=spec.name, key=key, compiler=compiler_version(),
                      cflags=flags, ldflags=list(LDFLAGS), config=values,
                      built_seconds=round(time.perf_counter() - started, 3))
@@ -535,7 +549,7 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
     return Build(arch=spec.name, elf=final / ELF_NAME, config=values, key=key,
                  cached=cached, seconds=time.perf_counter() - started,
                  mcount_sites=info.get("mcount_sites", 0), info=info, modules=mods,
-                 warnings=warnings)
+                 warnings=warnings, layout=layout)
 
 
 #: Every module warning the builds of this process reported, in order (a dict as an

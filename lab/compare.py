@@ -29,14 +29,17 @@ IPIs and flushes) is reported apart from the workload's.
 """
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from arches import get_arch
+from arches.base import ReferenceCore
 from lab.measure import CompareError, Cost, CostModel, cycles_from, measure
 from lab.mechanisms import (KPROBE_POINTS, NONE, SITES, Mechanism, Run, Unavailable, run_once,
                             select)
 from lab.orderings import orderings
+from lab.verdict import judge, spread
 from sim.workloads import DEFAULT_SIZES
 
 #: Under memory pressure every step walks twice the outermost cache (65,536 loads on
@@ -75,9 +78,13 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                  memory_pressure: bool = False, mechanisms: Sequence[str] | None = None,
                  advance: Callable[..., None] = lambda *a, **k: None,
                  modules: Sequence = (), expect: int | None = None,
-                 timing: bool = True) -> dict:
+                 timing: bool = True, layout: int | None = None,
+                 core: ReferenceCore | None = None) -> dict:
     """The mechanisms of :data:`MECHANISMS` (or those :func:`select` picks) on one arch:
-    the table as a JSON-ready dict."""
+    the table as a JSON-ready dict. ``layout``: every build in the randomized text
+    layout of that seed (:mod:`kbuild.layout`); None: as kernel/kernel.lds links it.
+    ``core``: the timing model's core (other values of the reference core's
+    assumptions); None: the arch's reference core."""
     arch = get_arch(arch_name)
     mechs = select(mechanisms)
     model = model or CostModel()
@@ -87,7 +94,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
     if memory_pressure and size is None and workload in DEFAULT_SIZES:
         size = max(1, DEFAULT_SIZES[workload] // PRESSURE_SIZE_DIVISOR)
     kw = dict(workload=workload, cpus=cpus, size=size, modules=modules, expect=expect,
-              timing=timing,
+              timing=timing, layout=layout, core=core,
               workload_config={"WORKLOAD_MEMORY_PRESSURE": "y"} if memory_pressure else {})
     counted_here = lambda m: m.passes_from is None      # noqa: E731
     # Nothing compiled in: the uninstrumented run counts their points' passes.
@@ -139,7 +146,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                     "percent_over_uninstrumented": _pct(a_cyc, base_cycles)},
             arming_cycles=model.cycles(arch, 0, active.arm_events),
             published=m.published, detail=active.detail))
-    doc = {"arch": arch.name, "workload": workload, "cpus": cpus, "sites": list(SITES),
+    doc = {"arch": arch.name, "layout": layout, "workload": workload, "cpus": cpus, "sites": list(SITES),
            "kprobe_points": list(KPROBE_POINTS),
            "exact": cpus == 1,      # with more CPUs, runs also differ in interleaving
            "memory_pressure": memory_pressure, "size": DEFAULT_SIZES.get(workload) if size is None else size,
@@ -152,4 +159,53 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
     return doc
 
 
-__all__ = ["Row", "compare_arch"]
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _medians(items: list):
+    """The element-wise median of samples of one document shape: numbers become their
+    median (a number missing from a sample, such as a breakdown entry, counts as 0),
+    anything else is the first sample's."""
+    first = items[0]
+    if isinstance(first, dict):
+        keys = list(dict.fromkeys(k for i in items if isinstance(i, dict) for k in i))
+        return {k: _medians([i.get(k) if isinstance(i, dict) else None for i in items])
+                for k in keys}
+    if isinstance(first, list) and all(isinstance(i, list) and len(i) == len(first)
+                                       for i in items):
+        return [_medians([i[j] for i in items]) for j in range(len(first))]
+    if any(_number(i) for i in items) and all(i is None or _number(i) for i in items) \
+            and any(i != first for i in items):
+        return statistics.median([0 if i is None else i for i in items])
+    return first
+
+
+def over_samples(docs: list[dict]) -> dict:
+    """One arch's comparison over samples (layouts, assumption draws): the first
+    sample's shape with every figure the median of the samples', each row's per-pass
+    and per-hit modeled cycles with their range, and each ordering judged over the
+    samples (:func:`lab.verdict.judge`); the samples themselves under ``per_sample``."""
+    if not docs or any(d["arch"] != docs[0]["arch"] for d in docs):
+        raise ValueError("samples of one arch")
+    out = _medians([{k: v for k, v in d.items()
+                     if k not in ("orderings", "layout", "assumptions")} for d in docs])
+    for i, row in enumerate(out["rows"]):
+        row["dormant"]["per_pass_modeled_cycles_spread"] = spread(
+            [d["rows"][i]["dormant"]["per_pass_modeled_cycles"] for d in docs
+             if d["rows"][i]["dormant"]["per_pass_modeled_cycles"] is not None])
+        if row["active"] is not None:
+            row["active"]["per_hit_modeled_cycles_spread"] = spread(
+                [d["rows"][i]["active"]["per_hit_modeled_cycles"] for d in docs
+                 if d["rows"][i]["active"] and
+                 d["rows"][i]["active"]["per_hit_modeled_cycles"] is not None])
+    out.update(n=len(docs), checksums_ok=all(d["checksums_ok"] for d in docs),
+               layouts=[d["layout"] for d in docs],
+               assumptions=[d.get("assumptions") for d in docs],
+               orderings=[judge([d["orderings"][i] for d in docs])
+                          for i in range(len(docs[0]["orderings"]))],
+               per_sample=docs)
+    return out
+
+
+__all__ = ["Row", "compare_arch", "over_samples"]

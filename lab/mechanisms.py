@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from arches import Arch
+from arches.base import ReferenceCore
 from kbuild import build
 from kbuild.image import KERNEL
 from lab.measure import CompareError, Tally
@@ -372,15 +373,19 @@ def run_once(arch: Arch, config: Mapping[str, str], *, workload: str, cpus: int,
              size: int | None, mech: Mechanism | None = None, armed: bool = False,
              count: tuple[Mechanism, ...] = (), modules: Sequence = (),
              expect: int | None = None, timing: bool = False,
-             workload_config: Mapping[str, str] = {}) -> Run:
-    """Build with ``config`` and ``workload_config`` (and the guest ``modules``), set
-    up ``mech`` (armed or not), run the workload (on the timing model with ``timing``).
+             workload_config: Mapping[str, str] = {}, layout: int | None = None,
+             core: ReferenceCore | None = None) -> Run:
+    """Build with ``config`` and ``workload_config`` (and the guest ``modules``; in the
+    randomized text layout of seed ``layout``, :mod:`kbuild.layout`), set up ``mech``
+    (armed or not), run the workload (on the timing model with ``timing``, of ``core``
+    if given, else of the arch's reference core).
 
     The passes of each mechanism in ``count`` are counted on the way.
     """
     image = build(arch.name, overrides={**BASE_CONFIG, **config, **workload_config},
-                  modules=modules)
-    guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect, timing=timing)
+                  modules=modules, layout=layout)
+    guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect, timing=timing,
+                  core=core)
     target = Target(guest)
     with target.closing:
         if mech is not None and mech.boot is not None:

@@ -6,12 +6,17 @@ variable (same sites or functions, same workload, same hits; for the
 build options, the same build with one option flipped). Each result is a
 dict: ``claim`` (with its source), ``variable``, ``rows``, ``holds``
 (True, False, or None when a row is missing or the arch lacks the
-mechanism), ``text`` (the figures) and, for a claim on a ratio of two
+mechanism), ``text`` (the figures), ``sides`` (each side's name, modeled
+cycles and the timing model's stall cycles by entry, which
+:mod:`lab.verdict` reads over samples) and, for a claim on a ratio of two
 per-hit costs, ``ratio``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
+
+from arches import Arch, get_arch
 
 #: The kprobe family's rows all probe the entries of kmalloc() and schedule() in the same
 #: build (nothing compiled in), with the same hits on one CPU.
@@ -26,88 +31,198 @@ def _per_pass(row: dict | None) -> float | None:
     return row["dormant"]["per_pass_modeled_cycles"] if row else None
 
 
+def _stalls(breakdown: dict) -> dict[str, float]:
+    return dict(breakdown.get("stall_cycles", {})) if breakdown else {}
+
+
+def _pass_stalls(row: dict | None) -> dict[str, float]:
+    return _stalls(row["dormant"].get("per_pass_breakdown", {})) if row else {}
+
+
+def _hit_stalls(row: dict | None) -> dict[str, float]:
+    return _stalls(row["active"].get("per_hit_breakdown", {})) if row and row["active"] else {}
+
+
+def _side(name: str, value: float | None, stalls: dict[str, float]) -> dict:
+    """One side of a claim: its name, its modeled cycles, its stall cycles by entry."""
+    return {"name": name, "value": value, "stall_cycles": stalls}
+
+
+def _pass_side(name: str, row: dict | None) -> dict:
+    return _side(name, _per_pass(row), _pass_stalls(row))
+
+
+def _hit_side(name: str, row: dict | None) -> dict:
+    return _side(name, _per_hit(row), _hit_stalls(row))
+
+
 def _result(claim: str, variable: str, rows: tuple[str, ...], holds: bool | None,
-            text: str) -> dict:
+            text: str, sides: tuple[dict, ...] = ()) -> dict:
     return {"claim": claim, "variable": variable, "rows": list(rows), "holds": holds,
-            "text": text}
+            "text": text, "sides": list(sides)}
 
 
-def _cheaper(claim: str, variable: str, rows: tuple[str, str], a: float | None,
-             b: float | None, a_name: str, b_name: str, what: str) -> dict:
-    """The claim that ``a`` costs less than ``b``."""
-    if a is None or b is None:
+def _cheaper(claim: str, variable: str, rows: tuple[str, str], a: dict, b: dict,
+             what: str) -> dict:
+    """The claim that side ``a`` costs less than side ``b``."""
+    x, y = a["value"], b["value"]
+    if x is None or y is None:
         return _result(claim, variable, rows, None, "not measured")
-    if abs(a - b) < 1e-9:
+    if abs(x - y) < 1e-9:
         return _result(claim, variable, rows, False,
-                       f"does not hold: {a_name} and {b_name} cost the same {a:.2f} "
-                       f"modeled {what}")
-    verb = "holds" if a < b else "does not hold"
-    return _result(claim, variable, rows, a < b,
-                   f"{verb}: {a_name} {a:.2f} vs {b_name} {b:.2f} modeled {what}")
+                       f"does not hold: {a['name']} and {b['name']} cost the same {x:.2f} "
+                       f"modeled {what}", (a, b))
+    verb = "holds" if x < y else "does not hold"
+    return _result(claim, variable, rows, x < y,
+                   f"{verb}: {a['name']} {x:.2f} vs {b['name']} {y:.2f} modeled {what}", (a, b))
 
 
-def _ratio(claim: str, variable: str, rows: tuple[str, str], a: float | None,
-           b: float | None, a_name: str, b_name: str, test: Callable[[float], bool],
-           unavailable: str = "") -> dict:
-    """A claim on the ratio a / b of two modeled per-hit costs."""
-    if a is None or b is None or b <= 0:
+def _ratio(claim: str, variable: str, rows: tuple[str, str], a: dict, b: dict,
+           test: Callable[[float], bool], unavailable: str = "") -> dict:
+    """A claim on the ratio of two modeled per-hit costs, side ``a`` over side ``b``."""
+    x, y = a["value"], b["value"]
+    if x is None or y is None or y <= 0:
         return _result(claim, variable, rows, None,
                        f"not measured{': ' + unavailable if unavailable else ''}")
-    ratio = a / b
+    ratio = x / y
     verb = "holds" if test(ratio) else "does not hold"
     return {**_result(claim, variable, rows, test(ratio),
-                      f"{verb}: {a_name} {a:.2f} vs {b_name} {b:.2f} modeled cycles per hit, "
-                      f"x{ratio:.2f}"), "ratio": ratio}
+                      f"{verb}: {a['name']} {x:.2f} vs {b['name']} {y:.2f} modeled cycles "
+                      f"per hit, x{ratio:.2f}", (a, b)), "ratio": ratio}
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """Where and on what kernel a claim's figures were measured, and where kisim judges it.
+
+    ``cores``: the claim is judged only on an arch whose reference core is one of
+    these machines (by name); empty: on every arch. ``two_trap_kretprobe``: only
+    where the kretprobe trampoline is itself a kprobe, as on the claim's kernels."""
+
+    machines: str
+    kernel: str
+    cores: tuple[str, ...] = ()
+    two_trap_kretprobe: bool = False
+    why: str = ""
+
+    def here(self, arch: Arch | None) -> str | None:
+        """Why the claim is not judged on ``arch`` (None: it is, or no arch is named)."""
+        if arch is None:
+            return None
+        if self.cores and (arch.core is None
+                           or not any(c in arch.core.name for c in self.cores)):
+            return f"not judged on {arch.name}: {self.why}"
+        if self.two_trap_kretprobe and not arch.ops.KRETPROBE_TRAMPOLINE_KPROBE:
+            return (f"not judged on {arch.name}: its v5.10 kretprobe trampoline is plain code "
+                    f"(one trap per hit); {self.why}")
+        return None
+
+    def to_json(self) -> dict:
+        return {"machines": self.machines, "kernel": self.kernel}
+
+
+_LTTNG = "Linux 2.6.2x with the LTTng patch set (markers, immediate values)"
+_P4 = "Intel Pentium 4 3 GHz (Desnoyers)"
+#: The published conditions of each claim, in :func:`orderings`' order.
+IMMEDIATE = Conditions(_P4, _LTTNG)
+STATIC_KEYS = Conditions("not named in the document (its listings are x86-64 code)",
+                         "Linux v3.x (Documentation/static-keys.txt, perf stat)")
+ARMED = Conditions(_P4 + ", LTTV markers microbenchmark", _LTTNG)
+#: The ratio claims set two x86 machines' figures side by side: judged where the
+#: reference core is one of them.
+_X86_WHY = ("the claim sets x86 machines' figures side by side; judged on the arch whose "
+            "reference core is one of them")
+KPROBE_VS_MARKER = Conditions("AMD Opteron 246 2 GHz (kprobe) vs " + _P4 + " (marker)",
+                              "Linux 2.6.1x (kprobes.txt, 2005) vs " + _LTTNG,
+                              cores=("Pentium 4", "Opteron"), why=_X86_WHY)
+OPTPROBE_VS_MARKER = Conditions("Intel Xeon E5410 2.33 GHz (optprobe) vs " + _P4 + " (marker)",
+                                "Linux 2.6.3x with optprobes (kprobes.txt) vs " + _LTTNG,
+                                cores=("Pentium 4", "Xeon"), why=_X86_WHY)
+KPROBE_PATHS = Conditions("Intel Xeon E5410 2.33 GHz", "Linux 2.6.3x with optprobes "
+                          "(kprobes.txt, 'Optimized Probe Overhead')")
+KRETPROBE = Conditions("Intel Pentium M 1.5 GHz, AMD Opteron 246 2 GHz, IBM POWER5 1.66 GHz",
+                       "Linux 2.6.1x (kprobes.txt, 'Probe Overhead', 2005), whose kretprobe "
+                       "trampoline was itself a kprobe: two traps per hit",
+                       two_trap_kretprobe=True,
+                       why="judged where the trampoline is a kprobe, as on the claim's kernels")
+LINE_PROBE = Conditions("none: a claim about what is compiled in",
+                        "the dprobe seed (LKML, July 2008)")
+
+
+class _Judged(list):
+    """The orderings of one arch, each added with its conditions (:func:`_under`)."""
+
+    def __init__(self, arch: Arch | None) -> None:
+        super().__init__()
+        self.arch = arch
+
+    def add(self, conditions: Conditions, result: dict) -> None:
+        self.append(_under(result, conditions, self.arch))
+
+
+def _under(result: dict, conditions: Conditions, arch: Arch | None) -> dict:
+    """``result`` with the claim's published conditions; not judged where they exclude
+    ``arch`` (holds None, the reason in the text, the figures kept)."""
+    result["published_on"] = conditions.to_json()
+    why = conditions.here(arch)
+    if why is not None and result["holds"] is not None:
+        result.update(holds=None, not_judged=why, text=f"{why} ({result['text']})")
+    return result
 
 
 def orderings(doc: dict) -> list[dict]:
-    """Each published ordering whose rows ``doc`` holds, and whether the numbers obey it."""
+    """Each published ordering whose rows ``doc`` holds, and whether the numbers obey it
+    (where the claim's conditions apply to ``doc``'s arch: :class:`Conditions`)."""
     row = {r["mechanism"]: r for r in doc["rows"]}
-    out = []
+    arch = get_arch(doc["arch"]) if "arch" in doc else None
+    out = _Judged(arch)
     if "marker_imv" in row and "marker_flag" in row:
-        out.append(_cheaper(
+        out.add(IMMEDIATE, _cheaper(
             "a dormant immediate-value marker is cheaper than a memory-flag marker "
             "(Documentation/immediate.txt: +7.84 vs +12.14 L1 / +559 cold, cycles)",
             "CONFIG_IMMEDIATE (y vs n): the same marker sites, the same build otherwise",
-            ("marker_imv", "marker_flag"), _per_pass(row["marker_imv"]),
-            _per_pass(row["marker_flag"]), "immediate", "memory flag", "cycles per pass"))
+            ("marker_imv", "marker_flag"), _pass_side("immediate", row["marker_imv"]),
+            _pass_side("memory flag", row["marker_flag"]), "cycles per pass"))
     if "tracepoint_jump_label" in row and "tracepoint_flag" in row:
-        out.append(_cheaper(
+        out.add(STATIC_KEYS, _cheaper(
             "a dormant jump-label site is cheaper than a flag test "
             "(Documentation/static-keys.txt: cycles -2.8 %)",
             "CONFIG_JUMP_LABEL (y vs n): the same tracepoint sites, the same build otherwise",
             ("tracepoint_jump_label", "tracepoint_flag"),
-            _per_pass(row["tracepoint_jump_label"]), _per_pass(row["tracepoint_flag"]),
-            "jump label", "flag test", "cycles per pass"))
+            _pass_side("jump label", row["tracepoint_jump_label"]),
+            _pass_side("flag test", row["tracepoint_flag"]), "cycles per pass"))
     for key in ("marker_imv", "marker_flag", "tracepoint_jump_label", "tracepoint_flag"):
         r = row.get(key)
         if r is None or r["active"] is None:
             continue
         d, act = _per_pass(r), _per_hit(r)
         armed = d + act if d is not None and act is not None else None
+        stalls = _pass_stalls(r)
+        for k, v in _hit_stalls(r).items():
+            stalls[k] = stalls.get(k, 0.0) + v
         result = _cheaper(f"{r['label']}: a site armed to an empty probe costs more than the "
                           "same site dormant (LTTng: 48.11 cycles enabled vs 1.17-2.50 "
                           "disabled, P4 3 GHz)",
                           "armed to the empty probe vs dormant: the same site, the same build",
-                          (key, key), d, armed, "dormant", "armed (dormant + call)",
-                          "cycles per pass")
+                          (key, key), _pass_side("dormant", r),
+                          _side("armed (dormant + call)", armed, stalls), "cycles per pass")
         if armed and d and d > 0:
             result["text"] += f", x{armed / d:.1f}"
-        out.append(result)
+        out.add(ARMED, result)
     kp, boosted, opt, ret = (row.get(k) for k in ("kprobe", "kprobe_boosted", "optprobe",
                                                   "kretprobe"))
-    marker = _per_hit(row.get("marker_imv"))
     opt_why = opt["unavailable"] if opt and opt["unavailable"] else ""
     how_hit = ("how a probe call is reached: a kprobe trap at the function's entry vs the "
                "immediate-value marker's call inside it; each row differenced against its own "
                "dormant run, both with empty handlers, the same hits")
-    out.append(_ratio("a kprobe hit costs at least 10x a marker hit armed to an empty probe "
+    out.add(KPROBE_VS_MARKER, _ratio("a kprobe hit costs at least 10x a marker hit armed to an empty probe "
                       "(kprobes.txt 0.49 us = ~980 cycles at 2 GHz vs LTTng 48.11 cycles)",
-                      how_hit, ("kprobe", "marker_imv"), _per_hit(kp), marker, "kprobe",
-                      "marker", lambda x: x >= 10))
-    out.append(_ratio("an optprobe hit costs within 2x a marker hit (kprobes.txt 0.06 us = "
+                      how_hit, ("kprobe", "marker_imv"), _hit_side("kprobe", kp),
+                      _hit_side("marker", row.get("marker_imv")), lambda x: x >= 10))
+    out.add(OPTPROBE_VS_MARKER, _ratio("an optprobe hit costs within 2x a marker hit (kprobes.txt 0.06 us = "
                       "~140 cycles at 2.33 GHz vs 48.11)", how_hit, ("optprobe", "marker_imv"),
-                      _per_hit(opt), marker, "optprobe", "marker", lambda x: x <= 2, opt_why))
+                      _hit_side("optprobe", opt), _hit_side("marker", row.get("marker_imv")),
+                      lambda x: x <= 2, opt_why))
     k, b, o = _per_hit(kp), _per_hit(boosted), _per_hit(opt)
     claim = "kprobe > boosted kprobe > optprobe per hit (kprobes.txt, Xeon E5410: k 0.99, " \
             "b 0.43, o 0.06 us)"
@@ -115,32 +230,34 @@ def orderings(doc: dict) -> list[dict]:
                f"optimized (detour); {_SAME_POINTS}"
     chain_rows = ("kprobe", "kprobe_boosted", "optprobe")
     if k is None or b is None:
-        out.append(_result(claim, variable, chain_rows, None, "not measured"))
+        out.add(KPROBE_PATHS, _result(claim, variable, chain_rows, None, "not measured"))
     else:
         chain = [("kprobe", k), ("boosted", b)] + ([("optprobe", o)] if o is not None else [])
         holds = all(x > y for (_, x), (_, y) in zip(chain, chain[1:]))
         text = " > ".join(f"{n} {v:.2f}" for n, v in chain) + " modeled cycles per hit"
         if o is None:
             text += f" (optprobe not measured: {opt_why or 'no row'})"
-        out.append(_result(claim, variable, chain_rows, holds,
-                           f"{'holds' if holds else 'does not hold'}: {text}"))
-    out.append(_ratio("a kretprobe hit is 50-75 % slower than a kprobe hit, both without "
+        sides = [_hit_side(n, row.get(k)) for (n, _), k in zip(chain, chain_rows)]
+        out.add(KPROBE_PATHS, _result(claim, variable, chain_rows, holds,
+                           f"{'holds' if holds else 'does not hold'}: {text}", sides))
+    out.add(KRETPROBE, _ratio("a kretprobe hit is 50-75 % slower than a kprobe hit, both without "
                       "post_handler (kprobes.txt: r 0.80 vs k 0.49 us; rb 0.68 vs b 0.43)",
                       f"return probe vs entry probe, no post_handler; {_SAME_POINTS}",
-                      ("kretprobe", "kprobe_boosted"), _per_hit(ret), b, "kretprobe",
-                      "boosted kprobe", lambda x: 1.5 <= x <= 1.75))
+                      ("kretprobe", "kprobe_boosted"), _hit_side("kretprobe", ret),
+                      _hit_side("boosted kprobe", boosted), lambda x: 1.5 <= x <= 1.75))
     line = row.get("line_probe")
     if line is not None:
         d = _per_pass(line)
-        out.append(_result(
+        out.add(LINE_PROBE, _result(
             "a line-number probe costs nothing while unused: nothing is compiled in (dprobe "
             "seed, LKML July 2008)",
             "a line probe defined but unarmed vs no probe: the same build (nothing compiled in)",
             ("line_probe",), None if d is None else d == 0,
             "not measured" if d is None else
             f"{'holds' if d == 0 else 'does not hold'}: {d:.2f} modeled cycles per pass "
-            f"dormant; armed, a hit costs {_per_hit(line) or 0:.2f} (a kprobe's)"))
-    return out
+            f"dormant; armed, a hit costs {_per_hit(line) or 0:.2f} (a kprobe's)",
+            (_pass_side("unused line probe", line),)))
+    return list(out)
 
 
-__all__ = ["orderings"]
+__all__ = ["Conditions", "orderings"]

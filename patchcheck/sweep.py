@@ -19,21 +19,16 @@ Usage::
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import functools
 import importlib
 import importlib.util
-import multiprocessing
 import os
 import pickle
 import shlex
-import signal
 import sys
 import threading
 import time
-from collections import Counter, deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
@@ -49,21 +44,12 @@ from patchcheck.guard import (DEFAULT_PROTOCOL_TIMEOUT, ProtocolError, check_sig
                               guarded, time_limited)
 from patchcheck.kernel import KernelChecker
 from patchcheck.sites import BASE, DEFAULT_SITES, CheckerError, arch_label, parse_sites
+from workers import JOBS_PER_CPU, max_jobs, no_sigint, ordered_map
 
 KEEP = 10                  # first findings kept per kind
 CHUNK = 100                # most seeds in one worker task
 MAX_SEEDS = 10 ** 9        # the most interleavings one sweep may ask for
 MAX_SEED = 2 ** 63 - 1     # the largest seed
-CONNECT_TIMEOUT = 3        # seconds to reach a Dask scheduler
-JOBS_PER_CPU = 4           # the most worker processes per available CPU
-PR_SET_PDEATHSIG = 1       # prctl(2) option, include/uapi/linux/prctl.h
-
-
-def max_jobs() -> int:
-    """The most worker processes a sweep starts: :data:`JOBS_PER_CPU` per available CPU."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        (os.cpu_count() or 1)
-    return JOBS_PER_CPU * cpus
 
 
 def load_protocol(ref: str, timeout: float | None = DEFAULT_PROTOCOL_TIMEOUT
@@ -362,66 +348,9 @@ class CheckResult:
                            if self.total else None)}
 
 
-def _worker_init() -> None:
-    """A worker ignores Ctrl-C (the parent stops it) and dies with its parent,
-    even a parent killed by SIGKILL: prctl(PR_SET_PDEATHSIG, SIGKILL)
-    (kernel/sys.c). Where prctl is missing the parent's kill still stops it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:               # the parent died before prctl took effect
-        os._exit(1)
-
-
-def _stop_workers(executor: ProcessPoolExecutor) -> None:
-    """Kill every worker now and reap it (a worker may be deep in a user's loop)."""
-    processes = list((getattr(executor, "_processes", None) or {}).values())
-    for proc in processes:
-        with contextlib.suppress(OSError, ValueError):
-            proc.kill()
-    executor.shutdown(wait=False, cancel_futures=True)
-    for proc in processes:
-        with contextlib.suppress(OSError, ValueError, AssertionError):
-            proc.join(timeout=1)
-
-
-@contextlib.contextmanager
-def _no_sigint() -> Iterator[None]:
-    """Ignore Ctrl-C while workers are stopped, so a second one cannot cut it short."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
-
-
 def _chunks(seeds: range, size: int) -> Iterator[range]:
     for i in range(0, len(seeds), size):
         yield seeds[i:i + size]
-
-
-def _in_order(submit: Callable[[range], Future], spans: Iterable[range],
-              window: int) -> Iterator[Chunk]:
-    """Submit spans with at most ``window`` in flight; yield results in seed order."""
-    spans = iter(spans)
-    flight: deque[Future] = deque()
-    try:
-        for span in spans:
-            flight.append(submit(span))
-            if len(flight) >= window:
-                yield flight.popleft().result()
-        while flight:
-            yield flight.popleft().result()
-    finally:
-        for fut in flight:
-            fut.cancel()
 
 
 def _check_picklable(spec: CheckSpec) -> None:
@@ -462,59 +391,23 @@ def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None
     if not serial:
         _check_picklable(spec)
     size = 1 if serial else max(1, min(CHUNK, len(seeds) // (8 * max(jobs, 1))))
-    executor: ProcessPoolExecutor | None = None
-    client = None
-    chunks: Iterator[Chunk] | None = None
-    completed = False
+    chunks = ordered_map(functools.partial(run_chunk, spec, stop_at_first=stop_at_first),
+                         _chunks(seeds, size), jobs=1 if serial else jobs,
+                         scheduler=scheduler, error=CheckerError)
     try:
-        if serial:
-            chunks = (run_chunk(spec, span) for span in _chunks(seeds, 1))
-        elif scheduler is None:
-            executor = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"),
-                                           initializer=_worker_init)
-            chunks = _in_order(lambda span: executor.submit(run_chunk, spec, span,
-                                                            stop_at_first),
-                               _chunks(seeds, size), 4 * jobs)
-        else:
-            client = _dask_client(scheduler)
-            workers = max(1, len(client.scheduler_info().get("workers", {})))
-            chunks = _in_order(lambda span: client.submit(run_chunk, spec, span,
-                                                          stop_at_first, pure=False),
-                               _chunks(seeds, size), 4 * workers)
         for chunk in chunks:
             result.add(chunk, on_finding)
             if progress is not None:
                 progress(chunk.interleavings)
             if stop_at_first and chunk.findings:
                 break
-        completed = True
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
-        with _no_sigint():
-            if chunks is not None:
-                chunks.close()                   # cancel what is still in flight
-            if executor is not None:
-                if completed:
-                    executor.shutdown(wait=True)
-                else:
-                    _stop_workers(executor)
-            if client is not None:
-                client.close()
+        with no_sigint():
+            chunks.close()             # the workers still busy are stopped
     result.seconds = time.perf_counter() - begin
     return result
-
-
-def _dask_client(address: str):
-    """A Dask distributed client for ``address`` (the optional ``kisim[dask]`` extra)."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise CheckerError("--scheduler needs Dask: pip install 'kisim[dask]'") from None
-    try:
-        return Client(address, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as err:
-        raise CheckerError(f"--scheduler {address}: cannot connect: {err}") from None
 
 
 @dataclass(frozen=True)

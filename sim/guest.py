@@ -40,6 +40,7 @@ by the patcher layer when it attaches (:mod:`patcher.markers`,
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from typing import Callable
 from pathlib import Path
 
 from arches import get_arch
+from arches.base import ReferenceCore
 from sim.dwarf import Layout, struct
 from sim.elf import read_elf
 from sim.errors import ConfigError, check_int
@@ -153,13 +155,16 @@ class Guest:
 
     The base hypercalls are served from ``machine.hypercalls``; upper
     layers register theirs there. Traps other than hypercalls are left to
-    the machine's other handlers (``machine.add_trap_handler``).
+    the machine's other handlers (``machine.add_trap_handler``). ``core``
+    replaces the arch's reference core for the timing model (the same core
+    with other values of its modelling assumptions:
+    :meth:`arches.base.ReferenceCore.with_values`).
     """
 
     def __init__(self, build_or_elf, *, cpus: int = 1, workload: str = "hackbench",
                  size: int | None = None, quantum: int = DEFAULT_QUANTUM,
                  seed: int | None = None, expect: int | None = None,
-                 timing: bool = False) -> None:
+                 timing: bool = False, core: ReferenceCore | None = None) -> None:
         check_workload(workload, size)
         check_int("cpus", cpus)
         config = getattr(build_or_elf, "config", None)
@@ -176,6 +181,8 @@ class Guest:
         if cpus > nr_cpus:
             raise ConfigError(f"{cpus} CPUs requested but the kernel was built with "
                               f"CONFIG_NR_CPUS={nr_cpus}")
+        if core is not None:                # the reference core with other assumptions
+            arch = dataclasses.replace(arch, core=core)
         self.arch = arch
         self.workload = workload
         self.machine = Machine(arch, cpus, quantum=quantum, seed=seed, timing=timing)

@@ -341,3 +341,21 @@ def test_same_inputs_same_table():
     name = NAMES[0]
     assert compare_arch(name, memory_pressure=True, mechanisms=MARKERS_ONLY) == \
         compare_arch(name, memory_pressure=True, mechanisms=MARKERS_ONLY)
+
+
+@pytest.mark.slow
+def test_cli_compare_over_layouts(tmp_path, capsys):
+    argv = ["compare", "--arch", NAMES[0], "--mechanism", "marker_imv", "marker_flag",
+            "--layouts", "2", "--layout-seed", "5", "--out", str(tmp_path), "--json"]
+    assert main(argv) == 0
+    (arch,) = json.loads(capsys.readouterr().out)["arches"]
+    assert arch["layouts"] == [5, 6] and arch["n"] == 2
+    assert [d["layout"] for d in arch["per_sample"]] == [5, 6]
+    first = arch["orderings"][0]
+    assert first["claim"].startswith("a dormant immediate-value marker")
+    assert {"k", "n", "verdict", "sides", "deciding", "published_on"} <= first.keys()
+    assert first["n"] == 2
+    assert first["k"] == sum(d["orderings"][0]["holds"] for d in arch["per_sample"])
+    for side in first["sides"]:
+        assert side["min"] <= side["median"] <= side["max"]
+    assert (tmp_path / "compare.json").is_file()

@@ -8,7 +8,10 @@ Cortex-A9 TRM's. Every figure names its source; modelling assumptions say so.
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Predictor, ReferenceCore
+from arches.base import CacheLevel, Cost, Predictor, Range, ReferenceCore
+
+#: The range of an assumption no published figure bounds.
+_HALVED = "no published figure bounds it: halved and doubled (kisim's range for an unbounded assumption)"
 
 _SEVEN_CPU = ("7-cpu.com 'ARM Cortex-A9' (https://7-cpu.com/cpu/Cortex-A9.html), Samsung Exynos "
               "4210, dual Cortex-A9 at 1200 MHz")
@@ -21,7 +24,8 @@ CORE = ReferenceCore(
         CacheLevel("L1I", size=32 * 1024, line=32, ways=4, latency=4, holds="i", shared=False,
                    source=_SEVEN_CPU + ": L1I 32 KB 4-way; " + _TRM + " ch.7: 4-way, 32-byte "
                           "lines, VIPT. Hit latency: ASSUMPTION, taken equal to the 4-cycle L1D "
-                          "figure (no instruction-side latency is published)"),
+                          "figure (no instruction-side latency is published)",
+                   ranges={"latency": Range(2, 8, _HALVED)}),
         CacheLevel("L1D", size=32 * 1024, line=32, ways=4, latency=4, holds="d", shared=False,
                    source=_SEVEN_CPU + ": L1D 32 KB 4-way 32 B/line PIPT, latency 4 cycles "
                           "including the micro-TLB; " + _TRM + " ch.7 confirms 4-way 32-byte lines"),
@@ -30,7 +34,9 @@ CORE = ReferenceCore(
                           "by both cores; associativity printed as '?' there: 8 ways is the "
                           "PL310's standard configuration (L2C-310: up to 8 ways, 16 as an "
                           "option; Microchip SAMA5D2 datasheet L2 cache controller section), an "
-                          "ASSUMPTION for the Exynos part"),
+                          "ASSUMPTION for the Exynos part",
+                   ranges={"ways": Range(8, 16, "the PL310 takes 8 ways, or 16 as an option "
+                                                "(the L2C-310 configurations)", "pow2")}),
     ),
     memory=Cost(169,
                 "measured: " + _SEVEN_CPU + ": RAM latency '37 cycles + 110 ns' (the 37 cycles "
@@ -52,7 +58,11 @@ CORE = ReferenceCore(
                "address, as described in Stallings, Computer Organization and Architecture, "
                "Cortex-A8 section). Mispredict 8: NOT found in ARM's A9 text; ASSUMPTION equal "
                "to the commonly quoted 8-stage A9 integer pipeline, following ARM's own rule "
-               "for the Cortex-A8 (DDI 0344 ch.16.4.1: penalty = integer pipeline length, 13)"),
+               "for the Cortex-A8 (DDI 0344 ch.16.4.1: penalty = integer pipeline length, 13)",
+        ranges={"history_bits": Range(0, 12, "unpublished for A9: from a bimodal table (0) "
+                                             "to history as wide as the 12-bit GHB index"),
+                "mispredict": Range(8, 13, "from the A9's 8-stage integer pipeline to the "
+                                           "A8's 13-cycle penalty (ARM's rule for the A8)")}),
     exception=Cost(121,
                    "measured: sel4bench 'Hardware null_syscall' on a Sabre Lite (i.MX6Q, quad "
                    "Cortex-A9 at 1 GHz): mean 121 cycles, stddev 0, for a system call (svc "
@@ -65,6 +75,7 @@ CORE = ReferenceCore(
     cache_op=Cost(4,
                   "ASSUMPTION, no published figure: a CP15 c7 clean/invalidate by MVA, beyond the "
                   "write-back it causes, costs one L1 tag lookup (the 4-cycle L1 hit); the "
-                  "Inner-Shareable broadcast of the by-MVA ops is not costed separately"),
+                  "Inner-Shareable broadcast of the by-MVA ops is not costed separately",
+                  ranges={"cycles": Range(2, 8, _HALVED)}),
     coherence="MESI",
 )

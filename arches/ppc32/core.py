@@ -9,7 +9,10 @@ reference cores; the derived values say what they are derived from.
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Predictor, ReferenceCore
+from arches.base import CacheLevel, Cost, Predictor, Range, ReferenceCore
+
+#: The range of an assumption no published figure bounds.
+_HALVED = "no published figure bounds it: halved and doubled (kisim's range for an unbounded assumption)"
 
 _HWSPEC = ("Freescale MPC7455 RISC Microprocessor Hardware Specifications Rev. 4.1, Table 1 "
            "'Microarchitecture Comparison' (MPC7450 family column)")
@@ -24,7 +27,8 @@ CORE = ReferenceCore(
         CacheLevel("L1I", size=32 * 1024, line=32, ways=8, latency=3, holds="i", shared=False,
                    source=_HWSPEC + ": L1 I 32 KB 8-way; MPC7457 data sheet Features: 32-byte "
                           "(8-word) blocks, PLRU. Hit latency: ASSUMPTION, taken equal to the "
-                          "3-cycle aligned integer load"),
+                          "3-cycle aligned integer load",
+                   ranges={"latency": Range(2, 6, _HALVED)}),
         CacheLevel("L1D", size=32 * 1024, line=32, ways=8, latency=3, holds="d", shared=False,
                    source=_HWSPEC + ": L1 D 32 KB 8-way, aligned integer load latency-throughput "
                           "3-1; MPC7457 data sheet Features: 32-byte blocks, MESI with duplicate "
@@ -40,7 +44,9 @@ CORE = ReferenceCore(
                 "the L2 plus 110 ns of DRAM time, the figure 7-cpu.com measured for the ARM "
                 "reference's DDR-class memory behind its L2 (Exynos 4210), at 1.0 GHz = 110 "
                 "cycles; 9 + 110 = 119. The 7447A's MPX/60x bus (133-167 MHz in Apple systems) "
-                "would, if anything, make it slower"),
+                "would, if anything, make it slower",
+                ranges={"cycles": Range(119, 238, "the borrowed DRAM time as a floor, doubled: "
+                                                  "the slower MPX/60x bus can only add to it")}),
     transfer=Cost(119,
                   "DERIVED, not measured: on the G4's MPX bus one CPU can hand a line to "
                   "another without going through memory (Low End Mac, 'CPUs: PowerPC G4', on "
@@ -71,6 +77,7 @@ CORE = ReferenceCore(
     cache_op=Cost(3,
                   "ASSUMPTION, no published figure: dcbst/dcbf/icbi beyond the write-back or "
                   "invalidate they cause cost one L1 tag lookup (the 3-cycle L1 hit); their "
-                  "address-only MPX bus broadcast is not costed separately"),
+                  "address-only MPX bus broadcast is not costed separately",
+                  ranges={"cycles": Range(1, 6, _HALVED)}),
     coherence="MESI",
 )

@@ -9,7 +9,10 @@ numbers measured on this core. Cache geometry is Northwood's (CPUID model
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Predictor, ReferenceCore
+from arches.base import CacheLevel, Cost, Predictor, Range, ReferenceCore
+
+#: The range of an assumption no published figure bounds.
+_HALVED = "no published figure bounds it: halved and doubled (kisim's range for an unbounded assumption)"
 
 _OPT_MANUAL = ("Intel, IA-32 Intel Architecture Optimization Reference Manual (order 248966), "
                "Table 1-1 'Pentium 4 and Intel Xeon Processor Cache Parameters'")
@@ -25,7 +28,11 @@ CORE = ReferenceCore(
                    source="MODELLING ASSUMPTION: the P4 has no conventional L1 I-cache but a "
                           "12K-uop, 8-way trace cache (" + _OPT_MANUAL + ", all models); it is "
                           "modelled as a 16 KB 8-way cache of 64-byte x86 lines, latency taken "
-                          "equal to the L1D integer hit (2); size and latency are not Intel figures"),
+                          "equal to the L1D integer hit (2); size and latency are not Intel figures",
+                   ranges={"size": Range(8 * 1024, 32 * 1024, "the trace cache's capacity in "
+                                         "bytes of x86 code is not published: " + _HALVED,
+                                         "pow2"),
+                           "latency": Range(1, 4, _HALVED)}),
         CacheLevel("L1D", size=8 * 1024, line=64, ways=4, latency=2, holds="d", shared=False,
                    source=_OPT_MANUAL + ", CPUID models 0/1/2: 8 KB, 4-way, 64-byte lines, "
                           "2 clocks integer load (9 FP), write-through"),
@@ -58,7 +65,12 @@ CORE = ReferenceCore(
                "the Intel text retrieved names the Return Stack without its size, so NOT "
                "re-verified. Mispredict 24: Agner Fog, 'The microarchitecture of Intel, AMD and "
                "VIA CPUs', branch prediction chapter: on P4 recovery from a misprediction is "
-               "rarely under 24 clocks (often more, up to ~100 behind long-latency uops)"),
+               "rarely under 24 clocks (often more, up to ~100 behind long-latency uops)",
+        ranges={"history_bits": Range(0, 12, "unpublished: from a bimodal table (0) to "
+                                             "history as wide as the 12-bit counter index"),
+                "counters": Range(1024, 16384, "unpublished: a quarter to four times the "
+                                           "4096 modelled", "pow2"),
+                "btb_ways": Range(1, 8, "unpublished: direct-mapped to 8 ways", "pow2")}),
     exception=Cost(1320,
                    "DERIVED FROM A MEASUREMENT: Mike Hayward, LKML 'Intel P6 vs P7 system call "
                    "performance', 9 Dec 2002 (Message-ID 200212090830.gB98USW05593@flux.loup.net), "
@@ -77,6 +89,7 @@ CORE = ReferenceCore(
     cache_op=Cost(2,
                   "ASSUMPTION, no published figure found: clflush beyond the write-back/"
                   "invalidate it causes is costed as one L1 tag probe (the 2-clock L1D hit); "
-                  "Agner Fog's tables for P4 would be the source but were not retrievable"),
+                  "Agner Fog's tables for P4 would be the source but were not retrievable",
+                  ranges={"cycles": Range(1, 4, _HALVED)}),
     coherence="MESI",
 )

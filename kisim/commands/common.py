@@ -11,12 +11,15 @@ import probes.kprobes  # noqa: F401  (serves register_kprobe() & co. called by g
 from arches import NAMES, Arch, get_arch
 from kbuild import ConfigChoice, resolve_config
 from kbuild.image import reported_warnings
+from kbuild.layout import MAX_SEED as MAX_LAYOUT_SEED
 from kbuild.modules import ModulePath
 from kisim.errors import UsageError
+from lab.samples import MAX_LAYOUTS
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
 from sim.machine import MAX_CPUS
 from tracing.ring import MAX_RING_BYTES, MAX_SUBBUF_SIZE, MAX_SUBBUFS, MODES
 from tracing.session import TraceOptions
+from workers import JOBS_PER_CPU, max_jobs
 
 #: Stated limits of the run options every guest command shares (checked by
 #: argparse, before any build or run).
@@ -54,6 +57,48 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{value} out of range {low}..{high}")
         return value
     return parse
+
+
+def add_layouts(parser: argparse.ArgumentParser) -> None:
+    """``--layouts N`` and ``--layout-seed S``: the figures over N randomized text
+    layouts of every build (kbuild/layout.py), seeds S..S+N-1."""
+    parser.add_argument("--layouts", type=int_in(1, MAX_LAYOUTS), default=None, metavar="N",
+                        help="run over N randomized text layouts (function order and "
+                             "padding, the modules' load offset) and report each figure's "
+                             "median and range, each ordering as holds in k of N; "
+                             f"1..{MAX_LAYOUTS}")
+    parser.add_argument("--layout-seed", type=int_in(0, MAX_LAYOUT_SEED), default=0, metavar="S",
+                        help="seed of the first layout (default 0); layout i has seed S+i, "
+                             "and --layouts 1 --layout-seed S+i replays it alone")
+    parser.add_argument("--vary-assumptions", action="store_true",
+                        help="with --layouts: each sample also draws, from its seed, every "
+                             "modelling assumption of the reference core from its declared "
+                             "range (docs/timing.md)")
+
+
+def add_jobs(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N`` and ``--scheduler ADDRESS``: where a sweep's samples run
+    (:func:`workers.ordered_map`); the results are the serial run's either way."""
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help=f"worker processes (default: the cores available; at most "
+                             f"{JOBS_PER_CPU} per core, more is capped with a note); same "
+                             "results as a serial run")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run on a Dask distributed scheduler (needs kisim[dask])")
+
+
+def jobs(args: argparse.Namespace) -> int:
+    """``--jobs`` (default: the available CPUs), capped at :func:`workers.max_jobs`
+    with a note."""
+    bound = max_jobs()
+    if args.jobs is None:
+        return bound // JOBS_PER_CPU
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs} must be at least 1")
+    if args.jobs > bound:
+        print(f"kisim: --jobs {args.jobs} capped at {bound} ({JOBS_PER_CPU} per available "
+              "CPU)", file=sys.stderr)
+    return min(args.jobs, bound)
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:

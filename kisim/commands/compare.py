@@ -19,15 +19,18 @@ import argparse
 import json
 
 import fsio
-from arches import NAMES
-from kisim.commands.common import (add_cpus, add_cycles, add_json, add_modules, check_arches,
-                                   print_json, timing, with_warnings)
+from arches import NAMES, get_arch
+from kisim.commands.common import (add_cpus, add_cycles, add_jobs, add_json, add_layouts,
+                                   add_modules, check_arches, jobs, print_json, timing,
+                                   with_warnings)
 from kisim.errors import UsageError
 from kisim.progress import progress
-from lab.compare import compare_arch
+from lab.compare import compare_arch, over_samples
 from lab.report import breakdown_line
 from lab.measure import CompareError, CostModel, load_cost_model
 from lab.mechanisms import MECHANISMS, runs_per_arch, select
+from lab.samples import SampleError, layout_seeds, run_samples, tasks
+from lab.verdict import FAILS, HOLDS, UNDECIDED
 from sim.guest import WORKLOADS, check_workload
 from tracing.outdir import POLICY, OutDir
 
@@ -37,6 +40,11 @@ OUTPUTS = ("compare.json", "compare.png", "compare.svg")
 
 def _fmt(v: float | None, digits: int = 2) -> str:
     return "n/a" if v is None else f"{v:,.{digits}f}"
+
+
+def _published(ordering: dict) -> str:
+    p = ordering["published_on"]
+    return f"published on: {p['machines']}; {p['kernel']}"
 
 
 def print_table(doc: dict) -> None:
@@ -83,7 +91,68 @@ def print_table(doc: dict) -> None:
     for o in doc["orderings"]:
         mark = {True: "holds", False: "FAILS", None: "  -  "}[o["holds"]]
         print(f"   [{mark}] {o['claim']}\n           varies: {o['variable']}"
-              f"\n           {o['text']}")
+              f"\n           {_published(o)}\n           {o['text']}")
+
+
+def _spread(s: dict | None) -> str:
+    return "n/a" if not s else f"{s['median']:,.2f} [{s['min']:,.2f}, {s['max']:,.2f}]"
+
+
+#: How each verdict is marked in the table.
+MARKS = {HOLDS: "holds", FAILS: "FAILS", UNDECIDED: "undecided"}
+
+
+def print_samples(doc: dict) -> None:
+    """One arch over samples: each row's median and range, each ordering's k/N verdict."""
+    seeds = doc["layouts"]
+    print(f"\n{doc['arch']}: {doc['workload']} on {doc['cpus']} CPU(s), sites "
+          f"{', '.join(doc['sites'])}, over {doc['n']} layouts (seeds {seeds[0]}.."
+          f"{seeds[-1]}; one alone: --layouts 1 --layout-seed SEED"
+          + (" --vary-assumptions" if doc["assumptions"][0] is not None else "") + ")"
+          + (", memory pressure" if doc["memory_pressure"] else ""))
+    if doc["assumptions"][0] is not None:
+        core = get_arch(doc["arch"]).core
+        print("  each sample also draws the reference core's modelling assumptions: "
+              + ", ".join(f"{name} {r.low:g}..{r.high:g} ({v:g})"
+                          for name, (r, v) in sorted(core.assumptions().items())))
+    print(f"  {'mechanism':32} {'dormant/pass, mod. cycles':>32} {'armed/hit, mod. cycles':>36}")
+    print(f"  {'':32} {'median [min, max]':>32} {'median [min, max]':>36}")
+    for r in doc["rows"]:
+        armed = (_spread(r["active"]["per_hit_modeled_cycles_spread"]) if r["active"]
+                 else f"not on {doc['arch']}")
+        print(f"  {r['label']:32} {_spread(r['dormant']['per_pass_modeled_cycles_spread']):>32}"
+              f" {armed:>36}")
+    print(f"  published orderings over the {doc['n']} layouts (holds: in at least 95 %; "
+          "FAILS: in at most 5 %; undecided by the model: between):")
+    for o in doc["orderings"]:
+        mark = MARKS.get(o["verdict"], "  -  ")
+        print(f"   [{mark} {o['k']}/{o['n']}] {o['claim']}\n           varies: {o['variable']}"
+              f"\n           {_published(o)}")
+        if o.get("not_judged"):
+            print(f"           {o['not_judged']}")
+        if o["sides"]:
+            print("           " + " vs ".join(f"{s['name']} {_spread(s)}" for s in o["sides"])
+                  + (f", ratio {_spread(o['ratio'])}" if o.get("ratio") else ""))
+        d = o["deciding"]
+        if d:
+            print(f"           decided by {d['entry']}: {d['margin']} {d['when_holds']:+.2f} "
+                  f"in the {d['samples_holding']} holding, {d['when_fails']:+.2f} in the "
+                  f"{d['samples_failing']} failing (stall cycles per pass or hit)")
+
+
+def _over_layouts(args: argparse.Namespace, arches: list[str], model: CostModel) -> list[dict]:
+    """``--layouts``: every arch over its layouts, each layout a sample run alone."""
+    todo = tasks(compare_arch, arches, layout_seeds(args.layouts, args.layout_seed),
+                 vary=args.vary_assumptions, workload=args.workload, cpus=args.cpus, size=args.size, model=model,
+                 memory_pressure=args.memory_pressure, mechanisms=args.mechanism,
+                 modules=args.modules, expect=args.expect, timing=timing(args))
+    docs: dict[str, list[dict]] = {name: [] for name in arches}
+    with progress("kisim compare", total=len(todo), enabled=not args.json) as advance:
+        for task, doc in zip(todo, run_samples(todo, jobs=jobs(args),
+                                               scheduler=args.scheduler)):
+            docs[task.arch].append(doc)
+            advance(description=f"{task.arch}: layout {task.layout}")
+    return [over_samples(d) for d in docs.values()]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,14 +164,21 @@ def run(args: argparse.Namespace) -> int:
         mechs = select(args.mechanism)
     except CompareError as err:
         raise UsageError(str(err)) from None
+    if args.vary_assumptions and args.layouts is None:
+        raise UsageError("--vary-assumptions draws with the layouts: give --layouts N")
     out = OutDir(args.out)             # claimed and locked before any run, as trace's
     try:
         for name in OUTPUTS:           # a link or FIFO there: refused before any run
             out.target(name)
         docs = []
+        if args.layouts is not None:
+            try:
+                docs = _over_layouts(args, arches, model)
+            except (CompareError, SampleError) as err:
+                raise UsageError(str(err)) from None
         with progress("kisim compare", total=runs_per_arch(mechs) * len(arches),
-                      enabled=not args.json) as advance:
-            for name in arches:
+                      enabled=not args.json and not docs) as advance:
+            for name in arches if not docs else ():
                 try:
                     docs.append(compare_arch(name, workload=args.workload, cpus=args.cpus,
                                              size=args.size, model=model,
@@ -132,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(document)
     else:
         for doc in docs:
-            print_table(doc)
+            (print_table if args.layouts is None else print_samples)(doc)
         print(f"\nwrote {report}, {', '.join(str(p) for p in plots)}")
         print("Cycles are modeled (the reference cores of docs/timing.md, or counts only "
               "with --cycles count; `--json` lists each constant and its source). Dormant "
@@ -171,5 +247,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "so flag loads miss as the timing model makes them; needs --cycles "
                         "timing; default size a twentieth of the workload's")
     add_modules(p)
+    add_layouts(p)
+    add_jobs(p)
     add_json(p)
     p.set_defaults(func=run)

@@ -16,32 +16,19 @@ import sys
 import tempfile
 
 import fsio
-from kisim.commands.common import (add_arch, add_cpus, add_json, add_modules, add_set, arch_of,
-                                   overrides, print_json)
+from kisim.commands.common import (add_arch, add_cpus, add_jobs, add_json, add_modules, add_set,
+                                   arch_of, jobs, overrides, print_json)
 from kisim.errors import INTERRUPTED, UsageError
 from kisim.progress import progress
 from patchcheck.checker import KINDS, Finding
 from patchcheck.guard import DEFAULT_PROTOCOL_TIMEOUT, MAX_PROTOCOL_TIMEOUT
 from patchcheck.sites import DEFAULT_SITES, SITE_KINDS
-from patchcheck.sweep import (JOBS_PER_CPU, MAX_SEED, MAX_SEEDS, CheckerError, CheckResult,
-                              CheckSpec, ablate, load_protocol, max_jobs, sweep)
+from patchcheck.sweep import (MAX_SEED, MAX_SEEDS, CheckerError, CheckResult, CheckSpec, ablate,
+                              load_protocol, sweep)
 
 DEFAULT_SEEDS = 10_000
 ABLATE_SEEDS = 1_000
 KERNEL_SEEDS = 20          # each one boots the guest kernel and runs hackbench
-
-
-def _jobs(args: argparse.Namespace) -> int:
-    """``--jobs`` (default: the available CPUs), capped at :func:`max_jobs` with a note."""
-    bound = max_jobs()
-    if args.jobs is None:
-        return bound // JOBS_PER_CPU
-    if args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs} must be at least 1")
-    if args.jobs > bound:
-        print(f"kisim: --jobs {args.jobs} capped at {bound} ({JOBS_PER_CPU} per available "
-              "CPU)", file=sys.stderr)
-    return min(args.jobs, bound)
 
 
 def _print(result: CheckResult, show: int) -> None:
@@ -152,13 +139,13 @@ def _run(args: argparse.Namespace) -> int:
         if args.ablate:
             raise UsageError("--findings-out lists a sweep's findings; --ablate has none")
         fsio.check_output(args.findings_out)          # refused before the run, not after
-    jobs = _jobs(args)
+    workers = jobs(args)
     # Findings stream to an anonymous file; --findings-out FILE is replaced by
     # it only when the sweep completes, so a failed or cut-short run leaves FILE as it was.
     with tempfile.TemporaryFile("w+") as spool, \
             progress(f"patchcheck {spec.label}", total=None if args.ablate else len(seeds),
                      enabled=not args.json) as advance:
-        kw = {"jobs": jobs, "scheduler": args.scheduler, "progress": advance}
+        kw = {"jobs": workers, "scheduler": args.scheduler, "progress": advance}
         if args.ablate:
             return _ablate(args, spec, seeds, **kw)
 
@@ -231,16 +218,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seed of the first interleaving (default 0)")
     p.add_argument("--replay", type=int, default=None, metavar="SEED",
                    help="run only the interleaving SEED")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help=f"worker processes (default: the cores available; at most "
-                        f"{JOBS_PER_CPU} per core, more is capped with a note); same "
-                        "results as a serial run")
+    add_jobs(p)
     p.add_argument("--protocol-timeout", type=float, default=DEFAULT_PROTOCOL_TIMEOUT,
                    metavar="S",
                    help=f"stop a --protocol whose one run takes over S seconds (default "
                         f"{DEFAULT_PROTOCOL_TIMEOUT:g}; exit 2); not enforced on Dask workers")
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run on a Dask distributed scheduler (needs kisim[dask])")
     p.add_argument("--show", type=int, default=10, metavar="N",
                    help="findings to list (default 10)")
     p.add_argument("--findings-out", metavar="FILE",
