@@ -183,3 +183,24 @@ def test_a_64_gib_bss_gets_the_limit_message(tmp_path, capsys) -> None:
     assert captured.out == "" and captured.err.count("\n") == 1
     assert captured.err.startswith(f"kisim: error: {mod}: their objects take 0x10000000")
     assert captured.err.endswith("bytes of memory (code, data and .bss); the limit is 256 MiB\n")
+
+
+# -- a module that calls kisim's exit hypercall -----------------------------------------
+
+QUIT = ("#include <linux/module.h>\n#include <kisim/hypercall.h>\n"
+        "static int __init quit_init(void)\n{\n\thypercall1(HC_EXIT, 0);\n\treturn 0;\n}\n"
+        "module_init(quit_init);\n")
+
+
+@pytest.mark.slow
+def test_an_exit_hypercall_from_a_module_is_reported_as_such(tmp_path, capsys) -> None:
+    (tmp_path / "quit.c").write_text(QUIT)
+    argv = ["boot", "--arch", A, "--module", str(tmp_path / "quit.c"), "--size", "3"]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "MISMATCH" not in captured.err
+    assert captured.err.startswith("kisim: guest fault: HC_EXIT (kisim's exit hypercall) at "
+                                   "quit_init+0x")
+    assert "while the kernel was not halting" in captured.err.splitlines()[0]
+    assert main([*argv, "--json"]) == 1
+    assert "HC_EXIT" in json.loads(capsys.readouterr().out)["fault"]["reason"]
