@@ -32,7 +32,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
@@ -529,9 +529,7 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
         return built
     info, cached = cache.entry(cache_dir, key, spec.name, make)
     warnings = tuple(info.get("warnings", ()))
-    for line in warnings:                # a cached build reports them again, as its compile did
-        print(line, file=sys.stderr)
-    _REPORTED.update(dict.fromkeys(warnings))
+    report_warnings(warnings)
     return Build(arch=spec.name, elf=final / ELF_NAME, config=values, key=key,
                  cached=cached, seconds=time.perf_counter() - started,
                  mcount_sites=info.get("mcount_sites", 0), info=info, modules=mods,
@@ -541,6 +539,14 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
 #: Every module warning the builds of this process reported, in order (a dict as an
 #: ordered set): what a command's ``--json`` carries as ``"warnings"``.
 _REPORTED: dict[str, None] = {}
+
+
+def report_warnings(warnings: Sequence[str]) -> None:
+    """Print a build's module warnings on stderr and keep them for ``--json``; a
+    cached build reports them again, as its compile did."""
+    for line in warnings:
+        print(line, file=sys.stderr)
+    _REPORTED.update(dict.fromkeys(warnings))
 
 
 def reported_warnings() -> list[str]:
@@ -555,4 +561,5 @@ def forget_warnings() -> None:
 
 
 __all__ = ["Build", "BuildError", "Module", "ModuleError", "build", "cache_key", "compiler_version",
-           "default_cache_dir", "forget_warnings", "mcount_call_sites", "reported_warnings"]
+           "default_cache_dir", "forget_warnings", "mcount_call_sites", "report_warnings",
+           "reported_warnings"]

@@ -16,6 +16,12 @@ from kisim.cli import main
 A = NAMES[0]
 
 
+def _source(tmp_path: Path, name: str, text: str) -> str:
+    """``text`` written to ``tmp_path/name``: its path."""
+    (tmp_path / name).write_text(text)
+    return str(tmp_path / name)
+
+
 # -- a --module path that is a symbolic link loop ----------------------------------------
 
 @pytest.fixture
@@ -133,8 +139,7 @@ NOKPROBE = ("#include <linux/kprobes.h>\n"
 
 @pytest.mark.slow
 def test_every_instruction_over_nokprobe_code_says_why(tmp_path, capsys) -> None:
-    (tmp_path / "nok.c").write_text(NOKPROBE)
-    argv = ["kprobe", "--arch", "arm", "--module", str(tmp_path / "nok.c"),
+    argv = ["kprobe", "--arch", "arm", "--module", _source(tmp_path, "nok.c", NOKPROBE),
             "--every-instruction", "nok", "--workload", "nok:nok_run", "--size", "3"]
     assert main(argv) == 1
     out = capsys.readouterr().out
@@ -194,8 +199,7 @@ QUIT = ("#include <linux/module.h>\n#include <kisim/hypercall.h>\n"
 
 @pytest.mark.slow
 def test_an_exit_hypercall_from_a_module_is_reported_as_such(tmp_path, capsys) -> None:
-    (tmp_path / "quit.c").write_text(QUIT)
-    argv = ["boot", "--arch", A, "--module", str(tmp_path / "quit.c"), "--size", "3"]
+    argv = ["boot", "--arch", A, "--module", _source(tmp_path, "quit.c", QUIT), "--size", "3"]
     assert main(argv) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and "MISMATCH" not in captured.err
@@ -204,3 +208,24 @@ def test_an_exit_hypercall_from_a_module_is_reported_as_such(tmp_path, capsys) -
     assert "while the kernel was not halting" in captured.err.splitlines()[0]
     assert main([*argv, "--json"]) == 1
     assert "HC_EXIT" in json.loads(capsys.readouterr().out)["fault"]["reason"]
+
+
+# -- patchcheck --guest-protocol: a user's routine is compiled as a module is ----------
+
+WARNS = ('#include "guest.h"\n'
+         "void my_poke(const struct pc_site *s, int nr)\n"
+         "{\n\tint unused;\n\n\tarch_patch_batch(s, nr);\n}\n")
+
+
+@pytest.mark.slow
+def test_a_guest_protocols_warnings_are_errors_only_with_module_werror(tmp_path,
+                                                                       capsys) -> None:
+    argv = ["patchcheck", "--arch", A, "--seeds", "3", "--jobs", "1", "--module",
+            _source(tmp_path, "warns.c", WARNS), "--guest-protocol", "my_poke"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "my_poke" in captured.out
+    assert f"{tmp_path / 'warns.c'}:4:6: warning: unused variable 'unused'" in captured.err
+    assert main([*argv, "--module-werror"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "warns.c:4:6: error: unused variable 'unused'" in err
