@@ -271,6 +271,30 @@ def mcount_call_sites(elf_path: Path, arch: Arch) -> list[int]:
     return sorted(set(sites))
 
 
+def _apply_relocate(arch: Arch, modules: tuple[Module, ...], module_objs: list[Path]) -> None:
+    """The module loader's refusal of an mcount call it cannot relocate
+    (:attr:`Arch.mcount_call_refused`), in its words: ``MODULE: section N reloc I
+    sym 'NAME': why`` (v5.10 arch/arm/kernel/module.c ``apply_relocate``, which
+    counts the object's sections and each section's relocations so)."""
+    if not arch.mcount_call_refused:
+        return
+    objs = iter(module_objs)
+    for module in modules:
+        for obj in [next(objs) for _ in module.sources]:
+            with open(obj, "rb") as f:
+                elf = ELFFile(f)
+                symtab = elf.get_section_by_name(".symtab")
+                for index, section in enumerate(elf.iter_sections()):
+                    if not isinstance(section, RelocationSection):
+                        continue
+                    for i, rel in enumerate(section.iter_relocations()):
+                        why = arch.mcount_call_refused.get(rel["r_info_type"])
+                        name = symtab.get_symbol(rel["r_info_sym"]).name
+                        if why and name in arch.mcount_symbols:
+                            raise ModuleError(f"{module.path}: {module.name}: section {index} "
+                                              f"reloc {i} sym '{name}': {why}")
+
+
 def _alloc_layout(elf_path: Path) -> dict[str, tuple[int, int]]:
     with open(elf_path, "rb") as f:
         return {s.name: (s["sh_addr"], s["sh_size"]) for s in ELFFile(f).iter_sections()
@@ -458,6 +482,7 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
     defined = _module_symbols(arch, config, modules, objs[:split], objs[split:])
     # before the link: an x86_64 kernel's 32-bit relocations fail on a 64 GiB .bss first
     _check_size(modules, "their objects take", sum(map(_alloc_bytes, objs[:split])))
+    _apply_relocate(arch, modules, objs[:split])
     step(f"{arch.name}: linking")
     compiled = time.perf_counter()
     elf = work / ELF_NAME

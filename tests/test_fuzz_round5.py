@@ -229,3 +229,50 @@ def test_a_guest_protocols_warnings_are_errors_only_with_module_werror(tmp_path,
     assert main([*argv, "--module-werror"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "warns.c:4:6: error: unused variable 'unused'" in err
+
+
+# -- ARM: Thumb code in an A32 kernel ----------------------------------------------------
+
+THUMB_IN_A32 = """#include <linux/ftrace.h>
+__attribute__((target("thumb"))) notrace unsigned long thn_run(unsigned long x)
+{
+	switch (x & 7) {	/* a tbb: an ARM breakpoint would land inside it */
+	case 0: return x + 3; case 1: return x + 5; case 2: return x + 7;
+	case 3: return x + 11; case 4: return x + 13; default: return x + 1;
+	}
+}
+unsigned long arm_run(unsigned long x) { return x + 2; }
+"""
+
+
+@pytest.mark.slow
+def test_thumb_functions_in_an_a32_kernel_are_refused_with_the_reason(tmp_path,
+                                                                      capsys) -> None:
+    from kbuild import build
+    from lab.symbols import list_functions
+    path = _source(tmp_path, "thn.c", THUMB_IN_A32)
+    rows = {r.name: r for r in list_functions(build("arm", modules=[path]))}
+    assert rows["arm_run"].probeable                          # the negative control
+    assert not rows["thn_run"].probeable
+    assert rows["thn_run"].reason == ("EINVAL: kprobe: thn_run+0x0 is Thumb code: this "
+                                      "kernel's kprobes decode ARM (A32) instructions only "
+                                      "(arch_prepare_kprobe)")
+    assert main(["kprobe", "--arch", "arm", "--module", path, "--every-instruction",
+                 "thn:thn_run", "--workload", "thn:thn_run", "--size", "3", "--json"]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert found["probed"] == 0 and found["checksum_ok"]      # the guest ran unharmed
+    assert {r["reason"].split(" is ", 1)[1] for r in found["refused"]} == {
+        "Thumb code: this kernel's kprobes decode ARM (A32) instructions only "
+        "(arch_prepare_kprobe)"}
+
+
+@pytest.mark.slow
+def test_a_thumb_call_to_the_a32_mcount_is_v5_10s_interworking_refusal(tmp_path,
+                                                                        capsys) -> None:
+    path = _source(tmp_path, "th.c", "__attribute__((target(\"thumb\"))) "
+                                     "unsigned long th_run(unsigned long x) { return x + 1; }\n")
+    assert main(["boot", "--arch", "arm", "--module", path, "--workload", "th:th_run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"kisim: error: {path}: th: section ")
+    assert err.endswith(" sym '__gnu_mcount_nc': unsupported interworking call (Thumb -> ARM)\n")
