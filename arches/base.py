@@ -264,6 +264,8 @@ class Arch:
     code_isa: int = 0
     # Each value of those bits, named for messages (ARM: 0 "ARM (A32)", 1 "Thumb").
     isa_names: Mapping[int, str] = field(default_factory=dict)
+    # Capstone's (arch, mode) for code the CPU runs in each of those states.
+    isa_cs_modes: Mapping[int, tuple[int, int]] = field(default_factory=dict)
     # Kconfig symbol -> the arch as a kernel built with it runs (ARM
     # THUMB2_KERNEL: Thumb-2 encodings, traps and hooks), same name.
     variants: Mapping[str, "Arch"] = field(default_factory=dict)

@@ -276,3 +276,23 @@ def test_a_thumb_call_to_the_a32_mcount_is_v5_10s_interworking_refusal(tmp_path,
     assert err.count("\n") == 1
     assert err.startswith(f"kisim: error: {path}: th: section ")
     assert err.endswith(" sym '__gnu_mcount_nc': unsupported interworking call (Thumb -> ARM)\n")
+
+
+@pytest.mark.slow
+def test_a_guest_fault_in_thumb_state_is_disassembled_as_thumb() -> None:
+    """A32 code blx'es Thumb code whose first load faults: the report decodes the
+    faulting bytes as Thumb (CPSR.T is 1), not as ARM."""
+    import keystone
+
+    from sim.errors import GuestFault
+    from sim.machine import Machine
+    arm = keystone.Ks(keystone.KS_ARCH_ARM, keystone.KS_MODE_ARM)
+    thumb = keystone.Ks(keystone.KS_ARCH_ARM, keystone.KS_MODE_THUMB)
+    base, target = 0x10000, 0x10100
+    machine = Machine("arm")
+    machine.load_code(bytes(arm.asm(f"mov r1, #0x5000000; blx #{target:#x}", base)[0]), base)
+    machine.write(target, bytes(thumb.asm("ldr r0, [r1]; ldr r0, [r1]", target)[0]))
+    with pytest.raises(GuestFault) as fault:
+        machine.step(0, 100)
+    assert fault.value.pc == target
+    assert fault.value.insn == "ldr r0, [r1]  (08 68)"

@@ -174,6 +174,8 @@ _A32 = Arch(
     cmodx_rule="ARMv7: B, BL, NOP, BKPT, SVC, HVC, SMC",
     isa_bits=1,
     isa_names={0: "ARM (A32)", 1: "Thumb"},
+    isa_cs_modes={0: (capstone.CS_ARCH_ARM, capstone.CS_MODE_ARM),
+                  1: (capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB)},
     ops=ArmOps(),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_ARM",
