@@ -370,15 +370,80 @@ def xxhash_reference(size: int) -> int:
     return _fnv(out + [1, 1, 1])
 
 
+class _Ring:
+    """A FIFO of at most ``size`` elements, as a Python list."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.items = size, []
+
+    def put(self, vals: list[int]) -> int:
+        n = min(len(vals), self.size - len(self.items))
+        self.items += vals[:n]
+        return n
+
+    def take(self, n: int) -> list[int]:
+        got, self.items = self.items[:n], self.items[n:]
+        return got
+
+
+def kfifo_reference(size: int) -> int:
+    """test_kfifo_run: the fifos as Python lists of at most 16, 128 and 64
+    elements; a record takes its length plus one byte and is read whole."""
+    data = [v >> 24 for v in _xorshift(size)]
+    out = []
+    ints = _Ring(16)
+    for i in range(20):
+        out.append(ints.put([data[i] * 1000 + i]))
+    out += [16, 1, 1, ints.items[0]]
+    for _ in range(5):
+        out += [1, ints.take(1)[0]]
+    out.append(5)
+    f = _Ring(128)
+    out += [0, 128]
+    fed, taken, i = 0, [], 0
+    while fed < size:
+        n = f.put(data[fed:fed + min(i % 29 + 1, size - fed)])
+        fed += n
+        got = f.take(i % 23 + 1)
+        taken += got
+        out += [n, len(got)]
+        i += 1
+    out.append(len(f.items))          # kfifo_peek_len: bytes in the fifo
+    taken += f.take(len(f.items))
+    out.append(len(taken))
+    out += taken
+    out += [0, 64, (-22) & 0xFFFF_FFFF]
+    # records of 1..20 bytes with a 1-byte length in a 64-byte ring
+    out.append(0)
+    used, recs, i = 0, [], 0
+    while True:
+        n = i % 20 + 1
+        if n + 1 > 64 - used:
+            break
+        recs.append(data[i:i + n])
+        used += n + 1
+        out.append(n)
+        i += 1
+    avail = 64 - used
+    out.append(0 if avail <= 1 else min(avail - 1, 255))
+    out.append(len(recs[0]))
+    for r in recs:
+        out += [min(len(r), 5)] + r[:5]
+    out += [0, 50, 0, 30] + data[:30]
+    out += [120, 120, 2, 8, 12, 1, 1, 20]
+    return _fnv(out)
+
+
 class Lib(NamedTuple):
     """One lib/ file's module under tests/linux_lib/: the modules it needs built
     first (as lcm.o needs gcd.o), its reference, the size the reference test
-    runs, and the options it needs."""
+    runs, the options it needs, and the size of the every-instruction run."""
 
     needs: list[str]
     reference: Callable[[int], int]
     size: int = 200
     overrides: dict[str, str] | None = None
+    small: int = 12
 
 
 #: The module is named as kbuild names it ('-' made '_'); its workload is
@@ -390,7 +455,8 @@ LIB = {"gcd": Lib([], gcd_reference), "lcm": Lib(["gcd"], lcm_reference),
        "llist": Lib([], llist_reference), "plist": Lib([], plist_reference),
        "interval_tree": Lib(["rbtree"], interval_tree_reference),
        "list_debug": Lib([], list_debug_reference, 64, {"DEBUG_LIST": "y"}),
-       "klist": Lib([], klist_reference, 64), "xxhash": Lib([], xxhash_reference)}
+       "klist": Lib([], klist_reference, 64), "xxhash": Lib([], xxhash_reference),
+       "kfifo": Lib([], kfifo_reference, 300, small=64)}
 
 
 def lib_build(arch: str, name: str) -> tuple[Build, str]:
@@ -466,7 +532,8 @@ def test_every_instruction_of_a_linux_lib_file_is_transparent(arch: str, name: s
     the probed run still gives the Python reference."""
     from lab.transparency import every_instruction
     image, workload = lib_build(arch, name)
-    found = every_instruction(image, workload.split(":")[0], workload=workload, size=12)
+    small = LIB[name].small
+    found = every_instruction(image, workload.split(":")[0], workload=workload, size=small)
     assert found.ok, (found.mismatches[:3], found.checksum_ok)
     assert found.hits == found.counted > 0 and found.nmissed == 0
-    assert found.checksum == LIB[name].reference(12)
+    assert found.checksum == LIB[name].reference(small)

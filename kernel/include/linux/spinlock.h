@@ -18,6 +18,8 @@ typedef struct {
 
 #define cpu_relax()		barrier()
 #define smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define smp_wmb()		__atomic_thread_fence(__ATOMIC_RELEASE)	/* stronger: loads too */
+#define smp_rmb()		__atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define mb()			smp_mb()	/* no device memory to order besides */
 #define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
