@@ -93,7 +93,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if args.json:
         data = result.to_json()
         data.update(format=args.format, out=str(out), trace_bytes=size,
-                    files=[str(f) for f in files], trace_uuid=str(info.trace_uuid))
+                    files=[str(f) for f in files], trace_uuid=str(info.trace_uuid),
+                    kprobe_event_counts=[
+                        {"event": f"{group}/{name}", "id": tk.id, "hits": tk.hits,
+                         "filtered": tk.filtered}
+                        for (group, name), tk in (events.events.items() if events else ())])
         print_json(data)
     else:
         _print_summary(result, args.format, out, size)
