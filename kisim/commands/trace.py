@@ -16,8 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbuild import build
-from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args, check_drain,
-                                   filter_args, kprobe_lines, overrides, print_json, trace_options)
+from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args,
+                                   check_drain, filter_args, kprobe_lines, overrides, print_json,
+                                   trace_options)
 from kisim.progress import progress
 from patcher.instrument import attach
 from probes.trace_kprobe import kprobe_events
