@@ -143,7 +143,8 @@ def print_samples(doc: dict) -> None:
 def _over_layouts(args: argparse.Namespace, arches: list[str], model: CostModel) -> list[dict]:
     """``--layouts``: every arch over its layouts, each layout a sample run alone."""
     todo = tasks(compare_arch, arches, layout_seeds(args.layouts, args.layout_seed),
-                 vary=args.vary_assumptions, workload=args.workload, cpus=args.cpus, size=args.size, model=model,
+                 vary=args.vary_assumptions, workload=args.workload, cpus=args.cpus,
+                 size=args.size, model=model,
                  memory_pressure=args.memory_pressure, mechanisms=args.mechanism,
                  modules=args.modules, expect=args.expect, timing=timing(args))
     docs: dict[str, list[dict]] = {name: [] for name in arches}
