@@ -59,6 +59,8 @@ PATCHING_SOURCES = (PATCHING / "smp.c", PATCHING / "entry.c")
 PATCHING_TEXT_BASE = 0x100000
 PATCHING_TEXT_ALIAS = 0x4000_0000
 ELF_NAME = "vmlinux"
+#: The suffix of the cache entry holding the objects every layout of a build shares.
+OBJECTS = "-objects"
 JOBS = 2
 #: Memory an image (with its modules) may take, .bss included: the kernel
 #: alone takes under 8 MiB; the machine maps it all up front (sim/machine.py).
@@ -251,6 +253,17 @@ def _object_name(src: Path) -> str:
     return _rel(src).strip("/").replace("/", "__").rsplit(".", 1)[0] + ".o"
 
 
+def _module_object_name(module: Module, rel: str) -> str:
+    return f"module__{module.name}__{rel.replace('/', '__')}.o"
+
+
+def _object_names(arch: Arch, config: Mapping[str, str], modules: tuple[Module, ...]
+                  ) -> list[str]:
+    """The objects of a build in link order: the modules' first, then the kernel's."""
+    return ([_module_object_name(m, f.rel) for m in modules for f in m.sources]
+            + [_object_name(src) for src in source_files(arch, config)])
+
+
 def mcount_call_sites(elf_path: Path, arch: Arch) -> list[int]:
     """Addresses of the mcount calls in a linked image, from its kept relocations.
 
@@ -328,7 +341,7 @@ def _compile_all(arch: Arch, flags: list[str], config: Mapping[str, str], includ
         return obj
 
     def module(mod: Module, copy: Path, src: Path, rel: str) -> Path:
-        obj = objdir / f"module__{mod.name}__{rel.replace('/', '__')}.o"
+        obj = objdir / _module_object_name(mod, rel)
         step(f"{arch.name}: compiling module {mod.name} ({rel})")
         warnings.extend(_compile_module(
             mod, _zig("cc", *module_flags(flags, mod), *incs, "-I", os.fspath(copy),
@@ -432,20 +445,58 @@ def _memory_span(elf_path: Path) -> int:
     return max(a + n for a, n in loads) - min(a for a, _ in loads) if loads else 0
 
 
-def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
-                work: Path, env: dict[str, str], step: Step,
-                modules: tuple[Module, ...] = (), layout: Layout | None = None) -> dict:
+def _compile_into(arch: Arch, kconf, config: dict[str, str], flags: list[str], work: Path,
+                  env: dict[str, str], step: Step, modules: tuple[Module, ...]) -> dict:
+    """Compile every object into ``work/obj`` (``autoconf.h`` into ``work/include``):
+    what build.json records of them (names in link order, the modules' definitions,
+    their warnings, the seconds taken)."""
     include = work / "include"
     kconfig.write_autoconf(kconf, include / "generated" / "autoconf.h")
-    kconfig.write_config(kconf, work / ".config")
     objdir = work / "obj"
     objdir.mkdir()
     started = time.perf_counter()
     objs, warnings = _compile_all(arch, flags, config, include, objdir, env, step, modules)
     split = sum(len(m.sources) for m in modules)       # the modules' objects come first
-    defined = _module_symbols(arch, config, modules, objs[:split], objs[split:])
+    return {"objects": [o.name for o in objs],
+            "defined": _module_symbols(arch, config, modules, objs[:split], objs[split:]),
+            "warnings": warnings, "compile_seconds": round(time.perf_counter() - started, 3)}
+
+
+def _layout_objects(arch: Arch, kconf, config: dict[str, str], flags: list[str],
+                    key: str, cache_dir: Path, env: dict[str, str], step: Step,
+                    modules: tuple[Module, ...]) -> tuple[Path, dict]:
+    """The objects every layout of one build links: their own cache entry
+    (``<key>-objects``, ``key`` the build's without the layout), compiled once, so
+    N layouts compile once and link N times. Its directory and build.json."""
+    files = ("include/generated/autoconf.h",
+             *(f"obj/{name}" for name in _object_names(arch, config, modules)))
+    info, _ = cache.entry(cache_dir, f"{key}{OBJECTS}", f"{arch.name}-objects",
+                          lambda work: {**_compile_into(arch, kconf, config, flags, work, env,
+                                                        step, modules), "key": key + OBJECTS},
+                          files)
+    return cache_dir / f"{key}{OBJECTS}" / "obj", info
+
+
+def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
+                work: Path, env: dict[str, str], step: Step,
+                modules: tuple[Module, ...] = (), layout: Layout | None = None,
+                objects: tuple[Path, dict] | None = None) -> dict:
+    """Compile (or take ``objects``: their directory and record) and link into
+    ``work``; what build.json records."""
+    kconfig.write_config(kconf, work / ".config")
+    if objects is None:
+        compiled = _compile_into(arch, kconf, config, flags, work, env, step, modules)
+        where = work / "obj"
+    else:
+        kconfig.write_autoconf(kconf, work / "include" / "generated" / "autoconf.h")
+        where, compiled = objects
+    objdir = work / "obj"
+    objdir.mkdir(exist_ok=True)
+    objs = [where / name for name in compiled["objects"]]
+    split = sum(len(m.sources) for m in modules)
+    warnings, defined = compiled["warnings"], compiled["defined"]
     step(f"{arch.name}: linking")
-    compiled = time.perf_counter()
+    compiled_at = time.perf_counter()
     script, plan = LINKER_SCRIPT, None
     if layout is not None:             # the same objects, placed as the seed draws
         plan = layout.plan(arch, objs, split)
@@ -475,8 +526,8 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
     else:
         link(objs, elf)
     shutil.rmtree(objdir)
-    return {"compile_seconds": round(compiled - started, 3),
-            "link_seconds": round(time.perf_counter() - compiled, 3),
+    return {"compile_seconds": compiled["compile_seconds"] if objects is None else 0.0,
+            "link_seconds": round(time.perf_counter() - compiled_at, 3),
             "mcount_sites": len(sites),
             "modules": [{"name": m.name, "path": os.fspath(m.path), "sha256": m.digest,
                          "files": [os.fspath(f.path) for f in m.sources + m.headers], **d}
@@ -512,13 +563,17 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
     spec = spec.for_config(values)               # e.g. ARM's THUMB2_KERNEL
     drawn = None if layout is None else Layout(layout)
     flags = compile_flags(spec, values) + (list(FUNCTION_SECTIONS) if drawn else [])
-    key = cache_key(spec, kconfig.config_hash_text(kconf), flags, mods, drawn)
+    config_text = kconfig.config_hash_text(kconf)
+    key = cache_key(spec, config_text, flags, mods, drawn)
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     final = cache_dir / key
 
     def make(work: Path) -> dict:
-        built = _build_into(spec, kconf, values, flags, work, _zig_env(cache_dir),
-                            step or (lambda _: None), mods, drawn)
+        env, say = _zig_env(cache_dir), step or (lambda _: None)
+        objects = None if drawn is None else _layout_objects(
+            spec, kconf, values, flags, cache_key(spec, config_text, flags, mods), cache_dir,
+            env, say, mods)
+        built = _build_into(spec, kconf, values, flags, work, env, say, mods, drawn, objects)
         built.update(arch=spec.name, key=key, compiler=compiler_version(),
                      cflags=flags, ldflags=list(LDFLAGS), config=values,
                      built_seconds=round(time.perf_counter() - started, 3))
