@@ -286,6 +286,10 @@ class Arch:
     # mcount symbol -> the instructions allowed just before its call (ARM
     # ``push {lr}`` before ``bl __gnu_mcount_nc``); absent: no constraint.
     mcount_prologue: Mapping[str, tuple[bytes, ...]] = field(default_factory=dict)
+    # Relocation types (numbers) of a module's mcount call that the kernel's
+    # module loader refuses, and its words (ARM: a Thumb ``bl`` to the ARM
+    # kernel's ``__gnu_mcount_nc``, v5.10 arch/arm/kernel/module.c apply_relocate).
+    mcount_call_refused: Mapping[int, str] = field(default_factory=dict)
     # The temporary breakpoint ``text_poke_batch`` plants on a multi-byte
     # site's first byte while it rewrites the rest (x86 text_poke_bp: int3);
     # empty where every patch is one single-copy-atomic word store.
@@ -324,6 +328,10 @@ class Arch:
     # Those bits in a pointer to the kernel's own code, in the instruction set
     # it is built for (a Thumb-2 kernel: 1); the spin loop runs in it too.
     code_isa: int = 0
+    # Each value of those bits, named for messages (ARM: 0 "ARM (A32)", 1 "Thumb").
+    isa_names: Mapping[int, str] = field(default_factory=dict)
+    # Capstone's (arch, mode) for code the CPU runs in each of those states.
+    isa_cs_modes: Mapping[int, tuple[int, int]] = field(default_factory=dict)
     # Kconfig symbol -> the arch as a kernel built with it runs (ARM
     # THUMB2_KERNEL: Thumb-2 encodings, traps and hooks), same name.
     variants: Mapping[str, "Arch"] = field(default_factory=dict)

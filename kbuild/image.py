@@ -32,7 +32,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
@@ -59,6 +59,8 @@ PATCHING_SOURCES = (PATCHING / "smp.c", PATCHING / "entry.c")
 PATCHING_TEXT_BASE = 0x100000
 PATCHING_TEXT_ALIAS = 0x4000_0000
 ELF_NAME = "vmlinux"
+#: The suffix of the cache entry holding the objects every layout of a build shares.
+OBJECTS = "-objects"
 JOBS = 2
 #: Memory an image (with its modules) may take, .bss included: the kernel
 #: alone takes under 8 MiB; the machine maps it all up front (sim/machine.py).
@@ -251,6 +253,17 @@ def _object_name(src: Path) -> str:
     return _rel(src).strip("/").replace("/", "__").rsplit(".", 1)[0] + ".o"
 
 
+def _module_object_name(module: Module, rel: str) -> str:
+    return f"module__{module.name}__{rel.replace('/', '__')}.o"
+
+
+def _object_names(arch: Arch, config: Mapping[str, str], modules: tuple[Module, ...]
+                  ) -> list[str]:
+    """The objects of a build in link order: the modules' first, then the kernel's."""
+    return ([_module_object_name(m, f.rel) for m in modules for f in m.sources]
+            + [_object_name(src) for src in source_files(arch, config)])
+
+
 def mcount_call_sites(elf_path: Path, arch: Arch) -> list[int]:
     """Addresses of the mcount calls in a linked image, from its kept relocations.
 
@@ -273,6 +286,30 @@ def mcount_call_sites(elf_path: Path, arch: Arch) -> list[int]:
                 if sym.name in arch.mcount_symbols:
                     sites.append(rel["r_offset"] - arch.mcount_reloc_offset)
     return sorted(set(sites))
+
+
+def _apply_relocate(arch: Arch, modules: tuple[Module, ...], module_objs: list[Path]) -> None:
+    """The module loader's refusal of an mcount call it cannot relocate
+    (:attr:`Arch.mcount_call_refused`), in its words: ``MODULE: section N reloc I
+    sym 'NAME': why`` (v5.10 arch/arm/kernel/module.c ``apply_relocate``, which
+    counts the object's sections and each section's relocations so)."""
+    if not arch.mcount_call_refused:
+        return
+    objs = iter(module_objs)
+    for module in modules:
+        for obj in [next(objs) for _ in module.sources]:
+            with open(obj, "rb") as f:
+                elf = ELFFile(f)
+                symtab = elf.get_section_by_name(".symtab")
+                for index, section in enumerate(elf.iter_sections()):
+                    if not isinstance(section, RelocationSection):
+                        continue
+                    for i, rel in enumerate(section.iter_relocations()):
+                        why = arch.mcount_call_refused.get(rel["r_info_type"])
+                        name = symtab.get_symbol(rel["r_info_sym"]).name
+                        if why and name in arch.mcount_symbols:
+                            raise ModuleError(f"{module.path}: {module.name}: section {index} "
+                                              f"reloc {i} sym '{name}': {why}")
 
 
 def _alloc_layout(elf_path: Path) -> dict[str, tuple[int, int]]:
@@ -328,7 +365,7 @@ def _compile_all(arch: Arch, flags: list[str], config: Mapping[str, str], includ
         return obj
 
     def module(mod: Module, copy: Path, src: Path, rel: str) -> Path:
-        obj = objdir / f"module__{mod.name}__{rel.replace('/', '__')}.o"
+        obj = objdir / _module_object_name(mod, rel)
         step(f"{arch.name}: compiling module {mod.name} ({rel})")
         warnings.extend(_compile_module(
             mod, _zig("cc", *module_flags(flags, mod), *incs, "-I", os.fspath(copy),
@@ -448,12 +485,13 @@ def _memory_span(elf_path: Path) -> int:
     return max(a + n for a, n in loads) - min(a for a, _ in loads) if loads else 0
 
 
-def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
-                work: Path, env: dict[str, str], step: Step,
-                modules: tuple[Module, ...] = (), layout: Layout | None = None) -> dict:
+def _compile_into(arch: Arch, kconf, config: dict[str, str], flags: list[str], work: Path,
+                  env: dict[str, str], step: Step, modules: tuple[Module, ...]) -> dict:
+    """Compile every object into ``work/obj`` (``autoconf.h`` into ``work/include``):
+    what build.json records of them (names in link order, the modules' definitions,
+    their warnings, the seconds taken)."""
     include = work / "include"
     kconfig.write_autoconf(kconf, include / "generated" / "autoconf.h")
-    kconfig.write_config(kconf, work / ".config")
     objdir = work / "obj"
     objdir.mkdir()
     started = time.perf_counter()
@@ -462,8 +500,46 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
     defined = _module_symbols(arch, config, modules, objs[:split], objs[split:])
     # before the link: an x86_64 kernel's 32-bit relocations fail on a 64 GiB .bss first
     _check_size(modules, "their objects take", sum(map(_alloc_bytes, objs[:split])))
+    _apply_relocate(arch, modules, objs[:split])
+    return {"objects": [o.name for o in objs], "defined": defined,
+            "warnings": warnings, "compile_seconds": round(time.perf_counter() - started, 3)}
+
+
+def _layout_objects(arch: Arch, kconf, config: dict[str, str], flags: list[str],
+                    key: str, cache_dir: Path, env: dict[str, str], step: Step,
+                    modules: tuple[Module, ...]) -> tuple[Path, dict]:
+    """The objects every layout of one build links: their own cache entry
+    (``<key>-objects``, ``key`` the build's without the layout), compiled once, so
+    N layouts compile once and link N times. Its directory and build.json."""
+    files = ("include/generated/autoconf.h",
+             *(f"obj/{name}" for name in _object_names(arch, config, modules)))
+    info, _ = cache.entry(cache_dir, f"{key}{OBJECTS}", f"{arch.name}-objects",
+                          lambda work: {**_compile_into(arch, kconf, config, flags, work, env,
+                                                        step, modules), "key": key + OBJECTS},
+                          files)
+    return cache_dir / f"{key}{OBJECTS}" / "obj", info
+
+
+def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
+                work: Path, env: dict[str, str], step: Step,
+                modules: tuple[Module, ...] = (), layout: Layout | None = None,
+                objects: tuple[Path, dict] | None = None) -> dict:
+    """Compile (or take ``objects``: their directory and record) and link into
+    ``work``; what build.json records."""
+    kconfig.write_config(kconf, work / ".config")
+    if objects is None:
+        compiled = _compile_into(arch, kconf, config, flags, work, env, step, modules)
+        where = work / "obj"
+    else:
+        kconfig.write_autoconf(kconf, work / "include" / "generated" / "autoconf.h")
+        where, compiled = objects
+    objdir = work / "obj"
+    objdir.mkdir(exist_ok=True)
+    objs = [where / name for name in compiled["objects"]]
+    split = sum(len(m.sources) for m in modules)
+    warnings, defined = compiled["warnings"], compiled["defined"]
     step(f"{arch.name}: linking")
-    compiled = time.perf_counter()
+    compiled_at = time.perf_counter()
     script, plan = LINKER_SCRIPT, None
     if layout is not None:             # the same objects, placed as the seed draws
         plan = layout.plan(arch, objs, split)
@@ -493,8 +569,8 @@ def _build_into(arch: Arch, kconf, config: dict[str, str], flags: list[str],
     else:
         link(objs, elf)
     shutil.rmtree(objdir)
-    return {"compile_seconds": round(compiled - started, 3),
-            "link_seconds": round(time.perf_counter() - compiled, 3),
+    return {"compile_seconds": compiled["compile_seconds"] if objects is None else 0.0,
+            "link_seconds": round(time.perf_counter() - compiled_at, 3),
             "mcount_sites": len(sites),
             "modules": [{"name": m.name, "path": os.fspath(m.path), "sha256": m.digest,
                          "files": [os.fspath(f.path) for f in m.sources + m.headers], **d}
@@ -530,22 +606,24 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
     spec = spec.for_config(values)               # e.g. ARM's THUMB2_KERNEL
     drawn = None if layout is None else Layout(layout)
     flags = compile_flags(spec, values) + (list(FUNCTION_SECTIONS) if drawn else [])
-    key = cache_key(spec, kconfig.config_hash_text(kconf), flags, mods, drawn)
+    config_text = kconfig.config_hash_text(kconf)
+    key = cache_key(spec, config_text, flags, mods, drawn)
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     final = cache_dir / key
 
     def make(work: Path) -> dict:
-        built = _build_into(spec, kconf, values, flags, work, _zig_env(cache_dir),
-                            step or (lambda _: None), mods, drawn)
+        env, say = _zig_env(cache_dir), step or (lambda _: None)
+        objects = None if drawn is None else _layout_objects(
+            spec, kconf, values, flags, cache_key(spec, config_text, flags, mods), cache_dir,
+            env, say, mods)
+        built = _build_into(spec, kconf, values, flags, work, env, say, mods, drawn, objects)
         built.update(arch=spec.name, key=key, compiler=compiler_version(),
                      cflags=flags, ldflags=list(LDFLAGS), config=values,
                      built_seconds=round(time.perf_counter() - started, 3))
         return built
     info, cached = cache.entry(cache_dir, key, spec.name, make)
     warnings = tuple(info.get("warnings", ()))
-    for line in warnings:                # a cached build reports them again, as its compile did
-        print(line, file=sys.stderr)
-    _REPORTED.update(dict.fromkeys(warnings))
+    report_warnings(warnings)
     return Build(arch=spec.name, elf=final / ELF_NAME, config=values, key=key,
                  cached=cached, seconds=time.perf_counter() - started,
                  mcount_sites=info.get("mcount_sites", 0), info=info, modules=mods,
@@ -555,6 +633,14 @@ def build(arch: str, config: str | os.PathLike[str] | None = None, *,
 #: Every module warning the builds of this process reported, in order (a dict as an
 #: ordered set): what a command's ``--json`` carries as ``"warnings"``.
 _REPORTED: dict[str, None] = {}
+
+
+def report_warnings(warnings: Sequence[str]) -> None:
+    """Print a build's module warnings on stderr and keep them for ``--json``; a
+    cached build reports them again, as its compile did."""
+    for line in warnings:
+        print(line, file=sys.stderr)
+    _REPORTED.update(dict.fromkeys(warnings))
 
 
 def reported_warnings() -> list[str]:
@@ -569,4 +655,5 @@ def forget_warnings() -> None:
 
 
 __all__ = ["Build", "BuildError", "Module", "ModuleError", "build", "cache_key", "compiler_version",
-           "default_cache_dir", "forget_warnings", "mcount_call_sites", "reported_warnings"]
+           "default_cache_dir", "forget_warnings", "mcount_call_sites", "report_warnings",
+           "reported_warnings"]

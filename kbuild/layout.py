@@ -82,8 +82,9 @@ class Layout:
     def plan(self, arch: Arch, objs: Sequence[Path], modules: int) -> dict:
         """Where each function goes: the module offset, and for each object in link
         order its sections, each with the padding before it. ``modules``: how many
-        of ``objs``, at the front, are the modules' (recorded). Objects with a name a linker script could not name literally
-        are left to the catch-all, in their usual place."""
+        of ``objs``, at the front, are the modules' (recorded). Objects with a name
+        a linker script could not name literally are left to the catch-all, in
+        their usual place."""
         rng = random.Random(self.seed)
         step = arch.insn_align
         offset = rng.randrange(0, MODULE_OFFSET_MAX + 1, step)

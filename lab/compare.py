@@ -146,7 +146,8 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                     "percent_over_uninstrumented": _pct(a_cyc, base_cycles)},
             arming_cycles=model.cycles(arch, 0, active.arm_events),
             published=m.published, detail=active.detail))
-    doc = {"arch": arch.name, "layout": layout, "workload": workload, "cpus": cpus, "sites": list(SITES),
+    doc = {"arch": arch.name, "layout": layout, "workload": workload, "cpus": cpus,
+           "sites": list(SITES),
            "kprobe_points": list(KPROBE_POINTS),
            "exact": cpus == 1,      # with more CPUs, runs also differ in interleaving
            "memory_pressure": memory_pressure, "size": DEFAULT_SIZES.get(workload) if size is None else size,

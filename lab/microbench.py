@@ -263,5 +263,5 @@ def figures_over_samples(docs: list[dict]) -> dict:
 EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt, "mcount": mcount_seed}
 
 
-__all__ = ["EXPERIMENTS", "Figure", "JUDGED", "figures_over_samples", "IMMEDIATE_C", "MicrobenchError", "immediate_txt", "mcount_seed",
-           "windows"]
+__all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "MicrobenchError",
+           "figures_over_samples", "immediate_txt", "mcount_seed", "windows"]

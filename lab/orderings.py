@@ -215,14 +215,16 @@ def orderings(doc: dict) -> list[dict]:
     how_hit = ("how a probe call is reached: a kprobe trap at the function's entry vs the "
                "immediate-value marker's call inside it; each row differenced against its own "
                "dormant run, both with empty handlers, the same hits")
-    out.add(KPROBE_VS_MARKER, _ratio("a kprobe hit costs at least 10x a marker hit armed to an empty probe "
-                      "(kprobes.txt 0.49 us = ~980 cycles at 2 GHz vs LTTng 48.11 cycles)",
-                      how_hit, ("kprobe", "marker_imv"), _hit_side("kprobe", kp),
-                      _hit_side("marker", row.get("marker_imv")), lambda x: x >= 10))
-    out.add(OPTPROBE_VS_MARKER, _ratio("an optprobe hit costs within 2x a marker hit (kprobes.txt 0.06 us = "
-                      "~140 cycles at 2.33 GHz vs 48.11)", how_hit, ("optprobe", "marker_imv"),
-                      _hit_side("optprobe", opt), _hit_side("marker", row.get("marker_imv")),
-                      lambda x: x <= 2, opt_why))
+    out.add(KPROBE_VS_MARKER, _ratio(
+        "a kprobe hit costs at least 10x a marker hit armed to an empty probe "
+        "(kprobes.txt 0.49 us = ~980 cycles at 2 GHz vs LTTng 48.11 cycles)",
+        how_hit, ("kprobe", "marker_imv"), _hit_side("kprobe", kp),
+        _hit_side("marker", row.get("marker_imv")), lambda x: x >= 10))
+    out.add(OPTPROBE_VS_MARKER, _ratio(
+        "an optprobe hit costs within 2x a marker hit (kprobes.txt 0.06 us = "
+        "~140 cycles at 2.33 GHz vs 48.11)", how_hit, ("optprobe", "marker_imv"),
+        _hit_side("optprobe", opt), _hit_side("marker", row.get("marker_imv")),
+        lambda x: x <= 2, opt_why))
     k, b, o = _per_hit(kp), _per_hit(boosted), _per_hit(opt)
     claim = "kprobe > boosted kprobe > optprobe per hit (kprobes.txt, Xeon E5410: k 0.99, " \
             "b 0.43, o 0.06 us)"

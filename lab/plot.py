@@ -59,7 +59,8 @@ def _bars(ax, docs: list[dict], section: str, metric: str, title: str) -> None:
         values = [_value(r, section, metric) for r in doc["rows"]]
         heights = [max(v, FLOOR) if v is not None else FLOOR for v in values]
         xs = [j + i * width for j in range(len(labels))]
-        ax.bar(xs, heights, width, label=f"{doc['arch']} (modeled)")
+        over = f", median of {doc['n']} layouts" if "n" in doc else ""
+        ax.bar(xs, heights, width, label=f"{doc['arch']} (modeled{over})")
         for x, v in zip(xs, values):
             ax.text(x, max(v or 0, FLOOR) * 1.15, "n/a" if v is None else f"{v:.1f}",
                     ha="center", va="bottom", rotation=90, fontsize=6)

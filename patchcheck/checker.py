@@ -197,15 +197,15 @@ class PatchChecker:
                  protocol: TextPokeBatch | None = None,
                  sites: str | tuple[str, ...] = DEFAULT_SITES, guest: bool = False,
                  guest_ablation: str | None = None, guest_sources: Sequence[str] = (),
-                 guest_protocol: str | None = None) -> None:
+                 guest_protocol: str | None = None, guest_werror: bool = False) -> None:
         self.arch = get_arch(arch) if isinstance(arch, str) else arch
         self.naive = naive
         self.kinds = parse_sites(sites)
         self.machine = Machine(self.arch, cpus)
         self._build()
         self.views = FetchViews(self.machine, BASE, PAGE)
-        self.guest = GuestSide(self, guest_ablation, guest_sources, guest_protocol) \
-            if guest else None
+        self.guest = GuestSide(self, guest_ablation, guest_sources, guest_protocol,
+                               guest_werror) if guest else None
         chosen = self.guest or protocol or (naive_patch if naive else None)
         self.patcher = TextPatcher(self.machine, port=InterleavingPort(self), protocol=chosen)
         self.protocol_name = protocol_name(self.patcher.protocol)

@@ -89,12 +89,12 @@ class GuestSide:
     ``ablation`` names one of the arch's ``GUEST_ABLATIONS``: the image is
     then compiled without that step. ``sources`` are a user's C files built in,
     and ``protocol`` the function of theirs checked instead of the arch's
-    ``arch_patch_batch()``, with its signature. The object is the checker's
-    protocol.
+    ``arch_patch_batch()``, with its signature; ``werror``: their warnings are
+    errors (``--module-werror``). The object is the checker's protocol.
     """
 
     def __init__(self, checker, ablation: str | None = None, sources: Sequence[Path] = (),
-                 protocol: str | None = None) -> None:
+                 protocol: str | None = None, werror: bool = False) -> None:
         self.checker = checker
         self.arch, self.machine = checker.arch, checker.machine
         self.hooks = guest_hooks(self.arch)
@@ -114,7 +114,7 @@ class GuestSide:
         self.__name__ = (protocol or self.hooks.PATCHING_C) + \
             (f" without {ablation}" if ablation else "")
         elf = build_guest(self.arch, (REPO / self.hooks.PATCHING_C, *map(Path, sources)),
-                          macros)
+                          macros, werror=werror)
         self.image = self.machine.load_elf(str(elf))
         self.symbols = self.image.symbols
         self._done_at = self.symbols["pc_done"]

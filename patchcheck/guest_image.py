@@ -12,7 +12,9 @@ with the arch's kernel flags into a static ELF at 1 MiB
 content-addressed build cache (:mod:`kbuild.cache`); an ablation is the
 same sources compiled with one ``-DPC_ABLATE_...`` macro, so each variant
 is a real function, not a patched one. A user's routine
-(``--module FILE --guest-protocol NAME``) is compiled in beside them.
+(``--module FILE --guest-protocol NAME``) is compiled in beside them as a
+module is (:func:`kbuild.modules.module_flags`): its warnings reported, not
+fatal, unless ``--module-werror``.
 """
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ from pathlib import Path
 from arches import Arch
 from kbuild import cache
 from kbuild.image import (CFLAGS, LDFLAGS, PATCHING, PATCHING_SOURCES, REPO, _rel, _run,
-                          _zig, _zig_env, compiler_version, default_cache_dir)
+                          _zig, _zig_env, compiler_version, default_cache_dir, report_warnings)
 from kbuild.errors import ModuleError
-from kbuild.modules import first_error
+from kbuild.modules import NOT_FOR_MODULES, first_error, warnings_of
 from kbuild.tools import run_tool
 
 GUEST_DIR = Path(__file__).resolve().parent / "guest"
@@ -43,11 +45,12 @@ def guest_flags(arch: Arch, macros: tuple[str, ...] = ()) -> list[str]:
 
 
 def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] = (),
-                cache_dir: Path | None = None) -> Path:
+                cache_dir: Path | None = None, werror: bool = False) -> Path:
     """The guest ELF of the generic sources plus ``sources`` (the arch's
     patching.c, then a user's files) compiled with ``macros``; built on first use.
     A user's file that does not build is its first error on one line
-    (:class:`kbuild.errors.ModuleError`).
+    (:class:`kbuild.errors.ModuleError`); its warnings are reported (errors
+    with ``werror``), as a module's are.
 
     Raises :class:`kbuild.BuildError` when the compiler or linker fails.
     """
@@ -55,18 +58,23 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     units = (*GUEST_SOURCES, *sources)
     flags = guest_flags(arch, macros)
+    users = [f for f in flags if f not in NOT_FOR_MODULES] + (["-Werror"] if werror else [])
     key = cache.content_key(
         f"guest-{arch.name}",
         (FORMAT.encode(), *(p.read_bytes() for p in (*units, PATCHING / "guest.h",
                                                      LINKER_SCRIPT)),
-         "\0".join(flags).encode(), "\0".join(LDFLAGS).encode(), compiler_version().encode()))
+         "\0".join(flags).encode(), "\0".join(users).encode(), "\0".join(LDFLAGS).encode(),
+         compiler_version().encode(),
+         "\0".join(map(os.fspath, sources[1:])).encode()))   # the paths its warnings name
 
     def make(work: Path) -> dict:
-        env, objs = _zig_env(cache_dir), []
+        env, objs, warnings = _zig_env(cache_dir), [], []
         for unit in units:
             obj = work / f"{len(objs)}-{unit.stem}.o"
-            _tool(_zig("cc", *flags, "-c", os.fspath(unit), "-o", os.fspath(obj)),
-                  f"{arch.name}: compiling {_rel(unit)}", env, unit, unit in sources[1:])
+            user = unit in sources[1:]
+            warnings += _tool(_zig("cc", *(users if user else flags), "-c", os.fspath(unit),
+                                   "-o", os.fspath(obj)),
+                              f"{arch.name}: compiling {_rel(unit)}", env, unit, user)
             objs.append(obj)
         _tool(_zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o",
                    os.fspath(work / ELF), *map(os.fspath, objs)),
@@ -75,18 +83,21 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
         for obj in objs:
             obj.unlink()
         return {"key": key, "sources": [_rel(u) for u in units], "macros": list(macros),
-                "compiler": compiler_version(),
+                "compiler": compiler_version(), "warnings": warnings,
                 "built_seconds": round(time.perf_counter() - started, 3)}
-    cache.entry(cache_dir, key, "guest", make, GUEST_FILES)
+    info, _ = cache.entry(cache_dir, key, "guest", make, GUEST_FILES)
+    report_warnings(info.get("warnings", ()))
     return cache_dir / key / ELF
 
 
-def _tool(cmd: list[str], what: str, env: dict[str, str], unit: Path, users: bool) -> None:
+def _tool(cmd: list[str], what: str, env: dict[str, str], unit: Path, users: bool) -> list[str]:
     """Run the compiler or linker; a failure over a user's file is its first error,
-    on one line (:class:`kbuild.modules.ModuleError`), kisim's own the whole output."""
+    on one line (:class:`kbuild.modules.ModuleError`), kisim's own the whole output.
+    Returns the user's file's warnings."""
     if not users:
         _run(cmd, what, env)
-        return
+        return []
     proc = run_tool(cmd, what, env, REPO)
     if proc.returncode != 0:
         raise ModuleError(first_error(proc.stderr + proc.stdout, unit))
+    return warnings_of(proc.stderr + proc.stdout)

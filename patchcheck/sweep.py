@@ -205,11 +205,12 @@ class CheckSpec:
             raise CheckerError(f"{arch_label(arch)}: the guest's C has no step "
                                f"{self.without!r} to remove (steps: "
                                f"{', '.join(guest_ablations(arch))})")
-        sources = tuple(os.fspath(f.path) for m in load_modules(self.modules)
-                        for f in m.sources)
+        modules = load_modules(self.modules)
+        sources = tuple(os.fspath(f.path) for m in modules for f in m.sources)
         return PatchChecker(arch, self.cpus, sites=self.sites, guest=True,
                             guest_ablation=self.without, guest_sources=sources,
-                            guest_protocol=self.guest_protocol)
+                            guest_protocol=self.guest_protocol,
+                            guest_werror=any(m.werror for m in modules))
 
     def replay_command(self, seed: int) -> str:
         """The command line that replays ``seed`` of this spec."""
@@ -270,9 +271,11 @@ def _cached(spec: CheckSpec) -> PatchChecker | KernelChecker:
     cache = getattr(_local, "checkers", None)
     if cache is None:
         cache = _local.checkers = {}
-    if spec not in cache:
-        cache[spec] = spec.checker()
-    return cache[spec]
+    # a module's --module-werror is its ModulePath's, not part of the spec's equality
+    key = (spec, tuple(getattr(m, "werror", False) for m in spec.modules))
+    if key not in cache:
+        cache[key] = spec.checker()
+    return cache[key]
 
 
 def run_chunk(spec: CheckSpec, seeds: range, stop_at_first: bool = False) -> Chunk:

@@ -321,8 +321,8 @@ class ProbeDeletion:
 
 
 # -- the parser ---------------------------------------------------------------------
-class _Log:
-    """trace_probe_log: argv and the index errors point into."""
+class TraceProbeLog:
+    """struct trace_probe_log: the command's argv and the index errors point into."""
 
     def __init__(self, argv: list[str]) -> None:
         self.argv, self.index = argv, 0
@@ -355,7 +355,7 @@ def parse_kprobe_event(line: str, target: ProbeTarget) -> KprobeEvent | ProbeDel
         raise ProbeEventError(None, line, 0, "empty definition")
     if argv[0].startswith("-"):
         return _parse_deletion(argv)
-    log = _Log(argv)
+    log = TraceProbeLog(argv)
     head = argv[0]
     if head[0] not in "pr" or len(argv) < 2:       # -ECANCELED, then -EINVAL
         raise ProbeEventError(None, line.strip(), 0,
@@ -425,7 +425,7 @@ def _parse_deletion(argv: list[str]) -> ProbeDeletion:
     return ProbeDeletion(group or None, event)
 
 
-def _parse_event_name(text: str, log: _Log, offset: int) -> tuple[str, str]:
+def _parse_event_name(text: str, log: TraceProbeLog, offset: int) -> tuple[str, str]:
     """traceprobe_parse_event_name."""
     group = KPROBE_EVENT_SYSTEM
     slash = text.find("/")
@@ -457,7 +457,7 @@ class _Flags:
 
 
 def _parse_probe_arg(text: str, i: int, done: list[ProbeArg], size: int, flags: _Flags,
-                     target: ProbeTarget, log: _Log) -> ProbeArg:
+                     target: ProbeTarget, log: TraceProbeLog) -> ProbeArg:
     """traceprobe_parse_probe_arg: the name, then the body."""
     eq = text.find("=")
     if eq >= 0:
@@ -476,7 +476,7 @@ def _parse_probe_arg(text: str, i: int, done: list[ProbeArg], size: int, flags: 
 
 
 def _parse_arg_body(name: str, arg: str, size: int, flags: _Flags, target: ProbeTarget,
-                    log: _Log, offset: int) -> ProbeArg:
+                    log: TraceProbeLog, offset: int) -> ProbeArg:
     """traceprobe_parse_probe_arg_body: type and array suffix, the fetch
     program, then the store, bitfield and array instructions."""
     if len(arg) > MAX_ARGSTR_LEN:
@@ -548,7 +548,7 @@ def _parse_arg_body(name: str, arg: str, size: int, flags: _Flags, target: Probe
     return ProbeArg(name, comm, ftype, count, tuple(code[:at + 1]), size)
 
 
-def _parse_bitfield(tname: str, ftype: FetchType, code: list[tuple], at: int, log: _Log,
+def _parse_bitfield(tname: str, ftype: FetchType, code: list[tuple], at: int, log: TraceProbeLog,
                     tpos: int) -> int:
     """__parse_bitfield_probe_arg: ``b<width>@<offset>/<size>``."""
     width, tail = simple_strtoul(tname[1:])
@@ -569,7 +569,7 @@ def _parse_bitfield(tname: str, ftype: FetchType, code: list[tuple], at: int, lo
 
 
 def _parse_fetch(arg: str, ftype: FetchType, code: list[tuple], at: int, flags: _Flags,
-                 target: ProbeTarget, log: _Log, offs: int) -> int:
+                 target: ProbeTarget, log: TraceProbeLog, offs: int) -> int:
     """parse_probe_arg (recursive): fill ``code`` from ``at``; the index of the
     last instruction written. Raises the kernel's error."""
     end = FETCH_INSN_MAX - 1
@@ -649,7 +649,7 @@ def _str_to_immediate(text: str, bits: int) -> int | None:
     return None
 
 
-def _parse_var(var: str, flags: _Flags, target: ProbeTarget, log: _Log,
+def _parse_var(var: str, flags: _Flags, target: ProbeTarget, log: TraceProbeLog,
                offs: int) -> tuple:
     """parse_probe_vars: $retval, $stack, $stackN, $comm, $argN."""
     if var == "retval":
@@ -695,11 +695,12 @@ def probe_target(arch: Arch, image: Image) -> ProbeTarget:
                        lookup, image.symbol_at)
 
 
-def parse_kprobe_events(lines: Iterable[str], target: ProbeTarget) -> list[KprobeEvent | ProbeDeletion]:
+def parse_kprobe_events(lines: Iterable[str],
+                        target: ProbeTarget) -> list[KprobeEvent | ProbeDeletion]:
     """Every definition of a kprobe_events text (see :func:`split_lines`)."""
     return [parse_kprobe_event(line, target) for text in lines for line in split_lines(text)]
 
 
 __all__ = ["ERRORS", "FetchType", "KprobeEvent", "ProbeArg", "ProbeDeletion", "ProbeEventError",
-           "ProbeTarget", "find_fetch_type", "probe_target", "parse_kprobe_event", "parse_kprobe_events",
-           "split_lines"]
+           "ProbeTarget", "TraceProbeLog", "find_fetch_type", "parse_kprobe_event",
+           "parse_kprobe_events", "probe_target", "split_lines"]

@@ -327,6 +327,8 @@ class Kprobes:
                               if guest.ftrace_boot is not None)
         self._ftrace: Ftrace | None = None
         self._data = _data_in_text(guest.elf)
+        # each function's instruction-set bits (a Thumb function's in an ARM kernel)
+        self._isa = {s.addr: s.isa for s in symbols.entries if s.kind == "func"}
         self._md = capstone.Cs(*self.arch.cs_mode)
         guest.hypercalls.register("HC_KPROBE", self._hypercall)
         guest.services["KPROBE"] = self._module_call      # the module API's host half
@@ -414,6 +416,12 @@ class Kprobes:
 
     def _check_address(self, addr: int, blacklist: bool = True) -> None:
         start, size, name = self._function(addr)
+        isa = self._isa.get(start, self.arch.code_isa)
+        if isa != self.arch.code_isa:       # arch_prepare_kprobe decodes the kernel's own set
+            names = self.arch.isa_names
+            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is {names[isa]} code: "
+                                       f"this kernel's kprobes decode {names[self.arch.code_isa]} "
+                                       "instructions only (arch_prepare_kprobe)")
         for fn in self.tables.nokprobe if blacklist else ():
             if fn.address <= addr < fn.address + max(fn.size, 1):
                 raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is blacklisted "

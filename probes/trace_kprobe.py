@@ -35,7 +35,8 @@ from patcher.errors import PatchError
 from patcher.instrument import Instrumentation
 from probes.function_tracer import Symbolizer
 from probes.kprobe_events import (FetchType, KprobeEvent, ProbeArg, ProbeDeletion, ProbeEventError,
-                                  ProbeTarget, _Log, parse_kprobe_event, probe_target, split_lines)
+                                  ProbeTarget, TraceProbeLog, parse_kprobe_event, probe_target,
+                                  split_lines)
 from probes.kprobes import FIELDS, RI_FIELDS, Kprobe, Kprobes, Kretprobe
 from sim.event import STRING, Event, EventClass, FieldType, s, u
 from sim.errors import ConfigError
@@ -119,7 +120,7 @@ class TraceKprobes:
 
     def _register(self, ev: KprobeEvent) -> TraceKprobe:
         """register_trace_kprobe: append to an existing event, or a new one."""
-        log = _Log(list(ev.argv))
+        log = TraceProbeLog(list(ev.argv))
         old = self.events.get((ev.group, ev.event))
         if old is not None:
             if old.event.is_return != ev.is_return:
@@ -149,7 +150,7 @@ class TraceKprobes:
             args.append(replace(arg, code=tuple(c for c in code if c[0] != "symbol")))
         return replace(ev, args=tuple(args))
 
-    def _register_probe(self, ev: KprobeEvent, log: _Log) -> Kprobe | Kretprobe:
+    def _register_probe(self, ev: KprobeEvent, log: TraceProbeLog) -> Kprobe | Kretprobe:
         """__register_trace_kprobe, and the kernel's errno -> error_log mapping."""
         log.index = 1
         where = dict(symbol_name=ev.symbol, offset=ev.offset, addr=ev.addr)
@@ -308,7 +309,8 @@ class TraceKprobes:
             names = ops.FUNCTION_ARG_REGS
             if op[0] == "arg" and n < len(names):
                 val = self._reg(regs, self.target.regs.index(names[n]))
-            else:       # regs_get_kernel_stack_nth (an arg past the registers: past the return address)
+            else:       # regs_get_kernel_stack_nth; an arg past the registers: past the
+                        # return address
                 n = n - len(names) + 1 if op[0] == "arg" else n
                 raw = self._read(sp + n * word, word)
                 val = self.arch.to_int(raw) if raw is not None else 0

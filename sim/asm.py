@@ -50,9 +50,16 @@ def _ks(arch: Arch) -> keystone.Ks:
     return keystone.Ks(*arch.ks_mode)
 
 
+def _cs(arch: Arch, isa: int | None = None) -> capstone.Cs:
+    """Capstone for ``arch``'s kernel code, or for code the CPU runs in the
+    instruction-set state ``isa`` (:attr:`Arch.isa_cs_modes`: ARM or Thumb)."""
+    return _cs_mode(arch.isa_cs_modes.get(isa, arch.cs_mode) if isa is not None
+                    else arch.cs_mode)
+
+
 @functools.lru_cache(maxsize=None)
-def _cs(arch: Arch) -> capstone.Cs:
-    cs = capstone.Cs(*arch.cs_mode)
+def _cs_mode(mode: tuple[int, int]) -> capstone.Cs:
+    cs = capstone.Cs(*mode)
     cs.detail = False
     return cs
 
@@ -261,10 +268,11 @@ def _bound(arch: Arch, text: str, address: int, where: str) -> None:
 
 
 def disassemble(arch: Arch, code: bytes, address: int = 0,
-                count: int = 0) -> list[Insn]:
-    """Decode ``code``; stops at the first byte sequence Capstone rejects."""
+                count: int = 0, isa: int | None = None) -> list[Insn]:
+    """Decode ``code`` (as the CPU runs it in state ``isa``, if given); stops at
+    the first byte sequence Capstone rejects."""
     return [Insn(i.address, bytes(i.bytes), i.mnemonic, i.op_str)
-            for i in _cs(arch).disasm(code, address, count)]
+            for i in _cs(arch, isa).disasm(code, address, count)]
 
 
 def listing(arch: Arch, code: bytes, address: int = 0) -> list[Insn]:
@@ -284,9 +292,10 @@ def listing(arch: Arch, code: bytes, address: int = 0) -> list[Insn]:
     return out
 
 
-def disasm_one(arch: Arch, code: bytes, address: int = 0) -> str:
-    """Text of the first instruction in ``code``, or a hex dump if invalid."""
-    insns = disassemble(arch, code, address, count=1)
+def disasm_one(arch: Arch, code: bytes, address: int = 0, isa: int | None = None) -> str:
+    """Text of the first instruction in ``code`` (in state ``isa``, if given), or a
+    hex dump if invalid."""
+    insns = disassemble(arch, code, address, count=1, isa=isa)
     if insns:
         return f"{insns[0].text}  ({insns[0].bytes.hex(' ')})"
     return f"(undecodable: {code[:arch.max_insn_len].hex(' ')})"

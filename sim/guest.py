@@ -296,6 +296,18 @@ class Guest:
 
     # -- base hypercalls ------------------------------------------------------
     def _hc_exit(self, cpu: Cpu, status: int, _a2: int, _a3: int) -> None:
+        """A CPU is done. The kernel exits a CPU only from ``cpu_idle`` once init
+        has set ``system_halting``; an exit before that (a module's code calling
+        the hypercall) ends that CPU's part of the run: a guest fault that says so."""
+        halting = self.image.symbols.get("system_halting")
+        if halting is not None and not self.arch.to_int(self.machine.read(halting, 4)):
+            at = self.image.describe(self.hypercalls.address)
+            raise self.machine.fault(cpu, f"HC_EXIT (kisim's exit hypercall) at {at} while "
+                                          "the kernel was not halting: this CPU would stop "
+                                          "there and the run end without the workload's "
+                                          "checksum (the kernel exits a CPU only from "
+                                          "cpu_idle, once init is done)",
+                                     pc=self.hypercalls.address)
         self.exit_status[cpu.index] = status
         cpu.halt()
 

@@ -1043,7 +1043,8 @@ class Machine:
                 if self.memory.find(pc, n):
                     code = self.memory.read(pc, n)
                     break
-        insn = disasm_one(self.arch, code, pc) if code else "(unmapped)"
+        isa = cpu.resume_address(pc) & self.arch.isa_bits       # the state the CPU is in
+        insn = disasm_one(self.arch, code, pc, isa) if code else "(unmapped)"
         if self.image is not None and code:
             insn = f"<{self.image.describe(pc)}> {insn}"
         return GuestFault(reason=reason, arch=self.arch.name, cpu=cpu.index, pc=pc,

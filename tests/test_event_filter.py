@@ -27,15 +27,16 @@ def _values(**kw: int | str) -> dict[str, int | str]:
     return values
 
 
+SH = {COMM_KEY: "sh"}
 #: (filter, values, kept?, source)
 MATCHES = [
     ("common_preempt_count > 4", _values(), False, "events.rst 5.1"),
     ("common_preempt_count > 4", _values(common_preempt_count=5), True, "events.rst 5.1"),
     ('((sig >= 10 && sig < 15) || sig == 17) && comm != "bash"', _values(sig=12), False,
      "events.rst 5.2 (quoted: 5.10 rejects the doc's bare bash)"),
-    ('((sig >= 10 && sig < 15) || sig == 17) && comm != "bash"', _values(sig=17, **{COMM_KEY: "sh"}),
+    ('((sig >= 10 && sig < 15) || sig == 17) && comm != "bash"', _values(sig=17, **SH),
      True, "events.rst 5.2"),
-    ('((sig >= 10 && sig < 15) || sig == 17) && comm != "bash"', _values(sig=16, **{COMM_KEY: "sh"}),
+    ('((sig >= 10 && sig < 15) || sig == 17) && comm != "bash"', _values(sig=16, **SH),
      False, "events.rst 5.2"),
     ('prev_comm ~ "sh*"', _values(prev_comm="shell"), True, "events.rst: front match"),
     ('prev_comm ~ "*sh*"', _values(prev_comm="bash2"), True, "events.rst: middle match"),

@@ -16,6 +16,12 @@ from kisim.cli import main
 A = NAMES[0]
 
 
+def _source(tmp_path: Path, name: str, text: str) -> str:
+    """``text`` written to ``tmp_path/name``: its path."""
+    (tmp_path / name).write_text(text)
+    return str(tmp_path / name)
+
+
 # -- a --module path that is a symbolic link loop ----------------------------------------
 
 @pytest.fixture
@@ -133,8 +139,7 @@ NOKPROBE = ("#include <linux/kprobes.h>\n"
 
 @pytest.mark.slow
 def test_every_instruction_over_nokprobe_code_says_why(tmp_path, capsys) -> None:
-    (tmp_path / "nok.c").write_text(NOKPROBE)
-    argv = ["kprobe", "--arch", "arm", "--module", str(tmp_path / "nok.c"),
+    argv = ["kprobe", "--arch", "arm", "--module", _source(tmp_path, "nok.c", NOKPROBE),
             "--every-instruction", "nok", "--workload", "nok:nok_run", "--size", "3"]
     assert main(argv) == 1
     out = capsys.readouterr().out
@@ -183,3 +188,111 @@ def test_a_64_gib_bss_gets_the_limit_message(tmp_path, capsys) -> None:
     assert captured.out == "" and captured.err.count("\n") == 1
     assert captured.err.startswith(f"kisim: error: {mod}: their objects take 0x10000000")
     assert captured.err.endswith("bytes of memory (code, data and .bss); the limit is 256 MiB\n")
+
+
+# -- a module that calls kisim's exit hypercall -----------------------------------------
+
+QUIT = ("#include <linux/module.h>\n#include <kisim/hypercall.h>\n"
+        "static int __init quit_init(void)\n{\n\thypercall1(HC_EXIT, 0);\n\treturn 0;\n}\n"
+        "module_init(quit_init);\n")
+
+
+@pytest.mark.slow
+def test_an_exit_hypercall_from_a_module_is_reported_as_such(tmp_path, capsys) -> None:
+    argv = ["boot", "--arch", A, "--module", _source(tmp_path, "quit.c", QUIT), "--size", "3"]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "MISMATCH" not in captured.err
+    assert captured.err.startswith("kisim: guest fault: HC_EXIT (kisim's exit hypercall) at "
+                                   "quit_init+0x")
+    assert "while the kernel was not halting" in captured.err.splitlines()[0]
+    assert main([*argv, "--json"]) == 1
+    assert "HC_EXIT" in json.loads(capsys.readouterr().out)["fault"]["reason"]
+
+
+# -- patchcheck --guest-protocol: a user's routine is compiled as a module is ----------
+
+WARNS = ('#include "guest.h"\n'
+         "void my_poke(const struct pc_site *s, int nr)\n"
+         "{\n\tint unused;\n\n\tarch_patch_batch(s, nr);\n}\n")
+
+
+@pytest.mark.slow
+def test_a_guest_protocols_warnings_are_errors_only_with_module_werror(tmp_path,
+                                                                       capsys) -> None:
+    argv = ["patchcheck", "--arch", A, "--seeds", "3", "--jobs", "1", "--module",
+            _source(tmp_path, "warns.c", WARNS), "--guest-protocol", "my_poke"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "my_poke" in captured.out
+    assert f"{tmp_path / 'warns.c'}:4:6: warning: unused variable 'unused'" in captured.err
+    assert main([*argv, "--module-werror"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "warns.c:4:6: error: unused variable 'unused'" in err
+
+
+# -- ARM: Thumb code in an A32 kernel ----------------------------------------------------
+
+THUMB_IN_A32 = """#include <linux/ftrace.h>
+__attribute__((target("thumb"))) notrace unsigned long thn_run(unsigned long x)
+{
+	switch (x & 7) {	/* a tbb: an ARM breakpoint would land inside it */
+	case 0: return x + 3; case 1: return x + 5; case 2: return x + 7;
+	case 3: return x + 11; case 4: return x + 13; default: return x + 1;
+	}
+}
+unsigned long arm_run(unsigned long x) { return x + 2; }
+"""
+
+
+@pytest.mark.slow
+def test_thumb_functions_in_an_a32_kernel_are_refused_with_the_reason(tmp_path,
+                                                                      capsys) -> None:
+    from kbuild import build
+    from lab.symbols import list_functions
+    path = _source(tmp_path, "thn.c", THUMB_IN_A32)
+    rows = {r.name: r for r in list_functions(build("arm", modules=[path]))}
+    assert rows["arm_run"].probeable                          # the negative control
+    assert not rows["thn_run"].probeable
+    assert rows["thn_run"].reason == ("EINVAL: kprobe: thn_run+0x0 is Thumb code: this "
+                                      "kernel's kprobes decode ARM (A32) instructions only "
+                                      "(arch_prepare_kprobe)")
+    assert main(["kprobe", "--arch", "arm", "--module", path, "--every-instruction",
+                 "thn:thn_run", "--workload", "thn:thn_run", "--size", "3", "--json"]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert found["probed"] == 0 and found["checksum_ok"]      # the guest ran unharmed
+    assert {r["reason"].split(" is ", 1)[1] for r in found["refused"]} == {
+        "Thumb code: this kernel's kprobes decode ARM (A32) instructions only "
+        "(arch_prepare_kprobe)"}
+
+
+@pytest.mark.slow
+def test_a_thumb_call_to_the_a32_mcount_is_v5_10s_interworking_refusal(tmp_path,
+                                                                        capsys) -> None:
+    path = _source(tmp_path, "th.c", "__attribute__((target(\"thumb\"))) "
+                                     "unsigned long th_run(unsigned long x) { return x + 1; }\n")
+    assert main(["boot", "--arch", "arm", "--module", path, "--workload", "th:th_run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"kisim: error: {path}: th: section ")
+    assert err.endswith(" sym '__gnu_mcount_nc': unsupported interworking call (Thumb -> ARM)\n")
+
+
+@pytest.mark.slow
+def test_a_guest_fault_in_thumb_state_is_disassembled_as_thumb() -> None:
+    """A32 code blx'es Thumb code whose first load faults: the report decodes the
+    faulting bytes as Thumb (CPSR.T is 1), not as ARM."""
+    import keystone
+
+    from sim.errors import GuestFault
+    from sim.machine import Machine
+    arm = keystone.Ks(keystone.KS_ARCH_ARM, keystone.KS_MODE_ARM)
+    thumb = keystone.Ks(keystone.KS_ARCH_ARM, keystone.KS_MODE_THUMB)
+    base, target = 0x10000, 0x10100
+    machine = Machine("arm")
+    machine.load_code(bytes(arm.asm(f"mov r1, #0x5000000; blx #{target:#x}", base)[0]), base)
+    machine.write(target, bytes(thumb.asm("ldr r0, [r1]; ldr r0, [r1]", target)[0]))
+    with pytest.raises(GuestFault) as fault:
+        machine.step(0, 100)
+    assert fault.value.pc == target
+    assert fault.value.insn == "ldr r0, [r1]  (08 68)"

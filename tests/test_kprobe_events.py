@@ -84,7 +84,8 @@ REFUSED = [
      "Argument expression is too long", "SE ARG_TOO_LONG"),
     ("p vfs_read arg1=^", "No argument expression", "SE NO_ARG_BODY"),
     ("p vfs_read arg1=\\^x", "Invalid immediate value", "SE (5.10 rows) BAD_IMM"),
-    ('p vfs_read arg1=\\"abcd^', "String is not closed with '\"'", "SE (5.10 rows) IMMSTR_NO_CLOSE"),
+    ('p vfs_read arg1=\\"abcd^', "String is not closed with '\"'",
+     "SE (5.10 rows) IMMSTR_NO_CLOSE"),
     ("p vfs_read^%hoge", "Invalid probed address suffix", "SE (5.10 rows) BAD_ADDR_SUFFIX"),
     ("p ^vfs_read+10%return", "Retprobe address must be an function entry",
      "SE (5.10 rows) BAD_RETPROBE"),
@@ -111,7 +112,8 @@ def _split(case: str) -> tuple[str, int]:
     return case.replace("^", "", 1), case.index("^")
 
 
-@pytest.mark.parametrize("case,message,source", REFUSED, ids=[r[2] + ":" + r[0][:30] for r in REFUSED])
+@pytest.mark.parametrize("case,message,source", REFUSED,
+                         ids=[r[2] + ":" + r[0][:30] for r in REFUSED])
 def test_refused_with_the_kernels_error_and_caret(case: str, message: str, source: str) -> None:
     command, pos = _split(case)
     with pytest.raises(ProbeEventError) as err:
@@ -171,7 +173,8 @@ ACCEPTED = [
 ]
 
 
-@pytest.mark.parametrize("line,show,fmt,source", ACCEPTED, ids=[a[3] + ":" + a[0][:30] for a in ACCEPTED])
+@pytest.mark.parametrize("line,show,fmt,source", ACCEPTED,
+                         ids=[a[3] + ":" + a[0][:30] for a in ACCEPTED])
 def test_accepted(line: str, show: str | None, fmt: str | None, source: str) -> None:
     event = parse_kprobe_event(line, X86)
     if show is not None:

@@ -111,3 +111,19 @@ def test_the_script_places_each_function_before_the_catch_all():
 def test_a_bad_seed_is_refused(seed):
     with pytest.raises(BuildError, match="layout seed"):
         Layout(seed)
+
+
+@pytest.mark.slow
+def test_layouts_of_one_build_compile_once(tmp_path):
+    """N layouts link the objects of one cache entry (``<key>-objects``): the second
+    layout compiles nothing; a build without a layout keeps compiling its own."""
+    name = NAMES[-1]
+    kw = dict(overrides={"FUNCTION_TRACER": "n"}, cache_dir=tmp_path)
+    first, second = (kbuild.build(name, layout=seed, **kw) for seed in (1, 2))
+    shared = [p for p in tmp_path.iterdir() if p.name.endswith("-objects")]
+    assert len(shared) == 1 and first.key != second.key
+    stamp = (shared[0] / "build.json").stat().st_mtime_ns
+    third = kbuild.build(name, layout=3, **kw)
+    assert (shared[0] / "build.json").stat().st_mtime_ns == stamp   # not rebuilt
+    assert not third.cached and third.info["compile_seconds"] == 0.0
+    assert kbuild.build(name, **kw).info["compile_seconds"] > 0

@@ -267,15 +267,183 @@ def list_debug_reference(size: int) -> int:
     return _fnv([vals[i] for i in kept] + [n, 1, 0, n, n, 1, 0, 0, n, 0, n, 1])
 
 
+def klist_reference(size: int) -> int:
+    """test_klist_run: the list as a Python list, a deleted node leaving it once
+    no iterator holds it; get per node added, put per node gone."""
+    vals = _xorshift(size)
+    value = {**dict(enumerate(vals)), "behind": 1000001, "before": 1000002}
+    order: list[int | str] = []
+    for i in range(size):
+        order.insert(0, i) if i % 3 == 0 else order.append(i)
+    order.insert(order.index(1) + 1, "behind")
+    order.insert(order.index(1), "before")
+    out = [value[i] for i in order] + [value[i] for i in reversed(order)]
+    dead = [i for i in order if isinstance(i, int) and i % 4 == 2]
+    out += [1] * len(dead) + [0] * len(range(2, size, 4)) + [0]
+    alive = [i for i in order if i not in {*dead, 5}]
+    out += [value[i] for i in alive[alive.index(7) + 1:]]
+    return _fnv(out + [size + 2, len(dead) + 1])
+
+
+_M32, _M64 = (1 << 32) - 1, (1 << 64) - 1
+#: xxHash's primes (doc/xxhash_spec.md of Cyan4973/xxHash).
+_P32 = (2654435761, 2246822519, 3266489917, 668265263, 374761393)
+_P64 = (11400714785074694791, 14029467366897019727, 1609587929392839161,
+        9650029242287828579, 2870177450012600261)
+
+
+def _rotl(x: int, r: int, bits: int) -> int:
+    return ((x << r) | (x >> (bits - r))) & ((1 << bits) - 1)
+
+
+def xxh32(data: bytes, seed: int) -> int:
+    """XXH32 as the xxHash specification describes it."""
+    n, i = len(data), 0
+    word = lambda k: int.from_bytes(data[k:k + 4], "little")  # noqa: E731
+    rnd = lambda acc, lane: _rotl((acc + lane * _P32[1]) & _M32, 13, 32) * _P32[0] & _M32  # noqa
+    if n >= 16:
+        acc = [(seed + _P32[0] + _P32[1]) & _M32, (seed + _P32[1]) & _M32, seed,
+               (seed - _P32[0]) & _M32]
+        while i + 16 <= n:
+            acc = [rnd(a, word(i + 4 * j)) for j, a in enumerate(acc)]
+            i += 16
+        h = sum(_rotl(a, r, 32) for a, r in zip(acc, (1, 7, 12, 18))) & _M32
+    else:
+        h = (seed + _P32[4]) & _M32
+    h = (h + n) & _M32
+    while i + 4 <= n:
+        h = _rotl((h + word(i) * _P32[2]) & _M32, 17, 32) * _P32[3] & _M32
+        i += 4
+    for byte in data[i:]:
+        h = _rotl((h + byte * _P32[4]) & _M32, 11, 32) * _P32[0] & _M32
+    h = (h ^ (h >> 15)) * _P32[1] & _M32
+    h = (h ^ (h >> 13)) * _P32[2] & _M32
+    return h ^ (h >> 16)
+
+
+def xxh64(data: bytes, seed: int) -> int:
+    """XXH64 as the xxHash specification describes it."""
+    n, i = len(data), 0
+    word = lambda k, w=8: int.from_bytes(data[k:k + w], "little")  # noqa: E731
+    rnd = lambda acc, lane: _rotl((acc + lane * _P64[1]) & _M64, 31, 64) * _P64[0] & _M64  # noqa
+    if n >= 32:
+        acc = [(seed + _P64[0] + _P64[1]) & _M64, (seed + _P64[1]) & _M64, seed,
+               (seed - _P64[0]) & _M64]
+        while i + 32 <= n:
+            acc = [rnd(a, word(i + 8 * j)) for j, a in enumerate(acc)]
+            i += 32
+        h = sum(_rotl(a, r, 64) for a, r in zip(acc, (1, 7, 12, 18))) & _M64
+        for a in acc:
+            h = ((h ^ rnd(0, a)) * _P64[0] + _P64[3]) & _M64
+    else:
+        h = (seed + _P64[4]) & _M64
+    h = (h + n) & _M64
+    while i + 8 <= n:
+        h = (_rotl(h ^ rnd(0, word(i)), 27, 64) * _P64[0] + _P64[3]) & _M64
+        i += 8
+    if i + 4 <= n:
+        h = (_rotl(h ^ (word(i, 4) * _P64[0] & _M64), 23, 64) * _P64[1] + _P64[2]) & _M64
+        i += 4
+    for byte in data[i:]:
+        h = _rotl(h ^ (byte * _P64[4] & _M64), 11, 64) * _P64[0] & _M64
+    h = (h ^ (h >> 33)) * _P64[1] & _M64
+    h = (h ^ (h >> 29)) * _P64[2] & _M64
+    return h ^ (h >> 32)
+
+
+def test_the_xxhash_reference_gives_the_published_values() -> None:
+    """The values of "", "a" and "abc" (seed 0) that xxHash's own sanity tests list."""
+    assert [xxh32(m, 0) for m in (b"", b"a", b"abc")] == [0x02CC5D05, 0x550D7456, 0x32D153FF]
+    assert [xxh64(m, 0) for m in (b"", b"a", b"abc")] == \
+        [0xEF46DB3751D8E999, 0xD24EC4F1A98C6E5B, 0x44BC2CF5AD770999]
+
+
+def xxhash_reference(size: int) -> int:
+    """test_xxhash_run: both hashes of the data and of all but its last byte, per
+    seed; the streaming digests equal them; -EINVAL for NULL; xxhash() word-sized."""
+    data, out = _bytes(size), []
+    for seed in (0, 0x9E3779B1):
+        out += [xxh32(data, seed), xxh32(data[:-1], seed)]
+        for v in (xxh64(data, seed), xxh64(data[:-1], seed)):
+            out += [v & _M32, v >> 32]
+        out += [1, 1]
+    return _fnv(out + [1, 1, 1])
+
+
+class _Ring:
+    """A FIFO of at most ``size`` elements, as a Python list."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.items = size, []
+
+    def put(self, vals: list[int]) -> int:
+        n = min(len(vals), self.size - len(self.items))
+        self.items += vals[:n]
+        return n
+
+    def take(self, n: int) -> list[int]:
+        got, self.items = self.items[:n], self.items[n:]
+        return got
+
+
+def kfifo_reference(size: int) -> int:
+    """test_kfifo_run: the fifos as Python lists of at most 16, 128 and 64
+    elements; a record takes its length plus one byte and is read whole."""
+    data = [v >> 24 for v in _xorshift(size)]
+    out = []
+    ints = _Ring(16)
+    for i in range(20):
+        out.append(ints.put([data[i] * 1000 + i]))
+    out += [16, 1, 1, ints.items[0]]
+    for _ in range(5):
+        out += [1, ints.take(1)[0]]
+    out.append(5)
+    f = _Ring(128)
+    out += [0, 128]
+    fed, taken, i = 0, [], 0
+    while fed < size:
+        n = f.put(data[fed:fed + min(i % 29 + 1, size - fed)])
+        fed += n
+        got = f.take(i % 23 + 1)
+        taken += got
+        out += [n, len(got)]
+        i += 1
+    out.append(len(f.items))          # kfifo_peek_len: bytes in the fifo
+    taken += f.take(len(f.items))
+    out.append(len(taken))
+    out += taken
+    out += [0, 64, (-22) & 0xFFFF_FFFF]
+    # records of 1..20 bytes with a 1-byte length in a 64-byte ring
+    out.append(0)
+    used, recs, i = 0, [], 0
+    while True:
+        n = i % 20 + 1
+        if n + 1 > 64 - used:
+            break
+        recs.append(data[i:i + n])
+        used += n + 1
+        out.append(n)
+        i += 1
+    avail = 64 - used
+    out.append(0 if avail <= 1 else min(avail - 1, 255))
+    out.append(len(recs[0]))
+    for r in recs:
+        out += [min(len(r), 5)] + r[:5]
+    out += [0, 50, 0, 30] + data[:30]
+    out += [120, 120, 2, 8, 12, 1, 1, 20]
+    return _fnv(out)
+
+
 class Lib(NamedTuple):
     """One lib/ file's module under tests/linux_lib/: the modules it needs built
     first (as lcm.o needs gcd.o), its reference, the size the reference test
-    runs, and the options it needs."""
+    runs, the options it needs, and the size of the every-instruction run."""
 
     needs: list[str]
     reference: Callable[[int], int]
     size: int = 200
     overrides: dict[str, str] | None = None
+    small: int = 12
 
 
 #: The module is named as kbuild names it ('-' made '_'); its workload is
@@ -286,7 +454,9 @@ LIB = {"gcd": Lib([], gcd_reference), "lcm": Lib(["gcd"], lcm_reference),
        "reciprocal_div": Lib([], reciprocal_div_reference),
        "llist": Lib([], llist_reference), "plist": Lib([], plist_reference),
        "interval_tree": Lib(["rbtree"], interval_tree_reference),
-       "list_debug": Lib([], list_debug_reference, 64, {"DEBUG_LIST": "y"})}
+       "list_debug": Lib([], list_debug_reference, 64, {"DEBUG_LIST": "y"}),
+       "klist": Lib([], klist_reference, 64), "xxhash": Lib([], xxhash_reference),
+       "kfifo": Lib([], kfifo_reference, 300, small=64)}
 
 
 def lib_build(arch: str, name: str) -> tuple[Build, str]:
@@ -362,7 +532,8 @@ def test_every_instruction_of_a_linux_lib_file_is_transparent(arch: str, name: s
     the probed run still gives the Python reference."""
     from lab.transparency import every_instruction
     image, workload = lib_build(arch, name)
-    found = every_instruction(image, workload.split(":")[0], workload=workload, size=12)
+    small = LIB[name].small
+    found = every_instruction(image, workload.split(":")[0], workload=workload, size=small)
     assert found.ok, (found.mismatches[:3], found.checksum_ok)
     assert found.hits == found.counted > 0 and found.nmissed == 0
-    assert found.checksum == LIB[name].reference(12)
+    assert found.checksum == LIB[name].reference(small)

@@ -60,6 +60,7 @@ def test_kprobe_and_kretprobe_events_record_the_calls(arch: str) -> None:
     assert re.search(r"myret: \(\w+\+0x[0-9a-f]+/0x[0-9a-f]+ <- kmalloc\) ptr=0x[0-9a-f]+$", line)
 
 
+@pytest.mark.slow
 def test_types_strings_comm_faults_and_stack() -> None:
     """u32, s64 via $arg1, $comm, a string from an unmapped address ((fault)),
     a symbol from $stack0 (the return address), an array from memory."""
@@ -73,6 +74,7 @@ def test_types_strings_comm_faults_and_stack() -> None:
                      r'w=\{0x[0-9a-f]+,0x[0-9a-f]+\}$', line), line
 
 
+@pytest.mark.slow
 def test_filter_keeps_events_out_of_the_buffer() -> None:
     """A rejected hit never reaches the ring buffer: not produced, counted as filtered."""
     got, events = _run("x86_64", ["p:k kmalloc size=%di"],
@@ -131,6 +133,7 @@ def test_cli_refusal_is_the_error_log_and_exit_2(tmp_path, capsys) -> None:
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_cli_records_kprobe_events_as_text(tmp_path, capsys) -> None:
     from kisim.cli import main
     out = tmp_path / "trace"
@@ -172,3 +175,30 @@ def test_tracepoint_event_filter_keeps_records_out_of_the_buffer() -> None:
     assert kept == [s for s in calls if s > 64 and s != 1024] and len(kept) < len(calls)
     assert result.filtered == {"kmem_kmalloc": len(calls) - len(kept)}
     assert result.total.produced == result.total.recorded == len(sink.events)
+
+
+@pytest.mark.slow
+def test_kprobe_events_command_shows_line_and_format(capsys) -> None:
+    """kisim kprobe-events: trace_kprobe_show's line, then the format file."""
+    from kisim.cli import main
+    assert main(["kprobe-events", "--arch", "arm", "r4:myret kmalloc ptr=$retval:x32"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("r4:kprobes/myret kmalloc ptr=$retval:x32\n\n"
+                          "# events/kprobes/myret/format\nname: myret\nID: 64\nformat:\n")
+    assert "\tfield:unsigned long __probe_ret_ip;\toffset:12;\tsize:4;\tsigned:0;\n" in out
+    assert out.endswith('print fmt: "(%lx <- %lx) ptr=0x%x", REC->__probe_func, '
+                        "REC->__probe_ret_ip, REC->ptr\n")
+
+
+def test_json_counts_kprobe_event_hits(tmp_path, capsys) -> None:
+    import json
+    from kisim.cli import main
+    assert main(["trace", "--arch", "x86_64", "--workload", "kmalloc", "--size", "5",
+                 "--probes", "kmem", "--kprobe-event", "p:k kmalloc size=%di",
+                 "--filter", "k:size > 64", "--filter", "kmem/kmalloc:bytes_req > 64",
+                 "--json", "--format", "ctf", "--out", str(tmp_path / "t")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    counts = data["kprobe_event_counts"][0]
+    assert counts["event"] == "kprobes/k" and counts["hits"] > counts["filtered"] > 0
+    assert data["filtered"]["kmem_kmalloc"] == counts["filtered"]
+    assert data["filters"] == ["k:size > 64", "kmem/kmalloc:bytes_req > 64"]

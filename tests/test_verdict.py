@@ -178,3 +178,18 @@ def test_vary_assumptions_needs_layouts(capsys):
     from kisim.cli import main
     assert main(["validate", "--arch", NAMES[0], "--vary-assumptions"]) == 2
     assert "--layouts" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "--layouts", "0"], ["compare", "--layouts", "1001"],
+    ["compare", "--layouts", "2", "--layout-seed", "-1"],
+    ["validate", "--layouts", "2", "--layout-seed", str(2 ** 63)],
+    ["compare", "--vary-assumptions", "--out", "never-made"],
+    ["validate", "--layouts", "1", "--jobs", "0"]])
+def test_bad_sampling_input_is_one_line_and_exit_2(argv, capsys, tmp_path, monkeypatch):
+    from kisim.cli import main
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "error" in err
+    assert not (tmp_path / "never-made").exists()

@@ -179,5 +179,6 @@ def record_size(arch: Arch, name: str) -> int:
     return (struct.calcsize(HEADER) + layout.payload.size + 7) & ~7
 
 
-__all__ = ["EVENTS", "builtin_event", "EVENT_IDS", "FIELDS", "FTRACE_EVENTS", "GROUPS", "HEADER", "ProbeListError", "RecordLayout",
-           "event_classes", "parse_probes", "record_layouts", "record_size"]
+__all__ = ["EVENTS", "EVENT_IDS", "FIELDS", "FTRACE_EVENTS", "GROUPS", "HEADER", "ProbeListError",
+           "RecordLayout", "builtin_event", "event_classes", "parse_probes", "record_layouts",
+           "record_size"]

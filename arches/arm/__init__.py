@@ -173,11 +173,18 @@ _A32 = Arch(
     cmodx_safe=cmodx_safe,
     cmodx_rule="ARMv7: B, BL, NOP, BKPT, SVC, HVC, SMC",
     isa_bits=1,
+    isa_names={0: "ARM (A32)", 1: "Thumb"},
+    isa_cs_modes={0: (capstone.CS_ARCH_ARM, capstone.CS_MODE_ARM),
+                  1: (capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB)},
     ops=ArmOps(),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_ARM",
     # GNU EABI -pg: `push {lr}; bl __gnu_mcount_nc` (arch/arm/kernel/entry-ftrace.S).
     mcount_symbols=("__gnu_mcount_nc", "mcount"),
+    # R_ARM_THM_CALL (10), R_ARM_THM_JUMP24 (30) to an ARM function (ELF for the
+    # ARM Architecture 5.6.1): the loader does no interworking.
+    mcount_call_refused={10: "unsupported interworking call (Thumb -> ARM)",
+                         30: "unsupported interworking call (Thumb -> ARM)"},
     mcount_prologue={"__gnu_mcount_nc": PUSH_LR},
     snippets={
         "demo_setup": "movw r1, #{n}",
@@ -268,6 +275,7 @@ THUMB2 = dataclasses.replace(
     cmodx_rule="ARMv7 Thumb state, read conservatively: 16-bit B, NOP, BKPT, SVC",
     ops=Thumb2Ops(),
     mcount_prologue={"__gnu_mcount_nc": thumb2.PUSH_LR},
+    mcount_call_refused={},               # Thumb to Thumb: __gnu_mcount_nc is Thumb here
     cc_target="thumb-linux-musleabi",
     cc_flags=("-mcpu=cortex_a15-neon-fpregs", "-mthumb", "-meabi", "gnu"),
     variant="THUMB2_KERNEL",

@@ -11,7 +11,8 @@ from __future__ import annotations
 from arches.base import CacheLevel, Cost, Predictor, Range, ReferenceCore
 
 #: The range of an assumption no published figure bounds.
-_HALVED = "no published figure bounds it: halved and doubled (kisim's range for an unbounded assumption)"
+_HALVED = ("no published figure bounds it: halved and doubled (kisim's range for an "
+           "unbounded assumption)")
 
 _SEVEN_CPU = ("7-cpu.com 'ARM Cortex-A9' (https://7-cpu.com/cpu/Cortex-A9.html), Samsung Exynos "
               "4210, dual Cortex-A9 at 1200 MHz")

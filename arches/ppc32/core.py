@@ -12,7 +12,8 @@ from __future__ import annotations
 from arches.base import CacheLevel, Cost, Predictor, Range, ReferenceCore
 
 #: The range of an assumption no published figure bounds.
-_HALVED = "no published figure bounds it: halved and doubled (kisim's range for an unbounded assumption)"
+_HALVED = ("no published figure bounds it: halved and doubled (kisim's range for an "
+           "unbounded assumption)")
 
 _HWSPEC = ("Freescale MPC7455 RISC Microprocessor Hardware Specifications Rev. 4.1, Table 1 "
            "'Microarchitecture Comparison' (MPC7450 family column)")

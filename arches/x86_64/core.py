@@ -12,7 +12,8 @@ from __future__ import annotations
 from arches.base import CacheLevel, Cost, Predictor, Range, ReferenceCore
 
 #: The range of an assumption no published figure bounds.
-_HALVED = "no published figure bounds it: halved and doubled (kisim's range for an unbounded assumption)"
+_HALVED = ("no published figure bounds it: halved and doubled (kisim's range for an "
+           "unbounded assumption)")
 
 _OPT_MANUAL = ("Intel, IA-32 Intel Architecture Optimization Reference Manual (order 248966), "
                "Table 1-1 'Pentium 4 and Intel Xeon Processor Cache Parameters'")
@@ -30,8 +31,8 @@ CORE = ReferenceCore(
                           "modelled as a 16 KB 8-way cache of 64-byte x86 lines, latency taken "
                           "equal to the L1D integer hit (2); size and latency are not Intel figures",
                    ranges={"size": Range(8 * 1024, 32 * 1024, "the trace cache's capacity in "
-                                         "bytes of x86 code is not published: " + _HALVED,
-                                         "pow2"),
+                                         "bytes of x86 code is not published: halved and "
+                                         "doubled", "pow2"),
                            "latency": Range(1, 4, _HALVED)}),
         CacheLevel("L1D", size=8 * 1024, line=64, ways=4, latency=2, holds="d", shared=False,
                    source=_OPT_MANUAL + ", CPUID models 0/1/2: 8 KB, 4-way, 64-byte lines, "

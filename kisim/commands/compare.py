@@ -143,7 +143,8 @@ def print_samples(doc: dict) -> None:
 def _over_layouts(args: argparse.Namespace, arches: list[str], model: CostModel) -> list[dict]:
     """``--layouts``: every arch over its layouts, each layout a sample run alone."""
     todo = tasks(compare_arch, arches, layout_seeds(args.layouts, args.layout_seed),
-                 vary=args.vary_assumptions, workload=args.workload, cpus=args.cpus, size=args.size, model=model,
+                 vary=args.vary_assumptions, workload=args.workload, cpus=args.cpus,
+                 size=args.size, model=model,
                  memory_pressure=args.memory_pressure, mechanisms=args.mechanism,
                  modules=args.modules, expect=args.expect, timing=timing(args))
     docs: dict[str, list[dict]] = {name: [] for name in arches}
@@ -153,6 +154,17 @@ def _over_layouts(args: argparse.Namespace, arches: list[str], model: CostModel)
             docs[task.arch].append(doc)
             advance(description=f"{task.arch}: layout {task.layout}")
     return [over_samples(d) for d in docs.values()]
+
+
+def _as_linked(args: argparse.Namespace, arches: list[str], model: CostModel,
+               mechs: tuple) -> list[dict]:
+    """Every arch in the one layout kernel/kernel.lds links."""
+    with progress("kisim compare", total=runs_per_arch(mechs) * len(arches),
+                  enabled=not args.json) as advance:
+        return [compare_arch(name, workload=args.workload, cpus=args.cpus, size=args.size,
+                             model=model, memory_pressure=args.memory_pressure,
+                             mechanisms=args.mechanism, advance=advance, modules=args.modules,
+                             expect=args.expect, timing=timing(args)) for name in arches]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,24 +182,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name in OUTPUTS:           # a link or FIFO there: refused before any run
             out.target(name)
-        docs = []
-        if args.layouts is not None:
-            try:
-                docs = _over_layouts(args, arches, model)
-            except (CompareError, SampleError) as err:
-                raise UsageError(str(err)) from None
-        with progress("kisim compare", total=runs_per_arch(mechs) * len(arches),
-                      enabled=not args.json and not docs) as advance:
-            for name in arches if not docs else ():
-                try:
-                    docs.append(compare_arch(name, workload=args.workload, cpus=args.cpus,
-                                             size=args.size, model=model,
-                                             memory_pressure=args.memory_pressure,
-                                             mechanisms=args.mechanism, advance=advance,
-                                             modules=args.modules, expect=args.expect,
-                                             timing=timing(args)))
-                except CompareError as err:
-                    raise UsageError(str(err)) from None
+        try:
+            docs = (_over_layouts(args, arches, model) if args.layouts is not None
+                    else _as_linked(args, arches, model, mechs))
+        except (CompareError, SampleError) as err:
+            raise UsageError(str(err)) from None
         from lab.plot import plot       # matplotlib only when plotting
         plots = plot(docs, out.path)
         document = {"kind": "kisim-compare", "modeled": True,

@@ -16,8 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbuild import build
-from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args, check_drain,
-                                   filter_args, kprobe_lines, overrides, print_json, trace_options)
+from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args,
+                                   check_drain, filter_args, kprobe_lines, overrides, print_json,
+                                   trace_options)
 from kisim.progress import progress
 from patcher.instrument import attach
 from probes.trace_kprobe import kprobe_events
@@ -93,7 +94,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if args.json:
         data = result.to_json()
         data.update(format=args.format, out=str(out), trace_bytes=size,
-                    files=[str(f) for f in files], trace_uuid=str(info.trace_uuid))
+                    files=[str(f) for f in files], trace_uuid=str(info.trace_uuid),
+                    kprobe_event_counts=[
+                        {"event": f"{group}/{name}", "id": tk.id, "hits": tk.hits,
+                         "filtered": tk.filtered}
+                        for (group, name), tk in (events.events.items() if events else ())])
         print_json(data)
     else:
         _print_summary(result, args.format, out, size)

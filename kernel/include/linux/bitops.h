@@ -47,6 +47,12 @@ static __always_inline int fls64(u64 x)
 	return x ? 64 - __builtin_clzll(x) : 0;
 }
 
+/* fls of an unsigned long, of whichever width. */
+static __always_inline unsigned int fls_long(unsigned long l)
+{
+	return sizeof(l) == 4 ? fls(l) : fls64(l);
+}
+
 static inline unsigned long __ffs64(u64 word)
 {
 	return __builtin_ctzll(word);

@@ -13,6 +13,7 @@
 
 #define TASK_RUNNING		0
 #define TASK_INTERRUPTIBLE	1
+#define TASK_UNINTERRUPTIBLE	2
 #define TASK_DEAD		64
 
 #define PF_IDLE			0x00000002
@@ -56,9 +57,17 @@ __noreturn void do_exit(void);
 __noreturn void cpu_idle(void);
 int nr_running(void);
 
-static __always_inline void set_current_state(long state)
+/* set_current_state() orders the store before what follows (a full barrier
+ * after it, as v5.10's smp_store_mb); __set_current_state() does not. */
+static __always_inline void __set_current_state(long state)
 {
 	WRITE_ONCE(current->state, state);
+}
+
+static __always_inline void set_current_state(long state)
+{
+	__set_current_state(state);
+	smp_mb();
 }
 
 #endif

@@ -10,9 +10,8 @@
 #include <linux/types.h>
 #include <linux/gfp.h>
 #include <linux/string.h>
+#include <asm/page.h>
 
-#define PAGE_SHIFT		12
-#define PAGE_SIZE		(1UL << PAGE_SHIFT)
 #define HEAP_PAGES		256	/* 1 MiB */
 
 #define KMALLOC_MIN_SHIFT	3

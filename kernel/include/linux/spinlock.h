@@ -18,6 +18,9 @@ typedef struct {
 
 #define cpu_relax()		barrier()
 #define smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define smp_wmb()		__atomic_thread_fence(__ATOMIC_RELEASE)	/* stronger: loads too */
+#define smp_rmb()		__atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define mb()			smp_mb()	/* no device memory to order besides */
 #define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
 
@@ -43,6 +46,13 @@ static __always_inline void spin_unlock(spinlock_t *lock)
 {
 	__atomic_store_n(&lock->slock, 0, __ATOMIC_RELEASE);
 }
+
+/*
+ * The _irqsave forms: kisim's guest takes no interrupts, so there is no
+ * interrupt state to save (flags is 0) and they are the plain lock.
+ */
+#define spin_lock_irqsave(lock, flags)	do { (flags) = 0; spin_lock(lock); } while (0)
+#define spin_unlock_irqrestore(lock, flags)	do { (void)(flags); spin_unlock(lock); } while (0)
 
 static __always_inline int atomic_inc_return(int *v)
 {

@@ -51,6 +51,8 @@ typedef u64 __bitwise		__be64;
 typedef u16 __bitwise		__sum16;
 typedef u32 __bitwise		__wsum;
 typedef unsigned int		gfp_t;
+typedef unsigned long		phys_addr_t;	/* no LPAE, no 64-bit DMA on the 32-bit arches */
+typedef unsigned long		dma_addr_t;
 typedef _Bool			bool;
 
 #define true	1
