@@ -263,17 +263,23 @@ class TraceKprobes:
 
     def _fetch(self, tk: TraceKprobe, ev: KprobeEvent, heads: tuple[int, ...], regs: int,
                cpu: Cpu) -> bytes:
-        """store_trace_args: the fixed part, then the strings after it."""
+        """The record of one hit: each argument's fetch program run now."""
+        return self._layout(tk, ev, heads, self.guest.current_task(cpu).pid,
+                            [self._run(arg.code, regs, cpu) for arg in ev.args])
+
+    def _layout(self, tk: TraceKprobe, ev: KprobeEvent, heads: tuple[int, ...], pid: int,
+                values: list[list]) -> bytes:
+        """store_trace_args: the common fields and probe address(es), each
+        argument's values at its offset, then the strings after the fixed part."""
         p, word = self._prefix, self.arch.word
         rec = bytearray(ev.size)
-        pid = self.guest.current_task(cpu).pid
         struct.pack_into(p + "HBBi", rec, 0, tk.id, 0, 0, pid)
         for i, value in enumerate(heads):
             rec[8 + i * word:8 + (i + 1) * word] = self.arch.from_int(value, word)
         dyn = bytearray()
-        for arg in ev.args:
+        for arg, items in zip(ev.args, values):
             at = ev.head_size + arg.offset
-            for k, value in enumerate(self._run(arg.code, regs, cpu)):
+            for k, value in enumerate(items):
                 if arg.type.is_string:
                     room = KPROBE_EVENT_RECORD - len(rec) - len(dyn)
                     text = b"" if value is None or room <= 0 else value[:room - 1] + b"\0"
@@ -286,6 +292,35 @@ class TraceKprobes:
                     rec[at + k * size:at + (k + 1) * size] = raw.to_bytes(
                         size, self.arch.endian)
         return bytes(rec + dyn)
+
+    def encode(self, e: Event) -> bytes:
+        """The record a decoded kprobe event came from, byte for byte, as the
+        kernel's ring buffer holds it (its ``format``'s layout; for trace.dat
+        writers). The inverse of :meth:`decode`."""
+        tk = self._event_of(e.cls)
+        ev = tk.event
+        heads = 2 if ev.is_return else 1
+        values = []
+        for arg, value in zip(ev.args, e.values[heads:]):
+            items = self._array_items(arg, value) if arg.count else [value]
+            values.append([None if arg.type.is_string and v == FAULT else
+                           v.encode("latin-1") if isinstance(v, str) else v for v in items])
+        return self._layout(tk, ev, tuple(e.values[:heads]), e.tid, values)
+
+    def _array_items(self, arg: ProbeArg, text: str) -> list[int | str]:
+        """The elements of an array argument's value, from its printed form."""
+        inner = text[1:-1]
+        if arg.type.is_string:
+            return [FAULT if m.group(0) == FAULT else m.group(1)
+                    for m in re.finditer(r'\(fault\)|"(.*?)"(?=,|$)', inner)]
+        items: list[int | str] = []
+        for item in inner.split(","):
+            if item.startswith(("0x", "-")) or item.isdigit():
+                items.append(int(item, 0))
+            else:                                   # %pS: SYM+0xOFF/0xSIZE
+                name, off = re.match(r"(.*)\+(0x[0-9a-f]+)/", item).groups()
+                items.append(self.target.lookup(name) + int(off, 16))
+        return items
 
     def _read(self, addr: int, size: int) -> bytes | None:
         """copy_from_kernel_nofault: None where guest memory is not mapped."""
@@ -383,7 +418,8 @@ class TraceKprobes:
                 if arg.type.is_string:
                     loc = struct.unpack_from(p + "I", rec, at + 4 * k)[0]
                     length, off = loc >> 16, loc & 0xFFFF
-                    items.append(rec[off:off + length - 1].decode("utf-8", "replace")
+                    # Latin-1: one character per byte, so any bytes survive (encode)
+                    items.append(rec[off:off + length - 1].decode("latin-1")
                                  if length else FAULT)
                 else:
                     size = arg.type.size
@@ -402,12 +438,14 @@ class TraceKprobes:
             return self._symbols.offset_size(v) if v else "0x0"
         return f"{v:#x}" if ftype.fmt.startswith("0x") else str(v)
 
+    def _event_of(self, cls: EventClass) -> TraceKprobe:
+        return next(t for t in self.events.values() if t.cls is cls)
+
     def print_line(self, e: Event) -> str:
         """What the kernel's ``trace`` file shows after the context
         (print_kprobe_event, print_kretprobe_event): the probe as %pS, then each
         argument with its type's print function."""
-        tk = next(t for t in self.events.values() if t.cls is e.cls)
-        ev = tk.event
+        ev = self._event_of(e.cls).event
         if ev.is_return:
             head = (f"{self._symbols.offset_size(e.values[1])} <- "
                     f"{self._symbols.name(e.values[0])}")
