@@ -29,7 +29,6 @@ import re
 import struct
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 from patcher.errors import PatchError
 from patcher.instrument import Instrumentation
@@ -43,7 +42,7 @@ from sim.errors import ConfigError
 from sim.guest import Guest
 from sim.machine import Cpu
 from tracing.errors import TraceError
-from tracing.filter import COMM_KEY, CPU_KEY, FilterField, compile_filter
+from tracing.filter import COMM_KEY, CPU_KEY, FilterField, Predicate, compile_filter
 
 #: kernel/trace_probes.c: bytes of one CPU's kprobe_event_record, the largest
 #: record a kprobe event makes (strings are cut to fit, as
@@ -65,7 +64,7 @@ class TraceKprobe:
     cls: EventClass
     probes: list[tuple[KprobeEvent, Kprobe | Kretprobe]] = field(default_factory=list)
     #: The event's filter (tracing/filter.py): fields by name -> keep.
-    filter: Callable[[dict[str, int | str]], bool] | None = None
+    filter: Predicate | None = None
     filtered: int = 0                     # hits the filter kept out of the buffer
 
     @property
@@ -88,6 +87,7 @@ class TraceKprobes:
         self.arch = guest.arch
         self.target: ProbeTarget = probe_target(guest.arch, guest.image)
         self.events: dict[tuple[str, str], TraceKprobe] = {}
+        self._next_id = FIRST_EVENT_ID          # ids are not reused after a deletion
         self._by_struct: dict[int, tuple[TraceKprobe, KprobeEvent, Kprobe | Kretprobe]] = {}
         self._record = guest.image.symbols["kprobe_event_record"]
         self._prefix = "<" if self.arch.endian == "little" else ">"
@@ -117,6 +117,7 @@ class TraceKprobes:
         for _, probe in self.events.pop(key).probes:
             (self.kprobes.unregister_kretprobe if isinstance(probe, Kretprobe)
              else self.kprobes.unregister_kprobe)(probe)
+            del self._by_struct[probe.struct]
 
     def _register(self, ev: KprobeEvent) -> TraceKprobe:
         """register_trace_kprobe: append to an existing event, or a new one."""
@@ -131,8 +132,11 @@ class TraceKprobes:
                 raise log.err(0, "DIFF_ARG_TYPE")
             if any(_same_kprobe(p, ev) for p, _ in old.probes):
                 raise log.err(0, "SAME_PROBE")
-        tk = old or TraceKprobe(ev, FIRST_EVENT_ID + len(self.events), self._event_class(ev))
         probe = self._register_probe(ev, log)
+        if old is None:
+            old = TraceKprobe(ev, self._next_id, self._event_class(ev))
+            self._next_id += 1
+        tk = old
         tk.probes.append((ev, probe))
         self._by_struct[probe.struct] = (tk, self._resolve_args(ev), probe)
         self.events[(ev.group, ev.event)] = tk

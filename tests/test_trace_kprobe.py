@@ -231,3 +231,10 @@ def test_encode_gives_back_the_recorded_bytes(arch: str) -> None:
     for rec, event in seen:
         encoded = events.encode(event)
         assert rec[:len(encoded)] == encoded and not any(rec[len(encoded):])
+
+
+def test_event_ids_are_not_reused_after_a_deletion() -> None:
+    guest = Guest(build("x86_64"), cpus=1, workload="kmalloc", size=5)
+    events = kprobe_events(guest, attach(guest), ("p:a kmalloc", "p:b kfree"))
+    events.write("-:a\np:c kmalloc\n")
+    assert sorted(tk.id for tk in events.events.values()) == [65, 66]
