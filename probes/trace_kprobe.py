@@ -29,7 +29,6 @@ import re
 import struct
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 from patcher.errors import PatchError
 from patcher.instrument import Instrumentation
@@ -43,7 +42,7 @@ from sim.errors import ConfigError
 from sim.guest import Guest
 from sim.machine import Cpu
 from tracing.errors import TraceError
-from tracing.filter import COMM_KEY, CPU_KEY, FilterField, compile_filter
+from tracing.filter import COMM_KEY, CPU_KEY, FilterField, Predicate, compile_filter
 
 #: kernel/trace_probes.c: bytes of one CPU's kprobe_event_record, the largest
 #: record a kprobe event makes (strings are cut to fit, as
@@ -65,7 +64,7 @@ class TraceKprobe:
     cls: EventClass
     probes: list[tuple[KprobeEvent, Kprobe | Kretprobe]] = field(default_factory=list)
     #: The event's filter (tracing/filter.py): fields by name -> keep.
-    filter: Callable[[dict[str, int | str]], bool] | None = None
+    filter: Predicate | None = None
     filtered: int = 0                     # hits the filter kept out of the buffer
 
     @property
@@ -88,6 +87,7 @@ class TraceKprobes:
         self.arch = guest.arch
         self.target: ProbeTarget = probe_target(guest.arch, guest.image)
         self.events: dict[tuple[str, str], TraceKprobe] = {}
+        self._next_id = FIRST_EVENT_ID          # ids are not reused after a deletion
         self._by_struct: dict[int, tuple[TraceKprobe, KprobeEvent, Kprobe | Kretprobe]] = {}
         self._record = guest.image.symbols["kprobe_event_record"]
         self._prefix = "<" if self.arch.endian == "little" else ">"
@@ -117,6 +117,7 @@ class TraceKprobes:
         for _, probe in self.events.pop(key).probes:
             (self.kprobes.unregister_kretprobe if isinstance(probe, Kretprobe)
              else self.kprobes.unregister_kprobe)(probe)
+            del self._by_struct[probe.struct]
 
     def _register(self, ev: KprobeEvent) -> TraceKprobe:
         """register_trace_kprobe: append to an existing event, or a new one."""
@@ -131,8 +132,11 @@ class TraceKprobes:
                 raise log.err(0, "DIFF_ARG_TYPE")
             if any(_same_kprobe(p, ev) for p, _ in old.probes):
                 raise log.err(0, "SAME_PROBE")
-        tk = old or TraceKprobe(ev, FIRST_EVENT_ID + len(self.events), self._event_class(ev))
         probe = self._register_probe(ev, log)
+        if old is None:
+            old = TraceKprobe(ev, self._next_id, self._event_class(ev))
+            self._next_id += 1
+        tk = old
         tk.probes.append((ev, probe))
         self._by_struct[probe.struct] = (tk, self._resolve_args(ev), probe)
         self.events[(ev.group, ev.event)] = tk
@@ -263,17 +267,23 @@ class TraceKprobes:
 
     def _fetch(self, tk: TraceKprobe, ev: KprobeEvent, heads: tuple[int, ...], regs: int,
                cpu: Cpu) -> bytes:
-        """store_trace_args: the fixed part, then the strings after it."""
+        """The record of one hit: each argument's fetch program run now."""
+        return self._layout(tk, ev, heads, self.guest.current_task(cpu).pid,
+                            [self._run(arg.code, regs, cpu) for arg in ev.args])
+
+    def _layout(self, tk: TraceKprobe, ev: KprobeEvent, heads: tuple[int, ...], pid: int,
+                values: list[list]) -> bytes:
+        """store_trace_args: the common fields and probe address(es), each
+        argument's values at its offset, then the strings after the fixed part."""
         p, word = self._prefix, self.arch.word
         rec = bytearray(ev.size)
-        pid = self.guest.current_task(cpu).pid
         struct.pack_into(p + "HBBi", rec, 0, tk.id, 0, 0, pid)
         for i, value in enumerate(heads):
             rec[8 + i * word:8 + (i + 1) * word] = self.arch.from_int(value, word)
         dyn = bytearray()
-        for arg in ev.args:
+        for arg, items in zip(ev.args, values):
             at = ev.head_size + arg.offset
-            for k, value in enumerate(self._run(arg.code, regs, cpu)):
+            for k, value in enumerate(items):
                 if arg.type.is_string:
                     room = KPROBE_EVENT_RECORD - len(rec) - len(dyn)
                     text = b"" if value is None or room <= 0 else value[:room - 1] + b"\0"
@@ -286,6 +296,35 @@ class TraceKprobes:
                     rec[at + k * size:at + (k + 1) * size] = raw.to_bytes(
                         size, self.arch.endian)
         return bytes(rec + dyn)
+
+    def encode(self, e: Event) -> bytes:
+        """The record a decoded kprobe event came from, byte for byte, as the
+        kernel's ring buffer holds it (its ``format``'s layout; for trace.dat
+        writers). The inverse of :meth:`decode`."""
+        tk = self._event_of(e.cls)
+        ev = tk.event
+        heads = 2 if ev.is_return else 1
+        values = []
+        for arg, value in zip(ev.args, e.values[heads:]):
+            items = self._array_items(arg, value) if arg.count else [value]
+            values.append([None if arg.type.is_string and v == FAULT else
+                           v.encode("latin-1") if isinstance(v, str) else v for v in items])
+        return self._layout(tk, ev, tuple(e.values[:heads]), e.tid, values)
+
+    def _array_items(self, arg: ProbeArg, text: str) -> list[int | str]:
+        """The elements of an array argument's value, from its printed form."""
+        inner = text[1:-1]
+        if arg.type.is_string:
+            return [FAULT if m.group(0) == FAULT else m.group(1)
+                    for m in re.finditer(r'\(fault\)|"(.*?)"(?=,|$)', inner)]
+        items: list[int | str] = []
+        for item in inner.split(","):
+            if item.startswith(("0x", "-")) or item.isdigit():
+                items.append(int(item, 0))
+            else:                                   # %pS: SYM+0xOFF/0xSIZE
+                name, off = re.match(r"(.*)\+(0x[0-9a-f]+)/", item).groups()
+                items.append(self.target.lookup(name) + int(off, 16))
+        return items
 
     def _read(self, addr: int, size: int) -> bytes | None:
         """copy_from_kernel_nofault: None where guest memory is not mapped."""
@@ -383,7 +422,8 @@ class TraceKprobes:
                 if arg.type.is_string:
                     loc = struct.unpack_from(p + "I", rec, at + 4 * k)[0]
                     length, off = loc >> 16, loc & 0xFFFF
-                    items.append(rec[off:off + length - 1].decode("utf-8", "replace")
+                    # Latin-1: one character per byte, so any bytes survive (encode)
+                    items.append(rec[off:off + length - 1].decode("latin-1")
                                  if length else FAULT)
                 else:
                     size = arg.type.size
@@ -402,12 +442,14 @@ class TraceKprobes:
             return self._symbols.offset_size(v) if v else "0x0"
         return f"{v:#x}" if ftype.fmt.startswith("0x") else str(v)
 
+    def _event_of(self, cls: EventClass) -> TraceKprobe:
+        return next(t for t in self.events.values() if t.cls is cls)
+
     def print_line(self, e: Event) -> str:
         """What the kernel's ``trace`` file shows after the context
         (print_kprobe_event, print_kretprobe_event): the probe as %pS, then each
         argument with its type's print function."""
-        tk = next(t for t in self.events.values() if t.cls is e.cls)
-        ev = tk.event
+        ev = self._event_of(e.cls).event
         if ev.is_return:
             head = (f"{self._symbols.offset_size(e.values[1])} <- "
                     f"{self._symbols.name(e.values[0])}")

@@ -105,3 +105,13 @@ def test_glob_match_is_lib_glob() -> None:
     """lib/glob.c: * ? [a-c] [!x] and a backslash escape."""
     assert glob_match("b[a-c]?h*", "bash4") and not glob_match("b[!a]sh", "bash")
     assert glob_match("a\\*b", "a*b") and not glob_match("a\\*b", "axb")
+
+
+def test_filter_event_names_tracefs_and_kisim() -> None:
+    """--filter's EVENT: kisim's name or tracefs' GROUP/EVENT (GROUP:EVENT, trace-cmd's -e);
+    another group's event (a kprobe event) is not a recorded tracepoint event."""
+    from tracing.events import builtin_event
+    assert [builtin_event(n) for n in ("kmem_kmalloc", "kmem/kmalloc", "kmem:kmalloc",
+                                       "sched/sched_switch")] == \
+        ["kmem_kmalloc", "kmem_kmalloc", "kmem_kmalloc", "sched_switch"]
+    assert builtin_event("kprobes/sched_switch") is None and builtin_event("myprobe") is None

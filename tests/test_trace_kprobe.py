@@ -202,3 +202,39 @@ def test_json_counts_kprobe_event_hits(tmp_path, capsys) -> None:
     assert counts["event"] == "kprobes/k" and counts["hits"] > counts["filtered"] > 0
     assert data["filtered"]["kmem_kmalloc"] == counts["filtered"]
     assert data["filters"] == ["k:size > 64", "kmem/kmalloc:bytes_req > 64"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", sorted(ARGS))
+def test_encode_gives_back_the_recorded_bytes(arch: str) -> None:
+    """TraceKprobes.encode (for trace.dat writers) rebuilds each record as the ring
+    buffer held it: strings and their __data_loc, faults, arrays, symbols, signs."""
+    size = ARGS[arch][0]
+    guest = Guest(build(arch), cpus=1, workload="kmalloc", size=5)
+    inst = attach(guest)
+    events = kprobe_events(guest, inst, (
+        f"p:k kmalloc n={size}:s16 c=$comm bad=+0({size}):string w=+0($stack):x8[3] "
+        f"ret=+0($stack):symbol[1] u=+0($stack):u16[2] ws=+0($stack):string[1]",
+        "r:r kmalloc $retval"))
+    seen = []
+    decode = events.decode
+
+    def keep(tk, rec, *args):
+        event = decode(tk, rec, *args)
+        seen.append((rec, event))
+        return event
+
+    events.decode = keep
+    session = TraceSession(guest, TraceOptions(parse_probes("kmem")), inst, events)
+    assert session.run(EventList()).checksum_ok
+    assert {e.name for _, e in seen} == {"k", "r"}
+    for rec, event in seen:
+        encoded = events.encode(event)
+        assert rec[:len(encoded)] == encoded and not any(rec[len(encoded):])
+
+
+def test_event_ids_are_not_reused_after_a_deletion() -> None:
+    guest = Guest(build("x86_64"), cpus=1, workload="kmalloc", size=5)
+    events = kprobe_events(guest, attach(guest), ("p:a kmalloc", "p:b kfree"))
+    events.write("-:a\np:c kmalloc\n")
+    assert sorted(tk.id for tk in events.events.values()) == [65, 66]

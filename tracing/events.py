@@ -112,6 +112,8 @@ def builtin_event(name: str) -> str | None:
     (``kmem_kmalloc``) or as tracefs does (``kmem/kmalloc``, ``kmem:kmalloc``,
     ``sched/sched_switch``); None if there is none."""
     group, _, event = name.replace(":", "/").rpartition("/")
+    if group and (group not in GROUPS or group == "all"):
+        return None                         # another group's event (kprobes/...)
     for candidate in (name, event, f"{group}_{event}"):
         if candidate in EVENTS:
             return candidate
