@@ -52,10 +52,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="filter syntax: 2.6.28's x*, *x, *x* (default) or full glob(7)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help=f"{help_text(FORMATS, text_to_stdout=True)} (ftrace: text). Default: seed for function, "
-                        "graph for function_graph; text formats print to stdout, ctf and "
-                        "chrome go into --out DIR")
+                        "graph for function_graph; text formats print to stdout, ctf, "
+                        "chrome and trace-cmd go into --out DIR")
     p.add_argument("--out", default=None, metavar="DIR",
-                   help=f"trace directory for --format ctf|chrome. {POLICY}")
+                   help=f"trace directory for --format ctf|chrome|trace-cmd. {POLICY}")
     add_buffer_args(p)
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="print at most N trace lines")
@@ -75,7 +75,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     if not fmt.text and args.out is None:
         raise UsageError(f"--format {fmt.name} needs --out DIR")
     if fmt.text and args.out is not None:
-        raise UsageError(f"--out is for --format ctf or chrome, not {fmt.name}")
+        raise UsageError(f"--out is for --format ctf, chrome or trace-cmd, not {fmt.name}")
     if fmt.needs not in (None, FAMILY[args.tracer]):
         raise UsageError(f"--format {fmt.name} needs --tracer "
                          f"{'function_graph' if fmt.needs == 'funcgraph' else 'function'}")
@@ -112,7 +112,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         env={"kisim_workload": args.workload, "kisim_cpus": args.cpus,
              "kisim_tracer": args.tracer, "kisim_cpu_clock_hz": arch.clock_hz})
     sink = open_sink(fmt.name, args.out, SinkContext(info, session.classes, args.tracer,
-                                                     tracer.symbols))
+                                                     tracer.symbols, guest.image))
     events = EventList(forward=sink)
     tracer.start()
     try:

@@ -61,7 +61,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
                               "kisim_mode": args.mode,
                               "kisim_cpu_clock_hz": guest.arch.clock_hz})
     out = Path(args.out)
-    sink = open_sink(args.format, out, SinkContext(info, session.classes))
+    sink = open_sink(args.format, out, SinkContext(info, session.classes, image=guest.image))
     try:
         with progress(f"tracing {args.workload} on {args.arch}", enabled=not args.json) as adv:
             result = session.run(sink, on_progress=lambda n: adv(
