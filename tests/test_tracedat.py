@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -135,9 +136,11 @@ def test_format_text_is_tracefs_shape(arch: Arch) -> None:
 # -- guests -------------------------------------------------------------------
 
 def _nearest(sym, addr: int) -> str:
-    """The kallsyms name at or below ``addr``, as libtraceevent's %ps finds it."""
+    """The kallsyms name at or below ``addr``, as libtraceevent's %ps finds it
+    (a function's name where several symbols share the address)."""
     entries = sym.tables.image.symbols.entries
-    return max((s for s in entries if s.addr <= addr), key=lambda s: s.addr).name
+    return max((s for s in entries if s.addr <= addr),
+               key=lambda s: (s.addr, s.kind == "func")).name
 
 
 def _expected(e: Event, sym) -> tuple:
@@ -198,6 +201,11 @@ def test_tracepoints_round_trip(tmp_path: Path, arch: Arch) -> None:
     for cpu, c in enumerate(result.per_cpu):
         assert f"CPU: {cpu}\n" in stats
         assert f"dropped events: {c.discarded}\nread events: {c.recorded}\n" in stats
+    # trace-cmd hist: events per task and event, as kisim recorded them.
+    hist = re.findall(r"\((\d+)\) \S+\s+(\S+) #(\d+)$",
+                      tracecmd.run("hist", "-i", path).stdout, re.M)
+    assert {(int(pid), name): int(n) for pid, name, n in hist} == \
+        Counter((e.tid, tracefs_name(e.cls)[1]) for e in events)
 
 
 @pytest.mark.slow
@@ -246,3 +254,31 @@ def test_function_tracers_round_trip(tmp_path: Path, arch: Arch, tracer: str) ->
             [func.strip() for _, func in rows]
         assert [r.info.split("|")[0].strip() for r in plugin.lines] == \
             [duration.strip() for duration, _ in rows]
+
+
+@pytest.mark.slow
+@needs_tc
+def test_kallsyms_name_module_functions(tmp_path: Path, arch: Arch) -> None:
+    """A module's functions are in the file's kallsyms with ``[MODULE]``, and
+    trace-cmd names the module's traced calls with them."""
+    (tmp_path / "tdat.c").write_text(
+        "#include <linux/module.h>\n"
+        "static noinline unsigned long tdat_step(unsigned long n) { return n * 7 + 1; }\n"
+        "unsigned long tdat_main(unsigned long n)\n"
+        "{\n\tunsigned long s = 0, i;\n\tfor (i = 0; i < n; i++)\n"
+        "\t\ts ^= tdat_step(i + s);\n\treturn s;\n}\n")
+    b = build(arch.name, modules=[tmp_path / "tdat.c"])
+    guest = Guest(b, cpus=1, workload="tdat:tdat_main", size=5)
+    ft = FunctionTracer(guest, load_tables(b.elf, b.spec))
+    session = TraceSession(guest, TraceOptions(ft.event_names))
+    info = TraceInfo(arch.endian, uuid.UUID(int=37), arch.name)
+    sink = open_sink("trace-cmd", tmp_path / "t", SinkContext(info, session.classes, "function",
+                                                              ft.symbols, guest.image))
+    ft.start()
+    session.run(sink)
+    path = sink.close()[0]
+    step = guest.image.symbols["tdat:tdat_step"]
+    functions = tracecmd.run("report", "-f", path).stdout
+    assert f"{step:016x} tdat_step [tdat]" in functions
+    calls = [r.info for r in tracecmd.report(path, "-N").lines]
+    assert calls.count("tdat_step <-- tdat_main") == 5

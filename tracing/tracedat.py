@@ -384,17 +384,24 @@ def _kallsyms_type(image, sym) -> str:
 
 
 def kallsyms(image) -> str:
-    """``/proc/kallsyms`` of a guest image: ``ADDR TYPE NAME`` and ``\\t[MODULE]`` for a
-    module's symbols (kernel/kallsyms.c ``s_show``), by address."""
+    """``/proc/kallsyms`` of a guest image: ``ADDR TYPE NAME`` and ``\t[MODULE]`` for a
+    module's symbols (kernel/kallsyms.c ``s_show``), by address. One name per
+    address, a function's where there is one: libtraceevent picks an arbitrary
+    one of several names at an address, and kisim's linker-script markers
+    (``__patching_text_start``...) sit at the first function of a section."""
     table = image.symbols
     entries = getattr(table, "entries", None)
     if entries is None:
         return ""
-    width = 16 if max((s.addr for s in entries), default=0) >> 32 else 8
-    lines = []
+    chosen: dict[int, object] = {}
     for sym in entries:
+        if sym.addr not in chosen or (sym.kind == "func" and chosen[sym.addr].kind != "func"):
+            chosen[sym.addr] = sym
+    width = 16 if max(chosen, default=0) >> 32 else 8
+    lines = []
+    for addr, sym in sorted(chosen.items()):
         module = table.module_of(sym)
-        lines.append(f"{sym.addr:0{width}x} {_kallsyms_type(image, sym)} {sym.name}"
+        lines.append(f"{addr:0{width}x} {_kallsyms_type(image, sym)} {sym.name}"
                      + (f"\t[{module}]" if module else "") + "\n")
     return "".join(lines)
 
