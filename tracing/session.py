@@ -57,6 +57,12 @@ class TraceOptions:
     mode: str = "discard"
     drain_every: int = 1
     max_instructions: int | None = MAX_INSTRUCTIONS
+    #: Event filters, (event name, filter expression) in the order given
+    #: (``kisim record -f``): not applied yet, so a session refuses them.
+    filters: tuple[tuple[str, str], ...] = ()
+    #: kprobe_events definitions to record (``kisim record --kprobe-event``):
+    #: not applied yet, so a session refuses them.
+    kprobe_events: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """:class:`TraceError` for a size or period that is no integer, or a
@@ -130,6 +136,12 @@ class TraceSession:
         unknown = [p for p in options.probes if p not in EVENTS and p not in FTRACE_EVENTS]
         if unknown:
             raise TraceError(f"unknown events: {', '.join(unknown)}")
+        if options.filters:
+            raise TraceError("event filters are not supported yet: "
+                             f"{options.filters[0][0]} {options.filters[0][1]!r}")
+        if options.kprobe_events:
+            raise TraceError("kprobe events are not supported yet: "
+                             f"{options.kprobe_events[0]!r}")
         symbols = guest.image.symbols
         if "ring_buffer_channel" not in symbols:
             raise TraceError(f"{guest.elf}: no ring_buffer_channel: not a tracing kisim kernel")

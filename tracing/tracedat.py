@@ -26,6 +26,8 @@ kisim's ``text`` format does, so ``trace-cmd report`` shows the same
 """
 from __future__ import annotations
 
+import fnmatch
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,6 +151,25 @@ def tracefs_name(cls: EventClass) -> tuple[str, str]:
         return group, EVENTS[cls.name][0]
     system, sep, name = cls.name.partition("/")
     return (system, name) if sep else ("kisim", cls.name)
+
+
+def select_events(spec: str, classes: Iterable[EventClass]) -> list[str]:
+    """The events ``trace-cmd record -e SPEC`` enables: ``SYSTEM``, ``SYSTEM:EVENT``,
+    ``EVENT`` or ``all``, with shell globs (tracefs ``set_event`` syntax,
+    kernel/trace/trace_events.c ``ftrace_set_clr_event``); the ``ftrace``
+    system's events come with ``-p``, not ``-e``. Empty if none matches."""
+    system, sep, event = spec.partition(":")
+    if not sep:
+        system, event = ("*", "*") if spec == "all" else (spec, "*")
+    found = []
+    for cls in classes:
+        sys_name, ev_name = tracefs_name(cls)
+        if sys_name == "ftrace":
+            continue
+        if (fnmatch.fnmatchcase(sys_name, system) and fnmatch.fnmatchcase(ev_name, event)) or \
+                (not sep and fnmatch.fnmatchcase(ev_name, spec)):
+            found.append(cls.name)
+    return found
 
 
 def _int_type(ftype: FieldType, word_bits: int) -> str:
@@ -406,16 +427,31 @@ def kallsyms(image) -> str:
     return "".join(lines)
 
 
+def output_file(path: str | os.PathLike[str]) -> Path:
+    """``path`` if a trace.dat may be written there (:func:`fsio.check_output`, in
+    a directory kisim can write into), else :class:`TraceError`."""
+    target = fsio.check_output(path)
+    parent = target.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise TraceError(f"{target}: {parent} is not a directory kisim can write into")
+    return target
+
+
 class TraceDatSink:
     """A :class:`tracing.sinks.Sink` writing ``DIR/trace.dat``, packet by packet."""
 
-    def __init__(self, out: OutDir, arch_name: str, classes: Sequence[EventClass],
+    def __init__(self, out: OutDir | Path, arch_name: str, classes: Sequence[EventClass],
                  image=None, formats: Mapping[str, EventFormat] | None = None) -> None:
-        """``formats``: events whose ``format`` is their probe's own (a kprobe
-        event's), by event name; the others get :func:`event_format`."""
+        """``out``: a trace directory (``DIR/trace.dat``) or the file itself, refused
+        now if kisim may not write it. ``formats``: events whose ``format`` is
+        their probe's own (a kprobe event's), by event name; the others get
+        :func:`event_format`."""
         arch = get_arch(arch_name)
-        self.out = out
-        self.path = out.target(FILE)
+        if isinstance(out, OutDir):
+            self.out: OutDir | None = out
+            self.path = out.target(FILE)
+        else:
+            self.out, self.path = None, output_file(out)
         self.long_size = arch.bits // 8
         self.char_signed = arch.char_signed
         self.prefix = "<" if arch.endian == "little" else ">"
@@ -515,13 +551,16 @@ class TraceDatSink:
             for pages in per_cpu:
                 for page in pages:
                     f.write(page)
-        self.out.commit([self.path])
+        if self.out is not None:
+            self.out.commit([self.path])
         return [self.path]
 
     def abort(self) -> None:
         self.cpus.clear()
-        self.out.release()
+        if self.out is not None:
+            self.out.release()
 
 
 __all__ = ["CpuPages", "CpuStats", "EventFormat", "FILE", "FieldFormat", "TraceDatSink",
-           "event_format", "event_formats", "header_page", "kallsyms", "tracefs_name"]
+           "event_format", "event_formats", "header_page", "kallsyms", "output_file", "select_events",
+           "tracefs_name"]

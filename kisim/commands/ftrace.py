@@ -18,11 +18,10 @@ from collections import Counter
 
 from kbuild import build
 from kisim.commands.common import (add_cycles, timing, MAX_QUANTUM, add_arch, add_buffer_args, add_config, add_cpus,
-                                   add_json, add_modules, check_drain, int_in, overrides, print_json,
-                                   trace_options)
+                                   add_json, add_modules, check_drain, check_function_tracer,
+                                   function_tracer, int_in, overrides, print_json, trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
-from probes.function_tracer import FunctionTracer
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
 from tracing.ctf import TraceInfo
 from tracing.outdir import POLICY
@@ -83,25 +82,15 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be >= 0")
     check_drain(args)                        # before a possibly long build
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
-    if not b.is_set("FUNCTION_TRACER"):
-        raise UsageError("the kernel is built with CONFIG_FUNCTION_TRACER=n: nothing to trace")
-    if args.tracer == "function_graph" and not b.is_set("FUNCTION_GRAPH_TRACER"):
-        raise UsageError("--tracer function_graph needs CONFIG_FUNCTION_GRAPH_TRACER=y")
+    check_function_tracer(b, args.tracer, bool(args.filter or args.notrace))
     dynamic = b.is_set("DYNAMIC_FTRACE")
-    if (args.filter or args.notrace) and not dynamic:
-        raise UsageError("--filter/--notrace need CONFIG_DYNAMIC_FTRACE=y")
     tables = load_tables(b.elf, b.spec)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))
-    tracer = FunctionTracer(guest, tables, tracer=args.tracer)
+    tracer = function_tracer(guest, tables, args.tracer, args.filter, args.notrace, args.glob)
     ft = tracer.ftrace
-    ft.glob = args.glob
     init = guest.ftrace_boot               # the boot converted every site (ftrace_init)
-    for i, word in enumerate(args.filter):
-        ft.write_filter(word, append=i > 0)
-    for i, word in enumerate(args.notrace):
-        ft.write_filter(word, append=i > 0, notrace=True)
     options = trace_options(args, b.config, tracer.event_names, MAX_INSTRUCTIONS)
     session = TraceSession(guest, options)
     arch = guest.arch

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from kbuild import build
 from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args, check_drain, overrides,
-                                   print_json, trace_options)
-from kisim.progress import progress
+                                   print_json, run_traced, trace_options)
 from sim.guest import Guest, check_workload
 from tracing.ctf import TraceInfo
 from tracing.events import EVENTS, GROUPS, parse_probes
@@ -62,13 +61,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
                               "kisim_cpu_clock_hz": guest.arch.clock_hz})
     out = Path(args.out)
     sink = open_sink(args.format, out, SinkContext(info, session.classes, image=guest.image))
-    try:
-        with progress(f"tracing {args.workload} on {args.arch}", enabled=not args.json) as adv:
-            result = session.run(sink, on_progress=lambda n: adv(
-                0, description=f"tracing: {n:,} instructions"))
-    except BaseException:
-        sink.abort()
-        raise
+    result = run_traced(session, sink, "tracing", args)
     info.env.update({f"kisim_events_{k}": v for k, v in result.total.to_json().items()})
     files = sink.close()
     size = sum(f.stat().st_size for f in files)
