@@ -30,7 +30,7 @@ def _refused(capsys, tmp_path: Path, *args: str) -> str:
     return err
 
 
-@pytest.mark.parametrize("flag", ["-T", "-g", "-F", "--profile", "--max-graph-depth",
+@pytest.mark.parametrize("flag", ["-T", "-M", "-F", "--profile", "--max-graph-depth",
                                   "--file-version", "-B"])
 def test_trace_cmd_flags_kisim_lacks_are_refused_by_name(capsys, tmp_path, flag) -> None:
     err = _refused(capsys, tmp_path, "-e", "kmem", flag, *(["1"] if flag[1] == "-" else []))
@@ -99,3 +99,26 @@ def test_record_events_and_tracer_into_trace_dat(capsys, tmp_path) -> None:
     assert len(got.lines) == data["total"]["recorded"]
     assert main([*args, "-o", "b.dat", "kmalloc"]) == 0
     assert (tmp_path / "a.dat").read_bytes() == (tmp_path / "b.dat").read_bytes()
+
+
+@pytest.mark.slow
+@needs_tc
+def test_graph_function_limits_function_graph_to_its_calls(capsys, tmp_path) -> None:
+    """-g kmalloc: every outermost call is kmalloc, with what it calls under it;
+    without -g other functions are outermost too (the negative control)."""
+    def outermost(*flags: str) -> tuple[set[str], set[str]]:
+        out = f"{len(flags)}.dat"
+        assert main(["record", "--arch", "arm", "--size", "10", "-p", "function_graph",
+                     *flags, "-o", out, "kmalloc"]) == 0
+        lines = [r.info for r in tracecmd.report(tmp_path / out, "-N").lines
+                 if r.name == "funcgraph_entry"]
+        return ({i.split()[1] for i in lines if i.endswith(" (1)")},
+                {i.split()[1] for i in lines if not i.endswith(" (1)")})
+    top, inner = outermost("-g", "kmalloc")
+    assert top == {"kmalloc"} and inner          # kmalloc's callees (__cache_alloc)
+    assert len(outermost()[0]) > 3
+    capsys.readouterr()
+    err = _refused(capsys, tmp_path, "-g", "no_such_function*")
+    assert "'no_such_function*' matches no traceable function" in err
+    assert "-g sets the function_graph tracer's functions; not for -p function" in \
+        _refused(capsys, tmp_path, "-p", "function", "-g", "kmalloc")

@@ -276,9 +276,10 @@ def check_function_tracer(b: Any, tracer: str, filtered: bool) -> None:
 
 
 def function_tracer(guest: Any, tables: Any, tracer: str, filters: list[str],
-                    notrace: list[str], glob: str = "2.6.28") -> Any:
+                    notrace: list[str], glob: str = "2.6.28", graph: list[str] = ()) -> Any:
     """``tracer`` on ``guest``'s ftrace, with the set_ftrace_filter and
-    set_ftrace_notrace words written (the first of each replaces, the others append)."""
+    set_ftrace_notrace words written (the first of each replaces, the others
+    append) and the set_graph_function words ``graph``."""
     from probes.function_tracer import FunctionTracer
     ft = FunctionTracer(guest, tables, tracer=tracer)
     ft.ftrace.glob = glob
@@ -286,4 +287,6 @@ def function_tracer(guest: Any, tables: Any, tracer: str, filters: list[str],
         ft.ftrace.write_filter(word, append=i > 0)
     for i, word in enumerate(notrace):
         ft.ftrace.write_filter(word, append=i > 0, notrace=True)
+    if graph:
+        ft.ftrace.write_graph_function(graph)
     return ft

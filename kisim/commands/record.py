@@ -1,16 +1,17 @@
 """``kisim record``: ``trace-cmd record``'s common flags, on a guest run, into a trace.dat.
 
 ``kisim record --arch A [-e SYSTEM[:EVENT] [-f FILTER]]... [-p function|function_graph]
-[-l FUNC]... [-n FUNC]... [-b KB] [-o FILE] [-C global] [WORKLOAD]`` boots the guest,
-enables what the flags say, runs WORKLOAD (a kisim workload or ``MOD:FUNC``, default
-hackbench) and writes trace.dat (default ``./trace.dat``) for ``trace-cmd report``
-and KernelShark. As in trace-cmd 3.1.6: ``-e`` takes ``SYSTEM``, ``SYSTEM:EVENT``,
-``EVENT`` or ``all`` (globs too) and repeats; ``-f`` filters the ``-e`` before it;
-``-l``/``-n`` are set_ftrace_filter / set_ftrace_notrace words and select the
-function tracer if ``-p`` does not name one; ``-b`` is the buffer per CPU in KiB;
-``-C`` names the clock. kisim has one, the modeled clock, synchronized across CPUs
-(trace-cmd's ``global``). Its other flags are refused by name; ``--module`` is
-kisim's (a guest module's source), not trace-cmd's function filter.
+[-l FUNC]... [-n FUNC]... [-g FUNC]... [-b KB] [-o FILE] [-C global] [WORKLOAD]``
+boots the guest, enables what the flags say, runs WORKLOAD (a kisim workload or
+``MOD:FUNC``, default hackbench) and writes trace.dat (default ``./trace.dat``) for
+``trace-cmd report`` and KernelShark. As in trace-cmd 3.1.6: ``-e`` takes ``SYSTEM``,
+``SYSTEM:EVENT``, ``EVENT`` or ``all`` (globs too) and repeats; ``-f`` filters the
+``-e`` before it; ``-l``/``-n`` are set_ftrace_filter / set_ftrace_notrace words and
+select the function tracer if ``-p`` names none, ``-g`` set_graph_function words
+(selecting function_graph); ``-b`` is the buffer per CPU in KiB; ``-C`` names the
+clock. kisim has one, the modeled clock, synchronized across CPUs (trace-cmd's
+``global``). Its other flags are refused by name; ``--module`` is kisim's (a guest
+module's source), not trace-cmd's function filter.
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ MAX_KB = 64 << 10
 UNSUPPORTED = {
     "-F": "filter only on the given process", "-P": "trace the given pid",
     "-c": "also trace the children", "-T": "do a stacktrace on all events",
-    "-g": "set graph function", "-m": "max size per CPU", "-M": "set CPU mask to trace",
+    "-m": "max size per CPU", "-M": "set CPU mask to trace",
     "-v": "negate -e", "-d": "disable function tracer when running",
     "-D": "full disable of function tracing", "-O": "option to enable",
     "-r": "real time priority of the capture threads", "-s": "sleep interval between recording",
@@ -102,6 +103,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="set_ftrace_filter word (repeatable)")
     p.add_argument("-n", action="append", default=[], metavar="FUNC", dest="notrace",
                    help="set_ftrace_notrace word (repeatable); notrace wins")
+    p.add_argument("-g", action="append", default=[], metavar="FUNC", dest="graph",
+                   help="set_graph_function word (repeatable): function_graph records "
+                        "only these functions' calls and what they call")
     p.add_argument("-b", type=int_in(1, MAX_KB), default=None, metavar="KB",
                    help="buffer per CPU in KiB (sub-buffers of --subbuf-size bytes)")
     p.add_argument("-o", default="trace.dat", metavar="FILE", dest="output",
@@ -145,9 +149,12 @@ def cmd_record(args: argparse.Namespace) -> int:
                          "clock synchronized across CPUs: global")
     if args.b is not None and args.subbufs is not None:
         raise UsageError("-b KB and --subbufs both size the buffers; give one")
-    tracer = args.plugin or ("function" if args.funcs or args.notrace else "nop")
+    tracer = args.plugin or ("function_graph" if args.graph else
+                             "function" if args.funcs or args.notrace else "nop")
     if tracer == "nop" and (args.funcs or args.notrace):
         raise UsageError("-l/-n filter the function tracers; -p nop has none")
+    if args.graph and tracer != "function_graph":
+        raise UsageError(f"-g sets the function_graph tracer's functions; not for -p {tracer}")
     probes, filters = _probes(args)
     if not probes and tracer == "nop" and not args.kprobe_events:
         raise UsageError("no event or tracer to record: give -e EVENT or -p TRACER")
@@ -155,14 +162,14 @@ def cmd_record(args: argparse.Namespace) -> int:
     output = output_file(args.output)          # refused now, before the build and the run
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     if tracer != "nop":
-        check_function_tracer(b, tracer, bool(args.funcs or args.notrace))
+        check_function_tracer(b, tracer, bool(args.funcs or args.notrace or args.graph))
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))
     ft = None
     if tracer != "nop":
         ft = function_tracer(guest, load_tables(b.elf, b.spec), tracer, args.funcs,
-                             args.notrace)
+                             args.notrace, graph=args.graph)
         probes += ft.event_names
     options = trace_options(args, b.config, probes, args.max_instructions)
     if args.b is not None:
