@@ -9,6 +9,7 @@ own text, event for event: same task, CPU, microsecond, event and fields.
 """
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections import Counter
@@ -282,3 +283,21 @@ def test_kallsyms_name_module_functions(tmp_path: Path, arch: Arch) -> None:
     assert f"{step:016x} tdat_step [tdat]" in functions
     calls = [r.info for r in tracecmd.report(path, "-N").lines]
     assert calls.count("tdat_step <-- tdat_main") == 5
+
+
+@pytest.mark.slow
+@needs_tc
+def test_trace_and_ftrace_commands_write_trace_dat(tmp_path: Path, capsys) -> None:
+    """``--format trace-cmd`` on both commands: DIR/trace.dat, all events in it."""
+    from kisim.cli import main
+    assert main(["trace", "--arch", "ppc32", "--cpus", "2", "--workload", "kmalloc", "--size",
+                 "20", "--probes", "kmem", "--format", "trace-cmd", "--out",
+                 str(tmp_path / "t"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["files"] == [str(tmp_path / "t" / "trace.dat")]
+    assert len(tracecmd.report(tmp_path / "t" / "trace.dat").lines) == data["total"]["recorded"]
+    assert main(["ftrace", "--arch", "arm", "--workload", "kmalloc", "--size", "5",
+                 "--tracer", "function_graph", "--format", "trace-cmd", "--out",
+                 str(tmp_path / "f"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(tracecmd.report(tmp_path / "f" / "trace.dat", "-N").lines) == data["events"]
