@@ -77,6 +77,10 @@ def test_deltas_extends_and_large_payloads(tmp_path: Path, arch: Arch) -> None:
          tracefs_name(e.cls)[1], _info(e)) for e in events]
     endian = tracecmd.run("report", "-e", path).stdout
     assert f"file is {arch.endian} endian" in endian
+    summary = tracecmd.run("dump", "--summary", path).stdout
+    assert "\t[Tracing clock]\n\t\t[global]\n" in summary
+    assert f"\t\t{'1' if arch.endian == 'big' else '0'}\t[{arch.endian.title()} endian]" in summary
+    assert f"\t\t{arch.bits // 8}\t[Bytes in a long]" in summary
 
 
 @needs_tc

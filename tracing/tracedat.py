@@ -7,8 +7,9 @@ size; the tracefs ``events/header_page`` and ``events/header_event`` texts;
 the ``format`` text of every event (the ``ftrace`` system's first, then one
 block per system); the guest image's kallsyms (modules included), the
 printk formats and the saved cmdlines; the CPU count, an options section
-(one ``CPUSTAT`` per CPU: the tracefs ``per_cpu/cpuN/stats`` text); and,
-after ``flyrecord``, each CPU's data as the kernel ring buffer's pages
+(one ``CPUSTAT`` per CPU: the tracefs ``per_cpu/cpuN/stats`` text, and
+``TRACECLOCK``); after ``flyrecord`` each CPU's data offset and size and the
+clock (``[global]``), then each CPU's data as the kernel ring buffer's pages
 (``kernel/trace/ring_buffer.c``, v5.10): a page header (``u64`` time stamp,
 a ``long`` commit word), then events, each a 32-bit header (5 bits of
 ``type_len``, 27 bits of time delta from the previous event) and its
@@ -49,7 +50,10 @@ VERSION = 6
 #: The guest's PAGE_SIZE on every kisim arch; trace-cmd walks the data page by page.
 PAGE_SIZE = 4096
 #: Option ids (enum tracecmd_file_options, trace-cmd-private.h).
-OPTION_DONE, OPTION_CPUSTAT = 0, 2
+OPTION_DONE, OPTION_CPUSTAT, OPTION_TRACECLOCK = 0, 2, 4
+#: The clock, as tracefs ``trace_clock`` shows the chosen one: kisim's modeled
+#: clock, in ns and synchronized across CPUs as the kernel's ``global`` clock is.
+TRACE_CLOCK = "[global]\n"
 
 # include/linux/ring_buffer.h and kernel/trace/ring_buffer.c, v5.10.
 TYPE_DATA_MAX = 28               # RINGBUF_TYPE_DATA_TYPE_LEN_MAX
@@ -529,7 +533,8 @@ class TraceDatSink:
         for cpu in range(ncpus):
             stats = (self.stats.get(cpu) or CpuStats()).text(cpu).encode() + b"\0"
             out += [struct.pack(self.prefix + "HI", OPTION_CPUSTAT, len(stats)), stats]
-        out += [struct.pack(self.prefix + "H", OPTION_DONE), b"flyrecord\0"]
+        out += [struct.pack(self.prefix + "HI", OPTION_TRACECLOCK, 0),
+                struct.pack(self.prefix + "H", OPTION_DONE), b"flyrecord\0"]
         pages = [self.cpus[cpu].pages if cpu in self.cpus else [] for cpu in range(ncpus)]
         return b"".join(out), pages
 
@@ -538,14 +543,15 @@ class TraceDatSink:
         mark (as in the kernel): they are in its stats only (:attr:`unmarked`)."""
         self.unmarked = {cpu: pages.finish() for cpu, pages in self.cpus.items()}
         head, per_cpu = self._body()
-        quad = struct.Struct(self.prefix + "QQ")
-        offset = len(head) + quad.size * len(per_cpu)
+        pair = struct.Struct(self.prefix + "QQ")
+        clock = struct.pack(self.prefix + "Q", len(TRACE_CLOCK)) + TRACE_CLOCK.encode()
+        offset = len(head) + pair.size * len(per_cpu) + len(clock)
         offset = (offset + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1)
         index = []
         for pages in per_cpu:
-            index.append(quad.pack(offset, PAGE_SIZE * len(pages)))
+            index.append(pair.pack(offset, PAGE_SIZE * len(pages)))
             offset += PAGE_SIZE * len(pages)
-        head += b"".join(index)
+        head += b"".join(index) + clock        # the clock follows the CPU data's index (v6)
         with fsio.atomic_open(self.path, "wb") as f:
             f.write(head.ljust((len(head) + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1), b"\0"))
             for pages in per_cpu:
