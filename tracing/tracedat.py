@@ -36,7 +36,7 @@ from typing import Iterable, Mapping, Sequence
 
 import fsio
 from arches import get_arch
-from sim.event import Event, EventClass, FieldType
+from sim.event import Event, EventClass, FieldType, u
 from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
 from tracing.events import COMM, COMM_LEN, EVENTS, FIELDS, FTRACE_EVENTS, GROUPS
@@ -94,15 +94,8 @@ FTRACE_PRINT = {
 #: function_graph plugin (lib/trace-cmd/trace-ftrace.c) needs for durations:
 #: ``rettime`` is the exit record's timestamp, ``calltime`` that of the task's
 #: entry record at the same depth (0 where that entry was lost).
-DERIVED_FIELDS = {"funcgraph_exit": (("calltime", FieldType("int", 64, False, 16)),
-                                     ("rettime", FieldType("int", 64, False, 16)))}
+DERIVED_FIELDS = {"funcgraph_exit": (("calltime", u(64, 16)), ("rettime", u(64, 16)))}
 
-#: ``struct trace_entry`` (include/linux/trace_events.h): type, size, signed.
-COMMON_FIELDS = (("unsigned short", "common_type", 2, False),
-                 ("unsigned char", "common_flags", 1, False),
-                 ("unsigned char", "common_preempt_count", 1, False),
-                 ("int", "common_pid", 4, True))
-COMMON_SIZE = 8
 #: kisim's (lttng-modules') field names -> v5.10's (include/trace/events/sched.h),
 #: which trace-cmd's and KernelShark's sched plugins look up.
 TRACEFS_FIELDS = {"prev_tid": "prev_pid", "next_tid": "next_pid", "tid": "pid"}
@@ -123,6 +116,14 @@ class FieldFormat:
                 f"size:{self.size};\tsigned:{int(self.signed)};\n")
 
 
+#: ``struct trace_entry`` (include/linux/trace_events.h), every event's first fields.
+COMMON_FIELDS = (FieldFormat("unsigned short", "common_type", 0, 2, False),
+                 FieldFormat("unsigned char", "common_flags", 2, 1, False),
+                 FieldFormat("unsigned char", "common_preempt_count", 3, 1, False),
+                 FieldFormat("int", "common_pid", 4, 4, True))
+COMMON_SIZE = sum(f.size for f in COMMON_FIELDS)
+
+
 @dataclass(frozen=True)
 class EventFormat:
     """One event as tracefs describes it (``events/SYSTEM/NAME/format``)."""
@@ -135,8 +136,7 @@ class EventFormat:
 
     def text(self, char_signed: bool) -> str:
         """The ``format`` file, as ``f_show`` (kernel/trace/trace_events.c) prints it."""
-        common = "".join(FieldFormat(t, n, off, size, signed).line()
-                         for (t, n, size, signed), off in zip(COMMON_FIELDS, (0, 2, 3, 4)))
+        common = "".join(f.line() for f in COMMON_FIELDS)
         own = "".join(f.line() if f.ctype != "char" else
                       FieldFormat(f.ctype, f.name, f.offset, f.size, char_signed).line()
                       for f in self.fields)
