@@ -21,7 +21,7 @@ from arches import Arch
 from kbuild import build
 from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
-from sim.event import Event, EventClass, make_event, s, u
+from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import Guest
 from tracing import tracecmd
 from tracing.ctf import PacketInfo, TraceInfo
@@ -39,10 +39,11 @@ needs_tc = pytest.mark.skipif(tracecmd.available() is None,
 
 BIG = EventClass("kisim/big", tuple((f"w{i}", u(64, 16)) for i in range(30)))
 SMALL = EventClass("kisim/small", (("a", u(32)), ("b", s(32)), ("c", u(16, 16))))
+TEXT = EventClass("kisim/text", (("n", u(8)), ("msg", STRING), ("m", s(64))))
 
 
 def _write(tmp: Path, arch: Arch, packets: list[tuple[PacketInfo, list[Event]]],
-           classes=(SMALL, BIG)) -> Path:
+           classes=(SMALL, BIG, TEXT)) -> Path:
     sink = TraceDatSink(OutDir(tmp), arch.name, list(classes))
     for packet, events in packets:
         assert sink.write_packet(packet, events) == len(events)
@@ -60,12 +61,15 @@ def _info(e: Event) -> str:
 @needs_tc
 def test_deltas_extends_and_large_payloads(tmp_path: Path, arch: Arch) -> None:
     """Deltas over 2^27 ns take a TIME_EXTEND, a 248-byte payload a type_len-0
-    length word, 300 events several pages; trace-cmd reads each back."""
+    length word, strings a __data_loc, 300 events several pages; trace-cmd reads
+    each back."""
     events, ts = [], 1_000
     for i in range(300):
         ts += (i % 7) * 997 + (3 * TS_MASK if i % 50 == 49 else 0)
         if i % 3 == 0:
             events.append(_ev(BIG, 0, ts, tuple((i << 8) + k for k in range(30))))
+        elif i % 5 == 0:          # a __data_loc string among fixed fields
+            events.append(_ev(TEXT, 0, ts, (i & 0xff, "x" * (i % 37), -i)))
         else:
             events.append(_ev(SMALL, 0, ts, (i, -i, i & 0xffff)))
     path = _write(tmp_path, arch, [(PacketInfo(0, 0, 0, ts, 0), events)])

@@ -464,7 +464,6 @@ class TraceDatSink:
         self.image = image
         self.cpus: dict[int, CpuPages] = {}
         self.stats: dict[int, CpuStats] = {}
-        self._seen: dict[int, int] = {}       # cpu -> cumulative discarded delivered
         self.cmdlines: dict[int, str] = {}
         self._calls: dict[tuple[tuple[int, int], int], int] = {}   # (task, depth) -> entry time
         self.unmarked: dict[int, int] = {}
