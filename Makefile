@@ -4,7 +4,7 @@ VENV    := .venv
 STAMP   := $(VENV)/.installed
 KISIM   := $(VENV)/bin/kisim
 
-.PHONY: demo test check bench clean babeltrace2
+.PHONY: demo test check bench clean babeltrace2 trace-cmd
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,24 +15,32 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(KISIM) demo
 
-test: $(STAMP) babeltrace2
+test: $(STAMP) babeltrace2 trace-cmd
 	$(VENV)/bin/pytest -q
 
 # The fast subset (at most 90 s on a 2-core machine under load): every test not
 # marked slow or transparency. `make test` runs them all.
-check: $(STAMP) babeltrace2
+check: $(STAMP) babeltrace2 trace-cmd
 	$(VENV)/bin/pytest -q -m "not slow and not transparency"
 
-# The trace tests read kisim's CTF with the real babeltrace2 (Debian package
-# babeltrace2). Install it where it is missing and apt is available, as root
-# or through passwordless sudo; never fail here: without it those tests skip.
-APT_BT2 := apt-get install -y -qq babeltrace2 >/dev/null 2>&1
+# The trace tests read kisim's CTF with the real babeltrace2 and its trace.dat
+# with the real trace-cmd (Debian packages babeltrace2, and trace-cmd, which
+# brings libtraceevent1). Install each where it is missing and apt is available,
+# as root or through passwordless sudo; never fail here: without it those tests skip.
+# $(call apt_tool,PACKAGE): install PACKAGE (whose command has the same name).
+apt_tool = command -v $(1) >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
+	  { echo "installing $(1) for the trace tests"; \
+	    $(call apt_get,$(1)) || { apt-get update -qq >/dev/null 2>&1 && $(call apt_get,$(1)); } || \
+	    sudo -n $(call apt_get,$(1)) || \
+	    { sudo -n apt-get update -qq >/dev/null 2>&1 && sudo -n $(call apt_get,$(1)); } || \
+	    echo "could not install $(1): its tests will skip"; } || true
+apt_get = apt-get install -y -qq $(1) >/dev/null 2>&1
+
 babeltrace2:
-	@command -v babeltrace2 >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
-	  { echo "installing babeltrace2 for the trace tests"; \
-	    $(APT_BT2) || { apt-get update -qq >/dev/null 2>&1 && $(APT_BT2); } || \
-	    sudo -n $(APT_BT2) || { sudo -n apt-get update -qq >/dev/null 2>&1 && sudo -n $(APT_BT2); } || \
-	    echo "could not install babeltrace2: its tests will skip"; } || true
+	@$(call apt_tool,babeltrace2)
+
+trace-cmd:
+	@$(call apt_tool,trace-cmd)
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_accounting.py

@@ -337,6 +337,11 @@ class Arch:
     variants: Mapping[str, "Arch"] = field(default_factory=dict)
     # The Kconfig symbol this arch is the variant for; "" for the base arch.
     variant: str = ""
+    # Whether plain ``char`` is signed in the arch's C ABI (the ``signed:``
+    # the kernel prints for char fields, ``is_signed_type(char)``): signed on
+    # x86 (System V i386/AMD64 psABI), unsigned on ARM (AAPCS 7.1.1) and
+    # PowerPC (SysV PowerPC ABI, 3-2).
+    char_signed: bool = False
 
     def for_config(self, config: Mapping[str, str]) -> "Arch":
         """The arch a kernel built from ``config`` runs on (:attr:`variants`)."""

@@ -128,6 +128,27 @@ extern char return_to_handler[];
 /* Entries dropped because a task's ret_stack was full. */
 unsigned long ftrace_graph_overrun;
 
+/*
+ * set_graph_function, written by the host: the mcount ips of the chosen
+ * functions. While any is set, a task's outermost call is traced only if it
+ * is one of them, and then everything it calls (2.6.30 trace_graph_entry():
+ * "trace it when it is-nested-in or is a function enabled").
+ */
+unsigned long ftrace_graph_funcs[FTRACE_GRAPH_MAX_FUNCS];
+int ftrace_graph_count;
+
+static __always_inline int ftrace_graph_addr(unsigned long ip)
+{
+	int i;
+
+	if (!ftrace_graph_count)
+		return 1;
+	for (i = 0; i < ftrace_graph_count; i++)
+		if (ftrace_graph_funcs[i] == ip)
+			return 1;
+	return 0;
+}
+
 /* prepare_ftrace_return() and the entry half of trace_graph_entry(). */
 notrace void ftrace_graph_caller_entry(unsigned long ip, unsigned long parent_ip,
 				       unsigned long *slot)
@@ -142,7 +163,7 @@ notrace void ftrace_graph_caller_entry(unsigned long ip, unsigned long parent_ip
 		depth = t->curr_ret_stack + 1;
 		if (depth >= FTRACE_RETFUNC_DEPTH) {
 			ftrace_graph_overrun++;
-		} else {
+		} else if (depth > 1 || ftrace_graph_addr(ip)) {
 			current_thread_info()->ret_stack[depth].ret = parent_ip;
 			current_thread_info()->ret_stack[depth].func = ip;
 			t->curr_ret_stack = depth;

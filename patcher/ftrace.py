@@ -230,6 +230,35 @@ class Ftrace:
         target.extend(words)
         self.update()
 
+    def write_graph_function(self, words: Sequence[str]) -> list[str]:
+        """Write set_graph_function (2.6.30): the functions whose calls, and all
+        they call, the function-graph tracer records; none: every call. Each word
+        is a filter word; one matching no function is refused (EINVAL), more
+        functions than ``ftrace_graph_funcs`` holds too (EBUSY). Returns the
+        functions chosen."""
+        if not self.dynamic:
+            raise PatchError("EPERM", "set_graph_function needs CONFIG_DYNAMIC_FTRACE=y")
+        chosen: dict[int, str] = {}
+        for word in words:
+            found = {rec.ip: rec.function for rec in self.records if self._matches(word, rec)}
+            if not found:
+                raise PatchError("EINVAL", f"{word!r} matches no traceable function")
+            chosen.update(found)
+        table = next((s for s in self.image.symbols.entries
+                      if s.name == "ftrace_graph_funcs"), None)
+        if table is None:
+            raise PatchError("ENODEV", "set_graph_function needs "
+                                       "CONFIG_FUNCTION_GRAPH_TRACER=y")
+        word = self.arch.bits // 8
+        if len(chosen) > table.size // word:
+            raise PatchError("EBUSY", f"set_graph_function holds {table.size // word} "
+                                      f"functions, not {len(chosen)}")
+        for i, ip in enumerate(sorted(chosen)):
+            self.machine.write_word(table.addr + i * word, ip)
+        self.machine.write(self._symbol("ftrace_graph_count"),
+                           self.arch.from_int(len(chosen), 4))
+        return sorted(set(chosen.values()))
+
     def wanted(self, rec: DynRecord) -> bool:
         """Whether the filters select ``rec``'s site: in the filter (or no filter), not in
         notrace."""

@@ -225,6 +225,9 @@ class PacketInfo:
     timestamp_begin: int
     timestamp_end: int
     events_discarded: int       # cumulative for this CPU's stream
+    #: Cumulative events overwritten before this packet (the sub-buffers the
+    #: overwrite mode took from the consumer); not part of CTF's packet context.
+    events_overwritten: int = 0
 
 
 class CtfWriter:

@@ -159,10 +159,14 @@ class RingBuffers:
     def _emit(self, sink: PacketSink, cpu: int, seq: int, ts_begin: int, ts_end: int,
               discarded: int, data: bytes, count: int) -> None:
         c = self.counts[cpu]
-        c.lost_packets += seq - self._last_seq[cpu] - 1
+        gap = seq - self._last_seq[cpu] - 1
+        if gap:      # the guest is stopped: its count covers every sub-buffer before seq
+            c.lost_packets += gap
+            c.overwritten = self.state(cpu)["overwritten"]
         self._last_seq[cpu] = seq
         c.discarded = discarded          # the last snapshot delivered, until flush()
-        c.recorded += sink.write_packet(PacketInfo(cpu, seq, ts_begin, ts_end, discarded),
+        c.recorded += sink.write_packet(PacketInfo(cpu, seq, ts_begin, ts_end, discarded,
+                                                   c.overwritten),
                                         self._events(cpu, data, count))
         c.packets += 1
 

@@ -7,6 +7,8 @@ A sink consumes the drained event stream directly, packet by packet, as
 - ``ctf``: CTF 1.8, streamed to one file per CPU (:class:`tracing.ctf.CtfWriter`);
 - ``chrome``: Chrome trace JSON for ui.perfetto.dev, ``DIR/trace.json``
   (:mod:`tracing.chrome`);
+- ``trace-cmd``: trace-cmd's ``DIR/trace.dat`` (file version 6) for
+  ``trace-cmd report`` and KernelShark (:mod:`tracing.tracedat`);
 - ``text``, ``seed``, ``graph``: the text renderings of :mod:`tracing.text`
   (the kernel's ``trace`` file, the mcount RFC's lines, the function_graph
   tracer's), ``DIR/trace.txt`` or lines for stdout.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import fsio
 from sim.event import Event, EventClass
@@ -30,6 +32,7 @@ from tracing.ctf import CtfWriter, PacketInfo, TraceInfo
 from tracing.errors import TraceError
 from tracing.outdir import OutDir
 from tracing.text import Symbols, render, time_order
+from tracing.tracedat import FILE as TRACE_DAT, TraceDatSink
 
 #: Namespace of the deterministic trace UUIDs (uuid5 of the run's parameters).
 TRACE_NAMESPACE = uuid.UUID("6b697369-6d2d-7472-6163-652d63746631")
@@ -55,6 +58,8 @@ class SinkContext:
     tracer: str = "nop"
     #: Function names for function-tracer events (seed, graph, the text's ``func <-parent``).
     symbols: Symbols | None = None
+    #: The guest image (``sim.elf.Image``), whose symbols trace.dat carries as kallsyms.
+    image: Any = None
 
     @property
     def process(self) -> str:
@@ -152,6 +157,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("ctf", "CTF 1.8 directory (babeltrace2, Trace Compass)", _ctf),
     Format("chrome", "Chrome JSON (ui.perfetto.dev)", lambda out, ctx: ChromeSink(out, ctx),
            file=ChromeSink.FILE),
+    Format("trace-cmd", "trace-cmd's trace.dat, version 6 (trace-cmd report, KernelShark)",
+           lambda out, ctx: TraceDatSink(out, ctx.info.arch, ctx.classes, ctx.image),
+           file=TRACE_DAT),
     Format("text", "the kernel's trace file (kernel/trace/trace_output.c)",
            lambda out, ctx: TextSink("text", out, ctx), text=True, aliases=("ftrace",),
            file=TextSink.FILE),

@@ -5,7 +5,7 @@ function_graph tracer's.
   time order, as ``kernel/trace/trace_output.c`` prints it without irq
   information (``trace_print_context``): the task as ``%16s-%-5d`` (comm,
   pid), the CPU as ``[%03d]``, the timestamp as `` %5lu.%06lu:`` (seconds,
-  microseconds). A function-tracer event then reads ``func <-parent``
+  microseconds, rounded as ``ns2usecs`` rounds). A function-tracer event then reads ``func <-parent``
   (``trace_fn_trace``); any other event ``name: field=value ...`` (hex for
   addresses and flags), as a trace event's print format does.
 - ``seed``: the mcount RFC's line (LKML, 2008-01-03),
@@ -49,6 +49,12 @@ GRAPH_HEADER = ("# tracer: function_graph\n"
                 "# |     |   |                     |   |   |   |\n")
 
 
+def task_key(e: Event) -> tuple[int, int]:
+    """The task that recorded ``e``: its pid, and for pid 0 its CPU too (each CPU
+    has its own idle task, all with pid 0)."""
+    return (e.cpu if e.tid == 0 else -1, e.tid)
+
+
 def _comm(e: Event) -> str:
     """The task's comm; the idle task, which has none here, is the kernel's swapper/N."""
     return e.comm or (f"swapper/{e.cpu}" if e.tid == 0 else "")
@@ -59,11 +65,16 @@ def _fields(e: Event) -> str:
                     else f"{name}={value}" for name, ftype, value in e.typed_fields())
 
 
+def timestamp(ns: int) -> str:
+    """``%5lu.%06lu`` seconds of a nanosecond time, rounded to the nearest
+    microsecond as ``ns2usecs`` (kernel/trace/trace.c) rounds it."""
+    usecs = (ns + 500) // 1000
+    return f"{usecs // 1_000_000:5d}.{usecs % 1_000_000:06d}"
+
+
 def kernel_line(e: Event, sym: Symbols | None = None) -> str:
     """One event as the kernel's ``trace`` file prints it (trace_print_context + event)."""
-    usecs = e.timestamp // 1000
-    context = (f"{_comm(e):>16}-{e.tid:<5} [{e.cpu:03d}]  {usecs // 1_000_000:5d}."
-               f"{usecs % 1_000_000:06d}: ")
+    context = f"{_comm(e):>16}-{e.tid:<5} [{e.cpu:03d}]  {timestamp(e.timestamp)}: "
     if e.cls.output is not None:
         return context + e.cls.output(e)
     if e.name == "function" and sym is not None:
@@ -118,7 +129,7 @@ def _duration(ns: int | None) -> str:
 def graph_lines(events: Iterable[Event], sym: Symbols) -> Iterator[str]:
     """The function_graph text; entries and exits are paired per task."""
     evs = [e for e in events if e.name in ("funcgraph_entry", "funcgraph_exit")]
-    open_at: dict[tuple[int, int], Event] = {}      # (tid, depth) -> entry
+    open_at: dict[tuple[tuple[int, int], int], Event] = {}      # (task, depth) -> entry
     last_task: dict[int, tuple[str, int]] = {}
     yield from GRAPH_HEADER.splitlines()
     i = 0
@@ -141,10 +152,10 @@ def graph_lines(events: Iterable[Event], sym: Symbols) -> Iterator[str]:
                        f"{indent}{sym.name(func)}();")
                 i += 2
                 continue
-            open_at[(e.tid, depth)] = e
+            open_at[(task_key(e), depth)] = e
             yield f"{e.cpu:2d}){_duration(None)}|{indent}{sym.name(func)}() {{"
         else:
-            start = open_at.pop((e.tid, depth), None)
+            start = open_at.pop((task_key(e), depth), None)
             ns = None if start is None else e.timestamp - start.timestamp
             yield f"{e.cpu:2d}){_duration(ns)}|{indent}}}"
         i += 1
@@ -172,4 +183,4 @@ def render(fmt: str, events: Iterable[Event], sym: Symbols | None = None,
 
 
 __all__ = ["GRAPH_HEADER", "RENDERERS", "Symbols", "graph_lines", "header", "kernel_line",
-           "render", "seed_lines", "text_lines", "time_order"]
+           "render", "seed_lines", "task_key", "text_lines", "time_order", "timestamp"]

@@ -213,6 +213,7 @@ ARCH = Arch(
     summary="x86-64, little-endian, variable-length instructions",
     bits=64,
     endian="little",
+    char_signed=True,
     uc_mode=(unicorn.UC_ARCH_X86, unicorn.UC_MODE_64),
     cs_mode=(capstone.CS_ARCH_X86, capstone.CS_MODE_64),
     ks_mode=(keystone.KS_ARCH_X86, keystone.KS_MODE_64),

@@ -15,6 +15,7 @@ from kbuild.layout import MAX_SEED as MAX_LAYOUT_SEED
 from kbuild.modules import ModulePath
 from kisim.errors import UsageError
 from lab.samples import MAX_LAYOUTS
+from kisim.progress import progress
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
 from sim.machine import MAX_CPUS
 from tracing.ring import MAX_RING_BYTES, MAX_SUBBUF_SIZE, MAX_SUBBUFS, MODES
@@ -279,6 +280,18 @@ def add_buffer_args(p: argparse.ArgumentParser) -> None:
                         "larger values put the buffers under pressure)")
 
 
+def run_traced(session: Any, sink: Any, verb: str, args: argparse.Namespace) -> Any:
+    """Run ``session`` into ``sink`` with a progress line ("tracing", "recording");
+    the sink is abandoned (nothing written) if the run does not finish."""
+    try:
+        with progress(f"{verb} {args.workload} on {args.arch}", enabled=not args.json) as adv:
+            return session.run(sink, on_progress=lambda n: adv(
+                0, description=f"{verb}: {n:,} instructions"))
+    except BaseException:
+        sink.abort()
+        raise
+
+
 def check_drain(args: argparse.Namespace) -> None:
     """--drain-every at least 1 (checked before a possibly long build)."""
     if args.drain_every < 1:
@@ -316,3 +329,32 @@ def filter_args(specs: list[str]) -> tuple[tuple[str, str], ...]:
             raise UsageError(f"--filter {spec!r}: give it as [GRP/]EVENT:EXPR")
         pairs.append((event.strip(), expr))
     return tuple(pairs)
+
+
+# -- the function tracers (ftrace, record) -------------------------------------------------
+
+def check_function_tracer(b: Any, tracer: str, filtered: bool) -> None:
+    """The kernel ``b`` can run ``tracer`` (with set_ftrace_filter words if ``filtered``)."""
+    if not b.is_set("FUNCTION_TRACER"):
+        raise UsageError("the kernel is built with CONFIG_FUNCTION_TRACER=n: nothing to trace")
+    if tracer == "function_graph" and not b.is_set("FUNCTION_GRAPH_TRACER"):
+        raise UsageError("the function_graph tracer needs CONFIG_FUNCTION_GRAPH_TRACER=y")
+    if filtered and not b.is_set("DYNAMIC_FTRACE"):
+        raise UsageError("function filters need CONFIG_DYNAMIC_FTRACE=y")
+
+
+def function_tracer(guest: Any, tables: Any, tracer: str, filters: list[str],
+                    notrace: list[str], glob: str = "2.6.28", graph: list[str] = ()) -> Any:
+    """``tracer`` on ``guest``'s ftrace, with the set_ftrace_filter and
+    set_ftrace_notrace words written (the first of each replaces, the others
+    append) and the set_graph_function words ``graph``."""
+    from probes.function_tracer import FunctionTracer
+    ft = FunctionTracer(guest, tables, tracer=tracer)
+    ft.ftrace.glob = glob
+    for i, word in enumerate(filters):
+        ft.ftrace.write_filter(word, append=i > 0)
+    for i, word in enumerate(notrace):
+        ft.ftrace.write_filter(word, append=i > 0, notrace=True)
+    if graph:
+        ft.ftrace.write_graph_function(graph)
+    return ft

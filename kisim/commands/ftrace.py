@@ -18,11 +18,10 @@ from collections import Counter
 
 from kbuild import build
 from kisim.commands.common import (add_cycles, timing, MAX_QUANTUM, add_arch, add_buffer_args, add_config, add_cpus,
-                                   add_json, add_modules, check_drain, int_in, overrides, print_json,
-                                   trace_options)
+                                   add_json, add_modules, check_drain, check_function_tracer,
+                                   function_tracer, int_in, overrides, print_json, trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
-from probes.function_tracer import FunctionTracer
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
 from tracing.ctf import TraceInfo
 from tracing.outdir import POLICY
@@ -52,10 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="filter syntax: 2.6.28's x*, *x, *x* (default) or full glob(7)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help=f"{help_text(FORMATS, text_to_stdout=True)} (ftrace: text). Default: seed for function, "
-                        "graph for function_graph; text formats print to stdout, ctf and "
-                        "chrome go into --out DIR")
+                        "graph for function_graph; text formats print to stdout, ctf, "
+                        "chrome and trace-cmd go into --out DIR")
     p.add_argument("--out", default=None, metavar="DIR",
-                   help=f"trace directory for --format ctf|chrome. {POLICY}")
+                   help=f"trace directory for --format ctf|chrome|trace-cmd. {POLICY}")
     add_buffer_args(p)
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="print at most N trace lines")
@@ -75,7 +74,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     if not fmt.text and args.out is None:
         raise UsageError(f"--format {fmt.name} needs --out DIR")
     if fmt.text and args.out is not None:
-        raise UsageError(f"--out is for --format ctf or chrome, not {fmt.name}")
+        raise UsageError(f"--out is for --format ctf, chrome or trace-cmd, not {fmt.name}")
     if fmt.needs not in (None, FAMILY[args.tracer]):
         raise UsageError(f"--format {fmt.name} needs --tracer "
                          f"{'function_graph' if fmt.needs == 'funcgraph' else 'function'}")
@@ -83,25 +82,15 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be >= 0")
     check_drain(args)                        # before a possibly long build
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
-    if not b.is_set("FUNCTION_TRACER"):
-        raise UsageError("the kernel is built with CONFIG_FUNCTION_TRACER=n: nothing to trace")
-    if args.tracer == "function_graph" and not b.is_set("FUNCTION_GRAPH_TRACER"):
-        raise UsageError("--tracer function_graph needs CONFIG_FUNCTION_GRAPH_TRACER=y")
+    check_function_tracer(b, args.tracer, bool(args.filter or args.notrace))
     dynamic = b.is_set("DYNAMIC_FTRACE")
-    if (args.filter or args.notrace) and not dynamic:
-        raise UsageError("--filter/--notrace need CONFIG_DYNAMIC_FTRACE=y")
     tables = load_tables(b.elf, b.spec)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))
-    tracer = FunctionTracer(guest, tables, tracer=args.tracer)
+    tracer = function_tracer(guest, tables, args.tracer, args.filter, args.notrace, args.glob)
     ft = tracer.ftrace
-    ft.glob = args.glob
     init = guest.ftrace_boot               # the boot converted every site (ftrace_init)
-    for i, word in enumerate(args.filter):
-        ft.write_filter(word, append=i > 0)
-    for i, word in enumerate(args.notrace):
-        ft.write_filter(word, append=i > 0, notrace=True)
     options = trace_options(args, b.config, tracer.event_names, MAX_INSTRUCTIONS)
     session = TraceSession(guest, options)
     arch = guest.arch
@@ -112,7 +101,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         env={"kisim_workload": args.workload, "kisim_cpus": args.cpus,
              "kisim_tracer": args.tracer, "kisim_cpu_clock_hz": arch.clock_hz})
     sink = open_sink(fmt.name, args.out, SinkContext(info, session.classes, args.tracer,
-                                                     tracer.symbols))
+                                                     tracer.symbols, guest.image))
     events = EventList(forward=sink)
     tracer.start()
     try:

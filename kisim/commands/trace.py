@@ -18,8 +18,7 @@ from pathlib import Path
 from kbuild import build
 from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args,
                                    check_drain, filter_args, kprobe_lines, overrides, print_json,
-                                   trace_options)
-from kisim.progress import progress
+                                   run_traced, trace_options)
 from patcher.instrument import attach
 from probes.trace_kprobe import kprobe_events
 from sim.guest import Guest, check_workload
@@ -80,14 +79,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
                               "kisim_mode": args.mode,
                               "kisim_cpu_clock_hz": guest.arch.clock_hz})
     out = Path(args.out)
-    sink = open_sink(args.format, out, SinkContext(info, session.classes))
-    try:
-        with progress(f"tracing {args.workload} on {args.arch}", enabled=not args.json) as adv:
-            result = session.run(sink, on_progress=lambda n: adv(
-                0, description=f"tracing: {n:,} instructions"))
-    except BaseException:
-        sink.abort()
-        raise
+    sink = open_sink(args.format, out, SinkContext(info, session.classes, image=guest.image))
+    result = run_traced(session, sink, "tracing", args)
     info.env.update({f"kisim_events_{k}": v for k, v in result.total.to_json().items()})
     files = sink.close()
     size = sum(f.stat().st_size for f in files)

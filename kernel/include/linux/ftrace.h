@@ -43,4 +43,7 @@ struct ftrace_ret_stack {
 	unsigned long func;
 };
 
+/* set_graph_function's capacity (2.6.30 kernel/trace/trace.h). */
+#define FTRACE_GRAPH_MAX_FUNCS	32
+
 #endif

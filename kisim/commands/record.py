@@ -1,0 +1,197 @@
+"""``kisim record``: ``trace-cmd record``'s common flags, on a guest run, into a trace.dat.
+
+``kisim record --arch A [-e SYSTEM[:EVENT] [-f FILTER]]... [-p function|function_graph]
+[-l FUNC]... [-n FUNC]... [-g FUNC]... [-b KB] [-o FILE] [-C global] [WORKLOAD]``
+boots the guest, enables what the flags say, runs WORKLOAD (a kisim workload or
+``MOD:FUNC``, default hackbench) and writes trace.dat (default ``./trace.dat``) for
+``trace-cmd report`` and KernelShark. As in trace-cmd 3.1.6: ``-e`` takes ``SYSTEM``,
+``SYSTEM:EVENT``, ``EVENT`` or ``all`` (globs too) and repeats; ``-f`` filters the
+``-e`` before it; ``-l``/``-n`` are set_ftrace_filter / set_ftrace_notrace words and
+select the function tracer if ``-p`` names none, ``-g`` set_graph_function words
+(selecting function_graph); ``-b`` is the buffer per CPU in KiB; ``-C`` names the
+clock. kisim has one, the modeled clock, synchronized across CPUs (trace-cmd's
+``global``). Its other flags are refused by name; ``--module`` is kisim's (a guest
+module's source), not trace-cmd's function filter.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from typing import NoReturn
+
+from arches import get_arch
+from kbuild import build
+from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_run_args,
+                                   check_drain, check_function_tracer, function_tracer,
+                                   int_in, overrides, print_json, run_traced, timing,
+                                   trace_options)
+from kisim.errors import UsageError
+from patcher.tables import load_tables
+from sim.guest import Guest, check_workload
+from tracing.events import event_classes
+from tracing.session import TraceSession
+from tracing.tracedat import TraceDatSink, output_file, select_events, tracefs_name
+
+TRACERS = ("nop", "function", "function_graph")
+#: The most -b may ask for, KiB per CPU (tracing.ring.MAX_RING_BYTES bounds all CPUs).
+MAX_KB = 64 << 10
+#: trace-cmd record's other options (``trace-cmd record -h``, 3.1.6), refused by name.
+UNSUPPORTED = {
+    "-F": "filter only on the given process", "-P": "trace the given pid",
+    "-c": "also trace the children", "-T": "do a stacktrace on all events",
+    "-m": "max size per CPU", "-M": "set CPU mask to trace",
+    "-v": "negate -e", "-d": "disable function tracer when running",
+    "-D": "full disable of function tracing", "-O": "option to enable",
+    "-r": "real time priority of the capture threads", "-s": "sleep interval between recording",
+    "-S": "used with --profile", "-N": "host:port to connect to", "-V": "cid:port to connect to",
+    "-t": "used with -N", "-B": "create sub buffer", "-k": "do not reset the buffers",
+    "-i": "do not fail if an event is not found", "-q": "print no output",
+    "-G": "soft and hard irqs as global", "-R": "trigger for previous -e event",
+    "-A": "agent", "--quiet": "print no output", "--temp": "directory for temp files",
+    "--by-comm": "used with --profile", "--profile": "options for report --profile",
+    "--func-stack": "stack trace for function tracer",
+    "--max-graph-depth": "limit function_graph depth",
+    "--cmdlines-size": "kernel saved_cmdlines_size", "--no-filter": "include trace-cmd threads",
+    "--proc-map": "save the traced processes' address map", "--user": "run as a given user",
+    "--tsc2nsec": "convert the clock with the TSC multiplier",
+    "--tsync-interval": "guest timestamp synchronization", "--poll": "don't block reading",
+    "--name": "agent name", "--file-version": "trace file version",
+    "--compression": "compress the trace file", "--proxy": "vsocket proxy"}
+
+
+class _Refuse(argparse.Action):
+    """A trace-cmd record option kisim does not have: one line, exit 2."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> NoReturn:
+        parser.error(f"{option_string} ({UNSUPPORTED[option_string]}) is a trace-cmd record "
+                     "option kisim record does not support")
+
+
+class _Event(argparse.Action):
+    """``-e SPEC``: one more (spec, filter) pair, in order."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        namespace.events = [*namespace.events, [values, None]]
+
+
+class _Filter(argparse.Action):
+    """``-f FILTER``: the filter of the ``-e`` before it."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if not namespace.events:
+            parser.error("-f FILTER filters the -e EVENT before it; give -e first")
+        if namespace.events[-1][1] is not None:
+            parser.error(f"-e {namespace.events[-1][0]} has a filter already")
+        namespace.events[-1][1] = values
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("record", help="trace-cmd record's flags: record a run "
+                                             "into trace.dat",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_args(p)
+    p.set_defaults(events=[])
+    p.add_argument("-e", action=_Event, metavar="SYSTEM[:EVENT]",
+                   help="enable events (repeatable): kmem, sched, kmem:kmalloc, "
+                        "sched_switch, all, globs")
+    p.add_argument("-f", action=_Filter, metavar="FILTER",
+                   help="filter for the previous -e (v5.10's filter grammar)")
+    p.add_argument("-p", choices=TRACERS, default=None, dest="plugin",
+                   help="tracer: function or function_graph (nop: none)")
+    p.add_argument("-l", action="append", default=[], metavar="FUNC", dest="funcs",
+                   help="set_ftrace_filter word (repeatable)")
+    p.add_argument("-n", action="append", default=[], metavar="FUNC", dest="notrace",
+                   help="set_ftrace_notrace word (repeatable); notrace wins")
+    p.add_argument("-g", action="append", default=[], metavar="FUNC", dest="graph",
+                   help="set_graph_function word (repeatable): function_graph records "
+                        "only these functions' calls and what they call")
+    p.add_argument("-b", type=int_in(1, MAX_KB), default=None, metavar="KB",
+                   help="buffer per CPU in KiB (sub-buffers of --subbuf-size bytes)")
+    p.add_argument("-o", default="trace.dat", metavar="FILE", dest="output",
+                   help="output file (default trace.dat)")
+    p.add_argument("-C", default="global", metavar="CLOCK", dest="clock",
+                   help="trace clock: global, kisim's modeled clock (the only one)")
+    p.add_argument("--kprobe-event", action="append", default=[], metavar="DEF",
+                   dest="kprobe_events", help="a kprobe_events definition (repeatable)")
+    p.add_argument("command", nargs="?", default=None, metavar="WORKLOAD",
+                   help="what to run (like --workload; default hackbench)")
+    add_buffer_args(p)
+    add_cycles(p, "count")
+    add_json(p)
+    for flag in UNSUPPORTED:
+        p.add_argument(flag, action=_Refuse, nargs="?", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_record)
+
+
+def _probes(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The events the -e flags enable, and their filters by event name."""
+    classes = event_classes(get_arch(args.arch)).values()
+    names: list[str] = []
+    filters = []
+    for spec, expr in args.events:
+        found = select_events(spec, classes)
+        if not found:
+            known = ", ".join(":".join(tracefs_name(c)) for c in classes
+                              if tracefs_name(c)[0] != "ftrace")
+            raise UsageError(f"-e {spec}: no such event (events: {known})")
+        names += [n for n in found if n not in names]
+        filters += [(n, expr) for n in found if expr is not None]
+    return tuple(names), tuple(filters)
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    if args.command is not None:
+        args.workload = args.command
+    check_workload(args.workload, args.size)
+    if args.clock != "global":
+        raise UsageError(f"-C {args.clock}: kisim records with one clock, the modeled "
+                         "clock synchronized across CPUs: global")
+    if args.b is not None and args.subbufs is not None:
+        raise UsageError("-b KB and --subbufs both size the buffers; give one")
+    tracer = args.plugin or ("function_graph" if args.graph else
+                             "function" if args.funcs or args.notrace else "nop")
+    if tracer == "nop" and (args.funcs or args.notrace):
+        raise UsageError("-l/-n filter the function tracers; -p nop has none")
+    if args.graph and tracer != "function_graph":
+        raise UsageError(f"-g sets the function_graph tracer's functions; not for -p {tracer}")
+    probes, filters = _probes(args)
+    if not probes and tracer == "nop" and not args.kprobe_events:
+        raise UsageError("no event or tracer to record: give -e EVENT or -p TRACER")
+    check_drain(args)
+    output = output_file(args.output)          # refused now, before the build and the run
+    b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
+    if tracer != "nop":
+        check_function_tracer(b, tracer, bool(args.funcs or args.notrace or args.graph))
+    guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
+                  quantum=args.quantum, seed=args.seed, expect=args.expect,
+                  timing=timing(args))
+    ft = None
+    if tracer != "nop":
+        ft = function_tracer(guest, load_tables(b.elf, b.spec), tracer, args.funcs,
+                             args.notrace, graph=args.graph)
+        probes += ft.event_names
+    options = trace_options(args, b.config, probes, args.max_instructions)
+    if args.b is not None:
+        options = replace(options, subbufs=max(2, -(-args.b * 1024 // options.subbuf_size)))
+    options = replace(options, filters=filters, kprobe_events=tuple(args.kprobe_events))
+    session = TraceSession(guest, options)
+    sink = TraceDatSink(output, guest.arch.name, session.classes, guest.image)
+    if ft is not None:
+        ft.start()
+    result = run_traced(session, sink, "recording", args)
+    sink.close()
+    size = output.stat().st_size
+    if args.json:
+        data = result.to_json()
+        data.update(tracer=tracer, output=str(output), trace_bytes=size)
+        print_json(data)
+        return 0 if result.checksum_ok else 1
+    for cpu in range(result.cpus):       # trace-cmd record's closing per-CPU stats
+        print(sink.stats[cpu].text(cpu) if cpu in sink.stats else f"CPU: {cpu}\n(no events)")
+    print(f"{result.arch}, {result.cpus} CPUs, {result.workload}: events "
+          f"{', '.join(options.probes)}; tracer {tracer}; {result.total.recorded:,} recorded, "
+          f"{result.total.discarded:,} discarded, {result.total.overwritten:,} overwritten; "
+          f"checksum {'ok' if result.checksum_ok else 'MISMATCH'}")
+    print(f"trace: {output} (trace.dat version 6, {size:,} bytes)")
+    return 0 if result.checksum_ok else 1

@@ -1,0 +1,311 @@
+"""trace.dat: what kisim writes, read back with the real ``trace-cmd report``.
+
+Fast tests feed the sink events directly (no guest): time extends, large
+payloads, lost-event marks and the per-CPU stats, on each arch's word size
+and byte order (ppc32: a big-endian file read on this little-endian host).
+Slow tests record guests on every arch (tracepoints, kmem, function,
+function_graph, a lossy run) and compare ``trace-cmd report`` with kisim's
+own text, event for event: same task, CPU, microsecond, event and fields.
+"""
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from arches import Arch
+from kbuild import build
+from patcher.tables import load_tables
+from probes.function_tracer import FunctionTracer
+from sim.event import STRING, Event, EventClass, make_event, s, u
+from sim.guest import Guest
+from tracing import tracecmd
+from tracing.ctf import PacketInfo, TraceInfo
+from tracing.events import parse_probes
+from tracing.outdir import OutDir
+from tracing.session import EventList, TraceOptions, TraceResult, TraceSession
+from tracing.sinks import SinkContext, open_sink
+from tracing.text import kernel_line, render
+from tracing.tracedat import (PAGE_SIZE, TRACEFS_FIELDS, TS_MASK, CpuPages, TraceDatSink,
+                              event_format, tracefs_name)
+
+needs_tc = pytest.mark.skipif(tracecmd.available() is None,
+                              reason="trace-cmd is not installed and apt is not available "
+                                     "to install it (make test does)")
+
+BIG = EventClass("kisim/big", tuple((f"w{i}", u(64, 16)) for i in range(30)))
+SMALL = EventClass("kisim/small", (("a", u(32)), ("b", s(32)), ("c", u(16, 16))))
+TEXT = EventClass("kisim/text", (("n", u(8)), ("msg", STRING), ("m", s(64))))
+
+
+def _write(tmp: Path, arch: Arch, packets: list[tuple[PacketInfo, list[Event]]],
+           classes=(SMALL, BIG, TEXT)) -> Path:
+    sink = TraceDatSink(OutDir(tmp), arch.name, list(classes))
+    for packet, events in packets:
+        assert sink.write_packet(packet, events) == len(events)
+    return sink.close()[0]
+
+
+def _ev(cls: EventClass, cpu: int, ts: int, values) -> Event:
+    return make_event(cls, cpu=cpu, timestamp=ts, tid=7, comm="worker", values=values)
+
+
+def _info(e: Event) -> str:
+    return " ".join(f"{n}={v:#x}" if t.base == 16 else f"{n}={v}" for n, t, v in e.typed_fields())
+
+
+@needs_tc
+def test_deltas_extends_and_large_payloads(tmp_path: Path, arch: Arch) -> None:
+    """Deltas over 2^27 ns take a TIME_EXTEND, a 248-byte payload a type_len-0
+    length word, strings a __data_loc, 300 events several pages; trace-cmd reads
+    each back."""
+    events, ts = [], 1_000
+    for i in range(300):
+        ts += (i % 7) * 997 + (3 * TS_MASK if i % 50 == 49 else 0)
+        if i % 3 == 0:
+            events.append(_ev(BIG, 0, ts, tuple((i << 8) + k for k in range(30))))
+        elif i % 5 == 0:          # a __data_loc string among fixed fields
+            events.append(_ev(TEXT, 0, ts, (i & 0xff, "x" * (i % 37), -i)))
+        else:
+            events.append(_ev(SMALL, 0, ts, (i, -i, i & 0xffff)))
+    path = _write(tmp_path, arch, [(PacketInfo(0, 0, 0, ts, 0), events)])
+    assert path.stat().st_size > 4 * PAGE_SIZE
+    got = tracecmd.report(path, "-N")
+    assert not got.other and not got.dropped
+    assert [(r.cpu, r.time, r.name, r.info) for r in got.lines] == [
+        (0, f"{(e.timestamp + 500) // 1000 // 10**6}.{(e.timestamp + 500) // 1000 % 10**6:06d}",
+         tracefs_name(e.cls)[1], _info(e)) for e in events]
+    endian = tracecmd.run("report", "-e", path).stdout
+    assert f"file is {arch.endian} endian" in endian
+    summary = tracecmd.run("dump", "--summary", path).stdout
+    assert "\t[Tracing clock]\n\t\t[global]\n" in summary
+    assert f"\t\t{'1' if arch.endian == 'big' else '0'}\t[{arch.endian.title()} endian]" in summary
+    assert f"\t\t{arch.bits // 8}\t[Bytes in a long]" in summary
+
+
+@needs_tc
+def test_lost_events_are_marked_and_counted(tmp_path: Path, arch: Arch) -> None:
+    """Each loss between packets marks the next page (RB_MISSED_EVENTS with the
+    count stored); a loss after the last event is only in the CPU's stats."""
+    def packet(cpu: int, seq: int, t0: int, discarded: int, overwritten: int = 0):
+        return (PacketInfo(cpu, seq, t0, t0 + 100, discarded, overwritten),
+                [_ev(SMALL, cpu, t0 + k, (k, k, k)) for k in range(5)])
+    packets = [packet(0, 0, 1000, 0), packet(1, 0, 1500, 0),
+               packet(0, 1, 2000, 3), packet(0, 2, 3000, 3, 40),
+               packet(1, 3, 4000, 0, 17), packet(0, 3, 5000, 10, 40),
+               (PacketInfo(0, 4, 6000, 6000, 12, 40), [])]
+    path = _write(tmp_path, arch, packets)
+    got = tracecmd.report(path, "-N")
+    assert got.dropped == {0: 3 + 40 + 7, 1: 17}
+    assert len(got.lines) == 30
+    stats = tracecmd.run("report", "--stat", path).stdout
+    assert "dropped events: 12\nread events: 20" in stats
+    assert "overrun: 40\n" in stats and "overrun: 17\n" in stats
+    # Negative control: the same events without losses carry no marks.
+    clean = [(PacketInfo(p.cpu, p.seq, p.timestamp_begin, p.timestamp_end, 0), ev)
+             for p, ev in packets]
+    assert tracecmd.report(_write(tmp_path / "clean", arch, clean), "-N").dropped == {}
+
+
+def test_time_extend_encoding() -> None:
+    """The header words as include/linux/ring_buffer.h lays them out, both byte orders."""
+    for prefix, word in (("<", lambda t, d: (d << 5) | t), (">", lambda t, d: (t << 27) | d)):
+        pages = CpuPages(prefix, 8)
+        pages.add(10, b"\1\2\3\4")
+        pages.add(10 + (5 << 27) + 9, b"\5\6\7\x08")
+        pages.finish()
+        data = pages.pages[0][16:40]
+        order = "little" if prefix == "<" else "big"
+        words = [int.from_bytes(data[i:i + 4], order) for i in range(0, 20, 4)]
+        assert words == [word(1, 0), int.from_bytes(b"\1\2\3\4", order), word(30, 9), 5,
+                         word(1, 0)]
+        assert int.from_bytes(pages.pages[0][8:16], order) == 24      # commit: 3 words x 8
+
+
+def test_format_text_is_tracefs_shape(arch: Arch) -> None:
+    """``format`` as f_show prints it: common fields, a blank line, the event's
+    fields at natural alignment, ``print fmt``; v5.10's sched field names."""
+    from tracing.events import event_classes
+    cls = event_classes(arch)["sched_switch"]
+    text = event_format(cls, 20, arch.bits).text(arch.char_signed)
+    word = arch.bits // 8
+    assert text.startswith("name: sched_switch\nID: 20\nformat:\n"
+                           "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n")
+    assert "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n" \
+           f"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:{int(arch.char_signed)};\n" \
+           f"\tfield:long prev_pid;\toffset:24;\tsize:{word};\tsigned:1;\n" in text
+    assert text.endswith(", REC->next_prio\n")
+    assert f"next_pid={'%ld' if arch.bits == 64 else '%d'}" in text
+
+
+# -- guests -------------------------------------------------------------------
+
+def _nearest(sym, addr: int) -> str:
+    """The kallsyms name at or below ``addr``, as libtraceevent's %ps finds it
+    (a function's name where several symbols share the address)."""
+    entries = sym.tables.image.symbols.entries
+    return max((s for s in entries if s.addr <= addr),
+               key=lambda s: (s.addr, s.kind == "func")).name
+
+
+def _expected(e: Event, sym) -> tuple:
+    """kisim's text line of ``e`` as trace-cmd report -N should print it."""
+    line = re.match(r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\d+\.\d{6}): (.*)$", kernel_line(e, sym))
+    assert line is not None
+    comm, tid, cpu, time, info = line.groups()
+    if e.name == "function":
+        # trace_fn_trace's "func <-parent"; kisim looks a return address up one
+        # byte back (%pB), v5.10's print fmt (%ps) at the address itself, which
+        # after a call that never returns is the next function.
+        info = f"{info.split(' <-')[0]} <-- {_nearest(sym, e.values[1])}"
+    else:
+        info = info.split(": ", 1)[1]
+    if e.name.startswith("funcgraph"):
+        func, depth = e.values
+        info = f"{'-->' if e.name == 'funcgraph_entry' else '<--'} {sym.name(func)} ({depth})"
+    else:
+        for ours, theirs in TRACEFS_FIELDS.items():
+            info = info.replace(f"{ours}=", f"{theirs}=")
+    return ("<idle>" if int(tid) == 0 else comm, int(tid), int(cpu), time,
+            tracefs_name(e.cls)[1], info)
+
+
+def _compare(path: Path, events: list[Event], sym=None) -> tracecmd.Report:
+    got = tracecmd.report(path, "-N")
+    want = [_expected(e, sym) for e in sorted(events, key=lambda e: (e.timestamp, e.cpu))]
+    seen = [(r.comm, r.pid, r.cpu, r.time, r.name,
+             r.info.split(" (start:")[0] if r.name == "funcgraph_exit" else r.info)
+            for r in got.lines]
+    assert len(seen) == len(want) and seen == want
+    return got
+
+
+def _trace(arch: Arch, tmp: Path, probes: str = "kmem,sched", *, size: int = 100,
+           **opts) -> tuple[TraceResult, list[Event], TraceDatSink]:
+    guest = Guest(build(arch.name), cpus=2, workload="kmalloc", size=size)
+    session = TraceSession(guest, TraceOptions(parse_probes(probes), **opts))
+    info = TraceInfo(arch.endian, uuid.UUID(int=37), arch.name)
+    sink = open_sink("trace-cmd", tmp, SinkContext(info, session.classes, image=guest.image))
+    events = EventList(forward=sink)
+    result = session.run(events)
+    sink.close()
+    return result, events.events, sink
+
+
+@pytest.mark.slow
+@needs_tc
+def test_tracepoints_round_trip(tmp_path: Path, arch: Arch) -> None:
+    result, events, sink = _trace(arch, tmp_path)
+    path = sink.path
+    assert result.checksum_ok and result.total.discarded == 0
+    _compare(path, events)
+    assert {e.name for e in events} >= {"kmem_kmalloc", "kmem_kfree", "sched_switch"}
+    plugins = tracecmd.run("report", path).stdout          # with trace-cmd's plugins
+    assert "CANT FIND" not in plugins and "FAILED TO PARSE" not in plugins
+    stats = tracecmd.run("report", "--stat", path).stdout
+    for cpu, c in enumerate(result.per_cpu):
+        assert f"CPU: {cpu}\n" in stats
+        assert f"dropped events: {c.discarded}\nread events: {c.recorded}\n" in stats
+    # trace-cmd hist: events per task and event, as kisim recorded them.
+    hist = re.findall(r"\((\d+)\) \S+\s+(\S+) #(\d+)$",
+                      tracecmd.run("hist", "-i", path).stdout, re.M)
+    assert {(int(pid), name): int(n) for pid, name, n in hist} == \
+        Counter((e.tid, tracefs_name(e.cls)[1]) for e in events)
+
+
+@pytest.mark.slow
+@needs_tc
+@pytest.mark.parametrize("mode", ["discard", "overwrite"])
+def test_losses_equal_kisims_counts(tmp_path: Path, arch: Arch, mode: str) -> None:
+    """Small buffers drained every 3 turns: trace-cmd reports, per CPU, every
+    event kisim counts lost (discarded or overwritten) before a later page, and
+    its stats hold the totals (a loss after a CPU's last event: there only)."""
+    result, events, sink = _trace(arch, tmp_path, "kmem", subbuf_size=512, subbufs=2,
+                                  drain_every=3, mode=mode)
+    lost = result.total.discarded + result.total.overwritten
+    assert lost > 100 and (result.total.overwritten > 0) == (mode == "overwrite")
+    got = _compare(path := sink.path, events)
+    stats = tracecmd.run("report", "--stat", path).stdout
+    for cpu, c in enumerate(result.per_cpu):
+        assert (f"overrun: {c.overwritten}\n" in stats
+                and f"dropped events: {c.discarded}\nread events: {c.recorded}\n" in stats)
+        assert c.produced == c.recorded + c.discarded + c.overwritten
+        assert got.dropped.get(cpu, 0) + sink.unmarked[cpu] == c.discarded + c.overwritten
+    assert sum(got.dropped.values()) > lost // 2
+
+
+@pytest.mark.slow
+@needs_tc
+@pytest.mark.parametrize("tracer", ["function", "function_graph"])
+def test_function_tracers_round_trip(tmp_path: Path, arch: Arch, tracer: str) -> None:
+    b = build(arch.name)
+    guest = Guest(b, cpus=2, workload="kmalloc", size=30)
+    ft = FunctionTracer(guest, load_tables(b.elf, b.spec), tracer=tracer)
+    session = TraceSession(guest, TraceOptions(ft.event_names))
+    info = TraceInfo(arch.endian, uuid.UUID(int=37), arch.name)
+    sink = open_sink("trace-cmd", tmp_path, SinkContext(info, session.classes, tracer,
+                                                        ft.symbols, guest.image))
+    events = EventList(forward=sink)
+    ft.start()
+    result = session.run(events)
+    path = sink.close()[0]
+    assert result.checksum_ok and len(events.events) > 100
+    _compare(path, events.events, ft.symbols)
+    if tracer == "function_graph":       # trace-cmd's plugin draws kisim's graph
+        plugin = tracecmd.report(path)
+        rows = [m.groups() for m in (re.match(r"^\s*\d+\)(.*?)\|(.*)$", line) for line in
+                                     render("graph", events.events, ft.symbols)) if m]
+        assert [r.info.split("|", 1)[1].strip() for r in plugin.lines] == \
+            [func.strip() for _, func in rows]
+        assert [r.info.split("|")[0].strip() for r in plugin.lines] == \
+            [duration.strip() for duration, _ in rows]
+
+
+@pytest.mark.slow
+@needs_tc
+def test_kallsyms_name_module_functions(tmp_path: Path, arch: Arch) -> None:
+    """A module's functions are in the file's kallsyms with ``[MODULE]``, and
+    trace-cmd names the module's traced calls with them."""
+    (tmp_path / "tdat.c").write_text(
+        "#include <linux/module.h>\n"
+        "static noinline unsigned long tdat_step(unsigned long n) { return n * 7 + 1; }\n"
+        "unsigned long tdat_main(unsigned long n)\n"
+        "{\n\tunsigned long s = 0, i;\n\tfor (i = 0; i < n; i++)\n"
+        "\t\ts ^= tdat_step(i + s);\n\treturn s;\n}\n")
+    b = build(arch.name, modules=[tmp_path / "tdat.c"])
+    guest = Guest(b, cpus=1, workload="tdat:tdat_main", size=5)
+    ft = FunctionTracer(guest, load_tables(b.elf, b.spec))
+    session = TraceSession(guest, TraceOptions(ft.event_names))
+    info = TraceInfo(arch.endian, uuid.UUID(int=37), arch.name)
+    sink = open_sink("trace-cmd", tmp_path / "t", SinkContext(info, session.classes, "function",
+                                                              ft.symbols, guest.image))
+    ft.start()
+    session.run(sink)
+    path = sink.close()[0]
+    step = guest.image.symbols["tdat:tdat_step"]
+    functions = tracecmd.run("report", "-f", path).stdout
+    assert f"{step:016x} tdat_step [tdat]" in functions
+    calls = [r.info for r in tracecmd.report(path, "-N").lines]
+    assert calls.count("tdat_step <-- tdat_main") == 5
+
+
+@pytest.mark.slow
+@needs_tc
+def test_trace_and_ftrace_commands_write_trace_dat(tmp_path: Path, capsys) -> None:
+    """``--format trace-cmd`` on both commands: DIR/trace.dat, all events in it."""
+    from kisim.cli import main
+    assert main(["trace", "--arch", "ppc32", "--cpus", "2", "--workload", "kmalloc", "--size",
+                 "20", "--probes", "kmem", "--format", "trace-cmd", "--out",
+                 str(tmp_path / "t"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["files"] == [str(tmp_path / "t" / "trace.dat")]
+    assert len(tracecmd.report(tmp_path / "t" / "trace.dat").lines) == data["total"]["recorded"]
+    assert main(["ftrace", "--arch", "arm", "--workload", "kmalloc", "--size", "5",
+                 "--tracer", "function_graph", "--format", "trace-cmd", "--out",
+                 str(tmp_path / "f"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(tracecmd.report(tmp_path / "f" / "trace.dat", "-N").lines) == data["events"]
