@@ -14,8 +14,8 @@ from kbuild.image import reported_warnings
 from kbuild.layout import MAX_SEED as MAX_LAYOUT_SEED
 from kbuild.modules import ModulePath
 from kisim.errors import UsageError
-from lab.samples import MAX_LAYOUTS
 from kisim.progress import progress
+from lab.samples import MAX_LAYOUTS
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
 from sim.machine import MAX_CPUS
 from tracing.ring import MAX_RING_BYTES, MAX_SUBBUF_SIZE, MAX_SUBBUFS, MODES
