@@ -325,3 +325,27 @@ def test_the_function_tracer_names_parents_alike_on_a32_and_thumb2() -> None:
     where the A32 one, looked up one byte back, stayed in the caller."""
     a32, thumb2 = _function_lines({}), _function_lines({"THUMB2_KERNEL": "y"})
     assert sum(a32.values()) > 500 and a32 == thumb2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config, odd", [({"THUMB2_KERNEL": "y"}, "probed at offset - 1"),
+                                         ({}, "EINVAL")], ids=["thumb2", "a32"])
+def test_symbol_name_with_an_odd_offset(config, odd) -> None:
+    """Thumb-2: bit 0 cleared, the probe at offset - 1 (v5.10 arch_prepare_kprobe
+    "addr &= ~1"); A32 (the negative control): misaligned, -EINVAL."""
+    from kbuild import build
+    from patcher.errors import PatchError
+    from probes.kprobes import Kprobe, Kprobes
+    from sim.guest import Guest
+    guest = Guest(build("arm", overrides=config), workload="kmalloc", size=3)
+    kprobes = Kprobes(guest)
+    kmalloc = guest.image.symbols["kmalloc"]
+    if odd == "EINVAL":
+        with pytest.raises(PatchError, match="misaligned") as err:
+            kprobes.register_kprobe(Kprobe(symbol_name="kmalloc", offset=1))
+        assert err.value.errno == "EINVAL"
+        return
+    kp = kprobes.register_kprobe(Kprobe(symbol_name="kmalloc", offset=1,
+                                        pre_handler="kprobe_empty_pre_handler"))
+    assert kp.addr == kmalloc
+    assert guest.run().ok and kp.hits > 0
