@@ -110,6 +110,8 @@ def judge(results: Sequence[dict]) -> dict:
     out.update(k=k, n=n, verdict=first.get("not_judged") or verdict(k, n), sides=sides,
                deciding=deciding_entry(measured),
                per_sample=[r["holds"] for r in results])
+    if n == 0:
+        out["text"] = first["text"]          # why nothing was measured
     if "ratio" in first or any("ratio" in r for r in measured):
         out["ratio"] = spread([r["ratio"] for r in measured if "ratio" in r])
     return out

@@ -17,6 +17,8 @@ turns addresses into ``func+off/size`` from the ELF symbols.
 """
 from __future__ import annotations
 
+import bisect
+
 from dataclasses import dataclass
 from typing import Literal
 
@@ -44,27 +46,26 @@ class Symbolizer:
 
     tables: Tables
 
-    def lookup(self, addr: int, *, return_address: bool = False) -> tuple[str, int, int] | None:
-        """``(function, offset, size)`` of the function holding ``addr``.
-
-        A return address is looked up one byte back, in the call that made
-        it (as %pB does, lib/vsprintf.c): after a call to a function that
-        never returns, the return address is the caller's end.
-        """
-        found = self.tables.image.symbol_at(addr - 1 if return_address else addr)
-        if found is None:
+    def lookup(self, addr: int) -> tuple[str, int, int] | None:
+        """``(function, offset, size)`` of the function holding ``addr``, looked up
+        at ``addr`` itself, a return address too (v5.10 kernel/trace/trace_output.c
+        seq_print_sym: kallsyms_lookup / sprint_symbol, not the backtrace's
+        address - 1): a call that ends a function names the next one, on A32
+        and on Thumb-2 (whose return addresses carry bit 0) alike. As kallsyms,
+        an address in the padding after a function names that function."""
+        functions = self.tables.image.functions
+        i = bisect.bisect_right(functions, (addr, float("inf"), "")) - 1
+        if i < 0:
             return None
-        name, off = found
-        start = (addr - 1 if return_address else addr) - off
-        size = next(sz for a, sz, n in self.tables.image.functions if n == name and a == start)
+        start, size, name = functions[i]
         return name, addr - start, size
 
-    def name(self, addr: int, *, return_address: bool = False) -> str:
-        found = self.lookup(addr, return_address=return_address)
+    def name(self, addr: int) -> str:
+        found = self.lookup(addr)
         return found[0] if found else f"{addr:#x}"
 
-    def offset_size(self, addr: int, *, return_address: bool = False) -> str:
-        found = self.lookup(addr, return_address=return_address)
+    def offset_size(self, addr: int) -> str:
+        found = self.lookup(addr)
         return f"{found[0]}+{found[1]:#x}/{found[2]:#x}" if found else f"{addr:#x}"
 
 

@@ -402,11 +402,13 @@ class Kprobes:
             base = self._lookup(kp.symbol_name)
             if base is None:
                 raise PatchError("ENOENT", f"kprobe: no symbol {kp.symbol_name!r}")
-            return base + kp.offset
-        if kp.addr is None:
+        elif kp.addr is None:
             raise PatchError("EINVAL", "kprobe: give symbol_name or addr")
-        # a Thumb-2 kernel's function pointer: core.c arch_prepare_kprobe "addr &= ~1"
-        return (kp.addr & ~self.arch.code_isa) + kp.offset
+        else:
+            base = kp.addr
+        # a Thumb-2 kernel: core.c arch_prepare_kprobe "addr &= ~1" (a function
+        # pointer's bit, or an odd offset: the probe goes at offset - 1)
+        return (base + kp.offset) & ~self.arch.code_isa
 
     def _function(self, addr: int) -> tuple[int, int, str]:
         for start, size, name in self.guest.image.functions:

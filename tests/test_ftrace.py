@@ -385,7 +385,7 @@ def test_seed_format_names_real_functions_with_elf_offsets_and_sizes(name):
         start = sizes[func][0]
         assert sizes[func] == (e.values[0] - off, size) and site_fn[start + off] == func
         parent, poff, psize = m.group(7), int(m.group(8), 16), int(m.group(9), 16)
-        assert sizes[parent] == (e.values[1] - poff, psize) and 0 < poff <= psize
+        assert sizes[parent] == (e.values[1] - poff, psize) and poff >= 0   # kallsyms: padding too
         assert int(m.group(1)) == e.cpu and int(m.group(3)) == e.tid
         from_text[(func, sizes[parent][0] + poff)] += 1
     assert from_text == independent and len(from_text) > 10

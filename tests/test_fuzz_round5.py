@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -296,3 +297,55 @@ def test_a_guest_fault_in_thumb_state_is_disassembled_as_thumb() -> None:
         machine.step(0, 100)
     assert fault.value.pc == target
     assert fault.value.insn == "ldr r0, [r1]  (08 68)"
+
+
+def _function_lines(overrides: dict[str, str]) -> Counter:
+    """``func <-parent`` of each function-tracer line of a hackbench run on ARM."""
+    from kbuild import build
+    from patcher.tables import load_tables
+    from probes.function_tracer import FunctionTracer
+    from sim.guest import Guest
+    from tracing.session import EventList, TraceOptions, TraceSession
+    from tracing.text import kernel_line
+    kernel = build("arm", overrides=overrides)
+    guest = Guest(kernel, workload="hackbench", size=3)
+    tracer = FunctionTracer(guest, load_tables(kernel.elf, kernel.spec))
+    session = TraceSession(guest, TraceOptions(tracer.event_names))
+    tracer.start()
+    sink = EventList()
+    assert session.run(sink).ok
+    return Counter(kernel_line(e, tracer.symbols).split(": ", 1)[1] for e in sink.events
+                   if e.name == "function")
+
+
+@pytest.mark.slow
+def test_the_function_tracer_names_parents_alike_on_a32_and_thumb2() -> None:
+    """The parent is looked up at the return address itself (v5.10 seq_print_sym):
+    a Thumb-2 return address's bit 0 no longer moves it into the next function
+    where the A32 one, looked up one byte back, stayed in the caller."""
+    a32, thumb2 = _function_lines({}), _function_lines({"THUMB2_KERNEL": "y"})
+    assert sum(a32.values()) > 500 and a32 == thumb2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config, odd", [({"THUMB2_KERNEL": "y"}, "probed at offset - 1"),
+                                         ({}, "EINVAL")], ids=["thumb2", "a32"])
+def test_symbol_name_with_an_odd_offset(config, odd) -> None:
+    """Thumb-2: bit 0 cleared, the probe at offset - 1 (v5.10 arch_prepare_kprobe
+    "addr &= ~1"); A32 (the negative control): misaligned, -EINVAL."""
+    from kbuild import build
+    from patcher.errors import PatchError
+    from probes.kprobes import Kprobe, Kprobes
+    from sim.guest import Guest
+    guest = Guest(build("arm", overrides=config), workload="kmalloc", size=3)
+    kprobes = Kprobes(guest)
+    kmalloc = guest.image.symbols["kmalloc"]
+    if odd == "EINVAL":
+        with pytest.raises(PatchError, match="misaligned") as err:
+            kprobes.register_kprobe(Kprobe(symbol_name="kmalloc", offset=1))
+        assert err.value.errno == "EINVAL"
+        return
+    kp = kprobes.register_kprobe(Kprobe(symbol_name="kmalloc", offset=1,
+                                        pre_handler="kprobe_empty_pre_handler"))
+    assert kp.addr == kmalloc
+    assert guest.run().ok and kp.hits > 0

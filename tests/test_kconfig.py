@@ -368,3 +368,13 @@ def test_cli_menuconfig_on_a_terminal(arch: str, tmp_path: Path) -> None:
     assert b"Configuration saved to" in out
     values = kconfig.enabled(kconfig.load_config(arch, cfg))
     assert values["KMEMTRACE"] == "n" and values["MARKERS"] == "y"
+
+
+@pytest.mark.parametrize("arch", NAMES)
+def test_debug_list_in_kernel_hacking_off_unless_data_corruption_bugs(arch: str) -> None:
+    """lib/Kconfig.debug (v5.10): DEBUG_LIST defaults to n; BUG_ON_DATA_CORRUPTION selects it."""
+    kconf = kconfig.load(arch)
+    assert kconf.syms["DEBUG_LIST"].nodes[0].parent is menu(kconf, "Kernel hacking")
+    assert kconfig.enabled(kconfig.defconfig(arch))["DEBUG_LIST"] == "n"
+    kconf.syms["BUG_ON_DATA_CORRUPTION"].set_value("y")
+    assert kconf.syms["DEBUG_LIST"].str_value == "y"

@@ -52,24 +52,36 @@ def rbtree_reference(size: int) -> int:
     return _fnv(out)
 
 
-def _crc_bitwise(data: bytes, poly: int, reflected: bool) -> int:
-    """An independent bit-at-a-time CRC-32 (crc32c when reflected with
-    0x82F63B78, CRC-32/BZIP2 = crc32_be when not), seeded ~0, inverted."""
-    crc = 0xFFFF_FFFF
+def _bytes(size: int) -> bytes:
+    """The test modules' bytes: the top byte of each xorshift32 value."""
+    return bytes(v >> 24 for v in _xorshift(size))
+
+
+def _crc(data: bytes, crc: int, poly: int, reflected: bool, width: int) -> int:
+    """An independent bit-at-a-time CRC of ``width`` bits from ``crc``, not
+    inverted: least significant bit first when ``reflected`` (``poly``
+    reversed), else most significant first."""
+    top, mask = 1 << (width - 1), (1 << width) - 1
     for byte in data:
         if reflected:
             crc ^= byte
             for _ in range(8):
                 crc = (crc >> 1) ^ (poly if crc & 1 else 0)
         else:
-            crc ^= byte << 24
+            crc ^= byte << (width - 8)
             for _ in range(8):
-                crc = ((crc << 1) ^ (poly if crc & 0x8000_0000 else 0)) & 0xFFFF_FFFF
-    return crc ^ 0xFFFF_FFFF
+                crc = ((crc << 1) ^ (poly if crc & top else 0)) & mask
+    return crc
+
+
+def _crc_bitwise(data: bytes, poly: int, reflected: bool) -> int:
+    """CRC-32 seeded ~0 and inverted: crc32c when reflected with 0x82F63B78,
+    CRC-32/BZIP2 (= crc32_be) with 0x04C11DB7 not reflected."""
+    return _crc(data, 0xFFFF_FFFF, poly, reflected, 32) ^ 0xFFFF_FFFF
 
 
 def crc32_reference(size: int) -> int:
-    data = bytes(v >> 24 for v in _xorshift(size))
+    data = _bytes(size)
     return _fnv([zlib.crc32(data), _crc_bitwise(data, 0x82F63B78, True),
                  _crc_bitwise(data, 0x04C11DB7, False), 1])
 
@@ -123,22 +135,9 @@ def lcm_reference(size: int) -> int:
 
 
 def _crc16_bitwise(data: bytes, crc: int, poly: int, reflected: bool) -> int:
-    """An independent bit-at-a-time CRC-16 from ``crc``, not inverted:
-    reflected with 0xA001 (CRC-16/ARC) or 0x8408 (KERMIT), else 0x1021 (XMODEM)."""
-    for byte in data:
-        if reflected:
-            crc ^= byte
-            for _ in range(8):
-                crc = (crc >> 1) ^ (poly if crc & 1 else 0)
-        else:
-            crc ^= byte << 8
-            for _ in range(8):
-                crc = ((crc << 1) ^ (poly if crc & 0x8000 else 0)) & 0xFFFF
-    return crc
-
-
-def _bytes(size: int) -> bytes:
-    return bytes(v >> 24 for v in _xorshift(size))
+    """CRC-16 from ``crc``, not inverted: reflected with 0xA001 (CRC-16/ARC) or
+    0x8408 (KERMIT), else 0x1021 (XMODEM)."""
+    return _crc(data, crc, poly, reflected, 16)
 
 
 def crc16_reference(size: int) -> int:
@@ -472,6 +471,7 @@ def lib_build(arch: str, name: str) -> tuple[Build, str]:
 def test_linux_lib_file_builds_unchanged_and_gives_the_reference(arch: str, name: str) -> None:
     image, workload = lib_build(arch, name)
     size = LIB[name].size
+    assert not image.warnings, image.warnings
     result = Guest(image, workload=workload, size=size).run()
     assert result.ok, result.console
     assert result.checksum == LIB[name].reference(size)

@@ -305,3 +305,16 @@ def test_a_module_may_replace_the_kernels_string_functions(tmp_path: Path) -> No
                     "return n + 1000; }\n"
                     "u32 mystr_run(u32 x) { return strlen(\"abc\"); }\n")
     assert _run("x86_64", [path], "mystr:mystr_run") == 1003
+
+
+def test_min_and_max_evaluate_once_and_check_types(tmp_path: Path) -> None:
+    """<linux/minmax.h> (v5.10): each argument once (i++ counted once per use),
+    and two different types are a warning, as __typecheck makes them."""
+    mod = tmp_path / "mm.c"
+    mod.write_text("#include <linux/module.h>\n"
+                   "u32 mm_run(u32 size)\n{\n\tu32 i = size, a = min(i++, 100u), b = max(i++, 0u);\n\n"
+                   "\treturn a * 1000 + b * 10 + i;\n}\n"
+                   "long mm_mixed(int a, long b)\n{\n\treturn min(a, b);\n}\n")
+    image = build("x86_64", modules=[mod])
+    assert any("distinct pointer types" in w for w in image.warnings), image.warnings
+    assert _run("x86_64", [mod], "mm:mm_run", 7) == 7 * 1000 + 8 * 10 + 9

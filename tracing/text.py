@@ -30,9 +30,9 @@ from sim.event import Event
 class Symbols(Protocol):
     """Function names for addresses (``probes.function_tracer.Symbolizer``)."""
 
-    def name(self, addr: int, *, return_address: bool = False) -> str: ...
+    def name(self, addr: int) -> str: ...
 
-    def offset_size(self, addr: int, *, return_address: bool = False) -> str: ...
+    def offset_size(self, addr: int) -> str: ...
 
 
 def header(tracer: str) -> str:
@@ -79,7 +79,7 @@ def kernel_line(e: Event, sym: Symbols | None = None) -> str:
         return context + e.cls.output(e)
     if e.name == "function" and sym is not None:
         ip, parent = e.values
-        return context + f"{sym.name(ip)} <-{sym.name(parent, return_address=True)}"
+        return context + f"{sym.name(ip)} <-{sym.name(parent)}"
     return context + f"{e.name}: {_fields(e)}"
 
 
@@ -96,7 +96,7 @@ def seed_lines(events: Iterable[Event], sym: Symbols) -> Iterator[str]:
             continue
         ip, parent = e.values
         yield (f"CPU {e.cpu}: {_comm(e)}:{e.tid} {sym.offset_size(ip)} "
-               f"<-- {sym.offset_size(parent, return_address=True)}")
+               f"<-- {sym.offset_size(parent)}")
 
 
 def _overhead(ns: int | None) -> str:

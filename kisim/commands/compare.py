@@ -128,8 +128,8 @@ def print_samples(doc: dict) -> None:
         mark = MARKS.get(o["verdict"], "  -  ")
         print(f"   [{mark} {o['k']}/{o['n']}] {o['claim']}\n           varies: {o['variable']}"
               f"\n           {_published(o)}")
-        if o.get("not_judged"):
-            print(f"           {o['not_judged']}")
+        if o.get("not_judged") or o["n"] == 0:
+            print(f"           {o.get('not_judged') or o['text']}")
         if o["sides"]:
             print("           " + " vs ".join(f"{s['name']} {_spread(s)}" for s in o["sides"])
                   + (f", ratio {_spread(o['ratio'])}" if o.get("ratio") else ""))
@@ -137,7 +137,7 @@ def print_samples(doc: dict) -> None:
         if d:
             print(f"           decided by {d['entry']}: {d['margin']} {d['when_holds']:+.2f} "
                   f"in the {d['samples_holding']} holding, {d['when_fails']:+.2f} in the "
-                  f"{d['samples_failing']} failing (stall cycles per pass or hit)")
+                  f"{d['samples_failing']} failing (modeled cycles per pass or hit)")
 
 
 def _over_layouts(args: argparse.Namespace, arches: list[str], model: CostModel) -> list[dict]:

@@ -240,8 +240,11 @@ __kfifo_int_must_check_helper(						\
 	__ret;								\
 })
 
-/* Take one element into *val; 0 when the fifo is empty. */
-#define kfifo_get(fifo, val)						\
+/*
+ * Take (take: 1) or peek at (0) one element into *val; 0 when the fifo is
+ * empty. A record fifo's next record, cut to the size of *val.
+ */
+#define __kfifo_get(fifo, val, take)					\
 __kfifo_uint_must_check_helper(						\
 ({									\
 	typeof((fifo) + 1) __tmp = (fifo);				\
@@ -250,57 +253,43 @@ __kfifo_uint_must_check_helper(						\
 	const size_t __recsize = sizeof(*__tmp->rectype);		\
 	struct __kfifo *__kfifo = &__tmp->kfifo;			\
 	if (__recsize)							\
-		__ret = __kfifo_out_r(__kfifo, __val, sizeof(*__val),	\
-			__recsize);					\
+		__ret = (take ? __kfifo_out_r : __kfifo_out_peek_r)(	\
+			__kfifo, __val, sizeof(*__val), __recsize);	\
 	else {								\
 		__ret = !kfifo_is_empty(__tmp);				\
 		if (__ret) {						\
 			*(typeof(__tmp->type))__val =			\
 				__kfifo_buffer(__tmp, __kfifo)[__kfifo->out & __tmp->kfifo.mask]; \
 			smp_wmb();					\
-			__kfifo->out++;					\
+			__kfifo->out += take;				\
 		}							\
 	}								\
 	__ret;								\
 })									\
 )
 
-/* kfifo_get without taking the element. */
-#define kfifo_peek(fifo, val)						\
-__kfifo_uint_must_check_helper(						\
+#define kfifo_get(fifo, val)	__kfifo_get(fifo, val, 1)
+#define kfifo_peek(fifo, val)	__kfifo_get(fifo, val, 0)
+
+/*
+ * Call fn(&fifo->kfifo, args...) for a fifo of elements, fn_r(..., recsize)
+ * for a record fifo. Inside args, __tmp is the fifo (typed).
+ */
+#define __kfifo_call(fifo, fn, fn_r, args...)				\
 ({									\
 	typeof((fifo) + 1) __tmp = (fifo);				\
-	typeof(__tmp->ptr) __val = (val);				\
-	unsigned int __ret;						\
 	const size_t __recsize = sizeof(*__tmp->rectype);		\
 	struct __kfifo *__kfifo = &__tmp->kfifo;			\
-	if (__recsize)							\
-		__ret = __kfifo_out_peek_r(__kfifo, __val, sizeof(*__val), \
-			__recsize);					\
-	else {								\
-		__ret = !kfifo_is_empty(__tmp);				\
-		if (__ret) {						\
-			*(typeof(__tmp->type))__val =			\
-				__kfifo_buffer(__tmp, __kfifo)[__kfifo->out & __tmp->kfifo.mask]; \
-			smp_wmb();					\
-		}							\
-	}								\
-	__ret;								\
-})									\
-)
+	(__recsize) ? fn_r(__kfifo, args, __recsize) : fn(__kfifo, args);	\
+})
+
+/* ptr converted as an assignment to a variable of type would (a warning if it cannot). */
+#define __kfifo_as(type, ptr)	({ type __p = (ptr); __p; })
 
 /* Put up to n elements (one record of n bytes, or none); returns how many. */
 #define kfifo_in(fifo, buf, n)						\
-({									\
-	typeof((fifo) + 1) __tmp = (fifo);				\
-	typeof(__tmp->ptr_const) __buf = (buf);				\
-	unsigned long __n = (n);					\
-	const size_t __recsize = sizeof(*__tmp->rectype);		\
-	struct __kfifo *__kfifo = &__tmp->kfifo;			\
-	(__recsize) ?							\
-	__kfifo_in_r(__kfifo, __buf, __n, __recsize) :			\
-	__kfifo_in(__kfifo, __buf, __n);				\
-})
+	__kfifo_call(fifo, __kfifo_in, __kfifo_in_r,			\
+		     __kfifo_as(typeof(__tmp->ptr_const), buf), (unsigned long)(n))
 
 #define kfifo_in_spinlocked(fifo, buf, n, lock)				\
 ({									\
@@ -315,17 +304,8 @@ __kfifo_uint_must_check_helper(						\
 /* Take up to n elements (the next record, cut to n bytes); returns how many. */
 #define kfifo_out(fifo, buf, n)						\
 __kfifo_uint_must_check_helper(						\
-({									\
-	typeof((fifo) + 1) __tmp = (fifo);				\
-	typeof(__tmp->ptr) __buf = (buf);				\
-	unsigned long __n = (n);					\
-	const size_t __recsize = sizeof(*__tmp->rectype);		\
-	struct __kfifo *__kfifo = &__tmp->kfifo;			\
-	(__recsize) ?							\
-	__kfifo_out_r(__kfifo, __buf, __n, __recsize) :			\
-	__kfifo_out(__kfifo, __buf, __n);				\
-})									\
-)
+	__kfifo_call(fifo, __kfifo_out, __kfifo_out_r,			\
+		     __kfifo_as(typeof(__tmp->ptr), buf), (unsigned long)(n)))
 
 #define kfifo_out_spinlocked(fifo, buf, n, lock)			\
 __kfifo_uint_must_check_helper(						\
@@ -342,48 +322,21 @@ __kfifo_uint_must_check_helper(						\
 /* kfifo_out without taking them. */
 #define kfifo_out_peek(fifo, buf, n)					\
 __kfifo_uint_must_check_helper(						\
-({									\
-	typeof((fifo) + 1) __tmp = (fifo);				\
-	typeof(__tmp->ptr) __buf = (buf);				\
-	unsigned long __n = (n);					\
-	const size_t __recsize = sizeof(*__tmp->rectype);		\
-	struct __kfifo *__kfifo = &__tmp->kfifo;			\
-	(__recsize) ?							\
-	__kfifo_out_peek_r(__kfifo, __buf, __n, __recsize) :		\
-	__kfifo_out_peek(__kfifo, __buf, __n);				\
-})									\
-)
+	__kfifo_call(fifo, __kfifo_out_peek, __kfifo_out_peek_r,	\
+		     __kfifo_as(typeof(__tmp->ptr), buf), (unsigned long)(n)))
 
 /* From user memory: len bytes at most; *copied says how many; -EFAULT on a fault. */
 #define kfifo_from_user(fifo, from, len, copied)			\
 __kfifo_int_must_check_helper(						\
-({									\
-	typeof((fifo) + 1) __tmp = (fifo);				\
-	const void __user *__from = (from);				\
-	unsigned int __len = (len);					\
-	unsigned int *__copied = (copied);				\
-	const size_t __recsize = sizeof(*__tmp->rectype);		\
-	struct __kfifo *__kfifo = &__tmp->kfifo;			\
-	(__recsize) ?							\
-	__kfifo_from_user_r(__kfifo, __from, __len, __copied, __recsize) : \
-	__kfifo_from_user(__kfifo, __from, __len, __copied);		\
-})									\
-)
+	__kfifo_call(fifo, __kfifo_from_user, __kfifo_from_user_r,	\
+		     __kfifo_as(const void __user *, from), (unsigned int)(len), \
+		     __kfifo_as(unsigned int *, copied)))
 
 #define kfifo_to_user(fifo, to, len, copied)				\
 __kfifo_int_must_check_helper(						\
-({									\
-	typeof((fifo) + 1) __tmp = (fifo);				\
-	void __user *__to = (to);					\
-	unsigned int __len = (len);					\
-	unsigned int *__copied = (copied);				\
-	const size_t __recsize = sizeof(*__tmp->rectype);		\
-	struct __kfifo *__kfifo = &__tmp->kfifo;			\
-	(__recsize) ?							\
-	__kfifo_to_user_r(__kfifo, __to, __len, __copied, __recsize) :	\
-	__kfifo_to_user(__kfifo, __to, __len, __copied);		\
-})									\
-)
+	__kfifo_call(fifo, __kfifo_to_user, __kfifo_to_user_r,		\
+		     __kfifo_as(void __user *, to), (unsigned int)(len),	\
+		     __kfifo_as(unsigned int *, copied)))
 
 /*
  * DMA into the fifo: describe up to len bytes of free space (the part up
@@ -392,18 +345,14 @@ __kfifo_int_must_check_helper(						\
  * what the device wrote. The same the other way for kfifo_dma_out_*.
  */
 #define kfifo_dma_in_prepare(fifo, sgl, nents, len)			\
-({									\
-	typeof((fifo) + 1) __tmp = (fifo);				\
-	struct scatterlist *__sgl = (sgl);				\
-	int __nents = (nents);						\
-	unsigned int __len = (len);					\
-	const size_t __recsize = sizeof(*__tmp->rectype);		\
-	struct __kfifo *__kfifo = &__tmp->kfifo;			\
-	(__recsize) ?							\
-	__kfifo_dma_in_prepare_r(__kfifo, __sgl, __nents, __len, __recsize) : \
-	__kfifo_dma_in_prepare(__kfifo, __sgl, __nents, __len);		\
-})
+	__kfifo_call(fifo, __kfifo_dma_in_prepare, __kfifo_dma_in_prepare_r, \
+		     __kfifo_as(struct scatterlist *, sgl), (int)(nents), (unsigned int)(len))
 
+#define kfifo_dma_out_prepare(fifo, sgl, nents, len)			\
+	__kfifo_call(fifo, __kfifo_dma_out_prepare, __kfifo_dma_out_prepare_r, \
+		     __kfifo_as(struct scatterlist *, sgl), (int)(nents), (unsigned int)(len))
+
+/* Count len bytes written by the device (a record of len bytes). */
 #define kfifo_dma_in_finish(fifo, len)					\
 (void)({								\
 	typeof((fifo) + 1) __tmp = (fifo);				\
@@ -416,19 +365,7 @@ __kfifo_int_must_check_helper(						\
 		__kfifo->in += __len / sizeof(*__tmp->type);		\
 })
 
-#define kfifo_dma_out_prepare(fifo, sgl, nents, len)			\
-({									\
-	typeof((fifo) + 1) __tmp = (fifo);				\
-	struct scatterlist *__sgl = (sgl);				\
-	int __nents = (nents);						\
-	unsigned int __len = (len);					\
-	const size_t __recsize = sizeof(*__tmp->rectype);		\
-	struct __kfifo *__kfifo = &__tmp->kfifo;			\
-	(__recsize) ?							\
-	__kfifo_dma_out_prepare_r(__kfifo, __sgl, __nents, __len, __recsize) : \
-	__kfifo_dma_out_prepare(__kfifo, __sgl, __nents, __len);	\
-})
-
+/* Drop len bytes the device read (the next record, whatever len). */
 #define kfifo_dma_out_finish(fifo, len)					\
 (void)({								\
 	typeof((fifo) + 1) __tmp = (fifo);				\

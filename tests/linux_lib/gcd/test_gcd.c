@@ -7,22 +7,15 @@
  */
 #include <linux/gcd.h>
 #include <linux/module.h>
-
-static u32 next(u32 *x)			/* xorshift32 */
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
-}
+#include <kisim/testdata.h>
 
 u32 test_gcd_run(u32 size)
 {
-	u32 i, x = 2463534242u, h = 2166136261u;
+	u32 i, x = XORSHIFT_SEED, h = FNV_BASIS;
 
 	for (i = 0; i < size; i++) {
-		unsigned long a = next(&x) % 5000 + 1, b = next(&x) % 5000 + 1;
-		unsigned long k = next(&x) % 64 + 1;
+		unsigned long a = xorshift32(&x) % 5000 + 1, b = xorshift32(&x) % 5000 + 1;
+		unsigned long k = xorshift32(&x) % 64 + 1;
 
 		a = (a * k) << (i % 4);
 		b = i % 7 ? (b * k) << (i % 4) : 0;

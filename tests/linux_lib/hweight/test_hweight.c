@@ -7,32 +7,20 @@
  */
 #include <linux/bitops.h>
 #include <linux/module.h>
-
-static u32 next(u32 *x)			/* xorshift32 */
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
-}
-
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
+#include <kisim/testdata.h>
 
 u32 test_hweight_run(u32 size)
 {
-	u32 i, x = 2463534242u, h = 2166136261u;
+	u32 i, x = XORSHIFT_SEED, h = FNV_BASIS;
 
 	for (i = 0; i < size; i++) {
-		u32 w = next(&x);
-		u64 wide = (u64)w << 32 | next(&x);
+		u32 w = xorshift32(&x);
+		u64 wide = (u64)w << 32 | xorshift32(&x);
 
-		h = mix(h, __sw_hweight8(w));
-		h = mix(h, __sw_hweight16(w));
-		h = mix(h, __sw_hweight32(w));
-		h = mix(h, __sw_hweight64(wide));
+		h = fnv_mix(h, __sw_hweight8(w));
+		h = fnv_mix(h, __sw_hweight16(w));
+		h = fnv_mix(h, __sw_hweight32(w));
+		h = fnv_mix(h, __sw_hweight64(wide));
 	}
 	return h;
 }

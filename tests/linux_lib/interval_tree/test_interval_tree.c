@@ -9,45 +9,33 @@
  */
 #include <linux/interval_tree.h>
 #include <linux/module.h>
+#include <kisim/testdata.h>
 
 static struct interval_tree_node nodes[512];
-
-static u32 next(u32 *x)			/* xorshift32 */
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
-}
-
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
 
 u32 test_interval_tree_run(u32 size)
 {
 	struct rb_root_cached root = RB_ROOT_CACHED;
 	struct interval_tree_node *n;
-	u32 i, x = 2463534242u, h = 2166136261u;
+	u32 i, x = XORSHIFT_SEED, h = FNV_BASIS;
 
 	if (size > ARRAY_SIZE(nodes))
 		return 0;
 	for (i = 0; i < size; i++) {
-		nodes[i].start = next(&x) % 1000;
-		nodes[i].last = nodes[i].start + next(&x) % 50;
+		nodes[i].start = xorshift32(&x) % 1000;
+		nodes[i].last = nodes[i].start + xorshift32(&x) % 50;
 		interval_tree_insert(&nodes[i], &root);
 	}
 	for (i = 0; i < size; i += 4)
 		interval_tree_remove(&nodes[i], &root);
 	for (i = 0; i < size / 4 + 1; i++) {
-		unsigned long start = next(&x) % 1000;
-		unsigned long last = start + next(&x) % 30;
+		unsigned long start = xorshift32(&x) % 1000;
+		unsigned long last = start + xorshift32(&x) % 30;
 
 		for (n = interval_tree_iter_first(&root, start, last); n;
 		     n = interval_tree_iter_next(n, start, last))
-			h = mix(h, n - nodes);
-		h = mix(h, ~0u);
+			h = fnv_mix(h, n - nodes);
+		h = fnv_mix(h, ~0u);
 	}
 	return h;
 }

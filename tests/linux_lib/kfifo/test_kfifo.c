@@ -13,26 +13,22 @@
  */
 #include <linux/kfifo.h>
 #include <linux/module.h>
+#include <kisim/testdata.h>
 #include <linux/slab.h>
 
 static DEFINE_KFIFO(ints, int, 16);
 static u8 data[4096], out[4096], spare[100];
 
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
-
 static u32 mix_bytes(u32 h, const u8 *p, unsigned int n)
 {
 	while (n--)
-		h = mix(h, *p++);
+		h = fnv_mix(h, *p++);
 	return h;
 }
 
 u32 test_kfifo_run(u32 size)
 {
-	u32 i, x = 2463534242u, h = 2166136261u, fed = 0, taken = 0, n;
+	u32 i, h = FNV_BASIS, fed = 0, taken = 0, n;
 	struct kfifo_rec_ptr_1 rec;
 	struct scatterlist sg[2];
 	struct kfifo f, g, bad;
@@ -41,74 +37,69 @@ u32 test_kfifo_run(u32 size)
 
 	if (size < 64 || size > sizeof(data))
 		return 0;
-	for (i = 0; i < size; i++) {		/* xorshift32 */
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		data[i] = x >> 24;
-	}
+	xorshift_bytes(data, size);
 
 	INIT_KFIFO(ints);
 	for (i = 0; i < 20; i++)
-		h = mix(h, kfifo_put(&ints, (int)(data[i] * 1000 + i)));
-	h = mix(h, kfifo_len(&ints));
-	h = mix(h, kfifo_is_full(&ints));
-	h = mix(h, kfifo_peek(&ints, &val));
-	h = mix(h, val);
+		h = fnv_mix(h, kfifo_put(&ints, (int)(data[i] * 1000 + i)));
+	h = fnv_mix(h, kfifo_len(&ints));
+	h = fnv_mix(h, kfifo_is_full(&ints));
+	h = fnv_mix(h, kfifo_peek(&ints, &val));
+	h = fnv_mix(h, val);
 	for (i = 0; i < 5; i++) {
-		h = mix(h, kfifo_get(&ints, &val));
-		h = mix(h, val);
+		h = fnv_mix(h, kfifo_get(&ints, &val));
+		h = fnv_mix(h, val);
 	}
-	h = mix(h, kfifo_avail(&ints));
+	h = fnv_mix(h, kfifo_avail(&ints));
 
-	h = mix(h, kfifo_alloc(&f, 100, GFP_KERNEL));
-	h = mix(h, kfifo_size(&f));
+	h = fnv_mix(h, kfifo_alloc(&f, 100, GFP_KERNEL));
+	h = fnv_mix(h, kfifo_size(&f));
 	for (i = 0; fed < size; i++) {
 		n = kfifo_in(&f, data + fed, min(i % 29 + 1, size - fed));
 		fed += n;
-		h = mix(h, n);
+		h = fnv_mix(h, n);
 		n = kfifo_out(&f, out + taken, i % 23 + 1);
 		taken += n;
-		h = mix(h, n);
+		h = fnv_mix(h, n);
 	}
-	h = mix(h, kfifo_peek_len(&f));
+	h = fnv_mix(h, kfifo_peek_len(&f));
 	taken += kfifo_out(&f, out + taken, sizeof(out) - taken);
-	h = mix(h, taken);
+	h = fnv_mix(h, taken);
 	h = mix_bytes(h, out, taken);
 
-	h = mix(h, kfifo_init(&g, spare, sizeof(spare)));
-	h = mix(h, kfifo_size(&g));
-	h = mix(h, kfifo_alloc(&bad, 1, GFP_KERNEL));
+	h = fnv_mix(h, kfifo_init(&g, spare, sizeof(spare)));
+	h = fnv_mix(h, kfifo_size(&g));
+	h = fnv_mix(h, kfifo_alloc(&bad, 1, GFP_KERNEL));
 
-	h = mix(h, kfifo_alloc(&rec, 64, GFP_KERNEL));
+	h = fnv_mix(h, kfifo_alloc(&rec, 64, GFP_KERNEL));
 	for (i = 0; (n = kfifo_in(&rec, data + i, i % 20 + 1)); i++)
-		h = mix(h, n);
-	h = mix(h, kfifo_avail(&rec));
-	h = mix(h, kfifo_peek_len(&rec));
+		h = fnv_mix(h, n);
+	h = fnv_mix(h, kfifo_avail(&rec));
+	h = fnv_mix(h, kfifo_peek_len(&rec));
 	while ((n = kfifo_out(&rec, out, 5))) {
-		h = mix(h, n);
+		h = fnv_mix(h, n);
 		h = mix_bytes(h, out, n);
 	}
 
 	kfifo_reset(&f);
-	h = mix(h, kfifo_from_user(&f, (const void __user *)data, 50, &copied));
-	h = mix(h, copied);
-	h = mix(h, kfifo_to_user(&f, (void __user *)out, 30, &copied));
-	h = mix(h, copied);
+	h = fnv_mix(h, kfifo_from_user(&f, (const void __user *)data, 50, &copied));
+	h = fnv_mix(h, copied);
+	h = fnv_mix(h, kfifo_to_user(&f, (void __user *)out, 30, &copied));
+	h = fnv_mix(h, copied);
 	h = mix_bytes(h, out, copied);
 
 	kfifo_reset(&f);
-	h = mix(h, kfifo_in(&f, data, 120));
-	h = mix(h, kfifo_out(&f, out, 120));
+	h = fnv_mix(h, kfifo_in(&f, data, 120));
+	h = fnv_mix(h, kfifo_out(&f, out, 120));
 	sg_init_table(sg, 2);
 	n = kfifo_dma_in_prepare(&f, sg, 2, 20);
-	h = mix(h, n);
-	h = mix(h, sg[0].length);
-	h = mix(h, sg[1].length);
-	h = mix(h, sg_virt(&sg[0]) == f.kfifo.data + 120);
-	h = mix(h, sg_virt(&sg[1]) == f.kfifo.data);
+	h = fnv_mix(h, n);
+	h = fnv_mix(h, sg[0].length);
+	h = fnv_mix(h, sg[1].length);
+	h = fnv_mix(h, sg_virt(&sg[0]) == f.kfifo.data + 120);
+	h = fnv_mix(h, sg_virt(&sg[1]) == f.kfifo.data);
 	kfifo_dma_in_finish(&f, 20);
-	h = mix(h, kfifo_len(&f));
+	h = fnv_mix(h, kfifo_len(&f));
 
 	kfifo_free(&f);
 	kfifo_free(&rec);

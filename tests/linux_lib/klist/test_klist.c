@@ -12,6 +12,7 @@
  */
 #include <linux/klist.h>
 #include <linux/module.h>
+#include <kisim/testdata.h>
 
 struct item {
 	u32 value;
@@ -31,11 +32,6 @@ static void item_put(struct klist_node *n)
 	puts++;
 }
 
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
-
 static u32 value_of(struct klist_node *n)
 {
 	return container_of(n, struct item, kn)->value;
@@ -43,7 +39,7 @@ static u32 value_of(struct klist_node *n)
 
 u32 test_klist_run(u32 size)
 {
-	u32 i, x = 2463534242u, h = 2166136261u;
+	u32 i, x = XORSHIFT_SEED, h = FNV_BASIS;
 	struct klist_node *n;
 	struct klist_iter it;
 	struct klist k;
@@ -52,10 +48,8 @@ u32 test_klist_run(u32 size)
 		return 0;
 	gets = puts = 0;
 	klist_init(&k, item_get, item_put);
-	for (i = 0; i < size; i++) {		/* xorshift32 */
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
+	for (i = 0; i < size; i++) {
+		xorshift32(&x);
 		items[i].value = x;
 		if (i % 3 == 0)
 			klist_add_head(&items[i].kn, &k);
@@ -69,11 +63,11 @@ u32 test_klist_run(u32 size)
 
 	klist_iter_init(&k, &it);
 	while ((n = klist_next(&it)))
-		h = mix(h, value_of(n));
+		h = fnv_mix(h, value_of(n));
 	klist_iter_exit(&it);
 	klist_iter_init(&k, &it);
 	while ((n = klist_prev(&it)))
-		h = mix(h, value_of(n));
+		h = fnv_mix(h, value_of(n));
 	klist_iter_exit(&it);
 
 	klist_iter_init(&k, &it);
@@ -82,21 +76,21 @@ u32 test_klist_run(u32 size)
 
 		if (e >= items && e < items + size && (e - items) % 4 == 2) {
 			klist_del(n);
-			h = mix(h, klist_node_attached(n));
+			h = fnv_mix(h, klist_node_attached(n));
 		}
 	}
 	klist_iter_exit(&it);
 	for (i = 2; i < size; i += 4)
-		h = mix(h, klist_node_attached(&items[i].kn));
+		h = fnv_mix(h, klist_node_attached(&items[i].kn));
 
 	klist_remove(&items[5].kn);
-	h = mix(h, klist_node_attached(&items[5].kn));
+	h = fnv_mix(h, klist_node_attached(&items[5].kn));
 
 	klist_iter_init_node(&k, &it, &items[7].kn);
 	while ((n = klist_next(&it)))
-		h = mix(h, value_of(n));
+		h = fnv_mix(h, value_of(n));
 	klist_iter_exit(&it);
-	h = mix(h, gets);
-	h = mix(h, puts);
+	h = fnv_mix(h, gets);
+	h = fnv_mix(h, puts);
 	return h;
 }

@@ -7,32 +7,20 @@
  */
 #include <linux/lcm.h>
 #include <linux/module.h>
-
-static u32 next(u32 *x)			/* xorshift32 */
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
-}
-
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
+#include <kisim/testdata.h>
 
 u32 test_lcm_run(u32 size)
 {
-	u32 i, x = 2463534242u, h = 2166136261u;
+	u32 i, x = XORSHIFT_SEED, h = FNV_BASIS;
 
 	for (i = 0; i < size; i++) {
-		unsigned long k = next(&x) % 16 + 1;
-		unsigned long a = (next(&x) % 3750) * k, b = (next(&x) % 3750 + 1) * k;
+		unsigned long k = xorshift32(&x) % 16 + 1;
+		unsigned long a = (xorshift32(&x) % 3750) * k, b = (xorshift32(&x) % 3750 + 1) * k;
 
 		if (i % 5 == 0)
 			a = 0;
-		h = mix(h, lcm(a, b));
-		h = mix(h, lcm_not_zero(a, b));
+		h = fnv_mix(h, lcm(a, b));
+		h = fnv_mix(h, lcm_not_zero(a, b));
 	}
 	return h;
 }

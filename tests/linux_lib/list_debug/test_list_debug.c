@@ -16,6 +16,7 @@
 #include <linux/list.h>
 #include <linux/rculist.h>
 #include <linux/module.h>
+#include <kisim/testdata.h>
 
 struct item {
 	u32 value;
@@ -23,11 +24,6 @@ struct item {
 };
 
 static struct item items[64], extra;
-
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
 
 static u32 length(struct list_head *head)
 {
@@ -41,17 +37,15 @@ static u32 length(struct list_head *head)
 
 u32 test_list_debug_run(u32 size)
 {
-	u32 i, x = 2463534242u, h = 2166136261u;
+	u32 i, x = XORSHIFT_SEED, h = FNV_BASIS;
 	struct list_head bogus, *saved;
 	struct item *it, *first, *second;
 	LIST_HEAD(head);
 
 	if (size < 8 || size > ARRAY_SIZE(items))
 		return 0;
-	for (i = 0; i < size; i++) {		/* xorshift32 */
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
+	for (i = 0; i < size; i++) {
+		xorshift32(&x);
 		items[i].value = x;
 		if (i % 4 == 0)
 			list_add_tail_rcu(&items[i].node, &head);
@@ -66,41 +60,41 @@ u32 test_list_debug_run(u32 size)
 	}
 	rcu_read_lock();
 	list_for_each_entry_rcu(it, &head, node)
-		h = mix(h, it->value);
+		h = fnv_mix(h, it->value);
 	rcu_read_unlock();
-	h = mix(h, length(&head));
+	h = fnv_mix(h, length(&head));
 
 	first = list_first_entry(&head, struct item, node);
 	second = list_next_entry(first, node);
-	h = mix(h, __list_add_valid(&extra.node, &head, head.next));
+	h = fnv_mix(h, __list_add_valid(&extra.node, &head, head.next));
 
 	/* the first entry added again: new == next */
-	h = mix(h, __list_add_valid(&first->node, &head, head.next));
+	h = fnv_mix(h, __list_add_valid(&first->node, &head, head.next));
 	list_add(&first->node, &head);
-	h = mix(h, length(&head));
+	h = fnv_mix(h, length(&head));
 
 	/* the next entry's prev does not point back */
 	saved = first->node.prev;
 	first->node.prev = &bogus;
 	list_add(&extra.node, &head);
 	first->node.prev = saved;
-	h = mix(h, length(&head));
-	h = mix(h, extra.node.next == NULL);
+	h = fnv_mix(h, length(&head));
+	h = fnv_mix(h, extra.node.next == NULL);
 
 	/* deleted twice: list_del's LIST_POISON1, list_del_rcu's LIST_POISON2 */
-	h = mix(h, __list_del_entry_valid(&items[0].node));
+	h = fnv_mix(h, __list_del_entry_valid(&items[0].node));
 	list_del(&items[0].node);
-	h = mix(h, __list_del_entry_valid(&items[3].node));
+	h = fnv_mix(h, __list_del_entry_valid(&items[3].node));
 	list_del_rcu(&items[3].node);
-	h = mix(h, length(&head));
+	h = fnv_mix(h, length(&head));
 
 	/* the previous entry's next does not point here (list_del would poison
 	 * the entry even when refused, as v5.10's does: unlink it without) */
 	first->node.next = &bogus;
-	h = mix(h, __list_del_entry_valid(&second->node));
+	h = fnv_mix(h, __list_del_entry_valid(&second->node));
 	__list_del_entry(&second->node);
 	first->node.next = &second->node;
-	h = mix(h, length(&head));
-	h = mix(h, __list_del_entry_valid(&second->node));
+	h = fnv_mix(h, length(&head));
+	h = fnv_mix(h, __list_del_entry_valid(&second->node));
 	return h;
 }

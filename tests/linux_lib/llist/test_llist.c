@@ -9,6 +9,7 @@
  */
 #include <linux/llist.h>
 #include <linux/module.h>
+#include <kisim/testdata.h>
 
 struct item {
 	u32 value;
@@ -17,34 +18,27 @@ struct item {
 
 static struct item items[512];
 
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
-
 u32 test_llist_run(u32 size)
 {
-	u32 i, x = 2463534242u, h = 2166136261u;
+	u32 i, x = XORSHIFT_SEED, h = FNV_BASIS;
 	struct llist_node *first;
 	struct item *it;
 	LLIST_HEAD(head);
 
 	if (size > ARRAY_SIZE(items))
 		return 0;
-	h = mix(h, llist_empty(&head));
-	for (i = 0; i < size; i++) {		/* xorshift32 */
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
+	h = fnv_mix(h, llist_empty(&head));
+	for (i = 0; i < size; i++) {
+		xorshift32(&x);
 		items[i].value = x;
-		h = mix(h, llist_add(&items[i].node, &head));
+		h = fnv_mix(h, llist_add(&items[i].node, &head));
 	}
 	for (i = 0; i < size / 3; i++)
-		h = mix(h, llist_entry(llist_del_first(&head), struct item, node)->value);
+		h = fnv_mix(h, llist_entry(llist_del_first(&head), struct item, node)->value);
 	first = llist_reverse_order(llist_del_all(&head));
 	llist_for_each_entry(it, first, node)
-		h = mix(h, it->value);
-	h = mix(h, llist_empty(&head));
-	h = mix(h, llist_del_first(&head) == NULL);
+		h = fnv_mix(h, it->value);
+	h = fnv_mix(h, llist_empty(&head));
+	h = fnv_mix(h, llist_del_first(&head) == NULL);
 	return h;
 }

@@ -9,6 +9,7 @@
  */
 #include <linux/plist.h>
 #include <linux/module.h>
+#include <kisim/testdata.h>
 
 struct item {
 	u32 index;
@@ -17,23 +18,16 @@ struct item {
 
 static struct item items[512];
 
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
-
 u32 test_plist_run(u32 size)
 {
-	u32 i, x = 2463534242u, h = 2166136261u;
+	u32 i, x = XORSHIFT_SEED, h = FNV_BASIS;
 	struct item *it;
 	PLIST_HEAD(head);
 
 	if (size > ARRAY_SIZE(items) || size < 2)
 		return 0;
-	for (i = 0; i < size; i++) {		/* xorshift32 */
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
+	for (i = 0; i < size; i++) {
+		xorshift32(&x);
 		items[i].index = i;
 		plist_node_init(&items[i].node, x % 16);
 		plist_add(&items[i].node, &head);
@@ -44,10 +38,10 @@ u32 test_plist_run(u32 size)
 		if (i % 3)
 			plist_requeue(&items[i].node, &head);
 	plist_for_each_entry(it, &head, node) {
-		h = mix(h, it->node.prio);
-		h = mix(h, it->index);
+		h = fnv_mix(h, it->node.prio);
+		h = fnv_mix(h, it->index);
 	}
-	h = mix(h, plist_first(&head)->prio);
-	h = mix(h, plist_last(&head)->prio);
+	h = fnv_mix(h, plist_first(&head)->prio);
+	h = fnv_mix(h, plist_last(&head)->prio);
 	return h;
 }

@@ -10,46 +10,39 @@
  */
 #include <linux/reciprocal_div.h>
 #include <linux/module.h>
+#include <kisim/testdata.h>
 #include <asm/div64.h>
-
-static u32 next(u32 *x)			/* xorshift32 */
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
-}
-
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
 
 u32 test_reciprocal_div_run(u32 size)
 {
-	u32 i, x = 2463534242u, h = 2166136261u;
+	u32 i, x = XORSHIFT_SEED, h = FNV_BASIS;
 
 	for (i = 0; i < size; i++) {
-		u32 d = next(&x) >> (next(&x) % 32), a = next(&x), rem;
-		u64 n = (u64)next(&x) << 32 | next(&x);
+		u32 d = xorshift32(&x), a, rem;
 		struct reciprocal_value R;
+		u64 n;
+
+		d >>= xorshift32(&x) % 32;
+		a = xorshift32(&x);
+		n = (u64)xorshift32(&x) << 32;
+		n |= xorshift32(&x);
 
 		if (!d)
 			d = 1;
 		R = reciprocal_value(d);
-		h = mix(h, reciprocal_divide(a, R));
-		h = mix(h, R.m);
-		h = mix(h, R.sh1 | R.sh2 << 8);
+		h = fnv_mix(h, reciprocal_divide(a, R));
+		h = fnv_mix(h, R.m);
+		h = fnv_mix(h, R.sh1 | R.sh2 << 8);
 		if (d < 1u << 31) {
 			struct reciprocal_value_adv adv = reciprocal_value_adv(d, 32);
 
-			h = mix(h, adv.m);
-			h = mix(h, adv.sh | adv.exp << 8 | adv.is_wide_m << 16);
+			h = fnv_mix(h, adv.m);
+			h = fnv_mix(h, adv.sh | adv.exp << 8 | adv.is_wide_m << 16);
 		}
 		rem = do_div(n, d);
-		h = mix(h, rem);
-		h = mix(h, (u32)n);
-		h = mix(h, (u32)(n >> 32));
+		h = fnv_mix(h, rem);
+		h = fnv_mix(h, (u32)n);
+		h = fnv_mix(h, (u32)(n >> 32));
 	}
 	return h;
 }

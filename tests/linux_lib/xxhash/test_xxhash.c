@@ -10,38 +10,29 @@
 #include <linux/xxhash.h>
 #include <linux/errno.h>
 #include <linux/module.h>
+#include <kisim/testdata.h>
 
 static u8 buf[4097];
 
-static u32 mix(u32 h, u32 v)
-{
-	return (h ^ v) * 16777619u;
-}
-
 static u32 mix64(u32 h, u64 v)
 {
-	return mix(mix(h, (u32)v), (u32)(v >> 32));
+	return fnv_mix(fnv_mix(h, (u32)v), (u32)(v >> 32));
 }
 
 u32 test_xxhash_run(u32 size)
 {
 	static const u32 seeds[] = { 0, 0x9e3779b1 };
 	const u8 *p = buf + 1;
-	u32 i, s, x = 2463534242u, h = 2166136261u;
+	u32 i, s, h = FNV_BASIS;
 	struct xxh32_state s32;
 	struct xxh64_state s64;
 
 	if (size < 1 || size >= sizeof(buf))
 		return 0;
-	for (i = 0; i < size; i++) {		/* xorshift32 */
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		buf[i + 1] = x >> 24;
-	}
+	xorshift_bytes(buf + 1, size);
 	for (s = 0; s < ARRAY_SIZE(seeds); s++) {
-		h = mix(h, xxh32(p, size, seeds[s]));
-		h = mix(h, xxh32(p, size - 1, seeds[s]));
+		h = fnv_mix(h, xxh32(p, size, seeds[s]));
+		h = fnv_mix(h, xxh32(p, size - 1, seeds[s]));
 		h = mix64(h, xxh64(p, size, seeds[s]));
 		h = mix64(h, xxh64(p, size - 1, seeds[s]));
 
@@ -53,12 +44,12 @@ u32 test_xxhash_run(u32 size)
 			xxh32_update(&s32, p + i, n);
 			xxh64_update(&s64, p + i, n);
 		}
-		h = mix(h, xxh32_digest(&s32) == xxh32(p, size, seeds[s]));
-		h = mix(h, xxh64_digest(&s64) == xxh64(p, size, seeds[s]));
+		h = fnv_mix(h, xxh32_digest(&s32) == xxh32(p, size, seeds[s]));
+		h = fnv_mix(h, xxh64_digest(&s64) == xxh64(p, size, seeds[s]));
 	}
-	h = mix(h, xxh32_update(&s32, NULL, 1) == -EINVAL);
-	h = mix(h, xxh64_update(&s64, NULL, 1) == -EINVAL);
-	h = mix(h, xxhash(p, size, 0) == (BITS_PER_LONG == 64 ? xxh64(p, size, 0)
+	h = fnv_mix(h, xxh32_update(&s32, NULL, 1) == -EINVAL);
+	h = fnv_mix(h, xxh64_update(&s64, NULL, 1) == -EINVAL);
+	h = fnv_mix(h, xxhash(p, size, 0) == (BITS_PER_LONG == 64 ? xxh64(p, size, 0)
 							     : xxh32(p, size, 0)));
 	return h;
 }
