@@ -96,6 +96,53 @@ class Predictor:
     source: str
 
 
+#: The instruction classes of the decoders (sim/native/decode.h's enum kisim_class), in order.
+INSN_CLASSES = ("alu", "shift", "mul", "div", "load", "store", "branch", "fence", "lfence",
+                "sfence", "atomic", "system", "serialize")
+
+
+@dataclass(frozen=True)
+class Window:
+    """The out-of-order window of a reference core (docs/timing.md, "The core").
+
+    ``dispatch`` and ``retire`` instructions per cycle; ``rob`` entries of
+    the reorder buffer (completion queue); ``store_buffer`` retired stores
+    waiting to be written; ``miss_buffers`` L1 data misses outstanding at
+    once (0: no limit). One decoded instruction is one entry (x86: not
+    split into micro-operations).
+    """
+
+    dispatch: float
+    retire: float
+    rob: int
+    store_buffer: int
+    miss_buffers: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Resource:
+    """An issue resource: ``units`` identical execution units (ports, pipes)."""
+
+    name: str
+    units: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Latency:
+    """One instruction class on a core: ``latency`` from issue to result (a
+    load's adds its access's), ``occupancy`` the cycles it holds a unit of
+    ``resource`` (its reciprocal throughput; the latency where the unit is
+    not pipelined)."""
+
+    cls: str
+    latency: float
+    occupancy: float
+    resource: str
+    source: str
+
+
 @dataclass(frozen=True)
 class ReferenceCore:
     """The named core whose timing the model follows, each figure with its source.
@@ -107,7 +154,9 @@ class ReferenceCore:
     return; ``serialize`` the pipeline drain of a serializing instruction
     (x86 cpuid/iret/mov cr, ARM isb/dsb, PowerPC isync/sync/rfi);
     ``cache_op`` a cache-maintenance instruction beyond the access it
-    makes. ``clock`` is the core's frequency in Hz.
+    makes. ``clock`` is the core's frequency in Hz. ``window``,
+    ``resources`` and ``latencies`` (one per class of :data:`INSN_CLASSES`
+    but ``serialize``, whose latency is ``serialize``) make it out of order.
     """
 
     name: str
@@ -120,6 +169,9 @@ class ReferenceCore:
     serialize: Cost
     cache_op: Cost
     coherence: str = "MESI"
+    window: Window | None = None
+    resources: tuple[Resource, ...] = ()
+    latencies: tuple[Latency, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import unicorn
 from unicorn.unicorn_py3.unicorn import uclib
 
 from arches import Arch
-from arches.base import CacheLevel
+from arches.base import INSN_CLASSES, CacheLevel, ReferenceCore
 from sim.errors import ConfigError
 from sim.native import CpuState, hook_add_range
 
@@ -40,6 +40,9 @@ SOURCE = Path(__file__).with_name("native") / "timing.c"
 MAX_LEVELS = 4                   # KT_MAX_LEVELS
 MAX_RAS = 64                     # KT_MAX_RAS
 MAX_RECORD = 1 << 24             # accesses one machine may record for the oracle
+MAX_RESOURCES = 8                # KT_MAX_RESOURCES
+MAX_UNITS = 4                    # KT_MAX_UNITS
+MAX_WINDOW = 256                 # KT_MAX_WINDOW
 FETCH, LOAD, STORE = 0, 1, 2     # a recorded access's kind
 
 _u32, _u64, _f64, _i32 = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_double, ctypes.c_int32
@@ -49,6 +52,18 @@ _HOLDS = {"i": 1, "d": 2, "u": 3}
 class LevelConfig(ctypes.Structure):
     _fields_ = [("sets", _u32), ("ways", _u32), ("line_shift", _u32), ("holds", _u32),
                 ("shared", _u32), ("pad", _u32), ("latency", _f64)]
+
+
+class ClassConfig(ctypes.Structure):
+    _fields_ = [("latency", _f64), ("occupancy", _f64), ("resource", _u32), ("pad", _u32)]
+
+
+class CoreConfig(ctypes.Structure):
+    """``struct kt_core``: the out-of-order window."""
+
+    _fields_ = [("dispatch", _f64), ("retire", _f64), ("insn_cost", _f64), ("rob", _u32),
+                ("store_buffer", _u32), ("miss_buffers", _u32), ("resources", _u32),
+                ("units", _u32 * MAX_RESOURCES), ("cls", ClassConfig * len(INSN_CLASSES))]
 
 
 class Config(ctypes.Structure):
@@ -61,15 +76,19 @@ class Config(ctypes.Structure):
                 ("ras_depth", _u32), ("pc_shift", _u32), ("icache_coherent", _u32),
                 ("mode_reg", _i32), ("regs", _i32 * 32), ("exclude_begin", _u64),
                 ("exclude_end", _u64), ("address_mask", _u64), ("decoded_accesses", _u32),
-                ("pad", _u32), ("record_capacity", _u64)]
+                ("pad", _u32), ("core", CoreConfig), ("record_capacity", _u64)]
 
 
 _LEVEL_COUNTERS = ("hit", "miss", "evict")
 _COUNTERS = ("memory", "fetches", "loads", "stores", "transfers", "invalidations",
-             "branches", "mispredicts", "serializations", "cache_ops", "instructions", "unmodeled")
-#: Stall cycles by cause, in the order of the breakdown line.
+             "branches", "mispredicts", "serializations", "cache_ops", "instructions", "unmodeled",
+             "undescribed", "barriers", "overlapped_misses")
+#: Stall cycles by cause, in the order of the breakdown line: each cause as it
+#: would stall an in-order pipeline alone, then (negative) what the
+#: out-of-order core overlapped of them.
 STALLS = ("fetch_cycles", "data_cycles", "transfer_cycles", "branch_cycles",
-          "serialize_cycles", "cache_op_cycles")
+          "serialize_cycles", "cache_op_cycles", "execute_cycles", "barrier_cycles",
+          "overlap_cycles")
 
 
 class Stats(ctypes.Structure):
@@ -102,7 +121,7 @@ def library(arch: Arch) -> ctypes.CDLL:
     layout = (_u64 * 4)()
     lib.kisim_timing_layout(layout)
     expected = (ctypes.sizeof(Config), Config.record_capacity.offset, ctypes.sizeof(Stats),
-                Stats.cache_op_cycles.offset)
+                Stats.overlap_cycles.offset)
     if tuple(layout) != expected:
         raise RuntimeError(f"{SOURCE.name}: structure layout {tuple(layout)} differs from "
                            f"sim/timing's {expected}")
@@ -140,13 +159,51 @@ def _level(cache: CacheLevel) -> LevelConfig:
                        latency=float(cache.latency))
 
 
+def _window(core: ReferenceCore, insn_cost: float) -> CoreConfig:
+    """The out-of-order part of ``core``: window, resources, one latency per class."""
+    w = core.window
+    if w is None:
+        raise ConfigError(f"{core.name}: no out-of-order window declared")
+    names = [r.name for r in core.resources]
+    if not 1 <= len(names) <= MAX_RESOURCES or len(set(names)) != len(names):
+        raise ConfigError(f"{core.name}: 1..{MAX_RESOURCES} resources of distinct names")
+    if not all(1 <= r.units <= MAX_UNITS for r in core.resources):
+        raise ConfigError(f"{core.name}: a resource has 1..{MAX_UNITS} units")
+    if not (w.dispatch > 0 and w.retire > 0 and 1 <= w.rob <= MAX_WINDOW
+            and 1 <= w.store_buffer <= MAX_WINDOW and 0 <= w.miss_buffers <= MAX_WINDOW):
+        raise ConfigError(f"{core.name}: window out of range (widths > 0, "
+                          f"rob and store buffer 1..{MAX_WINDOW}, miss buffers 0..{MAX_WINDOW})")
+    table = {lat.cls: lat for lat in core.latencies}
+    missing = set(INSN_CLASSES) - {"serialize"} - table.keys()
+    if missing or table.keys() - set(INSN_CLASSES):
+        raise ConfigError(f"{core.name}: latencies must name each class of "
+                          f"{', '.join(INSN_CLASSES[:-1])} once")
+    out = CoreConfig(dispatch=w.dispatch, retire=w.retire, insn_cost=insn_cost, rob=w.rob,
+                     store_buffer=w.store_buffer, miss_buffers=w.miss_buffers,
+                     resources=len(names))
+    for i, r in enumerate(core.resources):
+        out.units[i] = r.units
+    for i, name in enumerate(INSN_CLASSES):
+        lat = table.get(name)
+        if lat is None:                 # serialize: the drain's own cost
+            out.cls[i] = ClassConfig(core.serialize.cycles, core.serialize.cycles, 0)
+            continue
+        if lat.resource not in names or lat.latency < 0 or lat.occupancy < 0:
+            raise ConfigError(f"{core.name}: class {name}: unknown resource or negative cycles")
+        out.cls[i] = ClassConfig(lat.latency, lat.occupancy, names.index(lat.resource))
+    return out
+
+
 def config(arch: Arch, cpus: int, *, caches: tuple[CacheLevel, ...] | None = None,
-           record: int = 0, decoded_accesses: bool = True) -> Config:
+           record: int = 0, decoded_accesses: bool = True, core: ReferenceCore | None = None,
+           insn_cost: float = 1.0) -> Config:
     """``arch``'s reference core as the C model reads it; ``caches`` replaces its
-    cache levels (the oracle's negative control runs a wrong associativity).
-    Data accesses come from the decoder where it describes them
-    (:attr:`Decoder.accesses`) unless ``decoded_accesses`` is false."""
-    core, decoder = arch.core, arch.decoder
+    cache levels (the oracle's negative control runs a wrong associativity),
+    ``core`` the whole core (a width-1 window, the out-of-order tests'
+    negative control). Data accesses come from the decoder where it describes
+    them (:attr:`Decoder.accesses`) unless ``decoded_accesses`` is false.
+    ``insn_cost`` is what the machine's clock already charges per instruction."""
+    core, decoder = core or arch.core, arch.decoder
     caches = core.caches if caches is None else caches
     if not 2 <= len(caches) <= MAX_LEVELS:
         raise ConfigError(f"{arch.name}: {len(caches)} cache levels, the model takes "
@@ -166,7 +223,7 @@ def config(arch: Arch, cpus: int, *, caches: tuple[CacheLevel, ...] | None = Non
                  mode_reg=arch.uc_regs[decoder.mode_reg] if decoder.mode_reg else -1,
                  regs=(_i32 * 32)(*regs), address_mask=(1 << arch.bits) - 1,
                  decoded_accesses=int(decoder.accesses and decoded_accesses),
-                 record_capacity=record)
+                 core=_window(core, insn_cost), record_capacity=record)
     for i, cache in enumerate(caches):
         cfg.level[i] = _level(cache)
     return cfg
@@ -208,18 +265,19 @@ class TimingModel:
 
     def __init__(self, machine: Machine, *, record: int = 0,
                  caches: tuple[CacheLevel, ...] | None = None,
-                 decoded_accesses: bool = True) -> None:
+                 decoded_accesses: bool = True, core: ReferenceCore | None = None) -> None:
         arch = machine.arch
         if arch.core is None or arch.decoder is None:
             raise ConfigError(f"{arch.name}: no reference core declared: count-only machines")
         if not isinstance(record, int) or not 0 <= record <= MAX_RECORD:
             raise ConfigError(f"record must be 0..{MAX_RECORD} accesses, not {record!r}")
         self.arch = arch
-        self.core = arch.core
+        self.core = core or arch.core
         self.caches = arch.core.caches if caches is None else caches
         self._lib = lib = library(arch)
         cfg = config(arch, len(machine.cpus), caches=caches, record=record,
-                     decoded_accesses=decoded_accesses)
+                     decoded_accesses=decoded_accesses, core=core,
+                     insn_cost=arch.costs["insn"].cycles)
         condition = getattr(lib, "kisim_condition", None)     # where accesses can be conditional
         handle = lib.kisim_timing_new(ctypes.byref(cfg), ctypes.addressof(machine.memory.table),
                                       ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p),

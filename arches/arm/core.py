@@ -8,11 +8,59 @@ Cortex-A9 TRM's. Every figure names its source; modelling assumptions say so.
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Predictor, ReferenceCore
+from arches.base import CacheLevel, Cost, Latency, Predictor, ReferenceCore, Resource, Window
 
 _SEVEN_CPU = ("7-cpu.com 'ARM Cortex-A9' (https://7-cpu.com/cpu/Cortex-A9.html), Samsung Exynos "
               "4210, dual Cortex-A9 at 1200 MHz")
 _TRM = "ARM Cortex-A9 Technical Reference Manual (DDI 0388)"
+
+_LLVM = ("LLVM's Cortex-A9 scheduling model, llvm/lib/Target/ARM/ARMScheduleA9.td "
+         "(CortexA9Model and its SchedWriteRes)")
+
+_WINDOW = Window(
+    dispatch=2, retire=2, rob=56, store_buffer=4, miss_buffers=4,
+    source=_TRM + " sec. 2.1: dual instruction decode, 'out-of-order multi-issue with "
+           "speculation'; " + _LLVM + ": IssueWidth 2, MicroOpBufferSize 56 ('based on the "
+           "available renamed registers': " + _TRM + " sec. 2.1.1 maps 32 architectural onto 56 "
+           "physical registers). MODELLING ASSUMPTIONS: retire 2 per cycle (range 2-4), the "
+           "window is the 56 renamed registers (range 32-56: the true ROB size is not "
+           "published), a 4-entry store buffer (range 4-8) and 4 outstanding L1 data "
+           "linefills (range 2-4)")
+_RESOURCES = (
+    Resource("alu", 2, "two integer pipes, ALU/MUL and ALU (" + _TRM + " sec. 2.1 figure; "
+                       + _LLVM + ": A9UnitALU x2)"),
+    Resource("mul", 1, "the multiplier of pipe 0 (" + _LLVM + ": A9UnitMul)"),
+    Resource("ls", 1, "one load/store unit with its AGU (" + _LLVM + ": A9UnitLS, A9UnitAGU)"),
+    Resource("branch", 1, _LLVM + ": A9UnitB"),
+    Resource("system", 1, "MODELLING ASSUMPTION: CP15 and CPSR moves, barriers and DIV's "
+                          "library call one at a time (range 1)"),
+)
+_LATENCIES = (
+    Latency("alu", 1, 1, "alu", _LLVM + ": ALU 1 cycle, two per cycle (RThroughput 0.5)"),
+    Latency("shift", 2, 1, "alu", _LLVM + ": WriteALUsi, an operand shifted by an immediate, "
+                                  "2 cycles (by a register, A9WriteALUsr, 3: range 2-3)"),
+    Latency("mul", 4, 2, "mul", _LLVM + ": A9WriteM MUL/MLA 4 cycles, the multiplier busy 2"),
+    Latency("div", 40, 40, "system",
+            "MODELLING ASSUMPTION: the Cortex-A9 has no divide instruction (" + _LLVM
+            + " rejects SDIV/UDIV for cortex-a9); the guest, built for ARMv7 with the divide "
+            "extension, uses SDIV/UDIV, costed as the __aeabi_idiv call an A9 kernel makes "
+            "(range 20-100 cycles, depending on the operands)"),
+    Latency("load", 0, 1, "ls", "a load's latency is its access's (L1D 4 cycles, 7-cpu.com; "
+                                + _LLVM + " has 3 to an ALU consumer); one per cycle"),
+    Latency("store", 1, 1, "ls", _LLVM + ": A9WriteS, a store issues in one cycle"),
+    Latency("branch", 1, 1, "branch", _LLVM + ": A9UnitB, one branch per cycle"),
+    Latency("fence", 10, 10, "system",
+            "DMB beyond waiting for the older accesses and the store buffer: MODELLING "
+            "ASSUMPTION 10 cycles (range 4-40; no A9 cycle count published, " + _TRM + ")"),
+    Latency("lfence", 10, 10, "system", "not an ARM class; as DMB (MODELLING ASSUMPTION)"),
+    Latency("sfence", 10, 10, "system", "not an ARM class; as DMB (MODELLING ASSUMPTION)"),
+    Latency("atomic", 10, 10, "ls",
+            "SWP locks the bus: costed as a DMB around the access (MODELLING ASSUMPTION, "
+            "range 4-40)"),
+    Latency("system", 2, 2, "system",
+            "MRS, MSR, MCR, MRC: MODELLING ASSUMPTION 2 cycles (range 1-20; " + _LLVM
+            + " gives no CP15 latency)"),
+)
 
 CORE = ReferenceCore(
     name="ARM Cortex-A9 MPCore + PL310 L2 (Samsung Exynos 4210) 1.2 GHz",
@@ -67,4 +115,7 @@ CORE = ReferenceCore(
                   "write-back it causes, costs one L1 tag lookup (the 4-cycle L1 hit); the "
                   "Inner-Shareable broadcast of the by-MVA ops is not costed separately"),
     coherence="MESI",
+    window=_WINDOW,
+    resources=_RESOURCES,
+    latencies=_LATENCIES,
 )

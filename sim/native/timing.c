@@ -59,6 +59,13 @@
 #define KT_DECODE_SLOTS	(1u << 14)
 #define KT_HOLDS_I	1u
 #define KT_HOLDS_D	2u
+#define KT_MAX_RESOURCES 8
+#define KT_MAX_UNITS	4
+#define KT_MAX_WINDOW	256		/* reorder buffer, store buffer, miss buffers */
+#define KT_REGS		64		/* struct kisim_decoded's register masks */
+#define KT_FORWARD	64		/* stores remembered for store-to-load forwarding */
+#define KT_CALENDAR	2048		/* cycles of issue bookings kept per resource */
+#define KT_SEARCH	512		/* cycles an issue looks ahead for a free unit */
 
 enum { KT_FETCH = 0, KT_LOAD = 1, KT_STORE = 2 };
 
@@ -77,6 +84,27 @@ struct kt_level_config {
 	uint32_t shared;
 	uint32_t pad;
 	double latency;
+};
+
+/* One instruction class on the reference core (ReferenceCore.latencies). */
+struct kt_class {
+	double latency;			/* issue to result (a load's: plus its access) */
+	double occupancy;		/* cycles it holds its unit: 1 / throughput */
+	uint32_t resource;		/* index into kt_core.units */
+	uint32_t pad;
+};
+
+/* The out-of-order core (ReferenceCore.window and .resources). */
+struct kt_core {
+	double dispatch;		/* instructions dispatched per cycle */
+	double retire;			/* instructions retired per cycle */
+	double insn_cost;		/* what the machine's clock charges per instruction */
+	uint32_t rob;			/* reorder buffer (completion queue) entries */
+	uint32_t store_buffer;		/* retired stores waiting to be written */
+	uint32_t miss_buffers;		/* outstanding L1 data misses */
+	uint32_t resources;
+	uint32_t units[KT_MAX_RESOURCES];
+	struct kt_class cls[KISIM_CLASSES];
 };
 
 struct kt_config {
@@ -102,6 +130,7 @@ struct kt_config {
 	uint64_t address_mask;		/* the arch's address width */
 	uint32_t decoded_accesses;	/* data accesses from the decoder, not Unicorn's hooks */
 	uint32_t pad;
+	struct kt_core core;
 	uint64_t record_capacity;	/* accesses recorded for the oracle; 0: off */
 };
 
@@ -136,12 +165,58 @@ struct kt_stats {
 	uint64_t cache_ops;
 	uint64_t instructions;		/* executed outside the spin page */
 	uint64_t unmodeled;		/* of them, with data accesses the decoder cannot describe */
-	double fetch_cycles;		/* stall cycles, by cause */
+	uint64_t undescribed;		/* of them, with registers the decoder does not describe */
+	uint64_t barriers;		/* fences and locked read-modify-writes */
+	uint64_t overlapped_misses;	/* L1 data misses issued while another was outstanding */
+	double fetch_cycles;		/* stall cycles, by cause, each as if alone (nominal) */
 	double data_cycles;
 	double transfer_cycles;
 	double branch_cycles;
 	double serialize_cycles;
 	double cache_op_cycles;
+	double execute_cycles;		/* latency beyond one cycle of multiplies, divides, ... */
+	double barrier_cycles;
+	double overlap_cycles;		/* minus what the out-of-order core hid of the above */
+};
+
+/* The instruction whose timing is settled when the next one arrives (its accesses, outcome). */
+struct kt_pending {
+	uint64_t reads, writes;
+	uint64_t load_addr;		/* its first load, for store-to-load forwarding */
+	uint64_t store_addr;
+	double load;			/* the latency of its slowest load */
+	double store;			/* the cycles its stores take to write */
+	double fetch;			/* front-end stall of its fetch */
+	double extra;			/* cache maintenance */
+	uint32_t valid;
+	uint32_t cls;
+	uint32_t loads, stores, missed;
+	uint32_t pad;
+};
+
+/* The out-of-order window of one CPU: times in modeled cycles of its own timeline. */
+struct kt_window {
+	double dispatched;		/* the last instruction's dispatch */
+	double retired;			/* its retirement */
+	double front_end;		/* the next dispatch no earlier: refill, fetch, drain */
+	double mem_fence;		/* younger accesses issue no earlier */
+	double exec_fence;		/* younger instructions issue no earlier (lfence) */
+	double mem_done;		/* the latest completion of an access */
+	double done;			/* the latest completion of any instruction */
+	double drained;			/* the store buffer is empty */
+	double branch_done;		/* the last branch's completion (its resolution) */
+	double nominal;			/* the stall counters' sum at the last retirement */
+	double reg[KT_REGS];		/* when each register's value is ready */
+	struct kt_booking {		/* unit-cycles booked in one cycle of one resource */
+		int64_t cycle;
+		double used;
+	} booked[KT_MAX_RESOURCES][KT_CALENDAR];
+	double rob[KT_MAX_WINDOW];	/* retirement of the last `rob` instructions, a ring */
+	double sb[KT_MAX_WINDOW];	/* drain of the last `store_buffer` stores */
+	double mshr[KT_MAX_WINDOW];	/* completion of the last `miss_buffers` misses */
+	uint64_t fwd_addr[KT_FORWARD];
+	double fwd_ready[KT_FORWARD];
+	uint32_t rob_pos, sb_pos, mshr_pos, pad;
 };
 
 struct kt_btb_entry {
@@ -189,6 +264,8 @@ struct kt_cpu {
 	uint32_t ras_top;
 	uint32_t ras_count;
 	const struct kisim_region *region;	/* the last region fetched from */
+	struct kt_pending p;
+	struct kt_window w;
 	struct kt_stats stats;
 };
 
@@ -405,8 +482,13 @@ static double latency(const struct kt_machine *m, uint32_t served)
 	return m->cfg.level[served].latency;
 }
 
-/* One line of a data access; returns its stall cycles. */
-static double data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool store)
+/*
+ * One line of a data access; returns the level that served it. The stall
+ * counters take its cost as if it stalled an in-order pipeline alone (an
+ * L1 hit's latency beyond one cycle, a store hit nothing): the
+ * out-of-order core's overlap_cycles says how much of that it hid.
+ */
+static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool store)
 {
 	uint32_t l1 = m->path[1][0], served;
 	struct kt_way *w;
@@ -419,7 +501,7 @@ static double data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool 
 	else
 		m->cpu[cpu].stats.data_cycles += stall;
 	if (!store)
-		return stall;
+		return served;
 	w = lookup(m, l1, instance(m, l1, cpu), line_of(m, l1, addr));
 	if (!w->dirty) {
 		invalidate_others(m, cpu, addr);
@@ -427,7 +509,7 @@ static double data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool 
 	}
 	if (m->cfg.icache_coherent)
 		inval_i_everywhere(m, addr);
-	return stall;
+	return served;
 }
 
 static inline void charge(struct kt_cpu *t, double cycles)
@@ -435,21 +517,41 @@ static inline void charge(struct kt_cpu *t, double cycles)
 	*t->event_cycles += cycles;
 }
 
-/* A load or store of `size` bytes at `addr`: each line it touches through the D side. */
+/*
+ * A load or store of `size` bytes at `addr`: each line it touches through
+ * the D side, made now (caches change in program order); the pending
+ * instruction keeps its latency for the core. A load's latency is that of
+ * its slowest line; a store's lines are written one after the other once
+ * it retires, an L1 hit taking the store class's occupancy.
+ */
 static void data_access(struct kt_cpu *t, bool store, uint64_t addr, uint32_t size)
 {
 	struct kt_machine *m = t->m;
 	uint32_t l1 = m->path[1][0], shift = m->cfg.level[l1].line_shift;
-	double stall = 0;
+	struct kt_pending *p = &t->p;
 
 	record(t, store ? KT_STORE : KT_LOAD, addr, size);
-	if (store)
+	if (store) {
 		t->stats.stores++;
-	else
+		if (!p->stores++)
+			p->store_addr = addr;
+	} else {
 		t->stats.loads++;
-	for (uint64_t a = addr >> shift; a <= (addr + (uint64_t)size - 1) >> shift; a++)
-		stall += data_line(m, t->index, a << shift, store);
-	charge(t, stall);
+		if (!p->loads++)
+			p->load_addr = addr;
+	}
+	for (uint64_t a = addr >> shift; a <= (addr + (uint64_t)size - 1) >> shift; a++) {
+		uint32_t served = data_line(m, t->index, a << shift, store);
+		double cycles = latency(m, served);
+
+		if (store) {
+			p->store += served == l1 ? m->cfg.core.cls[KISIM_C_STORE].occupancy : cycles;
+			continue;
+		}
+		p->missed |= served != l1;
+		if (cycles > p->load)
+			p->load = cycles;
+	}
 }
 
 /* Unicorn's memory hook, where the arch's decoder does not describe the accesses. */
@@ -488,7 +590,7 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 			t->stats.transfer_cycles += stall;
 		else
 			t->stats.fetch_cycles += stall;
-		charge(t, stall);
+		t->p.fetch += stall;
 	}
 }
 
@@ -562,7 +664,7 @@ static void cache_op(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t n
 
 	t->stats.cache_ops++;
 	t->stats.cache_op_cycles += m->cfg.cache_op;
-	charge(t, m->cfg.cache_op);
+	t->p.extra += m->cfg.cache_op;
 	switch (d->cacheop) {
 	case KISIM_OP_FLUSH_D:
 		maintain_d(m, t->index, addr, true, true);
@@ -694,10 +796,14 @@ static void resolve(struct kt_cpu *t, uint64_t target)
 	}
 	t->pending = KISIM_PLAIN;
 	t->stats.branches++;
-	if (!right) {
+	if (!right) {		/* the front end refills once the branch has resolved */
+		struct kt_window *w = &t->w;
+		double refill = w->branch_done + t->m->cfg.mispredict;
+
 		t->stats.mispredicts++;
 		t->stats.branch_cycles += t->m->cfg.mispredict;
-		charge(t, t->m->cfg.mispredict);
+		if (refill > w->front_end)
+			w->front_end = refill;
 	}
 }
 
@@ -781,6 +887,199 @@ static void decoded_accesses(struct kt_cpu *t, const struct kisim_decoded *d, ui
 	}
 }
 
+/* ---- the out-of-order core ---- */
+
+static inline double later(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+/* The stall counters' sum: the cycles each cause would cost an in-order pipeline alone. */
+static double nominal(const struct kt_stats *s)
+{
+	return s->fetch_cycles + s->data_cycles + s->transfer_cycles + s->branch_cycles
+	       + s->serialize_cycles + s->cache_op_cycles + s->execute_cycles + s->barrier_cycles;
+}
+
+static bool is_barrier(uint32_t cls)
+{
+	return cls == KISIM_C_FENCE || cls == KISIM_C_LFENCE || cls == KISIM_C_SFENCE
+	       || cls == KISIM_C_ATOMIC;
+}
+
+static double *booking(struct kt_window *w, uint32_t resource, int64_t cycle)
+{
+	struct kt_booking *b = &w->booked[resource][(uint64_t)cycle & (KT_CALENDAR - 1)];
+
+	if (b->cycle != cycle + 1) {		/* + 1: a zeroed entry books nothing */
+		b->cycle = cycle + 1;
+		b->used = 0;
+	}
+	return &b->used;
+}
+
+/*
+ * The earliest time from `ready` at which `resource` has a unit for
+ * `busy` cycles (a share of one unit in each cycle it spans, `busy` < 1
+ * being a fraction of one cycle, as the P4's double-speed ALUs); it is
+ * booked then. Bookings are by cycle, so an instruction that waited long
+ * for its operands does not hold a unit against younger ones meanwhile.
+ */
+static double issue_on(struct kt_window *w, const struct kt_core *c, uint32_t resource,
+		       double ready, double busy)
+{
+	double units = c->units[resource], at = ready;
+	int64_t first = (int64_t)ready, span = busy > 1 ? (int64_t)(busy + 0.999999) : 1;
+
+	for (int64_t cycle = first; cycle < first + KT_SEARCH; cycle++) {
+		bool free = true;
+
+		for (int64_t k = 0; k < span && free; k++) {
+			double share = busy - (double)k > 1 ? 1 : busy - (double)k;
+
+			free = *booking(w, resource, cycle + k) + share <= units + 1e-9;
+		}
+		if (free) {
+			at = cycle == first ? ready : (double)cycle;
+			break;
+		}
+	}
+	for (int64_t k = 0; k < span; k++)
+		*booking(w, resource, (int64_t)at + k) += busy - (double)k > 1 ? 1 : busy - (double)k;
+	return at;
+}
+
+static inline uint32_t forward_slot(uint64_t addr)
+{
+	return (uint32_t)(addr >> 3) & (KT_FORWARD - 1);
+}
+
+/*
+ * The pending instruction, now that its accesses and its outcome are
+ * known, goes through the window (after Sniper's ROB core,
+ * snipersim common/performance_model/performance_models/rob_performance_model/):
+ *
+ *   dispatch  in order, `dispatch` per cycle, once the front end has it (a
+ *             fetch miss, a mispredict's refill, a serializing
+ *             instruction's drain delay it), a reorder-buffer entry is
+ *             free (the instruction `rob` older has retired) and, for a
+ *             store, a store-buffer entry;
+ *   issue     once its source registers are ready (a load also once a
+ *             store to its address has executed), on the first free unit
+ *             of its class's resource; an L1 miss also needs a free miss
+ *             buffer, so up to `miss_buffers` misses overlap;
+ *   complete  issue + the class's latency + the slowest load's;
+ *   retire    in order, `retire` per cycle, once complete. Stores write
+ *             from the store buffer after they retire, one after the other.
+ *
+ * Barriers: a fence or locked RMW issues once every older access has
+ * completed and the store buffer has drained, and younger accesses wait
+ * for it; an lfence makes every younger instruction wait; a store fence
+ * only orders the store buffer, which drains in order anyway. A
+ * serializing instruction dispatches into an empty window, and nothing
+ * younger dispatches before it completes. The CPU's clock is charged the
+ * retirement's advance less the instruction cost its clock already counts.
+ */
+static void settle(struct kt_cpu *t)
+{
+	const struct kt_core *c = &t->m->cfg.core;
+	struct kt_pending *p = &t->p;
+	struct kt_window *w = &t->w;
+	const struct kt_class *k = &c->cls[p->cls];
+	bool memory = p->loads || p->stores;
+	double at, ready, issue, done, retire, lat = k->latency, step;
+
+	/* dispatch */
+	at = later(w->dispatched + 1 / c->dispatch, w->front_end);
+	if (p->fetch)
+		at = later(at, later(w->front_end, w->dispatched) + p->fetch);
+	at = later(at, w->rob[w->rob_pos]);
+	if (p->stores)
+		at = later(at, w->sb[w->sb_pos]);
+	if (p->cls == KISIM_C_SERIALIZE)
+		at = later(at, later(w->retired, w->drained));
+	/* issue */
+	ready = later(at, w->exec_fence);
+	for (uint64_t r = p->reads; r; r &= r - 1)
+		ready = later(ready, w->reg[__builtin_ctzll(r)]);
+	if (memory || is_barrier(p->cls))
+		ready = later(ready, w->mem_fence);
+	if (p->cls == KISIM_C_FENCE || p->cls == KISIM_C_ATOMIC)
+		ready = later(ready, later(w->mem_done, w->drained));
+	else if (p->cls == KISIM_C_LFENCE)
+		ready = later(ready, w->done);
+	if (p->loads && w->fwd_addr[forward_slot(p->load_addr)] == p->load_addr + 1)
+		ready = later(ready, w->fwd_ready[forward_slot(p->load_addr)]);
+	issue = issue_on(w, c, k->resource, ready, k->occupancy);
+	if (p->loads && p->missed && c->miss_buffers) {
+		if (w->mshr[w->mshr_pos] > issue)
+			issue = w->mshr[w->mshr_pos];
+		else if (w->mem_done > issue)
+			t->stats.overlapped_misses++;
+		w->mshr[w->mshr_pos] = issue + p->load;
+		w->mshr_pos = (w->mshr_pos + 1) % c->miss_buffers;
+	}
+	if (p->loads)
+		lat += p->load;
+	done = issue + lat + p->extra;
+	/* what younger instructions wait for */
+	for (uint64_t r = p->writes; r; r &= r - 1)
+		w->reg[__builtin_ctzll(r)] = done;
+	if (p->stores) {
+		w->fwd_addr[forward_slot(p->store_addr)] = p->store_addr + 1;
+		w->fwd_ready[forward_slot(p->store_addr)] = done;
+	}
+	if (memory)
+		w->mem_done = later(w->mem_done, done);
+	w->done = later(w->done, done);
+	if (p->cls == KISIM_C_FENCE || p->cls == KISIM_C_ATOMIC)
+		w->mem_fence = done;
+	else if (p->cls == KISIM_C_LFENCE)
+		w->exec_fence = done;
+	else if (p->cls == KISIM_C_SERIALIZE)
+		w->front_end = later(w->front_end, done);
+	else if (p->cls == KISIM_C_BRANCH)
+		w->branch_done = done;
+	/* retire; a store then writes from the store buffer (a locked one at once) */
+	retire = later(done, w->retired + 1 / c->retire);
+	if (p->stores) {
+		w->drained = later(w->drained, p->cls == KISIM_C_ATOMIC ? done : retire) + p->store;
+		w->sb[w->sb_pos] = w->drained;
+		w->sb_pos = (w->sb_pos + 1) % c->store_buffer;
+	}
+	w->rob[w->rob_pos] = retire;
+	w->rob_pos = (w->rob_pos + 1) % c->rob;
+	/* the clock: the retirement's advance; the counters: what overlap hid */
+	step = retire - w->retired - c->insn_cost;
+	if (p->cls <= KISIM_C_DIV || p->cls == KISIM_C_SYSTEM)
+		t->stats.execute_cycles += later(k->latency - 1, 0);
+	else if (is_barrier(p->cls))
+		t->stats.barrier_cycles += k->latency;
+	t->stats.overlap_cycles += step - (nominal(&t->stats) - w->nominal);
+	w->nominal = nominal(&t->stats);
+	w->dispatched = at;
+	w->retired = retire;
+	charge(t, step);
+	*p = (struct kt_pending){ 0 };
+}
+
+/* The instruction that now executes becomes the pending one. */
+static void begin(struct kt_cpu *t, const struct kisim_decoded *d)
+{
+	t->p.valid = 1;
+	t->p.cls = d->cls < KISIM_CLASSES ? d->cls : KISIM_C_ALU;
+	t->p.reads = d->reads;
+	t->p.writes = d->writes;
+	if (!d->described)
+		t->stats.undescribed++;
+	if (is_barrier(t->p.cls))
+		t->stats.barriers++;
+	if (d->kind == KISIM_SERIALIZE) {
+		t->stats.serializations++;
+		t->stats.serialize_cycles += t->m->cfg.serialize;
+	}
+}
+
 /*
  * A cache-maintenance instruction takes effect once it has executed, at the
  * next instruction of its CPU, so that whatever Unicorn reports it doing
@@ -797,20 +1096,19 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 		t->maintain.kind = KISIM_PLAIN;
 		cache_op(t, &t->maintain, t->maintain_next);
 	}
+	if (t->p.valid)
+		settle(t);
 	if (t->pending)
 		resolve(t, addr);
 	t->stats.instructions++;
 	t->pc = addr;
 	fetch(t, addr, size);
 	d = decoded(t, addr, size);
+	begin(t, d);
 	switch (d->kind) {
 	case KISIM_PLAIN:
 	case KISIM_TRAP:
-		break;
 	case KISIM_SERIALIZE:
-		t->stats.serializations++;
-		t->stats.serialize_cycles += t->m->cfg.serialize;
-		charge(t, t->m->cfg.serialize);
 		break;
 	case KISIM_CACHEOP:
 		t->maintain = *d;
@@ -852,12 +1150,28 @@ void kisim_timing_free(struct kt_machine *m)
 	free(m);
 }
 
+static bool core_ok(const struct kt_core *c)
+{
+	if (!(c->dispatch > 0) || !(c->retire > 0) || !c->rob || c->rob > KT_MAX_WINDOW
+	    || !c->store_buffer || c->store_buffer > KT_MAX_WINDOW || c->miss_buffers > KT_MAX_WINDOW
+	    || !c->resources || c->resources > KT_MAX_RESOURCES)
+		return false;
+	for (uint32_t r = 0; r < c->resources; r++)
+		if (!c->units[r] || c->units[r] > KT_MAX_UNITS)
+			return false;
+	for (uint32_t k = 0; k < KISIM_CLASSES; k++)
+		if (c->cls[k].resource >= c->resources || !(c->cls[k].latency >= 0)
+		    || !(c->cls[k].occupancy >= 0))
+			return false;
+	return true;
+}
+
 static bool config_ok(const struct kt_config *cfg)
 {
 	if (!cfg->cpus || cfg->cpus > KISIM_MAX_CPUS || cfg->levels < 2
 	    || cfg->levels > KT_MAX_LEVELS || !pow2(cfg->counters) || !pow2(cfg->btb_sets)
 	    || !cfg->btb_ways || !cfg->ras_depth || cfg->ras_depth > KT_MAX_RAS
-	    || cfg->history_bits > 63)
+	    || cfg->history_bits > 63 || !core_ok(&cfg->core))
 		return false;
 	for (uint32_t k = 0; k < cfg->levels; k++) {
 		const struct kt_level_config *l = &cfg->level[k];
@@ -1000,5 +1314,5 @@ void kisim_timing_layout(uint64_t out[4])
 	out[0] = sizeof(struct kt_config);
 	out[1] = offsetof(struct kt_config, record_capacity);
 	out[2] = sizeof(struct kt_stats);
-	out[3] = offsetof(struct kt_stats, cache_op_cycles);
+	out[3] = offsetof(struct kt_stats, overlap_cycles);
 }
