@@ -144,6 +144,46 @@ class Latency:
 
 
 @dataclass(frozen=True)
+class Tlb:
+    """A translation lookaside buffer: ``holds`` ``"i"`` (fetches) or ``"d"`` (data)."""
+
+    name: str
+    entries: int
+    ways: int
+    holds: str
+    source: str
+
+
+@dataclass(frozen=True)
+class WalkStep:
+    """One level of a page walk: the entry of an address is at the tables' base +
+    ``offset`` + ((address >> ``shift``) mod ``entries``) x ``size``."""
+
+    shift: int
+    entries: int
+    size: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class PageTables:
+    """The pages Linux would map the guest with, and how a TLB miss walks them.
+
+    Memory Linux gives a module (vmalloc) is in ``small`` pages, walked with
+    the first ``small_steps`` of ``steps``; everything else is the kernel
+    image and its linear map, in ``large`` pages walked with the first
+    ``large_steps`` (0: mapped without the TLB, PowerPC's BATs).
+    """
+
+    small: int
+    large: int
+    steps: tuple[WalkStep, ...]
+    small_steps: int
+    large_steps: int
+    source: str
+
+
+@dataclass(frozen=True)
 class ReferenceCore:
     """The named core whose timing the model follows, each figure with its source.
 
@@ -156,7 +196,8 @@ class ReferenceCore:
     ``cache_op`` a cache-maintenance instruction beyond the access it
     makes. ``clock`` is the core's frequency in Hz. ``window``,
     ``resources`` and ``latencies`` (one per class of :data:`INSN_CLASSES`
-    but ``serialize``, whose latency is ``serialize``) make it out of order.
+    but ``serialize``, whose latency is ``serialize``) make it out of order;
+    ``tlbs`` and ``page_tables`` translate its addresses.
     """
 
     name: str
@@ -172,6 +213,8 @@ class ReferenceCore:
     window: Window | None = None
     resources: tuple[Resource, ...] = ()
     latencies: tuple[Latency, ...] = ()
+    tlbs: tuple[Tlb, ...] = ()
+    page_tables: PageTables | None = None
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,18 @@ class CoreConfig(ctypes.Structure):
                 ("units", _u32 * MAX_RESOURCES), ("cls", ClassConfig * len(INSN_CLASSES))]
 
 
+class WalkStepConfig(ctypes.Structure):
+    _fields_ = [("offset", _u64), ("mask", _u64), ("shift", _u32), ("size", _u32)]
+
+
+class TlbConfig(ctypes.Structure):
+    """``struct kt_tlb_config``: the TLBs and the page tables' walk."""
+
+    _fields_ = [("sets", _u32 * 2), ("ways", _u32 * 2), ("small_shift", _u32),
+                ("large_shift", _u32), ("small_steps", _u32), ("large_steps", _u32),
+                ("base", _u64), ("step", WalkStepConfig * 2)]
+
+
 class Config(ctypes.Structure):
     """``struct kt_config``."""
 
@@ -76,19 +88,21 @@ class Config(ctypes.Structure):
                 ("ras_depth", _u32), ("pc_shift", _u32), ("icache_coherent", _u32),
                 ("mode_reg", _i32), ("regs", _i32 * 32), ("exclude_begin", _u64),
                 ("exclude_end", _u64), ("address_mask", _u64), ("decoded_accesses", _u32),
-                ("pad", _u32), ("core", CoreConfig), ("record_capacity", _u64)]
+                ("pad", _u32), ("core", CoreConfig), ("tlb", TlbConfig),
+                ("record_capacity", _u64)]
 
 
 _LEVEL_COUNTERS = ("hit", "miss", "evict")
 _COUNTERS = ("memory", "fetches", "loads", "stores", "transfers", "invalidations",
              "branches", "mispredicts", "serializations", "cache_ops", "instructions", "unmodeled",
-             "undescribed", "barriers", "overlapped_misses")
+             "undescribed", "barriers", "overlapped_misses", "itlb_misses", "dtlb_misses",
+             "walk_loads")
 #: Stall cycles by cause, in the order of the breakdown line: each cause as it
 #: would stall an in-order pipeline alone, then (negative) what the
 #: out-of-order core overlapped of them.
 STALLS = ("fetch_cycles", "data_cycles", "transfer_cycles", "branch_cycles",
           "serialize_cycles", "cache_op_cycles", "execute_cycles", "barrier_cycles",
-          "overlap_cycles")
+          "tlb_cycles", "overlap_cycles")
 
 
 class Stats(ctypes.Structure):
@@ -136,6 +150,7 @@ def library(arch: Arch) -> ctypes.CDLL:
     lib.kisim_timing_recorded.restype = ctypes.POINTER(Record)
     lib.kisim_timing_recorded.argtypes = [ctypes.c_void_p, ctypes.POINTER(_u64)]
     lib.kisim_timing_holds.argtypes = [ctypes.c_void_p, _u32, _u32, _u64]
+    lib.kisim_timing_small_pages.argtypes = [ctypes.c_void_p, _u64, _u64]
     for name in ("kisim_timing_text_written", "kisim_timing_inval_i"):
         getattr(lib, name).restype = None
     lib.kisim_timing_text_written.argtypes = [ctypes.c_void_p, _u64, _u64]
@@ -194,6 +209,38 @@ def _window(core: ReferenceCore, insn_cost: float) -> CoreConfig:
     return out
 
 
+MAX_TLB = 512                    # KT_MAX_TLB
+MAX_SMALL = 64                   # KT_MAX_SMALL
+#: Where the modeled page tables are, below the top of the address space: the walks'
+#: loads go through the caches at these addresses, apart from the guest's data.
+TABLES_BELOW_TOP = 16 << 20
+
+
+def _tlbs(core: ReferenceCore, bits: int) -> TlbConfig:
+    """The TLBs and page-table walk of ``core`` (none declared: no TLB)."""
+    out = TlbConfig()
+    pt = core.page_tables
+    if pt is None or not core.tlbs:
+        return out
+    for tlb in core.tlbs:
+        side = {"i": 0, "d": 1}.get(tlb.holds)
+        if side is None or tlb.entries % tlb.ways or not 1 <= tlb.entries <= MAX_TLB:
+            raise ConfigError(f"{core.name}: {tlb.name}: holds i or d, 1..{MAX_TLB} entries "
+                              "in whole sets")
+        _log2(tlb.entries // tlb.ways, f"{tlb.name}: set count")
+        out.sets[side], out.ways[side] = tlb.entries // tlb.ways, tlb.ways
+    if not 0 <= pt.large_steps <= pt.small_steps <= min(2, len(pt.steps)):
+        raise ConfigError(f"{core.name}: walk steps out of range")
+    out.small_shift = _log2(pt.small, "small page")
+    out.large_shift = _log2(pt.large, "large page")
+    out.small_steps, out.large_steps = pt.small_steps, pt.large_steps
+    out.base = (1 << bits) - TABLES_BELOW_TOP
+    for i, step in enumerate(pt.steps[:2]):
+        out.step[i] = WalkStepConfig(offset=step.offset, shift=step.shift, size=step.size,
+                                     mask=(1 << _log2(step.entries, "walk entries")) - 1)
+    return out
+
+
 def config(arch: Arch, cpus: int, *, caches: tuple[CacheLevel, ...] | None = None,
            record: int = 0, decoded_accesses: bool = True, core: ReferenceCore | None = None,
            insn_cost: float = 1.0) -> Config:
@@ -223,7 +270,8 @@ def config(arch: Arch, cpus: int, *, caches: tuple[CacheLevel, ...] | None = Non
                  mode_reg=arch.uc_regs[decoder.mode_reg] if decoder.mode_reg else -1,
                  regs=(_i32 * 32)(*regs), address_mask=(1 << arch.bits) - 1,
                  decoded_accesses=int(decoder.accesses and decoded_accesses),
-                 core=_window(core, insn_cost), record_capacity=record)
+                 core=_window(core, insn_cost), tlb=_tlbs(core, arch.bits),
+                 record_capacity=record)
     for i, cache in enumerate(caches):
         cfg.level[i] = _level(cache)
     return cfg
@@ -307,6 +355,25 @@ class TimingModel:
     def text_written(self, begin: int, end: int) -> None:
         """The host stored text at ``[begin, end)`` (:meth:`Machine.write_text`)."""
         self._lib.kisim_timing_text_written(self._handle, begin, end)
+
+    def small_pages(self, ranges: list[tuple[int, int]]) -> None:
+        """Linux maps these ``[begin, end)`` ranges (a module's memory) with the core's
+        small pages; the rest of the guest is the kernel image and its linear map.
+        Each range is widened to whole pages; overlapping ones are merged."""
+        pt = self.core.page_tables
+        if pt is None:
+            return
+        merged: list[list[int]] = []
+        for begin, end in sorted((b - b % pt.small, -(-e // pt.small) * pt.small)
+                                 for b, e in ranges if e > b):
+            if merged and begin <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([begin, end])
+        if len(merged) > MAX_SMALL:
+            raise ConfigError(f"{len(merged)} small-page ranges, the model takes {MAX_SMALL}")
+        for begin, end in merged:
+            self._lib.kisim_timing_small_pages(self._handle, begin, end)
 
     def icache_invalidate(self, cpu: int, begin: int, end: int) -> None:
         """CPU ``cpu`` drops its instruction lines over ``[begin, end)``."""

@@ -172,3 +172,99 @@ def test_the_window_is_declared_on_every_reference_core() -> None:
         assert {lat.cls for lat in core.latencies} >= {"alu", "div", "load", "fence"}
         assert all(lat.source for lat in core.latencies)
         assert all(r.source for r in core.resources)
+
+
+#: Loads one word per 4 KiB page over {pages} pages from DATA, round and round.
+PAGE_WALK = {
+    "x86_64": "mov rsi, {data}; mov ecx, {n}; xor edx, edx; loop: mov rax, [rsi + rdx]; "
+              "add rdx, 4096; and rdx, {mask}; dec ecx; jnz loop",
+    "arm": "mov r6, #{data}; mov r12, #{n}; mov r2, #0; mov r7, #{mask} + 1; sub r7, r7, #1; loop: "
+           "ldr r3, [r6, r2]; add r2, r2, #4096; and r2, r2, r7; subs r12, r12, #1; bne loop",
+    "ppc32": "lis 6, {data_hi}; li 12, {n}; mtctr 12; li 2, 0; lis 7, {mask_hi}; ori 7, 7, {mask_lo}; "
+             "loop: lwzx 3, 6, 2; addi 2, 2, 4096; and 2, 2, 7; bdnz loop",
+}
+DATA = 0x400000
+
+
+def page_walk(arch: Arch, pages: int, small: bool, core: ReferenceCore | None = None,
+              n: int = 1000) -> tuple[float, Breakdown]:
+    """``n`` loads, one per page over ``pages`` pages, on small pages (a module's) or not."""
+    mask = pages * 4096 - 1
+    text = PAGE_WALK[arch.name].format(data=DATA, data_hi=DATA >> 16, n=n, mask=mask,
+                                       mask_hi=mask >> 16, mask_lo=mask & 0xffff)
+    run = load_snippet(arch, text, 1)
+    run.machine.map(DATA, pages * 4096)
+    run.machine.timing = TimingModel(run.machine, core=core)
+    if small:
+        run.machine.timing.small_pages([(DATA, DATA + pages * 4096)])
+    run.machine.run(max_instructions=10_000_000)
+    row = run.per_cpu()[0]
+    assert row["halted"]
+    return row["modeled_cycles"], run.machine.timing.stats(0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_module_walking_more_pages_than_the_tlb_misses_at_every_load(name: str) -> None:
+    """Small pages over twice the DTLB's reach miss it at every load (LRU, round robin),
+    each walk loading its entries through the caches; a walk of pages the DTLB holds
+    misses only once per page. Negative controls: the same loop on the linear map's
+    large pages, and on a core without TLBs, miss no more than once and cost less."""
+    arch = ARCHES[name]
+    dtlb = next(t for t in arch.core.tlbs if t.holds == "d")
+    n = 1000
+    cycles, stats = page_walk(arch, 2 * dtlb.entries, small=True, n=n)
+    c = stats.counts
+    assert n <= c["dtlb_misses"] <= n + 2
+    steps = arch.core.page_tables.small_steps
+    assert steps * n <= c["walk_loads"] <= steps * (c["dtlb_misses"] + c["itlb_misses"])
+    assert stats.cycles["tlb"] > 0
+    fits, fit_stats = page_walk(arch, dtlb.entries // 4, small=True, n=n)
+    assert fit_stats.counts["dtlb_misses"] <= dtlb.entries // 4 + 2
+    large, large_stats = page_walk(arch, 2 * dtlb.entries, small=False, n=n)
+    assert large_stats.counts["dtlb_misses"] <= 2
+    bare, bare_stats = page_walk(arch, 2 * dtlb.entries, small=True,
+                                 core=dataclasses.replace(arch.core, tlbs=()), n=n)
+    assert bare_stats.counts["dtlb_misses"] == 0 == bare_stats.counts["walk_loads"]
+    assert cycles > max(large, bare)
+
+
+#: One load per iteration from a new line 256 bytes on; {dep} makes the next address
+#: depend on the loaded value (a pointer chase) or not.
+MISSES = {
+    "arm": "mov r6, #{data}; mov r12, #{n}; loop: ldr r3, [r6]; {dep} add r6, r6, #256; "
+           "subs r12, r12, #1; bne loop",
+    "x86_64": "mov rsi, {data}; mov ecx, {n}; loop: mov rax, [rsi]; {dep} add rsi, 256; "
+              "dec ecx; jnz loop",
+    "ppc32": "lis 6, {data_hi}; li 12, {n}; mtctr 12; loop: lwz 3, 0(6); {dep} addi 6, 6, 256; "
+             "bdnz loop",
+}
+CHASE = {"arm": "add r6, r6, r3;", "x86_64": "add rsi, rax;", "ppc32": "add 6, 6, 3;"}
+
+
+def cycles_per_miss(arch: Arch, dep: str, core: ReferenceCore | None = None) -> float:
+    """Modeled cycles per load of a cold line (the difference of 400 and 200 loads)."""
+    out = []
+    for n in (200, 400):
+        run = load_snippet(arch, MISSES[arch.name].format(data=DATA, data_hi=DATA >> 16, n=n,
+                                                          dep=dep), 1)
+        run.machine.map(DATA, 0x20000)
+        run.machine.timing = TimingModel(run.machine, core=core)
+        run.machine.run(max_instructions=10_000_000)
+        out.append(run.per_cpu()[0]["modeled_cycles"])
+    return (out[1] - out[0]) / 200
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_independent_misses_overlap_and_a_pointer_chase_does_not(name: str) -> None:
+    """Cold loads whose addresses do not depend on each other overlap up to the miss
+    buffers (memory-level parallelism); a chase through the loaded values pays the whole
+    memory latency each time. Negative control: one miss buffer serializes them too."""
+    arch = ARCHES[name]
+    memory = arch.core.memory.cycles
+    buffers = arch.core.window.miss_buffers
+    independent = cycles_per_miss(arch, "")
+    assert independent <= 1.5 * memory / buffers
+    assert cycles_per_miss(arch, CHASE[name]) >= memory - 1e-6
+    single = dataclasses.replace(arch.core, window=dataclasses.replace(arch.core.window,
+                                                                       miss_buffers=1))
+    assert cycles_per_miss(arch, "", single) >= memory - 1e-6

@@ -8,7 +8,8 @@ Cortex-A9 TRM's. Every figure names its source; modelling assumptions say so.
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Latency, Predictor, ReferenceCore, Resource, Window
+from arches.base import (CacheLevel, Cost, Latency, PageTables, Predictor, ReferenceCore, Resource,
+                         Tlb, WalkStep, Window)
 
 _SEVEN_CPU = ("7-cpu.com 'ARM Cortex-A9' (https://7-cpu.com/cpu/Cortex-A9.html), Samsung Exynos "
               "4210, dual Cortex-A9 at 1200 MHz")
@@ -61,6 +62,24 @@ _LATENCIES = (
             "MRS, MSR, MCR, MRC: MODELLING ASSUMPTION 2 cycles (range 1-20; " + _LLVM
             + " gives no CP15 latency)"),
 )
+
+_MAIN_TLB = (_TRM + " sec. 6.2: a main TLB of 4 lockable fully associative entries and a 2-way "
+             "array of 2x32 to 2x256 entries, behind 32-entry micro-TLBs. MODELLING "
+             "ASSUMPTION: 2x64 (128 entries, 2-way; the Exynos 4210's configuration is not "
+             "published: range 64-512), one per side (the main TLB is unified), a micro-TLB "
+             "miss that hits it free (range 0-few cycles)")
+_TLBS = (Tlb("ITLB", 128, 2, "i", _MAIN_TLB), Tlb("DTLB", 128, 2, "d", _MAIN_TLB))
+_PAGE_TABLES = PageTables(
+    small=4096, large=1 << 20,
+    steps=(WalkStep(20, 4096, 4, 0), WalkStep(12, 1 << 20, 4, 16384)),
+    small_steps=2, large_steps=1,
+    source="ARMv7 short-descriptor translation (ARM DDI 0406C B3.5): a first-level table of "
+           "4096 4-byte entries indexed by address bits 31:20, a 1 MiB section resolved there, "
+           "a 4 KiB page by a second-level entry indexed by bits 19:12. Linux maps lowmem and "
+           "the kernel image with sections where aligned (arch/arm/mm/mmu.c, alloc_init_pmd, "
+           "__map_init_section) and modules in 4 KiB vmalloc pages (arch/arm/kernel/module.c, "
+           "module_alloc). The walk loads its entries through the data caches (cacheable "
+           "walks per TTBR0's IRGN: MODELLING ASSUMPTION)")
 
 CORE = ReferenceCore(
     name="ARM Cortex-A9 MPCore + PL310 L2 (Samsung Exynos 4210) 1.2 GHz",
@@ -118,4 +137,6 @@ CORE = ReferenceCore(
     window=_WINDOW,
     resources=_RESOURCES,
     latencies=_LATENCIES,
+    tlbs=_TLBS,
+    page_tables=_PAGE_TABLES,
 )

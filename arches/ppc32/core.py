@@ -9,7 +9,8 @@ reference cores; the derived values say what they are derived from.
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Latency, Predictor, ReferenceCore, Resource, Window
+from arches.base import (CacheLevel, Cost, Latency, PageTables, Predictor, ReferenceCore, Resource,
+                         Tlb, WalkStep, Window)
 
 _HWSPEC = ("Freescale MPC7455 RISC Microprocessor Hardware Specifications Rev. 4.1, Table 1 "
            "'Microarchitecture Comparison' (MPC7450 family column)")
@@ -56,6 +57,24 @@ _LATENCIES = (
     Latency("system", 2, 1, "iu2", _LLVM + ": CR logic, mtcrf, mfcr, mtspr 2 cycles on IU2 "
             "(mfspr 4, mftb 5: range 2-5)"),
 )
+
+_TLBS = (
+    Tlb("ITLB", 128, 2, "i", _HWSPEC + ": instruction TLB 128 entries, 2-way"),
+    Tlb("DTLB", 128, 2, "d", _HWSPEC + ": data TLB 128 entries, 2-way"),
+)
+_PAGE_TABLES = PageTables(
+    small=4096, large=256 << 20,
+    steps=(WalkStep(12, 1024, 64, 0),),
+    small_steps=1, large_steps=0,
+    source="Linux on the 7447A maps lowmem and the kernel image with BATs, blocks of up to "
+           "256 MiB that never miss (arch/powerpc/mm/book3s32/mmu.c, __mmu_mapin_ram; "
+           "MMU_FTR_USE_HIGH_BATS gives the 7447A 8 pairs, arch/powerpc/kernel/cputable.c), and "
+           "modules in 4 KiB pages of the hashed page table (MMU_FTR_HPTE_TABLE). A TLB miss "
+           "there is the hardware table search, which reads the primary 64-byte PTE group "
+           "(8 entries of 8 bytes, the PowerPC OEA) of a table of at least 64 KiB, 1024 "
+           "groups (MMU_init_hw). MODELLING ASSUMPTIONS: the group is indexed by the page "
+           "number alone (the OEA hash XORs the VSID in), and the primary group always holds "
+           "the entry (no secondary search, no hash_page fault)")
 
 CORE = ReferenceCore(
     name="Freescale MPC7447A (e600 / G4) 1.0 GHz",
@@ -118,4 +137,6 @@ CORE = ReferenceCore(
     window=_WINDOW,
     resources=_RESOURCES,
     latencies=_LATENCIES,
+    tlbs=_TLBS,
+    page_tables=_PAGE_TABLES,
 )

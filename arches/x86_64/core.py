@@ -9,7 +9,8 @@ numbers measured on this core. Cache geometry is Northwood's (CPUID model
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Latency, Predictor, ReferenceCore, Resource, Window
+from arches.base import (CacheLevel, Cost, Latency, PageTables, Predictor, ReferenceCore, Resource,
+                         Tlb, WalkStep, Window)
 
 _OPT_MANUAL = ("Intel, IA-32 Intel Architecture Optimization Reference Manual (order 248966), "
                "Table 1-1 'Pentium 4 and Intel Xeon Processor Cache Parameters'")
@@ -84,6 +85,27 @@ _LATENCIES = (
             + _AGNER + ")"),
 )
 
+_CPUID = ("CPUID leaf 2 of a Northwood (family 0F model 2): descriptors 0x50 and 0x5B, as Linux "
+          "decodes them (arch/x86/kernel/cpu/intel.c, intel_tlb_table)")
+_TLBS = (
+    Tlb("ITLB", 64, 64, "i", _CPUID + ": 64 entries for 4 KiB and 4 MiB pages. Fully "
+        "associative: MODELLING ASSUMPTION (the descriptor does not say; range 4-way to full)"),
+    Tlb("DTLB", 64, 64, "d", _CPUID + ": 64 entries for 4 KiB and 4 MiB pages; no second-level "
+        "TLB. Fully associative: MODELLING ASSUMPTION (range 4-way to full)"),
+)
+_PAGE_TABLES = PageTables(
+    small=4096, large=4 << 20,
+    steps=(WalkStep(22, 1024, 4, 0), WalkStep(12, 1 << 20, 4, 4096)),
+    small_steps=2, large_steps=1,
+    source="i386 paging without PAE (Intel SDM vol. 3 ch. 4): a page directory of 1024 "
+           "4-byte entries indexed by address bits 31:22, then a page table indexed by bits "
+           "21:12; a 4 MiB (PSE) page stops at the directory. Linux maps the kernel image and "
+           "lowmem with 4 MiB pages when the CPU has PSE (arch/x86/mm/init_32.c, "
+           "kernel_physical_mapping_init) and modules in 4 KiB vmalloc pages "
+           "(arch/x86/kernel/module.c, module_alloc). The walk loads its entries through the "
+           "data caches (the P4 caches page-table entries like data: MODELLING ASSUMPTION, "
+           "not verified); the tables sit apart from the guest's data")
+
 CORE = ReferenceCore(
     name="Intel Pentium 4 (NetBurst, Northwood) 3.0 GHz",
     clock=Cost(3_000_000_000,
@@ -152,4 +174,6 @@ CORE = ReferenceCore(
     window=_WINDOW,
     resources=_RESOURCES,
     latencies=_LATENCIES,
+    tlbs=_TLBS,
+    page_tables=_PAGE_TABLES,
 )

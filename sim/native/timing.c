@@ -64,6 +64,8 @@
 #define KT_MAX_WINDOW	256		/* reorder buffer, store buffer, miss buffers */
 #define KT_REGS		64		/* struct kisim_decoded's register masks */
 #define KT_FORWARD	64		/* stores remembered for store-to-load forwarding */
+#define KT_MAX_TLB	512		/* entries of one TLB */
+#define KT_MAX_SMALL	64		/* address ranges mapped with small pages */
 #define KT_CALENDAR	2048		/* cycles of issue bookings kept per resource */
 #define KT_SEARCH	512		/* cycles an issue looks ahead for a free unit */
 
@@ -107,6 +109,26 @@ struct kt_core {
 	struct kt_class cls[KISIM_CLASSES];
 };
 
+/* One step of a page walk: the entry of `addr` is at base + offset + ((addr >> shift) & mask) * size. */
+struct kt_walk_step {
+	uint64_t offset;
+	uint64_t mask;
+	uint32_t shift;
+	uint32_t size;
+};
+
+/* The TLBs and the page tables Linux would use (ReferenceCore.tlbs, Arch.page_mapping). */
+struct kt_tlb_config {
+	uint32_t sets[2];		/* instruction, data; 0: no TLB */
+	uint32_t ways[2];
+	uint32_t small_shift;		/* log2 of the small page (4 KiB) */
+	uint32_t large_shift;		/* of the page elsewhere (x86 4 MiB, ARM 1 MiB section) */
+	uint32_t small_steps;		/* walk steps of a small page */
+	uint32_t large_steps;		/* of a large one; 0: never misses (PowerPC BATs) */
+	uint64_t base;			/* where the modeled page tables are, for the caches */
+	struct kt_walk_step step[2];
+};
+
 struct kt_config {
 	uint32_t cpus;
 	uint32_t levels;
@@ -131,6 +153,7 @@ struct kt_config {
 	uint32_t decoded_accesses;	/* data accesses from the decoder, not Unicorn's hooks */
 	uint32_t pad;
 	struct kt_core core;
+	struct kt_tlb_config tlb;
 	uint64_t record_capacity;	/* accesses recorded for the oracle; 0: off */
 };
 
@@ -168,6 +191,9 @@ struct kt_stats {
 	uint64_t undescribed;		/* of them, with registers the decoder does not describe */
 	uint64_t barriers;		/* fences and locked read-modify-writes */
 	uint64_t overlapped_misses;	/* L1 data misses issued while another was outstanding */
+	uint64_t itlb_misses;
+	uint64_t dtlb_misses;
+	uint64_t walk_loads;		/* page-table entries loaded by the walks */
 	double fetch_cycles;		/* stall cycles, by cause, each as if alone (nominal) */
 	double data_cycles;
 	double transfer_cycles;
@@ -176,6 +202,7 @@ struct kt_stats {
 	double cache_op_cycles;
 	double execute_cycles;		/* latency beyond one cycle of multiplies, divides, ... */
 	double barrier_cycles;
+	double tlb_cycles;		/* page walks */
 	double overlap_cycles;		/* minus what the out-of-order core hid of the above */
 };
 
@@ -187,6 +214,7 @@ struct kt_pending {
 	double load;			/* the latency of its slowest load */
 	double store;			/* the cycles its stores take to write */
 	double fetch;			/* front-end stall of its fetch */
+	double walk;			/* its data accesses' page walks */
 	double extra;			/* cache maintenance */
 	uint32_t valid;
 	uint32_t cls;
@@ -266,6 +294,8 @@ struct kt_cpu {
 	const struct kisim_region *region;	/* the last region fetched from */
 	struct kt_pending p;
 	struct kt_window w;
+	struct kt_btb_entry *tlb[2];	/* pc: the page tag, stamp: LRU (the BTB's shape) */
+	uint64_t tlb_tick;
 	struct kt_stats stats;
 };
 
@@ -281,6 +311,8 @@ struct kt_machine {
 	uint32_t private_len[2];		/* leading private levels of each side */
 	struct kt_cpu cpu[KISIM_MAX_CPUS];
 	struct kt_decode_slot *decoded;
+	uint64_t small[KT_MAX_SMALL][2];	/* [begin, end) ranges of small pages, sorted */
+	uint32_t smalls;
 	struct kt_record *record;
 	uint64_t recorded;
 	uint64_t record_dropped;
@@ -512,6 +544,71 @@ static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, boo
 	return served;
 }
 
+/* ---- TLBs and page walks ---- */
+
+static bool small_page(const struct kt_machine *m, uint64_t addr)
+{
+	uint32_t lo = 0, hi = m->smalls;
+
+	while (lo < hi) {			/* the first range ending after addr */
+		uint32_t mid = (lo + hi) / 2;
+
+		if (m->small[mid][1] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->smalls && m->small[lo][0] <= addr;
+}
+
+/*
+ * Translate `addr` on `side` (0: instruction, 1: data) of `t`: a TLB hit
+ * costs nothing beyond the access; a miss walks the page tables, each
+ * step a dependent load of its entry through the data side of the caches
+ * (recorded like any load, so the oracle replays it). Returns the walk's
+ * cycles.
+ */
+static double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
+{
+	struct kt_machine *m = t->m;
+	const struct kt_tlb_config *c = &m->cfg.tlb;
+	bool small = small_page(m, addr);
+	uint32_t shift = small ? c->small_shift : c->large_shift;
+	uint32_t steps = small ? c->small_steps : c->large_steps;
+	uint64_t tag = (addr >> shift) << 1 | small;
+	struct kt_btb_entry *set, *v;
+	double cycles = 0;
+
+	if (!c->sets[side] || !steps)
+		return 0;
+	set = &t->tlb[side][((addr >> shift) & (c->sets[side] - 1)) * c->ways[side]];
+	v = &set[0];
+	for (uint32_t w = 0; w < c->ways[side]; w++) {
+		if (set[w].valid && set[w].pc == tag) {
+			set[w].stamp = ++t->tlb_tick;
+			return 0;
+		}
+		if (!set[w].valid || (v->valid && set[w].stamp < v->stamp))
+			v = &set[w];
+	}
+	*v = (struct kt_btb_entry){ .pc = tag, .stamp = ++t->tlb_tick, .valid = 1 };
+	if (side)
+		t->stats.dtlb_misses++;
+	else
+		t->stats.itlb_misses++;
+	for (uint32_t i = 0; i < steps; i++) {
+		const struct kt_walk_step *s = &c->step[i];
+		uint64_t entry = (c->base + s->offset + ((addr >> s->shift) & s->mask) * s->size)
+				 & m->cfg.address_mask;
+
+		record(t, KT_LOAD, entry, s->size);
+		t->stats.walk_loads++;
+		cycles += latency(m, side_load(m, t->index, 1, 0, entry));
+	}
+	t->stats.tlb_cycles += cycles;
+	return cycles;
+}
+
 static inline void charge(struct kt_cpu *t, double cycles)
 {
 	*t->event_cycles += cycles;
@@ -530,6 +627,7 @@ static void data_access(struct kt_cpu *t, bool store, uint64_t addr, uint32_t si
 	uint32_t l1 = m->path[1][0], shift = m->cfg.level[l1].line_shift;
 	struct kt_pending *p = &t->p;
 
+	p->walk += translate(t, 1, addr);
 	record(t, store ? KT_STORE : KT_LOAD, addr, size);
 	if (store) {
 		t->stats.stores++;
@@ -581,6 +679,7 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 			continue;
 		t->fetch_line = line + 1;
 		t->stats.fetches++;
+		t->p.fetch += translate(t, 0, line << shift);
 		record(t, KT_FETCH, line << shift, 1u << shift);
 		served = side_load(m, t->index, 0, 0, line << shift);
 		if (served == l1)
@@ -898,7 +997,8 @@ static inline double later(double a, double b)
 static double nominal(const struct kt_stats *s)
 {
 	return s->fetch_cycles + s->data_cycles + s->transfer_cycles + s->branch_cycles
-	       + s->serialize_cycles + s->cache_op_cycles + s->execute_cycles + s->barrier_cycles;
+	       + s->serialize_cycles + s->cache_op_cycles + s->execute_cycles + s->barrier_cycles
+	       + s->tlb_cycles;
 }
 
 static bool is_barrier(uint32_t cls)
@@ -1021,7 +1121,7 @@ static void settle(struct kt_cpu *t)
 	}
 	if (p->loads)
 		lat += p->load;
-	done = issue + lat + p->extra;
+	done = issue + lat + p->extra + p->walk;
 	/* what younger instructions wait for */
 	for (uint64_t r = p->writes; r; r &= r - 1)
 		w->reg[__builtin_ctzll(r)] = done;
@@ -1144,6 +1244,8 @@ void kisim_timing_free(struct kt_machine *m)
 	for (uint32_t c = 0; c < KISIM_MAX_CPUS; c++) {
 		free(m->cpu[c].counters);
 		free(m->cpu[c].btb);
+		free(m->cpu[c].tlb[0]);
+		free(m->cpu[c].tlb[1]);
 	}
 	free(m->decoded);
 	free(m->record);
@@ -1166,12 +1268,22 @@ static bool core_ok(const struct kt_core *c)
 	return true;
 }
 
+static bool tlb_ok(const struct kt_tlb_config *t)
+{
+	for (uint32_t side = 0; side < 2; side++)
+		if (t->sets[side] && (!pow2(t->sets[side]) || !t->ways[side]
+				      || (uint64_t)t->sets[side] * t->ways[side] > KT_MAX_TLB))
+			return false;
+	return t->small_steps <= 2 && t->large_steps <= t->small_steps && t->small_shift < 40
+	       && t->large_shift < 40;
+}
+
 static bool config_ok(const struct kt_config *cfg)
 {
 	if (!cfg->cpus || cfg->cpus > KISIM_MAX_CPUS || cfg->levels < 2
 	    || cfg->levels > KT_MAX_LEVELS || !pow2(cfg->counters) || !pow2(cfg->btb_sets)
 	    || !cfg->btb_ways || !cfg->ras_depth || cfg->ras_depth > KT_MAX_RAS
-	    || cfg->history_bits > 63 || !core_ok(&cfg->core))
+	    || cfg->history_bits > 63 || !core_ok(&cfg->core) || !tlb_ok(&cfg->tlb))
 		return false;
 	for (uint32_t k = 0; k < cfg->levels; k++) {
 		const struct kt_level_config *l = &cfg->level[k];
@@ -1237,6 +1349,12 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 		t->btb = calloc((size_t)cfg->btb_sets * cfg->btb_ways, sizeof(*t->btb));
 		if (!t->counters || !t->btb)
 			goto fail;
+		for (uint32_t side = 0; side < 2; side++) {
+			t->tlb[side] = calloc((size_t)cfg->tlb.sets[side] * cfg->tlb.ways[side] + 1,
+					      sizeof(*t->tlb[side]));
+			if (!t->tlb[side])
+				goto fail;
+		}
 		memset(t->counters, 1, cfg->counters);	/* weakly not taken */
 	}
 	return m;
@@ -1283,6 +1401,26 @@ void kisim_timing_inval_i(struct kt_machine *m, uint32_t cpu, uint64_t begin, ui
 	for (uint64_t a = begin >> shift; a <= (end - 1) >> shift && begin < end; a++)
 		drop_line(m, k, cpu, a << shift);
 	m->cpu[cpu].fetch_line = 0;
+}
+
+/*
+ * Linux maps [begin, end) with small pages (a module's vmalloc'd memory):
+ * 0, or -1 if the table of ranges is full or the range is empty.
+ */
+int kisim_timing_small_pages(struct kt_machine *m, uint64_t begin, uint64_t end)
+{
+	uint32_t i;
+
+	if (begin >= end || m->smalls == KT_MAX_SMALL)
+		return -1;
+	for (i = m->smalls; i > 0 && m->small[i - 1][0] > begin; i--) {
+		m->small[i][0] = m->small[i - 1][0];
+		m->small[i][1] = m->small[i - 1][1];
+	}
+	m->small[i][0] = begin;
+	m->small[i][1] = end;
+	m->smalls++;
+	return 0;
 }
 
 struct kt_stats *kisim_timing_stats(struct kt_machine *m, uint32_t cpu)
