@@ -211,9 +211,11 @@ def _window(core: ReferenceCore, insn_cost: float) -> CoreConfig:
 
 MAX_TLB = 512                    # KT_MAX_TLB
 MAX_SMALL = 64                   # KT_MAX_SMALL
-#: Where the modeled page tables are, below the top of the address space: the walks'
-#: loads go through the caches at these addresses, apart from the guest's data.
+#: Where the modeled page tables are, below the top of the address space (of its low
+#: 48 bits on a 64-bit arch, where addresses stay signed 64-bit for the oracle): the
+#: walks' loads go through the caches at these addresses, apart from the guest's data.
 TABLES_BELOW_TOP = 16 << 20
+TABLES_TOP_BITS = 48
 
 
 def _tlbs(core: ReferenceCore, bits: int) -> TlbConfig:
@@ -234,7 +236,7 @@ def _tlbs(core: ReferenceCore, bits: int) -> TlbConfig:
     out.small_shift = _log2(pt.small, "small page")
     out.large_shift = _log2(pt.large, "large page")
     out.small_steps, out.large_steps = pt.small_steps, pt.large_steps
-    out.base = (1 << bits) - TABLES_BELOW_TOP
+    out.base = (1 << min(bits, TABLES_TOP_BITS)) - TABLES_BELOW_TOP
     for i, step in enumerate(pt.steps[:2]):
         out.step[i] = WalkStepConfig(offset=step.offset, shift=step.shift, size=step.size,
                                      mask=(1 << _log2(step.entries, "walk entries")) - 1)
