@@ -151,6 +151,8 @@ def library(arch: Arch) -> ctypes.CDLL:
     lib.kisim_timing_recorded.argtypes = [ctypes.c_void_p, ctypes.POINTER(_u64)]
     lib.kisim_timing_holds.argtypes = [ctypes.c_void_p, _u32, _u32, _u64]
     lib.kisim_timing_small_pages.argtypes = [ctypes.c_void_p, _u64, _u64]
+    lib.kisim_timing_block.restype = ctypes.c_double
+    lib.kisim_timing_block.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _u32, _u32, _u64, _u32]
     for name in ("kisim_timing_text_written", "kisim_timing_inval_i"):
         getattr(lib, name).restype = None
     lib.kisim_timing_text_written.argtypes = [ctypes.c_void_p, _u64, _u64]
@@ -376,6 +378,19 @@ class TimingModel:
             raise ConfigError(f"{len(merged)} small-page ranges, the model takes {MAX_SMALL}")
         for begin, end in merged:
             self._lib.kisim_timing_small_pages(self._handle, begin, end)
+
+    def block_cycles(self, code: bytes, insn_size: int, address: int = 0,
+                     iterations: int = 200) -> float:
+        """The core alone (no caches, predictor or TLB: loads hit L1) over the
+        straight-line block ``code`` of fixed-size instructions: its cycles per
+        iteration, warm (the oracle's question to llvm-mca)."""
+        if insn_size <= 0 or not code or len(code) % insn_size:
+            raise ConfigError("a block is whole instructions of one size")
+        out = self._lib.kisim_timing_block(self._handle, code, len(code) // insn_size,
+                                           insn_size, address, iterations)
+        if out < 0:
+            raise ConfigError("the timing model refused the block")
+        return out
 
     def icache_invalidate(self, cpu: int, begin: int, end: int) -> None:
         """CPU ``cpu`` drops its instruction lines over ``[begin, end)``."""

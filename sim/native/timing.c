@@ -1436,6 +1436,56 @@ struct kt_record *kisim_timing_recorded(struct kt_machine *m, uint64_t out[2])
 	return m->record;
 }
 
+/*
+ * The core alone over a straight-line block (the llvm-mca oracle's
+ * question): `insns` instructions of `insn_size` bytes at `code` (guest
+ * address `addr`), run `iterations` times, every load an L1 hit and
+ * nothing fetched, predicted or translated. Returns the cycles per
+ * iteration of the second half of the run (the window warm), or -1.
+ */
+double kisim_timing_block(struct kt_machine *m, const uint8_t *code, uint32_t insns,
+			  uint32_t insn_size, uint64_t addr, uint32_t iterations)
+{
+	double l1 = m->cfg.level[m->path[1][0]].latency, half = 0, scratch = 0, out;
+	struct kt_cpu *t = calloc(1, sizeof(*t));
+
+	if (!t || !insns || !insn_size || iterations < 2) {
+		free(t);
+		return -1;
+	}
+	t->m = m;
+	t->event_cycles = &scratch;
+	for (uint32_t it = 0; it < iterations; it++) {
+		if (it == iterations / 2)
+			half = t->w.retired;
+		for (uint32_t i = 0; i < insns; i++) {
+			struct kisim_decoded d = { .at = KISIM_NO_ADDRESS };
+
+			if (m->decode(code + (size_t)i * insn_size, insn_size,
+				      addr + (uint64_t)i * insn_size, 0, &d))
+				d = (struct kisim_decoded){ .at = KISIM_NO_ADDRESS };
+			begin(t, &d);
+			for (uint32_t a = 0; a < d.accesses; a++) {
+				/* addresses unknown: loads and stores never alias, as in
+				 * llvm-mca (-noalias), so no store forwards to a load */
+				t->p.load_addr = 1;
+				t->p.store_addr = 3;
+				if (d.access[a].op == KISIM_LOAD) {
+					t->p.loads++;
+					t->p.load = l1;
+				} else {
+					t->p.stores++;
+					t->p.store += m->cfg.core.cls[KISIM_C_STORE].occupancy;
+				}
+			}
+			settle(t);
+		}
+	}
+	out = (t->w.retired - half) / (iterations - iterations / 2);
+	free(t);
+	return out;
+}
+
 /* Whether `cpu`'s level `k` holds `addr`'s line, and dirty (tests): 0, 1 clean, 2 dirty. */
 int kisim_timing_holds(struct kt_machine *m, uint32_t k, uint32_t cpu, uint64_t addr)
 {
