@@ -47,7 +47,8 @@ def test_immediate_variants_load_what_they_say(immediate):
     # an L1 hit feeding a well-predicted branch hides behind the loop's other work.)
     assert max(d["imv"]["modeled_cycles"], d["l1"]["modeled_cycles"]) < \
         d["memory"]["modeled_cycles"]
-    assert len(immediate["figures"]) == 4
+    assert len(immediate["figures"]) == 5
+    assert immediate["figures"][0]["model"] == immediate["cycles_per_iteration"]["base"]
     assert all(f["model"] > 0 for f in immediate["figures"])
 
 
