@@ -1,14 +1,16 @@
-"""The timing model: per-CPU caches, MESI coherence, branch prediction, pipeline events.
+"""The timing model: an out-of-order core over per-CPU caches, MESI coherence, TLBs.
 
 A machine built with ``timing=True`` runs every CPU under the host C model
 of ``sim/native/timing.c``, configured from its arch's
 :class:`~arches.base.ReferenceCore` and classifying instructions with its
 arch's :class:`~arches.base.Decoder`. Each CPU's Unicorn calls the model for
-every instruction it executes (fetch through L1I, branch resolution,
-serializing and cache-maintenance instructions) and every data access
-(L1D, the outer levels, coherence). The stall cycles go into the CPU's
-charged cycles as they happen, so the modeled clock includes them at the
-instruction that caused them; :meth:`TimingModel.stats` breaks them down.
+every instruction it executes (fetch through the ITLB and L1I, its class and
+registers, branch resolution) and every data access (DTLB, L1D, the outer
+levels, coherence); the core (window, issue resources, latencies) settles
+each instruction as the next arrives and charges the CPU's clock the
+advance of its retirement, so the modeled clock follows the core;
+:meth:`TimingModel.stats` breaks the cycles down by cause, with what the
+core overlapped of them.
 
 A count-only machine (``timing=False``, the default of :class:`Machine`)
 installs none of this and runs as fast as before: modeled cycles are then
@@ -344,7 +346,7 @@ class TimingModel:
         self._memory = machine.memory.table            # kept alive with the model
         insn = ctypes.cast(lib.kisim_timing_insn, ctypes.c_void_p).value
         mem = ctypes.cast(lib.kisim_timing_mem, ctypes.c_void_p).value
-        self._stats = []
+        self._cpus = len(machine.cpus)
         for cpu in machine.cpus:
             arg = lib.kisim_timing_cpu(handle, cpu.index, cpu.uc._uch,
                                        ctypes.addressof(cpu._state) + CpuState.event_cycles.offset)
@@ -353,7 +355,6 @@ class TimingModel:
             if not cfg.decoded_accesses:
                 hook_add_range(cpu.uc, unicorn.UC_HOOK_MEM_READ | unicorn.UC_HOOK_MEM_WRITE,
                                mem, arg, 1, 0)
-            self._stats.append(lib.kisim_timing_stats(handle, cpu.index).contents)
 
     # -- what the machine tells it ----------------------------------------
     def text_written(self, begin: int, end: int) -> None:
@@ -406,7 +407,7 @@ class TimingModel:
 
     def stats(self, cpu: int) -> Breakdown:
         """CPU ``cpu``'s counters and stall cycles so far."""
-        s = self._stats[cpu]
+        s = self._lib.kisim_timing_stats(self._handle, cpu).contents    # the overlap, updated
         counts = {n: getattr(s, n) for n in _COUNTERS}
         for i, cache in enumerate(self.caches):
             for n in _LEVEL_COUNTERS:
@@ -415,7 +416,7 @@ class TimingModel:
 
     def total(self) -> Breakdown:
         """Every CPU's :meth:`stats`, summed."""
-        return functools.reduce(Breakdown.__add__, map(self.stats, range(len(self._stats))),
+        return functools.reduce(Breakdown.__add__, map(self.stats, range(self._cpus)),
                                 EMPTY)
 
     def recorded(self) -> tuple[list[Access], int]:

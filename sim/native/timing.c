@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * The timing model: per-CPU caches with MESI coherence, a branch predictor
- * and pipeline events, over the instructions and memory accesses Unicorn
- * reports. Cycles are modeled, not measured (docs/timing.md).
+ * The timing model: an out-of-order core over per-CPU caches with MESI
+ * coherence, TLBs and a branch predictor, fed the instructions and memory
+ * accesses Unicorn reports. Cycles are modeled, not measured
+ * (docs/timing.md).
  *
  * Each CPU's Unicorn calls kisim_timing_insn() for every instruction it
  * executes. Its data loads and stores come from the arch's decoder, their
  * addresses computed from the registers before the instruction runs, where
  * the decoder describes them (Decoder.accesses); elsewhere Unicorn calls
  * kisim_timing_mem() for each, which costs every guest access QEMU's fast
- * path. Both give the same stream (tests/test_timing.py). Stall
- * cycles go straight into the CPU's event_cycles (sim/native's CpuState,
- * the double the clock reads), so the clock sees them at the instruction
- * that caused them, whichever clock path serves it. The counters
- * (struct kt_stats) are the breakdown of those cycles.
+ * path. Both give the same stream (tests/test_timing.py). The core
+ * (settle()) turns each instruction's latencies into its retirement time;
+ * the advance of that time, less the cycle per instruction the clock
+ * already counts, goes into the CPU's event_cycles (sim/native's
+ * CpuState, the double the clock reads), whichever clock path serves it.
+ * The counters (struct kt_stats) are the breakdown of those cycles.
  *
  * Caches. Every level is set-associative with true LRU, write-back and
  * write-allocate, and non-inclusive: a miss fills every level it missed.
@@ -41,7 +43,12 @@
  * Branch prediction. 2-bit counters indexed by the branch address XORed
  * with global history (gshare; bimodal with no history bits), a
  * set-associative BTB of targets and a return stack. A branch is resolved
- * at the next instruction the CPU executes, whenever that is.
+ * at the next instruction the CPU executes, whenever that is; a mispredict
+ * holds the front end until the branch completes, plus the refill.
+ *
+ * TLBs. Set-associative with LRU, one per side; a miss walks the page
+ * tables Linux would use (translate()), each step a load through the data
+ * caches.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -66,7 +73,7 @@
 #define KT_FORWARD	64		/* stores remembered for store-to-load forwarding */
 #define KT_MAX_TLB	512		/* entries of one TLB */
 #define KT_MAX_SMALL	64		/* address ranges mapped with small pages */
-#define KT_CALENDAR	2048		/* cycles of issue bookings kept per resource */
+#define KT_CALENDAR	256		/* cycles of issue bookings kept per resource */
 #define KT_SEARCH	512		/* cycles an issue looks ahead for a free unit */
 
 enum { KT_FETCH = 0, KT_LOAD = 1, KT_STORE = 2 };
@@ -203,7 +210,8 @@ struct kt_stats {
 	double execute_cycles;		/* latency beyond one cycle of multiplies, divides, ... */
 	double barrier_cycles;
 	double tlb_cycles;		/* page walks */
-	double overlap_cycles;		/* minus what the out-of-order core hid of the above */
+	double overlap_cycles;		/* minus what the out-of-order core hid of the above
+					 * (computed when the counters are read) */
 };
 
 /* The instruction whose timing is settled when the next one arrives (its accesses, outcome). */
@@ -233,7 +241,7 @@ struct kt_window {
 	double done;			/* the latest completion of any instruction */
 	double drained;			/* the store buffer is empty */
 	double branch_done;		/* the last branch's completion (its resolution) */
-	double nominal;			/* the stall counters' sum at the last retirement */
+	double charged;			/* what the clock was charged beyond the instructions */
 	double reg[KT_REGS];		/* when each register's value is ready */
 	struct kt_booking {		/* unit-cycles booked in one cycle of one resource */
 		int64_t cycle;
@@ -296,6 +304,9 @@ struct kt_cpu {
 	struct kt_window w;
 	struct kt_btb_entry *tlb[2];	/* pc: the page tag, stamp: LRU (the BTB's shape) */
 	uint64_t tlb_tick;
+	uint64_t tlb_last[2];		/* the page each side last hit, + 1: its entry is the
+					 * most recent already */
+	uint64_t tlb_last_mask[2];
 	struct kt_stats stats;
 };
 
@@ -312,6 +323,8 @@ struct kt_machine {
 	struct kt_cpu cpu[KISIM_MAX_CPUS];
 	struct kt_decode_slot *decoded;
 	uint64_t small[KT_MAX_SMALL][2];	/* [begin, end) ranges of small pages, sorted */
+	double dispatch_step;			/* 1 / the core's widths */
+	double retire_step;
 	uint32_t smalls;
 	struct kt_record *record;
 	uint64_t recorded;
@@ -572,14 +585,21 @@ static double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
 {
 	struct kt_machine *m = t->m;
 	const struct kt_tlb_config *c = &m->cfg.tlb;
-	bool small = small_page(m, addr);
-	uint32_t shift = small ? c->small_shift : c->large_shift;
-	uint32_t steps = small ? c->small_steps : c->large_steps;
-	uint64_t tag = (addr >> shift) << 1 | small;
+	bool small;
+	uint32_t shift, steps;
+	uint64_t tag;
 	struct kt_btb_entry *set, *v;
 	double cycles = 0;
 
-	if (!c->sets[side] || !steps)
+	if (!c->sets[side] || (addr & t->tlb_last_mask[side]) + 1 == t->tlb_last[side])
+		return 0;
+	small = small_page(m, addr);
+	shift = small ? c->small_shift : c->large_shift;
+	steps = small ? c->small_steps : c->large_steps;
+	tag = (addr >> shift) << 1 | small;
+	t->tlb_last_mask[side] = ~((1ull << shift) - 1);
+	t->tlb_last[side] = (addr & t->tlb_last_mask[side]) + 1;
+	if (!steps)
 		return 0;
 	set = &t->tlb[side][((addr >> shift) & (c->sets[side] - 1)) * c->ways[side]];
 	v = &set[0];
@@ -1028,9 +1048,14 @@ static double *booking(struct kt_window *w, uint32_t resource, int64_t cycle)
 static double issue_on(struct kt_window *w, const struct kt_core *c, uint32_t resource,
 		       double ready, double busy)
 {
-	double units = c->units[resource], at = ready;
+	double units = c->units[resource], at = ready, *first_used;
 	int64_t first = (int64_t)ready, span = busy > 1 ? (int64_t)(busy + 0.999999) : 1;
 
+	first_used = booking(w, resource, first);
+	if (span == 1 && *first_used + busy <= units + 1e-9) {	/* the common case */
+		*first_used += busy;
+		return ready;
+	}
 	for (int64_t cycle = first; cycle < first + KT_SEARCH; cycle++) {
 		bool free = true;
 
@@ -1090,7 +1115,7 @@ static void settle(struct kt_cpu *t)
 	double at, ready, issue, done, retire, lat = k->latency, step;
 
 	/* dispatch */
-	at = later(w->dispatched + 1 / c->dispatch, w->front_end);
+	at = later(w->dispatched + t->m->dispatch_step, w->front_end);
 	if (p->fetch)
 		at = later(at, later(w->front_end, w->dispatched) + p->fetch);
 	at = later(at, w->rob[w->rob_pos]);
@@ -1117,7 +1142,8 @@ static void settle(struct kt_cpu *t)
 		else if (w->mem_done > issue)
 			t->stats.overlapped_misses++;
 		w->mshr[w->mshr_pos] = issue + p->load;
-		w->mshr_pos = (w->mshr_pos + 1) % c->miss_buffers;
+		if (++w->mshr_pos == c->miss_buffers)
+			w->mshr_pos = 0;
 	}
 	if (p->loads)
 		lat += p->load;
@@ -1141,22 +1167,23 @@ static void settle(struct kt_cpu *t)
 	else if (p->cls == KISIM_C_BRANCH)
 		w->branch_done = done;
 	/* retire; a store then writes from the store buffer (a locked one at once) */
-	retire = later(done, w->retired + 1 / c->retire);
+	retire = later(done, w->retired + t->m->retire_step);
 	if (p->stores) {
 		w->drained = later(w->drained, p->cls == KISIM_C_ATOMIC ? done : retire) + p->store;
 		w->sb[w->sb_pos] = w->drained;
-		w->sb_pos = (w->sb_pos + 1) % c->store_buffer;
+		if (++w->sb_pos == c->store_buffer)
+			w->sb_pos = 0;
 	}
 	w->rob[w->rob_pos] = retire;
-	w->rob_pos = (w->rob_pos + 1) % c->rob;
+	if (++w->rob_pos == c->rob)
+		w->rob_pos = 0;
 	/* the clock: the retirement's advance; the counters: what overlap hid */
 	step = retire - w->retired - c->insn_cost;
 	if (p->cls <= KISIM_C_DIV || p->cls == KISIM_C_SYSTEM)
 		t->stats.execute_cycles += later(k->latency - 1, 0);
 	else if (is_barrier(p->cls))
 		t->stats.barrier_cycles += k->latency;
-	t->stats.overlap_cycles += step - (nominal(&t->stats) - w->nominal);
-	w->nominal = nominal(&t->stats);
+	w->charged += step;
 	w->dispatched = at;
 	w->retired = retire;
 	charge(t, step);
@@ -1306,6 +1333,8 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 	if (!m)
 		return NULL;
 	m->cfg = *cfg;
+	m->dispatch_step = 1 / cfg->core.dispatch;
+	m->retire_step = 1 / cfg->core.retire;
 	m->memory = memory;
 	m->reg_read = (reg_fn)reg_read;
 	m->decode = (decode_fn)decode;
@@ -1423,9 +1452,13 @@ int kisim_timing_small_pages(struct kt_machine *m, uint64_t begin, uint64_t end)
 	return 0;
 }
 
+/* CPU `cpu`'s counters, overlap_cycles brought up to date: charged less the causes' sum. */
 struct kt_stats *kisim_timing_stats(struct kt_machine *m, uint32_t cpu)
 {
-	return &m->cpu[cpu].stats;
+	struct kt_cpu *t = &m->cpu[cpu];
+
+	t->stats.overlap_cycles = t->w.charged - nominal(&t->stats);
+	return &t->stats;
 }
 
 /* The accesses recorded so far (for the oracle), their count and the dropped. */
