@@ -559,11 +559,12 @@ static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, boo
 
 /* ---- TLBs and page walks ---- */
 
-static bool small_page(const struct kt_machine *m, uint64_t addr)
+/* The first range of small pages ending after `addr` (m->smalls if none). */
+static uint32_t small_after(const struct kt_machine *m, uint64_t addr)
 {
 	uint32_t lo = 0, hi = m->smalls;
 
-	while (lo < hi) {			/* the first range ending after addr */
+	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 
 		if (m->small[mid][1] <= addr)
@@ -571,7 +572,22 @@ static bool small_page(const struct kt_machine *m, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo < m->smalls && m->small[lo][0] <= addr;
+	return lo;
+}
+
+/* Whether a small page maps `addr`; whether any does in [begin, end). */
+static bool small_page(const struct kt_machine *m, uint64_t addr)
+{
+	uint32_t i = small_after(m, addr);
+
+	return i < m->smalls && m->small[i][0] <= addr;
+}
+
+static bool small_within(const struct kt_machine *m, uint64_t begin, uint64_t end)
+{
+	uint32_t i = small_after(m, begin);
+
+	return i < m->smalls && m->small[i][0] < end;
 }
 
 /*
@@ -599,6 +615,9 @@ static double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
 	tag = (addr >> shift) << 1 | small;
 	t->tlb_last_mask[side] = ~((1ull << shift) - 1);
 	t->tlb_last[side] = (addr & t->tlb_last_mask[side]) + 1;
+	if (!small && small_within(m, addr & t->tlb_last_mask[side],
+				   (addr & t->tlb_last_mask[side]) + (1ull << shift)))
+		t->tlb_last[side] = 0;	/* small pages inside: look each access up */
 	if (!steps)
 		return 0;
 	set = &t->tlb[side][((addr >> shift) & (c->sets[side] - 1)) * c->ways[side]];
