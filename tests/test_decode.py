@@ -692,6 +692,7 @@ def test_class_and_registers(case: tuple, decode: Decode) -> None:
     assert (_bits(got.reads), _bits(got.writes)) == (reads, writes)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ARCHES))
 def test_registers_agree_with_capstone_over_the_kernel(name: str, decode: Decode) -> None:
     """Every instruction of the guest kernel the decoder describes reads and writes at
