@@ -4,7 +4,7 @@ VENV    := .venv
 STAMP   := $(VENV)/.installed
 KISIM   := $(VENV)/bin/kisim
 
-.PHONY: demo test check bench clean babeltrace2 trace-cmd
+.PHONY: demo test check bench clean babeltrace2 trace-cmd llvm-mca
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,25 +15,27 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(KISIM) demo
 
-test: $(STAMP) babeltrace2 trace-cmd
+test: $(STAMP) babeltrace2 trace-cmd llvm-mca
 	$(VENV)/bin/pytest -q
 
 # The fast subset (at most 90 s on a 2-core machine under load): every test not
 # marked slow or transparency. `make test` runs them all.
-check: $(STAMP) babeltrace2 trace-cmd
+check: $(STAMP) babeltrace2 trace-cmd llvm-mca
 	$(VENV)/bin/pytest -q -m "not slow and not transparency"
 
 # The trace tests read kisim's CTF with the real babeltrace2 and its trace.dat
 # with the real trace-cmd (Debian packages babeltrace2, and trace-cmd, which
 # brings libtraceevent1). Install each where it is missing and apt is available,
 # as root or through passwordless sudo; never fail here: without it those tests skip.
-# $(call apt_tool,PACKAGE): install PACKAGE (whose command has the same name).
+# $(call apt_tool,COMMAND[,PACKAGE]): install PACKAGE (default: COMMAND's name)
+# where COMMAND is missing.
 apt_tool = command -v $(1) >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
-	  { echo "installing $(1) for the trace tests"; \
-	    $(call apt_get,$(1)) || { apt-get update -qq >/dev/null 2>&1 && $(call apt_get,$(1)); } || \
-	    sudo -n $(call apt_get,$(1)) || \
-	    { sudo -n apt-get update -qq >/dev/null 2>&1 && sudo -n $(call apt_get,$(1)); } || \
-	    echo "could not install $(1): its tests will skip"; } || true
+	  { echo "installing $(or $(2),$(1)) for the tests that run $(1)"; \
+	    $(call apt_get,$(or $(2),$(1))) || \
+	    { apt-get update -qq >/dev/null 2>&1 && $(call apt_get,$(or $(2),$(1))); } || \
+	    sudo -n $(call apt_get,$(or $(2),$(1))) || \
+	    { sudo -n apt-get update -qq >/dev/null 2>&1 && sudo -n $(call apt_get,$(or $(2),$(1))); } || \
+	    echo "could not install $(or $(2),$(1)): the tests that run $(1) will skip"; } || true
 apt_get = apt-get install -y -qq $(1) >/dev/null 2>&1
 
 babeltrace2:
@@ -41,6 +43,11 @@ babeltrace2:
 
 trace-cmd:
 	@$(call apt_tool,trace-cmd)
+
+# The timing model's Cortex-A9 oracle runs llvm-mca-19 (Debian llvm-19), installed
+# the same way; without it tests/test_mca.py skips.
+llvm-mca:
+	@$(call apt_tool,llvm-mca-19,llvm-19)
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/bench_accounting.py

@@ -136,6 +136,93 @@ class Predictor:
     ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
 
 
+#: The instruction classes of the decoders (sim/native/decode.h's enum kisim_class), in order.
+INSN_CLASSES = ("alu", "shift", "mul", "div", "load", "store", "branch", "fence", "lfence",
+                "sfence", "atomic", "system", "serialize")
+
+
+@dataclass(frozen=True)
+class Window:
+    """The out-of-order window of a reference core (docs/timing.md, "The core").
+
+    ``dispatch`` and ``retire`` instructions per cycle; ``rob`` entries of
+    the reorder buffer (completion queue); ``store_buffer`` retired stores
+    waiting to be written; ``miss_buffers`` L1 data misses outstanding at
+    once (0: no limit). One decoded instruction is one entry (x86: not
+    split into micro-operations).
+    """
+
+    dispatch: float
+    retire: float
+    rob: int
+    store_buffer: int
+    miss_buffers: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Resource:
+    """An issue resource: ``units`` identical execution units (ports, pipes)."""
+
+    name: str
+    units: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Latency:
+    """One instruction class on a core: ``latency`` from issue to result (a
+    load's adds its access's), ``occupancy`` the cycles it holds a unit of
+    ``resource`` (its reciprocal throughput; the latency where the unit is
+    not pipelined)."""
+
+    cls: str
+    latency: float
+    occupancy: float
+    resource: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Tlb:
+    """A translation lookaside buffer: ``holds`` ``"i"`` (fetches) or ``"d"`` (data)."""
+
+    name: str
+    entries: int
+    ways: int
+    holds: str
+    source: str
+
+
+@dataclass(frozen=True)
+class WalkStep:
+    """One level of a page walk: the entry of an address is at the tables' base +
+    ``offset`` + ((address >> ``shift``) mod ``entries``) x ``size``."""
+
+    shift: int
+    entries: int
+    size: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class PageTables:
+    """The pages Linux would map the guest with, and how a TLB miss walks them.
+
+    Memory Linux gives a module (vmalloc) is in ``small`` pages, walked with
+    the first ``small_steps`` of ``steps``; everything else is the kernel
+    image and its linear map, in ``large`` pages walked with the first
+    ``large_steps`` (0: mapped without the TLB, PowerPC's BATs).
+    """
+
+    small: int
+    large: int
+    steps: tuple[WalkStep, ...]
+    small_steps: int
+    large_steps: int
+    source: str
+
+
 @dataclass(frozen=True)
 class ReferenceCore:
     """The named core whose timing the model follows, each figure with its source.
@@ -147,7 +234,10 @@ class ReferenceCore:
     return; ``serialize`` the pipeline drain of a serializing instruction
     (x86 cpuid/iret/mov cr, ARM isb/dsb, PowerPC isync/sync/rfi);
     ``cache_op`` a cache-maintenance instruction beyond the access it
-    makes. ``clock`` is the core's frequency in Hz.
+    makes. ``clock`` is the core's frequency in Hz. ``window``,
+    ``resources`` and ``latencies`` (one per class of :data:`INSN_CLASSES`
+    but ``serialize``, whose latency is ``serialize``) make it out of order;
+    ``tlbs`` and ``page_tables`` translate its addresses.
     """
 
     name: str
@@ -160,6 +250,11 @@ class ReferenceCore:
     serialize: Cost
     cache_op: Cost
     coherence: str = "MESI"
+    window: Window | None = None
+    resources: tuple[Resource, ...] = ()
+    latencies: tuple[Latency, ...] = ()
+    tlbs: tuple[Tlb, ...] = ()
+    page_tables: PageTables | None = None
 
     def _parts(self) -> list[tuple[str, Cost | CacheLevel | Predictor]]:
         """Every part that may declare ranges, named as :meth:`assumptions` names them."""

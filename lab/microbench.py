@@ -131,6 +131,17 @@ class Figure:
 JUDGED = {True: "the overhead: (model - 1) / (published - 1)", False: "model / published"}
 
 
+def breakdown_line(delta: dict) -> str:
+    """One line of a delta's breakdown: instructions, stall cycles by cause (overlap
+    among them, negative), memory accesses, TLB misses and walk loads."""
+    counts, stalls = delta["breakdown"], delta["stall_cycles"]
+    causes = ", ".join(f"{k} {v:.1f}" for k, v in stalls.items() if abs(v) >= 0.05)
+    tlb = counts.get("dtlb_misses", 0) + counts.get("itlb_misses", 0)
+    return (f"{delta['instructions']:.2f} instructions; stall cycles: {causes or 'none'}; "
+            f"{counts.get('memory', 0):.2f} memory accesses, {tlb:.2f} TLB misses, "
+            f"{counts.get('walk_loads', 0):.2f} walk loads")
+
+
 def immediate_txt(arch_name: str, iterations: int = IMMEDIATE_ITERATIONS,
                   layout: int | None = None, core: ReferenceCore | None = None) -> dict:
     """Documentation/immediate.txt's loop on ``arch``'s reference core: cycles per
@@ -160,17 +171,23 @@ def immediate_txt(arch_name: str, iterations: int = IMMEDIATE_ITERATIONS,
     pub = IMMEDIATE_PUBLISHED
     deltas = {"imv": delta("imv"), "l1": delta("l1"), "memory": delta("memory"),
               "flush": delta("flush", "flush_base")}
+    base = per["base"]
     figures = [
+        Figure("base loop, cycles per iteration", pub["base"], cycles["base"], "cycles", src,
+               f"{base.instructions / iterations:.2f} instructions per iteration; the "
+               "module's modulo is by a power of two (an and), the published loop's "
+               "pseudo-random pick is not known to be"),
         Figure("immediate value, added to the base loop", pub["imv"] - pub["base"],
-               deltas["imv"]["modeled_cycles"], "cycles", src),
+               deltas["imv"]["modeled_cycles"], "cycles", src, breakdown_line(deltas["imv"])),
         Figure("L1-hot memory flag, added", pub["l1"] - pub["base"],
-               deltas["l1"]["modeled_cycles"], "cycles", src),
+               deltas["l1"]["modeled_cycles"], "cycles", src, breakdown_line(deltas["l1"])),
         Figure("cache-cold load (random line of 8 MiB), added", pub["memory"] - pub["base"],
-               deltas["memory"]["modeled_cycles"], "cycles", src),
+               deltas["memory"]["modeled_cycles"], "cycles", src,
+               breakdown_line(deltas["memory"])),
         Figure("cache-cold flag (flushed line), added over flush alone",
                pub["memory"] - pub["base"], deltas["flush"]["modeled_cycles"], "cycles", src,
                "the published cold case is a random access; the flush is kisim's second "
-               "way to a cold line"),
+               "way to a cold line; " + breakdown_line(deltas["flush"])),
     ]
     return {"experiment": "immediate.txt", "arch": arch.name, "layout": layout,
             "core": arch.core.name,
@@ -264,4 +281,5 @@ EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt, "mc
 
 
 __all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "MicrobenchError",
-           "figures_over_samples", "immediate_txt", "mcount_seed", "windows"]
+           "breakdown_line", "figures_over_samples", "immediate_txt", "mcount_seed",
+           "windows"]

@@ -202,6 +202,10 @@ class Guest:
         self.image.symbols.bind_modules({
             m["name"]: (m["locals"], m["globals"])
             for m in getattr(build_or_elf, "info", {}).get("modules", ())})
+        if self.machine.timing is not None:        # Linux loads modules into vmalloc'd pages
+            self.machine.timing.small_pages([
+                (s.addr, s.addr + s.size) for m in self.image.symbols.modules
+                for s in self.image.symbols.in_module(m) if s.size])
         self.module_function = self._module_workload(build_or_elf, workload)
         self.size = (size or 0) if self.module_function else (
             DEFAULT_SIZES[workload] if size is None else size)

@@ -29,19 +29,27 @@ def test_immediate_variants_load_what_they_say(immediate):
     value loads no data; the L1 flag is one L1 hit more than the base loop."""
     arch = get_arch(immediate["arch"])
     d = immediate["deltas"]
+    outer = max(c.latency for c in arch.core.caches)
     for cold in ("memory", "flush"):
         # the random line misses every level unless it is one of the few still cached
         assert d[cold]["breakdown"].get("memory", 0) > 0.8, cold
-        assert d[cold]["modeled_cycles"] > 0.8 * arch.core.memory.cycles
+        assert d[cold]["stall_cycles"]["data"] > 0.8 * arch.core.memory.cycles
+        # the out-of-order window may hide part of each miss behind the next iterations
+        # (their misses are independent), never all of it: more than an outer-level hit
+        assert outer < d[cold]["modeled_cycles"]
     assert d["flush"]["breakdown"]["memory"] == pytest.approx(1.0, abs=0.01)
     for hot in ("imv", "l1"):
         assert abs(d[hot]["breakdown"].get("memory", 0)) < 0.01, hot
         assert abs(d[hot]["breakdown"].get("L1D_miss", 0)) < 0.01, hot
     assert d["imv"]["breakdown"].get("loads", 0) == pytest.approx(0, abs=0.01)
     assert d["l1"]["breakdown"]["loads"] == pytest.approx(1, abs=0.01)
-    # Desnoyers' ordering: immediate < L1-hot flag < cold flag.
-    assert d["imv"]["modeled_cycles"] < d["l1"]["modeled_cycles"] < d["memory"]["modeled_cycles"]
-    assert len(immediate["figures"]) == 4
+    # A cold flag costs more than either hot one. (Whether the immediate value is cheaper
+    # than the L1-hot flag is the figure, not a property of the experiment: out of order,
+    # an L1 hit feeding a well-predicted branch hides behind the loop's other work.)
+    assert max(d["imv"]["modeled_cycles"], d["l1"]["modeled_cycles"]) < \
+        d["memory"]["modeled_cycles"]
+    assert len(immediate["figures"]) == 5
+    assert immediate["figures"][0]["model"] == immediate["cycles_per_iteration"]["base"]
     assert all(f["model"] > 0 for f in immediate["figures"])
 
 

@@ -31,7 +31,7 @@ import capstone
 import pytest
 
 from arches import ARCHES, NAMES, Arch
-from arches.base import CacheLevel
+from arches.base import CacheLevel, ReferenceCore
 from kbuild import Build, build
 from lab.compare import compare_arch
 from lab.microbench import windows
@@ -215,10 +215,17 @@ def l1d_of(arch: Arch) -> CacheLevel:
     return next(c for c in arch.core.caches if c.holds == "d")
 
 
+def without_tlbs(arch: Arch) -> ReferenceCore:
+    """The reference core without its TLBs: the counts of these tests are the caches'
+    and the coherence's, which the walks' own loads would add to (tests/test_ooo.py
+    tests the TLBs)."""
+    return dataclasses.replace(arch.core, tlbs=())
+
+
 def snippet_with_timing(arch: Arch, text: str, cpus: int, **kw: int) -> SnippetRun:
     """An assembled snippet on a machine with the timing model, not yet run."""
     run = load_snippet(arch, text, cpus, **kw)
-    run.machine.timing = TimingModel(run.machine)
+    run.machine.timing = TimingModel(run.machine, core=without_tlbs(arch))
     return run
 
 
@@ -231,7 +238,8 @@ def known_miss(arch: Arch, func: str, size: int) -> list[Breakdown]:
     """Run ``known_miss:func`` with ``size`` under the model; the counters between
     consecutive ``km_mark()`` calls (the walk covers 2 x the L1D, a line apart)."""
     guest = Guest(known_miss_build(arch.name), cpus=1, workload=f"known_miss:{func}",
-                  size=size, timing=True)
+                  size=size)
+    guest.machine.timing = TimingModel(guest.machine, core=without_tlbs(arch))
     m, symbols = guest.machine, guest.image.symbols
     m.write_word(symbols["km_bytes"], 2 * l1d_of(arch).size)
     m.write_word(symbols["km_line"], l1d_of(arch).line)

@@ -8,7 +8,8 @@ Cortex-A9 TRM's. Every figure names its source; modelling assumptions say so.
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Predictor, Range, ReferenceCore
+from arches.base import (CacheLevel, Cost, Latency, PageTables, Predictor, Range,
+                         ReferenceCore, Resource, Tlb, WalkStep, Window)
 
 #: The range of an assumption no published figure bounds.
 _HALVED = ("no published figure bounds it: halved and doubled (kisim's range for an "
@@ -17,6 +18,72 @@ _HALVED = ("no published figure bounds it: halved and doubled (kisim's range for
 _SEVEN_CPU = ("7-cpu.com 'ARM Cortex-A9' (https://7-cpu.com/cpu/Cortex-A9.html), Samsung Exynos "
               "4210, dual Cortex-A9 at 1200 MHz")
 _TRM = "ARM Cortex-A9 Technical Reference Manual (DDI 0388)"
+
+_LLVM = ("LLVM's Cortex-A9 scheduling model, llvm/lib/Target/ARM/ARMScheduleA9.td "
+         "(CortexA9Model and its SchedWriteRes)")
+
+_WINDOW = Window(
+    dispatch=2, retire=2, rob=56, store_buffer=4, miss_buffers=4,
+    source=_TRM + " sec. 2.1: dual instruction decode, 'out-of-order multi-issue with "
+           "speculation'; " + _LLVM + ": IssueWidth 2, MicroOpBufferSize 56 ('based on the "
+           "available renamed registers': " + _TRM + " sec. 2.1.1 maps 32 architectural onto 56 "
+           "physical registers). MODELLING ASSUMPTIONS: retire 2 per cycle (range 2-4), the "
+           "window is the 56 renamed registers (range 32-56: the true ROB size is not "
+           "published), a 4-entry store buffer (range 4-8) and 4 outstanding L1 data "
+           "linefills (range 2-4)")
+_RESOURCES = (
+    Resource("alu", 2, "two integer pipes, ALU/MUL and ALU (" + _TRM + " sec. 2.1 figure; "
+                       + _LLVM + ": A9UnitALU x2)"),
+    Resource("mul", 1, "the multiplier of pipe 0 (" + _LLVM + ": A9UnitMul)"),
+    Resource("ls", 1, "one load/store unit with its AGU (" + _LLVM + ": A9UnitLS, A9UnitAGU)"),
+    Resource("branch", 1, _LLVM + ": A9UnitB"),
+    Resource("system", 1, "MODELLING ASSUMPTION: CP15 and CPSR moves, barriers and DIV's "
+                          "library call one at a time (range 1)"),
+)
+_LATENCIES = (
+    Latency("alu", 1, 1, "alu", _LLVM + ": ALU 1 cycle, two per cycle (RThroughput 0.5)"),
+    Latency("shift", 2, 1, "alu", _LLVM + ": WriteALUsi, an operand shifted by an immediate, "
+                                  "2 cycles (by a register, A9WriteALUsr, 3: range 2-3)"),
+    Latency("mul", 4, 2, "mul", _LLVM + ": A9WriteM MUL/MLA 4 cycles, the multiplier busy 2"),
+    Latency("div", 40, 40, "system",
+            "MODELLING ASSUMPTION: the Cortex-A9 has no divide instruction (" + _LLVM
+            + " rejects SDIV/UDIV for cortex-a9); the guest, built for ARMv7 with the divide "
+            "extension, uses SDIV/UDIV, costed as the __aeabi_idiv call an A9 kernel makes "
+            "(range 20-100 cycles, depending on the operands)"),
+    Latency("load", 0, 1, "ls", "a load's latency is its access's (L1D 4 cycles, 7-cpu.com; "
+                                + _LLVM + " has 3 to an ALU consumer); one per cycle"),
+    Latency("store", 1, 1, "ls", _LLVM + ": A9WriteS, a store issues in one cycle"),
+    Latency("branch", 1, 1, "branch", _LLVM + ": A9UnitB, one branch per cycle"),
+    Latency("fence", 10, 10, "system",
+            "DMB beyond waiting for the older accesses and the store buffer: MODELLING "
+            "ASSUMPTION 10 cycles (range 4-40; no A9 cycle count published, " + _TRM + ")"),
+    Latency("lfence", 10, 10, "system", "not an ARM class; as DMB (MODELLING ASSUMPTION)"),
+    Latency("sfence", 10, 10, "system", "not an ARM class; as DMB (MODELLING ASSUMPTION)"),
+    Latency("atomic", 10, 10, "ls",
+            "SWP locks the bus: costed as a DMB around the access (MODELLING ASSUMPTION, "
+            "range 4-40)"),
+    Latency("system", 2, 2, "system",
+            "MRS, MSR, MCR, MRC: MODELLING ASSUMPTION 2 cycles (range 1-20; " + _LLVM
+            + " gives no CP15 latency)"),
+)
+
+_MAIN_TLB = (_TRM + " sec. 6.2: a main TLB of 4 lockable fully associative entries and a 2-way "
+             "array of 2x32 to 2x256 entries, behind 32-entry micro-TLBs. MODELLING "
+             "ASSUMPTION: 2x64 (128 entries, 2-way; the Exynos 4210's configuration is not "
+             "published: range 64-512), one per side (the main TLB is unified), a micro-TLB "
+             "miss that hits it free (range 0-few cycles)")
+_TLBS = (Tlb("ITLB", 128, 2, "i", _MAIN_TLB), Tlb("DTLB", 128, 2, "d", _MAIN_TLB))
+_PAGE_TABLES = PageTables(
+    small=4096, large=1 << 20,
+    steps=(WalkStep(20, 4096, 4, 0), WalkStep(12, 1 << 20, 4, 16384)),
+    small_steps=2, large_steps=1,
+    source="ARMv7 short-descriptor translation (ARM DDI 0406C B3.5): a first-level table of "
+           "4096 4-byte entries indexed by address bits 31:20, a 1 MiB section resolved there, "
+           "a 4 KiB page by a second-level entry indexed by bits 19:12. Linux maps lowmem and "
+           "the kernel image with sections where aligned (arch/arm/mm/mmu.c, alloc_init_pmd, "
+           "__map_init_section) and modules in 4 KiB vmalloc pages (arch/arm/kernel/module.c, "
+           "module_alloc). The walk loads its entries through the data caches (cacheable "
+           "walks per TTBR0's IRGN: MODELLING ASSUMPTION)")
 
 CORE = ReferenceCore(
     name="ARM Cortex-A9 MPCore + PL310 L2 (Samsung Exynos 4210) 1.2 GHz",
@@ -79,4 +146,9 @@ CORE = ReferenceCore(
                   "Inner-Shareable broadcast of the by-MVA ops is not costed separately",
                   ranges={"cycles": Range(2, 8, _HALVED)}),
     coherence="MESI",
+    window=_WINDOW,
+    resources=_RESOURCES,
+    latencies=_LATENCIES,
+    tlbs=_TLBS,
+    page_tables=_PAGE_TABLES,
 )

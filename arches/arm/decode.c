@@ -485,6 +485,206 @@ static void decode_thumb32(uint32_t hw1, uint32_t hw2, struct kisim_decoded *out
 	}
 }
 
+/* ---- classes and registers (the out-of-order core's dependencies) ---- */
+
+#define R(n)	KISIM_R(n)
+#define FLAGS	KISIM_R_FLAGS
+#define BIT(x, n)	(((x) >> (n)) & 1u)
+#define REGS_OF(list)	((uint64_t)(list) & 0xffff)	/* a register list: bit n is rn */
+
+/* Rd, or nothing for the PC: a PC write is the branch, which the kind describes. */
+static uint64_t reg(uint32_t n)
+{
+	return n == REG_PC ? 0 : R(n);
+}
+
+/* A5.2.1-A5.2.3: data-processing (register, register-shifted register, immediate). */
+static void arm_data_processing(uint32_t insn, struct kisim_decoded *out)
+{
+	uint32_t op = (insn >> 21) & 15, rn = (insn >> 16) & 15, rd = (insn >> 12) & 15;
+
+	if (op != 13 && op != 15)			/* MOV, MVN have no Rn */
+		out->reads |= reg(rn);
+	if (op < 8 || op > 11)				/* TST, TEQ, CMP, CMN write no Rd */
+		out->writes |= reg(rd);
+	if (op == 5 || op == 6 || op == 7)		/* ADC, SBC, RSC read C */
+		out->reads |= FLAGS;
+	if (BIT(insn, 20))
+		out->writes |= FLAGS;
+	if (BIT(insn, 25))
+		return;
+	out->reads |= reg(insn & 15);
+	if (BIT(insn, 4)) {				/* shifted by Rs */
+		out->reads |= reg((insn >> 8) & 15);
+		out->cls = KISIM_C_SHIFT;
+	} else if ((insn & 0xf60) || (op == 13 && (insn & 0xfe0))) {
+		out->cls = KISIM_C_SHIFT;		/* shifted by an immediate */
+		if ((insn & 0xff0) == 0x060)		/* RRX reads C */
+			out->reads |= FLAGS;
+	}
+}
+
+/* A5.2.5, A5.4.4: multiplies and divides. */
+static void arm_multiply(uint32_t insn, struct kisim_decoded *out)
+{
+	uint32_t hi = (insn >> 16) & 15, lo = (insn >> 12) & 15;
+
+	out->cls = KISIM_C_MUL;
+	out->reads |= reg(insn & 15) | reg((insn >> 8) & 15);
+	out->writes |= reg(hi) | (BIT(insn, 20) ? FLAGS : 0);
+	if (BIT(insn, 23)) {				/* UMULL, UMLAL, SMULL, SMLAL */
+		out->writes |= reg(lo);
+		out->reads |= BIT(insn, 21) ? reg(lo) | reg(hi) : 0;
+	} else if (BIT(insn, 21)) {			/* MLA, MLS */
+		out->reads |= reg(lo);
+	}
+}
+
+/* Base, offset register and the transferred registers of a load or store. */
+static void arm_transfer(uint32_t insn, struct kisim_decoded *out)
+{
+	uint32_t rn = (insn >> 16) & 15, rt = (insn >> 12) & 15;
+	int load = out->access[0].op == KISIM_LOAD, wback = !BIT(insn, 24) || BIT(insn, 21);
+	uint64_t data = reg(rt);
+
+	out->cls = load ? KISIM_C_LOAD : KISIM_C_STORE;
+	if ((insn & 0x0e000000) == 0x08000000) {	/* LDM, STM */
+		data = REGS_OF(insn) & ~R(REG_PC);
+		wback = BIT(insn, 21);
+	} else if (out->access[0].count == 2) {		/* LDRD, STRD: Rt, Rt + 1 */
+		data |= reg(rt + 1);
+	}
+	if ((insn & 0x0e000000) == 0x06000000 || ((insn & 0x0e000090) == 0x00000090 &&
+						    !BIT(insn, 22)))
+		out->reads |= reg(insn & 15);		/* a register offset */
+	out->reads |= reg(rn) | (load ? 0 : data);
+	out->writes |= (load ? data : 0) | (wback ? reg(rn) : 0);
+}
+
+/* The class, reads and writes of an A32 instruction (A5.1's cond != 1111). */
+static void arm_deps(uint32_t insn, struct kisim_decoded *out)
+{
+	uint32_t rd = (insn >> 12) & 15;
+
+	out->described = 1;
+	if ((insn & 0x0fb00ff0) == 0x01000090) {	/* SWP, SWPB */
+		out->cls = KISIM_C_ATOMIC;
+		out->reads |= reg((insn >> 16) & 15) | reg(insn & 15);
+		out->writes |= reg(rd);
+	} else if ((insn & 0x0f8000f0) == 0x01800090) {	/* LDREX*, STREX* */
+		out->cls = BIT(insn, 20) ? KISIM_C_LOAD : KISIM_C_STORE;
+		out->reads |= reg((insn >> 16) & 15) | (BIT(insn, 20) ? 0 : reg(insn & 15));
+		out->writes |= reg(rd);
+	} else if (out->accesses) {
+		arm_transfer(insn, out);
+	} else if ((insn & 0x0f0000f0) == 0x00000090) {
+		arm_multiply(insn, out);
+	} else if ((insn & 0x0fd0f0f0) == 0x0710f010) {	/* SDIV, UDIV (A8.8.165, A8.8.248) */
+		out->cls = KISIM_C_DIV;
+		out->reads |= reg(insn & 15) | reg((insn >> 8) & 15);
+		out->writes |= reg((insn >> 16) & 15);
+	} else if ((insn & 0x0e000000) == 0x0a000000) {	/* B, BL */
+		out->writes |= BIT(insn, 24) ? R(REG_LR) : 0;
+	} else if ((insn & 0x0ffffff0) == 0x012fff10 || (insn & 0x0ffffff0) == 0x012fff30) {
+		out->reads |= reg(insn & 15);		/* BX, BLX Rm */
+		out->writes |= BIT(insn, 5) ? R(REG_LR) : 0;
+	} else if ((insn & 0x0fbf0fff) == 0x010f0000) {	/* MRS */
+		out->cls = KISIM_C_SYSTEM;
+		out->reads |= FLAGS;
+		out->writes |= reg(rd);
+	} else if ((insn & 0x0db0f000) == 0x0120f000) {	/* MSR */
+		out->cls = KISIM_C_SYSTEM;
+		out->reads |= BIT(insn, 25) ? 0 : reg(insn & 15);
+		out->writes |= FLAGS;
+	} else if ((insn & 0x0fb00000) == 0x03000000) {	/* MOVW, MOVT */
+		out->reads |= BIT(insn, 22) ? reg(rd) : 0;
+		out->writes |= reg(rd);
+	} else if ((insn & 0x0ff00ff0) == 0x016f0f10) {	/* CLZ */
+		out->reads |= reg(insn & 15);
+		out->writes |= reg(rd);
+	} else if ((insn & 0x0e000010) == 0x06000010) {	/* A5.4 media: extend, bitfield, reverse */
+		out->cls = KISIM_C_SHIFT;
+		out->reads |= reg(insn & 15) | reg((insn >> 16) & 15) | reg(rd);
+		out->writes |= reg(rd);
+	} else if ((insn & 0x0c000000) == 0x00000000 &&
+		   (insn & 0x01900000) != 0x01000000) {
+		arm_data_processing(insn, out);
+	} else if ((insn & 0x0f000010) == 0x0e000010) {	/* MCR, MRC */
+		out->cls = KISIM_C_SYSTEM;
+		out->reads |= BIT(insn, 20) ? 0 : reg(rd);
+		out->writes |= BIT(insn, 20) ? reg(rd) : 0;
+	} else {
+		out->described = 0;
+	}
+	if (insn >> 28 != COND_AL) {	/* conditional: the flags, and the old value if skipped */
+		out->reads |= FLAGS | out->writes;
+	}
+}
+
+/* A6.2.1-A6.2.3: the common 16-bit Thumb data-processing instructions; the rest undescribed. */
+static void thumb16_deps(uint32_t hw, struct kisim_decoded *out)
+{
+	uint32_t rd = hw & 7, rn = (hw >> 3) & 7;
+
+	out->described = 1;
+	if (out->accesses) {
+		int load = out->access[0].op == KISIM_LOAD;
+		uint64_t data = (hw >> 12) == 0xb || (hw >> 12) == 0xc ?
+				REGS_OF(hw & 0xff) | ((hw >> 12) == 0xb && BIT(hw, 8) ?
+						      (load ? 0 : R(REG_LR)) : 0) :
+				(hw >> 12) == 0x9 || (hw >> 11) == 0x9 ? R((hw >> 8) & 7) : R(rd);
+
+		out->cls = load ? KISIM_C_LOAD : KISIM_C_STORE;
+		out->reads |= ((hw >> 12) == 0xb || (hw >> 12) == 0x9 ? R(REG_SP) : R(rn)) |
+			      ((hw >> 12) == 0x5 ? R((hw >> 6) & 7) : 0) | (load ? 0 : data);
+		out->writes |= (load ? data : 0) | ((hw >> 12) == 0xb ? R(REG_SP) : 0);
+	} else if ((hw >> 13) == 0) {			/* shift imm, add, sub, mov, cmp */
+		out->cls = (hw >> 11) < 3 ? KISIM_C_SHIFT : KISIM_C_ALU;
+		out->reads |= (hw >> 11) == 4 ? 0 : (hw >> 11) < 4 ? R(rn) |
+			      ((hw >> 10) == 6 ? R((hw >> 6) & 7) : 0) : R((hw >> 8) & 7);
+		out->writes |= FLAGS | ((hw >> 11) == 5 ? 0 : (hw >> 11) < 4 ? R(rd) :
+					R((hw >> 8) & 7));
+	} else if ((hw >> 10) == 0x10) {		/* A6.2.2: AND..MVN */
+		uint32_t op = (hw >> 6) & 15;
+
+		out->cls = op == 13 ? KISIM_C_MUL : (op >= 2 && op <= 4) || op == 7 ?
+			   KISIM_C_SHIFT : KISIM_C_ALU;
+		out->reads |= R(rn) | R(rd) | (op == 5 || op == 6 ? FLAGS : 0);
+		out->writes |= FLAGS | (op == 8 || op == 10 || op == 11 ? 0 : R(rd));
+	} else if ((hw >> 10) == 0x11 && ((hw >> 8) & 3) != 3) {	/* A6.2.3: ADD, CMP, MOV high */
+		uint32_t d = (hw & 7) | (BIT(hw, 7) << 3), m = (hw >> 3) & 15;
+
+		out->reads |= reg(m) | (((hw >> 8) & 3) == 2 ? 0 : reg(d));
+		out->writes |= ((hw >> 8) & 3) == 1 ? FLAGS : reg(d);
+	} else if ((hw >> 12) == 0xa) {			/* ADR, ADD rd, sp, #imm */
+		out->reads |= BIT(hw, 11) ? R(REG_SP) : 0;
+		out->writes |= R((hw >> 8) & 7);
+	} else if ((hw >> 8) == 0xb0) {			/* ADD, SUB sp, sp, #imm */
+		out->reads |= R(REG_SP);
+		out->writes |= R(REG_SP);
+	} else if ((hw >> 12) == 0xd || (hw >> 11) == 0x1c) {	/* B<c>, B */
+		out->reads |= (hw >> 12) == 0xd ? FLAGS : 0;
+	} else if ((hw & 0xf500) == 0xb100) {		/* CBZ, CBNZ */
+		out->reads |= R(rd);
+	} else if ((hw & 0xff00) == 0x4700) {		/* BX, BLX */
+		out->reads |= reg((hw >> 3) & 15);
+		out->writes |= BIT(hw, 7) ? R(REG_LR) : 0;
+	} else {
+		out->described = 0;
+	}
+}
+
+/* Class from the kind where the kind decides it; data moves from their accesses. */
+static void kind_class(struct kisim_decoded *out)
+{
+	if (out->kind == KISIM_SERIALIZE)
+		out->cls = KISIM_C_SERIALIZE;
+	else if (out->kind != KISIM_PLAIN && out->kind != KISIM_CACHEOP && out->kind != KISIM_TRAP)
+		out->cls = KISIM_C_BRANCH;
+	else if (out->kind == KISIM_CACHEOP || out->kind == KISIM_TRAP)
+		out->cls = KISIM_C_SYSTEM;
+}
+
 int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
 		 struct kisim_decoded *out)
 {
@@ -495,22 +695,43 @@ int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mod
 		return 0;
 	hw1 = code[0] | code[1] << 8;
 	if (!(mode & CPSR_T)) {
-		decode_arm(hw1 | (uint32_t)(code[2] | code[3] << 8) << 16, addr, out);
+		uint32_t insn = hw1 | (uint32_t)(code[2] | code[3] << 8) << 16;
+
+		decode_arm(insn, addr, out);
+		if (insn >> 28 == 0xf) {
+			if ((insn & 0xfffffff0) == 0xf57ff050)
+				out->cls = KISIM_C_FENCE;	/* DMB (A8.8.43) */
+			else if ((insn & 0x0e000000) == 0x0a000000)
+				out->writes = R(REG_LR);	/* BLX (immediate) */
+			out->described = 1;
+		} else {
+			arm_deps(insn, out);
+		}
+		kind_class(out);
 		return 0;
 	}
 	if ((hw1 & 0xe000) == 0xe000 && (hw1 & 0x1800)) {	/* 32-bit: 111 op1 != 00 */
 		if (size < 4)
 			return 0;
-		decode_thumb32(hw1, code[2] | code[3] << 8, out);
-		thumb32_accesses(hw1, code[2] | code[3] << 8, addr, out);
+		uint32_t hw2 = code[2] | code[3] << 8;
+
+		decode_thumb32(hw1, hw2, out);
+		thumb32_accesses(hw1, hw2, addr, out);
+		if (hw1 == 0xf3bf && (hw2 & 0xfff0) == 0x8f50)
+			out->cls = KISIM_C_FENCE;		/* DMB (A8.8.43 T1) */
+		else if (out->accesses)
+			out->cls = out->access[0].op == KISIM_LOAD ? KISIM_C_LOAD : KISIM_C_STORE;
 	} else {
 		decode_thumb16(hw1, out);
 		thumb16_accesses(hw1, addr + 4, out);
+		thumb16_deps(hw1, out);
 	}
+	kind_class(out);
 	/* In an IT block (A2.5.2 ITSTATE: IT[3:0] != 0), IT[7:4] is the condition. */
 	it = ((mode >> 8) & 0xfc) | ((mode >> 25) & 3);
 	if ((it & 15) && (it >> 4) != COND_AL) {
 		conditional(out);
+		out->reads |= FLAGS | out->writes;
 		if (out->accesses) {
 			out->cond = (uint8_t)(COND_SET | it >> 4);
 			out->cond_reg = REG_CPSR;

@@ -9,7 +9,8 @@ reference cores; the derived values say what they are derived from.
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Predictor, Range, ReferenceCore
+from arches.base import (CacheLevel, Cost, Latency, PageTables, Predictor, Range,
+                         ReferenceCore, Resource, Tlb, WalkStep, Window)
 
 #: The range of an assumption no published figure bounds.
 _HALVED = ("no published figure bounds it: halved and doubled (kisim's range for an "
@@ -18,6 +19,66 @@ _HALVED = ("no published figure bounds it: halved and doubled (kisim's range for
 _HWSPEC = ("Freescale MPC7455 RISC Microprocessor Hardware Specifications Rev. 4.1, Table 1 "
            "'Microarchitecture Comparison' (MPC7450 family column)")
 _UM = "Freescale MPC7450 RISC Microprocessor Family Reference Manual (MPC7450UM)"
+
+_HS7447A = "Freescale MPC7447A RISC Microprocessor Hardware Specifications Rev. 5, sec. 2 Features"
+_AN2203 = ("Freescale AN2203, 'MPC7450 RISC Microprocessor Family Software Optimization Guide', "
+           "sec. 2.3.3")
+_LLVM = ("LLVM's G4+ itineraries, llvm/lib/Target/PowerPC/PPCScheduleG4Plus.td (cycles per "
+         "instruction class)")
+
+_WINDOW = Window(
+    dispatch=3, retire=3, rob=16, store_buffer=5, miss_buffers=5,
+    source=_HS7447A + ": dispatch of up to three instructions per clock, a 16-entry completion "
+           "queue, retirement of up to three per clock (" + _AN2203 + ".9); " + _HWSPEC
+           + ": five outstanding L1 data load misses. MODELLING ASSUMPTION: a 5-entry store "
+           "queue (range 3-8; the MPC7450 manual's queue depths were not retrieved)")
+_RESOURCES = (
+    Resource("iu1", 3, _HS7447A + ": three simple integer units IU1a/b/c"),
+    Resource("iu2", 1, _HS7447A + ": one complex integer unit IU2 (multiply, divide, CR "
+                       "logic, special registers)"),
+    Resource("lsu", 1, _HS7447A + ": one load/store unit"),
+    Resource("bpu", 1, _HS7447A + ": the branch processing unit"),
+)
+_LATENCIES = (
+    Latency("alu", 1, 1, "iu1", _HWSPEC + ": simple integer ('SFX') latency-throughput 1-1"),
+    Latency("shift", 1, 1, "iu1", _HWSPEC + ": shifts are simple integer 1-1 (" + _LLVM
+            + " gives 2: range 1-2)"),
+    Latency("mul", 4, 2, "iu2", _HWSPEC + ": mullw 32x32 latency-throughput 4-2"),
+    Latency("div", 23, 23, "iu2", _LLVM + ": IIC_IntDivW 23; not pipelined: MODELLING "
+            "ASSUMPTION (range: pipelined after 1 cycle up to 23)"),
+    Latency("load", 0, 1, "lsu", "a load's latency is its access's (L1D 3 cycles, " + _HWSPEC
+            + ": integer load 3-1)"),
+    Latency("store", 1, 1, "lsu", _HWSPEC + ": the LSU takes one access per cycle"),
+    Latency("branch", 1, 1, "bpu", _HS7447A + ": branches resolve in the BPU (folded ones cost "
+            "nothing: not modelled, range 0-1)"),
+    Latency("fence", 35, 35, "lsu", _LLVM + ": sync (IIC_LdStSync) 35 cycles of the LSU; "
+            "Linux's lwsync is sync on this core (arch/powerpc/include/asm/synch.h)"),
+    Latency("lfence", 35, 35, "lsu", "not a PowerPC class; as sync (MODELLING ASSUMPTION)"),
+    Latency("sfence", 2, 2, "lsu", "eieio orders stores, which this model writes in order "
+            "anyway; its own cost: MODELLING ASSUMPTION 2 cycles (range 1-35)"),
+    Latency("atomic", 35, 35, "lsu", "not a PowerPC class (lwarx/stwcx. are a load and a "
+            "store); as sync (MODELLING ASSUMPTION)"),
+    Latency("system", 2, 1, "iu2", _LLVM + ": CR logic, mtcrf, mfcr, mtspr 2 cycles on IU2 "
+            "(mfspr 4, mftb 5: range 2-5)"),
+)
+
+_TLBS = (
+    Tlb("ITLB", 128, 2, "i", _HWSPEC + ": instruction TLB 128 entries, 2-way"),
+    Tlb("DTLB", 128, 2, "d", _HWSPEC + ": data TLB 128 entries, 2-way"),
+)
+_PAGE_TABLES = PageTables(
+    small=4096, large=256 << 20,
+    steps=(WalkStep(12, 1024, 64, 0),),
+    small_steps=1, large_steps=0,
+    source="Linux on the 7447A maps lowmem and the kernel image with BATs, blocks of up to "
+           "256 MiB that never miss (arch/powerpc/mm/book3s32/mmu.c, __mmu_mapin_ram; "
+           "MMU_FTR_USE_HIGH_BATS gives the 7447A 8 pairs, arch/powerpc/kernel/cputable.c), and "
+           "modules in 4 KiB pages of the hashed page table (MMU_FTR_HPTE_TABLE). A TLB miss "
+           "there is the hardware table search, which reads the primary 64-byte PTE group "
+           "(8 entries of 8 bytes, the PowerPC OEA) of a table of at least 64 KiB, 1024 "
+           "groups (MMU_init_hw). MODELLING ASSUMPTIONS: the group is indexed by the page "
+           "number alone (the OEA hash XORs the VSID in), and the primary group always holds "
+           "the entry (no secondary search, no hash_page fault)")
 
 CORE = ReferenceCore(
     name="Freescale MPC7447A (e600 / G4) 1.0 GHz",
@@ -81,4 +142,9 @@ CORE = ReferenceCore(
                   "address-only MPX bus broadcast is not costed separately",
                   ranges={"cycles": Range(1, 6, _HALVED)}),
     coherence="MESI",
+    window=_WINDOW,
+    resources=_RESOURCES,
+    latencies=_LATENCIES,
+    tlbs=_TLBS,
+    page_tables=_PAGE_TABLES,
 )

@@ -149,7 +149,6 @@ static void decode_x(uint32_t insn, struct kisim_decoded *out)
 	case X_TW:		/* tw; the kprobe breakpoint is tw 31,0,0 (0x7fe00008) */
 		out->kind = KISIM_TRAP;
 		break;
-	case X_SYNC:		/* sync, lwsync (L=1) */
 	case X_MTMSR:		/* execution synchronizing: G2 core RM §3.2.2.4.2 */
 		out->kind = KISIM_SERIALIZE;
 		break;
@@ -166,6 +165,231 @@ static void decode_x(uint32_t insn, struct kisim_decoded *out)
 		cacheop(insn, KISIM_OP_INVAL_I, out);
 		break;
 	}	/* eieio, dcbt, dcbtst, dcbz: plain */
+}
+
+/* ---- classes and registers (the out-of-order core's dependencies) ---- */
+
+#define R(n)		KISIM_R(n)
+#define RT(i)		(((i) >> 21) & 31)	/* rD, rS (bits 6:10) */
+#define RA(i)		(((i) >> 16) & 31)
+#define RB(i)		(((i) >> 11) & 31)
+#define RC(i)		((i) & 1u)		/* Rc: record CR0 */
+#define SPR_XER		1
+#define SPR_LR		8
+#define SPR_CTR		9
+
+static uint64_t ra0(uint32_t insn)		/* (rA|0) */
+{
+	return RA(insn) ? R(RA(insn)) : 0;
+}
+
+/* A special register's bit (mfspr, mtspr; the spr field's halves swapped), 0: none of ours. */
+static uint64_t spr(uint32_t insn)
+{
+	switch ((((insn >> 11) & 31) << 5) | ((insn >> 16) & 31)) {
+	case SPR_XER:
+		return KISIM_R_XER;
+	case SPR_LR:
+		return KISIM_R_LR;
+	case SPR_CTR:
+		return KISIM_R_CTR;
+	}
+	return 0;
+}
+
+/* Book I §3.3.8-3.3.13: opcode 31's integer arithmetic, logic, shifts, compares, moves. */
+static int x_deps(uint32_t insn, struct kisim_decoded *out)
+{
+	uint32_t xo = (insn >> 1) & 0x3ff;
+	uint64_t rd = R(RT(insn)), ra = R(RA(insn)), rb = R(RB(insn));
+
+	out->writes |= RC(insn) ? KISIM_R_CR(0) : 0;
+	switch (xo & 0x1ff) {				/* XO-form: rD = f(rA, rB); OE is bit 21 */
+	case 266: case 40: case 8: case 10:		/* add, subf, subfc, addc */
+		out->reads |= ra | rb;
+		out->writes |= rd | ((xo & 0x1ff) == 8 || (xo & 0x1ff) == 10 ? KISIM_R_XER : 0);
+		return 1;
+	case 136: case 138:				/* subfe, adde */
+		out->reads |= ra | rb | KISIM_R_XER;
+		out->writes |= rd | KISIM_R_XER;
+		return 1;
+	case 104: case 200: case 202: case 232: case 234:	/* neg, subfze, addze, subfme, addme */
+		out->reads |= ra | ((xo & 0x1ff) == 104 ? 0 : KISIM_R_XER);
+		out->writes |= rd | ((xo & 0x1ff) == 104 ? 0 : KISIM_R_XER);
+		return 1;
+	case 235: case 75: case 11:			/* mullw, mulhw, mulhwu */
+		out->cls = KISIM_C_MUL;
+		out->reads |= ra | rb;
+		out->writes |= rd;
+		return 1;
+	case 491: case 459:				/* divw, divwu */
+		out->cls = KISIM_C_DIV;
+		out->reads |= ra | rb;
+		out->writes |= rd;
+		return 1;
+	}
+	switch (xo) {
+	case 28: case 60: case 124: case 284: case 316: case 412: case 444: case 476:
+		out->reads |= rd | rb;			/* and andc nor eqv xor orc or nand: rA = f(rS, rB) */
+		out->writes |= ra;
+		return 1;
+	case 24: case 536: case 792:			/* slw, srw, sraw */
+		out->cls = KISIM_C_SHIFT;
+		out->reads |= rd | rb;
+		out->writes |= ra | (xo == 792 ? KISIM_R_XER : 0);
+		return 1;
+	case 824:					/* srawi */
+		out->cls = KISIM_C_SHIFT;
+		out->reads |= rd;
+		out->writes |= ra | KISIM_R_XER;
+		return 1;
+	case 26: case 922: case 954:			/* cntlzw, extsh, extsb */
+		out->reads |= rd;
+		out->writes |= ra;
+		return 1;
+	case 0: case 32:				/* cmp, cmpl: crfD */
+		out->reads |= ra | rb;
+		out->writes |= KISIM_R_CR((insn >> 23) & 7);
+		return 1;
+	case 339:					/* mfspr */
+		out->cls = KISIM_C_SYSTEM;
+		out->reads |= spr(insn);
+		out->writes |= rd;
+		return 1;
+	case 467:					/* mtspr */
+		out->cls = KISIM_C_SYSTEM;
+		out->reads |= rd;
+		out->writes |= spr(insn);
+		return 1;
+	case 19:					/* mfcr */
+		out->cls = KISIM_C_SYSTEM;
+		out->reads |= 0xffull << 32;
+		out->writes |= rd;
+		return 1;
+	case 144:					/* mtcrf: the FXM fields */
+		out->cls = KISIM_C_SYSTEM;
+		out->reads |= rd;
+		for (int f = 0; f < 8; f++)
+			out->writes |= (insn >> (19 - f)) & 1 ? KISIM_R_CR(f) : 0;
+		return 1;
+	case 83: case 146: case 339 + 32:		/* mfmsr, mtmsr, mftb */
+		out->cls = KISIM_C_SYSTEM;
+		out->reads |= xo == 146 ? rd : 0;
+		out->writes |= xo == 146 ? 0 : rd;
+		return 1;
+	case X_SYNC:					/* sync, lwsync: Linux's LWSYNC is sync here */
+		out->cls = KISIM_C_FENCE;
+		return 1;
+	case 854:					/* eieio */
+		out->cls = KISIM_C_SFENCE;
+		return 1;
+	case 150:					/* stwcx.: CR0 */
+		out->writes |= KISIM_R_CR(0);
+		break;
+	}
+	if (out->accesses) {				/* indexed loads and stores */
+		int load = out->access[0].op == KISIM_LOAD && xo != 150;
+
+		out->cls = load ? KISIM_C_LOAD : KISIM_C_STORE;
+		out->reads |= ra0(insn) | rb | (load ? 0 : rd);
+		out->writes |= (load ? rd : 0) | (xo & 32 && xo != 150 && RA(insn) ? ra : 0);
+		return 1;
+	}
+	return out->kind == KISIM_CACHEOP;
+}
+
+/* Book I §2.4: what a branch reads (CR bit, CTR, LR) and writes (CTR, LR). */
+static void branch_deps(uint32_t insn, struct kisim_decoded *out)
+{
+	uint32_t bo = RT(insn), bi = RA(insn), op = insn >> 26, xo = (insn >> 1) & 0x3ff;
+
+	out->writes |= insn & LK ? KISIM_R_LR : 0;
+	if (op == OP_B)
+		return;
+	if (!(bo & 0x10))
+		out->reads |= KISIM_R_CR(bi >> 2);
+	if (!(bo & 0x04)) {
+		out->reads |= KISIM_R_CTR;
+		out->writes |= KISIM_R_CTR;
+	}
+	if (op == OP_XL)
+		out->reads |= xo == XL_BCLR ? KISIM_R_LR : KISIM_R_CTR;
+}
+
+/* The class, reads and writes of `insn` (Book I chapters 2-3). */
+static void deps(uint32_t insn, struct kisim_decoded *out)
+{
+	uint32_t op = insn >> 26;
+	uint64_t rd = R(RT(insn)), ra = R(RA(insn));
+
+	out->described = 1;
+	if (out->kind == KISIM_SERIALIZE) {
+		out->cls = KISIM_C_SERIALIZE;
+		return;
+	}
+	switch (op) {
+	case OP_B: case OP_BC:
+		out->cls = KISIM_C_BRANCH;
+		branch_deps(insn, out);
+		return;
+	case OP_XL:
+		if (out->kind != KISIM_PLAIN) {
+			out->cls = KISIM_C_BRANCH;
+			branch_deps(insn, out);
+		} else {				/* CR logic, mcrf: CR fields */
+			out->cls = KISIM_C_SYSTEM;
+			out->reads |= KISIM_R_CR(RA(insn) >> 2) | KISIM_R_CR(RB(insn) >> 2);
+			out->writes |= KISIM_R_CR(RT(insn) >> 2);
+		}
+		return;
+	case 14: case 15:				/* addi, addis: (rA|0) */
+		out->reads |= ra0(insn);
+		out->writes |= rd;
+		return;
+	case 7:						/* mulli */
+		out->cls = KISIM_C_MUL;
+		out->reads |= ra;
+		out->writes |= rd;
+		return;
+	case 8: case 12: case 13:			/* subfic, addic, addic. */
+		out->reads |= ra;
+		out->writes |= rd | KISIM_R_XER | (op == 13 ? KISIM_R_CR(0) : 0);
+		return;
+	case 10: case 11:				/* cmpli, cmpi */
+		out->reads |= ra;
+		out->writes |= KISIM_R_CR((insn >> 23) & 7);
+		return;
+	case 24: case 25: case 26: case 27: case 28: case 29:	/* ori ... andis.: rA = rS op imm */
+		out->reads |= rd;
+		out->writes |= ra | (op >= 28 ? KISIM_R_CR(0) : 0);
+		return;
+	case 20: case 21: case 23:			/* rlwimi, rlwinm, rlwnm */
+		out->reads |= rd | (op == 20 ? ra : 0) | (op == 23 ? R(RB(insn)) : 0);
+		out->writes |= ra | (RC(insn) ? KISIM_R_CR(0) : 0);
+		return;
+	case OP_X:
+		out->described = (uint8_t)x_deps(insn, out);
+		if (out->kind == KISIM_CACHEOP || out->kind == KISIM_TRAP)
+			out->cls = KISIM_C_SYSTEM;
+		return;
+	case OP_SC: case OP_TWI:
+		out->cls = KISIM_C_SYSTEM;
+		return;
+	}
+	if (op >= 32 && op <= 55) {			/* D-form loads and stores */
+		int load = out->access[0].op == KISIM_LOAD, update = op & 1;
+		uint64_t data = rd;
+
+		if (op == OP_LMW || op == OP_STMW) {
+			data = ~0ull >> 32 << RT(insn) & 0xffffffffull;
+			update = 0;
+		}
+		out->cls = load ? KISIM_C_LOAD : KISIM_C_STORE;
+		out->reads |= ra0(insn) | (load ? 0 : data);
+		out->writes |= (load ? data : 0) | (update ? ra : 0);
+		return;
+	}
+	out->described = 0;
 }
 
 int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
@@ -218,5 +442,6 @@ int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mod
 			d_form_access(insn, out);
 		break;
 	}
+	deps(insn, out);
 	return 0;
 }

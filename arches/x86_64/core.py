@@ -9,7 +9,8 @@ numbers measured on this core. Cache geometry is Northwood's (CPUID model
 """
 from __future__ import annotations
 
-from arches.base import CacheLevel, Cost, Predictor, Range, ReferenceCore
+from arches.base import (CacheLevel, Cost, Latency, PageTables, Predictor, Range,
+                         ReferenceCore, Resource, Tlb, WalkStep, Window)
 
 #: The range of an assumption no published figure bounds.
 _HALVED = ("no published figure bounds it: halved and doubled (kisim's range for an "
@@ -17,6 +18,97 @@ _HALVED = ("no published figure bounds it: halved and doubled (kisim's range for
 
 _OPT_MANUAL = ("Intel, IA-32 Intel Architecture Optimization Reference Manual (order 248966), "
                "Table 1-1 'Pentium 4 and Intel Xeon Processor Cache Parameters'")
+
+_SDM1 = ("Intel 64 and IA-32 Architectures Software Developer's Manual vol. 1, sec. 2.2.2 "
+         "'The Intel NetBurst Microarchitecture'")
+_ITJ = ("Hinton et al., 'The Microarchitecture of the Pentium 4 Processor', Intel Technology "
+        "Journal Q1 2001")
+_GCC = ("GCC's pentium4_cost (gcc/config/i386/x86-tune-costs.h; compiler cost units taken from "
+        "Intel's latency tables, not measurements)")
+_AGNER = ("Agner Fog, 'Instruction tables', Pentium 4 section (second source named by the issue; "
+          "its table was not retrieved, so values it would settle are marked)")
+
+#: The window and the issue resources of NetBurst, one decoded x86 instruction per entry.
+_WINDOW = Window(
+    dispatch=3, retire=3, rob=126, store_buffer=24, miss_buffers=8,
+    source="dispatch and retire 3 per cycle: " + _ITJ + " (the trace cache delivers and the "
+           "allocator renames 3 uops per clock; retirement 3 uops per clock); ROB 126 entries "
+           "and 24 store buffers: " + _SDM1 + " ('up to 126 instructions in flight ... 48 loads "
+           "and 24 stores'). MODELLING ASSUMPTIONS: one x86 instruction counts as one uop "
+           "(plausible range 1-4 uops per kernel instruction; a read-modify-write is 3-4); "
+           "8 outstanding L1 data misses (plausible range 4-8: not found in the Intel text "
+           "retrieved)")
+_RESOURCES = (
+    Resource("alu", 2, "the two double-speed integer ALUs on ports 0 and 1 ('Rapid Execution "
+                       "Engine', " + _ITJ + ")"),
+    Resource("complex", 1, "the slow integer unit (shifts, rotates) on port 1, " + _ITJ),
+    Resource("mul", 1, "MODELLING ASSUMPTION: integer multiplies run on the FP/MMX multiplier "
+                       "of port 1 (" + _ITJ + " block diagram), one unit (range 1)"),
+    Resource("div", 1, "one divider, not pipelined (" + _GCC + ")"),
+    Resource("load", 1, "port 2, the load AGU: one load per cycle (" + _ITJ + ")"),
+    Resource("store", 1, "port 3, the store AGU: one store address per cycle (" + _ITJ + ")"),
+)
+_LATENCIES = (
+    Latency("alu", 0.5, 0.5, "alu",
+            "add/sub/logic/mov 0.5 clock latency and throughput on a double-speed ALU: " + _ITJ
+            + "; the exact figures of the optimization manual's appendix C were not retrieved"),
+    Latency("shift", 4, 1, "complex",
+            "shift/rotate 4 clocks: " + _GCC + " (shift = 4) and Intel's manual as quoted by "
+            "secondary sources; throughput 1: MODELLING ASSUMPTION (range 1-2)"),
+    Latency("mul", 14, 3, "mul",
+            "imul r32 14 clocks (" + _GCC + " gives 15; range 14-15); throughput 3: MODELLING "
+            "ASSUMPTION (range 1-5, " + _AGNER + ")"),
+    Latency("div", 56, 23, "div",
+            "div r32 56 clocks: " + _GCC + " (divide = 56; range 56-70); one per 23 clocks: "
+            "MODELLING ASSUMPTION (range 23-56, " + _AGNER + ")"),
+    Latency("load", 0, 1, "load",
+            "a load's latency is its access's (L1D 2 clocks, " + _OPT_MANUAL + "); one per "
+            "cycle on port 2"),
+    Latency("store", 1, 1, "store",
+            "a store executes in one cycle and writes from the store buffer after it retires, "
+            "one L1 write per cycle (port 3, " + _ITJ + ")"),
+    Latency("branch", 0.5, 0.5, "alu", "branches execute on the fast ALU of port 0 (" + _ITJ
+            + "); latency as an ALU op: MODELLING ASSUMPTION (range 0.5-1)"),
+    Latency("fence", 100, 100, "store",
+            "mfence beyond its drain of the loads and the store buffer: MODELLING ASSUMPTION, "
+            "'on the order of 100 cycles' (range 40-200; " + _AGNER + ")"),
+    Latency("lfence", 2, 2, "load",
+            "lfence waits for every older instruction (Intel SDM vol. 3 sec. 8.2.5); its own "
+            "cost beyond that: MODELLING ASSUMPTION 2 (range 1-40)"),
+    Latency("sfence", 2, 2, "store",
+            "sfence orders the store buffer, which this model drains in order anyway; its own "
+            "cost: MODELLING ASSUMPTION 2 (range 1-40)"),
+    Latency("atomic", 190, 190, "store",
+            "DERIVED: a lock-prefixed read-modify-write to private memory is '3x faster than "
+            "CPUID' (FreeBSD commit 87c8f0c, sys/i386, CPU of its time unnamed), and cpuid "
+            "costs 572 clocks on a P4 (serialize, below): 572 / 3 = 190, beyond the drain "
+            "every locked operation waits for (Intel SDM vol. 3 sec. 8.1.2). MODELLING "
+            "ASSUMPTION for the P4 (range 100-200)"),
+    Latency("system", 4, 4, "complex",
+            "rdtsc, moves from special registers: MODELLING ASSUMPTION 4 (range 1-80; "
+            + _AGNER + ")"),
+)
+
+_CPUID = ("CPUID leaf 2 of a Northwood (family 0F model 2): descriptors 0x50 and 0x5B, as Linux "
+          "decodes them (arch/x86/kernel/cpu/intel.c, intel_tlb_table)")
+_TLBS = (
+    Tlb("ITLB", 64, 64, "i", _CPUID + ": 64 entries for 4 KiB and 4 MiB pages. Fully "
+        "associative: MODELLING ASSUMPTION (the descriptor does not say; range 4-way to full)"),
+    Tlb("DTLB", 64, 64, "d", _CPUID + ": 64 entries for 4 KiB and 4 MiB pages; no second-level "
+        "TLB. Fully associative: MODELLING ASSUMPTION (range 4-way to full)"),
+)
+_PAGE_TABLES = PageTables(
+    small=4096, large=4 << 20,
+    steps=(WalkStep(22, 1024, 4, 0), WalkStep(12, 1 << 20, 4, 4096)),
+    small_steps=2, large_steps=1,
+    source="i386 paging without PAE (Intel SDM vol. 3 ch. 4): a page directory of 1024 "
+           "4-byte entries indexed by address bits 31:22, then a page table indexed by bits "
+           "21:12; a 4 MiB (PSE) page stops at the directory. Linux maps the kernel image and "
+           "lowmem with 4 MiB pages when the CPU has PSE (arch/x86/mm/init_32.c, "
+           "kernel_physical_mapping_init) and modules in 4 KiB vmalloc pages "
+           "(arch/x86/kernel/module.c, module_alloc). The walk loads its entries through the "
+           "data caches (the P4 caches page-table entries like data: MODELLING ASSUMPTION, "
+           "not verified); the tables sit apart from the guest's data")
 
 CORE = ReferenceCore(
     name="Intel Pentium 4 (NetBurst, Northwood) 3.0 GHz",
@@ -93,4 +185,9 @@ CORE = ReferenceCore(
                   "Agner Fog's tables for P4 would be the source but were not retrievable",
                   ranges={"cycles": Range(1, 4, _HALVED)}),
     coherence="MESI",
+    window=_WINDOW,
+    resources=_RESOURCES,
+    latencies=_LATENCIES,
+    tlbs=_TLBS,
+    page_tables=_PAGE_TABLES,
 )

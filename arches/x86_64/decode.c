@@ -500,15 +500,414 @@ static void two_byte_accesses(struct cursor *c, const struct prefixes *p,
 	}
 }
 
-int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
-		 struct kisim_decoded *out)
+/* ---- classes and registers (the out-of-order core's dependencies) ---- */
+
+#define R(n)	KISIM_R(n)
+#define REG_RAX	0
+#define REG_RDX	2
+#define FLAGS	KISIM_R_FLAGS
+
+/* What one instruction reads and writes: filled from the opcode, then the operands. */
+struct deps {
+	uint64_t reads, writes;
+	uint8_t cls;
+};
+
+/* The registers an address names (base, index; RIP-relative and absent ones are none). */
+static uint64_t address_regs(const struct kisim_address *a)
+{
+	return (a->base >= 0 ? R(a->base) : 0) | (a->index >= 0 ? R(a->index) : 0);
+}
+
+/*
+ * A register operand: without REX, 4-7 of a byte operand are ah, ch, dh,
+ * bh (SDM vol. 2 §3.7.2.1), so both readings count.
+ */
+static uint64_t gpr(int n, int rex)
+{
+	return R(n) | (!rex && n >= 4 && n < 8 ? R(n - 4) : 0);
+}
+
+/*
+ * The ModRM operands: the reg field's register and the r/m operand, a
+ * register or the registers of its address. `rm_how` is LD (read), ST
+ * (written) or RMW; `reg_how` alike for the reg field (0: not an operand).
+ */
+static void modrm_deps(struct cursor *c, int rex, int modrm, int reg_how, int rm_how,
+		       struct deps *d)
+{
+	int reg = ((modrm >> 3) & 7) | (rex & REX_R ? 8 : 0);
+	struct kisim_address at;
+
+	if (reg_how & LD)
+		d->reads |= gpr(reg, rex);
+	if (reg_how & ST)
+		d->writes |= gpr(reg, rex);
+	if ((modrm >> 6) == 3) {
+		int rm = (modrm & 7) | (rex & REX_B ? 8 : 0);
+
+		if (rm_how & LD)
+			d->reads |= gpr(rm, rex);
+		if (rm_how & ST)
+			d->writes |= gpr(rm, rex);
+	} else if (memory_operand(c, modrm, rex, &at)) {
+		d->reads |= address_regs(&at);
+	}
+}
+
+/* Group 3 (f6, f7; SDM vol. 2 table A-6) by its reg field. */
+static void group3_deps(int reg, struct deps *d)
+{
+	switch (reg) {
+	case 0: case 1:				/* test */
+		d->writes |= FLAGS;
+		break;
+	case 4: case 5:				/* mul, imul: rdx:rax = rax * r/m */
+		d->cls = KISIM_C_MUL;
+		d->reads |= R(REG_RAX);
+		d->writes |= R(REG_RAX) | R(REG_RDX) | FLAGS;
+		break;
+	case 6: case 7:				/* div, idiv: rdx:rax / r/m */
+		d->cls = KISIM_C_DIV;
+		d->reads |= R(REG_RAX) | R(REG_RDX);
+		d->writes |= R(REG_RAX) | R(REG_RDX) | FLAGS;
+		break;
+	default:				/* not, neg */
+		d->writes |= reg == 3 ? FLAGS : 0;
+		break;
+	}
+}
+
+/* One-byte opcodes (SDM vol. 2 table A-2): 1 if described. */
+static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
+{
+	int modrm, reg;
+
+	if (op < 0x40 && (op & 7) < 6) {	/* add, or, adc, sbb, and, sub, xor, cmp */
+		int family = op >> 3, writes = family == 7 ? 0 : ST;
+
+		d->writes |= FLAGS;
+		if (family == 2 || family == 3)	/* adc, sbb */
+			d->reads |= FLAGS;
+		if ((op & 7) >= 4) {		/* al/eax, imm */
+			d->reads |= R(REG_RAX);
+			d->writes |= writes ? R(REG_RAX) : 0;
+			return 1;
+		}
+		modrm = next(c);
+		if (modrm < 0)
+			return 0;
+		if (op & 2)			/* reg = reg op r/m */
+			modrm_deps(c, rex, modrm, LD | writes, LD, d);
+		else
+			modrm_deps(c, rex, modrm, LD, LD | writes, d);
+		return 1;
+	}
+	if (op >= 0x50 && op <= 0x5f) {		/* push, pop r64 */
+		d->cls = op < 0x58 ? KISIM_C_STORE : KISIM_C_LOAD;
+		d->reads |= R(REG_RSP) | (op < 0x58 ? R((op & 7) | (rex & REX_B ? 8 : 0)) : 0);
+		d->writes |= R(REG_RSP) | (op >= 0x58 ? R((op & 7) | (rex & REX_B ? 8 : 0)) : 0);
+		return 1;
+	}
+	if (op >= 0x70 && op <= 0x7f) {		/* jcc */
+		d->cls = KISIM_C_BRANCH;
+		d->reads |= FLAGS;
+		return 1;
+	}
+	if (op >= 0x90 && op <= 0x97) {		/* nop, xchg rax, r64 */
+		int r = (op & 7) | (rex & REX_B ? 8 : 0);
+
+		if (op != 0x90 || (rex & REX_B)) {
+			d->reads |= R(REG_RAX) | R(r);
+			d->writes |= R(REG_RAX) | R(r);
+		}
+		return 1;
+	}
+	if (op >= 0xb0 && op <= 0xbf) {		/* mov r, imm */
+		d->writes |= R((op & 7) | (rex & REX_B ? 8 : 0));
+		return 1;
+	}
+	if (op >= 0xd8 && op <= 0xdf)		/* x87 */
+		return 0;
+	switch (op) {
+	case 0x68: case 0x6a:			/* push imm */
+		d->cls = KISIM_C_STORE;
+		d->reads |= R(REG_RSP);
+		d->writes |= R(REG_RSP);
+		return 1;
+	case 0x9c: case 0x9d:			/* pushf, popf */
+		d->cls = op == 0x9c ? KISIM_C_STORE : KISIM_C_LOAD;
+		d->reads |= R(REG_RSP) | (op == 0x9c ? FLAGS : 0);
+		d->writes |= R(REG_RSP) | (op == 0x9d ? FLAGS : 0);
+		return 1;
+	case 0x98:				/* cbw, cwde, cdqe */
+		d->reads |= R(REG_RAX);
+		d->writes |= R(REG_RAX);
+		return 1;
+	case 0x99:				/* cwd, cdq, cqo */
+		d->reads |= R(REG_RAX);
+		d->writes |= R(REG_RDX);
+		return 1;
+	case 0xa8: case 0xa9:			/* test al/eax, imm */
+		d->reads |= R(REG_RAX);
+		d->writes |= FLAGS;
+		return 1;
+	case 0xa4: case 0xa5: case 0xa6: case 0xa7: case 0xaa: case 0xab:
+	case 0xac: case 0xad: case 0xae: case 0xaf:	/* string instructions */
+		d->reads |= R(REG_RSI) | R(REG_RDI) | R(REG_RCX) | R(REG_RAX) | FLAGS;
+		d->writes |= R(REG_RSI) | R(REG_RDI) | R(REG_RCX) | R(REG_RAX) | FLAGS;
+		return 1;
+	case 0xe8: case 0xc2: case 0xc3:	/* call, ret: through rsp */
+		d->cls = KISIM_C_BRANCH;
+		d->reads |= R(REG_RSP);
+		d->writes |= R(REG_RSP);
+		return 1;
+	case 0xe9: case 0xeb:			/* jmp */
+		d->cls = KISIM_C_BRANCH;
+		return 1;
+	case 0xe0: case 0xe1: case 0xe2: case 0xe3:	/* loop*, jrcxz */
+		d->cls = KISIM_C_BRANCH;
+		d->reads |= R(REG_RCX) | FLAGS;
+		d->writes |= op == 0xe3 ? 0 : R(REG_RCX);
+		return 1;
+	case 0xc9:				/* leave */
+		d->cls = KISIM_C_LOAD;
+		d->reads |= R(REG_RBP);
+		d->writes |= R(REG_RSP) | R(REG_RBP);
+		return 1;
+	case 0xf5: case 0xf8: case 0xf9: case 0xfc: case 0xfd:	/* cmc, clc, stc, cld, std */
+		d->reads |= FLAGS;
+		d->writes |= FLAGS;
+		return 1;
+	}
+	modrm = next(c);
+	if (modrm < 0)
+		return 0;
+	reg = (modrm >> 3) & 7;
+	switch (op) {
+	case 0x63:				/* movsxd */
+	case 0x8a: case 0x8b:			/* mov Gv, Ev */
+		modrm_deps(c, rex, modrm, ST, LD, d);
+		return 1;
+	case 0x8d:				/* lea */
+		modrm_deps(c, rex, modrm, ST, 0, d);
+		return 1;
+	case 0x88: case 0x89:			/* mov Ev, Gv */
+		modrm_deps(c, rex, modrm, LD, ST, d);
+		return 1;
+	case 0x69: case 0x6b:			/* imul r, r/m, imm */
+		d->cls = KISIM_C_MUL;
+		d->writes |= FLAGS;
+		modrm_deps(c, rex, modrm, ST, LD, d);
+		return 1;
+	case 0x84: case 0x85:			/* test */
+		d->writes |= FLAGS;
+		modrm_deps(c, rex, modrm, LD, LD, d);
+		return 1;
+	case 0x86: case 0x87:			/* xchg */
+		modrm_deps(c, rex, modrm, RMW, RMW, d);
+		return 1;
+	case 0x80: case 0x81: case 0x83:	/* group 1; adc (/2), sbb (/3) read CF */
+		d->writes |= FLAGS;
+		d->reads |= reg == 2 || reg == 3 ? FLAGS : 0;
+		modrm_deps(c, rex, modrm, 0, reg == 7 ? LD : RMW, d);
+		return 1;
+	case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:	/* group 2 */
+		d->cls = KISIM_C_SHIFT;
+		d->reads |= FLAGS | (op >= 0xd2 ? R(REG_RCX) : 0);
+		d->writes |= FLAGS;
+		modrm_deps(c, rex, modrm, 0, RMW, d);
+		return 1;
+	case 0xc6: case 0xc7:			/* mov Ev, imm */
+		modrm_deps(c, rex, modrm, 0, ST, d);
+		return 1;
+	case 0xf6: case 0xf7:
+		group3_deps(reg, d);
+		modrm_deps(c, rex, modrm, 0, reg == 2 || reg == 3 ? RMW : LD, d);
+		return 1;
+	case 0xfe: case 0xff:			/* group 4, 5 */
+		if (reg < 2) {			/* inc, dec keep CF: they read the flags */
+			d->reads |= FLAGS;
+			d->writes |= FLAGS;
+			modrm_deps(c, rex, modrm, 0, RMW, d);
+			return 1;
+		}
+		if (op == 0xfe)
+			return 0;
+		d->cls = reg == 6 ? KISIM_C_STORE : KISIM_C_BRANCH;
+		if (reg == 2 || reg == 6) {	/* call, push r/m */
+			d->reads |= R(REG_RSP);
+			d->writes |= R(REG_RSP);
+		}
+		modrm_deps(c, rex, modrm, 0, LD, d);
+		return 1;
+	case 0x8f:				/* pop r/m */
+		d->cls = KISIM_C_LOAD;
+		d->reads |= R(REG_RSP);
+		d->writes |= R(REG_RSP);
+		modrm_deps(c, rex, modrm, 0, ST, d);
+		return 1;
+	}
+	return 0;
+}
+
+/* 0f ae with mod 3 (SDM vol. 2 table A-6, group 15): lfence, mfence, sfence. */
+static uint8_t fence_class(int modrm)
+{
+	switch (modrm >> 3) {
+	case 0x1d:
+		return KISIM_C_LFENCE;
+	case 0x1e:
+		return KISIM_C_FENCE;
+	case 0x1f:
+		return KISIM_C_SFENCE;
+	}
+	return KISIM_C_SYSTEM;
+}
+
+/* Two-byte opcodes 0f xx (SDM vol. 2 table A-3): 1 if described. */
+static int two_byte_deps(struct cursor *c, int rex, struct deps *d)
+{
+	int op = next(c), modrm, reg;
+
+	if (op >= 0x80 && op <= 0x8f) {		/* jcc rel32 */
+		d->cls = KISIM_C_BRANCH;
+		d->reads |= FLAGS;
+		return 1;
+	}
+	if (op >= 0xc8 && op <= 0xcf) {		/* bswap */
+		int r = (op & 7) | (rex & REX_B ? 8 : 0);
+
+		d->reads |= R(r);
+		d->writes |= R(r);
+		return 1;
+	}
+	switch (op) {
+	case 0xa2:				/* cpuid */
+		d->reads |= R(REG_RAX) | R(REG_RCX);
+		d->writes |= R(REG_RAX) | R(REG_RCX) | R(REG_RDX) | R(3);
+		return 1;
+	case 0x31:				/* rdtsc */
+		d->cls = KISIM_C_SYSTEM;
+		d->writes |= R(REG_RAX) | R(REG_RDX);
+		return 1;
+	case 0x05: case 0x34: case 0x0b: case 0x09: case 0x08: case 0x30:
+	case 0x32: case 0x06: case 0x07: case 0x35:
+		d->cls = KISIM_C_SYSTEM;
+		return 0;
+	}
+	if (op < 0)
+		return 0;
+	modrm = next(c);
+	if (modrm < 0)
+		return 0;
+	reg = (modrm >> 3) & 7;
+	if (op >= 0x40 && op <= 0x4f) {		/* cmovcc: the old value if not moved */
+		d->reads |= FLAGS;
+		modrm_deps(c, rex, modrm, RMW, LD, d);
+		return 1;
+	}
+	if (op >= 0x90 && op <= 0x9f) {		/* setcc */
+		d->reads |= FLAGS;
+		modrm_deps(c, rex, modrm, 0, ST, d);
+		return 1;
+	}
+	switch (op) {
+	case 0x1f: case 0x18: case 0x0d:	/* nop r/m, prefetch */
+		return 1;
+	case 0xae:
+		if ((modrm >> 6) == 3) {
+			d->cls = fence_class(modrm);
+			return 1;
+		}
+		modrm_deps(c, rex, modrm, 0, 0, d);	/* clflush: its address */
+		return 1;
+	case 0xaf:				/* imul r, r/m */
+		d->cls = KISIM_C_MUL;
+		d->writes |= FLAGS;
+		modrm_deps(c, rex, modrm, RMW, LD, d);
+		return 1;
+	case 0xb6: case 0xb7: case 0xbe: case 0xbf:	/* movzx, movsx */
+		modrm_deps(c, rex, modrm, ST, LD, d);
+		return 1;
+	case 0xbc: case 0xbd:			/* bsf, bsr */
+	case 0xb8:				/* popcnt */
+		d->writes |= FLAGS;
+		modrm_deps(c, rex, modrm, RMW, LD, d);
+		return 1;
+	case 0xa3: case 0xab: case 0xb3: case 0xbb:	/* bt, bts, btr, btc */
+		d->cls = KISIM_C_SHIFT;
+		d->writes |= FLAGS;
+		modrm_deps(c, rex, modrm, LD, op == 0xa3 ? LD : RMW, d);
+		return 1;
+	case 0xba:				/* group 8 */
+		d->cls = KISIM_C_SHIFT;
+		d->writes |= FLAGS;
+		modrm_deps(c, rex, modrm, 0, reg == 4 ? LD : RMW, d);
+		return 1;
+	case 0xa4: case 0xa5: case 0xac: case 0xad:	/* shld, shrd */
+		d->cls = KISIM_C_SHIFT;
+		d->writes |= FLAGS;
+		d->reads |= op & 1 ? R(REG_RCX) : 0;
+		modrm_deps(c, rex, modrm, LD, RMW, d);
+		return 1;
+	case 0xb0: case 0xb1:			/* cmpxchg */
+		d->reads |= R(REG_RAX);
+		d->writes |= R(REG_RAX) | FLAGS;
+		modrm_deps(c, rex, modrm, LD, RMW, d);
+		return 1;
+	case 0xc0: case 0xc1:			/* xadd */
+		d->writes |= FLAGS;
+		modrm_deps(c, rex, modrm, RMW, RMW, d);
+		return 1;
+	case 0x20: case 0x22: case 0x01: case 0x00:	/* control registers, descriptor tables */
+		d->cls = KISIM_C_SYSTEM;
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * The class and the registers of the instruction whose opcode `c` points
+ * at; `lock` is its lock prefix (SDM vol. 2 "LOCK"): a locked
+ * read-modify-write, or an xchg with memory, which is locked without one
+ * (SDM vol. 3 §8.1.2.1), is a fence around an atomic access.
+ */
+static void deps(struct cursor *c, int b, int rex, int lock, struct kisim_decoded *out)
+{
+	struct deps d = { 0, 0, KISIM_C_ALU };
+	int described;
+
+	if (b == 0x0f)
+		described = two_byte_deps(c, rex, &d);
+	else
+		described = b >= 0 && one_byte_deps(c, rex, b, &d);
+	if (d.cls == KISIM_C_ALU && out->accesses == 1) {
+		if (out->access[0].op == KISIM_LOAD && !(d.writes & FLAGS))
+			d.cls = KISIM_C_LOAD;		/* mov, movzx, movsx from memory */
+		else if (out->access[0].op == KISIM_STORE)
+			d.cls = KISIM_C_STORE;		/* mov, setcc to memory */
+	}
+	if (out->accesses == 2 && out->access[0].op == KISIM_LOAD &&
+	    out->access[1].op == KISIM_STORE && out->access[0].count == 1 &&
+	    (lock || b == 0x86 || b == 0x87))
+		d.cls = KISIM_C_ATOMIC;
+	if (out->kind == KISIM_SERIALIZE)
+		d.cls = KISIM_C_SERIALIZE;
+	else if (out->kind != KISIM_PLAIN && out->kind != KISIM_CACHEOP)
+		d.cls = KISIM_C_BRANCH;
+	out->cls = d.cls;
+	out->described = (uint8_t)described;
+	out->reads = d.reads;
+	out->writes = d.writes;
+}
+
+static void classify(const uint8_t *code, uint32_t size, struct kisim_decoded *out)
 {
 	struct cursor c = { code, size, 0 }, opcode;
 	struct prefixes p = { 0 };
 	int b, rex, opsize, modrm;
 
-	(void)addr;
-	(void)mode;
 	*out = (struct kisim_decoded){ .at = KISIM_NO_ADDRESS };
 
 	/* Prefixes; a REX counts only right before the opcode (§2.2.1). */
@@ -535,7 +934,7 @@ int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mod
 	/* One-byte opcodes (SDM vol. 2 table A-2). */
 	if ((b >= 0x70 && b <= 0x7f) || (b >= 0xe0 && b <= 0xe3)) {
 		out->kind = KISIM_COND;		/* jcc rel8; loopne, loope, loop, jrcxz */
-		return 0;
+		return;
 	}
 	switch (b) {
 	case 0x0f:
@@ -577,6 +976,29 @@ int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mod
 		}
 		break;
 	}
+	return;
+}
+
+int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
+		 struct kisim_decoded *out)
+{
+	struct cursor c = { code, size, 0 };
+	int b, rex = 0, lock = 0;
+
+	(void)addr;
+	(void)mode;
+	classify(code, size, out);
+	for (b = next(&c); b >= 0; b = next(&c)) {	/* the prefixes again (§2.2.1) */
+		if (legacy_prefix(b)) {
+			lock |= b == 0xf0;
+			rex = 0;
+		} else if ((b & 0xf0) == 0x40) {
+			rex = b;
+		} else {
+			break;
+		}
+	}
+	deps(&c, b, rex, lock, out);
 	return 0;
 }
 

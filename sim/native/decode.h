@@ -81,6 +81,41 @@ struct kisim_access {
 
 #define KISIM_MAX_ACCESSES	2
 
+/*
+ * What the instruction does besides its accesses, for the out-of-order
+ * core (sim/native/timing.c): the reference core's table gives each class a
+ * latency and an issue resource (ReferenceCore.latencies in arches/<arch>/core.py).
+ */
+enum kisim_class {
+	KISIM_C_ALU = 0,	/* add, logic, move, compare, lea, extend: the simple integer units */
+	KISIM_C_SHIFT,		/* shift, rotate; ARM: a data-processing op with a shifted operand */
+	KISIM_C_MUL,		/* integer multiply */
+	KISIM_C_DIV,		/* integer divide */
+	KISIM_C_LOAD,		/* a move from memory: its latency is the access's */
+	KISIM_C_STORE,		/* a move to memory */
+	KISIM_C_BRANCH,		/* any control transfer (struct kisim_decoded's kind says which) */
+	KISIM_C_FENCE,		/* full memory barrier: mfence, dmb, sync (and lwsync on the 7447A) */
+	KISIM_C_LFENCE,		/* later instructions wait for it to complete: lfence */
+	KISIM_C_SFENCE,		/* orders stores only: sfence, eieio */
+	KISIM_C_ATOMIC,		/* locked read-modify-write (x86 lock, xchg with memory) */
+	KISIM_C_SYSTEM,		/* special-register moves, CR logic, other system instructions */
+	KISIM_C_SERIALIZE,	/* drains the window: struct kisim_decoded's kind KISIM_SERIALIZE */
+	KISIM_CLASSES,
+};
+
+/*
+ * Registers an instruction reads and writes, as bits of a 64-bit mask: bit
+ * n < 32 is Decoder.regs[n]; the bits above name what an arch keeps beside
+ * its general registers (condition flags, link and count registers).
+ */
+#define KISIM_R(n)	(1ull << (n))
+#define KISIM_R_FLAGS	(1ull << 32)	/* x86 EFLAGS, ARM CPSR's NZCV, PowerPC CR field 0 */
+#define KISIM_R_CR(f)	(1ull << (32 + (f)))	/* PowerPC CR field f (0..7) */
+#define KISIM_R_LR	(1ull << 40)	/* PowerPC link register */
+#define KISIM_R_CTR	(1ull << 41)	/* PowerPC count register */
+#define KISIM_R_XER	(1ull << 42)	/* PowerPC XER (carry) */
+#define KISIM_R_ALL	(~0ull)
+
 struct kisim_decoded {
 	uint8_t kind;		/* enum kisim_kind */
 	uint8_t cacheop;	/* enum kisim_cacheop, for KISIM_CACHEOP */
@@ -88,9 +123,12 @@ struct kisim_decoded {
 	uint8_t cond;		/* they happen only if kisim_condition(cond, cond_reg); 0: always */
 	uint8_t unmodeled;	/* it accesses memory in a way access[] does not describe */
 	int8_t cond_reg;	/* the register cond reads, as the instruction executes */
-	uint8_t pad[2];
+	uint8_t cls;		/* enum kisim_class */
+	uint8_t described;	/* reads and writes below are the instruction's (0: unknown) */
 	struct kisim_address at;	/* KISIM_CACHEOP's line */
 	struct kisim_access access[KISIM_MAX_ACCESSES];
+	uint64_t reads;		/* KISIM_R masks */
+	uint64_t writes;
 };
 
 /* Append an access to `out` (at most KISIM_MAX_ACCESSES: no instruction makes more). */

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * The timing model: per-CPU caches with MESI coherence, a branch predictor
- * and pipeline events, over the instructions and memory accesses Unicorn
- * reports. Cycles are modeled, not measured (docs/timing.md).
+ * The timing model: an out-of-order core over per-CPU caches with MESI
+ * coherence, TLBs and a branch predictor, fed the instructions and memory
+ * accesses Unicorn reports. Cycles are modeled, not measured
+ * (docs/timing.md).
  *
  * Each CPU's Unicorn calls kisim_timing_insn() for every instruction it
  * executes. Its data loads and stores come from the arch's decoder, their
  * addresses computed from the registers before the instruction runs, where
  * the decoder describes them (Decoder.accesses); elsewhere Unicorn calls
  * kisim_timing_mem() for each, which costs every guest access QEMU's fast
- * path. Both give the same stream (tests/test_timing.py). Stall
- * cycles go straight into the CPU's event_cycles (sim/native's CpuState,
- * the double the clock reads), so the clock sees them at the instruction
- * that caused them, whichever clock path serves it. The counters
- * (struct kt_stats) are the breakdown of those cycles.
+ * path. Both give the same stream (tests/test_timing.py). The core
+ * (settle()) turns each instruction's latencies into its retirement time;
+ * the advance of that time, less the cycle per instruction the clock
+ * already counts, goes into the CPU's event_cycles (sim/native's
+ * CpuState, the double the clock reads), whichever clock path serves it.
+ * The counters (struct kt_stats) are the breakdown of those cycles.
  *
  * Caches. Every level is set-associative with true LRU, write-back and
  * write-allocate, and non-inclusive: a miss fills every level it missed.
@@ -41,7 +43,12 @@
  * Branch prediction. 2-bit counters indexed by the branch address XORed
  * with global history (gshare; bimodal with no history bits), a
  * set-associative BTB of targets and a return stack. A branch is resolved
- * at the next instruction the CPU executes, whenever that is.
+ * at the next instruction the CPU executes, whenever that is; a mispredict
+ * holds the front end until the branch completes, plus the refill.
+ *
+ * TLBs. Set-associative with LRU, one per side; a miss walks the page
+ * tables Linux would use (translate()), each step a load through the data
+ * caches.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,6 +66,15 @@
 #define KT_DECODE_SLOTS	(1u << 14)
 #define KT_HOLDS_I	1u
 #define KT_HOLDS_D	2u
+#define KT_MAX_RESOURCES 8
+#define KT_MAX_UNITS	4
+#define KT_MAX_WINDOW	256		/* reorder buffer, store buffer, miss buffers */
+#define KT_REGS		64		/* struct kisim_decoded's register masks */
+#define KT_FORWARD	64		/* stores remembered for store-to-load forwarding */
+#define KT_MAX_TLB	512		/* entries of one TLB */
+#define KT_MAX_SMALL	64		/* address ranges mapped with small pages */
+#define KT_CALENDAR	256		/* cycles of issue bookings kept per resource */
+#define KT_SEARCH	512		/* cycles an issue looks ahead for a free unit */
 
 enum { KT_FETCH = 0, KT_LOAD = 1, KT_STORE = 2 };
 
@@ -77,6 +93,47 @@ struct kt_level_config {
 	uint32_t shared;
 	uint32_t pad;
 	double latency;
+};
+
+/* One instruction class on the reference core (ReferenceCore.latencies). */
+struct kt_class {
+	double latency;			/* issue to result (a load's: plus its access) */
+	double occupancy;		/* cycles it holds its unit: 1 / throughput */
+	uint32_t resource;		/* index into kt_core.units */
+	uint32_t pad;
+};
+
+/* The out-of-order core (ReferenceCore.window and .resources). */
+struct kt_core {
+	double dispatch;		/* instructions dispatched per cycle */
+	double retire;			/* instructions retired per cycle */
+	double insn_cost;		/* what the machine's clock charges per instruction */
+	uint32_t rob;			/* reorder buffer (completion queue) entries */
+	uint32_t store_buffer;		/* retired stores waiting to be written */
+	uint32_t miss_buffers;		/* outstanding L1 data misses */
+	uint32_t resources;
+	uint32_t units[KT_MAX_RESOURCES];
+	struct kt_class cls[KISIM_CLASSES];
+};
+
+/* One step of a page walk: the entry of `addr` is at base + offset + ((addr >> shift) & mask) * size. */
+struct kt_walk_step {
+	uint64_t offset;
+	uint64_t mask;
+	uint32_t shift;
+	uint32_t size;
+};
+
+/* The TLBs and the page tables Linux would use (ReferenceCore.tlbs, Arch.page_mapping). */
+struct kt_tlb_config {
+	uint32_t sets[2];		/* instruction, data; 0: no TLB */
+	uint32_t ways[2];
+	uint32_t small_shift;		/* log2 of the small page (4 KiB) */
+	uint32_t large_shift;		/* of the page elsewhere (x86 4 MiB, ARM 1 MiB section) */
+	uint32_t small_steps;		/* walk steps of a small page */
+	uint32_t large_steps;		/* of a large one; 0: never misses (PowerPC BATs) */
+	uint64_t base;			/* where the modeled page tables are, for the caches */
+	struct kt_walk_step step[2];
 };
 
 struct kt_config {
@@ -102,6 +159,8 @@ struct kt_config {
 	uint64_t address_mask;		/* the arch's address width */
 	uint32_t decoded_accesses;	/* data accesses from the decoder, not Unicorn's hooks */
 	uint32_t pad;
+	struct kt_core core;
+	struct kt_tlb_config tlb;
 	uint64_t record_capacity;	/* accesses recorded for the oracle; 0: off */
 };
 
@@ -136,12 +195,64 @@ struct kt_stats {
 	uint64_t cache_ops;
 	uint64_t instructions;		/* executed outside the spin page */
 	uint64_t unmodeled;		/* of them, with data accesses the decoder cannot describe */
-	double fetch_cycles;		/* stall cycles, by cause */
+	uint64_t undescribed;		/* of them, with registers the decoder does not describe */
+	uint64_t barriers;		/* fences and locked read-modify-writes */
+	uint64_t overlapped_misses;	/* L1 data misses issued while another was outstanding */
+	uint64_t itlb_misses;
+	uint64_t dtlb_misses;
+	uint64_t walk_loads;		/* page-table entries loaded by the walks */
+	double fetch_cycles;		/* stall cycles, by cause, each as if alone (nominal) */
 	double data_cycles;
 	double transfer_cycles;
 	double branch_cycles;
 	double serialize_cycles;
 	double cache_op_cycles;
+	double execute_cycles;		/* latency beyond one cycle of multiplies, divides, ... */
+	double barrier_cycles;
+	double tlb_cycles;		/* page walks */
+	double overlap_cycles;		/* minus what the out-of-order core hid of the above
+					 * (computed when the counters are read) */
+};
+
+/* The instruction whose timing is settled when the next one arrives (its accesses, outcome). */
+struct kt_pending {
+	uint64_t reads, writes;
+	uint64_t load_addr;		/* its first load, for store-to-load forwarding */
+	uint64_t store_addr;
+	double load;			/* the latency of its slowest load */
+	double store;			/* the cycles its stores take to write */
+	double fetch;			/* front-end stall of its fetch */
+	double walk;			/* its data accesses' page walks */
+	double extra;			/* cache maintenance */
+	uint32_t valid;
+	uint32_t cls;
+	uint32_t loads, stores, missed;
+	uint32_t pad;
+};
+
+/* The out-of-order window of one CPU: times in modeled cycles of its own timeline. */
+struct kt_window {
+	double dispatched;		/* the last instruction's dispatch */
+	double retired;			/* its retirement */
+	double front_end;		/* the next dispatch no earlier: refill, fetch, drain */
+	double mem_fence;		/* younger accesses issue no earlier */
+	double exec_fence;		/* younger instructions issue no earlier (lfence) */
+	double mem_done;		/* the latest completion of an access */
+	double done;			/* the latest completion of any instruction */
+	double drained;			/* the store buffer is empty */
+	double branch_done;		/* the last branch's completion (its resolution) */
+	double charged;			/* what the clock was charged beyond the instructions */
+	double reg[KT_REGS];		/* when each register's value is ready */
+	struct kt_booking {		/* unit-cycles booked in one cycle of one resource */
+		int64_t cycle;
+		double used;
+	} booked[KT_MAX_RESOURCES][KT_CALENDAR];
+	double rob[KT_MAX_WINDOW];	/* retirement of the last `rob` instructions, a ring */
+	double sb[KT_MAX_WINDOW];	/* drain of the last `store_buffer` stores */
+	double mshr[KT_MAX_WINDOW];	/* completion of the last `miss_buffers` misses */
+	uint64_t fwd_addr[KT_FORWARD];
+	double fwd_ready[KT_FORWARD];
+	uint32_t rob_pos, sb_pos, mshr_pos, pad;
 };
 
 struct kt_btb_entry {
@@ -189,6 +300,13 @@ struct kt_cpu {
 	uint32_t ras_top;
 	uint32_t ras_count;
 	const struct kisim_region *region;	/* the last region fetched from */
+	struct kt_pending p;
+	struct kt_window w;
+	struct kt_btb_entry *tlb[2];	/* pc: the page tag, stamp: LRU (the BTB's shape) */
+	uint64_t tlb_tick;
+	uint64_t tlb_last[2];		/* the page each side last hit, + 1: its entry is the
+					 * most recent already */
+	uint64_t tlb_last_mask[2];
 	struct kt_stats stats;
 };
 
@@ -204,6 +322,10 @@ struct kt_machine {
 	uint32_t private_len[2];		/* leading private levels of each side */
 	struct kt_cpu cpu[KISIM_MAX_CPUS];
 	struct kt_decode_slot *decoded;
+	uint64_t small[KT_MAX_SMALL][2];	/* [begin, end) ranges of small pages, sorted */
+	double dispatch_step;			/* 1 / the core's widths */
+	double retire_step;
+	uint32_t smalls;
 	struct kt_record *record;
 	uint64_t recorded;
 	uint64_t record_dropped;
@@ -405,8 +527,13 @@ static double latency(const struct kt_machine *m, uint32_t served)
 	return m->cfg.level[served].latency;
 }
 
-/* One line of a data access; returns its stall cycles. */
-static double data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool store)
+/*
+ * One line of a data access; returns the level that served it. The stall
+ * counters take its cost as if it stalled an in-order pipeline alone (an
+ * L1 hit's latency beyond one cycle, a store hit nothing): the
+ * out-of-order core's overlap_cycles says how much of that it hid.
+ */
+static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool store)
 {
 	uint32_t l1 = m->path[1][0], served;
 	struct kt_way *w;
@@ -419,7 +546,7 @@ static double data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool 
 	else
 		m->cpu[cpu].stats.data_cycles += stall;
 	if (!store)
-		return stall;
+		return served;
 	w = lookup(m, l1, instance(m, l1, cpu), line_of(m, l1, addr));
 	if (!w->dirty) {
 		invalidate_others(m, cpu, addr);
@@ -427,7 +554,98 @@ static double data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool 
 	}
 	if (m->cfg.icache_coherent)
 		inval_i_everywhere(m, addr);
-	return stall;
+	return served;
+}
+
+/* ---- TLBs and page walks ---- */
+
+/* The first range of small pages ending after `addr` (m->smalls if none). */
+static uint32_t small_after(const struct kt_machine *m, uint64_t addr)
+{
+	uint32_t lo = 0, hi = m->smalls;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (m->small[mid][1] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether a small page maps `addr`; whether any does in [begin, end). */
+static bool small_page(const struct kt_machine *m, uint64_t addr)
+{
+	uint32_t i = small_after(m, addr);
+
+	return i < m->smalls && m->small[i][0] <= addr;
+}
+
+static bool small_within(const struct kt_machine *m, uint64_t begin, uint64_t end)
+{
+	uint32_t i = small_after(m, begin);
+
+	return i < m->smalls && m->small[i][0] < end;
+}
+
+/*
+ * Translate `addr` on `side` (0: instruction, 1: data) of `t`: a TLB hit
+ * costs nothing beyond the access; a miss walks the page tables, each
+ * step a dependent load of its entry through the data side of the caches
+ * (recorded like any load, so the oracle replays it). Returns the walk's
+ * cycles.
+ */
+static double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
+{
+	struct kt_machine *m = t->m;
+	const struct kt_tlb_config *c = &m->cfg.tlb;
+	bool small;
+	uint32_t shift, steps;
+	uint64_t tag;
+	struct kt_btb_entry *set, *v;
+	double cycles = 0;
+
+	if (!c->sets[side] || (addr & t->tlb_last_mask[side]) + 1 == t->tlb_last[side])
+		return 0;
+	small = small_page(m, addr);
+	shift = small ? c->small_shift : c->large_shift;
+	steps = small ? c->small_steps : c->large_steps;
+	tag = (addr >> shift) << 1 | small;
+	t->tlb_last_mask[side] = ~((1ull << shift) - 1);
+	t->tlb_last[side] = (addr & t->tlb_last_mask[side]) + 1;
+	if (!small && small_within(m, addr & t->tlb_last_mask[side],
+				   (addr & t->tlb_last_mask[side]) + (1ull << shift)))
+		t->tlb_last[side] = 0;	/* small pages inside: look each access up */
+	if (!steps)
+		return 0;
+	set = &t->tlb[side][((addr >> shift) & (c->sets[side] - 1)) * c->ways[side]];
+	v = &set[0];
+	for (uint32_t w = 0; w < c->ways[side]; w++) {
+		if (set[w].valid && set[w].pc == tag) {
+			set[w].stamp = ++t->tlb_tick;
+			return 0;
+		}
+		if (!set[w].valid || (v->valid && set[w].stamp < v->stamp))
+			v = &set[w];
+	}
+	*v = (struct kt_btb_entry){ .pc = tag, .stamp = ++t->tlb_tick, .valid = 1 };
+	if (side)
+		t->stats.dtlb_misses++;
+	else
+		t->stats.itlb_misses++;
+	for (uint32_t i = 0; i < steps; i++) {
+		const struct kt_walk_step *s = &c->step[i];
+		uint64_t entry = (c->base + s->offset + ((addr >> s->shift) & s->mask) * s->size)
+				 & m->cfg.address_mask;
+
+		record(t, KT_LOAD, entry, s->size);
+		t->stats.walk_loads++;
+		cycles += latency(m, side_load(m, t->index, 1, 0, entry));
+	}
+	t->stats.tlb_cycles += cycles;
+	return cycles;
 }
 
 static inline void charge(struct kt_cpu *t, double cycles)
@@ -435,21 +653,42 @@ static inline void charge(struct kt_cpu *t, double cycles)
 	*t->event_cycles += cycles;
 }
 
-/* A load or store of `size` bytes at `addr`: each line it touches through the D side. */
+/*
+ * A load or store of `size` bytes at `addr`: each line it touches through
+ * the D side, made now (caches change in program order); the pending
+ * instruction keeps its latency for the core. A load's latency is that of
+ * its slowest line; a store's lines are written one after the other once
+ * it retires, an L1 hit taking the store class's occupancy.
+ */
 static void data_access(struct kt_cpu *t, bool store, uint64_t addr, uint32_t size)
 {
 	struct kt_machine *m = t->m;
 	uint32_t l1 = m->path[1][0], shift = m->cfg.level[l1].line_shift;
-	double stall = 0;
+	struct kt_pending *p = &t->p;
 
+	p->walk += translate(t, 1, addr);
 	record(t, store ? KT_STORE : KT_LOAD, addr, size);
-	if (store)
+	if (store) {
 		t->stats.stores++;
-	else
+		if (!p->stores++)
+			p->store_addr = addr;
+	} else {
 		t->stats.loads++;
-	for (uint64_t a = addr >> shift; a <= (addr + (uint64_t)size - 1) >> shift; a++)
-		stall += data_line(m, t->index, a << shift, store);
-	charge(t, stall);
+		if (!p->loads++)
+			p->load_addr = addr;
+	}
+	for (uint64_t a = addr >> shift; a <= (addr + (uint64_t)size - 1) >> shift; a++) {
+		uint32_t served = data_line(m, t->index, a << shift, store);
+		double cycles = latency(m, served);
+
+		if (store) {
+			p->store += served == l1 ? m->cfg.core.cls[KISIM_C_STORE].occupancy : cycles;
+			continue;
+		}
+		p->missed |= served != l1;
+		if (cycles > p->load)
+			p->load = cycles;
+	}
 }
 
 /* Unicorn's memory hook, where the arch's decoder does not describe the accesses. */
@@ -479,6 +718,7 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 			continue;
 		t->fetch_line = line + 1;
 		t->stats.fetches++;
+		t->p.fetch += translate(t, 0, line << shift);
 		record(t, KT_FETCH, line << shift, 1u << shift);
 		served = side_load(m, t->index, 0, 0, line << shift);
 		if (served == l1)
@@ -488,7 +728,7 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 			t->stats.transfer_cycles += stall;
 		else
 			t->stats.fetch_cycles += stall;
-		charge(t, stall);
+		t->p.fetch += stall;
 	}
 }
 
@@ -562,7 +802,7 @@ static void cache_op(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t n
 
 	t->stats.cache_ops++;
 	t->stats.cache_op_cycles += m->cfg.cache_op;
-	charge(t, m->cfg.cache_op);
+	t->p.extra += m->cfg.cache_op;
 	switch (d->cacheop) {
 	case KISIM_OP_FLUSH_D:
 		maintain_d(m, t->index, addr, true, true);
@@ -694,10 +934,14 @@ static void resolve(struct kt_cpu *t, uint64_t target)
 	}
 	t->pending = KISIM_PLAIN;
 	t->stats.branches++;
-	if (!right) {
+	if (!right) {		/* the front end refills once the branch has resolved */
+		struct kt_window *w = &t->w;
+		double refill = w->branch_done + t->m->cfg.mispredict;
+
 		t->stats.mispredicts++;
 		t->stats.branch_cycles += t->m->cfg.mispredict;
-		charge(t, t->m->cfg.mispredict);
+		if (refill > w->front_end)
+			w->front_end = refill;
 	}
 }
 
@@ -781,6 +1025,207 @@ static void decoded_accesses(struct kt_cpu *t, const struct kisim_decoded *d, ui
 	}
 }
 
+/* ---- the out-of-order core ---- */
+
+static inline double later(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+/* The stall counters' sum: the cycles each cause would cost an in-order pipeline alone. */
+static double nominal(const struct kt_stats *s)
+{
+	return s->fetch_cycles + s->data_cycles + s->transfer_cycles + s->branch_cycles
+	       + s->serialize_cycles + s->cache_op_cycles + s->execute_cycles + s->barrier_cycles
+	       + s->tlb_cycles;
+}
+
+static bool is_barrier(uint32_t cls)
+{
+	return cls == KISIM_C_FENCE || cls == KISIM_C_LFENCE || cls == KISIM_C_SFENCE
+	       || cls == KISIM_C_ATOMIC;
+}
+
+static double *booking(struct kt_window *w, uint32_t resource, int64_t cycle)
+{
+	struct kt_booking *b = &w->booked[resource][(uint64_t)cycle & (KT_CALENDAR - 1)];
+
+	if (b->cycle != cycle + 1) {		/* + 1: a zeroed entry books nothing */
+		b->cycle = cycle + 1;
+		b->used = 0;
+	}
+	return &b->used;
+}
+
+/*
+ * The earliest time from `ready` at which `resource` has a unit for
+ * `busy` cycles (a share of one unit in each cycle it spans, `busy` < 1
+ * being a fraction of one cycle, as the P4's double-speed ALUs); it is
+ * booked then. Bookings are by cycle, so an instruction that waited long
+ * for its operands does not hold a unit against younger ones meanwhile.
+ */
+static double issue_on(struct kt_window *w, const struct kt_core *c, uint32_t resource,
+		       double ready, double busy)
+{
+	double units = c->units[resource], at = ready, *first_used;
+	int64_t first = (int64_t)ready, span = busy > 1 ? (int64_t)(busy + 0.999999) : 1;
+
+	first_used = booking(w, resource, first);
+	if (span == 1 && *first_used + busy <= units + 1e-9) {	/* the common case */
+		*first_used += busy;
+		return ready;
+	}
+	for (int64_t cycle = first; cycle < first + KT_SEARCH; cycle++) {
+		bool free = true;
+
+		for (int64_t k = 0; k < span && free; k++) {
+			double share = busy - (double)k > 1 ? 1 : busy - (double)k;
+
+			free = *booking(w, resource, cycle + k) + share <= units + 1e-9;
+		}
+		if (free) {
+			at = cycle == first ? ready : (double)cycle;
+			break;
+		}
+	}
+	for (int64_t k = 0; k < span; k++)
+		*booking(w, resource, (int64_t)at + k) += busy - (double)k > 1 ? 1 : busy - (double)k;
+	return at;
+}
+
+static inline uint32_t forward_slot(uint64_t addr)
+{
+	return (uint32_t)(addr >> 3) & (KT_FORWARD - 1);
+}
+
+/*
+ * The pending instruction, now that its accesses and its outcome are
+ * known, goes through the window (after Sniper's ROB core,
+ * snipersim common/performance_model/performance_models/rob_performance_model/):
+ *
+ *   dispatch  in order, `dispatch` per cycle, once the front end has it (a
+ *             fetch miss, a mispredict's refill, a serializing
+ *             instruction's drain delay it), a reorder-buffer entry is
+ *             free (the instruction `rob` older has retired) and, for a
+ *             store, a store-buffer entry;
+ *   issue     once its source registers are ready (a load also once a
+ *             store to its address has executed), on the first free unit
+ *             of its class's resource; an L1 miss also needs a free miss
+ *             buffer, so up to `miss_buffers` misses overlap;
+ *   complete  issue + the class's latency + the slowest load's;
+ *   retire    in order, `retire` per cycle, once complete. Stores write
+ *             from the store buffer after they retire, one after the other.
+ *
+ * Barriers: a fence or locked RMW issues once every older access has
+ * completed and the store buffer has drained, and younger accesses wait
+ * for it; an lfence makes every younger instruction wait; a store fence
+ * only orders the store buffer, which drains in order anyway. A
+ * serializing instruction dispatches into an empty window, and nothing
+ * younger dispatches before it completes. The CPU's clock is charged the
+ * retirement's advance less the instruction cost its clock already counts.
+ */
+static void settle(struct kt_cpu *t)
+{
+	const struct kt_core *c = &t->m->cfg.core;
+	struct kt_pending *p = &t->p;
+	struct kt_window *w = &t->w;
+	const struct kt_class *k = &c->cls[p->cls];
+	bool memory = p->loads || p->stores;
+	double at, ready, issue, done, retire, lat = k->latency, step;
+
+	/* dispatch */
+	at = later(w->dispatched + t->m->dispatch_step, w->front_end);
+	if (p->fetch)
+		at = later(at, later(w->front_end, w->dispatched) + p->fetch);
+	at = later(at, w->rob[w->rob_pos]);
+	if (p->stores)
+		at = later(at, w->sb[w->sb_pos]);
+	if (p->cls == KISIM_C_SERIALIZE)
+		at = later(at, later(w->retired, w->drained));
+	/* issue */
+	ready = later(at, w->exec_fence);
+	for (uint64_t r = p->reads; r; r &= r - 1)
+		ready = later(ready, w->reg[__builtin_ctzll(r)]);
+	if (memory || is_barrier(p->cls))
+		ready = later(ready, w->mem_fence);
+	if (p->cls == KISIM_C_FENCE || p->cls == KISIM_C_ATOMIC)
+		ready = later(ready, later(w->mem_done, w->drained));
+	else if (p->cls == KISIM_C_LFENCE)
+		ready = later(ready, w->done);
+	if (p->loads && w->fwd_addr[forward_slot(p->load_addr)] == p->load_addr + 1)
+		ready = later(ready, w->fwd_ready[forward_slot(p->load_addr)]);
+	issue = issue_on(w, c, k->resource, ready, k->occupancy);
+	if (p->loads && p->missed && c->miss_buffers) {
+		if (w->mshr[w->mshr_pos] > issue)
+			issue = w->mshr[w->mshr_pos];
+		else if (w->mem_done > issue)
+			t->stats.overlapped_misses++;
+		w->mshr[w->mshr_pos] = issue + p->load;
+		if (++w->mshr_pos == c->miss_buffers)
+			w->mshr_pos = 0;
+	}
+	if (p->loads)
+		lat += p->load;
+	done = issue + lat + p->extra + p->walk;
+	/* what younger instructions wait for */
+	for (uint64_t r = p->writes; r; r &= r - 1)
+		w->reg[__builtin_ctzll(r)] = done;
+	if (p->stores) {
+		w->fwd_addr[forward_slot(p->store_addr)] = p->store_addr + 1;
+		w->fwd_ready[forward_slot(p->store_addr)] = done;
+	}
+	if (memory)
+		w->mem_done = later(w->mem_done, done);
+	w->done = later(w->done, done);
+	if (p->cls == KISIM_C_FENCE || p->cls == KISIM_C_ATOMIC)
+		w->mem_fence = done;
+	else if (p->cls == KISIM_C_LFENCE)
+		w->exec_fence = done;
+	else if (p->cls == KISIM_C_SERIALIZE)
+		w->front_end = later(w->front_end, done);
+	else if (p->cls == KISIM_C_BRANCH)
+		w->branch_done = done;
+	/* retire; a store then writes from the store buffer (a locked one at once) */
+	retire = later(done, w->retired + t->m->retire_step);
+	if (p->stores) {
+		w->drained = later(w->drained, p->cls == KISIM_C_ATOMIC ? done : retire) + p->store;
+		w->sb[w->sb_pos] = w->drained;
+		if (++w->sb_pos == c->store_buffer)
+			w->sb_pos = 0;
+	}
+	w->rob[w->rob_pos] = retire;
+	if (++w->rob_pos == c->rob)
+		w->rob_pos = 0;
+	/* the clock: the retirement's advance; the counters: what overlap hid */
+	step = retire - w->retired - c->insn_cost;
+	if (p->cls <= KISIM_C_DIV || p->cls == KISIM_C_SYSTEM)
+		t->stats.execute_cycles += later(k->latency - 1, 0);
+	else if (is_barrier(p->cls))
+		t->stats.barrier_cycles += k->latency;
+	w->charged += step;
+	w->dispatched = at;
+	w->retired = retire;
+	charge(t, step);
+	*p = (struct kt_pending){ 0 };
+}
+
+/* The instruction that now executes becomes the pending one. */
+static void begin(struct kt_cpu *t, const struct kisim_decoded *d)
+{
+	t->p.valid = 1;
+	t->p.cls = d->cls < KISIM_CLASSES ? d->cls : KISIM_C_ALU;
+	t->p.reads = d->reads;
+	t->p.writes = d->writes;
+	if (!d->described)
+		t->stats.undescribed++;
+	if (is_barrier(t->p.cls))
+		t->stats.barriers++;
+	if (d->kind == KISIM_SERIALIZE) {
+		t->stats.serializations++;
+		t->stats.serialize_cycles += t->m->cfg.serialize;
+	}
+}
+
 /*
  * A cache-maintenance instruction takes effect once it has executed, at the
  * next instruction of its CPU, so that whatever Unicorn reports it doing
@@ -797,20 +1242,19 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 		t->maintain.kind = KISIM_PLAIN;
 		cache_op(t, &t->maintain, t->maintain_next);
 	}
+	if (t->p.valid)
+		settle(t);
 	if (t->pending)
 		resolve(t, addr);
 	t->stats.instructions++;
 	t->pc = addr;
 	fetch(t, addr, size);
 	d = decoded(t, addr, size);
+	begin(t, d);
 	switch (d->kind) {
 	case KISIM_PLAIN:
 	case KISIM_TRAP:
-		break;
 	case KISIM_SERIALIZE:
-		t->stats.serializations++;
-		t->stats.serialize_cycles += t->m->cfg.serialize;
-		charge(t, t->m->cfg.serialize);
 		break;
 	case KISIM_CACHEOP:
 		t->maintain = *d;
@@ -846,10 +1290,38 @@ void kisim_timing_free(struct kt_machine *m)
 	for (uint32_t c = 0; c < KISIM_MAX_CPUS; c++) {
 		free(m->cpu[c].counters);
 		free(m->cpu[c].btb);
+		free(m->cpu[c].tlb[0]);
+		free(m->cpu[c].tlb[1]);
 	}
 	free(m->decoded);
 	free(m->record);
 	free(m);
+}
+
+static bool core_ok(const struct kt_core *c)
+{
+	if (!(c->dispatch > 0) || !(c->retire > 0) || !c->rob || c->rob > KT_MAX_WINDOW
+	    || !c->store_buffer || c->store_buffer > KT_MAX_WINDOW || c->miss_buffers > KT_MAX_WINDOW
+	    || !c->resources || c->resources > KT_MAX_RESOURCES)
+		return false;
+	for (uint32_t r = 0; r < c->resources; r++)
+		if (!c->units[r] || c->units[r] > KT_MAX_UNITS)
+			return false;
+	for (uint32_t k = 0; k < KISIM_CLASSES; k++)
+		if (c->cls[k].resource >= c->resources || !(c->cls[k].latency >= 0)
+		    || !(c->cls[k].occupancy >= 0))
+			return false;
+	return true;
+}
+
+static bool tlb_ok(const struct kt_tlb_config *t)
+{
+	for (uint32_t side = 0; side < 2; side++)
+		if (t->sets[side] && (!pow2(t->sets[side]) || !t->ways[side]
+				      || (uint64_t)t->sets[side] * t->ways[side] > KT_MAX_TLB))
+			return false;
+	return t->small_steps <= 2 && t->large_steps <= t->small_steps && t->small_shift < 40
+	       && t->large_shift < 40;
 }
 
 static bool config_ok(const struct kt_config *cfg)
@@ -857,7 +1329,7 @@ static bool config_ok(const struct kt_config *cfg)
 	if (!cfg->cpus || cfg->cpus > KISIM_MAX_CPUS || cfg->levels < 2
 	    || cfg->levels > KT_MAX_LEVELS || !pow2(cfg->counters) || !pow2(cfg->btb_sets)
 	    || !cfg->btb_ways || !cfg->ras_depth || cfg->ras_depth > KT_MAX_RAS
-	    || cfg->history_bits > 63)
+	    || cfg->history_bits > 63 || !core_ok(&cfg->core) || !tlb_ok(&cfg->tlb))
 		return false;
 	for (uint32_t k = 0; k < cfg->levels; k++) {
 		const struct kt_level_config *l = &cfg->level[k];
@@ -880,6 +1352,8 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 	if (!m)
 		return NULL;
 	m->cfg = *cfg;
+	m->dispatch_step = 1 / cfg->core.dispatch;
+	m->retire_step = 1 / cfg->core.retire;
 	m->memory = memory;
 	m->reg_read = (reg_fn)reg_read;
 	m->decode = (decode_fn)decode;
@@ -923,6 +1397,12 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 		t->btb = calloc((size_t)cfg->btb_sets * cfg->btb_ways, sizeof(*t->btb));
 		if (!t->counters || !t->btb)
 			goto fail;
+		for (uint32_t side = 0; side < 2; side++) {
+			t->tlb[side] = calloc((size_t)cfg->tlb.sets[side] * cfg->tlb.ways[side] + 1,
+					      sizeof(*t->tlb[side]));
+			if (!t->tlb[side])
+				goto fail;
+		}
 		memset(t->counters, 1, cfg->counters);	/* weakly not taken */
 	}
 	return m;
@@ -971,9 +1451,33 @@ void kisim_timing_inval_i(struct kt_machine *m, uint32_t cpu, uint64_t begin, ui
 	m->cpu[cpu].fetch_line = 0;
 }
 
+/*
+ * Linux maps [begin, end) with small pages (a module's vmalloc'd memory):
+ * 0, or -1 if the table of ranges is full or the range is empty.
+ */
+int kisim_timing_small_pages(struct kt_machine *m, uint64_t begin, uint64_t end)
+{
+	uint32_t i;
+
+	if (begin >= end || m->smalls == KT_MAX_SMALL)
+		return -1;
+	for (i = m->smalls; i > 0 && m->small[i - 1][0] > begin; i--) {
+		m->small[i][0] = m->small[i - 1][0];
+		m->small[i][1] = m->small[i - 1][1];
+	}
+	m->small[i][0] = begin;
+	m->small[i][1] = end;
+	m->smalls++;
+	return 0;
+}
+
+/* CPU `cpu`'s counters, overlap_cycles brought up to date: charged less the causes' sum. */
 struct kt_stats *kisim_timing_stats(struct kt_machine *m, uint32_t cpu)
 {
-	return &m->cpu[cpu].stats;
+	struct kt_cpu *t = &m->cpu[cpu];
+
+	t->stats.overlap_cycles = t->w.charged - nominal(&t->stats);
+	return &t->stats;
 }
 
 /* The accesses recorded so far (for the oracle), their count and the dropped. */
@@ -982,6 +1486,56 @@ struct kt_record *kisim_timing_recorded(struct kt_machine *m, uint64_t out[2])
 	out[0] = m->recorded;
 	out[1] = m->record_dropped;
 	return m->record;
+}
+
+/*
+ * The core alone over a straight-line block (the llvm-mca oracle's
+ * question): `insns` instructions of `insn_size` bytes at `code` (guest
+ * address `addr`), run `iterations` times, every load an L1 hit and
+ * nothing fetched, predicted or translated. Returns the cycles per
+ * iteration of the second half of the run (the window warm), or -1.
+ */
+double kisim_timing_block(struct kt_machine *m, const uint8_t *code, uint32_t insns,
+			  uint32_t insn_size, uint64_t addr, uint32_t iterations)
+{
+	double l1 = m->cfg.level[m->path[1][0]].latency, half = 0, scratch = 0, out;
+	struct kt_cpu *t = calloc(1, sizeof(*t));
+
+	if (!t || !insns || !insn_size || iterations < 2) {
+		free(t);
+		return -1;
+	}
+	t->m = m;
+	t->event_cycles = &scratch;
+	for (uint32_t it = 0; it < iterations; it++) {
+		if (it == iterations / 2)
+			half = t->w.retired;
+		for (uint32_t i = 0; i < insns; i++) {
+			struct kisim_decoded d = { .at = KISIM_NO_ADDRESS };
+
+			if (m->decode(code + (size_t)i * insn_size, insn_size,
+				      addr + (uint64_t)i * insn_size, 0, &d))
+				d = (struct kisim_decoded){ .at = KISIM_NO_ADDRESS };
+			begin(t, &d);
+			for (uint32_t a = 0; a < d.accesses; a++) {
+				/* addresses unknown: loads and stores never alias, as in
+				 * llvm-mca (-noalias), so no store forwards to a load */
+				t->p.load_addr = 1;
+				t->p.store_addr = 3;
+				if (d.access[a].op == KISIM_LOAD) {
+					t->p.loads++;
+					t->p.load = l1;
+				} else {
+					t->p.stores++;
+					t->p.store += m->cfg.core.cls[KISIM_C_STORE].occupancy;
+				}
+			}
+			settle(t);
+		}
+	}
+	out = (t->w.retired - half) / (iterations - iterations / 2);
+	free(t);
+	return out;
 }
 
 /* Whether `cpu`'s level `k` holds `addr`'s line, and dirty (tests): 0, 1 clean, 2 dirty. */
@@ -1000,5 +1554,5 @@ void kisim_timing_layout(uint64_t out[4])
 	out[0] = sizeof(struct kt_config);
 	out[1] = offsetof(struct kt_config, record_capacity);
 	out[2] = sizeof(struct kt_stats);
-	out[3] = offsetof(struct kt_stats, cache_op_cycles);
+	out[3] = offsetof(struct kt_stats, overlap_cycles);
 }

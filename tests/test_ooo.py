@@ -1,0 +1,270 @@
+"""The out-of-order core of the timing model (sim/native/timing.c, docs/timing.md "The core").
+
+Each test runs an assembled loop under the timing model of the arch's
+reference core and reads the modeled cycles per iteration; each has a
+negative control that removes the mechanism (a window of width 1, a fence
+taken out) and shows the figure change.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from arches import ARCHES, Arch
+from arches.base import Latency, ReferenceCore, Window
+from sim.snippet import load_snippet
+from sim.timing import Breakdown, TimingModel
+
+NAMES = ("x86_64", "arm", "ppc32")
+ITERATIONS = 400
+
+#: A counted loop around {body}: the counter's own instructions are in every variant.
+LOOP = {
+    "x86_64": "mov rbx, 3; mov rax, 100; xor edx, edx; mov ecx, {n}; loop: {body} dec ecx; "
+              "jnz loop",
+    "arm": "mov r1, #3; mov r0, #100; mov r12, #{n}; loop: {body} subs r12, r12, #1; bne loop",
+    "ppc32": "li 4, 3; li 3, 100; li 12, {n}; mtctr 12; loop: {body} bdnz loop",
+}
+#: Eight adds into one register (a chain) or into eight (independent).
+CHAIN = {"x86_64": "add rax, 1;", "arm": "add r0, r0, #1;", "ppc32": "addi 3, 3, 1;"}
+SPREAD = {
+    "x86_64": "add {r}, 1;",
+    "arm": "add {r}, {r}, #1;",
+    "ppc32": "addi {r}, {r}, 1;",
+}
+REGS = {
+    "x86_64": ("rax", "rsi", "rdi", "r8", "r9", "r10", "r11", "r13"),
+    "arm": ("r0", "r2", "r3", "r4", "r5", "r6", "r7", "r8"),
+    "ppc32": ("3", "5", "6", "7", "8", "9", "10", "11"),
+}
+#: A divide whose result feeds the next (x86: rdx:rax / rbx; ARM: udiv r0, r0, r1,
+#: encoded as Keystone lacks the divide extension; PowerPC divwu 3, 3, 4).
+DIV = {"x86_64": "xor edx, edx; div rbx;", "arm": ".word 0xe730f110;", "ppc32": "divwu 3, 3, 4;"}
+#: The full barrier of each arch, and a store before it for it to drain.
+FENCE = {"x86_64": "mfence;", "arm": ".word 0xf57ff05f;", "ppc32": "sync;"}    # dmb sy
+LOCKED = "lock add dword ptr [rsp - 64], 1;"
+
+
+def _run(arch: Arch, body: str, core: ReferenceCore | None, n: int) -> tuple[float, Breakdown]:
+    run = load_snippet(arch, LOOP[arch.name].format(n=n, body=body), 1)
+    run.machine.timing = TimingModel(run.machine, core=core)
+    run.machine.run(max_instructions=10_000_000)
+    row = run.per_cpu()[0]
+    assert row["halted"]
+    return row["modeled_cycles"], run.machine.timing.stats(0)
+
+
+def loop_cycles(arch: Arch, body: str,
+                core: ReferenceCore | None = None) -> tuple[float, Breakdown]:
+    """Modeled cycles per iteration of ``body`` in the counted loop once warm (the
+    difference of 2N and N iterations: cold misses and setup cancel), and the
+    breakdown of those N iterations."""
+    once, first = _run(arch, body, core, ITERATIONS)
+    twice, both = _run(arch, body, core, 2 * ITERATIONS)
+    return (twice - once) / ITERATIONS, both - first
+
+
+def in_order(arch: Arch) -> ReferenceCore:
+    """The reference core with a window of width 1: one instruction at a time."""
+    window = dataclasses.replace(arch.core.window, dispatch=1, retire=1, rob=1)
+    return dataclasses.replace(arch.core, window=window)
+
+
+def with_latency(core: ReferenceCore, cls: str, cycles: float) -> ReferenceCore:
+    """``core`` with class ``cls`` at ``cycles`` latency and occupancy."""
+    table = tuple(dataclasses.replace(lat, latency=cycles, occupancy=cycles)
+                  if lat.cls == cls else lat for lat in core.latencies)
+    return dataclasses.replace(core, latencies=table)
+
+
+def table(arch: Arch, cls: str) -> Latency:
+    return next(lat for lat in arch.core.latencies if lat.cls == cls)
+
+
+def adds(name: str) -> tuple[str, str]:
+    """Eight chained adds, eight independent adds."""
+    return CHAIN[name] * 8, "".join(SPREAD[name].format(r=r) for r in REGS[name])
+
+
+def per_iteration(arch: Arch) -> int:
+    """Instructions per iteration of an eight-add loop: the adds and the loop's own."""
+    return 8 + (1 if arch.name == "ppc32" else 2)
+
+
+def independent_rate(arch: Arch, core: ReferenceCore | None = None) -> tuple[float, float]:
+    """Instructions per cycle of the independent adds' loop, and of the chain's."""
+    chain, spread = adds(arch.name)
+    return tuple(per_iteration(arch) / loop_cycles(arch, body, core)[0]
+                 for body in (spread, chain))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_independent_adds_run_at_the_core_width(name: str) -> None:
+    """Independent adds retire at (nearly) the dispatch width; a chain of the same adds
+    runs at one per add latency, below it."""
+    arch = ARCHES[name]
+    width = arch.core.window.dispatch
+    spread, chain = independent_rate(arch)
+    assert 0.85 * width <= spread <= width + 1e-9
+    alu = table(arch, "alu").latency
+    assert chain < 0.85 * width
+    assert chain <= per_iteration(arch) / (8 * alu) + 1e-9    # one add per add latency
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_width_one_core_fails_the_independent_adds_test(name: str) -> None:
+    """Negative control: the same core with a window of one runs the independent adds
+    no faster than one per cycle, far below the reference width."""
+    arch = ARCHES[name]
+    spread, _ = independent_rate(arch, in_order(arch))
+    assert spread <= 1.0 + 1e-9
+    assert spread < 0.85 * arch.core.window.dispatch
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_divide_costs_its_table_latency(name: str) -> None:
+    """Four chained divides cost four times the table latency over the empty loop; a core
+    with another latency in its table gives that other figure."""
+    arch = ARCHES[name]
+    div = table(arch, "div").latency
+    empty, _ = loop_cycles(arch, "")
+    four, stats = loop_cycles(arch, DIV[name] * 4)
+    assert four - empty == pytest.approx(4 * div, rel=0.05)
+    assert stats.cycles["execute"] == pytest.approx(4 * (div - 1) * ITERATIONS, rel=0.01)
+    other, _ = loop_cycles(arch, DIV[name] * 4, with_latency(arch.core, "div", 2 * div))
+    assert other - empty == pytest.approx(8 * div, rel=0.05)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_full_barrier_costs_its_table_latency_and_a_drain(name: str) -> None:
+    """A fence after a store costs at least its table latency per iteration; without the
+    fence (the negative control) the same loop costs a few cycles."""
+    arch = ARCHES[name]
+    store = {"x86_64": "mov [rsp - 64], rax;", "arm": "str r0, [sp, #-64];",
+             "ppc32": "stw 3, -64(1);"}[name]
+    fence = table(arch, "fence").latency
+    plain, _ = loop_cycles(arch, store)
+    fenced, stats = loop_cycles(arch, store + FENCE[name])
+    assert plain < 10
+    assert fence <= fenced <= fence + plain + 10
+    assert stats.counts["barriers"] == ITERATIONS
+    assert stats.cycles["barrier"] == pytest.approx(fence * ITERATIONS)
+
+
+def test_a_locked_add_costs_its_table_latency() -> None:
+    """x86: lock add to the stack costs the atomic class's latency; the same add
+    without lock (the control) does not."""
+    arch = ARCHES["x86_64"]
+    atomic = table(arch, "atomic").latency
+    plain, _ = loop_cycles(arch, LOCKED.removeprefix("lock "))
+    locked, stats = loop_cycles(arch, LOCKED)
+    assert plain < 10
+    assert atomic <= locked <= atomic + plain + 10
+    assert stats.counts["barriers"] == ITERATIONS
+
+
+def test_the_window_is_declared_on_every_reference_core() -> None:
+    """Each reference core names its window and a latency for every class, with sources."""
+    for arch in (ARCHES[n] for n in NAMES):
+        core = arch.core
+        assert isinstance(core.window, Window) and core.window.source
+        assert {lat.cls for lat in core.latencies} >= {"alu", "div", "load", "fence"}
+        assert all(lat.source for lat in core.latencies)
+        assert all(r.source for r in core.resources)
+
+
+#: Loads one word per 4 KiB page over {pages} pages from DATA, round and round.
+PAGE_WALK = {
+    "x86_64": "mov rsi, {data}; mov ecx, {n}; xor edx, edx; loop: mov rax, [rsi + rdx]; "
+              "add rdx, 4096; and rdx, {mask}; dec ecx; jnz loop",
+    "arm": "mov r6, #{data}; mov r12, #{n}; mov r2, #0; mov r7, #{mask} + 1; sub r7, r7, #1; loop: "
+           "ldr r3, [r6, r2]; add r2, r2, #4096; and r2, r2, r7; subs r12, r12, #1; bne loop",
+    "ppc32": "lis 6, {data_hi}; li 12, {n}; mtctr 12; li 2, 0; lis 7, {mask_hi}; ori 7, 7, {mask_lo}; "
+             "loop: lwzx 3, 6, 2; addi 2, 2, 4096; and 2, 2, 7; bdnz loop",
+}
+DATA = 0x400000
+
+
+def page_walk(arch: Arch, pages: int, small: bool, core: ReferenceCore | None = None,
+              n: int = 1000) -> tuple[float, Breakdown]:
+    """``n`` loads, one per page over ``pages`` pages, on small pages (a module's) or not."""
+    mask = pages * 4096 - 1
+    text = PAGE_WALK[arch.name].format(data=DATA, data_hi=DATA >> 16, n=n, mask=mask,
+                                       mask_hi=mask >> 16, mask_lo=mask & 0xffff)
+    run = load_snippet(arch, text, 1)
+    run.machine.map(DATA, pages * 4096)
+    run.machine.timing = TimingModel(run.machine, core=core)
+    if small:
+        run.machine.timing.small_pages([(DATA, DATA + pages * 4096)])
+    run.machine.run(max_instructions=10_000_000)
+    row = run.per_cpu()[0]
+    assert row["halted"]
+    return row["modeled_cycles"], run.machine.timing.stats(0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_module_walking_more_pages_than_the_tlb_misses_at_every_load(name: str) -> None:
+    """Small pages over twice the DTLB's reach miss it at every load (LRU, round robin),
+    each walk loading its entries through the caches; a walk of pages the DTLB holds
+    misses only once per page. Negative controls: the same loop on the linear map's
+    large pages, and on a core without TLBs, miss no more than once and cost less."""
+    arch = ARCHES[name]
+    dtlb = next(t for t in arch.core.tlbs if t.holds == "d")
+    n = 1000
+    cycles, stats = page_walk(arch, 2 * dtlb.entries, small=True, n=n)
+    c = stats.counts
+    assert n <= c["dtlb_misses"] <= n + 2
+    steps = arch.core.page_tables.small_steps
+    assert steps * n <= c["walk_loads"] <= steps * (c["dtlb_misses"] + c["itlb_misses"])
+    assert stats.cycles["tlb"] > 0
+    fits, fit_stats = page_walk(arch, dtlb.entries // 4, small=True, n=n)
+    assert fit_stats.counts["dtlb_misses"] <= dtlb.entries // 4 + 2
+    large, large_stats = page_walk(arch, 2 * dtlb.entries, small=False, n=n)
+    assert large_stats.counts["dtlb_misses"] <= 2
+    bare, bare_stats = page_walk(arch, 2 * dtlb.entries, small=True,
+                                 core=dataclasses.replace(arch.core, tlbs=()), n=n)
+    assert bare_stats.counts["dtlb_misses"] == 0 == bare_stats.counts["walk_loads"]
+    assert cycles > max(large, bare)
+
+
+#: One load per iteration from a new line 256 bytes on; {dep} makes the next address
+#: depend on the loaded value (a pointer chase) or not.
+MISSES = {
+    "arm": "mov r6, #{data}; mov r12, #{n}; loop: ldr r3, [r6]; {dep} add r6, r6, #256; "
+           "subs r12, r12, #1; bne loop",
+    "x86_64": "mov rsi, {data}; mov ecx, {n}; loop: mov rax, [rsi]; {dep} add rsi, 256; "
+              "dec ecx; jnz loop",
+    "ppc32": "lis 6, {data_hi}; li 12, {n}; mtctr 12; loop: lwz 3, 0(6); {dep} addi 6, 6, 256; "
+             "bdnz loop",
+}
+CHASE = {"arm": "add r6, r6, r3;", "x86_64": "add rsi, rax;", "ppc32": "add 6, 6, 3;"}
+
+
+def cycles_per_miss(arch: Arch, dep: str, core: ReferenceCore | None = None) -> float:
+    """Modeled cycles per load of a cold line (the difference of 400 and 200 loads)."""
+    out = []
+    for n in (200, 400):
+        run = load_snippet(arch, MISSES[arch.name].format(data=DATA, data_hi=DATA >> 16, n=n,
+                                                          dep=dep), 1)
+        run.machine.map(DATA, 0x20000)
+        run.machine.timing = TimingModel(run.machine, core=core)
+        run.machine.run(max_instructions=10_000_000)
+        out.append(run.per_cpu()[0]["modeled_cycles"])
+    return (out[1] - out[0]) / 200
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_independent_misses_overlap_and_a_pointer_chase_does_not(name: str) -> None:
+    """Cold loads whose addresses do not depend on each other overlap up to the miss
+    buffers (memory-level parallelism); a chase through the loaded values pays the whole
+    memory latency each time. Negative control: one miss buffer serializes them too."""
+    arch = ARCHES[name]
+    memory = arch.core.memory.cycles
+    buffers = arch.core.window.miss_buffers
+    independent = cycles_per_miss(arch, "")
+    assert independent <= 1.5 * memory / buffers
+    assert cycles_per_miss(arch, CHASE[name]) >= memory - 1e-6
+    single = dataclasses.replace(arch.core, window=dataclasses.replace(arch.core.window,
+                                                                       miss_buffers=1))
+    assert cycles_per_miss(arch, "", single) >= memory - 1e-6
