@@ -77,12 +77,6 @@ def test_event_specs_select_as_set_event_does() -> None:
 
 
 @pytest.mark.slow
-def test_filters_reach_the_session_hook(capsys, tmp_path) -> None:
-    err = _refused(capsys, tmp_path, "-e", "kmem:kmalloc", "-f", "bytes_req > 64", "kmalloc")
-    assert "event filters are not supported yet: kmem_kmalloc 'bytes_req > 64'" in err
-
-
-@pytest.mark.slow
 @needs_tc
 def test_record_events_and_tracer_into_trace_dat(capsys, tmp_path) -> None:
     """-e and -p together, -l filtering, -b sizing, -o; the same run gives the same bytes."""
