@@ -1,7 +1,8 @@
 """``kisim record``: ``trace-cmd record``'s common flags, on a guest run, into a trace.dat.
 
 ``kisim record --arch A [-e SYSTEM[:EVENT] [-f FILTER]]... [-p function|function_graph]
-[-l FUNC]... [-n FUNC]... [-g FUNC]... [-b KB] [-o FILE] [-C global] [WORKLOAD]``
+[-l FUNC]... [-n FUNC]... [-g FUNC]... [-b KB] [-o FILE] [-C global]
+[--kprobe-event DEF]... [--kprobe-events FILE] [WORKLOAD]``
 boots the guest, enables what the flags say, runs WORKLOAD (a kisim workload or
 ``MOD:FUNC``, default hackbench) and writes trace.dat (default ``./trace.dat``) for
 ``trace-cmd report`` and KernelShark. As in trace-cmd 3.1.6: ``-e`` takes ``SYSTEM``,
@@ -11,7 +12,8 @@ select the function tracer if ``-p`` names none, ``-g`` set_graph_function words
 (selecting function_graph); ``-b`` is the buffer per CPU in KiB; ``-C`` names the
 clock. kisim has one, the modeled clock, synchronized across CPUs (trace-cmd's
 ``global``). Its other flags are refused by name; ``--module`` is kisim's (a guest
-module's source), not trace-cmd's function filter.
+module's source), not trace-cmd's function filter. Every kprobe event
+defined is recorded; ``-e GROUP:EVENT`` names one for a ``-f`` filter.
 """
 from __future__ import annotations
 
@@ -209,10 +211,11 @@ def cmd_record(args: argparse.Namespace) -> int:
                     kprobe_event_counts=kprobe_counts(events))
         print_json(data)
         return 0 if result.checksum_ok else 1
+    recorded = [*options.probes, *(f"{g}:{e}" for g, e in (events.events if events else ()))]
     for cpu in range(result.cpus):       # trace-cmd record's closing per-CPU stats
         print(sink.stats[cpu].text(cpu) if cpu in sink.stats else f"CPU: {cpu}\n(no events)")
     print(f"{result.arch}, {result.cpus} CPUs, {result.workload}: events "
-          f"{', '.join(options.probes)}; tracer {tracer}; {result.total.recorded:,} recorded, "
+          f"{', '.join(recorded) or 'none'}; tracer {tracer}; {result.total.recorded:,} recorded, "
           f"{result.total.discarded:,} discarded, {result.total.overwritten:,} overwritten; "
           f"checksum {'ok' if result.checksum_ok else 'MISMATCH'}")
     print_kprobe_counts(events)
