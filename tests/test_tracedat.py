@@ -300,10 +300,13 @@ def test_trace_and_ftrace_commands_write_trace_dat(tmp_path: Path, capsys) -> No
     from kisim.cli import main
     assert main(["trace", "--arch", "ppc32", "--cpus", "2", "--workload", "kmalloc", "--size",
                  "20", "--probes", "kmem", "--format", "trace-cmd", "--out",
-                 str(tmp_path / "t"), "--json"]) == 0
+                 str(tmp_path / "t"), "--kprobe-event", "r:myret kmalloc ptr=$retval",
+                 "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["files"] == [str(tmp_path / "t" / "trace.dat")]
-    assert len(tracecmd.report(tmp_path / "t" / "trace.dat").lines) == data["total"]["recorded"]
+    lines = tracecmd.report(tmp_path / "t" / "trace.dat").lines
+    assert len(lines) == data["total"]["recorded"]
+    assert sum(r.name == "myret" for r in lines) == data["kprobe_event_counts"][0]["hits"] > 0
     assert main(["ftrace", "--arch", "arm", "--workload", "kmalloc", "--size", "5",
                  "--tracer", "function_graph", "--format", "trace-cmd", "--out",
                  str(tmp_path / "f"), "--json"]) == 0
