@@ -300,12 +300,99 @@ def test_trace_and_ftrace_commands_write_trace_dat(tmp_path: Path, capsys) -> No
     from kisim.cli import main
     assert main(["trace", "--arch", "ppc32", "--cpus", "2", "--workload", "kmalloc", "--size",
                  "20", "--probes", "kmem", "--format", "trace-cmd", "--out",
-                 str(tmp_path / "t"), "--json"]) == 0
+                 str(tmp_path / "t"), "--kprobe-event", "r:myret kmalloc ptr=$retval",
+                 "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["files"] == [str(tmp_path / "t" / "trace.dat")]
-    assert len(tracecmd.report(tmp_path / "t" / "trace.dat").lines) == data["total"]["recorded"]
+    lines = tracecmd.report(tmp_path / "t" / "trace.dat").lines
+    assert len(lines) == data["total"]["recorded"]
+    assert sum(r.name == "myret" for r in lines) == data["kprobe_event_counts"][0]["hits"] > 0
     assert main(["ftrace", "--arch", "arm", "--workload", "kmalloc", "--size", "5",
                  "--tracer", "function_graph", "--format", "trace-cmd", "--out",
                  str(tmp_path / "f"), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert len(tracecmd.report(tmp_path / "f" / "trace.dat", "-N").lines) == data["events"]
+
+
+# -- kprobe events --------------------------------------------------------------
+
+#: Definitions on kmalloc per arch: its size and flags by register (v5.10's
+#: regs_query_register_offset names), a string ($comm, a __data_loc field),
+#: an array (two stack words), and a kretprobe's $retval.
+KPROBE_DEFS = {
+    "x86_64": ("%di", "%si"), "arm": ("%r0", "%r1"), "ppc32": ("%gpr3", "%gpr4")}
+
+
+def _kprobe_lines(arch: str) -> tuple[str, ...]:
+    size, flags = KPROBE_DEFS[arch]
+    return (f"p:myprobe kmalloc size={size} gfp={flags}:x32 comm=$comm st=+0($stack):x32[2]",
+            "r:mygroup/myret kmalloc ptr=$retval")
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_kprobe_event_format_is_its_tracefs_format(bits: int) -> None:
+    """trace.dat's format text of a kprobe event is the event's own tracefs
+    ``format`` (kprobe_event_define_fields, __set_print_fmt), arrays included."""
+    from types import SimpleNamespace
+    from probes.kprobe_events import ProbeTarget, parse_kprobe_event
+    from tracing.tracedat import probe_format
+    regs = ("di", "si", "sp") if bits == 64 else ("r0", "r1", "sp")
+    target = ProbeTarget(bits, regs, regs[:2], 8192, lambda name: 0x1000,
+                         lambda addr: ("kmalloc", addr - 0x1000))
+    for line, system in ((f"p:myprobe kmalloc size=%{regs[0]} s=+0(%{regs[1]}):string "
+                          f"a=+0(%sp):x16[3]", "kprobes"),
+                         ("r:grp/myret kmalloc ptr=$retval:s32", "grp")):
+        ev = parse_kprobe_event(line, target)
+        fmt = probe_format(SimpleNamespace(id=70, cls=None, event=ev))
+        assert fmt.system == system and fmt.text(False) == ev.format(70)
+        assert ("field:unsigned long __probe_ip;\toffset:8;" in fmt.text(False)) \
+            != ev.is_return
+    assert "\tfield:u16 a[3];\toffset:" in probe_format(SimpleNamespace(
+        id=70, cls=None, event=parse_kprobe_event("p kmalloc a=+0(%sp):x16[3]", target))
+    ).text(False)
+
+
+def _kprobe_expected(e: Event, events) -> tuple:
+    """kisim's text line of a kprobe event as trace-cmd report -N prints it: the
+    arguments as they are; the probe, which kisim's text prints as %pS (as the
+    kernel's trace file does), is the print fmt's ``(%lx)`` /``(%lx <- %lx)``."""
+    line = re.match(r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\d+\.\d{6}): (\S+): \([^)]*\)(.*)$",
+                    kernel_line(e))
+    assert line is not None
+    comm, tid, cpu, time, name, args = line.groups()
+    tk = next(t for t in events.events.values() if t.cls is e.cls)
+    head = (f"({e.values[0]:x} <- {e.values[1]:x})" if tk.event.is_return
+            else f"({e.values[0]:x})")
+    return comm, int(tid), int(cpu), time, name, head + args
+
+
+@pytest.mark.slow
+@needs_tc
+def test_kprobe_events_round_trip(tmp_path: Path, arch: Arch) -> None:
+    """``--format trace-cmd`` with kprobe events (the sink registry's path):
+    trace-cmd report prints each kprobe and kretprobe hit as kisim's text does,
+    same task, CPU and microsecond, in the event's own group."""
+    from kisim.commands.common import kprobe_session
+    guest = Guest(build(arch.name), cpus=2, workload="kmalloc", size=30)
+    session, events = kprobe_session(guest, TraceOptions(
+        parse_probes("kmem_kmalloc"), kprobe_events=_kprobe_lines(arch.name)))
+    info = TraceInfo(arch.endian, uuid.UUID(int=37), arch.name)
+    sink = open_sink("trace-cmd", tmp_path, SinkContext(info, session.classes,
+                                                        image=guest.image, dynamic=events))
+    got = EventList(forward=sink)
+    assert session.run(got).checksum_ok
+    sink.close()
+    hits = [e for e in got.events if e.name in ("myprobe", "myret")]
+    calls = sum(e.name == "kmem_kmalloc" for e in got.events)
+    assert calls and Counter(e.name for e in hits) == {"myprobe": calls, "myret": calls}
+    report = tracecmd.report(sink.path, "-N")
+    seen = [(r.comm, r.pid, r.cpu, r.time, r.name, r.info) for r in report.lines
+            if r.name != "kmalloc"]
+    order = sorted(hits, key=lambda e: (e.timestamp, e.cpu))
+    assert seen == [_kprobe_expected(e, events) for e in order]
+    assert {r.cpu for r in report.lines} == {0, 1}
+    kmalloc = guest.image.symbols["kmalloc"]
+    assert seen[0][5].startswith(f"({kmalloc:x}) size=0x")
+    assert "comm=\"kmalloc" in seen[0][5]
+    fmts = tracecmd.run("report", "--events", sink.path).stdout
+    assert "system: kprobes\nname: myprobe\n" in fmts and "system: mygroup\nname: myret\n" in fmts

@@ -60,6 +60,9 @@ class SinkContext:
     symbols: Symbols | None = None
     #: The guest image (``sim.elf.Image``), whose symbols trace.dat carries as kallsyms.
     image: Any = None
+    #: The kprobe events (``probes.trace_kprobe.TraceKprobes``), whose trace.dat
+    #: ``format`` and records are their own.
+    dynamic: Any = None
 
     @property
     def process(self) -> str:
@@ -158,7 +161,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("chrome", "Chrome JSON (ui.perfetto.dev)", lambda out, ctx: ChromeSink(out, ctx),
            file=ChromeSink.FILE),
     Format("trace-cmd", "trace-cmd's trace.dat, version 6 (trace-cmd report, KernelShark)",
-           lambda out, ctx: TraceDatSink(out, ctx.info.arch, ctx.classes, ctx.image),
+           lambda out, ctx: TraceDatSink(out, ctx.info.arch, ctx.classes, ctx.image,
+                                          ctx.dynamic),
            file=TRACE_DAT),
     Format("text", "the kernel's trace file (kernel/trace/trace_output.c)",
            lambda out, ctx: TextSink("text", out, ctx), text=True, aliases=("ftrace",),

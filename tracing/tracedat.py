@@ -32,7 +32,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 import fsio
 from arches import get_arch
@@ -157,23 +157,22 @@ def tracefs_name(cls: EventClass) -> tuple[str, str]:
     return (system, name) if sep else ("kisim", cls.name)
 
 
-def select_events(spec: str, classes: Iterable[EventClass]) -> list[str]:
-    """The events ``trace-cmd record -e SPEC`` enables: ``SYSTEM``, ``SYSTEM:EVENT``,
-    ``EVENT`` or ``all``, with shell globs (tracefs ``set_event`` syntax,
-    kernel/trace/trace_events.c ``ftrace_set_clr_event``); the ``ftrace``
-    system's events come with ``-p``, not ``-e``. Empty if none matches."""
-    system, sep, event = spec.partition(":")
+def match_event(spec: str, system: str, event: str) -> bool:
+    """Whether ``trace-cmd record -e SPEC`` enables the event ``system:event``:
+    ``SYSTEM``, ``SYSTEM:EVENT``, ``EVENT`` or ``all``, with shell globs (tracefs
+    ``set_event`` syntax, kernel/trace/trace_events.c ``ftrace_set_clr_event``)."""
+    want_system, sep, want_event = spec.partition(":")
     if not sep:
-        system, event = ("*", "*") if spec == "all" else (spec, "*")
-    found = []
-    for cls in classes:
-        sys_name, ev_name = tracefs_name(cls)
-        if sys_name == "ftrace":
-            continue
-        if (fnmatch.fnmatchcase(sys_name, system) and fnmatch.fnmatchcase(ev_name, event)) or \
-                (not sep and fnmatch.fnmatchcase(ev_name, spec)):
-            found.append(cls.name)
-    return found
+        want_system, want_event = ("*", "*") if spec == "all" else (spec, "*")
+    return (fnmatch.fnmatchcase(system, want_system) and fnmatch.fnmatchcase(event, want_event)) \
+        or (not sep and fnmatch.fnmatchcase(event, spec))
+
+
+def select_events(spec: str, classes: Iterable[EventClass]) -> list[str]:
+    """The events ``-e SPEC`` enables (:func:`match_event`); the ``ftrace`` system's
+    events come with ``-p``, not ``-e``. Empty if none matches."""
+    return [cls.name for cls in classes if tracefs_name(cls)[0] != "ftrace"
+            and match_event(spec, *tracefs_name(cls))]
 
 
 def _int_type(ftype: FieldType, word_bits: int) -> str:
@@ -230,6 +229,48 @@ def event_format(cls: EventClass, ident: int, word_bits: int) -> EventFormat:
                 args.append(f"REC->{fname}")
         print_fmt = '"' + " ".join(parts) + '"' + "".join(", " + a for a in args)
     return EventFormat(system, name, ident, tuple(fields), print_fmt)
+
+
+class ProbeEvent(Protocol):
+    """What a kprobe event gives trace.dat (probes.trace_kprobe.TraceKprobe)."""
+
+    id: int
+    cls: EventClass
+    event: Any           # probes.kprobe_events.KprobeEvent: group, event, fields(), print_fmt()
+
+
+class ProbeEvents(Protocol):
+    """Events defined at run time with their own ``format`` and record layout
+    (probes.trace_kprobe.TraceKprobes)."""
+
+    events: Mapping[tuple[str, str], ProbeEvent]
+
+    def encode(self, e: Event) -> bytes: ...
+
+
+def probe_format(tk: ProbeEvent) -> EventFormat:
+    """A kprobe event's ``format``, its own (kernel/trace/trace_kprobe.c,
+    kprobe_event_define_fields): ``__probe_ip`` (a kretprobe's ``__probe_func``
+    and ``__probe_ret_ip``) and the arguments after ``struct trace_entry``, in
+    the group it was defined in; an array's ``[N]`` goes after the name."""
+    fields = []
+    for ctype, name, offset, size, signed in tk.event.fields():
+        base, bracket, count = ctype.partition("[")
+        if bracket and not ctype.startswith("__data_loc"):
+            ctype, name = base, f"{name}[{count}"
+        fields.append(FieldFormat(ctype, name, offset, size, signed))
+    return EventFormat(tk.event.group, tk.event.event, tk.id, tuple(fields),
+                       tk.event.print_fmt())
+
+
+class _ProbeEncoder:
+    """A kprobe event's payload: its record as the kernel lays it out."""
+
+    def __init__(self, owner: ProbeEvents) -> None:
+        self.owner = owner
+
+    def encode(self, e: Event, derived: tuple[int, ...] = ()) -> bytes:
+        return self.owner.encode(e)
 
 
 def event_formats(classes: Sequence[EventClass], word_bits: int) -> dict[str, EventFormat]:
@@ -445,11 +486,10 @@ class TraceDatSink:
     """A :class:`tracing.sinks.Sink` writing ``DIR/trace.dat``, packet by packet."""
 
     def __init__(self, out: OutDir | Path, arch_name: str, classes: Sequence[EventClass],
-                 image=None, formats: Mapping[str, EventFormat] | None = None) -> None:
+                 image=None, dynamic: ProbeEvents | None = None) -> None:
         """``out``: a trace directory (``DIR/trace.dat``) or the file itself, refused
-        now if kisim may not write it. ``formats``: events whose ``format`` is
-        their probe's own (a kprobe event's), by event name; the others get
-        :func:`event_format`."""
+        now if kisim may not write it. ``dynamic``: the kprobe events, whose
+        ``format`` and records are their own (:func:`probe_format`)."""
         arch = get_arch(arch_name)
         if isinstance(out, OutDir):
             self.out: OutDir | None = out
@@ -459,8 +499,14 @@ class TraceDatSink:
         self.long_size = arch.bits // 8
         self.char_signed = arch.char_signed
         self.prefix = "<" if arch.endian == "little" else ">"
-        self.formats = {**event_formats(classes, arch.bits), **(formats or {})}
-        self.encoders = {name: _Encoder(f, self.prefix) for name, f in self.formats.items()}
+        probes = list(dynamic.events.values()) if dynamic is not None else []
+        own = {id(tk.cls) for tk in probes}
+        self.formats = event_formats([c for c in classes if id(c) not in own], arch.bits)
+        self.encoders: dict[str | int, _Encoder | _ProbeEncoder] = {
+            name: _Encoder(f, self.prefix) for name, f in self.formats.items()}
+        for tk in probes:        # keyed apart: kprobes/a and mygroup/a may both exist
+            self.formats[f"{tk.event.group}/{tk.event.event}"] = probe_format(tk)
+            self.encoders[id(tk.cls)] = _ProbeEncoder(dynamic)
         self.image = image
         self.cpus: dict[int, CpuPages] = {}
         self.stats: dict[int, CpuStats] = {}
@@ -485,7 +531,8 @@ class TraceDatSink:
         for e in events:
             if not st.read and not n:
                 st.oldest_ns = e.timestamp
-            pages.add(e.timestamp, self.encoders[e.cls.name].encode(e, self._derived(e)))
+            encoder = self.encoders.get(id(e.cls)) or self.encoders[e.cls.name]
+            pages.add(e.timestamp, encoder.encode(e, self._derived(e)))
             if e.tid:
                 self.cmdlines[e.tid] = e.comm
             n += 1
@@ -567,5 +614,5 @@ class TraceDatSink:
 
 
 __all__ = ["CpuPages", "CpuStats", "EventFormat", "FILE", "FieldFormat", "TraceDatSink",
-           "event_format", "event_formats", "header_page", "kallsyms", "output_file", "select_events",
-           "tracefs_name"]
+           "event_format", "event_formats", "header_page", "kallsyms", "match_event", "output_file",
+           "probe_format", "select_events", "tracefs_name"]

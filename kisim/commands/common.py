@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import Any, Callable
 
 import patcher.instrument  # noqa: F401  (serves static keys, markers, tracepoints of modules)
@@ -16,10 +17,12 @@ from kbuild.modules import ModulePath
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.samples import MAX_LAYOUTS
+from patcher.instrument import attach
+from probes.trace_kprobe import kprobe_events
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
 from sim.machine import MAX_CPUS
 from tracing.ring import MAX_RING_BYTES, MAX_SUBBUF_SIZE, MAX_SUBBUFS, MODES
-from tracing.session import TraceOptions
+from tracing.session import TraceOptions, TraceSession
 from workers import JOBS_PER_CPU, max_jobs
 
 #: Stated limits of the run options every guest command shares (checked by
@@ -310,6 +313,42 @@ def trace_options(args: argparse.Namespace, config: dict[str, str], probes: tupl
 
 #: Bytes of a --kprobe-events file (tracefs takes 4095-byte lines, WRITE_BUFSIZE).
 KPROBE_EVENTS_LIMIT = 1 << 20
+
+
+def add_kprobe_args(p: argparse.ArgumentParser) -> None:
+    """--kprobe-event DEF (repeatable) and --kprobe-events FILE (trace, record)."""
+    p.add_argument("--kprobe-event", action="append", default=[], metavar="DEF",
+                   help="a kprobe_events definition, as tracefs takes it (v5.10): "
+                        "'p[:[GRP/]EVENT] SYM[+OFFS]|ADDR [FETCHARGS]' or "
+                        "'r[MAXACTIVE][:[GRP/]EVENT] SYM[+0] [FETCHARGS]'; repeatable; its "
+                        "hits are recorded (docs/kprobe_events.md)")
+    p.add_argument("--kprobe-events", metavar="FILE",
+                   help="kprobe_events definitions, one a line, '#' comments")
+
+
+def kprobe_session(guest: Any, options: TraceOptions,
+                   filters: Callable[[Any], tuple[tuple[str, str], ...]] | None = None
+                   ) -> tuple[TraceSession, Any]:
+    """The session recording ``options``, with the kprobe events its
+    ``kprobe_events`` lines define registered on the guest (None: no lines);
+    ``filters(events)``: more (event, expr) filters, once the events are known."""
+    inst = attach(guest)
+    events = kprobe_events(guest, inst, options.kprobe_events)
+    if filters is not None:
+        options = replace(options, filters=options.filters + filters(events))
+    return TraceSession(guest, options, inst, events), events
+
+
+def kprobe_counts(events: Any) -> list[dict[str, Any]]:
+    """Each kprobe event's hits and the hits its filter kept out (for --json)."""
+    return [{"event": f"{group}/{name}", "id": tk.id, "hits": tk.hits, "filtered": tk.filtered}
+            for (group, name), tk in (events.events.items() if events else ())]
+
+
+def print_kprobe_counts(events: Any) -> None:
+    for c in kprobe_counts(events):
+        print(f"kprobe event {c['event']}: {c['hits']:,} hits, {c['filtered']:,} kept out "
+              "by its filter")
 
 
 def kprobe_lines(args: argparse.Namespace) -> tuple[str, ...]:

@@ -1,7 +1,8 @@
 """``kisim record``: ``trace-cmd record``'s common flags, on a guest run, into a trace.dat.
 
 ``kisim record --arch A [-e SYSTEM[:EVENT] [-f FILTER]]... [-p function|function_graph]
-[-l FUNC]... [-n FUNC]... [-g FUNC]... [-b KB] [-o FILE] [-C global] [WORKLOAD]``
+[-l FUNC]... [-n FUNC]... [-g FUNC]... [-b KB] [-o FILE] [-C global]
+[--kprobe-event DEF]... [--kprobe-events FILE] [WORKLOAD]``
 boots the guest, enables what the flags say, runs WORKLOAD (a kisim workload or
 ``MOD:FUNC``, default hackbench) and writes trace.dat (default ``./trace.dat``) for
 ``trace-cmd report`` and KernelShark. As in trace-cmd 3.1.6: ``-e`` takes ``SYSTEM``,
@@ -11,7 +12,8 @@ select the function tracer if ``-p`` names none, ``-g`` set_graph_function words
 (selecting function_graph); ``-b`` is the buffer per CPU in KiB; ``-C`` names the
 clock. kisim has one, the modeled clock, synchronized across CPUs (trace-cmd's
 ``global``). Its other flags are refused by name; ``--module`` is kisim's (a guest
-module's source), not trace-cmd's function filter.
+module's source), not trace-cmd's function filter. Every kprobe event
+defined is recorded; ``-e GROUP:EVENT`` names one for a ``-f`` filter.
 """
 from __future__ import annotations
 
@@ -21,16 +23,16 @@ from typing import NoReturn
 
 from arches import get_arch
 from kbuild import build
-from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_run_args,
-                                   check_drain, check_function_tracer, function_tracer,
-                                   int_in, overrides, print_json, run_traced, timing,
-                                   trace_options)
+from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kprobe_args,
+                                   add_run_args, check_drain, check_function_tracer,
+                                   function_tracer, int_in, kprobe_counts, kprobe_lines,
+                                   kprobe_session, overrides, print_json, print_kprobe_counts,
+                                   run_traced, timing, trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from sim.guest import Guest, check_workload
 from tracing.events import event_classes
-from tracing.session import TraceSession
-from tracing.tracedat import TraceDatSink, output_file, select_events, tracefs_name
+from tracing.tracedat import TraceDatSink, match_event, output_file, select_events, tracefs_name
 
 TRACERS = ("nop", "function", "function_graph")
 #: The most -b may ask for, KiB per CPU (tracing.ring.MAX_RING_BYTES bounds all CPUs).
@@ -112,8 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="output file (default trace.dat)")
     p.add_argument("-C", default="global", metavar="CLOCK", dest="clock",
                    help="trace clock: global, kisim's modeled clock (the only one)")
-    p.add_argument("--kprobe-event", action="append", default=[], metavar="DEF",
-                   dest="kprobe_events", help="a kprobe_events definition (repeatable)")
+    add_kprobe_args(p)
     p.add_argument("command", nargs="?", default=None, metavar="WORKLOAD",
                    help="what to run (like --workload; default hackbench)")
     add_buffer_args(p)
@@ -124,20 +125,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_record)
 
 
-def _probes(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """The events the -e flags enable, and their filters by event name."""
+def _probes(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...],
+                                               list[tuple[str, str | None]]]:
+    """The events the -e flags enable, their filters by event name, and the -e
+    specs no built-in event matches (kprobe events', known once defined)."""
     classes = event_classes(get_arch(args.arch)).values()
     names: list[str] = []
     filters = []
+    later = []
     for spec, expr in args.events:
         found = select_events(spec, classes)
         if not found:
-            known = ", ".join(":".join(tracefs_name(c)) for c in classes
-                              if tracefs_name(c)[0] != "ftrace")
-            raise UsageError(f"-e {spec}: no such event (events: {known})")
+            later.append((spec, expr))
         names += [n for n in found if n not in names]
         filters += [(n, expr) for n in found if expr is not None]
-    return tuple(names), tuple(filters)
+    if later and not (args.kprobe_event or args.kprobe_events):
+        known = ", ".join(":".join(tracefs_name(c)) for c in classes
+                          if tracefs_name(c)[0] != "ftrace")
+        raise UsageError(f"-e {later[0][0]}: no such event (events: {known})")
+    return tuple(names), tuple(filters), later
+
+
+def _kprobe_filters(later: list[tuple[str, str | None]], events) -> tuple[tuple[str, str], ...]:
+    """The filters of the -e specs naming kprobe events (``GROUP:EVENT``, globs):
+    every kprobe event is recorded; a spec matching none is refused."""
+    filters = []
+    for spec, expr in later:
+        found = [f"{g}/{e}" for g, e in (events.events if events else ())
+                 if match_event(spec, g, e)]
+        if not found:
+            known = ", ".join(f"{g}:{e}" for g, e in (events.events if events else ()))
+            raise UsageError(f"-e {spec}: no such event (kprobe events: {known or 'none'})")
+        filters += [(name, expr) for name in found if expr is not None]
+    return tuple(filters)
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -155,8 +175,9 @@ def cmd_record(args: argparse.Namespace) -> int:
         raise UsageError("-l/-n filter the function tracers; -p nop has none")
     if args.graph and tracer != "function_graph":
         raise UsageError(f"-g sets the function_graph tracer's functions; not for -p {tracer}")
-    probes, filters = _probes(args)
-    if not probes and tracer == "nop" and not args.kprobe_events:
+    probes, filters, later = _probes(args)
+    lines = kprobe_lines(args)
+    if not probes and tracer == "nop" and not lines:
         raise UsageError("no event or tracer to record: give -e EVENT or -p TRACER")
     check_drain(args)
     output = output_file(args.output)          # refused now, before the build and the run
@@ -174,9 +195,11 @@ def cmd_record(args: argparse.Namespace) -> int:
     options = trace_options(args, b.config, probes, args.max_instructions)
     if args.b is not None:
         options = replace(options, subbufs=max(2, -(-args.b * 1024 // options.subbuf_size)))
-    options = replace(options, filters=filters, kprobe_events=tuple(args.kprobe_events))
-    session = TraceSession(guest, options)
-    sink = TraceDatSink(output, guest.arch.name, session.classes, guest.image)
+    session, events = kprobe_session(
+        guest, replace(options, filters=filters, kprobe_events=lines),
+        lambda events: _kprobe_filters(later, events))
+    options = session.options
+    sink = TraceDatSink(output, guest.arch.name, session.classes, guest.image, events)
     if ft is not None:
         ft.start()
     result = run_traced(session, sink, "recording", args)
@@ -184,14 +207,17 @@ def cmd_record(args: argparse.Namespace) -> int:
     size = output.stat().st_size
     if args.json:
         data = result.to_json()
-        data.update(tracer=tracer, output=str(output), trace_bytes=size)
+        data.update(tracer=tracer, output=str(output), trace_bytes=size,
+                    kprobe_event_counts=kprobe_counts(events))
         print_json(data)
         return 0 if result.checksum_ok else 1
+    recorded = [*options.probes, *(f"{g}:{e}" for g, e in (events.events if events else ()))]
     for cpu in range(result.cpus):       # trace-cmd record's closing per-CPU stats
         print(sink.stats[cpu].text(cpu) if cpu in sink.stats else f"CPU: {cpu}\n(no events)")
     print(f"{result.arch}, {result.cpus} CPUs, {result.workload}: events "
-          f"{', '.join(options.probes)}; tracer {tracer}; {result.total.recorded:,} recorded, "
+          f"{', '.join(recorded) or 'none'}; tracer {tracer}; {result.total.recorded:,} recorded, "
           f"{result.total.discarded:,} discarded, {result.total.overwritten:,} overwritten; "
           f"checksum {'ok' if result.checksum_ok else 'MISMATCH'}")
+    print_kprobe_counts(events)
     print(f"trace: {output} (trace.dat version 6, {size:,} bytes)")
     return 0 if result.checksum_ok else 1

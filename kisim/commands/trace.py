@@ -16,16 +16,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbuild import build
-from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_run_args,
-                                   check_drain, filter_args, kprobe_lines, overrides, print_json,
-                                   run_traced, trace_options)
-from patcher.instrument import attach
-from probes.trace_kprobe import kprobe_events
+from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_kprobe_args,
+                                   add_run_args, check_drain, filter_args, kprobe_counts,
+                                   kprobe_lines, kprobe_session, overrides, print_json,
+                                   print_kprobe_counts, run_traced, trace_options)
 from sim.guest import Guest, check_workload
 from tracing.ctf import TraceInfo
 from tracing.events import EVENTS, GROUPS, parse_probes
 from tracing.outdir import POLICY
-from tracing.session import TraceResult, TraceSession
+from tracing.session import TraceResult
 from tracing.sinks import SinkContext, format_names, help_text, open_sink, trace_uuid
 
 FORMATS = format_names()
@@ -41,13 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"trace directory to write. {POLICY}")
     p.add_argument("--format", choices=FORMATS, default="ctf",
                    help=f"{help_text(FORMATS)} (default ctf)")
-    p.add_argument("--kprobe-event", action="append", default=[], metavar="DEF",
-                   help="a kprobe_events definition, as tracefs takes it (v5.10): "
-                        "'p[:[GRP/]EVENT] SYM[+OFFS]|ADDR [FETCHARGS]' or "
-                        "'r[MAXACTIVE][:[GRP/]EVENT] SYM[+0] [FETCHARGS]'; repeatable; its "
-                        "hits are recorded (docs/kprobe_events.md)")
-    p.add_argument("--kprobe-events", metavar="FILE",
-                   help="kprobe_events definitions, one a line, '#' comments")
+    add_kprobe_args(p)
     p.add_argument("--filter", action="append", default=[], metavar="[GRP/]EVENT:EXPR",
                    help="an event's filter in v5.10's grammar (events/GRP/EVENT/filter), for a "
                         "recorded event or a kprobe event, e.g. 'kmem/kmalloc:bytes_req > 64'; "
@@ -68,9 +61,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))
-    inst = attach(guest)
-    events = kprobe_events(guest, inst, options.kprobe_events)
-    session = TraceSession(guest, options, inst, events)
+    session, events = kprobe_session(guest, options)
     info = TraceInfo(guest.arch.endian, trace_uuid((
         b.key, args.cpus, args.workload, args.size, args.seed, args.quantum, probes,
         args.mode, (options.subbuf_size, options.subbufs), args.drain_every,
@@ -79,7 +70,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
                               "kisim_mode": args.mode,
                               "kisim_cpu_clock_hz": guest.arch.clock_hz})
     out = Path(args.out)
-    sink = open_sink(args.format, out, SinkContext(info, session.classes, image=guest.image))
+    sink = open_sink(args.format, out, SinkContext(info, session.classes, image=guest.image,
+                                                    dynamic=events))
     result = run_traced(session, sink, "tracing", args)
     info.env.update({f"kisim_events_{k}": v for k, v in result.total.to_json().items()})
     files = sink.close()
@@ -88,18 +80,13 @@ def cmd_trace(args: argparse.Namespace) -> int:
         data = result.to_json()
         data.update(format=args.format, out=str(out), trace_bytes=size,
                     files=[str(f) for f in files], trace_uuid=str(info.trace_uuid),
-                    kprobe_event_counts=[
-                        {"event": f"{group}/{name}", "id": tk.id, "hits": tk.hits,
-                         "filtered": tk.filtered}
-                        for (group, name), tk in (events.events.items() if events else ())])
+                    kprobe_event_counts=kprobe_counts(events))
         print_json(data)
     else:
         _print_summary(result, args.format, out, size)
         for name, count in result.filtered.items():
             print(f"event {name}: {count:,} kept out by its filter")
-        for (group, name), tk in (events.events.items() if events else ()):
-            print(f"kprobe event {group}/{name}: {tk.hits:,} hits, {tk.filtered:,} kept out "
-                  "by its filter")
+        print_kprobe_counts(events)
     return 0 if result.checksum_ok else 1
 
 
