@@ -10,7 +10,11 @@ Three timings, each a separate ``kisim`` process:
    warm / baseline says what 8 layouts cost over one; with ``--jobs`` on J cores
    the ideal is 8 / J.
 
-Usage: ``.venv/bin/python benchmarks/bench_compare_layouts.py [--warm-only] [--jobs N]``
+``--layouts N`` and ``--size N`` shrink the run; ``--smallest`` is 2 layouts at
+size 1, warm only (the smoke test's run: its figures mean nothing).
+
+Usage: ``.venv/bin/python benchmarks/bench_compare_layouts.py [--warm-only] [--jobs N]
+[--layouts N] [--size N] [--smallest]``
 """
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchlib import parse_args
 
 REPO = Path(__file__).resolve().parent.parent
 LAYOUTS = 8
@@ -39,24 +45,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warm-only", action="store_true")
     parser.add_argument("--jobs", type=int, default=None)
-    args = parser.parse_args()
-    jobs = ["--jobs", str(args.jobs)] if args.jobs else []
-    layouts = ["--layouts", str(LAYOUTS), *jobs]
+    parser.add_argument("--layouts", type=int, default=LAYOUTS)
+    parser.add_argument("--size", type=int, default=None, help="workload size")
+    args = parse_args(parser, layouts=2, size=1, warm_only=True)
+    common = (["--jobs", str(args.jobs)] if args.jobs else []) + \
+        ([] if args.size is None else ["--size", str(args.size)])
+    layouts = ["--layouts", str(args.layouts), *common]
     with tempfile.TemporaryDirectory(prefix="kisim-bench-") as tmp:
         cache = None if args.warm_only else os.path.join(tmp, "cache")
         out = os.path.join(tmp, "out")
         cold = None if args.warm_only else timed(cache, out, *layouts)
         warm = timed(cache, out, *layouts)
-        base = timed(cache, out, *jobs)
+        base = timed(cache, out, *common)
     cores = len(os.sched_getaffinity(0))
-    print(f"kisim compare --layouts {LAYOUTS}, 3 arches, default options, {cores} cores"
+    print(f"kisim compare --layouts {args.layouts}, 3 arches, default options, {cores} cores"
           + (f", --jobs {args.jobs}" if args.jobs else "") + ":")
     if cold is not None:
         print(f"  cold cache (compiles every layout's kernels): {cold:7.1f} s")
     print(f"  warm cache:                                   {warm:7.1f} s   target <= "
           f"{TARGET:.0f} s: {'ok' if warm <= TARGET else 'MISSED'}")
     print(f"  baseline, one plain compare (warm):           {base:7.1f} s   "
-          f"warm / baseline = {warm / base:.1f}x ({LAYOUTS} layouts)")
+          f"warm / baseline = {warm / base:.1f}x ({args.layouts} layouts)")
 
 
 if __name__ == "__main__":
