@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
+import capstone
 import unicorn
 
 from arches import Arch, TrapKind
@@ -63,6 +64,48 @@ PATCHER = 0                     # the CPU that calls the primitive
 TEXT_ALIAS = 0x80000            # guest.h PC_TEXT_ALIAS
 NR_CPUS = 4                     # guest.h PC_NR_CPUS
 MAX_PATCH_INSNS = 2_000_000     # one primitive call that runs longer hangs
+ENTRY_POINTS = ("cpu_relax",)
+"""What every arch's patching file defines for the checker (guest.h), beside the
+arch's entries (``IRQ_ENTRY``, ``BREAKPOINT_ENTRY``) and what its ``cpu_setup`` reads."""
+
+
+def trap_path_bound(arch: Arch, machine, functions: Iterable[tuple[int, int, str]],
+                    entries: Iterable[int]) -> int:
+    """An upper bound of the longest path from any of ``entries`` (a trap or interrupt
+    entry) to its return that runs each instruction at most once: the instructions
+    of the entries' functions and of every function they reach by a call or a branch
+    out of the function. An indirect call or branch may reach any function."""
+    cs = capstone.Cs(*arch.cs_mode)
+    cs.detail = True
+    funcs = {addr: size for addr, size, _ in functions}
+    insns: dict[int, int] = {}
+    reach: dict[int, set[int] | None] = {}          # None: any function
+    for addr, size in funcs.items():
+        code = machine.read(addr, size)
+        count, out = 0, set()
+        for insn in cs.disasm(code, addr):
+            count += 1
+            if not set(insn.groups) & _BRANCHES:
+                continue
+            targets = [op.imm for op in insn.operands if op.type == capstone.CS_OP_IMM]
+            if not targets and not set(insn.groups) & _RETURNS:
+                out = None                          # through a register or memory
+            elif out is not None:
+                out.update(t for t in targets if not addr <= t < addr + size)
+        insns[addr], reach[addr] = count, out
+    seen, todo = set(), [e for e in entries if e in funcs]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        todo += list(funcs) if reach[f] is None else [t for t in reach[f] if t in funcs]
+    return sum(insns[f] for f in seen)
+
+
+_BRANCHES = {capstone.CS_GRP_JUMP, capstone.CS_GRP_CALL, capstone.CS_GRP_RET,
+             capstone.CS_GRP_IRET, capstone.CS_GRP_BRANCH_RELATIVE}
+_RETURNS = {capstone.CS_GRP_RET, capstone.CS_GRP_IRET}
 
 
 class PatcherFailed(Exception):
@@ -89,12 +132,14 @@ class GuestSide:
     ``ablation`` names one of the arch's ``GUEST_ABLATIONS``: the image is
     then compiled without that step. ``sources`` are a user's C files built in,
     and ``protocol`` the function of theirs checked instead of the arch's
-    ``arch_patch_batch()``, with its signature. The object is the checker's
-    protocol.
+    ``arch_patch_batch()``, with its signature. ``patching`` is a user's version
+    of the arch's whole patching file, built in its place: it must define the
+    same entry points (:data:`ENTRY_POINTS` and the arch's entries). The object
+    is the checker's protocol.
     """
 
     def __init__(self, checker, ablation: str | None = None, sources: Sequence[Path] = (),
-                 protocol: str | None = None) -> None:
+                 protocol: str | None = None, patching: Path | None = None) -> None:
         self.checker = checker
         self.arch, self.machine = checker.arch, checker.machine
         self.hooks = guest_hooks(self.arch)
@@ -111,12 +156,19 @@ class GuestSide:
             if not C_NAME.fullmatch(protocol):
                 raise CheckerError(f"--guest-protocol {protocol!r}: not a C function name")
             macros += (f"PC_PROTOCOL={protocol}",)
-        self.__name__ = (protocol or self.hooks.PATCHING_C) + \
+        own = patching is None
+        patching = REPO / self.hooks.PATCHING_C if own else Path(patching)
+        self.__name__ = (protocol or (self.hooks.PATCHING_C if own else patching.name)) + \
             (f" without {ablation}" if ablation else "")
-        elf = build_guest(self.arch, (REPO / self.hooks.PATCHING_C, *map(Path, sources)),
-                          macros)
+        elf = build_guest(self.arch, (patching, *map(Path, sources)), macros, users=int(own))
         self.image = self.machine.load_elf(str(elf))
         self.symbols = self.image.symbols
+        entries = (*ENTRY_POINTS, self.hooks.IRQ_ENTRY,
+                   *filter(None, (self.hooks.BREAKPOINT_ENTRY,)))
+        missing = [name for name in entries if name not in self.symbols]
+        if missing:
+            raise CheckerError(f"{patching}: defines no {', '.join(missing)} (a version of "
+                               f"{self.hooks.PATCHING_C} keeps its entry points)")
         self._done_at = self.symbols["pc_done"]
         self._relax_at = self.symbols["cpu_relax"]
         # only the instructions that touch instruction fetch are hooked; the other CPUs
@@ -130,6 +182,10 @@ class GuestSide:
         self.cpus = [GuestCpuView(cpu, self.symbols) for cpu in self.machine.cpus]
         self.ipis = Ipis(self.machine, self.hooks, self.cpus,
                          self.symbols[self.hooks.IRQ_ENTRY])
+        entries = [self.symbols[e] for e in (self.hooks.IRQ_ENTRY, self.hooks.BREAKPOINT_ENTRY)
+                   if e is not None]
+        self.longest = trap_path_bound(self.arch, self.machine, self.image.functions, entries)
+        self.due = [0] * len(self.machine.cpus)     # when a pending IPI may be taken
         self._setup_cpus()
 
     # -- the machine ----------------------------------------------------------
@@ -166,7 +222,11 @@ class GuestSide:
             base = stacks + cpu.index * THREAD_SIZE
             m.write_word(base, cpu.index, 4)                  # thread_info.cpu
             cpu.set_reg(self.arch.sp, base + THREAD_SIZE - 64)
-            self.hooks.cpu_setup(view)
+            try:
+                self.hooks.cpu_setup(view)
+            except KeyError as err:             # a user's patching file lacks it
+                raise CheckerError(f"the guest's patching file defines no {err.args[0]} "
+                                   f"(as {self.hooks.PATCHING_C} does)") from None
         data = self.symbols["_sdata"]
         self._data = (data, m.read(data, self.symbols["_edata"] - data))
 
@@ -174,6 +234,7 @@ class GuestSide:
         """The guest's data as loaded, no interrupt pending (each seed)."""
         self.machine.write(*self._data)
         self.ipis.pending[:] = [False] * len(self.machine.cpus)
+        self.due[:] = [0] * len(self.machine.cpus)
         self.patching = self._done = self._failed = False
 
     # -- hooks ------------------------------------------------------------------
@@ -202,7 +263,13 @@ class GuestSide:
     def _on_irq_store(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
                       cpu: int) -> None:
         self._step(cpu)
+        was = list(self.ipis.pending)
         self.ipis.store(addr - self.hooks.IRQ_BASE, value, cpu)
+        for target, (before, now) in enumerate(zip(was, self.ipis.pending)):
+            if now and not before:
+                self.due[target] = self.machine.cpus[target].instructions + \
+                    self.checker.ipi_latency()
+
 
     def _on_data_store(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
                        cpu: int) -> None:
@@ -266,6 +333,7 @@ class GuestSide:
             self.machine.write_word(declined, 0)
             return UNHANDLED
         after = trap.address + len(self.arch.poke_breakpoint)
+        self.checker.event(cpu.index, "trap")
         return self.hooks.irq_enter(self.cpus[cpu.index],
                                     self.symbols[self.hooks.BREAKPOINT_ENTRY], after)
 
@@ -279,22 +347,32 @@ class GuestSide:
         return (self.ipis.pending[index] and not (self.patching and index == PATCHER)
                 and self.ipis.enabled(index))
 
+    def latency(self, index: int, hooked: bool = False) -> int:
+        """Instructions CPU ``index`` runs before its pending IPI can be taken (0: now);
+        ``hooked``: from a code hook, whose instruction has not retired (Unicorn's
+        counter has counted it, :meth:`sim.machine.Cpu.stop_before`)."""
+        if not self.ipis.pending[index]:
+            return 0
+        return max(0, self.due[index] - self.machine.cpus[index].position() + hooked)
+
     def interrupt(self, index: int) -> bool:
         """From the loop's code hook: a pending IPI is taken at this instruction
-        boundary if the CPU has interrupts enabled (the first boundary after its
-        handler's exception return, as the hardware takes it). The CPU stops here
-        and enters the vector before it runs again (:meth:`deliver`): registers
-        that switch modes are not written under a running Unicorn."""
-        if not self._takes_ipi(index):
+        boundary if its seeded latency has run out (every instruction the CPU
+        retires counts, masked or not) and the CPU has interrupts enabled (never
+        while they are masked). The CPU stops here and enters the vector before
+        it runs again (:meth:`deliver`): registers that switch modes are not
+        written under a running Unicorn."""
+        if not self._takes_ipi(index) or self.latency(index, hooked=True):
             return False
         self.machine.cpus[index].stop_before()
         return True
 
     def deliver(self, index: int) -> None:
-        """Before CPU ``index`` runs: take a pending IPI if interrupts are enabled, at
-        the instruction boundary the seeded run lengths brought it to."""
-        if self._takes_ipi(index):
+        """Before CPU ``index`` runs: take a pending IPI if interrupts are enabled and
+        its latency is over, at the boundary the seeded run lengths brought it to."""
+        if self._takes_ipi(index) and not self.latency(index):
             self.ipis.take(index)
+            self.checker.event(index, "ipi")
 
     # -- the protocol -------------------------------------------------------------
     def __call__(self, port: object, sites: Sequence[tuple[int, bytes]]) -> None:

@@ -43,10 +43,11 @@ def guest_flags(arch: Arch, macros: tuple[str, ...] = ()) -> list[str]:
 
 
 def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] = (),
-                cache_dir: Path | None = None) -> Path:
+                cache_dir: Path | None = None, users: int = 1) -> Path:
     """The guest ELF of the generic sources plus ``sources`` (the arch's
-    patching.c, then a user's files) compiled with ``macros``; built on first use.
-    A user's file that does not build is its first error on one line
+    patching.c or a user's version of it, then a user's files) compiled with
+    ``macros``; built on first use. ``sources[users:]`` are the user's: one that
+    does not build is its first error on one line
     (:class:`kbuild.errors.ModuleError`).
 
     Raises :class:`kbuild.BuildError` when the compiler or linker fails.
@@ -66,12 +67,12 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
         for unit in units:
             obj = work / f"{len(objs)}-{unit.stem}.o"
             _tool(_zig("cc", *flags, "-c", os.fspath(unit), "-o", os.fspath(obj)),
-                  f"{arch.name}: compiling {_rel(unit)}", env, unit, unit in sources[1:])
+                  f"{arch.name}: compiling {_rel(unit)}", env, unit, unit in sources[users:])
             objs.append(obj)
         _tool(_zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o",
                    os.fspath(work / ELF), *map(os.fspath, objs)),
               f"{arch.name}: linking the patch checker's guest", env, sources[-1],
-              len(sources) > 1)
+              len(sources) > users)
         for obj in objs:
             obj.unlink()
         return {"key": key, "sources": [_rel(u) for u in units], "macros": list(macros),

@@ -41,7 +41,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 import fsio
 from arches import Arch, get_arch
 from arches.base import TextPokeBatch
-from kbuild.modules import load_modules
+from kbuild.modules import load_module, load_modules
 from patchcheck.ablate import Ablated, Ablation, ablations
 from patchcheck.checker import KINDS, Finding, PatchChecker
 from patchcheck.guest import guest_ablations
@@ -150,6 +150,7 @@ class CheckSpec:
     overrides: Overrides = ()       # --set NAME=VALUE, in order (a mapping is accepted)
     guest: bool = False             # check the arch's own patching C on the CPUs (--guest)
     guest_protocol: str | None = None   # with guest: a C function of ``modules`` instead
+    patching_source: str | None = None  # with guest: a user's version of the arch's patching.c
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sites", parse_sites(self.sites))   # "a,b" or names
@@ -221,9 +222,12 @@ class CheckSpec:
                                f"{', '.join(guest_ablations(arch))})")
         sources = tuple(os.fspath(f.path) for m in load_modules(self.modules)
                         for f in m.sources)
+        patching = None
+        if self.patching_source is not None:       # read as a module is: a regular C file
+            patching = os.fspath(load_module(self.patching_source).sources[0].path)
         return PatchChecker(arch, self.cpus, sites=self.sites, guest=True,
                             guest_ablation=self.without, guest_sources=sources,
-                            guest_protocol=self.guest_protocol)
+                            guest_protocol=self.guest_protocol, guest_patching=patching)
 
     def replay_command(self, seed: int) -> str:
         """The command line that replays ``seed`` of this spec."""
@@ -249,6 +253,8 @@ class CheckSpec:
             words += ["--module", module]
         if self.guest_protocol is not None:
             words += ["--guest-protocol", self.guest_protocol]
+        if self.patching_source is not None:
+            words += ["--patching-source", shlex.quote(self.patching_source)]
         return " ".join(words + ["--replay", str(seed)])
 
 

@@ -67,7 +67,8 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     arch = arch_of(args)
     if args.show < 0:
         raise UsageError(f"--show {args.show}: the number of findings to list is at least 0")
-    guest = args.guest or args.guest_protocol is not None     # --guest-protocol implies it
+    # --guest-protocol and --patching-source imply --guest
+    guest = args.guest or args.guest_protocol is not None or args.patching_source is not None
     if guest and args.protocol is not None:
         raise UsageError("--guest-protocol checks your C; --protocol a Python protocol: "
                          "choose one")
@@ -91,7 +92,8 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
                      args.kernel, args.site, protocol_timeout=args.protocol_timeout,
                      modules=tuple(args.modules), overrides=overrides(args),
-                     guest=guest, guest_protocol=args.guest_protocol)
+                     guest=guest, guest_protocol=args.guest_protocol,
+                     patching_source=args.patching_source)
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -212,6 +214,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --module FILE.c: check your C function "
                         "NAME(const struct pc_site *sites, int nr) on the CPUs as --guest "
                         "checks the kernel's (implies --guest; see docs/patchcheck.md)")
+    p.add_argument("--patching-source", metavar="FILE.c",
+                   help="build the guest with your version of the arch's patching file "
+                        "(arches/<arch>/patching.c, the same entry points) in its place: "
+                        "checks an edited text_poke_bp_batch() (implies --guest)")
     p.add_argument("--site", default=",".join(DEFAULT_SITES), metavar="KIND[,KIND...]",
                    help="site kinds in the loop (default %(default)s): "
                         + "; ".join(f"{k.name}: {k.summary}" for k in SITE_KINDS.values()))

@@ -1,0 +1,207 @@
+"""The patch checker sees what a slow CPU sees (issue 36): long turns, late
+interrupts, and a kernel developer's own version of the arch's patching file.
+
+- A CPU's turn may run as long as the longest trap path, derived from the
+  guest's code (:func:`patchcheck.guest.trap_path_bound`), after the events
+  the seed picks (a text store, an IPI, a trap): x86 ``text_poke_bp_batch()``
+  publishing ``bp_desc`` after its ``int3`` stores is caught, which 12-
+  instruction turns never showed (the handler needs about 25 to reach its load).
+- An IPI is taken after a seeded latency and never while interrupts are
+  masked: a ``text_poke_sync()`` that does not wait for its IPI is caught.
+- ``--patching-source FILE.c`` builds the guest with the user's file in place
+  of ``arches/<arch>/patching.c``; the unsafe versions are each one edit of
+  v5.10's code, made here from the arch's own file.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import patchcheck.checker as checker_mod
+from kbuild.image import REPO
+from kisim.cli import main
+from patchcheck.checker import PatchChecker
+from patchcheck.guest import trap_path_bound
+from patchcheck.sites import CheckerError
+from patchcheck.sweep import CheckSpec
+
+X86 = "x86_64"
+WITHIN = 500                        # issue 36: each unsafe routine caught within these seeds
+
+PUBLISH = "\t__atomic_store_n(&bp_desc, &desc, __ATOMIC_RELEASE);\t/* smp_store_release() */\n"
+INT3S = """\t/* First step: add a int3 trap to the address that will be patched. */
+\tfor (i = 0; i < nr_entries; i++) {
+\t\ttp[i].old = *(u8 *)text_poke_addr(&tp[i]);
+\t\ttext_poke(text_poke_addr(&tp[i]), &int3, INT3_INSN_SIZE);
+\t}
+"""
+WAIT = "\ton_each_cpu(do_sync_core, NULL, 1);"
+FINAL = """\tif (do_sync)
+\t\ttext_poke_sync();
+
+\t/* Remove and synchronize_rcu(), except we have a very primitive refcount based completion. */
+\tWRITE_ONCE(bp_desc, NULL);\t/* RCU_INIT_POINTER */
+"""
+
+
+def x86_source() -> str:
+    return (REPO / "arches/x86_64/patching.c").read_text()
+
+
+def edited(tmp_path: Path, name: str, *edits: tuple[str, str]) -> str:
+    """The arch's patching.c with each (old, new) edit made once, as ``name``."""
+    text = x86_source()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def late_desc(tmp_path: Path) -> str:
+    """bp_desc published after the int3s."""
+    return edited(tmp_path, "late_desc.c", (PUBLISH, ""), (INT3S, INT3S + PUBLISH))
+
+
+def no_wait(tmp_path: Path) -> str:
+    """text_poke_sync() that does not wait for the other CPUs."""
+    return edited(tmp_path, "no_wait.c", (WAIT, WAIT.replace("1);", "0);")))
+
+
+def early_clear(tmp_path: Path) -> str:
+    """bp_desc cleared before the final sync."""
+    return edited(tmp_path, "early_clear.c", (FINAL, (
+        "\tWRITE_ONCE(bp_desc, NULL);\n\tif (do_sync)\n\t\ttext_poke_sync();\n")))
+
+
+def first_finding(checker: PatchChecker, seeds: range):
+    for seed in seeds:
+        found = checker.run_seed(seed)
+        if found:
+            return found[0]
+    return None
+
+
+@pytest.mark.slow
+def test_a_patching_source_equal_to_the_arch_file_is_clean(tmp_path) -> None:
+    checker = PatchChecker(X86, 2, guest=True, guest_patching=edited(tmp_path, "same.c"))
+    assert checker.protocol_name == "same.c"
+    assert first_finding(checker, range(10)) is None
+
+
+@pytest.mark.slow
+def test_bp_desc_published_after_the_int3s_is_caught(tmp_path) -> None:
+    found = first_finding(PatchChecker(X86, 2, guest=True, guest_patching=late_desc(tmp_path)),
+                          range(WITHIN))
+    assert found is not None and found.kind == "fault", found
+    assert "breakpoint" in found.detail
+
+
+@pytest.mark.slow
+def test_without_long_turns_bp_desc_published_late_passes(tmp_path, monkeypatch) -> None:
+    """The negative control of the long turns: with none, the late bp_desc passes the
+    seeds that catch it with them."""
+    source = late_desc(tmp_path)
+    caught = first_finding(PatchChecker(X86, 2, guest=True, guest_patching=source), range(60))
+    assert caught is not None
+    monkeypatch.setattr(checker_mod, "LONG_CHANCES", (0.0, 0.0))
+    assert first_finding(PatchChecker(X86, 2, guest=True, guest_patching=source),
+                         range(caught.seed + 1)) is None
+
+
+@pytest.mark.slow
+def test_text_poke_sync_that_does_not_wait_is_caught(tmp_path) -> None:
+    found = first_finding(PatchChecker(X86, 2, guest=True, guest_patching=no_wait(tmp_path)),
+                          range(WITHIN))
+    assert found is not None and found.kind in ("torn", "fault"), found
+
+
+@pytest.mark.slow
+def test_the_longest_turn_comes_from_the_code(tmp_path) -> None:
+    """The bound grows with the handler: 40 more instructions in the #BP entry."""
+    checker = PatchChecker(X86, 2, guest=True)
+    longer = edited(tmp_path, "longer.c", ('"\tcall\texc_int3\\n"',
+                                           '"\t.rept 40\\n\tnop\\n\t.endr\\n\tcall\texc_int3\\n"'))
+    other = PatchChecker(X86, 2, guest=True, guest_patching=longer)
+    assert other.longest == checker.longest + 40
+    g = checker.guest
+    entry = g.symbols[g.hooks.BREAKPOINT_ENTRY]
+    only_entry = [f for f in g.image.functions if f[0] == entry]
+    assert trap_path_bound(checker.arch, checker.machine, only_entry, [entry]) < checker.longest
+
+
+def test_a_pending_ipi_is_never_taken_while_masked() -> None:
+    checker = PatchChecker(X86, 2, guest=True)
+    checker._reset(0)
+    g = checker.guest
+    g.ipis.pending[1] = True
+    g.due[1] = 0                                        # its latency is over
+    cpu = checker.machine.cpus[1]
+    cpu.set_reg("rflags", cpu.reg("rflags") & ~0x200)   # IF clear
+    pc = cpu.pc
+    g.deliver(1)
+    assert g.ipis.pending[1] and cpu.pc == pc
+    cpu.set_reg("rflags", cpu.reg("rflags") | 0x200)
+    g.due[1] = cpu.instructions + 5                     # not yet
+    g.deliver(1)
+    assert g.ipis.pending[1] and g.latency(1) == 5
+    g.due[1] = cpu.instructions
+    g.deliver(1)
+    assert not g.ipis.pending[1] and cpu.pc == g.symbols[g.hooks.IRQ_ENTRY]
+
+
+def test_replay_command_carries_the_patching_source(tmp_path) -> None:
+    spec = CheckSpec(X86, 2, guest=True, patching_source=str(tmp_path / "my patch.c"))
+    assert spec.replay_command(7).endswith(f"--guest --patching-source "
+                                           f"'{tmp_path}/my patch.c' --replay 7")
+
+
+@pytest.mark.slow
+def test_cli_patching_source_finding_replays(tmp_path, capsys) -> None:
+    source = late_desc(tmp_path)
+    assert main(["patchcheck", "--arch", X86, "--patching-source", source, "--seeds", "3",
+                 "--jobs", "1"]) == 1
+    out = capsys.readouterr().out
+    assert f"--guest --patching-source {source} --replay" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("old, new, says", [
+    ("noinline void cpu_relax(void)", "noinline void my_relax(void)", "cpu_relax"),
+    ("asm_exc_int3", "my_int3", "asm_exc_int3"),
+])
+def test_cli_refuses_a_patching_source_without_the_entry_points(tmp_path, capsys, old, new,
+                                                                 says) -> None:
+    path = tmp_path / "edited.c"
+    path.write_text(x86_source().replace(old, new))
+    assert main(["patchcheck", "--arch", X86, "--patching-source", str(path), "--seeds",
+                 "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+
+
+@pytest.mark.parametrize("name, text, says", [
+    ("missing.c", None, "missing.c"),
+    ("notc.txt", "int x;", "C file"),
+    pytest.param("broken.c", "#include \"guest.h\"\nint f( {\n", "broken.c:2:",
+                 marks=pytest.mark.slow),
+])
+def test_cli_refuses_bad_patching_sources(tmp_path, capsys, name, text, says) -> None:
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    assert main(["patchcheck", "--arch", X86, "--patching-source", str(path), "--seeds",
+                 "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+
+
+@pytest.mark.slow
+def test_guest_side_refuses_a_missing_entry_as_checker_error(tmp_path) -> None:
+    text = x86_source().replace("const u64 gdt_page[3]", "const u64 my_gdt[3]")
+    path = tmp_path / "nogdt.c"
+    path.write_text(text)
+    with pytest.raises(CheckerError, match="gdt_page"):
+        PatchChecker(X86, 2, guest=True, guest_patching=str(path))
