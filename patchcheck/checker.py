@@ -65,7 +65,7 @@ STACK = 0x1000
 MAX_RUN = 12                 # the most instructions a CPU runs at one interleaving point
 GUEST_RUN = 64               # ... in the guest's own code (--guest: a handler, a spin wait)
 EVENTS = ("store", "ipi", "trap")   # where a long turn may fall (--guest)
-LONG_CHANCES = (0.25, 1.0)   # the chance, chosen per seed, of a long turn after one
+LONG_CHANCES = (1 / 16, 1 / 4)   # the chance, chosen per seed, of a long turn after one
 KINDS = ("torn", "stale", "wild branch", "unpredictable", "fault",
          "wrong checksum")                  # the last: kernel mode
 __all__ = ["BASE", "STRADDLE", "CheckerError", "Finding", "PatchChecker", "Site", "naive_patch",

@@ -25,6 +25,7 @@ from patchcheck.checker import PatchChecker
 from patchcheck.guest import trap_path_bound
 from patchcheck.sites import CheckerError
 from patchcheck.sweep import CheckSpec
+from arches.x86_64 import INT3, poke_int3_handler, split_out_of_line, write_out_of_line
 
 X86 = "x86_64"
 WITHIN = 500                        # issue 36: each unsafe routine caught within these seeds
@@ -76,6 +77,26 @@ def early_clear(tmp_path: Path) -> str:
         "\tWRITE_ONCE(bp_desc, NULL);\n\tif (do_sync)\n\t\ttext_poke_sync();\n")))
 
 
+def early_clear_twin(port, sites) -> None:
+    """The Python twin of :func:`early_clear`: x86's text_poke_bp_batch() with its int3
+    handler removed before the final sync."""
+    code, sites = split_out_of_line(sites)
+    multi = [(addr, insn) for addr, insn in sites if len(insn) > 1]
+    table = dict(multi)
+    write_out_of_line(port, code, None)
+    with port.breakpoint_handler(lambda frame, addr: poke_int3_handler(port, table, frame,
+                                                                       addr)):
+        for addr, _ in multi:
+            port.write_text(addr, INT3)
+        port.sync_all()
+        for addr, insn in multi:
+            port.write_text(addr + 1, insn[1:])
+        port.sync_all()
+        for addr, insn in sites:
+            port.write_text(addr, insn[:1])
+    port.sync_all()
+
+
 def first_finding(checker: PatchChecker, seeds: range):
     for seed in seeds:
         found = checker.run_seed(seed)
@@ -116,6 +137,17 @@ def test_text_poke_sync_that_does_not_wait_is_caught(tmp_path) -> None:
     found = first_finding(PatchChecker(X86, 2, guest=True, guest_patching=no_wait(tmp_path)),
                           range(WITHIN))
     assert found is not None and found.kind in ("torn", "fault"), found
+
+
+@pytest.mark.slow
+def test_descriptor_cleared_early_is_caught_half_as_often_as_its_python_twin(tmp_path) -> None:
+    seeds = range(300)
+    guest = PatchChecker(X86, 2, guest=True, guest_patching=early_clear(tmp_path))
+    python = PatchChecker(X86, 2, protocol=early_clear_twin)
+    caught_guest = sum(bool(guest.run_seed(s)) for s in seeds)
+    caught_python = sum(bool(python.run_seed(s)) for s in seeds)
+    assert caught_python > 200, caught_python
+    assert 2 * caught_guest >= caught_python, (caught_guest, caught_python)
 
 
 @pytest.mark.slow
@@ -160,8 +192,8 @@ def test_replay_command_carries_the_patching_source(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_cli_patching_source_finding_replays(tmp_path, capsys) -> None:
-    source = late_desc(tmp_path)
-    assert main(["patchcheck", "--arch", X86, "--patching-source", source, "--seeds", "3",
+    source = early_clear(tmp_path)
+    assert main(["patchcheck", "--arch", X86, "--patching-source", source, "--seeds", "1",
                  "--jobs", "1"]) == 1
     out = capsys.readouterr().out
     assert f"--guest --patching-source {source} --replay" in out
