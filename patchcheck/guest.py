@@ -186,6 +186,8 @@ class GuestSide:
                    if e is not None]
         self.longest = trap_path_bound(self.arch, self.machine, self.image.functions, entries)
         self.due = [0] * len(self.machine.cpus)     # when a pending IPI may be taken
+        # per CPU: its cache maintenance not yet completed by a barrier (_complete)
+        self.outstanding: list[list[tuple]] = [[] for _ in self.machine.cpus]
         self._setup_cpus()
 
     # -- the machine ----------------------------------------------------------
@@ -235,6 +237,8 @@ class GuestSide:
         self.machine.write(*self._data)
         self.ipis.pending[:] = [False] * len(self.machine.cpus)
         self.due[:] = [0] * len(self.machine.cpus)
+        for ops in self.outstanding:
+            ops.clear()
         self.patching = self._done = self._failed = False
 
     # -- hooks ------------------------------------------------------------------
@@ -294,10 +298,16 @@ class GuestSide:
             self.checker.views.sync(cpu)
         elif event.kind in ("clean", "invalidate"):
             self._cache_op(cpu, event)
+        elif event.kind == "barrier":
+            self._complete(cpu)
 
     def _cache_op(self, cpu: int, event: FetchSync) -> None:
-        """``clean`` or ``invalidate`` the line the registers address (all: none); a
-        line of the text alias is the text's own (the caches are physically tagged)."""
+        """Issue a ``clean`` or ``invalidate`` of the line the registers address (all:
+        none); a line of the text alias is the text's own (the caches are physically
+        tagged). It takes effect at the CPU's next barrier (:meth:`_complete`); an
+        invalidation covers only the pieces a clean completed before it was issued:
+        without a barrier between them, the instruction cache may refill the line
+        before the clean reaches the point of unification."""
         views = self.checker.views
         if event.regs:
             begin = effective_address(self.machine.cpus[cpu], event)
@@ -306,13 +316,23 @@ class GuestSide:
             end = begin + 1
         else:
             begin, end = views.base, views.base + views.size
-        if event.kind == "clean":
-            views.clean(begin, end)
-            return
-        views.invalidate(begin, end)
-        for other in range(len(self.machine.cpus)):
-            if other != cpu:
-                views.deliver(other, begin, end)
+        covers = views.cleaned(begin, end) if event.kind == "invalidate" else None
+        self.outstanding[cpu].append((event.kind, begin, end, covers))
+
+    def _complete(self, cpu: int) -> None:
+        """A barrier (ARM ``dsb``, PowerPC ``sync``): the CPU's cache maintenance since
+        its last barrier takes effect, in order. An invalidation's flushed pieces
+        reach the *other* CPUs' fetch at once (their next fetch of the line misses)."""
+        views = self.checker.views
+        for kind, begin, end, covers in self.outstanding[cpu]:
+            if kind == "clean":
+                views.clean(begin, end)
+                continue
+            views.invalidate(begin, end, covers)
+            for other in range(len(self.machine.cpus)):
+                if other != cpu:
+                    views.deliver(other, begin, end)
+        self.outstanding[cpu].clear()
 
     def _on_declined(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
                      cpu: int) -> None:

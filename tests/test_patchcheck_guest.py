@@ -35,8 +35,12 @@ SLOW_SEEDS = 1_000
 ABLATION_SEEDS = 1_000        # each step removed must be caught within these
 
 
-def _ablation_cases() -> list[tuple[str, str]]:
-    return [(n, step) for n in GUEST_ARCHES for step in guest_ablations(get_arch(n))]
+SLOW_ABLATIONS = {"text_poke_sync waits", "bp_desc before int3"}   # caught after 10-105 seeds
+
+
+def _ablation_cases() -> list:
+    return [pytest.param(n, step, marks=[pytest.mark.slow] if step in SLOW_ABLATIONS else [])
+            for n in GUEST_ARCHES for step in guest_ablations(get_arch(n))]
 
 
 def _lines(findings) -> list[str]:

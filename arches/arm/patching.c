@@ -22,6 +22,7 @@
  *  PC_ABLATE_NO_STOP_MACHINE	patch_text() calls its callback directly
  *  PC_ABLATE_NO_FLUSH		__patch_text_real() skips flush_icache_range()
  *  PC_ABLATE_NO_ISB		flush_icache_range() ends without its isb
+ *  PC_ABLATE_NO_DSB_CLEAN	no dsb between the D-cache clean and the I-cache invalidate
  */
 #include "guest.h"
 
@@ -107,6 +108,11 @@ noinline void cpu_relax(void)
 #else
 #define V7_COHERENT_ISB	"	isb\n"
 #endif
+#ifdef PC_ABLATE_NO_DSB_CLEAN
+#define V7_COHERENT_DSB_CLEAN	""
+#else
+#define V7_COHERENT_DSB_CLEAN	"	dsb	ishst\n"
+#endif
 
 __asm__(
 	"	.text\n"
@@ -122,7 +128,7 @@ __asm__(
 	"	add	r12, r12, r2\n"
 	"	cmp	r12, r1\n"
 	"	blo	1b\n"
-	"	dsb	ishst\n"
+	V7_COHERENT_DSB_CLEAN
 	"	mov	r2, #32			@ icache_line_size r2, r3\n"
 	"	sub	r3, r2, #1\n"
 	"	bic	r12, r0, r3\n"

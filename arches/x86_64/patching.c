@@ -9,7 +9,8 @@
  * the IPI goes through the local APIC's ICR (xAPIC, physical destination:
  * arch/x86/kernel/apic/ipi.c __default_send_IPI_dest_field()).
  *
- * Each PC_ABLATE_* macro compiles one step out, for the checker's table.
+ * Each PC_ABLATE_* macro compiles one step out (or moves it), for the
+ * checker's table.
  */
 #include "guest.h"
 
@@ -140,6 +141,8 @@ void text_poke_sync(void)
 {
 #ifdef PC_ABLATE_NO_IPI
 	sync_core();		/* ablation: only the patching CPU serializes */
+#elif defined(PC_ABLATE_NO_WAIT)
+	on_each_cpu(do_sync_core, NULL, 0);	/* ablation: the IPI is not waited for */
 #else
 	on_each_cpu(do_sync_core, NULL, 1);
 #endif
@@ -304,12 +307,14 @@ static void text_poke_bp_batch(struct text_poke_loc *tp, unsigned int nr_entries
 	unsigned int i;
 	int do_sync;
 
+#ifndef PC_ABLATE_LATE_DESC
 	__atomic_store_n(&bp_desc, &desc, __ATOMIC_RELEASE);	/* smp_store_release() */
 	/*
 	 * Corresponding read barrier in int3 notifier for making sure the
 	 * nr_entries and handler are correctly ordered wrt. patching.
 	 */
 	smp_wmb();
+#endif
 
 #ifdef PC_ABLATE_TAIL_FIRST
 	goto tail;	/* ablation: the tail is written before the int3 */
@@ -320,6 +325,9 @@ int3:
 		tp[i].old = *(u8 *)text_poke_addr(&tp[i]);
 		text_poke(text_poke_addr(&tp[i]), &int3, INT3_INSN_SIZE);
 	}
+#ifdef PC_ABLATE_LATE_DESC
+	__atomic_store_n(&bp_desc, &desc, __ATOMIC_RELEASE);	/* ablation: after the int3s */
+#endif
 #ifndef PC_ABLATE_NO_SYNC_AFTER_INT3
 	text_poke_sync();
 #endif
