@@ -163,6 +163,9 @@ class GuestSide:
         elf = build_guest(self.arch, (patching, *map(Path, sources)), macros, users=int(own))
         self.image = self.machine.load_elf(str(elf))
         self.symbols = self.image.symbols
+        if protocol is not None and not any(name == protocol
+                                            for _, _, name in self.image.functions):
+            raise CheckerError(f"--guest-protocol {protocol}: not a function of the module")
         entries = (*ENTRY_POINTS, self.hooks.IRQ_ENTRY,
                    *filter(None, (self.hooks.BREAKPOINT_ENTRY,)))
         missing = [name for name in entries if name not in self.symbols]

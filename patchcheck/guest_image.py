@@ -37,9 +37,17 @@ FORMAT = "kisim-patchcheck-guest-1"
 
 
 def guest_flags(arch: Arch, macros: tuple[str, ...] = ()) -> list[str]:
-    """The kernel's compile flags for ``arch``, -O2, and ``-D`` each macro."""
+    """The kernel's compile flags for ``arch``, -O2, ``-D`` each macro, and the
+    include paths: guest.h and the arch's ``patching.h`` (what a user's routine
+    may call)."""
     return ["-target", arch.cc_target, *arch.cc_flags, *CFLAGS, "-O2",
-            "-I", os.fspath(PATCHING), *(f"-D{m}" for m in macros)]
+            "-I", os.fspath(PATCHING), "-I", os.fspath(arch_dir(arch)),
+            *(f"-D{m}" for m in macros)]
+
+
+def arch_dir(arch: Arch) -> Path:
+    """The directory of the arch's patching C (``arches/<arch>/``)."""
+    return (REPO / arch.ops.PATCHING_C).parent
 
 
 def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] = (),
@@ -59,6 +67,7 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
     key = cache.content_key(
         f"guest-{arch.name}",
         (FORMAT.encode(), *(p.read_bytes() for p in (*units, PATCHING / "guest.h",
+                                                     arch_dir(arch) / "patching.h",
                                                      LINKER_SCRIPT)),
          "\0".join(flags).encode(), "\0".join(LDFLAGS).encode(), compiler_version().encode()))
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import unicorn
 
 import patchcheck.checker as checker_mod
 from kbuild.image import REPO
@@ -237,3 +238,48 @@ def test_guest_side_refuses_a_missing_entry_as_checker_error(tmp_path) -> None:
     path.write_text(text)
     with pytest.raises(CheckerError, match="gdt_page"):
         PatchChecker(X86, 2, guest=True, guest_patching=str(path))
+
+
+# -- users' routines call what the arch's patching.h offers --------------------------------
+
+DATA = Path(__file__).parent / "data" / "patchcheck"
+
+
+def _user(arch: str, path: Path | str, name: str) -> PatchChecker:
+    return PatchChecker(arch, 2, guest=True, guest_sources=(str(path),), guest_protocol=name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch, file, name", [
+    ("arm", "arm_flush.c", "my_patch"),                       # flush_icache_range()
+    ("ppc32", "ppc_patch_instruction.c", "my_patch"),         # patch_instruction()
+    ("x86_64", "x86_poke_bp.c", "my_poke_bp"),                # bp_desc, text_poke_bp_batch's parts
+])
+def test_a_users_routine_calls_the_arch_functions_and_is_clean(arch, file, name) -> None:
+    assert first_finding(_user(arch, DATA / file, name), range(30)) is None
+
+
+@pytest.mark.slow
+def test_a_users_poke_bp_variant_claims_its_int3s(tmp_path) -> None:
+    """Publishing bp_desc late is caught; published first, the same seeds are clean, and
+    the other CPU did trap on the variant's int3s (poke_int3_handler claimed them)."""
+    late = tmp_path / "late.c"
+    late.write_text((DATA / "x86_poke_bp.c").read_text().replace(
+        "#ifndef PUBLISH_LATE", "#if 0").replace("#ifdef PUBLISH_LATE", "#if 1"))
+    found = first_finding(_user(X86, late, "my_poke_bp"), range(WITHIN))
+    assert found is not None and found.kind == "fault", found
+    checker = _user(X86, DATA / "x86_poke_bp.c", "my_poke_bp")
+    entered = []
+    entry = checker.guest.symbols[checker.guest.hooks.BREAKPOINT_ENTRY]
+    checker.machine.cpus[1].uc.hook_add(unicorn.UC_HOOK_CODE,
+                                        lambda *_: entered.append(1), None, entry, entry)
+    assert first_finding(checker, range(max(found.seed + 1, 30))) is None
+    assert entered, "the other CPU never trapped on the variant's int3s"
+
+
+@pytest.mark.slow
+def test_cli_refuses_a_guest_protocol_that_is_no_function(capsys) -> None:
+    assert main(["patchcheck", "--arch", "arm", "--module", str(DATA / "arm_flush.c"),
+                 "--guest-protocol", "not_a_function", "--seeds", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not_a_function: not a function" in err[0], err

@@ -25,6 +25,7 @@
  *  PC_ABLATE_NO_DSB_CLEAN	no dsb between the D-cache clean and the I-cache invalidate
  */
 #include "guest.h"
+#include "patching.h"
 
 /*
  * The GIC distributor: the checker maps this page as PC_IRQ_BASE
@@ -148,7 +149,7 @@ int v7_coherent_kern_range(unsigned long start, unsigned long end);
 _Static_assert(CACHE_LINE_BYTES == 32, "v7_coherent_kern_range's mov r2, #32");
 
 /* asm/cacheflush.h: #define flush_icache_range __cpuc_coherent_kern_range */
-static void flush_icache_range(unsigned long start, unsigned long end)
+void flush_icache_range(unsigned long start, unsigned long end)
 {
 	v7_coherent_kern_range(start, end);
 }
@@ -217,7 +218,7 @@ static int patch_text_stop_machine(void *data)
 }
 
 /* v5.10 calls stop_machine_cpuslocked(): stop_machine() with the hotplug lock held. */
-static void patch_text(void *addr, unsigned int insn)
+void patch_text(void *addr, unsigned int insn)
 {
 	struct patch patch = {
 		.addr = addr,

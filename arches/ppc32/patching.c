@@ -32,6 +32,7 @@
  * Every CPU stores to the same address; the checker knows the sender.
  */
 #include "guest.h"
+#include "patching.h"
 
 #define __stringify_1(x)	#x
 #define __stringify(x)		__stringify_1(x)
@@ -193,7 +194,7 @@ static int do_patch_instruction(u32 *addr, u32 instr)
 	return err;
 }
 
-static int patch_instruction(u32 *addr, u32 instr)
+int patch_instruction(u32 *addr, u32 instr)
 {
 	return do_patch_instruction(addr, instr);
 }

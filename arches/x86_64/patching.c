@@ -13,8 +13,7 @@
  * checker's table.
  */
 #include "guest.h"
-
-typedef int s32;
+#include "patching.h"
 
 #define INT3_INSN_SIZE		1
 #define INT3_INSN_OPCODE	0xCC
@@ -24,7 +23,6 @@ typedef int s32;
 #define JMP32_INSN_OPCODE	0xE9
 #define JMP8_INSN_SIZE		2
 #define JMP8_INSN_OPCODE	0xEB
-#define POKE_MAX_OPCODE_SIZE	5
 
 #define X86_EFLAGS_IF		0x200
 
@@ -163,21 +161,7 @@ void text_poke(void *addr, const void *opcode, size_t len)
 }
 
 /* -- text_poke_bp_batch() and poke_int3_handler() -- */
-struct text_poke_loc {
-	s32 rel_addr;		/* addr := _stext + rel_addr */
-	s32 rel32;
-	u8 opcode;
-	u8 text[POKE_MAX_OPCODE_SIZE];
-	u8 old;
-};
-
-struct bp_patching_desc {
-	struct text_poke_loc *vec;
-	int nr_entries;
-	int refs;		/* atomic_t */
-};
-
-static struct bp_patching_desc *bp_desc;
+struct bp_patching_desc *bp_desc;
 
 static __always_inline struct bp_patching_desc *try_get_desc(struct bp_patching_desc **descp)
 {
@@ -296,7 +280,7 @@ void exc_int3(struct pt_regs *regs)
 	pc_breakpoint_declined[smp_processor_id()] = regs->ip;
 }
 
-static void text_poke_bp_batch(struct text_poke_loc *tp, unsigned int nr_entries)
+void text_poke_bp_batch(struct text_poke_loc *tp, unsigned int nr_entries)
 {
 	struct bp_patching_desc desc = {
 		.vec = tp,
@@ -376,7 +360,7 @@ first:
 }
 
 /* text_poke_loc_init(): what the int3 handler emulates; a 5-byte nop as jmp +0. */
-static void text_poke_loc_init(struct text_poke_loc *tp, const struct pc_site *site)
+void text_poke_loc_init(struct text_poke_loc *tp, const struct pc_site *site)
 {
 	u32 i;
 
