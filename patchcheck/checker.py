@@ -66,7 +66,7 @@ MAX_RUN = 12                 # the most instructions a CPU runs at one interleav
 GUEST_RUN = 64               # ... in the guest's own code (--guest: a handler, a spin wait)
 EVENTS = ("store", "ipi", "trap")   # where a long turn may fall (--guest)
 LONG_CHANCES = (1 / 16, 1 / 4)   # the chance, chosen per seed, of a long turn after one
-KINDS = ("torn", "stale", "wild branch", "unpredictable", "fault",
+KINDS = ("torn", "stale", "wild branch", "unpredictable", "fault", "hang",
          "wrong checksum")                  # the last: kernel mode
 __all__ = ["BASE", "STRADDLE", "CheckerError", "Finding", "PatchChecker", "Site", "naive_patch",
            "unpredictable"]
@@ -506,9 +506,10 @@ class PatchChecker:
         :mod:`patchcheck.guest`): the site it was executing is not done; it runs again."""
         self._pending[cpu] = None
 
-    def patcher_failed(self, pc: int, detail: str) -> None:
-        """The guest's patching CPU crashed or hung (:mod:`patchcheck.guest`)."""
-        self._report(PATCHER, pc, self._disasm(PATCHER, pc), "fault", detail)
+    def patcher_failed(self, pc: int, detail: str, kind: str = "fault") -> None:
+        """The guest's patching CPU crashed (``fault``) or did not return (``hang``,
+        :mod:`patchcheck.guest`)."""
+        self._report(PATCHER, pc, self._disasm(PATCHER, pc), kind, detail)
 
     def _reset(self, seed: int) -> None:
         m = self.machine

@@ -64,6 +64,10 @@ PATCHER = 0                     # the CPU that calls the primitive
 TEXT_ALIAS = 0x80000            # guest.h PC_TEXT_ALIAS
 NR_CPUS = 4                     # guest.h PC_NR_CPUS
 MAX_PATCH_INSNS = 2_000_000     # one primitive call that runs longer hangs
+MAX_SPINS = 10_000
+"""Calls of cpu_relax() in a row, with nothing the other CPUs can see between them,
+after which the patching CPU hangs (the references spin at most 37 in a row over
+200 seeds on 2 CPUs; each spin lets the other CPUs run)."""
 ENTRY_POINTS = ("cpu_relax",)
 """What every arch's patching file defines for the checker (guest.h), beside the
 arch's entries (``IRQ_ENTRY``, ``BREAKPOINT_ENTRY``) and what its ``cpu_setup`` reads."""
@@ -253,8 +257,14 @@ class GuestSide:
         they run first (nested: each CPU is its own Unicorn). A finding ends the call."""
         if cpu != PATCHER or not self.patching or self._failed:
             return
-        self.checker.interleave(skip=PATCHER, spin=relax and self._spinning)
+        spin = relax and self._spinning
+        self.checker.interleave(skip=PATCHER, spin=spin)
         self._spinning = relax
+        self._spins = self._spins + 1 if spin else 0
+        if self._spins > MAX_SPINS:
+            self.checker.patcher_failed(self.machine.cpus[PATCHER].pc, "the patching CPU "
+                                        f"spun {MAX_SPINS:,} times in a row without "
+                                        "returning", "hang")
         if self.checker.findings:
             self._failed = True             # a CPU that fell over will never answer an IPI
             self.machine.cpus[PATCHER].uc.emu_stop()
@@ -408,6 +418,7 @@ class GuestSide:
         cpu = m.cpus[PATCHER]
         saved = cpu.prepare_call(self.symbols["pc_patch"], (len(sites),), self._done_at)
         self.patching, self._done, self._failed, self._spinning = True, False, False, False
+        self._spins = 0
         try:
             try:
                 m.step(PATCHER, MAX_PATCH_INSNS)
@@ -419,7 +430,7 @@ class GuestSide:
                 raise PatcherFailed
             if not self._done:
                 self.checker.patcher_failed(cpu.pc, "the patching CPU did not return within "
-                                            f"{MAX_PATCH_INSNS:,} instructions")
+                                            f"{MAX_PATCH_INSNS:,} instructions", "hang")
                 raise PatcherFailed
         finally:
             self.patching = False

@@ -14,6 +14,10 @@ interrupts, and a kernel developer's own version of the arch's patching file.
 """
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +29,7 @@ from kisim.cli import main
 from patchcheck.checker import PatchChecker
 from patchcheck.guest import trap_path_bound
 from patchcheck.sites import CheckerError
-from patchcheck.sweep import CheckSpec
+from patchcheck.sweep import CheckSpec, sweep
 from arches.x86_64 import INT3, poke_int3_handler, split_out_of_line, write_out_of_line
 
 X86 = "x86_64"
@@ -283,3 +287,37 @@ def test_cli_refuses_a_guest_protocol_that_is_no_function(capsys) -> None:
                  "--guest-protocol", "not_a_function", "--seeds", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not_a_function: not a function" in err[0], err
+
+
+# -- bounded waits ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("on_hang, seeds", [("stop", 1), ("continue", 2)])
+def test_a_routine_that_never_returns_is_one_hang_and_the_sweep_stops_or_goes_on(
+        on_hang, seeds) -> None:
+    spec = CheckSpec(X86, 2, guest=True, modules=(str(DATA / "x86_hang.c"),),
+                     guest_protocol="my_hang", on_hang=on_hang)
+    result = sweep(spec, range(5 if on_hang == "stop" else seeds), jobs=1)
+    assert result.interleavings == seeds
+    assert result.counts == {"hang": seeds}
+    assert "spun 10,000 times" in result.findings[0].detail
+
+
+def test_on_hang_is_checked() -> None:
+    with pytest.raises(CheckerError, match="on_hang"):
+        CheckSpec(X86, 2, on_hang="retry")
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_billion_seed_sweep_within_2_s() -> None:
+    """The seed range is checked by its ends: min()/max() walked all 10^9 seeds before
+    the sweep began, and a signal waited for them."""
+    proc = subprocess.Popen([sys.executable, "-m", "kisim.cli", "patchcheck", "--arch", X86,
+                             "--seeds", "1000000000", "--jobs", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(4)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 2, err
+    assert proc.returncode == 143, err

@@ -24,7 +24,7 @@ from patchcheck.checker import KINDS, Finding
 from patchcheck.guard import DEFAULT_PROTOCOL_TIMEOUT, MAX_PROTOCOL_TIMEOUT
 from patchcheck.sites import DEFAULT_SITES, SITE_KINDS
 from patchcheck.sweep import (JOBS_PER_CPU, MAX_SEED, MAX_SEEDS, CheckerError, CheckResult,
-                              CheckSpec, ablate, load_protocol, max_jobs, sweep)
+                              ON_HANG, CheckSpec, ablate, load_protocol, max_jobs, sweep)
 
 DEFAULT_SEEDS = 10_000
 ABLATE_SEEDS = 1_000
@@ -93,7 +93,7 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
                      args.kernel, args.site, protocol_timeout=args.protocol_timeout,
                      modules=tuple(args.modules), overrides=overrides(args),
                      guest=guest, guest_protocol=args.guest_protocol,
-                     patching_source=args.patching_source)
+                     patching_source=args.patching_source, on_hang=args.on_hang)
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -218,6 +218,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="build the guest with your version of the arch's patching file "
                         "(arches/<arch>/patching.c, the same entry points) in its place: "
                         "checks an edited text_poke_bp_batch() (implies --guest)")
+    p.add_argument("--on-hang", choices=ON_HANG, default="stop",
+                   help="when the patching code does not return (a 'hang' finding, reported "
+                        "once): stop the sweep there (default) or continue with the next "
+                        "seeds")
     p.add_argument("--site", default=",".join(DEFAULT_SITES), metavar="KIND[,KIND...]",
                    help="site kinds in the loop (default %(default)s): "
                         + "; ".join(f"{k.name}: {k.summary}" for k in SITE_KINDS.values()))
