@@ -506,10 +506,11 @@ class PatchChecker:
         :mod:`patchcheck.guest`): the site it was executing is not done; it runs again."""
         self._pending[cpu] = None
 
-    def patcher_failed(self, pc: int, detail: str, kind: str = "fault") -> None:
-        """The guest's patching CPU crashed (``fault``) or did not return (``hang``,
-        :mod:`patchcheck.guest`)."""
-        self._report(PATCHER, pc, self._disasm(PATCHER, pc), kind, detail)
+    def patcher_failed(self, pc: int, detail: str, kind: str = "fault",
+                       cpu: int = PATCHER) -> None:
+        """The guest's patching CPU (or ``cpu``) crashed (``fault``) or did not return
+        (``hang``, :mod:`patchcheck.guest`)."""
+        self._report(cpu, pc, self._disasm(cpu, pc), kind, detail)
 
     def _reset(self, seed: int) -> None:
         m = self.machine

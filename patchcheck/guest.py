@@ -64,6 +64,7 @@ PATCHER = 0                     # the CPU that calls the primitive
 TEXT_ALIAS = 0x80000            # guest.h PC_TEXT_ALIAS
 NR_CPUS = 4                     # guest.h PC_NR_CPUS
 MAX_PATCH_INSNS = 2_000_000     # one primitive call that runs longer hangs
+POISON_FREE = 0x6B               # include/linux/poison.h
 MAX_SPINS = 10_000
 """Calls of cpu_relax() in a row, with nothing the other CPUs can see between them,
 after which the patching CPU hangs (the references spin at most 37 in a row over
@@ -178,6 +179,8 @@ class GuestSide:
                                f"{self.hooks.PATCHING_C} keeps its entry points)")
         self._done_at = self.symbols["pc_done"]
         self._relax_at = self.symbols["cpu_relax"]
+        self._release_at = self.symbols["pc_release"]
+        self.released: list[tuple[int, int]] = []      # this seed's released ranges
         # only the instructions that touch instruction fetch are hooked; the other CPUs
         # may not run before the store of an atomic read-modify-write
         self.events, self.atomic = scan(self.arch, self.hooks, self.machine,
@@ -212,9 +215,19 @@ class GuestSide:
                             hooks.IRQ_BASE, hooks.IRQ_BASE + PAGE - 1)
             cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_data_store, cpu.index,
                             data, stacks - 1)
-            mine = [self._done_at, self._relax_at] if cpu.index == PATCHER else []
+            cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_read_only_text, cpu.index,
+                            BASE, BASE + size - 1)
+            mine = [self._done_at, self._relax_at, self._release_at] \
+                if cpu.index == PATCHER else []
             for addr in (*self.events, *mine):
                 cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index, addr, addr)
+        # the patching CPU's stack (its loop's too): what the others read of it is a
+        # descriptor; once released, a use after release
+        mine = stacks + PATCHER * THREAD_SIZE
+        for cpu in m.cpus:
+            if cpu.index != PATCHER:
+                cpu.uc.hook_add(unicorn.UC_HOOK_MEM_READ, self._on_patcher_stack_read,
+                                cpu.index, mine, mine + THREAD_SIZE - 1)
         if self.hooks.BREAKPOINT_ENTRY is not None:
             m.add_trap_handler(self._on_breakpoint, TrapPriority.TEXT_POKE)
             declined = self.symbols["pc_breakpoint_declined"]
@@ -277,6 +290,37 @@ class GuestSide:
         self.checker.views.store(text, self._value(value, size))
         self.checker.stored(text, size)
 
+    def _on_read_only_text(self, uc: unicorn.Uc, _access: int, addr: int, size: int,
+                           value: int, cpu: int) -> None:
+        """A store to the text itself, not through the alias: v5.10 maps kernel text
+        read-only (CONFIG_STRICT_KERNEL_RWX), so the store faults. A finding; the
+        CPU stops there."""
+        self.checker.patcher_failed(
+            self.machine.cpus[cpu].pc, f"stored {size} bytes to read-only kernel text at "
+            f"{addr:#x} (v5.10 maps text read-only: write through the alias, text_alias())",
+            "fault", cpu)
+        self._failed = True
+        uc.emu_stop()
+
+    def _release(self) -> None:
+        """pc_release(p, size) (guest.h): the range is poisoned (include/linux/poison.h
+        POISON_FREE) until the next call of the protocol."""
+        cpu = self.machine.cpus[PATCHER]
+        begin, size = (cpu.reg(r) for r in self.arch.args[:2])
+        size = min(size, PAGE)
+        self.released.append((begin, begin + size))
+        self.machine.write(begin, bytes([POISON_FREE]) * size)
+
+    def _on_patcher_stack_read(self, uc: unicorn.Uc, _access: int, addr: int, size: int,
+                               _value: int, cpu: int) -> None:
+        """Another CPU reads the patching CPU's stack: a use after release if the range
+        was released (a handler still holding the protocol's descriptor)."""
+        if any(b <= addr < e for b, e in self.released):
+            self.checker.patcher_failed(
+                self.machine.cpus[cpu].pc, f"read {size} bytes at {addr:#x} of a descriptor "
+                "the protocol had released (a handler still held it)", "fault", cpu)
+            uc.emu_stop()
+
     def _on_irq_store(self, uc: unicorn.Uc, _access: int, addr: int, size: int, value: int,
                       cpu: int) -> None:
         self._step(cpu)
@@ -297,6 +341,9 @@ class GuestSide:
             self._step(cpu)
 
     def _on_code(self, uc: unicorn.Uc, addr: int, size: int, cpu: int) -> None:
+        if cpu == PATCHER and self.patching and addr == self._release_at:
+            self._release()
+            return
         if cpu == PATCHER and self.patching and addr in (self._done_at, self._relax_at):
             self._step(cpu, relax=addr == self._relax_at)
             if addr == self._done_at:
@@ -418,6 +465,7 @@ class GuestSide:
         cpu = m.cpus[PATCHER]
         saved = cpu.prepare_call(self.symbols["pc_patch"], (len(sites),), self._done_at)
         self.patching, self._done, self._failed, self._spinning = True, False, False, False
+        self.released.clear()
         self._spins = 0
         try:
             try:

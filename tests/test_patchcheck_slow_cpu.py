@@ -321,3 +321,35 @@ def test_sigterm_ends_a_billion_seed_sweep_within_2_s() -> None:
     _, err = proc.communicate(timeout=60)
     assert time.monotonic() - sent < 2, err
     assert proc.returncode == 143, err
+
+
+# -- use after release, direct text stores ---------------------------------------------------
+
+def test_a_read_of_a_released_descriptor_is_a_finding() -> None:
+    """text_poke_bp_batch() releases its descriptor (pc_release) when its stack frame
+    dies; the checker poisons it, and another CPU's read of it is a fault finding."""
+    checker = PatchChecker(X86, 2, guest=True)
+    assert not checker.run_seed(0)
+    g = checker.guest
+    assert g.released, "the reference released no descriptor"
+    begin, end = g.released[-1]
+    assert checker.machine.read(begin, end - begin) == b"\x6b" * (end - begin)
+    m = checker.machine
+    m.map(0x200000, 0x1000, "rwx")
+    m.write(0x200000, bytes.fromhex("488b18"))            # mov rbx, [rax]
+    cpu = m.cpus[1]
+    cpu.pc, cpu_rax = 0x200000, begin
+    cpu.set_reg("rax", cpu_rax)
+    checker.findings, checker._dead = [], [False, False]
+    m.step(1, 1)
+    assert [f.kind for f in checker.findings] == ["fault"]
+    assert "released" in checker.findings[0].detail
+
+
+@pytest.mark.slow
+def test_a_store_straight_to_text_is_a_fault_finding_with_a_replay(capsys) -> None:
+    assert main(["patchcheck", "--arch", X86, "--module", str(DATA / "x86_direct.c"),
+                 "--guest-protocol", "my_direct", "--seeds", "2", "--jobs", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "fault: stored 1 bytes to read-only kernel text" in out
+    assert "--guest-protocol my_direct --replay 0" in out

@@ -357,6 +357,7 @@ first:
 	if (__atomic_sub_fetch(&desc.refs, 1, __ATOMIC_SEQ_CST))	/* !atomic_dec_and_test() */
 		while (__atomic_load_n(&desc.refs, __ATOMIC_ACQUIRE))	/* atomic_cond_read_acquire() */
 			cpu_relax();
+	pc_release(&desc, sizeof(desc));	/* the stack frame dies */
 }
 
 /* text_poke_loc_init(): what the int3 handler emulates; a 5-byte nop as jmp +0. */
