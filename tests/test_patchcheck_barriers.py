@@ -23,9 +23,8 @@ DATA = Path(__file__).parent / "data" / "patchcheck"
 WITHIN = 500
 
 
-def _user(arch: str, path: Path) -> PatchChecker:
-    return PatchChecker(arch, 2, guest=True, guest_sources=(str(path),),
-                        guest_protocol="my_patch")
+def _user(arch: str, path: Path, name: str) -> PatchChecker:
+    return PatchChecker(arch, 2, guest=True, guest_sources=(str(path),), guest_protocol=name)
 
 
 def _first(checker: PatchChecker, seeds: range):
@@ -36,7 +35,7 @@ def _first(checker: PatchChecker, seeds: range):
     return None
 
 
-def _with_barrier(tmp_path: Path, name: str, old: str, new: str) -> Path:
+def _edited(tmp_path: Path, name: str, old: str, new: str) -> Path:
     text = (DATA / name).read_text()
     assert text.count(old) == 1
     path = tmp_path / name
@@ -46,34 +45,35 @@ def _with_barrier(tmp_path: Path, name: str, old: str, new: str) -> Path:
 
 @pytest.mark.slow
 def test_arm_without_dsb_between_clean_and_invalidate_is_caught() -> None:
-    found = _first(_user("arm", DATA / "arm_no_dsb.c"), range(WITHIN))
+    found = _first(_user("arm", DATA / "arm_routines.c", "my_patch_no_dsb"), range(WITHIN))
     assert found is not None and found.kind in ("stale", "unpredictable"), found
 
 
 @pytest.mark.slow
 def test_arm_with_the_dsb_is_clean(tmp_path) -> None:
     loop = "c7, c11, 1\" : : \"r\" (a) : \"memory\");\n"
-    path = _with_barrier(tmp_path, "arm_no_dsb.c", loop,
-                         loop + "\t__asm__ __volatile__(\"dsb ishst\" : : : \"memory\");\n")
-    assert _first(_user("arm", path), range(100)) is None
+    path = _edited(tmp_path, "arm_routines.c", loop,
+                   loop + "\t__asm__ __volatile__(\"dsb ishst\" : : : \"memory\");\n")
+    assert _first(_user("arm", path, "my_patch_no_dsb"), range(100)) is None
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("old, new", [
-    ("dcbst 0, %0\\n\\ticbi", "dcbst 0, %0\\n\\ticbi"),                   # no sync between
+    (None, None),                                                         # no sync between
     ("icbi 0, %1\\n\\tsync\\n\\tisync", "icbi 0, %1\\n\\tisync"),         # no sync at all
 ])
 def test_ppc_without_sync_between_dcbst_and_icbi_is_caught(tmp_path, old, new) -> None:
-    found = _first(_user("ppc32", _with_barrier(tmp_path, "ppc_no_sync.c", old, new)),
-                   range(WITHIN))
+    path = DATA / "ppc_routines.c" if old is None else \
+        _edited(tmp_path, "ppc_routines.c", old, new)
+    found = _first(_user("ppc32", path, "my_patch_no_sync"), range(WITHIN))
     assert found is not None and found.kind == "stale", found
 
 
 @pytest.mark.slow
 def test_ppc_with_both_syncs_is_clean(tmp_path) -> None:
-    path = _with_barrier(tmp_path, "ppc_no_sync.c", "dcbst 0, %0\\n\\ticbi",
-                         "dcbst 0, %0\\n\\tsync\\n\\ticbi")
-    assert _first(_user("ppc32", path), range(100)) is None
+    path = _edited(tmp_path, "ppc_routines.c", "dcbst 0, %0\\n\\ticbi",
+                   "dcbst 0, %0\\n\\tsync\\n\\ticbi")
+    assert _first(_user("ppc32", path, "my_patch_no_sync"), range(100)) is None
 
 
 @pytest.mark.parametrize("arch, code, kind", [

@@ -255,8 +255,8 @@ def _user(arch: str, path: Path | str, name: str) -> PatchChecker:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch, file, name", [
-    ("arm", "arm_flush.c", "my_patch"),                       # flush_icache_range()
-    ("ppc32", "ppc_patch_instruction.c", "my_patch"),         # patch_instruction()
+    ("arm", "arm_routines.c", "my_patch"),                    # flush_icache_range()
+    ("ppc32", "ppc_routines.c", "my_patch"),                  # patch_instruction()
     ("x86_64", "x86_poke_bp.c", "my_poke_bp"),                # bp_desc, text_poke_bp_batch's parts
 ])
 def test_a_users_routine_calls_the_arch_functions_and_is_clean(arch, file, name) -> None:
@@ -283,7 +283,7 @@ def test_a_users_poke_bp_variant_claims_its_int3s(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_cli_refuses_a_guest_protocol_that_is_no_function(capsys) -> None:
-    assert main(["patchcheck", "--arch", "arm", "--module", str(DATA / "arm_flush.c"),
+    assert main(["patchcheck", "--arch", "arm", "--module", str(DATA / "arm_routines.c"),
                  "--guest-protocol", "not_a_function", "--seeds", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not_a_function: not a function" in err[0], err
