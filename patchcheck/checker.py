@@ -439,17 +439,17 @@ class PatchChecker:
         return self.rng.randint(MAX_RUN + 1, max(MAX_RUN + 1, self.longest))
 
     def ipi_latency(self) -> int:
-        """A seeded delivery latency for an IPI, in instructions its target runs with
-        interrupts enabled: none a quarter of the time, else up to a turn, and a
-        quarter of the time up to the longest trap path. An assumption: the
-        architectures bound it by no instruction count (an IPI travels through the
-        interrupt controller)."""
+        """A seeded delivery latency for an IPI, in instructions its target retires:
+        none a quarter of the time, else up to a turn, and one time in 16 a
+        long tail up to the longest trap path (log-uniform: short delays are
+        likelier). An assumption: the architectures bound it by no instruction
+        count (an IPI travels through the interrupt controller)."""
         r = self.rng.random()
         if r < 0.25:
             return 0
-        if r < 0.75:
+        if r < 15 / 16:
             return self.rng.randint(1, MAX_RUN)
-        return self.rng.randint(MAX_RUN, max(MAX_RUN, self.longest))
+        return int(MAX_RUN * (max(MAX_RUN, self.longest) / MAX_RUN) ** self.rng.random())
 
     def _draw(self, index: int, spin: bool = False) -> int:
         if self._event[index] is not None:

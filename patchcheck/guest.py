@@ -442,7 +442,8 @@ class GuestSide:
         while they are masked). The CPU stops here and enters the vector before
         it runs again (:meth:`deliver`): registers that switch modes are not
         written under a running Unicorn."""
-        if not self._takes_ipi(index) or self.latency(index, hooked=True):
+        if not self.ipis.pending[index] or self.latency(index, hooked=True) or \
+                not self._takes_ipi(index):
             return False
         self.machine.cpus[index].stop_before()
         return True
