@@ -25,16 +25,18 @@ machine and plays the hardware around it:
   ``isync`` or ``rfi``) delivers the pieces the arch guarantees
   (:meth:`~sim.fetch.FetchViews.sync`); ``clean`` (ARM DCCMVAU, PowerPC
   ``dcbst``) and ``invalidate`` (ARM ICIMVAU, PowerPC ``icbi``, broadcast
-  to every CPU) move a piece on to syncable, and an invalidation delivers
-  the line's syncable pieces at once to the *other* CPUs, whose next fetch
-  misses; the issuing CPU still needs its own context synchronization
+  to every CPU) move a piece on to syncable once the issuing CPU's next
+  barrier (ARM ``dsb``, PowerPC ``sync``) completes them, and an
+  invalidation then delivers the line's syncable pieces at once to the
+  *other* CPUs, whose next fetch misses; the issuing CPU still needs its own context synchronization
   (docs/patchcheck.md: the sources, and where this is weaker than the
   architecture).
 - **Interrupts.** A store to the controller's page that sends an IPI
   (:meth:`~arches.base.GuestPatching.ipi_targets`) makes it pending on its
-  targets; it is taken at the first instruction boundary where the CPU has
-  interrupts enabled (the CPU stops there, :meth:`interrupt`, or is about
-  to run, :meth:`deliver`), through the arch's entry
+  targets; it is taken after a seeded latency
+  (:meth:`~patchcheck.checker.PatchChecker.ipi_latency`), at the first
+  instruction boundary where the CPU has interrupts enabled (the CPU stops
+  there, :meth:`interrupt`, or is about to run, :meth:`deliver`), through the arch's entry
   (:meth:`~arches.base.GuestPatching.irq_enter`) into the guest's vector,
   which returns with the arch's own exception return. On x86 a CPU that
   hits text_poke_bp()'s ``int3`` enters the guest's ``do_int3()`` the same
@@ -55,7 +57,7 @@ from kbuild.image import REPO
 from patchcheck.guest_image import build_guest
 from patchcheck.sites import BASE, CheckerError, arch_hooks, arch_label
 from sim.errors import ConfigError, GuestFault
-from sim.machine import PAGE, UNHANDLED, Cpu, Trap, TrapPriority
+from sim.machine import PAGE, UNHANDLED, Cpu, Machine, Trap, TrapPriority
 from sim.self_patching import (THREAD_SIZE, GuestCpuView, Ipis, effective_address, scan,
                                 write_sites)
 
@@ -74,7 +76,7 @@ ENTRY_POINTS = ("cpu_relax",)
 arch's entries (``IRQ_ENTRY``, ``BREAKPOINT_ENTRY``) and what its ``cpu_setup`` reads."""
 
 
-def trap_path_bound(arch: Arch, machine, functions: Iterable[tuple[int, int, str]],
+def trap_path_bound(arch: Arch, machine: Machine, functions: Iterable[tuple[int, int, str]],
                     entries: Iterable[int]) -> int:
     """An upper bound of the longest path from any of ``entries`` (a trap or interrupt
     entry) to its return that runs each instruction at most once: the instructions
