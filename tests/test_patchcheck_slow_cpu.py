@@ -353,3 +353,16 @@ def test_a_store_straight_to_text_is_a_fault_finding_with_a_replay(capsys) -> No
     out = capsys.readouterr().out
     assert "fault: stored 1 bytes to read-only kernel text" in out
     assert "--guest-protocol my_direct --replay 0" in out
+
+
+def test_v5_10_try_get_desc_race_with_a_kprobe_is_found() -> None:
+    """v5.10's own text_poke_bp_batch() with an armed kprobe: the other CPU enters
+    poke_int3_handler() on the kprobe's int3 (no sync excludes it), reads bp_desc,
+    and the protocol clears it and returns, releasing its on-stack descriptor,
+    before the handler's atomic_inc_not_zero(&desc->refs). The race upstream
+    commit efd608fa7403 ("x86/alternative: Fix race in try_get_desc()", 2022)
+    fixed; seed 566 replays it."""
+    found = PatchChecker(X86, 2, guest=True, sites="jump,call,ftrace,kprobe").run_seed(566)
+    assert [f.kind for f in found] == ["fault"]
+    assert "descriptor the protocol had released" in found[0].detail
+    assert found[0].cpu == 1
