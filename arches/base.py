@@ -818,7 +818,10 @@ class FetchSync(NamedTuple):
     - ``clean``: a data-cache clean by address to where instruction fetch reads
       (PowerPC ``dcbst``, ARM ``mcr p15, 0, Rt, c7, c11, 1`` DCCMVAU);
     - ``invalidate``: an instruction-cache invalidation by address, broadcast to
-      every CPU (PowerPC ``icbi``, ARM ICIMVAU).
+      every CPU (PowerPC ``icbi``, ARM ICIMVAU);
+    - ``barrier``: completes the CPU's cache maintenance issued before it (ARM
+      ``dsb``, PowerPC ``sync``): until then a ``clean`` or ``invalidate`` may not
+      have taken effect for any CPU's fetch.
 
     For ``clean`` and ``invalidate`` the effective address is the sum of
     ``regs`` (each None for a literal 0); ``regs=()`` means the whole cache

@@ -64,7 +64,9 @@ from sim.machine import PAGE, Cpu, Machine, Trap
 STACK = 0x1000
 MAX_RUN = 12                 # the most instructions a CPU runs at one interleaving point
 GUEST_RUN = 64               # ... in the guest's own code (--guest: a handler, a spin wait)
-KINDS = ("torn", "stale", "wild branch", "unpredictable", "fault",
+EVENTS = ("store", "ipi", "trap")   # where a long turn may fall (--guest)
+LONG_CHANCES = (1 / 16, 1 / 4)   # the chance, chosen per seed, of a long turn after one
+KINDS = ("torn", "stale", "wild branch", "unpredictable", "fault", "hang",
          "wrong checksum")                  # the last: kernel mode
 __all__ = ["BASE", "STRADDLE", "CheckerError", "Finding", "PatchChecker", "Site", "naive_patch",
            "unpredictable"]
@@ -197,7 +199,8 @@ class PatchChecker:
                  protocol: TextPokeBatch | None = None,
                  sites: str | tuple[str, ...] = DEFAULT_SITES, guest: bool = False,
                  guest_ablation: str | None = None, guest_sources: Sequence[str] = (),
-                 guest_protocol: str | None = None, guest_werror: bool = False) -> None:
+                 guest_protocol: str | None = None, guest_werror: bool = False,
+                 guest_patching: str | None = None) -> None:
         self.arch = get_arch(arch) if isinstance(arch, str) else arch
         self.naive = naive
         self.kinds = parse_sites(sites)
@@ -205,7 +208,7 @@ class PatchChecker:
         self._build()
         self.views = FetchViews(self.machine, BASE, PAGE)
         self.guest = GuestSide(self, guest_ablation, guest_sources, guest_protocol,
-                               guest_werror) if guest else None
+                               guest_werror, guest_patching) if guest else None
         chosen = self.guest or protocol or (naive_patch if naive else None)
         self.patcher = TextPatcher(self.machine, port=InterleavingPort(self), protocol=chosen)
         self.protocol_name = protocol_name(self.patcher.protocol)
@@ -218,6 +221,13 @@ class PatchChecker:
         self._pending: list[tuple[Site, frozenset[str], str] | None] = [None] * cpus
         self._dead = [False] * cpus
         self._foreign = False        # this seed's protocol stored outside the sites
+        # --guest: a turn may run as long as the longest trap path (trap_path_bound), after
+        # the events of this seed's choosing (EVENTS) that last happened to the CPU
+        self.longest = self.guest.longest if self.guest is not None else 0
+        self._event: list[str | None] = [None] * cpus
+        self._to_loop = [False] * cpus
+        self._long_after: frozenset[str] = frozenset()
+        self._long_chance = 0.0
         for cpu in self.machine.cpus:
             cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index,
                             BASE, self.code_end - 1)
@@ -286,6 +296,10 @@ class PatchChecker:
         return disasm_one(self.arch, code, pc)
 
     def _on_code(self, uc: unicorn.Uc, addr: int, size: int, cpu: int) -> None:
+        if self._to_loop[cpu]:              # a long turn in a handler ends at its return
+            self._to_loop[cpu] = False
+            self.machine.cpus[cpu].stop_before()
+            return
         pending = self._pending[cpu]
         if pending is not None:
             self._pending[cpu] = None
@@ -332,6 +346,8 @@ class PatchChecker:
     def stored(self, addr: int, size: int) -> None:
         """The protocol stored ``[addr, addr + size)``: past the sites' patches, every
         instruction a CPU executes is checked byte for byte from then on."""
+        if self.longest:
+            self._event = ["store"] * len(self._event)
         for a in range(addr, addr + size):
             if not any(s.addr <= a < s.addr + s.length for s in self.sites):
                 self._foreign = True
@@ -403,9 +419,49 @@ class PatchChecker:
         return None
 
     # -- running ----------------------------------------------------------------
+    def event(self, index: int, kind: str) -> None:
+        """Something a long turn may follow happened to CPU ``index`` (:data:`EVENTS`)."""
+        self._event[index] = kind
+
+    def _long_turn(self, index: int) -> int:
+        """A long turn, if CPU ``index``'s last event is one this seed lengthens and the
+        seed's chance says so, else 0. After a text store: long enough to go round the
+        loop twice (to any site). In a handler (after an IPI or a trap): up to the
+        longest trap path, so the handler can run to its return, where the turn ends
+        (the CPU's next loop instruction, :meth:`_on_code`)."""
+        kind, self._event[index] = self._event[index], None
+        if kind not in self._long_after or self.rng.random() >= self._long_chance:
+            return 0
+        if kind == "store":
+            return self.rng.randint(MAX_RUN + 1, max(MAX_RUN + 1, 2 * self.loop_len))
+        if not self.guest.in_guest(index):
+            return 0
+        self._to_loop[index] = True
+        return self.rng.randint(MAX_RUN + 1, max(MAX_RUN + 1, self.longest))
+
+    def ipi_latency(self) -> int:
+        """A seeded delivery latency for an IPI, in instructions its target retires:
+        none a quarter of the time, else up to a turn, and one time in 16 a
+        long tail up to the longest trap path (log-uniform: short delays are
+        likelier). An assumption: the architectures bound it by no instruction
+        count (an IPI travels through the interrupt controller)."""
+        r = self.rng.random()
+        if r < 0.25:
+            return 0
+        if r < 15 / 16:
+            return self.rng.randint(1, MAX_RUN)
+        return int(MAX_RUN * (max(MAX_RUN, self.longest) / MAX_RUN) ** self.rng.random())
+
     def _draw(self, index: int, spin: bool = False) -> int:
+        if self._event[index] is not None:
+            count = self._long_turn(index)
+            if count:
+                return count
         if spin and self.guest.in_guest(index):
             return self.rng.randint(1, GUEST_RUN)
+        if spin and self.guest.latency(index):
+            # the patching CPU only waits: the CPU runs on until it can take its IPI
+            return self.guest.latency(index) + 1
         r = self.rng.random()
         if r < 0.25:
             return 0
@@ -418,10 +474,18 @@ class PatchChecker:
             return
         if self.guest is not None:
             self.guest.deliver(index)
+        self._step(index, count)
+        if self._event[index] is not None and not self._dead[index]:
+            self._step(index, self._long_turn(index))   # a trap or IPI within the turn
+
+    def _step(self, index: int, count: int) -> None:
+        if count <= 0:
+            return
         try:
             self.machine.step(index, count)
         except GuestFault as fault:
             self._report(index, fault.pc, self._disasm(index, fault.pc), "fault", fault.reason)
+        self._to_loop[index] = False
 
     def interleave(self, skip: int | None = None, spin: bool = False) -> None:
         """Each live CPU, in a seeded order, receives pending pieces and runs a while
@@ -443,9 +507,11 @@ class PatchChecker:
         :mod:`patchcheck.guest`): the site it was executing is not done; it runs again."""
         self._pending[cpu] = None
 
-    def patcher_failed(self, pc: int, detail: str) -> None:
-        """The guest's patching CPU crashed or hung (:mod:`patchcheck.guest`)."""
-        self._report(PATCHER, pc, self._disasm(PATCHER, pc), "fault", detail)
+    def patcher_failed(self, pc: int, detail: str, kind: str = "fault",
+                       cpu: int = PATCHER) -> None:
+        """The guest's patching CPU (or ``cpu``) crashed (``fault``) or did not return
+        (``hang``, :mod:`patchcheck.guest`)."""
+        self._report(cpu, pc, self._disasm(cpu, pc), kind, detail)
 
     def _reset(self, seed: int) -> None:
         m = self.machine
@@ -462,7 +528,11 @@ class PatchChecker:
         self._dead = [False] * len(m.cpus)
         self._foreign = False
         self.findings = []
+        self._event = [None] * len(m.cpus)
+        self._to_loop = [False] * len(m.cpus)
         if self.guest is not None:
+            self._long_after = frozenset(e for e in EVENTS if self.rng.random() < 0.5)
+            self._long_chance = self.rng.choice(LONG_CHANCES)
             self.guest.reset()
 
     def _set_phase(self, op: str, stage: str) -> None:

@@ -39,17 +39,27 @@ FORMAT = "kisim-patchcheck-guest-1"
 
 
 def guest_flags(arch: Arch, macros: tuple[str, ...] = ()) -> list[str]:
-    """The kernel's compile flags for ``arch``, -O2, and ``-D`` each macro."""
+    """The kernel's compile flags for ``arch``, -O2, ``-D`` each macro, and the
+    include paths: guest.h and the arch's ``patching.h`` (what a user's routine
+    may call)."""
     return ["-target", arch.cc_target, *arch.cc_flags, *CFLAGS, "-O2",
-            "-I", os.fspath(PATCHING), *(f"-D{m}" for m in macros)]
+            "-I", os.fspath(PATCHING), "-I", os.fspath(arch_dir(arch)),
+            *(f"-D{m}" for m in macros)]
+
+
+def arch_dir(arch: Arch) -> Path:
+    """The directory of the arch's patching C (``arches/<arch>/``)."""
+    return (REPO / arch.ops.PATCHING_C).parent
 
 
 def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] = (),
-                cache_dir: Path | None = None, werror: bool = False) -> Path:
+                cache_dir: Path | None = None, werror: bool = False,
+                first_user: int = 1) -> Path:
     """The guest ELF of the generic sources plus ``sources`` (the arch's
-    patching.c, then a user's files) compiled with ``macros``; built on first use.
-    A user's file that does not build is its first error on one line
-    (:class:`kbuild.errors.ModuleError`); its warnings are reported (errors
+    patching.c or a user's version of it, then a user's files) compiled with
+    ``macros``; built on first use. ``sources[first_user:]`` are the user's: one
+    that does not build is its first error on one line
+    (:class:`kbuild.errors.ModuleError`); their warnings are reported (errors
     with ``werror``), as a module's are.
 
     Raises :class:`kbuild.BuildError` when the compiler or linker fails.
@@ -58,28 +68,29 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     units = (*GUEST_SOURCES, *sources)
     flags = guest_flags(arch, macros)
-    users = [f for f in flags if f not in NOT_FOR_MODULES] + (["-Werror"] if werror else [])
+    user_flags = [f for f in flags if f not in NOT_FOR_MODULES] + (["-Werror"] if werror else [])
     key = cache.content_key(
         f"guest-{arch.name}",
         (FORMAT.encode(), *(p.read_bytes() for p in (*units, PATCHING / "guest.h",
+                                                     arch_dir(arch) / "patching.h",
                                                      LINKER_SCRIPT)),
-         "\0".join(flags).encode(), "\0".join(users).encode(), "\0".join(LDFLAGS).encode(),
+         "\0".join(flags).encode(), "\0".join(user_flags).encode(), "\0".join(LDFLAGS).encode(),
          compiler_version().encode(),
-         "\0".join(map(os.fspath, sources[1:])).encode()))   # the paths its warnings name
+         "\0".join(map(os.fspath, sources[first_user:])).encode()))  # the paths warnings name
 
     def make(work: Path) -> dict:
         env, objs, warnings = _zig_env(cache_dir), [], []
         for unit in units:
             obj = work / f"{len(objs)}-{unit.stem}.o"
-            user = unit in sources[1:]
-            warnings += _tool(_zig("cc", *(users if user else flags), "-c", os.fspath(unit),
-                                   "-o", os.fspath(obj)),
+            user = unit in sources[first_user:]
+            warnings += _tool(_zig("cc", *(user_flags if user else flags), "-c",
+                                   os.fspath(unit), "-o", os.fspath(obj)),
                               f"{arch.name}: compiling {_rel(unit)}", env, unit, user)
             objs.append(obj)
         _tool(_zig("ld.lld", *LDFLAGS, "-T", os.fspath(LINKER_SCRIPT), "-o",
                    os.fspath(work / ELF), *map(os.fspath, objs)),
               f"{arch.name}: linking the patch checker's guest", env, sources[-1],
-              len(sources) > 1)
+              len(sources) > first_user)
         for obj in objs:
             obj.unlink()
         return {"key": key, "sources": [_rel(u) for u in units], "macros": list(macros),

@@ -31,12 +31,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import fsio
 from arches import Arch, get_arch
 from arches.base import TextPokeBatch
-from kbuild.modules import load_modules
+from kbuild.modules import load_module, load_modules
 from patchcheck.ablate import Ablated, Ablation, ablations
 from patchcheck.checker import KINDS, Finding, PatchChecker
 from patchcheck.guest import guest_ablations
@@ -86,6 +86,7 @@ def load_protocol(ref: str, timeout: float | None = DEFAULT_PROTOCOL_TIMEOUT
 
 
 Overrides = tuple[tuple[str, str], ...]
+ON_HANG = ("stop", "continue")      # what a sweep does after a protocol that did not return
 
 
 def _overrides(given: Mapping[str, str] | Iterable[tuple[str, str]]) -> Overrides:
@@ -136,10 +137,14 @@ class CheckSpec:
     overrides: Overrides = ()       # --set NAME=VALUE, in order (a mapping is accepted)
     guest: bool = False             # check the arch's own patching C on the CPUs (--guest)
     guest_protocol: str | None = None   # with guest: a C function of ``modules`` instead
+    patching_source: str | None = None  # with guest: a user's version of the arch's patching.c
+    on_hang: str = "stop"           # a protocol that does not return: "stop" or "continue"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sites", parse_sites(self.sites))   # "a,b" or names
         object.__setattr__(self, "overrides", _overrides(self.overrides))
+        if self.on_hang not in ON_HANG:
+            raise CheckerError(f"on_hang {self.on_hang!r}: one of {', '.join(ON_HANG)}")
         if self.overrides:
             arch_for(self.arch, self.overrides)        # refuses a --set that does not take
 
@@ -207,10 +212,14 @@ class CheckSpec:
                                f"{', '.join(guest_ablations(arch))})")
         modules = load_modules(self.modules)
         sources = tuple(os.fspath(f.path) for m in modules for f in m.sources)
+        patching = None
+        if self.patching_source is not None:       # read as a module is: a regular C file
+            patching = os.fspath(load_module(self.patching_source).sources[0].path)
         return PatchChecker(arch, self.cpus, sites=self.sites, guest=True,
                             guest_ablation=self.without, guest_sources=sources,
                             guest_protocol=self.guest_protocol,
-                            guest_werror=any(m.werror for m in modules))
+                            guest_werror=any(m.werror for m in modules),
+                            guest_patching=patching)
 
     def replay_command(self, seed: int) -> str:
         """The command line that replays ``seed`` of this spec."""
@@ -236,6 +245,8 @@ class CheckSpec:
             words += ["--module", module]
         if self.guest_protocol is not None:
             words += ["--guest-protocol", self.guest_protocol]
+        if self.patching_source is not None:
+            words += ["--patching-source", shlex.quote(self.patching_source)]
         return " ".join(words + ["--replay", str(seed)])
 
 
@@ -278,8 +289,16 @@ def _cached(spec: CheckSpec) -> PatchChecker | KernelChecker:
     return cache[key]
 
 
+def _stops(spec: CheckSpec, findings: Sequence[Finding], stop_at_first: bool) -> bool:
+    """Whether a sweep ends after ``findings``: any with ``stop_at_first``; a protocol
+    that did not return (``hang``) unless ``spec.on_hang`` is "continue"."""
+    return bool(findings) and (stop_at_first or spec.on_hang == "stop" and
+                               any(f.kind == "hang" for f in findings))
+
+
 def run_chunk(spec: CheckSpec, seeds: range, stop_at_first: bool = False) -> Chunk:
-    """Run ``seeds`` of ``spec`` (in a worker: one checker per spec)."""
+    """Run ``seeds`` of ``spec`` (in a worker: one checker per spec); stop early as
+    :func:`_stops` says."""
     checker = _cached(spec)
     checker.executed = Counter()
     findings: list[Finding] = []
@@ -288,7 +307,7 @@ def run_chunk(spec: CheckSpec, seeds: range, stop_at_first: bool = False) -> Chu
         found = checker.run_seed(seed)
         findings += found
         done += 1
-        if found and stop_at_first:
+        if _stops(spec, found, stop_at_first):
             break
     return Chunk(seeds.start, done, findings, dict(checker.executed))
 
@@ -382,7 +401,9 @@ def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None
     """
     if not isinstance(seeds, range):
         raise CheckerError(f"seeds must be a range, not {type(seeds).__name__}")
-    if not 1 <= len(seeds) <= MAX_SEEDS or not 0 <= min(seeds) <= max(seeds) <= MAX_SEED:
+    # a range's ends, not min()/max(), which would walk up to 10^9 seeds first
+    if not 1 <= len(seeds) <= MAX_SEEDS or \
+            not 0 <= min(seeds[0], seeds[-1]) <= max(seeds[0], seeds[-1]) <= MAX_SEED:
         raise CheckerError(f"seeds {seeds}: 1..{MAX_SEEDS} seeds, each in 0..{MAX_SEED}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= max_jobs():
         raise CheckerError(f"jobs {jobs!r}: 1..{max_jobs()} ({JOBS_PER_CPU} per available CPU)")
@@ -402,7 +423,7 @@ def sweep(spec: CheckSpec, seeds: range, *, jobs: int = 1, scheduler: str | None
             result.add(chunk, on_finding)
             if progress is not None:
                 progress(chunk.interleavings)
-            if stop_at_first and chunk.findings:
+            if _stops(spec, chunk.findings, stop_at_first):
                 break
     except KeyboardInterrupt:
         result.interrupted = True

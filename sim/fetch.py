@@ -127,12 +127,20 @@ class FetchViews:
         line = self.machine.arch.icache_line
         return begin - begin % line, end + -end % line
 
-    def _advance(self, begin: int, end: int, after: int, state: int) -> None:
+    def _advance(self, begin: int, end: int, after: int, state: int,
+                 only: frozenset[int] | None = None) -> None:
         begin, end = self._lines(begin, end)
         for pending in self.pending:
             for p, entry in pending.items():
-                if begin <= p < end and entry[1] >= after:
+                if begin <= p < end and entry[1] >= after and (only is None or p in only):
                     entry[1] = max(entry[1], state)
+
+    def cleaned(self, begin: int, end: int) -> frozenset[int]:
+        """The pieces in the lines of ``[begin, end)`` whose stores a completed clean
+        has pushed to where instruction fetch reads (pending for some CPU)."""
+        begin, end = self._lines(begin, end)
+        return frozenset(p for pending in self.pending for p, (_, state) in pending.items()
+                         if begin <= p < end and state == CLEANED)
 
     def flush(self, begin: int, end: int) -> None:
         """flush_icache_range: pending pieces in the lines of ``[begin, end)`` become
@@ -144,10 +152,11 @@ class FetchViews:
         reach the memory instruction fetch reads."""
         self._advance(begin, end, STORED, CLEANED)
 
-    def invalidate(self, begin: int, end: int) -> None:
+    def invalidate(self, begin: int, end: int, only: frozenset[int] | None = None) -> None:
         """An instruction-cache invalidation of the lines, broadcast (PowerPC icbi, ARM
-        ICIMVAU): their cleaned pieces become syncable on every CPU."""
-        self._advance(begin, end, CLEANED, FLUSHED)
+        ICIMVAU): their cleaned pieces (of ``only``, if given: those cleaned when the
+        invalidation was issued) become syncable on every CPU."""
+        self._advance(begin, end, CLEANED, FLUSHED, only)
 
     def _arrive(self, cpu: int, p: int, value: bytes) -> None:
         ctypes.memmove(ctypes.addressof(self.views[cpu]) + p - self.base, value, len(value))

@@ -123,7 +123,8 @@ def test_registered_on_a32_only():
     assert ARM.ops.IRQ_BASE % PAGE == 0
     assert ARM.ops.GUEST_ABLATIONS == {"stop_machine": "PC_ABLATE_NO_STOP_MACHINE",
                                        "flush": "PC_ABLATE_NO_FLUSH",
-                                       "isb": "PC_ABLATE_NO_ISB"}
+                                       "isb": "PC_ABLATE_NO_ISB",
+                                       "dsb after clean": "PC_ABLATE_NO_DSB_CLEAN"}
     for macro in ARM.ops.GUEST_ABLATIONS.values():
         assert f"#ifdef {macro}" in PATCHING_C.read_text()
 
@@ -189,7 +190,7 @@ def test_not_atomic_store(text):
 
 
 @pytest.mark.parametrize("text", [
-    "nop", "mov r0, r0", "dsb ish", "dsb ishst", "dmb ish", "dmb ishst", "wfe", "wfi", "yield",
+    "nop", "mov r0, r0", "dmb ish", "dmb ishst", "wfe", "wfi", "yield",
     "mcr p15, 0, r0, c7, c1, 6",            # BPIALLIS
     "mcr p15, 0, r0, c7, c5, 6",            # BPIALL
     "mcr p15, 0, r0, c7, c10, 5",           # CP15DMB
@@ -200,6 +201,12 @@ def test_not_atomic_store(text):
     "cpsid i", "b .", "bl ."])
 def test_fetch_sync_none(text):
     assert ARM.ops.fetch_sync(_word(text)) is None
+
+
+@pytest.mark.parametrize("text", ["dsb ish", "dsb ishst"])
+def test_fetch_sync_dsb_is_a_barrier(text):
+    """A dsb completes the cache maintenance before it (ARMv7 ARM B2.2.9)."""
+    assert ARM.ops.fetch_sync(_word(text)) == FetchSync("barrier")
 
 
 def test_fetch_sync_short_code():

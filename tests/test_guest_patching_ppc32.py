@@ -47,7 +47,8 @@ def word(text: str) -> bytes:
     ("icbi 31, 0", 0x7C1F07AC, FetchSync("invalidate", ("r31", "r0"))),
     ("or 1, 1, 1", 0x7C210B78, None),
     ("or 2, 2, 2", 0x7C421378, None),        # HMT_medium: no spin hint
-    ("sync", 0x7C0004AC, None),
+    ("sync", 0x7C0004AC, FetchSync("barrier")),
+    ("lwsync", 0x7C2004AC, None),
     ("eieio", 0x7C0006AC, None),
     ("dcbst 0, 3", 0x7C00186C, FetchSync("clean", (None, "r3"))),
     ("dcbst 4, 9", 0x7C04486C, FetchSync("clean", ("r4", "r9"))),
@@ -138,7 +139,8 @@ def test_constants():
     assert HOOKS.BREAKPOINT_ENTRY is None
     assert HOOKS.IRQ_BASE % PAGE == 0
     assert not HOOKS.IRQ_BASE <= TEXT_BASE < HOOKS.IRQ_BASE + PAGE
-    assert set(HOOKS.GUEST_ABLATIONS) == {"icbi", "isync", "dcbst"}
+    assert set(HOOKS.GUEST_ABLATIONS) == {"icbi", "isync", "dcbst", "sync after dcbst",
+                                          "sync after icbi"}
     assert "guest_patching" in ARCH.capabilities
 
 
@@ -336,7 +338,7 @@ def test_stop_machine_through_the_ipi(elf):
 
 def test_patch_batch_order_and_events(elf):
     """pc_patch(2): the out-of-line site's word first, each stored through the
-    alias, then icbi on the text address (rB holds it) and isync."""
+    alias, then sync, icbi on the text address (rB holds it), sync and isync."""
     m, syms, views = guest_machine(elf, cpus=1)
     m.write(TEXT_BASE + 0x100, assemble(ARCH, "done: b done", TEXT_BASE + 0x100))
     sites = [(TEXT_BASE + 0x10, 0, "nop"), (TEXT_BASE + 0x40, 1, "li 3, 7")]
@@ -367,8 +369,10 @@ def test_patch_batch_order_and_events(elf):
     assert c.pc == TEXT_BASE + 0x100
     assert stores == [(TEXT_ALIAS + 0x40, 0x38600007), (TEXT_ALIAS + 0x10, 0x60000000)]
     assert events == [
-        ("clean", TEXT_ALIAS + 0x40), ("invalidate", TEXT_BASE + 0x40), ("serialize", 0),
-        ("clean", TEXT_ALIAS + 0x10), ("invalidate", TEXT_BASE + 0x10), ("serialize", 0)]
+        ("clean", TEXT_ALIAS + 0x40), ("barrier", 0), ("invalidate", TEXT_BASE + 0x40),
+        ("barrier", 0), ("serialize", 0),
+        ("clean", TEXT_ALIAS + 0x10), ("barrier", 0), ("invalidate", TEXT_BASE + 0x10),
+        ("barrier", 0), ("serialize", 0)]
     assert HOOKS.irq_enabled(views[0])                 # local_irq_restore()
 
 

@@ -33,10 +33,17 @@ GUEST_ARCHES = [n for n in NAMES if "guest_patching" in get_arch(n).capabilities
 FAST_SEEDS = 40
 SLOW_SEEDS = 1_000
 ABLATION_SEEDS = 1_000        # each step removed must be caught within these
+#: v5.10's x86 try_get_desc() race with an armed kprobe (fixed upstream by efd608fa7403):
+#: a real bug of the checked code, found on the kprobe kind (tests/test_patchcheck_slow_cpu.py)
+V5_10_TRY_GET_DESC = "descriptor the protocol had released"
 
 
-def _ablation_cases() -> list[tuple[str, str]]:
-    return [(n, step) for n in GUEST_ARCHES for step in guest_ablations(get_arch(n))]
+SLOW_ABLATIONS = {"text_poke_sync waits", "bp_desc before int3"}   # caught after 10-105 seeds
+
+
+def _ablation_cases() -> list:
+    return [pytest.param(n, step, marks=[pytest.mark.slow] if step in SLOW_ABLATIONS else [])
+            for n in GUEST_ARCHES for step in guest_ablations(get_arch(n))]
 
 
 def _lines(findings) -> list[str]:
@@ -106,7 +113,7 @@ def test_reference_guest_is_clean_on_all_its_kinds_together(name) -> None:
             continue
         kinds.append(kind)
     checker = PatchChecker(name, 2, guest=True, sites=tuple(kinds))
-    found = _run(checker, range(SLOW_SEEDS))
+    found = [f for f in _run(checker, range(SLOW_SEEDS)) if V5_10_TRY_GET_DESC not in f.detail]
     assert found == [], "\n".join(_lines(found[:5]))
     assert {s.kind for s in checker.sites} == set(kinds)
     _assert_sites_changed(checker)

@@ -29,7 +29,8 @@ IRQ_ENTRY = "__irq_entry"
 BREAKPOINT_ENTRY = None
 GUEST_ABLATIONS = {"stop_machine": "PC_ABLATE_NO_STOP_MACHINE",
                    "flush": "PC_ABLATE_NO_FLUSH",
-                   "isb": "PC_ABLATE_NO_ISB"}
+                   "isb": "PC_ABLATE_NO_ISB",
+                   "dsb after clean": "PC_ABLATE_NO_DSB_CLEAN"}
 
 GIC_DIST_SOFTINT = 0xF00             # GICD_SGIR (include/linux/irqchip/arm-gic.h)
 IPI_CALL_FUNC = 3                    # arch/arm/kernel/smp.c enum ipi_msg_type (v5.10)
@@ -68,6 +69,8 @@ _ICIMVAU = (0x0FFF0FFF, 0x0E070F35)           # mcr p15, 0, Rt, c7, c5, 1
 _DCCMVAU = (0x0FFF0FFF, 0x0E070F3B)           # mcr p15, 0, Rt, c7, c11, 1
 _ICIALLU = (0x0FFF0FFF, 0x0E070F15)           # mcr p15, 0, Rt, c7, c5, 0
 _ICIALLUIS = (0x0FFF0FFF, 0x0E070F11)         # mcr p15, 0, Rt, c7, c1, 0
+_DSB = (0xFFFFFFF0, 0xF57FF040)               # dsb <option> (unconditional)
+_CP15DSB = (0x0FFF0FFF, 0x0E070F9A)           # mcr p15, 0, Rt, c7, c10, 4 (ARMv6 DSB)
 #: TST, TEQ, CMP, CMN: no result, so Rd = pc is not an exception return.
 _DP_TESTS = range(8, 12)
 
@@ -162,20 +165,26 @@ def fetch_sync(code: bytes) -> FetchSync | None:
     - ``invalidate``: ICIMVAU (``mcr p15, 0, Rt, c7, c5, 1``), regs
       ``(Rt,)``, the line holding Rt's address; ICIALLU (``c7, c5, 0``) and
       ICIALLUIS (``c7, c1, 0``), regs ``()``: the whole instruction cache;
+    - ``barrier``: ``dsb`` (any option) and the ARMv6 CP15 DSB (``mcr p15, 0,
+      Rt, c7, c10, 4``): cache maintenance issued before it is complete only
+      when it completes (ARMv7 ARM B2.2.9, "Ordering of cache and branch
+      predictor maintenance operations"; A3.8.3, "Data Synchronization Barrier").
 
-    Any condition code but 1111 (that space holds isb and rfe). None for
-    anything else, including ``dsb``/``dmb``, BPIALL(IS) and ``wfe``/``wfi``."""
+    Any condition code but 1111 (that space holds isb, dsb and rfe). None for
+    anything else, including ``dmb``, BPIALL(IS) and ``wfe``/``wfi``."""
     if len(code) < 4:
         return None
     insn = int.from_bytes(code[:4], "little")
     if insn >> 28 == 0xF:
         if _is(insn, _ISB) or _is(insn, _RFE):
             return FetchSync("serialize")
-        return None
+        return FetchSync("barrier") if _is(insn, _DSB) else None
     if (_is(insn, _ERET) or _is(insn, _CP15ISB) or _is(insn, _LDM_PC_EXC)
             or ((_is(insn, _DP_IMM_PC_S) or _is(insn, _DP_REG_PC_S))
                 and insn >> 21 & 0xF not in _DP_TESTS)):
         return FetchSync("serialize")
+    if _is(insn, _CP15DSB):
+        return FetchSync("barrier")
     if _is(insn, _DCCMVAU):
         return FetchSync("clean", (_REG_NAMES[insn >> 12 & 0xF],))
     if _is(insn, _ICIMVAU):

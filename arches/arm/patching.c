@@ -22,8 +22,10 @@
  *  PC_ABLATE_NO_STOP_MACHINE	patch_text() calls its callback directly
  *  PC_ABLATE_NO_FLUSH		__patch_text_real() skips flush_icache_range()
  *  PC_ABLATE_NO_ISB		flush_icache_range() ends without its isb
+ *  PC_ABLATE_NO_DSB_CLEAN	no dsb between the D-cache clean and the I-cache invalidate
  */
 #include "guest.h"
+#include "patching.h"
 
 /*
  * The GIC distributor: the checker maps this page as PC_IRQ_BASE
@@ -107,6 +109,11 @@ noinline void cpu_relax(void)
 #else
 #define V7_COHERENT_ISB	"	isb\n"
 #endif
+#ifdef PC_ABLATE_NO_DSB_CLEAN
+#define V7_COHERENT_DSB_CLEAN	""
+#else
+#define V7_COHERENT_DSB_CLEAN	"	dsb	ishst\n"
+#endif
 
 __asm__(
 	"	.text\n"
@@ -122,7 +129,7 @@ __asm__(
 	"	add	r12, r12, r2\n"
 	"	cmp	r12, r1\n"
 	"	blo	1b\n"
-	"	dsb	ishst\n"
+	V7_COHERENT_DSB_CLEAN
 	"	mov	r2, #32			@ icache_line_size r2, r3\n"
 	"	sub	r3, r2, #1\n"
 	"	bic	r12, r0, r3\n"
@@ -142,7 +149,7 @@ int v7_coherent_kern_range(unsigned long start, unsigned long end);
 _Static_assert(CACHE_LINE_BYTES == 32, "v7_coherent_kern_range's mov r2, #32");
 
 /* asm/cacheflush.h: #define flush_icache_range __cpuc_coherent_kern_range */
-static void flush_icache_range(unsigned long start, unsigned long end)
+void flush_icache_range(unsigned long start, unsigned long end)
 {
 	v7_coherent_kern_range(start, end);
 }
@@ -211,7 +218,7 @@ static int patch_text_stop_machine(void *data)
 }
 
 /* v5.10 calls stop_machine_cpuslocked(): stop_machine() with the hotplug lock held. */
-static void patch_text(void *addr, unsigned int insn)
+void patch_text(void *addr, unsigned int insn)
 {
 	struct patch patch = {
 		.addr = addr,

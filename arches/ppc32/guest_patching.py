@@ -37,7 +37,8 @@ IRQ_ENTRY = "pc_irq_entry"
 BREAKPOINT_ENTRY = None
 #: The step a kernel developer could leave out -> the macro that does so in patching.c.
 GUEST_ABLATIONS = {"icbi": "PC_ABLATE_NO_ICBI", "isync": "PC_ABLATE_NO_ISYNC",
-                   "dcbst": "PC_ABLATE_NO_DCBST"}
+                   "dcbst": "PC_ABLATE_NO_DCBST", "sync after dcbst": "PC_ABLATE_NO_SYNC_DCBST",
+                   "sync after icbi": "PC_ABLATE_NO_SYNC_ICBI"}
 
 #: The per-CPU save area the entry reads SRR0 and SRR1 from (struct pc_irq_srr[]).
 IRQ_SRR = "pc_irq_srr"
@@ -59,7 +60,7 @@ MSR_KEPT_ON_INTERRUPT = MSR_ME | MSR_IP | MSR_ILE
 
 #: Encodings (Power ISA; arch/powerpc/include/asm/ppc-opcode.h).
 _OP_XL, _OP_X = 19, 31
-_XO_ISYNC, _XO_RFI, _XO_ICBI, _XO_DCBST = 150, 50, 982, 54
+_XO_ISYNC, _XO_RFI, _XO_ICBI, _XO_DCBST, _XO_SYNC = 150, 50, 982, 54, 598
 
 
 def ipi_targets(offset: int, value: int, sender: int, cpus: int,
@@ -104,7 +105,11 @@ def cpu_setup(cpu: GuestCpu) -> None:
 
 def fetch_sync(code: bytes) -> FetchSync | None:
     """isync and rfi serialize (context synchronizing); icbi invalidates and
-    dcbst cleans the line at (rA|0) + rB. ``sc`` is kisim's
+    dcbst cleans the line at (rA|0) + rB; ``sync`` (L = 0, the heavyweight
+    form; not ``lwsync``) is the barrier that completes them (Power ISA v2.03
+    Book II §1.8, "Instruction Storage": the ``sync`` after ``dcbst`` waits
+    for the store to reach storage before ``icbi``, the one after ``icbi``
+    for the invalidation to be performed on every processor; §3.3.3 ``sync``). ``sc`` is kisim's
     hypercall, not counted; mtmsr is execution- but not context-synchronizing
     on the classic 32-bit cores (the OEA's context-synchronizing operations
     are isync, sc, rfi and exceptions)."""
@@ -114,6 +119,8 @@ def fetch_sync(code: bytes) -> FetchSync | None:
     op, xo = word >> 26, (word >> 1) & 0x3FF
     if op == _OP_XL and xo in (_XO_ISYNC, _XO_RFI):
         return FetchSync("serialize")
+    if op == _OP_X and xo == _XO_SYNC and (word >> 21) & 3 == 0:
+        return FetchSync("barrier")
     if op == _OP_X and xo in (_XO_ICBI, _XO_DCBST):
         ra, rb = (word >> 16) & 0x1F, (word >> 11) & 0x1F
         return FetchSync("invalidate" if xo == _XO_ICBI else "clean",

@@ -32,6 +32,7 @@
  * Every CPU stores to the same address; the checker knows the sender.
  */
 #include "guest.h"
+#include "patching.h"
 
 #define __stringify_1(x)	#x
 #define __stringify(x)		__stringify_1(x)
@@ -143,6 +144,16 @@ void arch_send_call_function_ipi_mask(unsigned long mask)
 #else
 #define PATCH_ICBI	"icbi 0, %1\n\t"
 #endif
+#ifdef PC_ABLATE_NO_SYNC_DCBST
+#define PATCH_SYNC_DCBST	""
+#else
+#define PATCH_SYNC_DCBST	"sync\n\t"
+#endif
+#ifdef PC_ABLATE_NO_SYNC_ICBI
+#define PATCH_SYNC_ICBI	""
+#else
+#define PATCH_SYNC_ICBI	"sync\n\t"
+#endif
 #ifdef PC_ABLATE_NO_ISYNC
 #define PATCH_ISYNC	""
 #else
@@ -161,7 +172,7 @@ static int __patch_instruction(u32 *exec_addr, u32 instr, u32 *patch_addr)
 	__asm__ __volatile__("stw %1, 0(%2)"
 			     : "=m" (*patch_addr) : "r" (instr), "b" (patch_addr));
 
-	__asm__ __volatile__(PATCH_DCBST "sync\n\t" PATCH_ICBI "sync\n\t" PATCH_ISYNC
+	__asm__ __volatile__(PATCH_DCBST PATCH_SYNC_DCBST PATCH_ICBI PATCH_SYNC_ICBI PATCH_ISYNC
 			     : : "r" (patch_addr), "r" (exec_addr) : "memory");
 	return 0;
 }
@@ -183,7 +194,7 @@ static int do_patch_instruction(u32 *addr, u32 instr)
 	return err;
 }
 
-static int patch_instruction(u32 *addr, u32 instr)
+int patch_instruction(u32 *addr, u32 instr)
 {
 	return do_patch_instruction(addr, instr);
 }

@@ -30,6 +30,8 @@ GUEST_ABLATIONS = {
     "text_poke_sync after int3": "PC_ABLATE_NO_SYNC_AFTER_INT3",
     "IPI": "PC_ABLATE_NO_IPI",
     "int3 before tail": "PC_ABLATE_TAIL_FIRST",
+    "bp_desc before int3": "PC_ABLATE_LATE_DESC",     # published after the int3s
+    "text_poke_sync waits": "PC_ABLATE_NO_WAIT",      # on_each_cpu(..., 0)
 }
 
 APIC_ICR, APIC_ICR2 = 0x300, 0x310

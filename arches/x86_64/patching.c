@@ -9,11 +9,11 @@
  * the IPI goes through the local APIC's ICR (xAPIC, physical destination:
  * arch/x86/kernel/apic/ipi.c __default_send_IPI_dest_field()).
  *
- * Each PC_ABLATE_* macro compiles one step out, for the checker's table.
+ * Each PC_ABLATE_* macro compiles one step out (or moves it), for the
+ * checker's table.
  */
 #include "guest.h"
-
-typedef int s32;
+#include "patching.h"
 
 #define INT3_INSN_SIZE		1
 #define INT3_INSN_OPCODE	0xCC
@@ -23,7 +23,6 @@ typedef int s32;
 #define JMP32_INSN_OPCODE	0xE9
 #define JMP8_INSN_SIZE		2
 #define JMP8_INSN_OPCODE	0xEB
-#define POKE_MAX_OPCODE_SIZE	5
 
 #define X86_EFLAGS_IF		0x200
 
@@ -140,6 +139,8 @@ void text_poke_sync(void)
 {
 #ifdef PC_ABLATE_NO_IPI
 	sync_core();		/* ablation: only the patching CPU serializes */
+#elif defined(PC_ABLATE_NO_WAIT)
+	on_each_cpu(do_sync_core, NULL, 0);	/* ablation: the IPI is not waited for */
 #else
 	on_each_cpu(do_sync_core, NULL, 1);
 #endif
@@ -160,21 +161,7 @@ void text_poke(void *addr, const void *opcode, size_t len)
 }
 
 /* -- text_poke_bp_batch() and poke_int3_handler() -- */
-struct text_poke_loc {
-	s32 rel_addr;		/* addr := _stext + rel_addr */
-	s32 rel32;
-	u8 opcode;
-	u8 text[POKE_MAX_OPCODE_SIZE];
-	u8 old;
-};
-
-struct bp_patching_desc {
-	struct text_poke_loc *vec;
-	int nr_entries;
-	int refs;		/* atomic_t */
-};
-
-static struct bp_patching_desc *bp_desc;
+struct bp_patching_desc *bp_desc;
 
 static __always_inline struct bp_patching_desc *try_get_desc(struct bp_patching_desc **descp)
 {
@@ -293,7 +280,7 @@ void exc_int3(struct pt_regs *regs)
 	pc_breakpoint_declined[smp_processor_id()] = regs->ip;
 }
 
-static void text_poke_bp_batch(struct text_poke_loc *tp, unsigned int nr_entries)
+void text_poke_bp_batch(struct text_poke_loc *tp, unsigned int nr_entries)
 {
 	struct bp_patching_desc desc = {
 		.vec = tp,
@@ -304,12 +291,14 @@ static void text_poke_bp_batch(struct text_poke_loc *tp, unsigned int nr_entries
 	unsigned int i;
 	int do_sync;
 
+#ifndef PC_ABLATE_LATE_DESC
 	__atomic_store_n(&bp_desc, &desc, __ATOMIC_RELEASE);	/* smp_store_release() */
 	/*
 	 * Corresponding read barrier in int3 notifier for making sure the
 	 * nr_entries and handler are correctly ordered wrt. patching.
 	 */
 	smp_wmb();
+#endif
 
 #ifdef PC_ABLATE_TAIL_FIRST
 	goto tail;	/* ablation: the tail is written before the int3 */
@@ -320,6 +309,9 @@ int3:
 		tp[i].old = *(u8 *)text_poke_addr(&tp[i]);
 		text_poke(text_poke_addr(&tp[i]), &int3, INT3_INSN_SIZE);
 	}
+#ifdef PC_ABLATE_LATE_DESC
+	__atomic_store_n(&bp_desc, &desc, __ATOMIC_RELEASE);	/* ablation: after the int3s */
+#endif
 #ifndef PC_ABLATE_NO_SYNC_AFTER_INT3
 	text_poke_sync();
 #endif
@@ -365,10 +357,11 @@ first:
 	if (__atomic_sub_fetch(&desc.refs, 1, __ATOMIC_SEQ_CST))	/* !atomic_dec_and_test() */
 		while (__atomic_load_n(&desc.refs, __ATOMIC_ACQUIRE))	/* atomic_cond_read_acquire() */
 			cpu_relax();
+	pc_release(&desc, sizeof(desc));	/* the stack frame dies */
 }
 
 /* text_poke_loc_init(): what the int3 handler emulates; a 5-byte nop as jmp +0. */
-static void text_poke_loc_init(struct text_poke_loc *tp, const struct pc_site *site)
+void text_poke_loc_init(struct text_poke_loc *tp, const struct pc_site *site)
 {
 	u32 i;
 

@@ -32,6 +32,11 @@ void pc_cpu_online(int cpu)
 #endif
 void PC_PROTOCOL(const struct pc_site *sites, int nr);
 
+noinline void pc_release(const void *p, size_t size)
+{
+	__asm__ __volatile__("" : : "r" (p), "r" (size) : "memory");
+}
+
 void pc_patch(int nr)
 {
 	PC_PROTOCOL(pc_sites, nr);

@@ -138,6 +138,14 @@ void cpu_relax(void);				/* out of line: the checker sees a spin
 						   wait as a call of it */
 void arch_patch_batch(const struct pc_site *sites, int nr);	/* the v5.10 primitive */
 
+/*
+ * The protocol is done with [p, p + size), a descriptor other CPUs' handlers
+ * may have read (x86 text_poke_bp_batch()'s bp_patching_desc, on its stack,
+ * once the refs wait is over). A no-op; the patch checker poisons the range
+ * (POISON_FREE), and another CPU that reads it afterwards is a finding.
+ */
+void pc_release(const void *p, size_t size);
+
 #define local_irq_save(flags)	((flags) = arch_local_irq_save())
 #define local_irq_restore(flags) arch_local_irq_restore(flags)
 

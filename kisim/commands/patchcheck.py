@@ -23,8 +23,8 @@ from kisim.progress import progress
 from patchcheck.checker import KINDS, Finding
 from patchcheck.guard import DEFAULT_PROTOCOL_TIMEOUT, MAX_PROTOCOL_TIMEOUT
 from patchcheck.sites import DEFAULT_SITES, SITE_KINDS
-from patchcheck.sweep import (MAX_SEED, MAX_SEEDS, CheckerError, CheckResult, CheckSpec, ablate,
-                              load_protocol, sweep)
+from patchcheck.sweep import (MAX_SEED, MAX_SEEDS, ON_HANG, CheckerError, CheckResult, CheckSpec,
+                              ablate, load_protocol, sweep)
 
 DEFAULT_SEEDS = 10_000
 ABLATE_SEEDS = 1_000
@@ -54,7 +54,8 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     arch = arch_of(args)
     if args.show < 0:
         raise UsageError(f"--show {args.show}: the number of findings to list is at least 0")
-    guest = args.guest or args.guest_protocol is not None     # --guest-protocol implies it
+    # --guest-protocol and --patching-source imply --guest
+    guest = args.guest or args.guest_protocol is not None or args.patching_source is not None
     if guest and args.protocol is not None:
         raise UsageError("--guest-protocol checks your C; --protocol a Python protocol: "
                          "choose one")
@@ -78,7 +79,8 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     return CheckSpec(arch.name, args.cpus, protocol, args.naive, args.without, path,
                      args.kernel, args.site, protocol_timeout=args.protocol_timeout,
                      modules=tuple(args.modules), overrides=overrides(args),
-                     guest=guest, guest_protocol=args.guest_protocol)
+                     guest=guest, guest_protocol=args.guest_protocol,
+                     patching_source=args.patching_source, on_hang=args.on_hang)
 
 
 def _seeds(args: argparse.Namespace, default: int) -> range:
@@ -199,6 +201,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --module FILE.c: check your C function "
                         "NAME(const struct pc_site *sites, int nr) on the CPUs as --guest "
                         "checks the kernel's (implies --guest; see docs/patchcheck.md)")
+    p.add_argument("--patching-source", metavar="FILE.c",
+                   help="build the guest with your version of the arch's patching file "
+                        "(arches/<arch>/patching.c, the same entry points) in its place: "
+                        "checks an edited text_poke_bp_batch() (implies --guest)")
+    p.add_argument("--on-hang", choices=ON_HANG, default="stop",
+                   help="when the patching code does not return (a 'hang' finding, reported "
+                        "once): stop the sweep there (default) or continue with the next "
+                        "seeds")
     p.add_argument("--site", default=",".join(DEFAULT_SITES), metavar="KIND[,KIND...]",
                    help="site kinds in the loop (default %(default)s): "
                         + "; ".join(f"{k.name}: {k.summary}" for k in SITE_KINDS.values()))

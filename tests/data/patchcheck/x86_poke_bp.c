@@ -1,0 +1,38 @@
+#include "guest.h"
+#include "patching.h"
+
+/*
+ * A text_poke_bp() variant (v5.10 text_poke_bp_batch() with the tails written
+ * in reverse order) that claims its int3s through bp_desc. With
+ * PUBLISH_LATE, bp_desc is published after the int3s: unsafe.
+ */
+static struct text_poke_loc vec[16];
+
+void my_poke_bp(const struct pc_site *sites, int nr)
+{
+	struct bp_patching_desc desc = { .vec = vec, .nr_entries = nr, .refs = 1 };
+	unsigned char int3 = 0xcc;
+	int i;
+
+	for (i = 0; i < nr; i++)
+		text_poke_loc_init(&vec[i], &sites[i]);
+#ifndef PUBLISH_LATE
+	__atomic_store_n(&bp_desc, &desc, __ATOMIC_RELEASE);
+#endif
+	for (i = 0; i < nr; i++)
+		text_poke((void *)sites[i].addr, &int3, 1);
+#ifdef PUBLISH_LATE
+	__atomic_store_n(&bp_desc, &desc, __ATOMIC_RELEASE);
+#endif
+	text_poke_sync();
+	for (i = nr - 1; i >= 0; i--)
+		text_poke((void *)sites[i].addr + 1, &sites[i].insn[1], sites[i].len - 1);
+	text_poke_sync();
+	for (i = 0; i < nr; i++)
+		text_poke((void *)sites[i].addr, sites[i].insn, 1);
+	text_poke_sync();
+	WRITE_ONCE(bp_desc, NULL);
+	if (__atomic_sub_fetch(&desc.refs, 1, __ATOMIC_SEQ_CST))
+		while (__atomic_load_n(&desc.refs, __ATOMIC_ACQUIRE))
+			cpu_relax();
+}
