@@ -25,13 +25,13 @@ from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import Guest
 from tracing import tracecmd
 from tracing.ctf import PacketInfo, TraceInfo
-from tracing.events import parse_probes
+from tracing.events import event_classes, parse_probes
 from tracing.outdir import OutDir
 from tracing.session import EventList, TraceOptions, TraceResult, TraceSession
 from tracing.sinks import SinkContext, open_sink
 from tracing.text import kernel_line, render
 from tracing.tracedat import (PAGE_SIZE, TRACEFS_FIELDS, TS_MASK, CpuPages, TraceDatSink,
-                              event_format, tracefs_name)
+                              event_format, select_events, tracefs_name)
 
 needs_tc = pytest.mark.skipif(tracecmd.available() is None,
                               reason="trace-cmd is not installed and apt is not available "
@@ -396,3 +396,50 @@ def test_kprobe_events_round_trip(tmp_path: Path, arch: Arch) -> None:
     assert "comm=\"kmalloc" in seen[0][5]
     fmts = tracecmd.run("report", "--events", sink.path).stdout
     assert "system: kprobes\nname: myprobe\n" in fmts and "system: mygroup\nname: myret\n" in fmts
+
+
+# -- markers ------------------------------------------------------------------
+
+def test_marker_event_format_and_selection(arch: Arch) -> None:
+    """The marker event is ``markers:marker`` (``-e markers``, ``--probes
+    markers``): a 32-byte name, the argument count, the argument words."""
+    cls = event_classes(arch)["marker"]
+    assert parse_probes("markers") == ("marker",)
+    assert select_events("markers", [cls]) == ["marker"] == select_events("markers:marker", [cls])
+    word = arch.bits // 8
+    text = event_format(cls, 40, arch.bits).text(char_signed=False)
+    assert text.startswith("name: marker\nID: 40\n")
+    assert "\tfield:char name[32];\toffset:8;\tsize:32;\tsigned:0;\n" in text
+    assert f"\tfield:unsigned long nargs;\toffset:40;\tsize:{word};\tsigned:0;\n" in text
+    assert f"\tfield:unsigned long arg5;\toffset:{40 + 6 * word};\tsize:{word};" in text
+    assert text.endswith(", REC->arg5\n") and '"name=%s nargs=%' in text
+
+
+@pytest.mark.slow
+@needs_tc
+def test_markers_round_trip(tmp_path: Path, arch: Arch) -> None:
+    """``--probes markers``: the guest's marker_probe_ring records every marker
+    hit; trace-cmd reports each as kisim's text line, with the site's
+    arguments as its format declares them (kmalloc: type_id, call_site, ptr,
+    bytes_req, bytes_alloc, gfp_flags)."""
+    result, events, sink = _trace(arch, tmp_path, "markers", size=20)
+    assert result.checksum_ok and result.total.discarded == 0
+    assert result.total.recorded == len(events) > 0
+    _compare(sink.path, events)
+    names = Counter(e.values[0] for e in events)
+    assert names["kmalloc"] == names["kfree"] > 0 and names["sched_switch"] > 0
+    kmalloc = next(e for e in events if e.values[0] == "kmalloc")
+    _, nargs, _type_id, _site, ptr, req, alloc, _gfp = kmalloc.values
+    assert nargs == 6 and ptr != 0 and 0 < req <= alloc
+
+
+@pytest.mark.slow
+def test_marker_losses_are_counted(tmp_path: Path, arch: Arch) -> None:
+    """Markers into small discard-mode buffers: every hit is produced, and is
+    either recorded (and drained) or counted discarded."""
+    result, events, _ = _trace(arch, tmp_path, "markers", size=60, subbuf_size=512, subbufs=2,
+                               drain_every=5)
+    assert result.total.discarded > 0
+    for c in result.per_cpu:
+        assert c.produced == c.recorded + c.discarded
+    assert result.total.recorded == len(events)

@@ -41,7 +41,7 @@ from sim.event import Event, EventClass
 from sim.machine import Cpu, Machine
 from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
-from tracing.events import (EVENT_IDS, EVENTS, FTRACE_EVENTS, HEADER, builtin_event, event_classes,
+from tracing.events import (EVENT_IDS, EVENTS, FTRACE_EVENTS, HEADER, MARKER_EVENTS, builtin_event, event_classes,
                             record_layouts, record_size)
 from tracing.filter import COMM_KEY, CPU_KEY, Predicate, compile_filter, filter_fields
 from tracing.ring import CpuCounts, PacketSink, RingBuffers
@@ -154,7 +154,8 @@ class TraceSession:
         self.guest = guest
         self.machine: Machine = guest.machine
         self.options = options
-        unknown = [p for p in options.probes if p not in EVENTS and p not in FTRACE_EVENTS]
+        unknown = [p for p in options.probes if p not in EVENTS and p not in FTRACE_EVENTS
+                   and p not in MARKER_EVENTS]
         if unknown:
             raise TraceError(f"unknown events: {', '.join(unknown)}")
         symbols = guest.image.symbols
@@ -164,7 +165,7 @@ class TraceSession:
         arch = guest.arch
         classes = event_classes(arch)
         self.classes = [classes[name] for name in EVENTS] + \
-            [classes[name] for name in FTRACE_EVENTS if name in options.probes]
+            [classes[name] for name in (*FTRACE_EVENTS, *MARKER_EVENTS) if name in options.probes]
         largest = max(record_size(arch, name) for name in classes)
         if dynamic is not None:
             self.classes += dynamic.classes()
@@ -192,9 +193,23 @@ class TraceSession:
             if EVENT_IDS[name] in self._filters:
                 probe += "_filtered"        # its twin commits through the filter
             self.inst.tracepoints.tracepoint_probe_register(tracepoint, symbols.pointer(probe))
+        if any(name in options.probes for name in MARKER_EVENTS):
+            self._connect_markers(symbols.pointer("marker_probe_ring"))
         self.clock = self.machine.clock
         self._turns = 0
         self.clock.serve(guest.hypercalls)
+
+    def _connect_markers(self, probe: int) -> None:
+        """Register and arm ``marker_probe_ring`` (kernel/marker.c) on every
+        marker of the kernel; its private data is a ``struct marker`` of that
+        name, whose ``name`` it copies into the record."""
+        markers = self.inst.markers
+        if not markers.sites:
+            raise TraceError(f"{self.guest.elf}: no markers in this kernel "
+                             "(CONFIG_MARKERS=n?)")
+        for name, sites in markers.sites.items():
+            markers.marker_probe_register(name, sites[0].format, probe, sites[0].address)
+            markers.marker_arm(name)
 
     def _compile_filters(self, options: TraceOptions, classes: dict[str, EventClass],
                          dynamic: DynamicEvents | None) -> dict[int, Predicate]:
