@@ -30,6 +30,8 @@ metadata. Which tracer the mcount stubs call is ftrace's business
 """
 from __future__ import annotations
 
+import fnmatch
+
 import struct
 import time
 from dataclasses import dataclass, field
@@ -64,6 +66,8 @@ class TraceOptions:
     kprobe_events: tuple[str, ...] = ()
     #: (event, filter expression) pairs: events/<sys>/<event>/filter (tracing/filter.py).
     filters: tuple[tuple[str, str], ...] = ()
+    #: Names (shell globs) of the markers the ``marker`` event records; empty: all.
+    markers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """:class:`TraceError` for a size or period that is no integer, or a
@@ -105,7 +109,7 @@ class TraceResult:
                 "size": self.size, "checksum_ok": self.checksum_ok,
                 "probes": list(o.probes), "mode": o.mode, "subbuf_size": o.subbuf_size,
                 "subbufs": o.subbufs, "drain_every": o.drain_every,
-                "kprobe_events": list(o.kprobe_events),
+                "kprobe_events": list(o.kprobe_events), "markers": list(o.markers),
                 "filters": [f"{event}:{expr}" for event, expr in o.filters],
                 "per_cpu": [dict(cpu=i, **c.to_json()) for i, c in enumerate(self.per_cpu)],
                 "total": self.total.to_json(), "instructions": self.instructions,
@@ -200,14 +204,22 @@ class TraceSession:
         self.clock.serve(guest.hypercalls)
 
     def _connect_markers(self, probe: int) -> None:
-        """Register and arm ``marker_probe_ring`` (kernel/marker.c) on every
-        marker of the kernel; its private data is a ``struct marker`` of that
-        name, whose ``name`` it copies into the record."""
+        """Register and arm ``marker_probe_ring`` (kernel/marker.c) on the
+        markers ``options.markers`` names (every marker if none); its private
+        data is a ``struct marker`` of that name, whose ``name`` it copies into
+        the record."""
         markers = self.inst.markers
         if not markers.sites:
             raise TraceError(f"{self.guest.elf}: no markers in this kernel "
                              "(CONFIG_MARKERS=n?)")
+        globs = self.options.markers or ("*",)
+        for glob in globs:
+            if not fnmatch.filter(markers.sites, glob):
+                raise TraceError(f"no marker named {glob!r} (markers: "
+                                 f"{', '.join(sorted(markers.sites))})")
         for name, sites in markers.sites.items():
+            if not any(fnmatch.fnmatchcase(name, glob) for glob in globs):
+                continue
             markers.marker_probe_register(name, sites[0].format, probe, sites[0].address)
             markers.marker_arm(name)
 

@@ -178,6 +178,15 @@ def select_events(spec: str, classes: Iterable[EventClass]) -> list[str]:
             and match_event(spec, *tracefs_name(cls))]
 
 
+def marker_spec(spec: str) -> str | None:
+    """The marker-name glob of ``-e markers:NAME``: the ``marker`` event,
+    recording only the markers called NAME; None for any other spec."""
+    system, sep, name = spec.partition(":")
+    if system != "markers" or not sep or fnmatch.fnmatchcase("marker", name):
+        return None
+    return name
+
+
 def _int_type(ftype: FieldType, word_bits: int) -> str:
     if ftype.bits == word_bits:
         return "long" if ftype.signed else "unsigned long"
