@@ -411,8 +411,8 @@ def test_marker_event_format_and_selection(arch: Arch) -> None:
     assert text.startswith("name: marker\nID: 40\n")
     assert "\tfield:char name[32];\toffset:8;\tsize:32;\tsigned:0;\n" in text
     assert f"\tfield:unsigned long nargs;\toffset:40;\tsize:{word};\tsigned:0;\n" in text
-    assert f"\tfield:unsigned long arg5;\toffset:{40 + 6 * word};\tsize:{word};" in text
-    assert text.endswith(", REC->arg5\n") and '"name=%s nargs=%' in text
+    assert f"\tfield:unsigned long arg7;\toffset:{40 + 8 * word};\tsize:{word};" in text
+    assert text.endswith(", REC->arg7\n") and '"name=%s nargs=%' in text
     assert marker_spec("markers:kmalloc") == "kmalloc" and marker_spec("markers:k*") == "k*"
     assert {marker_spec(s) for s in ("markers", "markers:marker", "markers:*", "kmem:kmalloc",
                                      "all")} == {None}
@@ -424,7 +424,7 @@ def test_markers_round_trip(tmp_path: Path, arch: Arch) -> None:
     """``--probes markers``: the guest's marker_probe_ring records every marker
     hit; trace-cmd reports each as kisim's text line, with the site's
     arguments as its format declares them (kmalloc: type_id, call_site, ptr,
-    bytes_req, bytes_alloc, gfp_flags)."""
+    bytes_req, bytes_alloc, gfp_flags, node)."""
     result, events, sink = _trace(arch, tmp_path, "markers", size=20)
     assert result.checksum_ok and result.total.discarded == 0
     assert result.total.recorded == len(events) > 0
@@ -432,8 +432,9 @@ def test_markers_round_trip(tmp_path: Path, arch: Arch) -> None:
     names = Counter(e.values[0] for e in events)
     assert names["kmalloc"] == names["kfree"] > 0 and names["sched_switch"] > 0
     kmalloc = next(e for e in events if e.values[0] == "kmalloc")
-    _, nargs, _type_id, _site, ptr, req, alloc, _gfp = kmalloc.values
-    assert nargs == 6 and ptr != 0 and 0 < req <= alloc
+    _, nargs, _type_id, _site, ptr, req, alloc, _gfp, node, unused = kmalloc.values
+    assert nargs == 7 and ptr != 0 and 0 < req <= alloc and unused == 0
+    assert node == (1 << arch.bits) - 1          # NUMA_NO_NODE (-1), sign-extended
 
 
 @pytest.mark.slow

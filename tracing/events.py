@@ -36,7 +36,6 @@ NAME = "name"          # a marker's name, NUL-padded to 32 bytes
 #: Record header: u64 timestamp, u16 id, u16 size, s32 tid, char comm[16].
 HEADER = "QHHi16s"
 COMM_LEN = 16
-NAME_LEN = 32
 
 #: event name -> (tracepoint it probes, guest probe symbol, payload fields)
 EVENTS: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
@@ -68,11 +67,19 @@ FTRACE_EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "funcgraph_exit": (("func", HEX), ("depth", WORD)),
 }
 
+def _header_define(name: str, path: Path = RING_BUFFER_H) -> int:
+    """A ``#define NAME <number>`` of the guest's ring_buffer.h."""
+    found = re.search(rf"^#define\s+{name}\s+(\d+)\b", path.read_text(), re.M)
+    assert found is not None, f"{path}: no {name}"
+    return int(found.group(1))
+
+
 #: A marker hit, recorded by the guest's ``marker_probe_ring`` (kernel/marker.c)
 #: on every marker when ``markers`` is asked for: the name, how many arguments
 #: the format declared (up to ``RB_MARKER_ARGS``), and those arguments as
 #: words (a %s argument is its address). The format text stays the site's.
-MARKER_ARGS = 6
+MARKER_ARGS = _header_define("RB_MARKER_ARGS")
+NAME_LEN = _header_define("RB_MARKER_NAME_LEN")
 MARKER_EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "marker": (("name", NAME), ("nargs", WORD),
                *((f"arg{i}", HEX) for i in range(MARKER_ARGS))),

@@ -47,7 +47,7 @@
 /* A marker hit (kernel/marker.c marker_probe_ring): name, nargs, args. */
 #define RB_EV_MARKER			9
 #define RB_MARKER_NAME_LEN		32
-#define RB_MARKER_ARGS			6
+#define RB_MARKER_ARGS			8
 
 struct rb_event_header {		/* 32 bytes */
 	u64 timestamp;			/* ns of this CPU's modeled clock */
