@@ -23,7 +23,7 @@ from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
 from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import Guest
-from tracing import tracecmd
+from tracing import babeltrace, tracecmd
 from tracing.ctf import PacketInfo, TraceInfo
 from tracing.events import event_classes, parse_probes
 from tracing.outdir import OutDir
@@ -453,6 +453,25 @@ def test_record_named_markers(tmp_path: Path, capsys) -> None:
     assert main(["record", "--arch", "arm", "-e", "markers:nosuch", "-o", str(out),
                  "kmalloc"]) == 2
     assert "no marker named 'nosuch'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(babeltrace.available() is None, reason="babeltrace2 is not installed")
+def test_markers_in_ctf_read_by_babeltrace2(tmp_path: Path, arch: Arch) -> None:
+    """The CTF sink: babeltrace2 reads every marker event with kisim's time,
+    CPU, task and fields (the name a string, the arguments integers)."""
+    guest = Guest(build(arch.name), cpus=2, workload="kmalloc", size=20)
+    session = TraceSession(guest, TraceOptions(("marker",)))
+    info = TraceInfo(arch.endian, uuid.UUID(int=37), arch.name)
+    sink = open_sink("ctf", tmp_path / "t", SinkContext(info, session.classes))
+    events = EventList(forward=sink)
+    session.run(events)
+    sink.close()
+    out = babeltrace.read(tmp_path / "t")
+    assert len(out.events) == len(events.events) > 0 and not out.discarded_events
+    assert [(e.timestamp, e.name, e.cpu, e.tid, e.fields) for e in out.events] == [
+        (e.timestamp, "marker", e.cpu, e.tid, e.fields)
+        for e in sorted(events.events, key=lambda e: (e.timestamp, e.cpu))]
 
 
 @pytest.mark.slow
