@@ -13,6 +13,7 @@
 #include <linux/marker.h>
 #include <linux/kprobes.h>
 #include <linux/ftrace.h>
+#include <linux/ring_buffer.h>
 #include <kisim/hypercall.h>
 #include <kisim/module.h>
 
@@ -57,18 +58,21 @@ notrace void marker_probe_cb(const struct marker *mdata, void *call_private, ...
 NOTRACE_SYMBOL(marker_probe_cb);
 NOKPROBE_SYMBOL(marker_probe_cb);
 
-notrace void marker_probe_hc(void *probe_private, void *call_private,
-			     const char *fmt, va_list *args)
+/*
+ * Walk a marker's format as vsnprintf does and take each argument with
+ * va_arg at its declared width, widened to u64 (%s and %p: the address);
+ * stops at the first conversion it does not know. The number taken.
+ */
+static notrace unsigned int marker_args(const char *fmt, va_list *args, u64 *argv,
+					unsigned int max)
 {
-	u64 argv[MARKER_MAX_ARGS];
 	unsigned int n = 0;
 	const char *p;
 	va_list ap;
 
-	(void)call_private;
 	va_copy(ap, *args);
-	for (p = fmt; *p && n < MARKER_MAX_ARGS; p++) {
-		int longs = 0, shorts = 0;
+	for (p = fmt; *p && n < max; p++) {
+		int longs = 0;
 
 		if (*p != '%')
 			continue;
@@ -82,11 +86,9 @@ notrace void marker_probe_hc(void *probe_private, void *call_private,
 		for (;; p++) {
 			if (*p == 'l')
 				longs++;
-			else if (*p == 'h')
-				shorts++;
 			else if (*p == 'z')
 				longs = sizeof(size_t) == sizeof(long) ? 1 : 0;
-			else
+			else if (*p != 'h')
 				break;
 		}
 		switch (*p) {
@@ -110,19 +112,63 @@ notrace void marker_probe_hc(void *probe_private, void *call_private,
 			argv[n++] = (unsigned long)va_arg(ap, void *);
 			break;
 		default:
-			(void)shorts;
-			p--;	/* not a conversion we know: stop here */
-			goto out;
+			goto out;	/* not a conversion we know: stop here */
 		}
 		if (!*p)
 			break;
 	}
 out:
 	va_end(ap);
+	return n;
+}
+
+notrace void marker_probe_hc(void *probe_private, void *call_private,
+			     const char *fmt, va_list *args)
+{
+	u64 argv[MARKER_MAX_ARGS];
+	unsigned int n = marker_args(fmt, args, argv, MARKER_MAX_ARGS);
+
+	(void)call_private;
 	hypercall3(HC_MARKER, (unsigned long)probe_private, (unsigned long)argv, n);
 }
 NOTRACE_SYMBOL(marker_probe_hc);
 NOKPROBE_SYMBOL(marker_probe_hc);
+
+/*
+ * The marker probe that records into this CPU's ring buffer, as the
+ * tracepoint probes of kernel/trace_probes.c do: reserve, fill, commit (a
+ * full buffer counts the record discarded in ring_buffer_reserve). The
+ * host connects it with probe_private = a struct marker of that name.
+ * Record: char name[32] (truncated), nargs, then the first
+ * RB_MARKER_ARGS arguments as unsigned longs (marker_args' values,
+ * truncated to a word; unused slots 0). tracing/events.py reads it.
+ */
+notrace void marker_probe_ring(void *probe_private, void *call_private,
+			       const char *fmt, va_list *args)
+{
+	const struct marker *m = probe_private;
+	u64 argv[RB_MARKER_ARGS];
+	unsigned int i, n = marker_args(fmt, args, argv, RB_MARKER_ARGS);
+	unsigned long *p = ring_buffer_reserve(RB_EV_MARKER, RB_MARKER_NAME_LEN +
+					       (1 + RB_MARKER_ARGS) * sizeof(unsigned long));
+	char *name;
+
+	(void)call_private;
+	if (!p)
+		return;
+	name = (char *)p;
+	for (i = 0; i < RB_MARKER_NAME_LEN - 1 && m->name[i]; i++)
+		name[i] = m->name[i];
+	for (; i < RB_MARKER_NAME_LEN; i++)
+		name[i] = 0;
+	p += RB_MARKER_NAME_LEN / sizeof(unsigned long);
+	p[0] = n;
+	for (i = 0; i < RB_MARKER_ARGS; i++)
+		p[1 + i] = i < n ? (unsigned long)argv[i] : 0;
+	ring_buffer_commit();
+}
+NOTRACE_SYMBOL(marker_probe_ring);
+NOKPROBE_SYMBOL(marker_probe_ring);
 
 /* The module API: the host connects and arms (patcher/markers.py, HC_MODULE). */
 int marker_probe_register(const char *name, const char *format,

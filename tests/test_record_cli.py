@@ -72,7 +72,7 @@ def test_event_specs_select_as_set_event_does() -> None:
     assert select_events("kmem:kmalloc", classes) == ["kmem_kmalloc"]
     assert select_events("sched_switch", classes) == ["sched_switch"]
     assert select_events("sched:*wake*", classes) == ["sched_wakeup"]
-    assert len(select_events("all", classes)) == 6          # never the ftrace system's
+    assert len(select_events("all", classes)) == 7          # never the ftrace system's
     assert select_events("ftrace:function", classes) == []
 
 

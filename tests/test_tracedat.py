@@ -23,15 +23,15 @@ from patcher.tables import load_tables
 from probes.function_tracer import FunctionTracer
 from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import Guest
-from tracing import tracecmd
+from tracing import babeltrace, tracecmd
 from tracing.ctf import PacketInfo, TraceInfo
-from tracing.events import parse_probes
+from tracing.events import event_classes, parse_probes
 from tracing.outdir import OutDir
 from tracing.session import EventList, TraceOptions, TraceResult, TraceSession
 from tracing.sinks import SinkContext, open_sink
 from tracing.text import kernel_line, render
 from tracing.tracedat import (PAGE_SIZE, TRACEFS_FIELDS, TS_MASK, CpuPages, TraceDatSink,
-                              event_format, tracefs_name)
+                              event_format, marker_spec, select_events, tracefs_name)
 
 needs_tc = pytest.mark.skipif(tracecmd.available() is None,
                               reason="trace-cmd is not installed and apt is not available "
@@ -396,3 +396,99 @@ def test_kprobe_events_round_trip(tmp_path: Path, arch: Arch) -> None:
     assert "comm=\"kmalloc" in seen[0][5]
     fmts = tracecmd.run("report", "--events", sink.path).stdout
     assert "system: kprobes\nname: myprobe\n" in fmts and "system: mygroup\nname: myret\n" in fmts
+
+
+# -- markers ------------------------------------------------------------------
+
+def test_marker_event_format_and_selection(arch: Arch) -> None:
+    """The marker event is ``markers:marker`` (``-e markers``, ``--probes
+    markers``): a 32-byte name, the argument count, the argument words."""
+    cls = event_classes(arch)["marker"]
+    assert parse_probes("markers") == ("marker",)
+    assert select_events("markers", [cls]) == ["marker"] == select_events("markers:marker", [cls])
+    word = arch.bits // 8
+    text = event_format(cls, 40, arch.bits).text(char_signed=False)
+    assert text.startswith("name: marker\nID: 40\n")
+    assert "\tfield:char name[32];\toffset:8;\tsize:32;\tsigned:0;\n" in text
+    assert f"\tfield:unsigned long nargs;\toffset:40;\tsize:{word};\tsigned:0;\n" in text
+    assert f"\tfield:unsigned long arg7;\toffset:{40 + 8 * word};\tsize:{word};" in text
+    assert text.endswith(", REC->arg7\n") and '"name=%s nargs=%' in text
+    assert marker_spec("markers:kmalloc") == "kmalloc" and marker_spec("markers:k*") == "k*"
+    assert {marker_spec(s) for s in ("markers", "markers:marker", "markers:*", "kmem:kmalloc",
+                                     "all")} == {None}
+
+
+@pytest.mark.slow
+@needs_tc
+def test_markers_round_trip(tmp_path: Path, arch: Arch) -> None:
+    """``--probes markers``: the guest's marker_probe_ring records every marker
+    hit; trace-cmd reports each as kisim's text line, with the site's
+    arguments as its format declares them (kmalloc: type_id, call_site, ptr,
+    bytes_req, bytes_alloc, gfp_flags, node)."""
+    result, events, sink = _trace(arch, tmp_path, "markers", size=20)
+    assert result.checksum_ok and result.total.discarded == 0
+    assert result.total.recorded == len(events) > 0
+    _compare(sink.path, events)
+    names = Counter(e.values[0] for e in events)
+    assert names["kmalloc"] == names["kfree"] > 0 and names["sched_switch"] > 0
+    kmalloc = next(e for e in events if e.values[0] == "kmalloc")
+    _, nargs, _type_id, _site, ptr, req, alloc, _gfp, node, unused = kmalloc.values
+    assert nargs == 7 and ptr != 0 and 0 < req <= alloc and unused == 0
+    assert node == (1 << arch.bits) - 1          # NUMA_NO_NODE (-1), sign-extended
+
+
+@pytest.mark.slow
+@needs_tc
+def test_record_named_markers(tmp_path: Path, capsys) -> None:
+    """``kisim record -e markers:NAME``: only those markers' hits, each in
+    trace-cmd report; an unknown name is a one-line error, exit 2."""
+    from kisim.cli import main
+    out = tmp_path / "trace.dat"
+    assert main(["record", "--arch", "arm", "-e", "markers:kmalloc", "-e", "markers:kfree",
+                 "-o", str(out), "--size", "10", "--json", "kmalloc"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    lines = tracecmd.report(out).lines
+    assert len(lines) == data["total"]["recorded"] > 0 and data["markers"] == ["kmalloc", "kfree"]
+    assert Counter(r.info.split()[0] for r in lines).keys() == {"name=kmalloc", "name=kfree"}
+    assert main(["record", "--arch", "arm", "-e", "markers:nosuch", "-o", str(out),
+                 "kmalloc"]) == 2
+    assert "no marker named 'nosuch'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(babeltrace.available() is None, reason="babeltrace2 is not installed")
+def test_markers_in_ctf_read_by_babeltrace2(tmp_path: Path, arch: Arch) -> None:
+    """The CTF sink: babeltrace2 reads every marker event with kisim's time,
+    CPU, task and fields (the name a string, the arguments integers)."""
+    guest = Guest(build(arch.name), cpus=2, workload="kmalloc", size=20)
+    session = TraceSession(guest, TraceOptions(("marker",)))
+    info = TraceInfo(arch.endian, uuid.UUID(int=37), arch.name)
+    sink = open_sink("ctf", tmp_path / "t", SinkContext(info, session.classes))
+    events = EventList(forward=sink)
+    session.run(events)
+    sink.close()
+    out = babeltrace.read(tmp_path / "t")
+    assert len(out.events) == len(events.events) > 0 and not out.discarded_events
+    assert [(e.timestamp, e.name, e.cpu, e.tid, e.fields) for e in out.events] == [
+        (e.timestamp, "marker", e.cpu, e.tid, e.fields)
+        for e in sorted(events.events, key=lambda e: (e.timestamp, e.cpu))]
+
+
+@pytest.mark.slow
+def test_marker_losses_are_counted(arch: Arch) -> None:
+    """Markers into small discard-mode buffers: each marker hit (counted by a
+    host probe connected beside marker_probe_ring) is produced once, and is
+    either recorded and drained or counted discarded."""
+    guest = Guest(build(arch.name), cpus=2, workload="kmalloc", size=60)
+    session = TraceSession(guest, TraceOptions(("marker",), subbuf_size=512, subbufs=2,
+                                               drain_every=5))
+    hits = Counter()
+    for name, sites in session.inst.markers.sites.items():
+        session.inst.markers.marker_probe_register(
+            name, sites[0].format, lambda e, _: hits.update([e.cpu]))
+    events = EventList()
+    result = session.run(events)
+    assert result.checksum_ok and result.total.discarded > 0
+    for cpu, c in enumerate(result.per_cpu):
+        assert c.produced == hits[cpu] == c.recorded + c.discarded
+    assert result.total.recorded == len(events.events)

@@ -31,6 +31,7 @@ COMM = "comm"          # a 16-byte task name in the record
 WORD = "word"          # an unsigned long
 SWORD = "sword"        # a long
 HEX = "hex"            # an unsigned long shown in hex (addresses, flags)
+NAME = "name"          # a marker's name, NUL-padded to 32 bytes
 
 #: Record header: u64 timestamp, u16 id, u16 size, s32 tid, char comm[16].
 HEADER = "QHHi16s"
@@ -66,14 +67,37 @@ FTRACE_EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "funcgraph_exit": (("func", HEX), ("depth", WORD)),
 }
 
+def _header_define(name: str, path: Path = RING_BUFFER_H) -> int:
+    """A ``#define NAME <number>`` of the guest's ring_buffer.h."""
+    found = re.search(rf"^#define\s+{name}\s+(\d+)\b", path.read_text(), re.M)
+    assert found is not None, f"{path}: no {name}"
+    return int(found.group(1))
+
+
+#: A marker hit, recorded by the guest's ``marker_probe_ring`` (kernel/marker.c)
+#: on every marker when ``markers`` is asked for: the name, how many arguments
+#: the format declared (up to ``RB_MARKER_ARGS``), and those arguments as
+#: words (a %s argument is its address). The format text stays the site's.
+MARKER_ARGS = _header_define("RB_MARKER_ARGS")
+NAME_LEN = _header_define("RB_MARKER_NAME_LEN")
+MARKER_EVENTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "marker": (("name", NAME), ("nargs", WORD),
+               *((f"arg{i}", HEX) for i in range(MARKER_ARGS))),
+}
+
 #: Every record's payload fields, by event name.
 FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
-    **{name: fields for name, (_, _, fields) in EVENTS.items()}, **FTRACE_EVENTS}
+    **{name: fields for name, (_, _, fields) in EVENTS.items()}, **FTRACE_EVENTS,
+    **MARKER_EVENTS}
 
 #: Shorthands for --probes.
 GROUPS = {"kmem": ("kmem_kmalloc", "kmem_cache_alloc", "kmem_kfree", "kmem_cache_free"),
           "sched": ("sched_switch", "sched_wakeup"),
+          "markers": tuple(MARKER_EVENTS),
           "all": tuple(EVENTS)}
+
+#: Events --probes may name: the tracepoint events and the marker event.
+PROBE_EVENTS = (*EVENTS, *MARKER_EVENTS)
 
 
 def _parse_ids(path: Path = RING_BUFFER_H) -> dict[str, int]:
@@ -97,14 +121,14 @@ def parse_probes(text: str) -> tuple[str, ...]:
             continue
         if item in GROUPS:
             wanted.update(GROUPS[item])
-        elif item in EVENTS:
+        elif item in PROBE_EVENTS:
             wanted.add(item)
         else:
-            raise ProbeListError(f"unknown probe {item!r} (events: {', '.join(EVENTS)}; "
+            raise ProbeListError(f"unknown probe {item!r} (events: {', '.join(PROBE_EVENTS)}; "
                                  f"groups: {', '.join(GROUPS)})")
     if not wanted:
         raise ProbeListError("empty --probes list")
-    return tuple(name for name in EVENTS if name in wanted)
+    return tuple(name for name in PROBE_EVENTS if name in wanted)
 
 
 def builtin_event(name: str) -> str | None:
@@ -121,7 +145,7 @@ def builtin_event(name: str) -> str | None:
 
 
 def _field_type(kind: str, bits: int) -> FieldType:
-    return {COMM: STRING, WORD: u(bits), SWORD: s(bits), HEX: u(bits, 16)}[kind]
+    return {COMM: STRING, NAME: STRING, WORD: u(bits), SWORD: s(bits), HEX: u(bits, 16)}[kind]
 
 
 @dataclass(frozen=True)
@@ -134,14 +158,14 @@ class RecordLayout:
     has_comm: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "has_comm", COMM in self.kinds)
+        object.__setattr__(self, "has_comm", COMM in self.kinds or NAME in self.kinds)
 
     def decode(self, cpu: int, header: tuple, body: bytes, offset: int) -> Event:
         """The event of one record (this runs once per recorded event)."""
         ts, _id, _size, tid, comm = header
         values = self.payload.unpack_from(body, offset)
         if self.has_comm:
-            values = tuple(_cstr(v) if kind == COMM else v for kind, v in zip(self.kinds, values))
+            values = tuple(_cstr(v) if kind in (COMM, NAME) else v for kind, v in zip(self.kinds, values))
         return _make_event((self.cls, cpu, ts, tid, _cstr(comm), values))
 
 
@@ -165,7 +189,7 @@ def record_layouts(arch: Arch) -> dict[int, RecordLayout]:
     """Event id -> record layout, in the arch's byte order and word size."""
     prefix = "<" if arch.endian == "little" else ">"
     word, sword = ("Q", "q") if arch.bits == 64 else ("I", "i")
-    codes = {COMM: f"{COMM_LEN}s", WORD: word, SWORD: sword, HEX: word}
+    codes = {COMM: f"{COMM_LEN}s", NAME: f"{NAME_LEN}s", WORD: word, SWORD: sword, HEX: word}
     classes = event_classes(arch)
     out = {}
     for name, fields in FIELDS.items():
@@ -181,6 +205,7 @@ def record_size(arch: Arch, name: str) -> int:
     return (struct.calcsize(HEADER) + layout.payload.size + 7) & ~7
 
 
-__all__ = ["EVENTS", "EVENT_IDS", "FIELDS", "FTRACE_EVENTS", "GROUPS", "HEADER", "ProbeListError",
+__all__ = ["EVENTS", "EVENT_IDS", "FIELDS", "FTRACE_EVENTS", "GROUPS", "HEADER", "MARKER_EVENTS",
+           "NAME", "NAME_LEN", "PROBE_EVENTS", "ProbeListError",
            "RecordLayout", "builtin_event", "event_classes", "parse_probes", "record_layouts",
            "record_size"]

@@ -30,6 +30,8 @@ metadata. Which tracer the mcount stubs call is ftrace's business
 """
 from __future__ import annotations
 
+import fnmatch
+
 import struct
 import time
 from dataclasses import dataclass, field
@@ -41,7 +43,7 @@ from sim.event import Event, EventClass
 from sim.machine import Cpu, Machine
 from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
-from tracing.events import (EVENT_IDS, EVENTS, FTRACE_EVENTS, HEADER, builtin_event, event_classes,
+from tracing.events import (EVENT_IDS, EVENTS, FTRACE_EVENTS, HEADER, MARKER_EVENTS, builtin_event, event_classes,
                             record_layouts, record_size)
 from tracing.filter import COMM_KEY, CPU_KEY, Predicate, compile_filter, filter_fields
 from tracing.ring import CpuCounts, PacketSink, RingBuffers
@@ -64,6 +66,8 @@ class TraceOptions:
     kprobe_events: tuple[str, ...] = ()
     #: (event, filter expression) pairs: events/<sys>/<event>/filter (tracing/filter.py).
     filters: tuple[tuple[str, str], ...] = ()
+    #: Names (shell globs) of the markers the ``marker`` event records; empty: all.
+    markers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """:class:`TraceError` for a size or period that is no integer, or a
@@ -105,7 +109,7 @@ class TraceResult:
                 "size": self.size, "checksum_ok": self.checksum_ok,
                 "probes": list(o.probes), "mode": o.mode, "subbuf_size": o.subbuf_size,
                 "subbufs": o.subbufs, "drain_every": o.drain_every,
-                "kprobe_events": list(o.kprobe_events),
+                "kprobe_events": list(o.kprobe_events), "markers": list(o.markers),
                 "filters": [f"{event}:{expr}" for event, expr in o.filters],
                 "per_cpu": [dict(cpu=i, **c.to_json()) for i, c in enumerate(self.per_cpu)],
                 "total": self.total.to_json(), "instructions": self.instructions,
@@ -154,7 +158,8 @@ class TraceSession:
         self.guest = guest
         self.machine: Machine = guest.machine
         self.options = options
-        unknown = [p for p in options.probes if p not in EVENTS and p not in FTRACE_EVENTS]
+        unknown = [p for p in options.probes if p not in EVENTS and p not in FTRACE_EVENTS
+                   and p not in MARKER_EVENTS]
         if unknown:
             raise TraceError(f"unknown events: {', '.join(unknown)}")
         symbols = guest.image.symbols
@@ -164,7 +169,7 @@ class TraceSession:
         arch = guest.arch
         classes = event_classes(arch)
         self.classes = [classes[name] for name in EVENTS] + \
-            [classes[name] for name in FTRACE_EVENTS if name in options.probes]
+            [classes[name] for name in (*FTRACE_EVENTS, *MARKER_EVENTS) if name in options.probes]
         largest = max(record_size(arch, name) for name in classes)
         if dynamic is not None:
             self.classes += dynamic.classes()
@@ -192,9 +197,31 @@ class TraceSession:
             if EVENT_IDS[name] in self._filters:
                 probe += "_filtered"        # its twin commits through the filter
             self.inst.tracepoints.tracepoint_probe_register(tracepoint, symbols.pointer(probe))
+        if any(name in options.probes for name in MARKER_EVENTS):
+            self._connect_markers(symbols.pointer("marker_probe_ring"))
         self.clock = self.machine.clock
         self._turns = 0
         self.clock.serve(guest.hypercalls)
+
+    def _connect_markers(self, probe: int) -> None:
+        """Register and arm ``marker_probe_ring`` (kernel/marker.c) on the
+        markers ``options.markers`` names (every marker if none); its private
+        data is a ``struct marker`` of that name, whose ``name`` it copies into
+        the record."""
+        markers = self.inst.markers
+        if not markers.sites:
+            raise TraceError(f"{self.guest.elf}: no markers in this kernel "
+                             "(CONFIG_MARKERS=n?)")
+        globs = self.options.markers or ("*",)
+        for glob in globs:
+            if not fnmatch.filter(markers.sites, glob):
+                raise TraceError(f"no marker named {glob!r} (markers: "
+                                 f"{', '.join(sorted(markers.sites))})")
+        for name, sites in markers.sites.items():
+            if not any(fnmatch.fnmatchcase(name, glob) for glob in globs):
+                continue
+            markers.marker_probe_register(name, sites[0].format, probe, sites[0].address)
+            markers.marker_arm(name)
 
     def _compile_filters(self, options: TraceOptions, classes: dict[str, EventClass],
                          dynamic: DynamicEvents | None) -> dict[int, Predicate]:

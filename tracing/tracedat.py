@@ -39,7 +39,8 @@ from arches import get_arch
 from sim.event import Event, EventClass, FieldType, u
 from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
-from tracing.events import COMM, COMM_LEN, EVENTS, FIELDS, FTRACE_EVENTS, GROUPS
+from tracing.events import (COMM, COMM_LEN, EVENTS, FIELDS, FTRACE_EVENTS, GROUPS,
+                            MARKER_EVENTS, NAME, NAME_LEN)
 from tracing.outdir import OutDir
 from tracing.text import task_key, timestamp
 
@@ -150,6 +151,8 @@ def tracefs_name(cls: EventClass) -> tuple[str, str]:
     ``GROUP/EVENT`` names split, anything else in ``kisim``."""
     if cls.name in FTRACE_EVENTS:
         return "ftrace", cls.name
+    if cls.name in MARKER_EVENTS:
+        return "markers", cls.name
     if cls.name in EVENTS:
         group = next(g for g, members in GROUPS.items() if g != "all" and cls.name in members)
         return group, EVENTS[cls.name][0]
@@ -173,6 +176,15 @@ def select_events(spec: str, classes: Iterable[EventClass]) -> list[str]:
     events come with ``-p``, not ``-e``. Empty if none matches."""
     return [cls.name for cls in classes if tracefs_name(cls)[0] != "ftrace"
             and match_event(spec, *tracefs_name(cls))]
+
+
+def marker_spec(spec: str) -> str | None:
+    """The marker-name glob of ``-e markers:NAME``: the ``marker`` event,
+    recording only the markers called NAME; None for any other spec."""
+    system, sep, name = spec.partition(":")
+    if system != "markers" or not sep or fnmatch.fnmatchcase("marker", name):
+        return None
+    return name
 
 
 def _int_type(ftype: FieldType, word_bits: int) -> str:
@@ -203,9 +215,10 @@ def event_format(cls: EventClass, ident: int, word_bits: int) -> EventFormat:
     fields, offset = [], COMMON_SIZE
     for kisim_name, ftype in cls.fields + DERIVED_FIELDS.get(cls.name, ()):
         fname = TRACEFS_FIELDS.get(kisim_name, kisim_name)
-        if ftype.kind == "string" and kinds.get(kisim_name) == COMM:
-            fields.append(FieldFormat("char", f"{fname}[{COMM_LEN}]", offset, COMM_LEN, False))
-            offset += COMM_LEN
+        if ftype.kind == "string" and kinds.get(kisim_name) in (COMM, NAME):
+            size = COMM_LEN if kinds[kisim_name] == COMM else NAME_LEN
+            fields.append(FieldFormat("char", f"{fname}[{size}]", offset, size, False))
+            offset += size
             continue
         if ftype.kind == "string":
             ctype, size, signed = "__data_loc char[]", 4, True

@@ -13,7 +13,9 @@ select the function tracer if ``-p`` names none, ``-g`` set_graph_function words
 clock. kisim has one, the modeled clock, synchronized across CPUs (trace-cmd's
 ``global``). Its other flags are refused by name; ``--module`` is kisim's (a guest
 module's source), not trace-cmd's function filter. Every kprobe event
-defined is recorded; ``-e GROUP:EVENT`` names one for a ``-f`` filter.
+defined is recorded; ``-e GROUP:EVENT`` names one for a ``-f`` filter. ``-e markers``
+records every marker hit (the ``markers:marker`` event), ``-e markers:NAME`` those of
+the markers called NAME (a glob).
 """
 from __future__ import annotations
 
@@ -32,7 +34,8 @@ from kisim.errors import UsageError
 from patcher.tables import load_tables
 from sim.guest import Guest, check_workload
 from tracing.events import event_classes
-from tracing.tracedat import TraceDatSink, match_event, output_file, select_events, tracefs_name
+from tracing.tracedat import (TraceDatSink, marker_spec, match_event, output_file,
+                              select_events, tracefs_name)
 
 TRACERS = ("nop", "function", "function_graph")
 #: The most -b may ask for, KiB per CPU (tracing.ring.MAX_RING_BYTES bounds all CPUs).
@@ -134,7 +137,10 @@ def _probes(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[tuple[str,
     filters = []
     later = []
     for spec, expr in args.events:
-        found = select_events(spec, classes)
+        found = ["marker"] if marker_spec(spec) else select_events(spec, classes)
+        if expr is not None and "marker" in found:
+            raise UsageError(f"-e {spec} -f: kisim filters tracepoint and kprobe events, "
+                             "not markers")
         if not found:
             later.append((spec, expr))
         names += [n for n in found if n not in names]
@@ -144,6 +150,17 @@ def _probes(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[tuple[str,
                           if tracefs_name(c)[0] != "ftrace")
         raise UsageError(f"-e {later[0][0]}: no such event (events: {known})")
     return tuple(names), tuple(filters), later
+
+
+def _markers(args: argparse.Namespace) -> tuple[str, ...]:
+    """The marker names ``-e markers:NAME`` asks for; empty (every marker) when
+    there is none, or when another ``-e`` enables the whole ``marker`` event."""
+    classes = event_classes(get_arch(args.arch)).values()
+    names = [marker_spec(spec) for spec, _ in args.events]
+    if any(name is None and "marker" in select_events(spec, classes)
+           for name, (spec, _) in zip(names, args.events)):
+        return ()
+    return tuple(name for name in names if name is not None)
 
 
 def _kprobe_filters(later: list[tuple[str, str | None]], events) -> tuple[tuple[str, str], ...]:
@@ -192,7 +209,8 @@ def cmd_record(args: argparse.Namespace) -> int:
         ft = function_tracer(guest, load_tables(b.elf, b.spec), tracer, args.funcs,
                              args.notrace, graph=args.graph)
         probes += ft.event_names
-    options = trace_options(args, b.config, probes, args.max_instructions)
+    options = replace(trace_options(args, b.config, probes, args.max_instructions),
+                      markers=_markers(args))
     if args.b is not None:
         options = replace(options, subbufs=max(2, -(-args.b * 1024 // options.subbuf_size)))
     session, events = kprobe_session(

@@ -22,7 +22,7 @@ from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json
                                    print_kprobe_counts, run_traced, trace_options)
 from sim.guest import Guest, check_workload
 from tracing.ctf import TraceInfo
-from tracing.events import EVENTS, GROUPS, parse_probes
+from tracing.events import GROUPS, PROBE_EVENTS, parse_probes
 from tracing.outdir import POLICY
 from tracing.session import TraceResult
 from tracing.sinks import SinkContext, format_names, help_text, open_sink, trace_uuid
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("trace", help="record a run into per-CPU ring buffers and a trace")
     add_run_args(p)
     p.add_argument("--probes", default="kmem,sched", metavar="LIST",
-                   help=f"events or groups, comma-separated: {', '.join(EVENTS)}; "
+                   help=f"events or groups, comma-separated: {', '.join(PROBE_EVENTS)}; "
                         f"groups {', '.join(GROUPS)} (default kmem,sched)")
     p.add_argument("--out", required=True, metavar="DIR",
                    help=f"trace directory to write. {POLICY}")

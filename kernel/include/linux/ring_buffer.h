@@ -44,6 +44,10 @@
 #define RB_EV_FUNCTION			6
 #define RB_EV_FUNCGRAPH_ENTRY		7
 #define RB_EV_FUNCGRAPH_EXIT		8
+/* A marker hit (kernel/marker.c marker_probe_ring): name, nargs, args. */
+#define RB_EV_MARKER			9
+#define RB_MARKER_NAME_LEN		32
+#define RB_MARKER_ARGS			8
 
 struct rb_event_header {		/* 32 bytes */
 	u64 timestamp;			/* ns of this CPU's modeled clock */
