@@ -15,13 +15,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(KISIM) demo
 
-test: $(STAMP) babeltrace2 trace-cmd llvm-mca
-	$(VENV)/bin/pytest -q
+# The tests run on one pytest-xdist worker per core, at most PYTEST_WORKERS
+# (each worker holds a guest machine or two: about 1.6 GB at the most).
+PYTEST_WORKERS ?= 4
+PYTEST := $(VENV)/bin/pytest -q -n auto --maxprocesses $(PYTEST_WORKERS)
 
-# The fast subset (at most 90 s on a 2-core machine under load): every test not
-# marked slow or transparency. `make test` runs them all.
+test: $(STAMP) babeltrace2 trace-cmd llvm-mca
+	$(PYTEST)
+
+# The fast subset (about a minute on a 2-core machine): every test not marked
+# slow or transparency. `make test` runs them all.
 check: $(STAMP) babeltrace2 trace-cmd llvm-mca
-	$(VENV)/bin/pytest -q -m "not slow and not transparency"
+	$(PYTEST) -m "not slow and not transparency"
 
 # The trace tests read kisim's CTF with the real babeltrace2 and its trace.dat
 # with the real trace-cmd (Debian packages babeltrace2, and trace-cmd, which

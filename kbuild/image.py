@@ -44,7 +44,7 @@ from kbuild import cache
 from kbuild.errors import BuildError, ModuleError
 from kbuild.layout import FUNCTION_SECTIONS, LAYOUT_FORMAT, Layout, linker_script
 from kbuild.modules import Module, first_error, load_modules, module_flags, warnings_of
-from kbuild.tools import check_tool_path, refuse_special_includes, run_tool, tool_pool
+from kbuild.tools import refuse_special_includes, run_tool, tool_pool
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "kernel"
@@ -334,8 +334,6 @@ def _mcount_loc_source(arch: Arch, sites: list[int]) -> str:
 def _compile_module(module: Module, cmd: list[str], env: dict[str, str], copy: Path) -> list[str]:
     """Compile one source of a module: its warnings, or its first error on one
     line (:class:`ModuleError`), naming the user's files, not the copies."""
-    for f in module.sources + module.headers:
-        check_tool_path(f.path, "module file", ModuleError)
     source = Path(cmd[cmd.index("-c") + 1])
     files = {copy / f.rel: (os.fspath(f.path), f.data) for f in module.sources + module.headers}
     refuse_special_includes(files, source,

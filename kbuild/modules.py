@@ -31,6 +31,7 @@ from typing import Iterable, Sequence
 
 import fsio
 from kbuild.errors import ModuleError
+from kbuild.tools import check_tool_path
 
 #: Largest module source read (a module's C file is written by hand).
 MODULE_LIMIT = 1 << 20
@@ -180,9 +181,11 @@ def load_module(path: str | os.PathLike[str], werror: bool | None = None) -> Mod
     if outside:
         raise ModuleError(f"{outside[0]}: a module's C files are in one directory, {root}")
     sources = tuple(_read(f, root, MODULE_LIMIT, "module source") for f in files)
+    headers = _headers(root, recursive)
+    for f in sources + headers:           # before anything is built
+        check_tool_path(f.path, "module file", ModuleError)
     return Module(name=name, path=files[0] if len(files) == 1 else Path(text),
-                  root=root, sources=sources, headers=_headers(root, recursive),
-                  werror=werror)
+                  root=root, sources=sources, headers=headers, werror=werror)
 
 
 def load_modules(paths: Iterable[str | os.PathLike[str] | Module]) -> tuple[Module, ...]:

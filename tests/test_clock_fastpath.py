@@ -90,8 +90,12 @@ class _Plus:
         return self.real.value + self.skew
 
 
+#: One and two CPUs in the fast subset; three and four (seconds each) in ``make test``.
+CPUS = [1, 2, *(pytest.param(n, marks=pytest.mark.slow) for n in (3, 4))]
+
+
 @pytest.mark.parametrize("mode", ["discard", "overwrite"])
-@pytest.mark.parametrize("cpus", [1, 2, 3, 4])
+@pytest.mark.parametrize("cpus", CPUS)
 @pytest.mark.parametrize("name", NAMES)
 def test_trace_events_fast_paths_equal_reference(name: str, cpus: int, mode: str) -> None:
     reference = traced(name, cpus, mode, "spin")
@@ -104,7 +108,7 @@ def test_trace_events_fast_paths_equal_reference(name: str, cpus: int, mode: str
 
 
 @pytest.mark.parametrize("mode", ["discard", "overwrite"])
-@pytest.mark.parametrize("cpus", [1, 2, 3, 4])
+@pytest.mark.parametrize("cpus", CPUS)
 @pytest.mark.parametrize("name", NAMES)
 def test_function_tracer_fast_paths_equal_reference(name: str, cpus: int, mode: str) -> None:
     reference = traced(name, cpus, mode, "spin", ftrace=True)

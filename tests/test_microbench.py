@@ -24,6 +24,7 @@ def immediate(request):
     return immediate_txt(request.param, iterations=500)
 
 
+@pytest.mark.slow
 def test_immediate_variants_load_what_they_say(immediate):
     """The cold variants reach memory once per iteration, the hot ones never; the immediate
     value loads no data; the L1 flag is one L1 hit more than the base loop."""

@@ -232,6 +232,7 @@ def _c_file(tmp_path: Path, stem: str, text: str) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", GUEST_ARCHES)
 def test_a_users_plain_stores_are_caught_and_arch_patch_batch_is_clean(name, tmp_path) -> None:
     plain = _c_file(tmp_path, "plain_poke", PLAIN_STORES)

@@ -75,6 +75,7 @@ def test_the_layouts_put_a_32_bit_site_at_2_mod_4(kinds) -> None:
     assert at["lines"] == [2 if kinds == "ftrace" else 0]
 
 
+@pytest.mark.slow
 def test_reference_protocol_is_clean_on_every_kind_in_one_loop() -> None:
     test_reference_protocol_is_clean("jump,call,ftrace,kprobe")
 

@@ -227,6 +227,7 @@ def test_the_primitives_synchronizations_reach_the_fetch_model(kernel, hooked) -
         assert stale == [[True, True, True]]
 
 
+@pytest.mark.slow
 def test_a_module_flipping_a_key_interrupts_each_cpu_as_v5_10_does(kernel) -> None:
     """examples/flip_key.c on 4 CPUs: each flip is the kernel's primitive on the
     CPU running the workload, which pays for it; every other CPU takes the

@@ -16,8 +16,9 @@ from selftests.run import run_suite, suites_for
 SUITES = load_all()
 PAIRS = [(arch, name) for arch in sorted(ARCHES) for name in sorted(SUITES)
          if SUITES[name].sources(ARCHES[arch])]
-#: Suites of over a thousand cases run in ``make test`` only (the slow marker).
-LONG = {"test-arm"}
+#: Suites that take seconds per arch (test-arm's thousand cases; the kprobes and
+#: static-keys suites' many registrations) run in ``make test`` only (the slow marker).
+LONG = {"test-arm", "kprobes", "static_keys"}
 
 
 @pytest.mark.parametrize(("arch", "suite"), [

@@ -234,6 +234,7 @@ def test_the_function_tracer_on_thumb2() -> None:
     assert got and got == expected
 
 
+@pytest.mark.slow
 def test_test_static_keys_passes_on_thumb2(capsys) -> None:
     """lib/test_static_keys.c, whose keys flip nop.w and b.w sites. The Thumb-2
     kernel's kprobes suites are test_kprobes.c and test-thumb.c, not test-arm.c

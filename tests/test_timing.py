@@ -252,6 +252,7 @@ def known_miss(arch: Arch, func: str, size: int) -> list[Breakdown]:
 STACK_SLACK = 2
 
 
+@pytest.mark.slow
 def test_stride_walk_over_twice_the_l1d_misses_every_access(arch: Arch) -> None:
     """A line-stride walk over 2 x L1D misses the L1D at every access, every pass (LRU thrash)."""
     reps = 4
