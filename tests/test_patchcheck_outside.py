@@ -77,7 +77,8 @@ def _x86_slow(names) -> list:
     return [pytest.param(n, marks=pytest.mark.slow) if n == "x86_64" else n for n in names]
 
 
-@pytest.mark.parametrize("name", _x86_slow(NAMES))
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
 def test_a_neighbour_rewritten_with_its_own_bytes_stays_clean(name: str) -> None:
     result = sweep(CheckSpec(name, 2, protocol=rewrites_neighbours_unchanged,
                              sites="jump,call"), range(SEEDS))
