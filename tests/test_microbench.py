@@ -13,15 +13,42 @@ import pytest
 
 from arches import NAMES, get_arch
 from kisim.cli import main
-from lab.microbench import (Figure, MicrobenchError, figures_over_samples, immediate_txt,
-                            mcount_seed, windows)
+from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, Figure, MicrobenchError,
+                            figures_over_samples, immediate_txt, mcount_seed, windows)
+from sim.elf import read_elf
 from sim.guest import Guest
 from kbuild import build
+from kbuild.modules import load_module
+
+#: Each arch's 32-bit unsigned divide, as Capstone names it.
+DIVIDE = {"x86_64": "div", "arm": "udiv", "ppc32": "divwu"}
 
 
 @pytest.fixture(scope="module", params=NAMES)
 def immediate(request):
     return immediate_txt(request.param, iterations=500)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_immediate_base_loop_divides(name):
+    """immediate.txt's baseline picks its pointer "from a modulo": every loop of the module
+    divides (x86 div, ARM udiv, PowerPC divwu), none reduces the modulo to an AND or a
+    multiply (docs/timing.md). The rest of imb_run (its marks) is the negative control:
+    it holds no divide."""
+    import capstone
+    arch = get_arch(name)
+    image = read_elf(build(name, overrides={"MARKERS": "y", "IMMEDIATE": "y"},
+                           modules=[load_module(IMMEDIATE_C)]).elf)
+    text = image.sections[".text"]
+    (start, size), = [(a, n) for a, n, f in image.functions if f == "imb_run"]
+    cs = capstone.Cs(*arch.cs_mode)
+    ops = [i.mnemonic for i in cs.disasm(text.data[start - text.addr:start - text.addr + size],
+                                         start)]
+    assert ops.count(DIVIDE[name]) == len(IMMEDIATE_VARIANTS)
+    (mark,) = [(a, n) for a, n, f in image.functions if f == "imb_mark"]
+    marks = [i.mnemonic for i in cs.disasm(text.data[mark[0] - text.addr:
+                                                     mark[0] - text.addr + mark[1]], mark[0])]
+    assert DIVIDE[name] not in marks
 
 
 def test_immediate_variants_load_what_they_say(immediate):
