@@ -30,26 +30,38 @@ def immediate(request):
     return immediate_txt(request.param, iterations=500)
 
 
+def _imb_run_mnemonics(name: str, module) -> list[str]:
+    """The instructions of imb_run in ``name``'s kernel built with ``module``."""
+    import capstone
+    arch = get_arch(name)
+    image = read_elf(build(name, overrides={"MARKERS": "y", "IMMEDIATE": "y"},
+                           modules=[module]).elf)
+    text = image.sections[".text"]
+    (start, size), = [(a, n) for a, n, f in image.functions if f == "imb_run"]
+    code = text.data[start - text.addr:start - text.addr + size]
+    return [i.mnemonic for i in capstone.Cs(*arch.cs_mode).disasm(code, start)]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_immediate_base_loop_divides(name):
     """immediate.txt's baseline picks its pointer "from a modulo": every loop of the module
     divides (x86 div, ARM udiv, PowerPC divwu), none reduces the modulo to an AND or a
-    multiply (docs/timing.md). The rest of imb_run (its marks) is the negative control:
-    it holds no divide."""
-    import capstone
-    arch = get_arch(name)
-    image = read_elf(build(name, overrides={"MARKERS": "y", "IMMEDIATE": "y"},
-                           modules=[load_module(IMMEDIATE_C)]).elf)
-    text = image.sections[".text"]
-    (start, size), = [(a, n) for a, n, f in image.functions if f == "imb_run"]
-    cs = capstone.Cs(*arch.cs_mode)
-    ops = [i.mnemonic for i in cs.disasm(text.data[start - text.addr:start - text.addr + size],
-                                         start)]
+    multiply (docs/timing.md)."""
+    ops = _imb_run_mnemonics(name, load_module(IMMEDIATE_C))
     assert ops.count(DIVIDE[name]) == len(IMMEDIATE_VARIANTS)
-    (mark,) = [(a, n) for a, n, f in image.functions if f == "imb_mark"]
-    marks = [i.mnemonic for i in cs.disasm(text.data[mark[0] - text.addr:
-                                                     mark[0] - text.addr + mark[1]], mark[0])]
-    assert DIVIDE[name] not in marks
+
+
+@pytest.mark.slow
+def test_a_modulo_by_a_size_known_at_compile_time_does_not_divide(tmp_path):
+    """The negative control of the test above: the same module with the element count
+    visible to the compiler (a power of two) has no divide left in its loops."""
+    name = "x86_64"
+    text = IMMEDIATE_C.read_text()
+    hidden = '__asm__("" : "+r" (elems));'
+    assert hidden in text
+    (tmp_path / "immediate.c").write_text(text.replace(hidden, ""))
+    ops = _imb_run_mnemonics(name, load_module(tmp_path / "immediate.c"))
+    assert DIVIDE[name] not in ops and "and" in ops
 
 
 def test_immediate_variants_load_what_they_say(immediate):
