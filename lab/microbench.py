@@ -1,14 +1,19 @@
 """The timing model against the published microbenchmarks it is validated on.
 
-Two experiments, each run as its authors ran it and printed beside their
+Three experiments, each run as its authors ran it and printed beside their
 figures (docs/timing.md, ``kisim validate``):
 
 * **immediate.txt** (Desnoyers, Immediate Values patch set, 2007-2008,
-  3 GHz Pentium 4): a loop picking a pointer by a pseudo-random modulo,
-  then a branch on an immediate value, on an L1-hot memory flag, or on a
+  3 GHz Pentium 4): a loop picking a pointer by a pseudo-random modulo (a
+  divide), then a branch on an immediate value, on an L1-hot memory flag, or on a
   cache-cold line. The guest module ``lab/modules/immediate.c`` runs each
   variant between two calls of ``imb_mark()``; :func:`windows` differences
   the timing model's counters at those calls.
+* **LTTng's marker microbenchmark** (Desnoyers, "performance measurements of
+  the Linux Kernel Markers", 2006, 3 GHz Pentium 4): an empty loop, the same
+  loop around one marker, dormant (immediate value or memory flag) and armed
+  to an empty probe; each figure is a loop's cycles per iteration less the
+  loop without what it adds (``lab/modules/markers_microbench.c``).
 * **Seed 002** (Rostedt, "mcount tracing utility", LKML Jan 2008): hackbench
   with the -pg calls live (DYNAMIC_FTRACE=n) and nothing traced, then with
   every function traced, against the build without -pg. The guest's call
@@ -39,6 +44,7 @@ from sim.guest import Guest
 from sim.workloads import DEFAULT_SIZES
 
 IMMEDIATE_C = Path(__file__).resolve().parent / "modules" / "immediate.c"
+MARKERS_C = Path(__file__).resolve().parent / "modules" / "markers_microbench.c"
 
 #: Iterations per variant of the immediate.txt loop: the published run was 100 x 100,000;
 #: 2,000 make each figure stable to a cycle and the six loops run in about a second.
@@ -50,6 +56,21 @@ IMMEDIATE_VARIANTS = ("base", "imv", "l1", "memory", "flush_base", "flush")
 #: Documentation/immediate.txt, "Memory hit for a data-based branch" (3 GHz Pentium 4):
 #: mean cycles per iteration, 100 tests x 100,000 branches.
 IMMEDIATE_PUBLISHED = {"base": 77.5044, "imv": 85.3438, "l1": 89.6413, "memory": 636.611}
+
+#: Iterations of each loop of the marker microbenchmark (published: 10,000,000 dormant,
+#: 100,000 armed); the loops are periodic, so 2,000 give each figure to a hundredth.
+MARKERS_ITERATIONS = 2000
+
+#: markers-microbench-0.2.txt (LTTV tests/markers/, Desnoyers 2006, 3 GHz Pentium 4,
+#: Linux 2.6.17): cycles per loop, empty and with one dormant marker of each build, and
+#: with the "optimized" (immediate-value) marker armed to an empty var-args probe.
+MARKERS_PUBLISHED = {"empty": 1.50, "optimized": 4.00, "generic": 2.67, "armed": 52.11}
+
+#: The builds of the marker microbenchmark: the enable check each compiles to
+#: (linux/marker.h) -- "optimized", an immediate value, and "generic", a load of the
+#: marker's state.
+MARKERS_BUILDS = {"optimized": {"MARKERS": "y", "IMMEDIATE": "y"},
+                  "generic": {"MARKERS": "y", "IMMEDIATE": "n", "JUMP_LABEL": "n"}}
 
 #: Seed 002: hackbench 50 seconds, mcount compiled in vs not, and every function traced.
 SEED_002 = {"base": 2.221, "live": 2.531, "traced": 113.350}
@@ -142,6 +163,16 @@ def breakdown_line(delta: dict) -> str:
             f"{counts.get('walk_loads', 0):.2f} walk loads")
 
 
+def loop_delta(arch: Arch, loop: Tally, base: Tally, iterations: int) -> dict:
+    """What ``loop`` retired and cost per iteration beyond ``base`` (each a window of
+    ``iterations`` iterations): instructions, modeled cycles, counts and stall cycles."""
+    d = loop - base
+    return {"instructions": d.instructions / iterations,
+            "modeled_cycles": (loop.cycles(arch) - base.cycles(arch)) / iterations,
+            "breakdown": {k: n / iterations for k, n in sorted(d.stalls.counts.items()) if n},
+            "stall_cycles": {k: c / iterations for k, c in sorted(d.stalls.cycles.items()) if c}}
+
+
 def immediate_txt(arch_name: str, iterations: int = IMMEDIATE_ITERATIONS,
                   layout: int | None = None, core: ReferenceCore | None = None) -> dict:
     """Documentation/immediate.txt's loop on ``arch``'s reference core: cycles per
@@ -161,12 +192,7 @@ def immediate_txt(arch_name: str, iterations: int = IMMEDIATE_ITERATIONS,
     cycles = {v: t.cycles(arch) / iterations for v, t in per.items()}
 
     def delta(v: str, base: str = "base") -> dict:
-        d = per[v] - per[base]
-        return {"instructions": d.instructions / iterations,
-                "modeled_cycles": cycles[v] - cycles[base],
-                "breakdown": {k: n / iterations for k, n in sorted(d.stalls.counts.items()) if n},
-                "stall_cycles": {k: c / iterations
-                                 for k, c in sorted(d.stalls.cycles.items()) if c}}
+        return loop_delta(arch, per[v], per[base], iterations)
     src = "Documentation/immediate.txt (3 GHz Pentium 4)"
     pub = IMMEDIATE_PUBLISHED
     deltas = {"imv": delta("imv"), "l1": delta("l1"), "memory": delta("memory"),
@@ -174,9 +200,9 @@ def immediate_txt(arch_name: str, iterations: int = IMMEDIATE_ITERATIONS,
     base = per["base"]
     figures = [
         Figure("base loop, cycles per iteration", pub["base"], cycles["base"], "cycles", src,
-               f"{base.instructions / iterations:.2f} instructions per iteration; the "
-               "module's modulo is by a power of two (an and), the published loop's "
-               "pseudo-random pick is not known to be"),
+               f"{base.instructions / iterations:.2f} instructions per iteration, one "
+               "divide (the modulo by a run-time element count); the published loop's "
+               "generator and array size are not known"),
         Figure("immediate value, added to the base loop", pub["imv"] - pub["base"],
                deltas["imv"]["modeled_cycles"], "cycles", src, breakdown_line(deltas["imv"])),
         Figure("L1-hot memory flag, added", pub["l1"] - pub["base"],
@@ -194,6 +220,55 @@ def immediate_txt(arch_name: str, iterations: int = IMMEDIATE_ITERATIONS,
             "iterations": iterations, "cycles_per_iteration": cycles,
             "published_cycles_per_iteration": pub, "deltas": deltas,
             "figures": [f.to_json() for f in figures]}
+
+
+def markers_microbench(arch_name: str, iterations: int = MARKERS_ITERATIONS,
+                       layout: int | None = None, core: ReferenceCore | None = None) -> dict:
+    """LTTng's marker microbenchmark on ``arch``'s reference core: the empty loop, the
+    loop around one dormant marker in each build (immediate value, memory flag), and the
+    immediate-value marker armed to an empty probe; each published figure beside the
+    model's, computed as the authors computed theirs (a loop less the loop without what
+    it adds)."""
+    arch = get_arch(arch_name)
+    loops: dict[str, list[Tally]] = {}
+    for name, config in MARKERS_BUILDS.items():
+        image = build(arch.name, overrides=config, modules=[load_module(MARKERS_C)],
+                      layout=layout)
+        guest = Guest(image, cpus=1, workload="markers_microbench:mmb_run", size=iterations,
+                      timing=True, core=core)
+        found = windows(guest, "mmb_mark")
+        if len(found) != 4:
+            raise MicrobenchError(f"markers microbenchmark: {len(found)} windows measured, 4 "
+                                  "expected (did the probe register and arm?)")
+        loops[name] = [found[0], found[1], found[3]]       # empty, dormant, armed
+    opt_empty, opt_dormant, opt_armed = loops["optimized"]
+    gen_empty, gen_dormant, _ = loops["generic"]
+    cycles = {"empty": opt_empty.cycles(arch) / iterations,
+              "optimized": opt_dormant.cycles(arch) / iterations,
+              "generic": gen_dormant.cycles(arch) / iterations,
+              "armed": opt_armed.cycles(arch) / iterations}
+    deltas = {"optimized": loop_delta(arch, opt_dormant, opt_empty, iterations),
+              "generic": loop_delta(arch, gen_dormant, gen_empty, iterations),
+              "armed": loop_delta(arch, opt_armed, opt_dormant, iterations)}
+    pub = MARKERS_PUBLISHED
+    src = "markers-microbench-0.2.txt (LTTng, 3 GHz Pentium 4)"
+    figures = [
+        Figure("empty loop, cycles per iteration", pub["empty"], cycles["empty"], "cycles",
+               src, f"{opt_empty.instructions / iterations:.2f} instructions per iteration"),
+        Figure("dormant marker, immediate value (optimized), added", pub["optimized"] -
+               pub["empty"], deltas["optimized"]["modeled_cycles"], "cycles", src,
+               breakdown_line(deltas["optimized"])),
+        Figure("dormant marker, memory flag (generic), added", pub["generic"] - pub["empty"],
+               deltas["generic"]["modeled_cycles"], "cycles", src,
+               breakdown_line(deltas["generic"])),
+        Figure("armed marker, empty probe, added over dormant", pub["armed"] -
+               pub["optimized"], deltas["armed"]["modeled_cycles"], "cycles", src,
+               breakdown_line(deltas["armed"])),
+    ]
+    return {"experiment": "markers microbenchmark", "arch": arch.name, "layout": layout,
+            "core": arch.core.name, "iterations": iterations,
+            "cycles_per_iteration": cycles, "published_cycles_per_iteration": pub,
+            "deltas": deltas, "figures": [f.to_json() for f in figures]}
 
 
 def mcount_seed(arch_name: str, size: int | None = None, layout: int | None = None,
@@ -277,9 +352,11 @@ def figures_over_samples(docs: list[dict]) -> dict:
 
 
 #: What ``kisim validate`` runs, by name.
-EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt, "mcount": mcount_seed}
+EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt,
+                                                  "markers": markers_microbench,
+                                                  "mcount": mcount_seed}
 
 
-__all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "MicrobenchError",
-           "breakdown_line", "figures_over_samples", "immediate_txt", "mcount_seed",
-           "windows"]
+__all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "MARKERS_C", "MicrobenchError",
+           "breakdown_line", "figures_over_samples", "immediate_txt", "loop_delta",
+           "markers_microbench", "mcount_seed", "windows"]

@@ -664,6 +664,16 @@ CLASS_CASES = [
     ("x86_64", "lock add dword ptr [rsp], 1", "ATOMIC", {4}, {FLAGS_BIT}),
     ("x86_64", "jne 0x10", "BRANCH", {FLAGS_BIT}, set()),
     ("x86_64", "shl rdx, 3", "SHIFT", {2, FLAGS_BIT}, {2, FLAGS_BIT}),
+    # Encodings 4-7 without REX are ah, ch, dh, bh only in a byte operand (SDM vol. 2
+    # table 3-1); elsewhere esp, ebp, esi, edi. A loop counter in esi is not rdx.
+    ("x86_64", "add esi, -1", "ALU", {6}, {6, FLAGS_BIT}),
+    ("x86_64", "xor edi, ebp", "ALU", {5, 7}, {7, FLAGS_BIT}),
+    ("x86_64", "mov ah, 0", "ALU", set(), {0}),
+    ("x86_64", "mov sil, 0", "ALU", set(), {6}),
+    ("x86_64", "movzx eax, dh", "ALU", {2}, {0}),
+    ("x86_64", "movzx esi, si", "ALU", {6}, {6}),
+    ("x86_64", "sete bh", "ALU", {FLAGS_BIT}, {3}),
+    ("x86_64", "add ch, bl", "ALU", {1, 3}, {1, FLAGS_BIT}),
     ("arm", "adds r0, r1, r2", "ALU", {1, 2}, {0, FLAGS_BIT}),
     ("arm", "addeq r0, r1, r2", "ALU", {0, 1, 2, FLAGS_BIT}, {0}),
     ("arm", "add r0, r1, r2, lsl #2", "SHIFT", {1, 2}, {0}),

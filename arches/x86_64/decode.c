@@ -511,6 +511,7 @@ static void two_byte_accesses(struct cursor *c, const struct prefixes *p,
 struct deps {
 	uint64_t reads, writes;
 	uint8_t cls;
+	uint8_t byte_reg, byte_rm;	/* the ModRM reg / r/m operand is 8 bits wide */
 };
 
 /* The registers an address names (base, index; RIP-relative and absent ones are none). */
@@ -521,11 +522,13 @@ static uint64_t address_regs(const struct kisim_address *a)
 
 /*
  * A register operand: without REX, 4-7 of a byte operand are ah, ch, dh,
- * bh (SDM vol. 2 §3.7.2.1), so both readings count.
+ * bh, the second byte of rax, rcx, rdx, rbx (SDM vol. 2 §3.7.2.1, table
+ * 3-1); of any wider operand, and of a byte operand with REX (spl, bpl,
+ * sil, dil), they are rsp, rbp, rsi, rdi.
  */
-static uint64_t gpr(int n, int rex)
+static uint64_t gpr(int n, int rex, int byte)
 {
-	return R(n) | (!rex && n >= 4 && n < 8 ? R(n - 4) : 0);
+	return R(byte && !rex && n >= 4 && n < 8 ? n - 4 : n);
 }
 
 /*
@@ -540,16 +543,16 @@ static void modrm_deps(struct cursor *c, int rex, int modrm, int reg_how, int rm
 	struct kisim_address at;
 
 	if (reg_how & LD)
-		d->reads |= gpr(reg, rex);
+		d->reads |= gpr(reg, rex, d->byte_reg);
 	if (reg_how & ST)
-		d->writes |= gpr(reg, rex);
+		d->writes |= gpr(reg, rex, d->byte_reg);
 	if ((modrm >> 6) == 3) {
 		int rm = (modrm & 7) | (rex & REX_B ? 8 : 0);
 
 		if (rm_how & LD)
-			d->reads |= gpr(rm, rex);
+			d->reads |= gpr(rm, rex, d->byte_rm);
 		if (rm_how & ST)
-			d->writes |= gpr(rm, rex);
+			d->writes |= gpr(rm, rex, d->byte_rm);
 	} else if (memory_operand(c, modrm, rex, &at)) {
 		d->reads |= address_regs(&at);
 	}
@@ -583,6 +586,9 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 {
 	int modrm, reg;
 
+	/* every even opcode described here with a ModRM byte is the byte form of its odd
+	 * neighbour (00-3a, 80, 84-8a, c0, c6, d0, d2, f6, fe; SDM vol. 2 table A-2) */
+	d->byte_reg = d->byte_rm = !(op & 1);
 	if (op < 0x40 && (op & 7) < 6) {	/* add, or, adc, sbb, and, sub, xor, cmp */
 		int family = op >> 3, writes = family == 7 ? 0 : ST;
 
@@ -623,8 +629,8 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 		}
 		return 1;
 	}
-	if (op >= 0xb0 && op <= 0xbf) {		/* mov r, imm */
-		d->writes |= R((op & 7) | (rex & REX_B ? 8 : 0));
+	if (op >= 0xb0 && op <= 0xbf) {		/* mov r, imm (b0-b7: r8) */
+		d->writes |= gpr((op & 7) | (rex & REX_B ? 8 : 0), rex, op < 0xb8);
 		return 1;
 	}
 	if (op >= 0xd8 && op <= 0xdf)		/* x87 */
@@ -807,8 +813,9 @@ static int two_byte_deps(struct cursor *c, int rex, struct deps *d)
 		modrm_deps(c, rex, modrm, RMW, LD, d);
 		return 1;
 	}
-	if (op >= 0x90 && op <= 0x9f) {		/* setcc */
+	if (op >= 0x90 && op <= 0x9f) {		/* setcc r/m8 */
 		d->reads |= FLAGS;
+		d->byte_rm = 1;
 		modrm_deps(c, rex, modrm, 0, ST, d);
 		return 1;
 	}
@@ -827,7 +834,8 @@ static int two_byte_deps(struct cursor *c, int rex, struct deps *d)
 		d->writes |= FLAGS;
 		modrm_deps(c, rex, modrm, RMW, LD, d);
 		return 1;
-	case 0xb6: case 0xb7: case 0xbe: case 0xbf:	/* movzx, movsx */
+	case 0xb6: case 0xb7: case 0xbe: case 0xbf:	/* movzx, movsx (b6, be: from r/m8) */
+		d->byte_rm = !(op & 1);
 		modrm_deps(c, rex, modrm, ST, LD, d);
 		return 1;
 	case 0xbc: case 0xbd:			/* bsf, bsr */
@@ -851,12 +859,14 @@ static int two_byte_deps(struct cursor *c, int rex, struct deps *d)
 		d->reads |= op & 1 ? R(REG_RCX) : 0;
 		modrm_deps(c, rex, modrm, LD, RMW, d);
 		return 1;
-	case 0xb0: case 0xb1:			/* cmpxchg */
+	case 0xb0: case 0xb1:			/* cmpxchg (b0: r/m8, r8) */
+		d->byte_reg = d->byte_rm = !(op & 1);
 		d->reads |= R(REG_RAX);
 		d->writes |= R(REG_RAX) | FLAGS;
 		modrm_deps(c, rex, modrm, LD, RMW, d);
 		return 1;
-	case 0xc0: case 0xc1:			/* xadd */
+	case 0xc0: case 0xc1:			/* xadd (c0: r/m8, r8) */
+		d->byte_reg = d->byte_rm = !(op & 1);
 		d->writes |= FLAGS;
 		modrm_deps(c, rex, modrm, RMW, RMW, d);
 		return 1;
@@ -875,7 +885,7 @@ static int two_byte_deps(struct cursor *c, int rex, struct deps *d)
  */
 static void deps(struct cursor *c, int b, int rex, int lock, struct kisim_decoded *out)
 {
-	struct deps d = { 0, 0, KISIM_C_ALU };
+	struct deps d = { .cls = KISIM_C_ALU };
 	int described;
 
 	if (b == 0x0f)

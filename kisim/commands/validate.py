@@ -20,7 +20,8 @@ from lab.microbench import EXPERIMENTS, figures_over_samples
 from lab.samples import SampleError, layout_seeds, run_samples, tasks
 
 NOTE = ("Modeled cycles of each arch's reference core (docs/timing.md); the published "
-        "figures were measured on other machines (a 3 GHz Pentium 4 for immediate.txt), "
+        "figures were measured on other machines (a 3 GHz Pentium 4 for immediate.txt and "
+        "LTTng's markers microbenchmark), "
         "so a ratio compares a model with a measurement, never a fit. A total over a "
         "baseline is judged on its overhead, (model - 1) / (published - 1); an "
         "extrapolation is shown, not judged.")

@@ -16,8 +16,15 @@
  *
  * Every flag and element is 0, so no branch is taken. The host snapshots
  * the timing model each time imb_mark() is entered; a loop is measured
- * between two marks (lab/microbench.py). The modulo is by a power of two
- * (an AND): the reference cores' divide latency is not modeled.
+ * between two marks (lab/microbench.py).
+ *
+ * The modulo is a modulo: by the element count, held where the compiler
+ * cannot see its value (a run-time value, as a module parameter is), so
+ * every arch divides (x86-64 div, ARM udiv, PowerPC divwu) as a `%` by a
+ * size the compiler does not know compiles to. A count known at compile
+ * time would let the compiler replace the division by a multiply (or, for
+ * a power of two, an AND). immediate.txt gives neither the generator nor
+ * the size; docs/timing.md says what kisim chose and why.
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -43,10 +50,11 @@ noinline void imb_mark(void)
 
 static __always_inline void imb_loop(enum imb_variant v, u32 iters)
 {
-	u32 state = 0x9e3779b9U, taken = 0, i;
+	u32 state = 0x9e3779b9U, taken = 0, elems = IMB_ELEMS, i;
 
+	__asm__("" : "+r" (elems));		/* a run-time size: the `%` divides */
 	for (i = 0; i < iters; i++) {
-		unsigned long *p = &imb_array[xorshift32(&state) % IMB_ELEMS];
+		unsigned long *p = &imb_array[xorshift32(&state) % elems];
 
 		__asm__ __volatile__("" : "+r" (p));	/* picked, and nothing done with it */
 		if (v == IMB_FLUSH_BASE || v == IMB_FLUSH)
