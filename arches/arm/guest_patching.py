@@ -129,11 +129,13 @@ def _exception_entry(cpu: GuestCpu, entry: int, pc: int, thumb: int) -> int:
 
     SPSR_irq <- CPSR; CPSR.M <- IRQ, CPSR.I and CPSR.A set, J and ITSTATE
     clear, CPSR.T <- SCTLR.TE (``thumb``: 1 on a Thumb-2 kernel, whose
-    proc-v7.S __v7_setup sets TE, "Thumb exceptions"; ARMv7 ARM B1.8.3), E
-    clear (SCTLR.EE is 0); LR_irq <- ``pc`` + 4 in either state. The CPSR is
-    written first: Unicorn's CPSR write switches the banked sp, lr and SPSR
-    to IRQ mode's, which the later writes then set. The address returned
-    carries the Thumb bit, as Unicorn's PC write takes the state from it.
+    proc-v7.S __v7_setup sets TE, "Thumb exceptions"; ARMv7 ARM B1.8.3,
+    "Instruction set state on exception entry"), E clear (SCTLR.EE is 0);
+    LR_irq <- ``pc`` + 4 in either state (the ARM ARM's table of LR values on
+    exception entry). The CPSR is written first: Unicorn's CPSR write switches
+    the banked sp, lr and SPSR to IRQ mode's, which the later writes then set.
+    The address returned carries the Thumb bit, as Unicorn's PC write takes
+    the state from it.
 
     When the arch's registers include no ``spsr`` (Unicorn's
     UC_ARM_REG_SPSR, the current mode's), SPSR_irq cannot be written from
