@@ -205,8 +205,6 @@ static void patch_unmap(unsigned long *flags)
  * first halfword (the one at the lower address) in bits 31:16; in memory
  * each halfword is little-endian, so a word load sees the two swapped.
  */
-#define __opcode_is_thumb32(x)	(((x) & 0xF8000000) == 0xE8000000 || \
-				 ((x) & 0xF0000000) == 0xF0000000)
 #define __opcode_is_thumb16(x)	(((x) & 0xFFFF0000) == 0 && \
 				 !(((x) & 0xF800) == 0xE800 || ((x) & 0xF000) == 0xF000))
 #define __opcode_thumb32_first(x)	((u16)((x) >> 16))
@@ -406,8 +404,8 @@ void arch_send_call_function_ipi_mask(unsigned long mask)
 
 /*
  * The IRQ vector. The CPU arrives as the hardware leaves it: IRQ mode,
- * CPSR.I and .A set, ARM state, SPSR_irq the interrupted CPSR, LR_irq the
- * interrupted PC + 4. As vector_stub irq + __irq_svc: correct the return
+ * CPSR.I and .A set, ARM state (Thumb on a Thumb-2 kernel: SCTLR.TE),
+ * SPSR_irq the interrupted CPSR, LR_irq the interrupted PC + 4. As vector_stub irq + __irq_svc: correct the return
  * address, save it and SPSR_irq on the SVC stack (srsdb, where svc_entry
  * keeps them in pt_regs), continue in SVC mode with IRQs masked, save
  * every register the interrupted code may use, align the stack to 8
