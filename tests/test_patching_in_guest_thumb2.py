@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 import kbuild
+from selftests.run import run_suite, suites_for
 from sim.guest import Guest
+from sim.self_patching import SelfPatching
 from test_patching_in_guest import _operations, _text
 
 T2_ON = {"THUMB2_KERNEL": "y", "PATCHING_IN_GUEST": "y"}
@@ -44,3 +46,24 @@ def test_a_module_flipping_a_key_stops_each_cpu_once_per_flip() -> None:
     assert result.ok
     assert result.patching["calls"] == 40
     assert result.patching["ipis_taken"] == [0, 40, 40, 40]
+
+
+@pytest.mark.slow
+def test_selftests_pass_and_patch_16_and_32_bit_instructions(monkeypatch) -> None:
+    """lib/test_kprobes.c, test_static_keys.c and test-thumb.c on the Thumb-2 kernel,
+    every patch through its own patch_text(): 16-bit kprobe breakpoints (one
+    halfword store) and 32-bit ones and jump-label sites, at either alignment."""
+    sizes: set[tuple[int, int]] = set()
+    real = SelfPatching._patch
+
+    def counted(self, index, sites):
+        sizes.update((len(insn), addr % 4) for addr, insn in sites)
+        return real(self, index, sites)
+
+    monkeypatch.setattr(SelfPatching, "_patch", counted)
+    for suite in suites_for("arm", overrides=T2_ON):
+        result = run_suite(suite, "arm", overrides=T2_ON)
+        failed = [c for c in result.cases if c.status.name == "FAILED"]
+        assert not failed, (suite.name, failed[:3])
+        assert result.cases
+    assert {(2, 0), (2, 2), (4, 0), (4, 2)} <= sizes, sizes
