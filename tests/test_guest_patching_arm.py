@@ -112,10 +112,15 @@ def test_words_are_the_text(text):
 
 # -- the capability as the registry sees it ---------------------------------
 
-def test_registered_on_a32_only():
+def test_registered_on_a32_and_thumb2():
     assert "guest_patching" in ARM.capabilities
     assert isinstance(ARM.ops, GuestPatching)
-    assert "guest_patching" not in ARM.variants["THUMB2_KERNEL"].capabilities
+    thumb2 = ARM.variants["THUMB2_KERNEL"].ops
+    assert isinstance(thumb2, gp.Thumb2GuestPatching)
+    assert thumb2.PATCHING_C == ARM.ops.PATCHING_C, "one C file, compiled for either"
+    assert thumb2.GUEST_ABLATIONS == {**ARM.ops.GUEST_ABLATIONS,
+                                      "halfwords apart": "PC_ABLATE_HALFWORDS_APART"}
+    assert "#ifdef PC_ABLATE_HALFWORDS_APART" in PATCHING_C.read_text()
     assert ARM.ops.PATCHING_C == "arches/arm/patching.c"
     assert (REPO / ARM.ops.PATCHING_C).is_file()
     assert ARM.ops.IRQ_ENTRY == "__irq_entry"

@@ -19,7 +19,6 @@ import pytest
 import kbuild
 import kconfig
 from arches import ARCHES, get_arch
-from kconfig import KconfigError
 from kisim.cli import main
 from lab.transparency import every_instruction
 from patcher.ftrace import ftrace_for
@@ -72,11 +71,6 @@ def test_have_patching_in_guest_is_the_arch_capability(name, variant) -> None:
     have = kconf.syms["HAVE_PATCHING_IN_GUEST"].str_value == "y"
     assert have == ("guest_patching" in spec.capabilities)
     assert kconf.syms["PATCHING_IN_GUEST"].str_value == "n"        # off by default
-
-
-def test_thumb2_kernel_refuses_the_option() -> None:
-    with pytest.raises(KconfigError, match="HAVE_PATCHING_IN_GUEST"):
-        kbuild.build("arm", overrides={**ON, "THUMB2_KERNEL": "y"})
 
 
 def test_the_patching_code_is_built_in_only_with_the_option(kernel) -> None:
@@ -388,7 +382,6 @@ def test_boot_prints_what_the_kernel_patched(capsys) -> None:
 
 @pytest.mark.parametrize("argv", [
     ["patchcheck", "--arch", "x86_64", "--kernel", "--seeds", "1", "--set", "PATCHING_IN_GUEST=y"],
-    ["boot", "--arch", "arm", "--set", "THUMB2_KERNEL=y", "--set", "PATCHING_IN_GUEST=y"],
 ])
 def test_what_is_not_supported_is_one_line(argv, capsys) -> None:
     assert main(argv) == 2

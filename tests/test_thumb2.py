@@ -130,7 +130,7 @@ def test_the_variant_follows_the_config() -> None:
     assert ARM.for_config({}) is ARM and ARM.for_config(T2_CONFIG) is T2
     assert T2.name == "arm" and T2.variant == "THUMB2_KERNEL"
     # v5.10: HAVE_OPTPROBES if !THUMB2_KERNEL
-    assert T2.capabilities == ("dynamic_ftrace", "kprobes")
+    assert T2.capabilities == ("dynamic_ftrace", "kprobes", "guest_patching")
     assert "optprobes" in ARM.capabilities
 
 

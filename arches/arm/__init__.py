@@ -127,7 +127,7 @@ def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
 # Imported here: they use the encoders above.
 from arches.arm.ftrace import ArmFtrace  # noqa: E402
 from arches.arm.kprobes import ArmKprobes  # noqa: E402
-from arches.arm.guest_patching import ArmGuestPatching  # noqa: E402
+from arches.arm.guest_patching import ArmGuestPatching, Thumb2GuestPatching  # noqa: E402
 
 
 class ArmOps(ArmFtrace, ArmKprobes, ArmGuestPatching):
@@ -237,7 +237,7 @@ class Thumb2Ftrace(DynamicFtrace, names={
 from arches.arm.kprobes_thumb import Thumb2Kprobes  # noqa: E402
 
 
-class Thumb2Ops(Thumb2Ftrace, Thumb2Kprobes):
+class Thumb2Ops(Thumb2Ftrace, Thumb2Kprobes, Thumb2GuestPatching):
     """The hooks of a Thumb-2 kernel: no optprobes (Linux selects
     HAVE_OPTPROBES only ``if !THUMB2_KERNEL``)."""
 

@@ -1,5 +1,8 @@
-"""ARM (A32 kernel) for ``kisim patchcheck --guest``: the hardware around
-``arches/arm/patching.c`` (v5.10 arch/arm/kernel/patch.c patch_text()).
+"""ARM for ``kisim patchcheck --guest``: the hardware around
+``arches/arm/patching.c`` (v5.10 arch/arm/kernel/patch.c patch_text()), for
+an A32 kernel (:class:`ArmGuestPatching`) and a CONFIG_THUMB2_KERNEL one
+(:class:`Thumb2GuestPatching`: the same C compiled to Thumb-2, exceptions
+taken in Thumb state, the T32 encodings of the instructions below).
 
 The checker plays a GICv2 distributor and the CPU's IRQ exception entry:
 
@@ -117,13 +120,22 @@ def _spsr_writable() -> bool:
 
 
 def irq_enter(cpu: GuestCpu, entry: int, pc: int) -> int:
+    """The IRQ exception entry of an A32 kernel (SCTLR.TE clear): ARM state."""
+    return _exception_entry(cpu, entry, pc, thumb=0)
+
+
+def _exception_entry(cpu: GuestCpu, entry: int, pc: int, thumb: int) -> int:
     """ARMv7 IRQ exception entry at ``pc`` (the instruction not yet executed).
 
-    SPSR_irq <- CPSR; CPSR.M <- IRQ, CPSR.I and CPSR.A set, ARM state (T, J
-    and ITSTATE clear; SCTLR.TE and SCTLR.EE are 0 here, so E clear too);
-    LR_irq <- ``pc`` + 4. The CPSR is written first: Unicorn's CPSR write
-    switches the banked sp, lr and SPSR to IRQ mode's, which the later
-    writes then set.
+    SPSR_irq <- CPSR; CPSR.M <- IRQ, CPSR.I and CPSR.A set, J and ITSTATE
+    clear, CPSR.T <- SCTLR.TE (``thumb``: 1 on a Thumb-2 kernel, whose
+    proc-v7.S __v7_setup sets TE, "Thumb exceptions"; ARMv7 ARM B1.8.3,
+    "Instruction set state on exception entry"), E clear (SCTLR.EE is 0);
+    LR_irq <- ``pc`` + 4 in either state (the ARM ARM's table of LR values on
+    exception entry). The CPSR is written first: Unicorn's CPSR write switches
+    the banked sp, lr and SPSR to IRQ mode's, which the later writes then set.
+    The address returned carries the Thumb bit, as Unicorn's PC write takes
+    the state from it.
 
     When the arch's registers include no ``spsr`` (Unicorn's
     UC_ARM_REG_SPSR, the current mode's), SPSR_irq cannot be written from
@@ -132,21 +144,22 @@ def irq_enter(cpu: GuestCpu, entry: int, pc: int) -> int:
     SPSR_irq (``msr spsr_cxsf``) and falls into ``entry``."""
     cpsr = cpu.reg("cpsr")
     irq = cpsr & ~(MODE_MASK | PSR_T_BIT | PSR_J_BIT | PSR_IT_MASK | PSR_E_BIT)
-    cpu.set_reg("cpsr", irq | IRQ_MODE | PSR_I_BIT | PSR_A_BIT)
+    cpu.set_reg("cpsr", irq | IRQ_MODE | PSR_I_BIT | PSR_A_BIT | (PSR_T_BIT if thumb else 0))
     cpu.set_reg("lr", (pc + 4) & 0xFFFFFFFF)
     if _spsr_writable():
         cpu.set_reg("spsr", cpsr)
-        return entry
+        return entry | thumb
     cpu.write_word(cpu.reg("sp") + IRQ_STACK_SPSR, cpsr)
-    return cpu.symbol(IRQ_ENTRY_SPSR)
+    return cpu.symbol(IRQ_ENTRY_SPSR) | thumb
 
 
 def cpu_setup(cpu: GuestCpu) -> None:
     """The IRQ mode's stack (cpu_init(), arch/arm/kernel/setup.c: sp_irq at
-    the CPU's ``irq_stacks`` slot), then SVC mode, ARM state, IRQs enabled.
+    the CPU's ``irq_stacks`` slot), then SVC mode, IRQs enabled, in the
+    instruction set the CPU is in (CPSR.T kept: Thumb on a Thumb-2 kernel).
 
     The SVC sp (the CPU's pc_stacks[] stack) is banked apart and not touched."""
-    cpsr = cpu.reg("cpsr") & ~(MODE_MASK | PSR_T_BIT | PSR_J_BIT | PSR_IT_MASK)
+    cpsr = cpu.reg("cpsr") & ~(MODE_MASK | PSR_J_BIT | PSR_IT_MASK)
     cpu.set_reg("cpsr", cpsr | IRQ_MODE | PSR_I_BIT)
     cpu.set_reg("sp", cpu.symbol(IRQ_STACKS) + cpu.index * IRQ_STACK_BYTES)
     cpu.set_reg("cpsr", (cpsr | SVC_MODE) & ~PSR_I_BIT)
@@ -204,3 +217,67 @@ def atomic_store(code: bytes) -> bool:
 
 class ArmGuestPatching(GuestPatching, names=globals()):
     """v5.10 arch/arm/kernel/patch.c on the guest (arches/arm/patching.c)."""
+
+
+# -- CONFIG_THUMB2_KERNEL: the same C in Thumb-2 ------------------------------------
+#
+# (mask, value) of each T32 encoding, the two halfwords composed as
+# __opcode_thumb32_compose does (first halfword in bits 31:16; ARMv7 ARM A8.8).
+_T32_ISB = (0xFFFFFFF0, 0xF3BF8F60)           # isb <option> (T1)
+_T32_DSB = (0xFFFFFFF0, 0xF3BF8F40)           # dsb <option> (T1)
+_T32_RFE = ((0xFFD0FFFF, 0xE810C000),         # rfedb Rn{!} (T1)
+            (0xFFD0FFFF, 0xE990C000))         # rfeia Rn{!} (T2)
+_T32_SUBS_PC_LR = (0xFFFFFF00, 0xF3DE8F00)    # subs pc, lr, #imm8 (T1; eret is #0)
+_T32_STREX = ((0xFFF00000, 0xE8400000),       # strex (T1)
+              (0xFFF000C0, 0xE8C00040))       # strexb, strexh, strexd (T1)
+#: MCR (T1), 1110 1110 in bits 31:24, is A32's MCR with the condition field
+#: 1110: its bits 27:0 are the A32 encoding's.
+_T32_COPROC = 0xEE
+
+
+def _t32(code: bytes) -> int | None:
+    """The 32-bit Thumb instruction at the start of ``code``, composed; None for
+    a 16-bit one (none of them touches instruction fetch or is a strex)."""
+    first = int.from_bytes(code[:2], "little")
+    if len(code) < 4 or first < 0xE800:          # thumb2.is_wide_instruction
+        return None
+    return first << 16 | int.from_bytes(code[2:4], "little")
+
+
+def thumb_fetch_sync(code: bytes) -> FetchSync | None:
+    """:func:`fetch_sync` for the T32 encodings: ``isb``, ``rfe`` and ``subs pc, lr,
+    #imm`` (Thumb's exception return, ``eret`` among them) serialize; DCCMVAU
+    cleans; ICIMVAU, ICIALLU(IS) invalidate; ``dsb`` and the CP15 DSB are
+    barriers; the CP15 ISB serializes. Thumb has no ``ldm ..., {pc}^`` and no
+    data-processing ``<op>s pc``."""
+    insn = _t32(code)
+    if insn is None:
+        return None
+    if (_is(insn, _T32_ISB) or any(_is(insn, rfe) for rfe in _T32_RFE)
+            or _is(insn, _T32_SUBS_PC_LR)):
+        return FetchSync("serialize")
+    if _is(insn, _T32_DSB):
+        return FetchSync("barrier")
+    if insn >> 24 != _T32_COPROC:
+        return None
+    return fetch_sync(insn.to_bytes(4, "little"))      # the CP15 operations, as in A32
+
+
+def thumb_atomic_store(code: bytes) -> bool:
+    """STREX{,B,H,D} (T32): the store of an ldrex/strex pair."""
+    insn = _t32(code)
+    return insn is not None and any(_is(insn, strex) for strex in _T32_STREX)
+
+
+def thumb_irq_enter(cpu: GuestCpu, entry: int, pc: int) -> int:
+    """:func:`irq_enter` with SCTLR.TE set: the vector runs in Thumb state."""
+    return _exception_entry(cpu, entry, pc, thumb=1)
+
+
+class Thumb2GuestPatching(GuestPatching, names={
+        **globals(), "fetch_sync": thumb_fetch_sync, "atomic_store": thumb_atomic_store,
+        "irq_enter": thumb_irq_enter,
+        "GUEST_ABLATIONS": {**GUEST_ABLATIONS,
+                            "halfwords apart": "PC_ABLATE_HALFWORDS_APART"}}):
+    """patch.c on a Thumb-2 kernel (arches/arm/patching.c built with -mthumb): a
+    32-bit instruction at 2 mod 4 is two halfword stores under stop_machine()."""

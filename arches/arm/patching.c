@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * 32-bit ARM (A32 kernel) text patching for the patch checker's guest
- * (patchcheck/guest/guest.h), ported from Linux v5.10:
+ * 32-bit ARM text patching for the patch checker's guest
+ * (patchcheck/guest/guest.h), ported from Linux v5.10, for an A32 kernel and
+ * for a CONFIG_THUMB2_KERNEL one (compiled with -mthumb: __thumb2__):
  *
  *  arch/arm/kernel/patch.c		patch_text(), patch_text_stop_machine(),
  *					__patch_text_real(), patch_map()/patch_unmap()
@@ -23,9 +24,30 @@
  *  PC_ABLATE_NO_FLUSH		__patch_text_real() skips flush_icache_range()
  *  PC_ABLATE_NO_ISB		flush_icache_range() ends without its isb
  *  PC_ABLATE_NO_DSB_CLEAN	no dsb between the D-cache clean and the I-cache invalidate
+ *  PC_ABLATE_HALFWORDS_APART	(Thumb-2) the two halfwords of a 32-bit instruction at
+ *				2 mod 4 are each stored and flushed in a stop_machine()
+ *				of their own, so the other CPUs run between them
  */
 #include "guest.h"
 #include "patching.h"
+
+/*
+ * asm/unified.h: ARM() and THUMB() keep the instructions of one instruction
+ * set; the asm below is assembled in the kernel's (a Thumb-2 kernel's is all
+ * Thumb, and its exceptions are taken in Thumb state: proc-v7.S __v7_setup
+ * sets SCTLR.TE).
+ */
+#ifdef __thumb2__
+#define THUMB2_KERNEL	1
+#define ARM(x...)
+#define THUMB(x...)	x
+#define PC_ISA		"	.thumb\n"
+#else
+#define THUMB2_KERNEL	0
+#define ARM(x...)	x
+#define THUMB(x...)
+#define PC_ISA		"	.arm\n"
+#endif
 
 /*
  * The GIC distributor: the checker maps this page as PC_IRQ_BASE
@@ -117,7 +139,7 @@ noinline void cpu_relax(void)
 
 __asm__(
 	"	.text\n"
-	"	.arm\n"
+	PC_ISA
 	"	.align	2\n"
 	"	.globl	v7_coherent_kern_range\n"
 	"	.type	v7_coherent_kern_range, %function\n"
@@ -178,9 +200,32 @@ static void patch_unmap(unsigned long *flags)
 	local_irq_restore(*flags);
 }
 
-/* __patch_text_real() for an A32 kernel: one aligned word store. */
+/*
+ * asm/opcodes.h, little-endian: a Thumb opcode holds a 32-bit instruction's
+ * first halfword (the one at the lower address) in bits 31:16; in memory
+ * each halfword is little-endian, so a word load sees the two swapped.
+ */
+#define __opcode_is_thumb16(x)	(((x) & 0xFFFF0000) == 0 && \
+				 !(((x) & 0xF800) == 0xE800 || ((x) & 0xF000) == 0xF000))
+#define __opcode_thumb32_first(x)	((u16)((x) >> 16))
+#define __opcode_thumb32_second(x)	((u16)(x))
+#define __opcode_thumb32_compose(first, second) \
+	((unsigned int)(first) << 16 | (second))
+#define __opcode_to_mem_thumb16(x)	((u16)(x))
+#define __opcode_to_mem_thumb32(x)	((x) << 16 | (x) >> 16)
+
+/*
+ * __patch_text_real(): on an A32 kernel one aligned word store. On a
+ * Thumb-2 kernel a 16-bit instruction is one halfword store, a 32-bit one
+ * at 0 mod 4 one word store, and a 32-bit one at 2 mod 4 two halfword
+ * stores, so between them memory holds half of each instruction: only
+ * stop_machine() keeps every other CPU from fetching it. (v5.10 maps the
+ * second halfword through FIX_TEXT_POKE1 when it starts the next page; the
+ * alias maps the pages in order, so waddr + 2 is that halfword here.)
+ */
 static void __patch_text_real(void *addr, unsigned int insn, bool remap)
 {
+	unsigned long uintaddr = (unsigned long)addr;
 	unsigned long flags = 0;
 	void *waddr = addr;
 	int size;
@@ -188,9 +233,23 @@ static void __patch_text_real(void *addr, unsigned int insn, bool remap)
 	if (remap)
 		waddr = patch_map(addr, &flags);
 
-	/* __opcode_to_mem_arm(): little-endian, no swab */
-	*(volatile u32 *)waddr = insn;
-	size = sizeof(u32);
+	if (THUMB2_KERNEL && __opcode_is_thumb16(insn)) {
+		*(volatile u16 *)waddr = __opcode_to_mem_thumb16(insn);
+		size = sizeof(u16);
+	} else if (THUMB2_KERNEL && (uintaddr & 2)) {
+		volatile u16 *addrh0 = waddr;
+		volatile u16 *addrh1 = (volatile u16 *)((u8 *)waddr + 2);
+
+		*addrh0 = __opcode_to_mem_thumb16(__opcode_thumb32_first(insn));
+		*addrh1 = __opcode_to_mem_thumb16(__opcode_thumb32_second(insn));
+		size = sizeof(u32);
+	} else {
+		/* __opcode_to_mem_arm(): little-endian, no swab */
+		if (THUMB2_KERNEL)
+			insn = __opcode_to_mem_thumb32(insn);
+		*(volatile u32 *)waddr = insn;
+		size = sizeof(u32);
+	}
 
 	if (waddr != addr) {
 		/* flush_kernel_vmap_range(): nothing for a v7 VIPT non-aliasing D-cache */
@@ -217,6 +276,34 @@ static int patch_text_stop_machine(void *data)
 	return 0;
 }
 
+#ifdef PC_ABLATE_HALFWORDS_APART
+/* The unsafe edit's callback: one halfword through the alias, then its flush. */
+static int patch_halfword_stop_machine(void *data)
+{
+	struct patch *patch = data;
+	unsigned long flags;
+	volatile u16 *waddr = patch_map(patch->addr, &flags);
+
+	*waddr = __opcode_to_mem_thumb16(patch->insn);
+	patch_unmap(&flags);
+	flush_icache_range((unsigned long)patch->addr, (unsigned long)patch->addr + 2);
+	return 0;
+}
+
+/* Each halfword of a 32-bit instruction at 2 mod 4 under a stop_machine() of its own. */
+static bool patch_halves_apart(void *addr, unsigned int insn)
+{
+	struct patch first = { addr, __opcode_thumb32_first(insn) };
+	struct patch second = { (u8 *)addr + 2, __opcode_thumb32_second(insn) };
+
+	if (!THUMB2_KERNEL || __opcode_is_thumb16(insn) || !((unsigned long)addr & 2))
+		return false;
+	stop_machine(patch_halfword_stop_machine, &first, NULL);
+	stop_machine(patch_halfword_stop_machine, &second, NULL);
+	return true;
+}
+#endif
+
 /* v5.10 calls stop_machine_cpuslocked(): stop_machine() with the hotplug lock held. */
 void patch_text(void *addr, unsigned int insn)
 {
@@ -225,6 +312,10 @@ void patch_text(void *addr, unsigned int insn)
 		.insn = insn,
 	};
 
+#ifdef PC_ABLATE_HALFWORDS_APART
+	if (patch_halves_apart(addr, insn))
+		return;
+#endif
 #ifdef PC_ABLATE_NO_STOP_MACHINE
 	patch_text_stop_machine(&patch);
 #else
@@ -236,6 +327,21 @@ void patch_text(void *addr, unsigned int insn)
 static unsigned int mem_to_opcode_arm(const u8 *p)
 {
 	return p[0] | p[1] << 8 | p[2] << 16 | (unsigned int)p[3] << 24;
+}
+
+/*
+ * The opcode patch_text() takes for a site's new bytes: the A32 word, or the
+ * Thumb instruction (__mem_to_opcode_thumb16, or the two halfwords composed).
+ */
+static unsigned int site_opcode(const struct pc_site *site)
+{
+	const u8 *p = site->insn;
+
+	if (!THUMB2_KERNEL)
+		return mem_to_opcode_arm(p);
+	if (site->len == 2)
+		return p[0] | p[1] << 8;
+	return __opcode_thumb32_compose(p[0] | p[1] << 8, p[2] | p[3] << 8);
 }
 
 /*
@@ -273,7 +379,7 @@ void arch_patch_batch(const struct pc_site *sites, int nr)
 			write_out_of_line(&sites[i]);
 	for (i = 0; i < nr; i++)
 		if (!sites[i].out_of_line)
-			patch_text((void *)sites[i].addr, mem_to_opcode_arm(sites[i].insn));
+			patch_text((void *)sites[i].addr, site_opcode(&sites[i]));
 }
 
 /* -- drivers/irqchip/irq-gic.c -- */
@@ -298,8 +404,8 @@ void arch_send_call_function_ipi_mask(unsigned long mask)
 
 /*
  * The IRQ vector. The CPU arrives as the hardware leaves it: IRQ mode,
- * CPSR.I and .A set, ARM state, SPSR_irq the interrupted CPSR, LR_irq the
- * interrupted PC + 4. As vector_stub irq + __irq_svc: correct the return
+ * CPSR.I and .A set, ARM state (Thumb on a Thumb-2 kernel: SCTLR.TE),
+ * SPSR_irq the interrupted CPSR, LR_irq the interrupted PC + 4. As vector_stub irq + __irq_svc: correct the return
  * address, save it and SPSR_irq on the SVC stack (srsdb, where svc_entry
  * keeps them in pt_regs), continue in SVC mode with IRQs masked, save
  * every register the interrupted code may use, align the stack to 8
@@ -319,7 +425,7 @@ void arch_send_call_function_ipi_mask(unsigned long mask)
  */
 __asm__(
 	"	.text\n"
-	"	.arm\n"
+	PC_ISA
 	"	.align	3\n"
 	"	.globl	__irq_entry_spsr\n"
 	"	.type	__irq_entry_spsr, %function\n"
@@ -337,7 +443,9 @@ __asm__(
 	"	cps	#0x13			@ SVC mode, IRQs still masked\n"
 	"	push	{r0-r12, lr}\n"
 	"	mov	r4, sp\n"
-	"	bic	sp, sp, #7		@ AAPCS: 8-byte aligned at the call\n"
+ARM(	"	bic	sp, sp, #7		@ AAPCS: 8-byte aligned at the call\n")
+THUMB(	"	bic	r5, r4, #7		@ (T32 has no bic to sp)\n"
+	"	mov	sp, r5\n")
 	"	bl	generic_smp_call_function_interrupt\n"
 	"	mov	sp, r4\n"
 	"	sub	r0, sp, #4		@ uninhabited address\n"
