@@ -158,6 +158,8 @@ class Window:
     store_buffer: int
     miss_buffers: int
     source: str
+    #: The modelling assumptions among the fields above: field name -> :class:`Range`.
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -173,14 +175,22 @@ class Resource:
 class Latency:
     """One instruction class on a core: ``latency`` from issue to result (a
     load's adds its access's), ``occupancy`` the cycles it holds a unit of
-    ``resource`` (its reciprocal throughput; the latency where the unit is
-    not pipelined)."""
+    ``resource`` (its reciprocal throughput; None where the unit is not
+    pipelined: it is busy for the whole latency, which :attr:`busy` gives,
+    and a drawn latency keeps it so)."""
 
     cls: str
     latency: float
-    occupancy: float
+    occupancy: float | None
     resource: str
     source: str
+    #: The modelling assumptions among the fields above: field name -> :class:`Range`.
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
+
+    @property
+    def busy(self) -> float:
+        """The cycles one instruction of the class holds its unit."""
+        return self.latency if self.occupancy is None else self.occupancy
 
 
 @dataclass(frozen=True)
@@ -192,6 +202,8 @@ class Tlb:
     ways: int
     holds: str
     source: str
+    #: The modelling assumptions among the fields above: field name -> :class:`Range`.
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -256,15 +268,20 @@ class ReferenceCore:
     tlbs: tuple[Tlb, ...] = ()
     page_tables: PageTables | None = None
 
-    def _parts(self) -> list[tuple[str, Cost | CacheLevel | Predictor]]:
+    #: The tuples of named parts that may declare ranges, and the field naming each.
+    _NAMED_PARTS = (("caches", "name"), ("latencies", "cls"), ("tlbs", "name"))
+
+    def _parts(self) -> list[tuple[str, Cost | CacheLevel | Predictor | Window | Latency | Tlb]]:
         """Every part that may declare ranges, named as :meth:`assumptions` names them."""
         return ([(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
-                 if isinstance(getattr(self, f.name), (Cost, Predictor))]
-                + [(f"caches.{c.name}", c) for c in self.caches])
+                 if isinstance(getattr(self, f.name), (Cost, Predictor, Window))]
+                + [(f"{group}.{getattr(part, key)}", part)
+                   for group, key in self._NAMED_PARTS for part in getattr(self, group)])
 
     def assumptions(self) -> dict[str, tuple[Range, float]]:
         """Each modelling assumption that declares a range: ``part.field`` (e.g.
-        ``predictor.history_bits``, ``caches.L1I.latency``) -> (its range, its value)."""
+        ``predictor.history_bits``, ``caches.L1I.latency``, ``window.rob``,
+        ``latencies.div.latency``, ``tlbs.DTLB.entries``) -> (its range, its value)."""
         return {f"{name}.{key}": (r, getattr(part, key))
                 for name, part in self._parts() for key, r in part.ranges.items()}
 
@@ -278,9 +295,11 @@ class ReferenceCore:
         for path, value in values.items():
             name, key = path.rsplit(".", 1)
             parts[name] = dataclasses.replace(parts[name], **{key: value})
+        named = {group: tuple(parts[f"{group}.{getattr(part, key)}"]
+                              for part in getattr(self, group))
+                 for group, key in self._NAMED_PARTS}
         return dataclasses.replace(
-            self, caches=tuple(parts[f"caches.{c.name}"] for c in self.caches),
-            **{n: p for n, p in parts.items() if not n.startswith("caches.")})
+            self, **named, **{n: p for n, p in parts.items() if "." not in n})
 
 
 @dataclass(frozen=True)
