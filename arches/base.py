@@ -346,9 +346,16 @@ RegisterReader = Callable[[str], int]
 """Reads one of the arch's registers by name (a CPU's or a saved context's)."""
 
 
-def same_address(pc: int, reg: RegisterReader) -> int:
-    """The default :attr:`Arch.resume_address`: one instruction set, so ``pc`` itself."""
-    return pc
+@dataclass(frozen=True)
+class IsaState:
+    """Where a CPU keeps the instruction set it runs, for Unicorn, which takes it
+    from an address's low bits instead: ``bits`` are set in the address to
+    start or go on at while register ``reg`` has ``mask`` set (ARM: bit 0 while
+    CPSR.T selects Thumb)."""
+
+    reg: str
+    mask: int
+    bits: int
 
 
 @dataclass(frozen=True, eq=False)
@@ -422,11 +429,9 @@ class Arch:
     # encoding bits; None: the arch has count-only machines.
     core: ReferenceCore | None = None
     decoder: "Decoder | None" = None
-    # ``resume_address(pc, reg)``: the address to start or go on at ``pc``
-    # in the instruction set the registers select, as Unicorn takes it for
-    # ``emu_start`` and a PC write (ARM: bit 0 set in Thumb state, from
-    # CPSR.T); the default is ``pc`` for an arch with one instruction set.
-    resume_address: Callable[[int, RegisterReader], int] = same_address
+    # Where a CPU keeps its instruction set (:meth:`resume_address`); None:
+    # the arch has one, and a CPU goes on at its PC.
+    isa_state: IsaState | None = None
     # ``cmodx_safe(old, new)``: whether the architecture guarantees that a CPU
     # executing a word while another CPU changes it from ``old`` to ``new``
     # runs one of the two (ARMv7 ARM A3.5.4, "Concurrent modification and
@@ -456,6 +461,13 @@ class Arch:
     # x86 (System V i386/AMD64 psABI), unsigned on ARM (AAPCS 7.1.1) and
     # PowerPC (SysV PowerPC ABI, 3-2).
     char_signed: bool = False
+
+    def resume_address(self, pc: int, reg: RegisterReader) -> int:
+        """The address to start or go on at ``pc`` in the instruction set the
+        registers (read by ``reg``) select, as Unicorn takes it for ``emu_start``
+        and a PC write (:attr:`isa_state`)."""
+        state = self.isa_state
+        return pc | state.bits if state is not None and reg(state.reg) & state.mask else pc
 
     def for_config(self, config: Mapping[str, str]) -> "Arch":
         """The arch a kernel built from ``config`` runs on (:attr:`variants`)."""

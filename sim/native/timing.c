@@ -75,6 +75,7 @@
 #define KT_MAX_SMALL	64		/* address ranges mapped with small pages */
 #define KT_CALENDAR	256		/* cycles of issue bookings kept per resource */
 #define KT_SEARCH	512		/* cycles an issue looks ahead for a free unit */
+#define KT_FETCHED	(1u << 16)	/* bits of the filter of lines ever fetched */
 
 enum { KT_FETCH = 0, KT_LOAD = 1, KT_STORE = 2 };
 
@@ -326,6 +327,10 @@ struct kt_machine {
 	double dispatch_step;			/* 1 / the core's widths */
 	double retire_step;
 	uint32_t smalls;
+	/* A bit set for each line any instruction cache has loaded (hashed by
+	 * its number, never cleared): a store to a line whose bit is clear
+	 * needs no search of the instruction caches. */
+	uint64_t fetched[KT_FETCHED / 64];
 	struct kt_record *record;
 	uint64_t recorded;
 	uint64_t record_dropped;
@@ -372,7 +377,7 @@ static struct kt_way *victim(struct kt_machine *m, uint32_t k, struct kt_cache *
 /* ---- a hierarchy: one side (I or D) of one CPU ---- */
 
 static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
-			  uint64_t addr);
+			  uint64_t addr, struct kt_way **held);
 
 /* A dirty line written back into the level at `depth` of the side (pycachesim's store). */
 static void side_writeback(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
@@ -385,10 +390,8 @@ static void side_writeback(struct kt_machine *m, uint32_t cpu, uint32_t side, ui
 		return;				/* into memory */
 	k = m->path[side][depth];
 	w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
-	if (!w) {
-		side_load(m, cpu, side, depth, addr);
-		w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
-	}
+	if (!w)
+		side_load(m, cpu, side, depth, addr, &w);
 	w->dirty = 1;
 }
 
@@ -396,10 +399,11 @@ static bool snoop_modified(struct kt_machine *m, uint32_t cpu, uint32_t side, ui
 
 /*
  * Look the line of `addr` up from `depth` down; fill each level that
- * missed. Returns the level index that served it, KT_MEMORY or KT_TRANSFER.
+ * missed. Returns the level index that served it, KT_MEMORY or KT_TRANSFER,
+ * and, if `held` is not NULL, the way that holds the line at `depth` now.
  */
 static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
-			  uint64_t addr)
+			  uint64_t addr, struct kt_way **held)
 {
 	struct kt_stats *s = &m->cpu[cpu].stats;
 	uint32_t k, served;
@@ -418,13 +422,15 @@ static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uin
 	if (w) {
 		s->hit[k]++;
 		w->stamp = ++c->tick;
+		if (held)
+			*held = w;
 		return k;
 	}
 	s->miss[k]++;
 	if (depth + 1 == m->private_len[side] && snoop_modified(m, cpu, side, addr))
 		served = KT_TRANSFER;
 	else
-		served = side_load(m, cpu, side, depth + 1, addr);
+		served = side_load(m, cpu, side, depth + 1, addr, NULL);
 	w = victim(m, k, c, line);
 	if (w->valid && w->dirty) {
 		uint64_t old = w->line << m->cfg.level[k].line_shift;
@@ -434,6 +440,8 @@ static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uin
 		side_writeback(m, cpu, side, depth + 1, old);
 	}
 	*w = (struct kt_way){ .line = line, .stamp = ++c->tick, .valid = 1 };
+	if (held)
+		*held = w;
 	return served;
 }
 
@@ -484,9 +492,21 @@ static bool drop_line(struct kt_machine *m, uint32_t k, uint32_t cpu, uint64_t a
 	return w != NULL;
 }
 
+static inline uint64_t *fetched_word(struct kt_machine *m, uint64_t addr, uint64_t *bit)
+{
+	uint64_t line = line_of(m, m->path[0][0], addr) & (KT_FETCHED - 1);
+
+	*bit = 1ull << (line & 63);
+	return &m->fetched[line / 64];
+}
+
 /* Invalidate `addr` in every instruction cache (private level 0 of the I side). */
 static void inval_i_everywhere(struct kt_machine *m, uint64_t addr)
 {
+	uint64_t bit;
+
+	if (!(*fetched_word(m, addr, &bit) & bit))
+		return;			/* never loaded into one */
 	for (uint32_t d = 0; d < m->cfg.cpus; d++)
 		drop_line(m, m->path[0][0], d, addr);
 }
@@ -539,7 +559,7 @@ static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, boo
 	struct kt_way *w;
 	double stall;
 
-	served = side_load(m, cpu, 1, 0, addr);
+	served = side_load(m, cpu, 1, 0, addr, &w);
 	stall = served == l1 ? (store ? 0 : m->cfg.level[l1].latency - 1) : latency(m, served);
 	if (served == KT_TRANSFER)
 		m->cpu[cpu].stats.transfer_cycles += stall;
@@ -547,7 +567,6 @@ static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, boo
 		m->cpu[cpu].stats.data_cycles += stall;
 	if (!store)
 		return served;
-	w = lookup(m, l1, instance(m, l1, cpu), line_of(m, l1, addr));
 	if (!w->dirty) {
 		invalidate_others(m, cpu, addr);
 		w->dirty = 1;
@@ -642,7 +661,7 @@ static double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
 
 		record(t, KT_LOAD, entry, s->size);
 		t->stats.walk_loads++;
-		cycles += latency(m, side_load(m, t->index, 1, 0, entry));
+		cycles += latency(m, side_load(m, t->index, 1, 0, entry, NULL));
 	}
 	t->stats.tlb_cycles += cycles;
 	return cycles;
@@ -712,6 +731,7 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 
 	for (uint64_t line = first; line <= last; line++) {
 		uint32_t served;
+		uint64_t bit, *word;
 		double stall;
 
 		if (line + 1 == t->fetch_line)
@@ -720,7 +740,9 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 		t->stats.fetches++;
 		t->p.fetch += translate(t, 0, line << shift);
 		record(t, KT_FETCH, line << shift, 1u << shift);
-		served = side_load(m, t->index, 0, 0, line << shift);
+		served = side_load(m, t->index, 0, 0, line << shift, NULL);
+		word = fetched_word(m, line << shift, &bit);
+		*word |= bit;
 		if (served == l1)
 			continue;
 		stall = latency(m, served);
@@ -971,9 +993,27 @@ static const uint8_t *text_at(struct kt_cpu *t, uint64_t addr, uint32_t size)
 static inline uint64_t head_of(const uint8_t *code, uint32_t size)
 {
 	uint64_t head = 0;
+	uint32_t word;
+	uint16_t half;
 
-	memcpy(&head, code, size < 8 ? size : 8);
-	return head;
+	/* Fixed-size copies: one load each, where a copy of `size` bytes into the
+	 * zeroed word would be a call and a store the load cannot forward from. */
+	switch (size) {
+	case 2:
+		memcpy(&half, code, 2);
+		return half;
+	case 4:
+		memcpy(&word, code, 4);
+		return word;
+	default:
+		if (size >= 8) {
+			memcpy(&head, code, 8);
+			return head;
+		}
+		for (uint32_t i = 0; i < size; i++)
+			head |= (uint64_t)code[i] << (8 * i);
+		return head;
+	}
 }
 
 static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
@@ -1050,10 +1090,11 @@ static double *booking(struct kt_window *w, uint32_t resource, int64_t cycle)
 {
 	struct kt_booking *b = &w->booked[resource][(uint64_t)cycle & (KT_CALENDAR - 1)];
 
-	if (b->cycle != cycle + 1) {		/* + 1: a zeroed entry books nothing */
-		b->cycle = cycle + 1;
-		b->used = 0;
-	}
+	/* + 1: a zeroed entry books nothing. A select, not a branch: the cycle
+	 * comes at the end of the instruction's dependency chain, and the host
+	 * cannot predict whether another instruction booked it already. */
+	b->used = b->cycle == cycle + 1 ? b->used : 0;
+	b->cycle = cycle + 1;
 	return &b->used;
 }
 
