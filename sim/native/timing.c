@@ -1020,7 +1020,8 @@ static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint
 {
 	static const struct kisim_decoded plain = { .at = KISIM_NO_ADDRESS };
 	struct kt_machine *m = t->m;
-	struct kt_decode_slot *s = &m->decoded[(addr ^ (addr >> 14)) & (KT_DECODE_SLOTS - 1)];
+	uint64_t slot = addr >> m->cfg.pc_shift;	/* neighbours in neighbouring slots */
+	struct kt_decode_slot *s = &m->decoded[(slot ^ (slot >> 14)) & (KT_DECODE_SLOTS - 1)];
 	const uint8_t *code = text_at(t, addr, size);
 	uint64_t mode = 0, head;
 
@@ -1090,10 +1091,15 @@ static double *booking(struct kt_window *w, uint32_t resource, int64_t cycle)
 {
 	struct kt_booking *b = &w->booked[resource][(uint64_t)cycle & (KT_CALENDAR - 1)];
 
-	/* + 1: a zeroed entry books nothing. A select, not a branch: the cycle
-	 * comes at the end of the instruction's dependency chain, and the host
-	 * cannot predict whether another instruction booked it already. */
-	b->used = b->cycle == cycle + 1 ? b->used : 0;
+	uint64_t used, keep = -(uint64_t)(b->cycle == cycle + 1);	/* + 1: zeroed books nothing */
+
+	/* A mask, not a branch: the cycle comes at the end of the instruction's
+	 * dependency chain, and the host cannot predict whether another
+	 * instruction booked it already. Clearing the bits of the (non-negative)
+	 * double gives +0. */
+	memcpy(&used, &b->used, sizeof(used));
+	used &= keep;
+	memcpy(&b->used, &used, sizeof(used));
 	b->cycle = cycle + 1;
 	return &b->used;
 }
@@ -1165,7 +1171,7 @@ static inline uint32_t forward_slot(uint64_t addr)
  * younger dispatches before it completes. The CPU's clock is charged the
  * retirement's advance less the instruction cost its clock already counts.
  */
-static void settle(struct kt_cpu *t)
+static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 {
 	const struct kt_core *c = &t->m->cfg.core;
 	struct kt_pending *p = &t->p;
