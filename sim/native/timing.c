@@ -167,12 +167,23 @@ struct kt_config {
 
 /* ---- state ---- */
 
+/*
+ * One way of a cache set: 16 bytes, so that a set's lookup reads as few
+ * host cache lines as it can (a 4-way set is one).
+ */
 struct kt_way {
 	uint64_t line;			/* address >> line_shift */
-	uint64_t stamp;			/* LRU: the access tick of its last use */
-	uint32_t valid;
-	uint32_t dirty;
+	uint64_t state;			/* LRU stamp (the access tick of its last use) << 2,
+					 * | KT_DIRTY | KT_VALID */
 };
+
+#define KT_VALID	1ull
+#define KT_DIRTY	2ull
+
+static inline uint64_t stamp_of(const struct kt_way *w)
+{
+	return w->state >> 2;
+}
 
 struct kt_cache {
 	struct kt_way *way;		/* sets * ways */
@@ -354,7 +365,7 @@ static struct kt_way *lookup(struct kt_machine *m, uint32_t k, struct kt_cache *
 	struct kt_way *set = &c->way[(line & (l->sets - 1)) * l->ways];
 
 	for (uint32_t w = 0; w < l->ways; w++)
-		if (set[w].valid && set[w].line == line)
+		if (set[w].line == line && set[w].state & KT_VALID)
 			return &set[w];
 	return NULL;
 }
@@ -366,9 +377,9 @@ static struct kt_way *victim(struct kt_machine *m, uint32_t k, struct kt_cache *
 	struct kt_way *set = &c->way[(line & (l->sets - 1)) * l->ways], *v = &set[0];
 
 	for (uint32_t w = 0; w < l->ways; w++) {
-		if (!set[w].valid)
+		if (!(set[w].state & KT_VALID))
 			return &set[w];
-		if (set[w].stamp < v->stamp)
+		if (stamp_of(&set[w]) < stamp_of(v))
 			v = &set[w];
 	}
 	return v;
@@ -392,7 +403,7 @@ static void side_writeback(struct kt_machine *m, uint32_t cpu, uint32_t side, ui
 	w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
 	if (!w)
 		side_load(m, cpu, side, depth, addr, &w);
-	w->dirty = 1;
+	w->state |= KT_DIRTY;
 }
 
 static bool snoop_modified(struct kt_machine *m, uint32_t cpu, uint32_t side, uint64_t addr);
@@ -421,7 +432,7 @@ static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uin
 	w = lookup(m, k, c, line);
 	if (w) {
 		s->hit[k]++;
-		w->stamp = ++c->tick;
+		w->state = ++c->tick << 2 | (w->state & (KT_DIRTY | KT_VALID));
 		if (held)
 			*held = w;
 		return k;
@@ -432,14 +443,14 @@ static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uin
 	else
 		served = side_load(m, cpu, side, depth + 1, addr, NULL);
 	w = victim(m, k, c, line);
-	if (w->valid && w->dirty) {
+	if ((w->state & (KT_VALID | KT_DIRTY)) == (KT_VALID | KT_DIRTY)) {
 		uint64_t old = w->line << m->cfg.level[k].line_shift;
 
 		s->evict[k]++;
-		w->valid = 0;
+		w->state &= ~KT_VALID;
 		side_writeback(m, cpu, side, depth + 1, old);
 	}
-	*w = (struct kt_way){ .line = line, .stamp = ++c->tick, .valid = 1 };
+	*w = (struct kt_way){ .line = line, .state = ++c->tick << 2 | KT_VALID };
 	if (held)
 		*held = w;
 	return served;
@@ -471,8 +482,8 @@ static bool snoop_modified(struct kt_machine *m, uint32_t cpu, uint32_t side, ui
 		if (d == cpu)
 			continue;
 		w = lookup(m, k, instance(m, k, d), line_of(m, k, addr));
-		if (w && w->dirty) {
-			w->dirty = 0;
+		if (w && w->state & KT_DIRTY) {
+			w->state &= ~KT_DIRTY;
 			found = true;
 		}
 	}
@@ -488,7 +499,7 @@ static bool drop_line(struct kt_machine *m, uint32_t k, uint32_t cpu, uint64_t a
 	struct kt_way *w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
 
 	if (w)
-		w->valid = 0;
+		w->state &= ~KT_VALID;
 	return w != NULL;
 }
 
@@ -567,9 +578,9 @@ static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, boo
 		m->cpu[cpu].stats.data_cycles += stall;
 	if (!store)
 		return served;
-	if (!w->dirty) {
+	if (!(w->state & KT_DIRTY)) {
 		invalidate_others(m, cpu, addr);
-		w->dirty = 1;
+		w->state |= KT_DIRTY;
 	}
 	if (m->cfg.icache_coherent)
 		inval_i_everywhere(m, addr);
@@ -769,12 +780,12 @@ static void maintain_d(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool c
 
 			if (!w)
 				continue;
-			if (w->dirty && clean) {
+			if (w->state & KT_DIRTY && clean) {
 				m->cpu[cpu].stats.evict[k]++;
-				w->dirty = 0;
+				w->state &= ~KT_DIRTY;
 			}
 			if (drop)
-				w->valid = 0;
+				w->state &= ~KT_VALID;
 		}
 	}
 }
@@ -846,7 +857,7 @@ static void cache_op(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t n
 			struct kt_cache *c = instance(m, m->path[0][0], d);
 
 			for (uint64_t w = 0; w < (uint64_t)l->sets * l->ways; w++)
-				c->way[w].valid = 0;
+				c->way[w].state &= ~KT_VALID;
 		}
 		break;
 	}
@@ -1593,7 +1604,7 @@ int kisim_timing_holds(struct kt_machine *m, uint32_t k, uint32_t cpu, uint64_t 
 	if (k >= m->cfg.levels || cpu >= m->cfg.cpus)
 		return -1;
 	w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
-	return w ? 1 + (int)w->dirty : 0;
+	return w ? 1 + (int)((w->state & KT_DIRTY) >> 1) : 0;
 }
 
 void kisim_timing_layout(uint64_t out[4])
