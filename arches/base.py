@@ -158,6 +158,8 @@ class Window:
     store_buffer: int
     miss_buffers: int
     source: str
+    #: The modelling assumptions among the fields above: field name -> :class:`Range`.
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -173,14 +175,22 @@ class Resource:
 class Latency:
     """One instruction class on a core: ``latency`` from issue to result (a
     load's adds its access's), ``occupancy`` the cycles it holds a unit of
-    ``resource`` (its reciprocal throughput; the latency where the unit is
-    not pipelined)."""
+    ``resource`` (its reciprocal throughput; None where the unit is not
+    pipelined: it is busy for the whole latency, which :attr:`busy` gives,
+    and a drawn latency keeps it so)."""
 
     cls: str
     latency: float
-    occupancy: float
+    occupancy: float | None
     resource: str
     source: str
+    #: The modelling assumptions among the fields above: field name -> :class:`Range`.
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
+
+    @property
+    def busy(self) -> float:
+        """The cycles one instruction of the class holds its unit."""
+        return self.latency if self.occupancy is None else self.occupancy
 
 
 @dataclass(frozen=True)
@@ -192,6 +202,8 @@ class Tlb:
     ways: int
     holds: str
     source: str
+    #: The modelling assumptions among the fields above: field name -> :class:`Range`.
+    ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -256,15 +268,20 @@ class ReferenceCore:
     tlbs: tuple[Tlb, ...] = ()
     page_tables: PageTables | None = None
 
-    def _parts(self) -> list[tuple[str, Cost | CacheLevel | Predictor]]:
+    #: The tuples of named parts that may declare ranges, and the field naming each.
+    _NAMED_PARTS = (("caches", "name"), ("latencies", "cls"), ("tlbs", "name"))
+
+    def _parts(self) -> list[tuple[str, Cost | CacheLevel | Predictor | Window | Latency | Tlb]]:
         """Every part that may declare ranges, named as :meth:`assumptions` names them."""
         return ([(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
-                 if isinstance(getattr(self, f.name), (Cost, Predictor))]
-                + [(f"caches.{c.name}", c) for c in self.caches])
+                 if isinstance(getattr(self, f.name), (Cost, Predictor, Window))]
+                + [(f"{group}.{getattr(part, key)}", part)
+                   for group, key in self._NAMED_PARTS for part in getattr(self, group)])
 
     def assumptions(self) -> dict[str, tuple[Range, float]]:
         """Each modelling assumption that declares a range: ``part.field`` (e.g.
-        ``predictor.history_bits``, ``caches.L1I.latency``) -> (its range, its value)."""
+        ``predictor.history_bits``, ``caches.L1I.latency``, ``window.rob``,
+        ``latencies.div.latency``, ``tlbs.DTLB.entries``) -> (its range, its value)."""
         return {f"{name}.{key}": (r, getattr(part, key))
                 for name, part in self._parts() for key, r in part.ranges.items()}
 
@@ -278,9 +295,11 @@ class ReferenceCore:
         for path, value in values.items():
             name, key = path.rsplit(".", 1)
             parts[name] = dataclasses.replace(parts[name], **{key: value})
+        named = {group: tuple(parts[f"{group}.{getattr(part, key)}"]
+                              for part in getattr(self, group))
+                 for group, key in self._NAMED_PARTS}
         return dataclasses.replace(
-            self, caches=tuple(parts[f"caches.{c.name}"] for c in self.caches),
-            **{n: p for n, p in parts.items() if not n.startswith("caches.")})
+            self, **named, **{n: p for n, p in parts.items() if "." not in n})
 
 
 @dataclass(frozen=True)
@@ -327,9 +346,16 @@ RegisterReader = Callable[[str], int]
 """Reads one of the arch's registers by name (a CPU's or a saved context's)."""
 
 
-def same_address(pc: int, reg: RegisterReader) -> int:
-    """The default :attr:`Arch.resume_address`: one instruction set, so ``pc`` itself."""
-    return pc
+@dataclass(frozen=True)
+class IsaState:
+    """Where a CPU keeps the instruction set it runs, for Unicorn, which takes it
+    from an address's low bits instead: ``bits`` are set in the address to
+    start or go on at while register ``reg`` has ``mask`` set (ARM: bit 0 while
+    CPSR.T selects Thumb)."""
+
+    reg: str
+    mask: int
+    bits: int
 
 
 @dataclass(frozen=True, eq=False)
@@ -403,11 +429,9 @@ class Arch:
     # encoding bits; None: the arch has count-only machines.
     core: ReferenceCore | None = None
     decoder: "Decoder | None" = None
-    # ``resume_address(pc, reg)``: the address to start or go on at ``pc``
-    # in the instruction set the registers select, as Unicorn takes it for
-    # ``emu_start`` and a PC write (ARM: bit 0 set in Thumb state, from
-    # CPSR.T); the default is ``pc`` for an arch with one instruction set.
-    resume_address: Callable[[int, RegisterReader], int] = same_address
+    # Where a CPU keeps its instruction set (:meth:`resume_address`); None:
+    # the arch has one, and a CPU goes on at its PC.
+    isa_state: IsaState | None = None
     # ``cmodx_safe(old, new)``: whether the architecture guarantees that a CPU
     # executing a word while another CPU changes it from ``old`` to ``new``
     # runs one of the two (ARMv7 ARM A3.5.4, "Concurrent modification and
@@ -437,6 +461,13 @@ class Arch:
     # x86 (System V i386/AMD64 psABI), unsigned on ARM (AAPCS 7.1.1) and
     # PowerPC (SysV PowerPC ABI, 3-2).
     char_signed: bool = False
+
+    def resume_address(self, pc: int, reg: RegisterReader) -> int:
+        """The address to start or go on at ``pc`` in the instruction set the
+        registers (read by ``reg``) select, as Unicorn takes it for ``emu_start``
+        and a PC write (:attr:`isa_state`)."""
+        state = self.isa_state
+        return pc | state.bits if state is not None and reg(state.reg) & state.mask else pc
 
     def for_config(self, config: Mapping[str, str]) -> "Arch":
         """The arch a kernel built from ``config`` runs on (:attr:`variants`)."""

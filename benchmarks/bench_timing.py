@@ -3,11 +3,13 @@
 For each arch and workload (kmalloc and hackbench, 2 CPUs), runs the guest
 count-only, on the timing model (``Guest(timing=True)``), and on the model
 fed by Unicorn's memory hooks instead of the arch's decoder (the way it
-took its data accesses before; ``TimingModel(decoded_accesses=False)``),
-and prints the best CPU time of each (``time.process_time``, the run only,
-not the build or the model's setup) and their ratios to the count-only
-run. All runs retire the same instructions; the first ratio is what the
-model costs, and it is asked to cost at most 3x.
+took its data accesses before; ``TimingModel(decoded_accesses=False)``).
+Each round runs the three modes one after the other, so that they see the
+same machine load, and takes each mode's ratio to that round's count-only
+run; it prints the median over the rounds of each mode's CPU time
+(``time.process_time``, the run only, not the build or the model's setup)
+and of each ratio. All runs retire the same instructions; the first ratio
+is what the model costs, and it is asked to cost at most 3x.
 
     .venv/bin/python benchmarks/bench_timing.py [--rounds R] [--size N] [--json] [--smallest]
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -37,40 +40,46 @@ CPUS = 2
 MODES = ("count", "timing", "hooks")
 
 
-def best_seconds(arch: str, workload: str, mode: str, rounds: int,
-                 size: int | None = None) -> tuple[float, int]:
-    """The best run time in ``mode`` (:data:`MODES`) over ``rounds`` fresh guests, and
-    the instructions retired."""
-    kernel = build(arch)
-    times, instructions = [], 0
+def seconds(arch: str, workload: str, mode: str, size: int | None = None) -> tuple[float, int]:
+    """The run time of a fresh guest in ``mode`` (:data:`MODES`), and the instructions
+    it retired."""
+    guest = Guest(build(arch), cpus=CPUS, workload=workload, size=size,
+                  timing=mode == "timing")
+    if mode == "hooks":
+        guest.machine.timing = TimingModel(guest.machine, decoded_accesses=False)
+    started = time.process_time()
+    result = guest.run()
+    elapsed = time.process_time() - started
+    assert result.ok, f"{arch} {workload}: checksum mismatch"
+    return elapsed, result.instructions
+
+
+def measure(arch: str, workload: str, rounds: int, size: int | None = None) -> dict:
+    """``rounds`` rounds of every mode: the median time of each, and the median of
+    each round's ratios to its count-only run."""
+    times: dict[str, list[float]] = {mode: [] for mode in MODES}
+    instructions = 0
     for _ in range(rounds):
-        guest = Guest(kernel, cpus=CPUS, workload=workload, size=size, timing=mode == "timing")
-        if mode == "hooks":
-            guest.machine.timing = TimingModel(guest.machine, decoded_accesses=False)
-        started = time.process_time()
-        result = guest.run()
-        times.append(time.process_time() - started)
-        assert result.ok, f"{arch} {workload}: checksum mismatch"
-        instructions = result.instructions
-    return min(times), instructions
+        for mode in MODES:
+            elapsed, instructions = seconds(arch, workload, mode, size)
+            times[mode].append(elapsed)
+    ratios = {mode: [t / c for t, c in zip(times[mode], times["count"])] for mode in MODES}
+    return {"arch": arch, "workload": workload, "cpus": CPUS, "instructions": instructions,
+            "rounds": rounds,
+            **{f"{mode}_seconds": round(statistics.median(times[mode]), 4) for mode in MODES},
+            "ratio": round(statistics.median(ratios["timing"]), 2),
+            "hooks_ratio": round(statistics.median(ratios["hooks"]), 2)}
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rounds", type=int, default=5, help="runs per mode; the best is kept")
+    p.add_argument("--rounds", type=int, default=5,
+                   help="rounds of every mode; the medians are printed")
     p.add_argument("--size", type=int, default=None, help="workload size (default: its own)")
     p.add_argument("--json", action="store_true")
     args = parse_args(p, rounds=1, size=2)
-    rows = []
-    for arch in ARCHES:
-        for workload in WORKLOADS:
-            count, insns = best_seconds(arch, workload, "count", args.rounds, args.size)
-            timed, _ = best_seconds(arch, workload, "timing", args.rounds, args.size)
-            hooked, _ = best_seconds(arch, workload, "hooks", args.rounds, args.size)
-            rows.append({"arch": arch, "workload": workload, "cpus": CPUS, "instructions": insns,
-                         "count_seconds": round(count, 4), "timing_seconds": round(timed, 4),
-                         "hooks_seconds": round(hooked, 4), "ratio": round(timed / count, 2),
-                         "hooks_ratio": round(hooked / count, 2)})
+    rows = [measure(arch, workload, args.rounds, args.size)
+            for arch in ARCHES for workload in WORKLOADS]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

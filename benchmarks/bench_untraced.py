@@ -2,9 +2,11 @@
 
 Runs the untraced kmalloc workload on one CPU (the baseline of
 ``bench_trace.py``) in this tree and in a git worktree of ``--base``,
-alternating fresh processes so that both see the same machine load, and
-prints each arch's best time in each tree and their ratio (this tree /
-base; below 1 is faster). Both trees use this tree's build cache, so the
+alternating fresh processes so that both see the same machine load: each
+child process keeps each arch's best of its runs, each round pairs the two
+trees' children, and it prints the median over the rounds of each arch's
+time in each tree and of the rounds' ratios (this tree / base; below 1 is
+faster). Both trees use this tree's build cache, so the
 guest kernels are the same files whenever their sources are. Times are CPU
 seconds of the child process (``time.process_time``).
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,7 +70,7 @@ def main() -> int:
     args = parse_args(p, size=10, rounds=1)
     from kbuild import default_cache_dir
     cache = str(default_cache_dir())
-    best: dict[str, dict[str, float]] = {"this": {}, "base": {}}
+    times: dict[str, dict[str, list[float]]] = {"this": {}, "base": {}}
     with tempfile.TemporaryDirectory(prefix="kisim-base-") as tmp:
         base = Path(tmp) / "tree"
         subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(base),
@@ -76,12 +79,15 @@ def main() -> int:
             for _ in range(args.rounds):
                 for name, tree in (("base", base), ("this", REPO)):
                     for arch, seconds in measure(tree, args.size, cache).items():
-                        best[name][arch] = min(seconds, best[name].get(arch, seconds))
+                        times[name].setdefault(arch, []).append(seconds)
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)],
                            check=False)
-    out = {arch: {"this_s": round(best["this"][arch], 3), "base_s": round(best["base"][arch], 3),
-                  "ratio": round(best["this"][arch] / best["base"][arch], 3)} for arch in ARCHES}
+    out = {arch: {"this_s": round(statistics.median(times["this"][arch]), 3),
+                  "base_s": round(statistics.median(times["base"][arch]), 3),
+                  "ratio": round(statistics.median(
+                      t / b for t, b in zip(times["this"][arch], times["base"][arch])), 3)}
+           for arch in ARCHES}
     if args.json:
         json.dump({"base": args.base, "size": args.size, "arches": out}, sys.stdout, indent=2)
         print()

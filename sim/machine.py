@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import functools
 import random
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ import unicorn
 from unicorn.unicorn_py3.unicorn import uclib
 
 from arches import Arch, TrapKind, TrapVector, get_arch
-from arches.base import TextPokeBatch, same_address
+from arches.base import TextPokeBatch
 from sim import signals
 from sim.asm import disasm_one
 from sim.clock import ModeledClock
@@ -52,7 +53,7 @@ from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault, UnmappedAccess, check_int
-from sim.native import CpuState, MemoryMap, add_hook, use_virtual_tlb
+from sim.native import CpuState, MemoryMap, add_hook, library, use_virtual_tlb
 from sim.textlock import TextMutex, text_mutex
 from sim.timing import TimingModel, cycles_from
 from sim.uccount import instruction_counter
@@ -258,13 +259,12 @@ class Cpu:
         use_virtual_tlb(self.uc)                 # stores on QEMU's fast path
         self._regs = _RegisterFile(self.uc, self.arch)
         self._emulating = signals.emulating(self.uc)
-        self._pc = self.arch.pc
-        # None: one instruction set, so a CPU goes on at its PC (every slice asks)
-        self._resume = None if self.arch.resume_address is same_address \
-            else self.arch.resume_address
         self._syscall_regs = (self.arch.pc, *self.arch.args)
         self._costs = {name: cost.cycles for name, cost in self.arch.costs.items()}
         self._state = self._new_state(machine)   # event_cycles and the host hook's view
+        # Where each slice starts, in one call for the PC and the instruction set
+        self._resume_pc = functools.partial(library().kisim_resume_pc, self.uc._uch.value,
+                                            ctypes.addressof(self._state))
         self.instructions = 0                    # retired, up to the running slice
         self.events: Counter[str] = Counter()
         self.halted = False
@@ -282,14 +282,17 @@ class Cpu:
         self._armed = False                      # the host hook serves clock reads this slice
 
     def _new_state(self, machine: Machine) -> CpuState:
-        arch, costs = self.arch, self._costs
+        arch, costs, isa = self.arch, self._costs, self.arch.isa_state
         return CpuState(
             clock=ctypes.pointer(machine.clock.state), memory=ctypes.pointer(machine.memory.table),
             insn_cost=costs["insn"], trap_cost=costs["trap"],
             clock_read_cost=costs["clock_read"], clock_hz=arch.clock_hz,
             mask=(1 << arch.bits) - 1, arg0=arch.uc_regs[arch.args[0]],
             arg1=arch.uc_regs[arch.args[1]], ret=arch.uc_regs[arch.ret], index=self.index,
-            big_endian=arch.endian == "big")
+            big_endian=arch.endian == "big", pc=arch.uc_regs[arch.pc],
+            isa_reg=-1 if isa is None else arch.uc_regs[isa.reg],
+            isa_mask=0 if isa is None else isa.mask, isa_bits=0 if isa is None else isa.bits,
+            reg_read=ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p).value)
 
     def _install_trap_hooks(self) -> bool:
         """Hook the traps; return whether the host hook may serve clock reads.
@@ -372,7 +375,7 @@ class Cpu:
     def resume_address(self, pc: int) -> int:
         """Where Unicorn goes on at ``pc`` in this CPU's current instruction set
         (:attr:`Arch.resume_address`: ARM Thumb state is bit 0)."""
-        return pc if self._resume is None else self._resume(pc, self._regs.read)
+        return pc if self.arch.isa_state is None else self.arch.resume_address(pc, self._regs.read)
 
     def arg(self, n: int) -> int:
         return self.reg(self.arch.args[n])
@@ -629,8 +632,7 @@ class Cpu:
             state.armed = self._armed = armed
         with self._emulating:                # a signal is raised here, after the slice
             try:
-                self.uc.emu_start(self.resume_address(self._regs.read(self._pc)), until,
-                                  count=budget)
+                self.uc.emu_start(self._resume_pc(), until, count=budget)
             except unicorn.UcError as err:
                 if self._error is None:
                     self._error = machine.fault(self, _uc_reason(err))

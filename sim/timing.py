@@ -207,9 +207,9 @@ def _window(core: ReferenceCore, insn_cost: float) -> CoreConfig:
         if lat is None:                 # serialize: the drain's own cost
             out.cls[i] = ClassConfig(core.serialize.cycles, core.serialize.cycles, 0)
             continue
-        if lat.resource not in names or lat.latency < 0 or lat.occupancy < 0:
+        if lat.resource not in names or lat.latency < 0 or lat.busy < 0:
             raise ConfigError(f"{core.name}: class {name}: unknown resource or negative cycles")
-        out.cls[i] = ClassConfig(lat.latency, lat.occupancy, names.index(lat.resource))
+        out.cls[i] = ClassConfig(lat.latency, lat.busy, names.index(lat.resource))
     return out
 
 

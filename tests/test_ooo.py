@@ -268,3 +268,65 @@ def test_independent_misses_overlap_and_a_pointer_chase_does_not(name: str) -> N
     single = dataclasses.replace(arch.core, window=dataclasses.replace(arch.core.window,
                                                                        miss_buffers=1))
     assert cycles_per_miss(arch, "", single) >= memory - 1e-6
+
+
+#: The core's own parts whose modelling assumptions declare ranges (the caches', the
+#: predictor's and the system costs' are drawn too: tests/test_verdict.py).
+CORE_PARTS = ("window.", "latencies.", "tlbs.")
+#: A barrier of each arch whose own cost is a drawn assumption, and its class.
+DRAWN_BARRIER = {"x86_64": ("mfence;", "fence"), "arm": (FENCE["arm"], "fence"),
+                 "ppc32": ("eieio;", "sfence")}
+
+
+def configured(cfg, key: str) -> float:
+    """The value the C model was configured with for assumption ``key`` of :data:`CORE_PARTS`."""
+    from arches.base import INSN_CLASSES
+    part, *name, field = key.split(".")
+    if part == "window":
+        return getattr(cfg.core, field)
+    if part == "latencies":
+        return getattr(cfg.core.cls[INSN_CLASSES.index(name[0])], field)
+    side = {"ITLB": 0, "DTLB": 1}[name[0]]
+    ways = cfg.tlb.ways[side]
+    return ways if field == "ways" else cfg.tlb.sets[side] * ways
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_drawn_samples_vary_each_core_assumption_within_its_range(name: str) -> None:
+    """Each window, latency and TLB assumption is drawn within its range, the same for the
+    same seed and differently over seeds, and the C model is configured with the drawn
+    value; a class that is not pipelined keeps its unit busy for its drawn latency."""
+    from lab.samples import draw_assumptions
+    from sim.timing import config
+    arch = ARCHES[name]
+    declared = {k: r for k, (r, _) in arch.core.assumptions().items() if k.startswith(CORE_PARTS)}
+    assert {k.split(".")[0] + "." for k in declared} >= {"window.", "latencies."}
+    draws = [draw_assumptions(name, seed)[1] for seed in range(16)]
+    assert draws[3] == draw_assumptions(name, 3)[1]
+    for key, r in declared.items():
+        seen = {d[key] for d in draws}
+        assert all(v in r for v in seen) and len(seen) > 1, key
+    core, values = draw_assumptions(name, 5)
+    cfg, reference = config(arch, 1, core=core), config(arch, 1)
+    for key in declared:
+        assert configured(cfg, key) == values[key], key
+    moved = [k for k in declared if configured(cfg, k) != configured(reference, k)]
+    assert moved
+    for lat in core.latencies:
+        if lat.occupancy is None:
+            assert lat.busy == lat.latency
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_drawn_barrier_cost_is_the_one_the_core_runs(name: str) -> None:
+    """A loop of barriers runs at one per drawn barrier latency on the drawn core and at
+    the table's on the reference core (the negative control): the drawn core runs."""
+    from lab.samples import draw_assumptions
+    arch = ARCHES[name]
+    body, cls = DRAWN_BARRIER[name]
+    reference = table(arch, cls).latency
+    key = f"latencies.{cls}.latency"
+    core, values = next(d for d in (draw_assumptions(name, s) for s in range(64))
+                        if abs(d[1][key] - reference) >= 5)
+    assert loop_cycles(arch, body)[0] == pytest.approx(reference)
+    assert loop_cycles(arch, body, core)[0] == pytest.approx(values[key])

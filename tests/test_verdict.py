@@ -156,7 +156,8 @@ def test_every_assumption_declares_a_range_that_holds_its_value():
         for name, (r, value) in declared.items():
             assert value in r and r.reason, (arch.name, name)
         for part in (core.memory, core.transfer, core.exception, core.serialize,
-                     core.cache_op, core.predictor, *core.caches):
+                     core.cache_op, core.predictor, *core.caches, core.window,
+                     *core.latencies, *core.tlbs):
             if "ASSUMPTION" in part.source:
                 assert part.ranges, (arch.name, part.source[:60])
 

@@ -18,7 +18,7 @@ import keystone
 import unicorn
 from unicorn import arm_const
 
-from arches.base import (Decoder, Arch, Cost, RegisterReader, SpinLoop, TextPort, TrapKind,
+from arches.base import (Decoder, Arch, Cost, IsaState, SpinLoop, TextPort, TrapKind,
                          TrapVector, check_reach, patch_words, uc_register_map)
 from arches.arm.dwarf import DWARF_REGS
 
@@ -56,13 +56,11 @@ def encode_call(src: int, dst: int) -> bytes:
     return _branch(src, dst, link=True)
 
 
-def resume_address(pc: int, reg: RegisterReader) -> int:
-    """``pc`` with bit 0 set when CPSR.T selects Thumb: Unicorn's PC write (and
-    so ``emu_start``) takes the instruction set from bit 0, as ``bx`` does
-    (ARM ARM A2.3.2 BXWritePC), while the T bit lives in the CPSR, as the
-    kernel keeps it in ``regs->ARM_cpsr`` (arch/arm/include/asm/ptrace.h
-    thumb_mode)."""
-    return pc | 1 if reg("cpsr") & PSR_T_BIT else pc
+#: Bit 0 of the address while CPSR.T selects Thumb: Unicorn's PC write (and so
+#: ``emu_start``) takes the instruction set from bit 0, as ``bx`` does (ARM ARM
+#: A2.3.2 BXWritePC), while the T bit lives in the CPSR, as the kernel keeps it
+#: in ``regs->ARM_cpsr`` (arch/arm/include/asm/ptrace.h thumb_mode).
+ISA_STATE = IsaState("cpsr", PSR_T_BIT, 1)
 
 
 def kprobe_breakpoint(orig: bytes) -> bytes:
@@ -169,7 +167,7 @@ _A32 = Arch(
     encode_jump=encode_jump,
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
-    resume_address=resume_address,
+    isa_state=ISA_STATE,
     cmodx_safe=cmodx_safe,
     cmodx_rule="ARMv7: B, BL, NOP, BKPT, SVC, HVC, SMC",
     isa_bits=1,

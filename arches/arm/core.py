@@ -30,7 +30,18 @@ _WINDOW = Window(
            "physical registers). MODELLING ASSUMPTIONS: retire 2 per cycle (range 2-4), the "
            "window is the 56 renamed registers (range 32-56: the true ROB size is not "
            "published), a 4-entry store buffer (range 4-8) and 4 outstanding L1 data "
-           "linefills (range 2-4)")
+           "linefills (range 2-4)",
+    ranges={"retire": Range(2, 4, "retirement width is not published: from the 2-wide "
+                                  "dispatch to twice it"),
+            "rob": Range(32, 56, "the true ROB size is not published: from the 32 "
+                                 "architectural to the 56 physical registers"),
+            "store_buffer": Range(4, 8, "the A9's store buffer depth is not published: "
+                                        "from the 4 modelled to twice it"),
+            "miss_buffers": Range(2, 4, "outstanding linefills: 2 to the 4 modelled (the "
+                                        "TRM's count was not retrieved)")})
+#: A DMB's own cost (and SWP's, costed as one).
+_BARRIER = Range(4, 40, "no A9 barrier cycle count is published: from an L1 hit (4) to "
+                        "under twice an L2 hit (23)")
 _RESOURCES = (
     Resource("alu", 2, "two integer pipes, ALU/MUL and ALU (" + _TRM + " sec. 2.1 figure; "
                        + _LLVM + ": A9UnitALU x2)"),
@@ -43,28 +54,38 @@ _RESOURCES = (
 _LATENCIES = (
     Latency("alu", 1, 1, "alu", _LLVM + ": ALU 1 cycle, two per cycle (RThroughput 0.5)"),
     Latency("shift", 2, 1, "alu", _LLVM + ": WriteALUsi, an operand shifted by an immediate, "
-                                  "2 cycles (by a register, A9WriteALUsr, 3: range 2-3)"),
+                                  "2 cycles (by a register, A9WriteALUsr, 3: range 2-3)",
+            ranges={"latency": Range(2, 3, "by an immediate (2) or by a register (3), "
+                                           + _LLVM)}),
     Latency("mul", 4, 2, "mul", _LLVM + ": A9WriteM MUL/MLA 4 cycles, the multiplier busy 2"),
-    Latency("div", 40, 40, "system",
+    Latency("div", 40, None, "system",
             "MODELLING ASSUMPTION: the Cortex-A9 has no divide instruction (" + _LLVM
             + " rejects SDIV/UDIV for cortex-a9); the guest, built for ARMv7 with the divide "
             "extension, uses SDIV/UDIV, costed as the __aeabi_idiv call an A9 kernel makes "
-            "(range 20-100 cycles, depending on the operands)"),
+            "(range 20-100 cycles, depending on the operands)",
+            ranges={"latency": Range(20, 100, "__aeabi_idiv's run time depends on the "
+                                              "operands' magnitudes")}),
     Latency("load", 0, 1, "ls", "a load's latency is its access's (L1D 4 cycles, 7-cpu.com; "
                                 + _LLVM + " has 3 to an ALU consumer); one per cycle"),
     Latency("store", 1, 1, "ls", _LLVM + ": A9WriteS, a store issues in one cycle"),
     Latency("branch", 1, 1, "branch", _LLVM + ": A9UnitB, one branch per cycle"),
-    Latency("fence", 10, 10, "system",
+    Latency("fence", 10, None, "system",
             "DMB beyond waiting for the older accesses and the store buffer: MODELLING "
-            "ASSUMPTION 10 cycles (range 4-40; no A9 cycle count published, " + _TRM + ")"),
-    Latency("lfence", 10, 10, "system", "not an ARM class; as DMB (MODELLING ASSUMPTION)"),
-    Latency("sfence", 10, 10, "system", "not an ARM class; as DMB (MODELLING ASSUMPTION)"),
-    Latency("atomic", 10, 10, "ls",
+            "ASSUMPTION 10 cycles (range 4-40; no A9 cycle count published, " + _TRM + ")",
+            ranges={"latency": _BARRIER}),
+    Latency("lfence", 10, None, "system", "not an ARM class (decode.c gives it no instruction); "
+            "as DMB to make the table whole"),
+    Latency("sfence", 10, None, "system", "not an ARM class (decode.c gives it no instruction); "
+            "as DMB to make the table whole"),
+    Latency("atomic", 10, None, "ls",
             "SWP locks the bus: costed as a DMB around the access (MODELLING ASSUMPTION, "
-            "range 4-40)"),
-    Latency("system", 2, 2, "system",
+            "range 4-40)",
+            ranges={"latency": _BARRIER}),
+    Latency("system", 2, None, "system",
             "MRS, MSR, MCR, MRC: MODELLING ASSUMPTION 2 cycles (range 1-20; " + _LLVM
-            + " gives no CP15 latency)"),
+            + " gives no CP15 latency)",
+            ranges={"latency": Range(1, 20, "no A9 figure for CP15 and CPSR moves, nor an "
+                                            "LLVM latency: one cycle to 20")}),
 )
 
 _MAIN_TLB = (_TRM + " sec. 6.2: a main TLB of 4 lockable fully associative entries and a 2-way "
@@ -72,7 +93,11 @@ _MAIN_TLB = (_TRM + " sec. 6.2: a main TLB of 4 lockable fully associative entri
              "ASSUMPTION: 2x64 (128 entries, 2-way; the Exynos 4210's configuration is not "
              "published: range 64-512), one per side (the main TLB is unified), a micro-TLB "
              "miss that hits it free (range 0-few cycles)")
-_TLBS = (Tlb("ITLB", 128, 2, "i", _MAIN_TLB), Tlb("DTLB", 128, 2, "d", _MAIN_TLB))
+#: The main TLB's array, a build option of the A9: 2x32 to 2x256 entries.
+_MAIN_TLB_SIZE = {"entries": Range(64, 512, "the A9's main-TLB array is built with 2x32 to "
+                                            "2x256 entries (" + _TRM + " sec. 6.2)", "pow2")}
+_TLBS = (Tlb("ITLB", 128, 2, "i", _MAIN_TLB, _MAIN_TLB_SIZE),
+         Tlb("DTLB", 128, 2, "d", _MAIN_TLB, _MAIN_TLB_SIZE))
 _PAGE_TABLES = PageTables(
     small=4096, large=1 << 20,
     steps=(WalkStep(20, 4096, 4, 0), WalkStep(12, 1 << 20, 4, 16384)),

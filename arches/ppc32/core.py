@@ -31,7 +31,9 @@ _WINDOW = Window(
     source=_HS7447A + ": dispatch of up to three instructions per clock, a 16-entry completion "
            "queue, retirement of up to three per clock (" + _AN2203 + ".9); " + _HWSPEC
            + ": five outstanding L1 data load misses. MODELLING ASSUMPTION: a 5-entry store "
-           "queue (range 3-8; the MPC7450 manual's queue depths were not retrieved)")
+           "queue (range 3-8; the MPC7450 manual's queue depths were not retrieved)",
+    ranges={"store_buffer": Range(3, 8, "the MPC7450 manual's store queue depth was not "
+                                        "retrieved: 3 to 8 entries")})
 _RESOURCES = (
     Resource("iu1", 3, _HS7447A + ": three simple integer units IU1a/b/c"),
     Resource("iu2", 1, _HS7447A + ": one complex integer unit IU2 (multiply, divide, CR "
@@ -42,24 +44,36 @@ _RESOURCES = (
 _LATENCIES = (
     Latency("alu", 1, 1, "iu1", _HWSPEC + ": simple integer ('SFX') latency-throughput 1-1"),
     Latency("shift", 1, 1, "iu1", _HWSPEC + ": shifts are simple integer 1-1 (" + _LLVM
-            + " gives 2: range 1-2)"),
+            + " gives 2: range 1-2)",
+            ranges={"latency": Range(1, 2, "the hardware specification's 1 and LLVM's 2")}),
     Latency("mul", 4, 2, "iu2", _HWSPEC + ": mullw 32x32 latency-throughput 4-2"),
     Latency("div", 23, 23, "iu2", _LLVM + ": IIC_IntDivW 23; not pipelined: MODELLING "
-            "ASSUMPTION (range: pipelined after 1 cycle up to 23)"),
+            "ASSUMPTION (range: pipelined after 1 cycle up to 23)",
+            ranges={"occupancy": Range(1, 23, "whether IU2 pipelines divw is not in the "
+                                              "sources retrieved: fully (1) to not at all "
+                                              "(23)")}),
     Latency("load", 0, 1, "lsu", "a load's latency is its access's (L1D 3 cycles, " + _HWSPEC
             + ": integer load 3-1)"),
     Latency("store", 1, 1, "lsu", _HWSPEC + ": the LSU takes one access per cycle"),
     Latency("branch", 1, 1, "bpu", _HS7447A + ": branches resolve in the BPU (folded ones cost "
-            "nothing: not modelled, range 0-1)"),
+            "nothing: not modelled, range 0-1)",
+            ranges={"latency": Range(0, 1, "a folded branch costs nothing, a resolved one a "
+                                           "cycle")}),
     Latency("fence", 35, 35, "lsu", _LLVM + ": sync (IIC_LdStSync) 35 cycles of the LSU; "
             "Linux's lwsync is sync on this core (arch/powerpc/include/asm/synch.h)"),
-    Latency("lfence", 35, 35, "lsu", "not a PowerPC class; as sync (MODELLING ASSUMPTION)"),
-    Latency("sfence", 2, 2, "lsu", "eieio orders stores, which this model writes in order "
-            "anyway; its own cost: MODELLING ASSUMPTION 2 cycles (range 1-35)"),
+    Latency("lfence", 35, 35, "lsu", "not a PowerPC class (decode.c gives it no instruction); "
+            "as sync to make the table whole"),
+    Latency("sfence", 2, None, "lsu", "eieio orders stores, which this model writes in order "
+            "anyway; its own cost: MODELLING ASSUMPTION 2 cycles (range 1-35)",
+            ranges={"latency": Range(1, 35, "no eieio cycle count found: one cycle up to "
+                                            "sync's 35")}),
     Latency("atomic", 35, 35, "lsu", "not a PowerPC class (lwarx/stwcx. are a load and a "
-            "store); as sync (MODELLING ASSUMPTION)"),
+            "store: decode.c gives the class no instruction); as sync to make the table "
+            "whole"),
     Latency("system", 2, 1, "iu2", _LLVM + ": CR logic, mtcrf, mfcr, mtspr 2 cycles on IU2 "
-            "(mfspr 4, mftb 5: range 2-5)"),
+            "(mfspr 4, mftb 5: range 2-5)",
+            ranges={"latency": Range(2, 5, "the class mixes CR logic and mtspr (2), mfspr "
+                                           "(4) and mftb (5), " + _LLVM)}),
 )
 
 _TLBS = (

@@ -37,7 +37,11 @@ _WINDOW = Window(
            "and 24 stores'). MODELLING ASSUMPTIONS: one x86 instruction counts as one uop "
            "(plausible range 1-4 uops per kernel instruction; a read-modify-write is 3-4); "
            "8 outstanding L1 data misses (plausible range 4-8: not found in the Intel text "
-           "retrieved)")
+           "retrieved)",
+    ranges={"miss_buffers": Range(4, 8, "outstanding L1 data misses: not found in the Intel "
+                                        "text retrieved; half to all of the 8 modelled")})
+#: lfence's and sfence's own cost beyond their drains.
+_FENCE_OWN = Range(1, 40, "no P4 figure retrieved: one cycle to 40, under mfence's 100")
 _RESOURCES = (
     Resource("alu", 2, "the two double-speed integer ALUs on ports 0 and 1 ('Rapid Execution "
                        "Engine', " + _ITJ + ")"),
@@ -54,13 +58,22 @@ _LATENCIES = (
             + "; the exact figures of the optimization manual's appendix C were not retrieved"),
     Latency("shift", 4, 1, "complex",
             "shift/rotate 4 clocks: " + _GCC + " (shift = 4) and Intel's manual as quoted by "
-            "secondary sources; throughput 1: MODELLING ASSUMPTION (range 1-2)"),
+            "secondary sources; throughput 1: MODELLING ASSUMPTION (range 1-2)",
+            ranges={"occupancy": Range(1, 2, "the slow unit's shift throughput is not in the "
+                                             "sources retrieved: one per cycle or per two")}),
     Latency("mul", 14, 3, "mul",
             "imul r32 14 clocks (" + _GCC + " gives 15; range 14-15); throughput 3: MODELLING "
-            "ASSUMPTION (range 1-5, " + _AGNER + ")"),
+            "ASSUMPTION (range 1-5, " + _AGNER + ")",
+            ranges={"latency": Range(14, 15, "Intel's 14 and GCC's 15"),
+                    "occupancy": Range(1, 5, "the multiplier's issue rate is not in the "
+                                             "sources retrieved (" + _AGNER + ")")}),
     Latency("div", 56, 23, "div",
             "div r32 56 clocks: " + _GCC + " (divide = 56; range 56-70); one per 23 clocks: "
-            "MODELLING ASSUMPTION (range 23-56, " + _AGNER + ")"),
+            "MODELLING ASSUMPTION (range 23-56, " + _AGNER + ")",
+            ranges={"latency": Range(56, 70, "operand-dependent on NetBurst: GCC's 56 up "
+                                             "to 70 (" + _AGNER + ")"),
+                    "occupancy": Range(23, 56, "partly pipelined (23) to not at all (56); "
+                                               + _AGNER)}),
     Latency("load", 0, 1, "load",
             "a load's latency is its access's (L1D 2 clocks, " + _OPT_MANUAL + "); one per "
             "cycle on port 2"),
@@ -68,34 +81,48 @@ _LATENCIES = (
             "a store executes in one cycle and writes from the store buffer after it retires, "
             "one L1 write per cycle (port 3, " + _ITJ + ")"),
     Latency("branch", 0.5, 0.5, "alu", "branches execute on the fast ALU of port 0 (" + _ITJ
-            + "); latency as an ALU op: MODELLING ASSUMPTION (range 0.5-1)"),
-    Latency("fence", 100, 100, "store",
+            + "); latency as an ALU op: MODELLING ASSUMPTION (range 0.5-1)",
+            ranges={"latency": Range(0.5, 1, "a double-speed ALU op (0.5) to a full cycle",
+                                     "real")}),
+    Latency("fence", 100, None, "store",
             "mfence beyond its drain of the loads and the store buffer: MODELLING ASSUMPTION, "
-            "'on the order of 100 cycles' (range 40-200; " + _AGNER + ")"),
-    Latency("lfence", 2, 2, "load",
+            "'on the order of 100 cycles' (range 40-200; " + _AGNER + ")",
+            ranges={"latency": Range(40, 200, "'on the order of 100 cycles', no P4 figure "
+                                              "retrieved: 40 to twice 100")}),
+    Latency("lfence", 2, None, "load",
             "lfence waits for every older instruction (Intel SDM vol. 3 sec. 8.2.5); its own "
-            "cost beyond that: MODELLING ASSUMPTION 2 (range 1-40)"),
-    Latency("sfence", 2, 2, "store",
+            "cost beyond that: MODELLING ASSUMPTION 2 (range 1-40)",
+            ranges={"latency": _FENCE_OWN}),
+    Latency("sfence", 2, None, "store",
             "sfence orders the store buffer, which this model drains in order anyway; its own "
-            "cost: MODELLING ASSUMPTION 2 (range 1-40)"),
-    Latency("atomic", 190, 190, "store",
+            "cost: MODELLING ASSUMPTION 2 (range 1-40)",
+            ranges={"latency": _FENCE_OWN}),
+    Latency("atomic", 190, None, "store",
             "DERIVED: a lock-prefixed read-modify-write to private memory is '3x faster than "
             "CPUID' (FreeBSD commit 87c8f0c, sys/i386, CPU of its time unnamed), and cpuid "
             "costs 572 clocks on a P4 (serialize, below): 572 / 3 = 190, beyond the drain "
             "every locked operation waits for (Intel SDM vol. 3 sec. 8.1.2). MODELLING "
-            "ASSUMPTION for the P4 (range 100-200)"),
-    Latency("system", 4, 4, "complex",
+            "ASSUMPTION for the P4 (range 100-200)",
+            ranges={"latency": Range(100, 200, "the FreeBSD ratio's CPU is unnamed: from "
+                                               "mfence's 100 to above the derived 190")}),
+    Latency("system", 4, None, "complex",
             "rdtsc, moves from special registers: MODELLING ASSUMPTION 4 (range 1-80; "
-            + _AGNER + ")"),
+            + _AGNER + ")",
+            ranges={"latency": Range(1, 80, "no P4 figure retrieved for rdtsc and special "
+                                            "register moves (" + _AGNER + "): 1 to 80")}),
 )
 
 _CPUID = ("CPUID leaf 2 of a Northwood (family 0F model 2): descriptors 0x50 and 0x5B, as Linux "
           "decodes them (arch/x86/kernel/cpu/intel.c, intel_tlb_table)")
+#: The TLBs' associativity, which the CPUID descriptors do not give.
+_TLB_WAYS = {"ways": Range(4, 64, "CPUID leaf 2 gives no associativity for these TLBs: "
+                                  "4 ways to fully associative", "pow2")}
 _TLBS = (
     Tlb("ITLB", 64, 64, "i", _CPUID + ": 64 entries for 4 KiB and 4 MiB pages. Fully "
-        "associative: MODELLING ASSUMPTION (the descriptor does not say; range 4-way to full)"),
+        "associative: MODELLING ASSUMPTION (the descriptor does not say; range 4-way to full)",
+        _TLB_WAYS),
     Tlb("DTLB", 64, 64, "d", _CPUID + ": 64 entries for 4 KiB and 4 MiB pages; no second-level "
-        "TLB. Fully associative: MODELLING ASSUMPTION (range 4-way to full)"),
+        "TLB. Fully associative: MODELLING ASSUMPTION (range 4-way to full)", _TLB_WAYS),
 )
 _PAGE_TABLES = PageTables(
     small=4096, large=4 << 20,

@@ -67,7 +67,8 @@ class CpuState(ctypes.Structure):
                 ("insn_cost", _f64), ("trap_cost", _f64), ("clock_read_cost", _f64),
                 ("clock_hz", _f64), ("mask", _u64), ("syscall_intno", _i64),
                 ("arg0", _i32), ("arg1", _i32), ("ret", _i32), ("index", _u32),
-                ("big_endian", _u32), ("pad", _u32)]
+                ("big_endian", _u32), ("pc", _i32), ("isa_reg", _i32), ("isa_mask", _u64),
+                ("isa_bits", _u64), ("pad", _u32)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -83,6 +84,8 @@ def library() -> ctypes.CDLL:
     if tuple(layout) != expected:
         raise RuntimeError(f"{SOURCE.name}: structure layout {tuple(layout)} differs from "
                            f"sim/native's {expected}")
+    lib.kisim_resume_pc.restype = _u64
+    lib.kisim_resume_pc.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     return lib
 
 

@@ -75,6 +75,7 @@
 #define KT_MAX_SMALL	64		/* address ranges mapped with small pages */
 #define KT_CALENDAR	256		/* cycles of issue bookings kept per resource */
 #define KT_SEARCH	512		/* cycles an issue looks ahead for a free unit */
+#define KT_FETCHED	(1u << 16)	/* bits of the filter of lines ever fetched */
 
 enum { KT_FETCH = 0, KT_LOAD = 1, KT_STORE = 2 };
 
@@ -166,12 +167,23 @@ struct kt_config {
 
 /* ---- state ---- */
 
+/*
+ * One way of a cache set: 16 bytes, so that a set's lookup reads as few
+ * host cache lines as it can (a 4-way set is one).
+ */
 struct kt_way {
 	uint64_t line;			/* address >> line_shift */
-	uint64_t stamp;			/* LRU: the access tick of its last use */
-	uint32_t valid;
-	uint32_t dirty;
+	uint64_t state;			/* LRU stamp (the access tick of its last use) << 2,
+					 * | KT_DIRTY | KT_VALID */
 };
+
+#define KT_VALID	1ull
+#define KT_DIRTY	2ull
+
+static inline uint64_t stamp_of(const struct kt_way *w)
+{
+	return w->state >> 2;
+}
 
 struct kt_cache {
 	struct kt_way *way;		/* sets * ways */
@@ -326,6 +338,10 @@ struct kt_machine {
 	double dispatch_step;			/* 1 / the core's widths */
 	double retire_step;
 	uint32_t smalls;
+	/* A bit set for each line any instruction cache has loaded (hashed by
+	 * its number, never cleared): a store to a line whose bit is clear
+	 * needs no search of the instruction caches. */
+	uint64_t fetched[KT_FETCHED / 64];
 	struct kt_record *record;
 	uint64_t recorded;
 	uint64_t record_dropped;
@@ -349,7 +365,7 @@ static struct kt_way *lookup(struct kt_machine *m, uint32_t k, struct kt_cache *
 	struct kt_way *set = &c->way[(line & (l->sets - 1)) * l->ways];
 
 	for (uint32_t w = 0; w < l->ways; w++)
-		if (set[w].valid && set[w].line == line)
+		if (set[w].line == line && set[w].state & KT_VALID)
 			return &set[w];
 	return NULL;
 }
@@ -361,9 +377,9 @@ static struct kt_way *victim(struct kt_machine *m, uint32_t k, struct kt_cache *
 	struct kt_way *set = &c->way[(line & (l->sets - 1)) * l->ways], *v = &set[0];
 
 	for (uint32_t w = 0; w < l->ways; w++) {
-		if (!set[w].valid)
+		if (!(set[w].state & KT_VALID))
 			return &set[w];
-		if (set[w].stamp < v->stamp)
+		if (stamp_of(&set[w]) < stamp_of(v))
 			v = &set[w];
 	}
 	return v;
@@ -372,7 +388,7 @@ static struct kt_way *victim(struct kt_machine *m, uint32_t k, struct kt_cache *
 /* ---- a hierarchy: one side (I or D) of one CPU ---- */
 
 static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
-			  uint64_t addr);
+			  uint64_t addr, struct kt_way **held);
 
 /* A dirty line written back into the level at `depth` of the side (pycachesim's store). */
 static void side_writeback(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
@@ -385,21 +401,20 @@ static void side_writeback(struct kt_machine *m, uint32_t cpu, uint32_t side, ui
 		return;				/* into memory */
 	k = m->path[side][depth];
 	w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
-	if (!w) {
-		side_load(m, cpu, side, depth, addr);
-		w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
-	}
-	w->dirty = 1;
+	if (!w)
+		side_load(m, cpu, side, depth, addr, &w);
+	w->state |= KT_DIRTY;
 }
 
 static bool snoop_modified(struct kt_machine *m, uint32_t cpu, uint32_t side, uint64_t addr);
 
 /*
  * Look the line of `addr` up from `depth` down; fill each level that
- * missed. Returns the level index that served it, KT_MEMORY or KT_TRANSFER.
+ * missed. Returns the level index that served it, KT_MEMORY or KT_TRANSFER,
+ * and, if `held` is not NULL, the way that holds the line at `depth` now.
  */
 static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
-			  uint64_t addr)
+			  uint64_t addr, struct kt_way **held)
 {
 	struct kt_stats *s = &m->cpu[cpu].stats;
 	uint32_t k, served;
@@ -417,23 +432,27 @@ static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uin
 	w = lookup(m, k, c, line);
 	if (w) {
 		s->hit[k]++;
-		w->stamp = ++c->tick;
+		w->state = ++c->tick << 2 | (w->state & (KT_DIRTY | KT_VALID));
+		if (held)
+			*held = w;
 		return k;
 	}
 	s->miss[k]++;
 	if (depth + 1 == m->private_len[side] && snoop_modified(m, cpu, side, addr))
 		served = KT_TRANSFER;
 	else
-		served = side_load(m, cpu, side, depth + 1, addr);
+		served = side_load(m, cpu, side, depth + 1, addr, NULL);
 	w = victim(m, k, c, line);
-	if (w->valid && w->dirty) {
+	if ((w->state & (KT_VALID | KT_DIRTY)) == (KT_VALID | KT_DIRTY)) {
 		uint64_t old = w->line << m->cfg.level[k].line_shift;
 
 		s->evict[k]++;
-		w->valid = 0;
+		w->state &= ~KT_VALID;
 		side_writeback(m, cpu, side, depth + 1, old);
 	}
-	*w = (struct kt_way){ .line = line, .stamp = ++c->tick, .valid = 1 };
+	*w = (struct kt_way){ .line = line, .state = ++c->tick << 2 | KT_VALID };
+	if (held)
+		*held = w;
 	return served;
 }
 
@@ -463,8 +482,8 @@ static bool snoop_modified(struct kt_machine *m, uint32_t cpu, uint32_t side, ui
 		if (d == cpu)
 			continue;
 		w = lookup(m, k, instance(m, k, d), line_of(m, k, addr));
-		if (w && w->dirty) {
-			w->dirty = 0;
+		if (w && w->state & KT_DIRTY) {
+			w->state &= ~KT_DIRTY;
 			found = true;
 		}
 	}
@@ -480,13 +499,25 @@ static bool drop_line(struct kt_machine *m, uint32_t k, uint32_t cpu, uint64_t a
 	struct kt_way *w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
 
 	if (w)
-		w->valid = 0;
+		w->state &= ~KT_VALID;
 	return w != NULL;
+}
+
+static inline uint64_t *fetched_word(struct kt_machine *m, uint64_t addr, uint64_t *bit)
+{
+	uint64_t line = line_of(m, m->path[0][0], addr) & (KT_FETCHED - 1);
+
+	*bit = 1ull << (line & 63);
+	return &m->fetched[line / 64];
 }
 
 /* Invalidate `addr` in every instruction cache (private level 0 of the I side). */
 static void inval_i_everywhere(struct kt_machine *m, uint64_t addr)
 {
+	uint64_t bit;
+
+	if (!(*fetched_word(m, addr, &bit) & bit))
+		return;			/* never loaded into one */
 	for (uint32_t d = 0; d < m->cfg.cpus; d++)
 		drop_line(m, m->path[0][0], d, addr);
 }
@@ -539,7 +570,7 @@ static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, boo
 	struct kt_way *w;
 	double stall;
 
-	served = side_load(m, cpu, 1, 0, addr);
+	served = side_load(m, cpu, 1, 0, addr, &w);
 	stall = served == l1 ? (store ? 0 : m->cfg.level[l1].latency - 1) : latency(m, served);
 	if (served == KT_TRANSFER)
 		m->cpu[cpu].stats.transfer_cycles += stall;
@@ -547,10 +578,9 @@ static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, boo
 		m->cpu[cpu].stats.data_cycles += stall;
 	if (!store)
 		return served;
-	w = lookup(m, l1, instance(m, l1, cpu), line_of(m, l1, addr));
-	if (!w->dirty) {
+	if (!(w->state & KT_DIRTY)) {
 		invalidate_others(m, cpu, addr);
-		w->dirty = 1;
+		w->state |= KT_DIRTY;
 	}
 	if (m->cfg.icache_coherent)
 		inval_i_everywhere(m, addr);
@@ -642,7 +672,7 @@ static double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
 
 		record(t, KT_LOAD, entry, s->size);
 		t->stats.walk_loads++;
-		cycles += latency(m, side_load(m, t->index, 1, 0, entry));
+		cycles += latency(m, side_load(m, t->index, 1, 0, entry, NULL));
 	}
 	t->stats.tlb_cycles += cycles;
 	return cycles;
@@ -712,6 +742,7 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 
 	for (uint64_t line = first; line <= last; line++) {
 		uint32_t served;
+		uint64_t bit, *word;
 		double stall;
 
 		if (line + 1 == t->fetch_line)
@@ -720,7 +751,9 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 		t->stats.fetches++;
 		t->p.fetch += translate(t, 0, line << shift);
 		record(t, KT_FETCH, line << shift, 1u << shift);
-		served = side_load(m, t->index, 0, 0, line << shift);
+		served = side_load(m, t->index, 0, 0, line << shift, NULL);
+		word = fetched_word(m, line << shift, &bit);
+		*word |= bit;
 		if (served == l1)
 			continue;
 		stall = latency(m, served);
@@ -747,12 +780,12 @@ static void maintain_d(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool c
 
 			if (!w)
 				continue;
-			if (w->dirty && clean) {
+			if (w->state & KT_DIRTY && clean) {
 				m->cpu[cpu].stats.evict[k]++;
-				w->dirty = 0;
+				w->state &= ~KT_DIRTY;
 			}
 			if (drop)
-				w->valid = 0;
+				w->state &= ~KT_VALID;
 		}
 	}
 }
@@ -824,7 +857,7 @@ static void cache_op(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t n
 			struct kt_cache *c = instance(m, m->path[0][0], d);
 
 			for (uint64_t w = 0; w < (uint64_t)l->sets * l->ways; w++)
-				c->way[w].valid = 0;
+				c->way[w].state &= ~KT_VALID;
 		}
 		break;
 	}
@@ -971,16 +1004,35 @@ static const uint8_t *text_at(struct kt_cpu *t, uint64_t addr, uint32_t size)
 static inline uint64_t head_of(const uint8_t *code, uint32_t size)
 {
 	uint64_t head = 0;
+	uint32_t word;
+	uint16_t half;
 
-	memcpy(&head, code, size < 8 ? size : 8);
-	return head;
+	/* Fixed-size copies: one load each, where a copy of `size` bytes into the
+	 * zeroed word would be a call and a store the load cannot forward from. */
+	switch (size) {
+	case 2:
+		memcpy(&half, code, 2);
+		return half;
+	case 4:
+		memcpy(&word, code, 4);
+		return word;
+	default:
+		if (size >= 8) {
+			memcpy(&head, code, 8);
+			return head;
+		}
+		for (uint32_t i = 0; i < size; i++)
+			head |= (uint64_t)code[i] << (8 * i);
+		return head;
+	}
 }
 
 static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
 {
 	static const struct kisim_decoded plain = { .at = KISIM_NO_ADDRESS };
 	struct kt_machine *m = t->m;
-	struct kt_decode_slot *s = &m->decoded[(addr ^ (addr >> 14)) & (KT_DECODE_SLOTS - 1)];
+	uint64_t slot = addr >> m->cfg.pc_shift;	/* neighbours in neighbouring slots */
+	struct kt_decode_slot *s = &m->decoded[(slot ^ (slot >> 14)) & (KT_DECODE_SLOTS - 1)];
 	const uint8_t *code = text_at(t, addr, size);
 	uint64_t mode = 0, head;
 
@@ -1050,10 +1102,16 @@ static double *booking(struct kt_window *w, uint32_t resource, int64_t cycle)
 {
 	struct kt_booking *b = &w->booked[resource][(uint64_t)cycle & (KT_CALENDAR - 1)];
 
-	if (b->cycle != cycle + 1) {		/* + 1: a zeroed entry books nothing */
-		b->cycle = cycle + 1;
-		b->used = 0;
-	}
+	uint64_t used, keep = -(uint64_t)(b->cycle == cycle + 1);	/* + 1: zeroed books nothing */
+
+	/* A mask, not a branch: the cycle comes at the end of the instruction's
+	 * dependency chain, and the host cannot predict whether another
+	 * instruction booked it already. Clearing the bits of the (non-negative)
+	 * double gives +0. */
+	memcpy(&used, &b->used, sizeof(used));
+	used &= keep;
+	memcpy(&b->used, &used, sizeof(used));
+	b->cycle = cycle + 1;
 	return &b->used;
 }
 
@@ -1124,7 +1182,7 @@ static inline uint32_t forward_slot(uint64_t addr)
  * younger dispatches before it completes. The CPU's clock is charged the
  * retirement's advance less the instruction cost its clock already counts.
  */
-static void settle(struct kt_cpu *t)
+static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 {
 	const struct kt_core *c = &t->m->cfg.core;
 	struct kt_pending *p = &t->p;
@@ -1546,7 +1604,7 @@ int kisim_timing_holds(struct kt_machine *m, uint32_t k, uint32_t cpu, uint64_t 
 	if (k >= m->cfg.levels || cpu >= m->cfg.cpus)
 		return -1;
 	w = lookup(m, k, instance(m, k, cpu), line_of(m, k, addr));
-	return w ? 1 + (int)w->dirty : 0;
+	return w ? 1 + (int)((w->state & KT_DIRTY) >> 1) : 0;
 }
 
 void kisim_timing_layout(uint64_t out[4])
