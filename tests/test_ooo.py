@@ -136,6 +136,26 @@ def test_a_divide_costs_its_table_latency(name: str) -> None:
     assert other - empty == pytest.approx(8 * div, rel=0.05)
 
 
+#: A divide whose operands are set afresh: divides independent of each other.
+FRESH_DIV = {"x86_64": "xor edx, edx; mov rax, 100; div rbx;",
+             "arm": "mov r0, #100; .word 0xe730f110;", "ppc32": "li 3, 100; divwu 3, 3, 4;"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_divider_busy_for_long_is_booked_however_far_ahead(name: str) -> None:
+    """Independent divides on a divider that is not pipelined (held for its 64-cycle
+    latency) run at one per 64 cycles: the window runs hundreds of cycles ahead of
+    the oldest instruction, and every booking that far ahead is kept (a calendar of
+    256 cycles lost them, and gave about 40 cycles per divide). The table's divide
+    is the control: it costs less."""
+    arch = ARCHES[name]
+    empty, _ = loop_cycles(arch, "")
+    slow, _ = loop_cycles(arch, FRESH_DIV[name] * 4, with_latency(arch.core, "div", 64))
+    assert slow - empty >= 4 * 64 * 0.99
+    fast, _ = loop_cycles(arch, FRESH_DIV[name] * 4)
+    assert fast < slow
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_full_barrier_costs_its_table_latency_and_a_drain(name: str) -> None:
     """A fence after a store costs at least its table latency per iteration; without the

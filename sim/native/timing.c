@@ -73,8 +73,17 @@
 #define KT_FORWARD	64		/* stores remembered for store-to-load forwarding */
 #define KT_MAX_TLB	512		/* entries of one TLB */
 #define KT_MAX_SMALL	64		/* address ranges mapped with small pages */
-#define KT_CALENDAR	256		/* cycles of issue bookings kept per resource */
-#define KT_SEARCH	512		/* cycles an issue looks ahead for a free unit */
+/*
+ * Cycles of issue bookings kept per resource, and how far an issue looks
+ * ahead for a free unit. Bookings live from the dispatch of the youngest
+ * instruction to the furthest one the window has made: up to a ROB of
+ * instructions each holding a unit that is not pipelined (126 x 190 cycles
+ * of locked adds on the P4) or waiting on a dependent miss. A calendar
+ * shorter than that overwrites live bookings, and a busy unit is then
+ * found free (256 cycles gave a 64-cycle divider one divide per 40).
+ */
+#define KT_CALENDAR	(1 << 16)
+#define KT_SEARCH	(1 << 15)
 #define KT_FETCHED	(1u << 16)	/* bits of the filter of lines ever fetched */
 
 enum { KT_FETCH = 0, KT_LOAD = 1, KT_STORE = 2 };
