@@ -410,9 +410,10 @@ class Arch:
     resume_address: Callable[[int, RegisterReader], int] = same_address
     # ``cmodx_safe(old, new)``: whether the architecture guarantees that a CPU
     # executing a word while another CPU changes it from ``old`` to ``new``
-    # runs one of the two (ARMv7 ARM A3.5.4, "Concurrent modification and
-    # execution of instructions"). None: no such rule beyond the fetch
-    # model's pieces (x86: SDM vol. 3A 8.1.3 is modeled byte by byte).
+    # runs one of the two (ARMv7 ARM A3.5.4, Power ISA v2.03 Book II 1.8.1:
+    # "Concurrent modification and execution of instructions"). None: no such
+    # rule beyond the fetch model's pieces (x86: SDM vol. 3A 8.1.3 is modeled
+    # byte by byte).
     cmodx_safe: Callable[[bytes, bytes], bool] | None = None
     # The instructions ``cmodx_safe`` allows, as findings name them.
     cmodx_rule: str = ""

@@ -145,8 +145,9 @@ class InterleavingPort(MachinePort):
         """One store, with the CPUs running before it and after it: nothing the protocol
         does between this store and its next port call is atomic with it."""
         self._interleave()
-        super().write_text(addr, data)          # refuses a store without the text lock
-        self.checker.views.store(addr, data)
+        self.machine.text_mutex.assert_held(f"text write of {len(data)} bytes at {addr:#x}")
+        self.checker.views.store(addr, data)    # reads what the store replaces
+        super().write_text(addr, data)
         self.checker.stored(addr, len(data))
         self._interleave()
 

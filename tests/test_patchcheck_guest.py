@@ -36,6 +36,10 @@ ABLATION_SEEDS = 1_000        # each step removed must be caught within these
 #: v5.10's x86 try_get_desc() race with an armed kprobe (fixed upstream by efd608fa7403):
 #: a real bug of the checked code, found on the kprobe kind (tests/test_patchcheck_slow_cpu.py)
 V5_10_TRY_GET_DESC = "descriptor the protocol had released"
+#: v5.10 arms a PowerPC kprobe with patch_instruction() while the other CPUs run; neither
+#: the probed instruction nor the trap is in Power ISA v2.03 Book II 1.8.1's patch class,
+#: so the reference is itself `unpredictable` there (tests/test_patchcheck_cmodx.py)
+UNDEFINED_BY_THE_ISA = {("ppc32", "kprobe")}
 
 
 SLOW_ABLATIONS = {"text_poke_sync waits", "bp_desc before int3"}   # caught after 10-105 seeds
@@ -89,6 +93,9 @@ def test_reference_guest_is_clean_on_each_site_kind(name, kind) -> None:
         pytest.skip(f"{name} has no {kind} sites: {err}")
     assert checker.guest is not None
     found = _run(checker, range(FAST_SEEDS))
+    if (name, kind) in UNDEFINED_BY_THE_ISA:
+        assert found and {f.kind for f in found} == {"unpredictable"}, _lines(found[:5])
+        return
     assert found == [], "\n".join(_lines(found[:5]))
     _assert_sites_changed(checker)
 
@@ -111,7 +118,8 @@ def test_reference_guest_is_clean_on_all_its_kinds_together(name) -> None:
             PatchChecker(name, 2, sites=(kind,))
         except CheckerError:
             continue
-        kinds.append(kind)
+        if (name, kind) not in UNDEFINED_BY_THE_ISA:
+            kinds.append(kind)
     checker = PatchChecker(name, 2, guest=True, sites=tuple(kinds))
     found = [f for f in _run(checker, range(SLOW_SEEDS)) if V5_10_TRY_GET_DESC not in f.detail]
     assert found == [], "\n".join(_lines(found[:5]))
