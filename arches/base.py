@@ -845,11 +845,15 @@ class GuestPatching(Capability):
     ``int3`` into do_int3(), where poke_int3_handler() runs), or None where the
     primitive plants no breakpoint; GUEST_ABLATIONS, each step a kernel
     developer could get wrong -> the macro that compiles it out of the
-    arch's C (``-DPC_ABLATE_...``)."""
+    arch's C (``-DPC_ABLATE_...``); GUEST_ABLATION_SITES, a step that matters
+    only on some site kinds -> those kinds (one of them must be in the loop
+    for its ablation to be offered; default: none, every step matters)."""
 
     NAME = "guest_patching"
     CONSTANTS = {"PATCHING_C": str, "IRQ_BASE": int, "IRQ_ENTRY": str,
-                 "BREAKPOINT_ENTRY": (str, type(None)), "GUEST_ABLATIONS": dict}
+                 "BREAKPOINT_ENTRY": (str, type(None)), "GUEST_ABLATIONS": dict,
+                 "GUEST_ABLATION_SITES": dict}
+    GUEST_ABLATION_SITES: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def ipi_targets(self, offset: int, value: int, sender: int, cpus: int,
                     page: bytes) -> tuple[int, ...]:
