@@ -434,9 +434,10 @@ class Arch:
     isa_state: IsaState | None = None
     # ``cmodx_safe(old, new)``: whether the architecture guarantees that a CPU
     # executing a word while another CPU changes it from ``old`` to ``new``
-    # runs one of the two (ARMv7 ARM A3.5.4, "Concurrent modification and
-    # execution of instructions"). None: no such rule beyond the fetch
-    # model's pieces (x86: SDM vol. 3A 8.1.3 is modeled byte by byte).
+    # runs one of the two (ARMv7 ARM A3.5.4, Power ISA v2.03 Book II 1.8.1:
+    # "Concurrent modification and execution of instructions"). None: no such
+    # rule beyond the fetch model's pieces (x86: SDM vol. 3A 8.1.3 is modeled
+    # byte by byte).
     cmodx_safe: Callable[[bytes, bytes], bool] | None = None
     # The instructions ``cmodx_safe`` allows, as findings name them.
     cmodx_rule: str = ""
@@ -875,11 +876,15 @@ class GuestPatching(Capability):
     ``int3`` into do_int3(), where poke_int3_handler() runs), or None where the
     primitive plants no breakpoint; GUEST_ABLATIONS, each step a kernel
     developer could get wrong -> the macro that compiles it out of the
-    arch's C (``-DPC_ABLATE_...``)."""
+    arch's C (``-DPC_ABLATE_...``); GUEST_ABLATION_SITES, a step that matters
+    only on some site kinds -> those kinds (one of them must be in the loop
+    for its ablation to be offered; default: none, every step matters)."""
 
     NAME = "guest_patching"
     CONSTANTS = {"PATCHING_C": str, "IRQ_BASE": int, "IRQ_ENTRY": str,
-                 "BREAKPOINT_ENTRY": (str, type(None)), "GUEST_ABLATIONS": dict}
+                 "BREAKPOINT_ENTRY": (str, type(None)), "GUEST_ABLATIONS": dict,
+                 "GUEST_ABLATION_SITES": dict}
+    GUEST_ABLATION_SITES: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def ipi_targets(self, offset: int, value: int, sender: int, cpus: int,
                     page: bytes) -> tuple[int, ...]:

@@ -66,6 +66,8 @@ MAX_RUN = 12                 # the most instructions a CPU runs at one interleav
 GUEST_RUN = 64               # ... in the guest's own code (--guest: a handler, a spin wait)
 EVENTS = ("store", "ipi", "trap")   # where a long turn may fall (--guest)
 LONG_CHANCES = (1 / 16, 1 / 4)   # the chance, chosen per seed, of a long turn after one
+DELAY_CHANCE = 1 / 2             # the chance a seed lets the patching CPU be delayed (--guest)
+DELAY_CHANCES = (1 / 32, 1 / 8)  # ... and then, chosen per seed, at one of its steps
 KINDS = ("torn", "stale", "wild branch", "unpredictable", "fault", "hang",
          "wrong checksum")                  # the last: kernel mode
 __all__ = ["BASE", "STRADDLE", "CheckerError", "Finding", "PatchChecker", "Site", "naive_patch",
@@ -145,8 +147,9 @@ class InterleavingPort(MachinePort):
         """One store, with the CPUs running before it and after it: nothing the protocol
         does between this store and its next port call is atomic with it."""
         self._interleave()
-        super().write_text(addr, data)          # refuses a store without the text lock
-        self.checker.views.store(addr, data)
+        self.machine.text_mutex.assert_held(f"text write of {len(data)} bytes at {addr:#x}")
+        self.checker.views.store(addr, data)    # reads what the store replaces
+        super().write_text(addr, data)
         self.checker.stored(addr, len(data))
         self._interleave()
 
@@ -228,6 +231,10 @@ class PatchChecker:
         self._to_loop = [False] * cpus
         self._long_after: frozenset[str] = frozenset()
         self._long_chance = 0.0
+        # --guest: the patching CPU delayed between two steps (an interrupt, preemption);
+        # drawn apart from the schedule, so a seed that has none runs as it did before
+        self._delay_rng = random.Random(0)
+        self._delay_chance = 0.0
         for cpu in self.machine.cpus:
             cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index,
                             BASE, self.code_end - 1)
@@ -487,20 +494,31 @@ class PatchChecker:
             self._report(index, fault.pc, self._disasm(index, fault.pc), "fault", fault.reason)
         self._to_loop[index] = False
 
-    def interleave(self, skip: int | None = None, spin: bool = False) -> None:
+    def interleave(self, skip: int | None = None, spin: bool = False,
+                   interruptible: bool = False) -> None:
         """Each live CPU, in a seeded order, receives pending pieces and runs a while
         (but ``skip``: the guest's patching CPU, busy patching). ``spin``: the
         patching CPU only waits for the others (it did nothing they can see since it
-        last let them run), so those in the guest's own code may run longer."""
+        last let them run), so those in the guest's own code may run longer.
+        ``interruptible``: the patching CPU has interrupts enabled here, so it may
+        be delayed (:meth:`_delay`)."""
         order = list(range(len(self.machine.cpus)))
         self.rng.shuffle(order)
+        delay = interruptible and self._delay_rng.random() < self._delay_chance
         for i in order:
             if i == skip:
                 continue
             self.views.drift(i, self.rng)
             if self.guest is not None:
                 self.guest.deliver(i)           # before the draw: a handler runs longer
-            self._run(i, self._draw(i, spin))
+            self._run(i, self._delay() if delay else self._draw(i, spin))
+
+    def _delay(self) -> int:
+        """A turn of the others while the patching CPU is delayed where its interrupts
+        are enabled (v5.10 text_poke_bp_batch() runs preemptible, interrupts on,
+        between its steps): long enough to go round the loop twice and through the
+        longest trap path, ending wherever its count does (mid-handler too)."""
+        return self._delay_rng.randint(MAX_RUN + 1, 2 * self.loop_len + self.longest)
 
     def trap_declined(self, cpu: int) -> None:
         """CPU ``cpu`` returns to the breakpoint it trapped on (a handler declined it,
@@ -533,6 +551,9 @@ class PatchChecker:
         if self.guest is not None:
             self._long_after = frozenset(e for e in EVENTS if self.rng.random() < 0.5)
             self._long_chance = self.rng.choice(LONG_CHANCES)
+            self._delay_rng = random.Random(f"delay {seed}")
+            self._delay_chance = self._delay_rng.choice(DELAY_CHANCES) \
+                if self._delay_rng.random() < DELAY_CHANCE else 0.0
             self.guest.reset()
 
     def _set_phase(self, op: str, stage: str) -> None:

@@ -128,9 +128,13 @@ def guest_hooks(arch: Arch) -> GuestPatching:
     return hooks       # type: ignore[return-value]
 
 
-def guest_ablations(arch: Arch) -> dict[str, str]:
-    """Each step the arch's guest C can compile out -> its macro."""
-    return dict(guest_hooks(arch).GUEST_ABLATIONS)
+def guest_ablations(arch: Arch, kinds: Sequence[str] | None = None) -> dict[str, str]:
+    """Each step the arch's guest C can compile out -> its macro; with ``kinds``, only
+    the steps that matter on a loop of those site kinds (``GUEST_ABLATION_SITES``)."""
+    hooks = guest_hooks(arch)
+    needs = hooks.GUEST_ABLATION_SITES
+    return {step: macro for step, macro in hooks.GUEST_ABLATIONS.items()
+            if kinds is None or step not in needs or set(needs[step]) & set(kinds)}
 
 
 class GuestSide:
@@ -276,7 +280,9 @@ class GuestSide:
         if cpu != PATCHER or not self.patching or self._failed:
             return
         spin = relax and self._spinning
-        self.checker.interleave(skip=PATCHER, spin=spin)
+        # a delay while it only waits would add nothing the wait does not allow
+        self.checker.interleave(skip=PATCHER, spin=spin,
+                                interruptible=not relax and self.ipis.enabled(PATCHER))
         self._spinning = relax
         self._spins = self._spins + 1 if spin else 0
         if self._spins > MAX_SPINS:

@@ -261,7 +261,7 @@ def ablation_names(spec: CheckSpec) -> list[str]:
     """The one-step variants of ``spec``'s protocol, in protocol order (the guest's:
     the arch's ablation macros; none for a user's C routine)."""
     if spec.guest:
-        return [] if spec.guest_protocol else list(guest_ablations(spec.arch_spec))
+        return [] if spec.guest_protocol else list(guest_ablations(spec.arch_spec, spec.sites))
     return [a.name for a in _ablations(_cached(replace(spec, without=None, kernel=False)))]
 
 

@@ -24,7 +24,7 @@ import unicorn
 from arches import NAMES, get_arch
 from kisim.cli import main
 from patchcheck.checker import KINDS, PatchChecker
-from patchcheck.guest import guest_ablations
+from patchcheck.guest import guest_ablations, guest_hooks
 from patchcheck.sites import DEFAULT_SITES, SITE_KINDS, CheckerError
 from patchcheck.sweep import CheckSpec, ablation_names, arch_for, sweep
 from sim.asm import listing
@@ -36,14 +36,24 @@ ABLATION_SEEDS = 1_000        # each step removed must be caught within these
 #: v5.10's x86 try_get_desc() race with an armed kprobe (fixed upstream by efd608fa7403):
 #: a real bug of the checked code, found on the kprobe kind (tests/test_patchcheck_slow_cpu.py)
 V5_10_TRY_GET_DESC = "descriptor the protocol had released"
+#: v5.10 arms a PowerPC kprobe with patch_instruction() while the other CPUs run; neither
+#: the probed instruction nor the trap is in Power ISA v2.03 Book II 1.8.1's patch class,
+#: so the reference is itself `unpredictable` there (tests/test_patchcheck_cmodx.py)
+UNDEFINED_BY_THE_ISA = {("ppc32", "kprobe")}
 
 
-SLOW_ABLATIONS = {"text_poke_sync waits", "bp_desc before int3"}   # caught after 10-105 seeds
+SLOW_ABLATIONS = {"text_poke_sync waits", "bp_desc before int3",   # caught after 10-105 seeds
+                  "refs wait"}                                     # on a loop with a kprobe
 
 
 def _ablation_cases() -> list:
     return [pytest.param(n, step, marks=[pytest.mark.slow] if step in SLOW_ABLATIONS else [])
             for n in GUEST_ARCHES for step in guest_ablations(get_arch(n))]
+
+
+def _sites(name: str, step: str) -> str:
+    """The loop a step is checked on: the default sites, and the kinds it matters on."""
+    return ",".join(DEFAULT_SITES + guest_hooks(get_arch(name)).GUEST_ABLATION_SITES.get(step, ()))
 
 
 def _lines(findings) -> list[str]:
@@ -88,6 +98,9 @@ def test_reference_guest_is_clean_on_each_site_kind(name, kind) -> None:
         pytest.skip(f"{name} has no {kind} sites: {err}")
     assert checker.guest is not None
     found = _run(checker, range(FAST_SEEDS))
+    if (name, kind) in UNDEFINED_BY_THE_ISA:
+        assert found and {f.kind for f in found} == {"unpredictable"}, _lines(found[:5])
+        return
     assert found == [], "\n".join(_lines(found[:5]))
     _assert_sites_changed(checker)
 
@@ -110,7 +123,8 @@ def test_reference_guest_is_clean_on_all_its_kinds_together(name) -> None:
             PatchChecker(name, 2, sites=(kind,))
         except CheckerError:
             continue
-        kinds.append(kind)
+        if (name, kind) not in UNDEFINED_BY_THE_ISA:
+            kinds.append(kind)
     checker = PatchChecker(name, 2, guest=True, sites=tuple(kinds))
     found = [f for f in _run(checker, range(SLOW_SEEDS)) if V5_10_TRY_GET_DESC not in f.detail]
     assert found == [], "\n".join(_lines(found[:5]))
@@ -125,7 +139,7 @@ _needed: dict[str, int] = {}          # arch -> the most seeds an ablation neede
 
 @pytest.mark.parametrize("name, step", _ablation_cases())
 def test_every_guest_ablation_is_caught_and_replays(name, step) -> None:
-    spec = CheckSpec(name, 2, guest=True, without=step)
+    spec = CheckSpec(name, 2, guest=True, without=step, sites=_sites(name, step))
     checker = spec.checker()
     assert step in checker.protocol_name
     found, seed = [], None
@@ -136,7 +150,7 @@ def test_every_guest_ablation_is_caught_and_replays(name, step) -> None:
     assert found, f"{name}: removing {step!r} was not caught in {ABLATION_SEEDS} seeds"
     assert all(f.kind in KINDS and f.seed == seed for f in found)
     _needed[name] = max(_needed.get(name, 0), seed + 1)
-    fresh = CheckSpec(name, 2, guest=True, without=step).checker()
+    fresh = CheckSpec(name, 2, guest=True, without=step, sites=_sites(name, step)).checker()
     assert _lines(fresh.run_seed(seed)) == _lines(found)
     assert spec.replay_command(seed).endswith(f"--guest --without '{step}' --replay {seed}")
 
@@ -148,7 +162,7 @@ def test_reference_guest_is_clean_over_the_seeds_ablations_needed(name) -> None:
     needed = _needed.get(name)
     if needed is None:
         needed = 0
-        for step in guest_ablations(get_arch(name)):
+        for step in guest_ablations(get_arch(name), DEFAULT_SITES):
             checker = CheckSpec(name, 2, guest=True, without=step).checker()
             seed = next((s for s in range(ABLATION_SEEDS) if checker.run_seed(s)),
                         ABLATION_SEEDS - 1)
@@ -156,7 +170,8 @@ def test_reference_guest_is_clean_over_the_seeds_ablations_needed(name) -> None:
     checker = CheckSpec(name, 2, guest=True).checker()
     found = _run(checker, range(max(needed, 20)))
     assert found == [], "\n".join(_lines(found[:5]))
-    assert ablation_names(CheckSpec(name, 2, guest=True)) == list(guest_ablations(get_arch(name)))
+    assert ablation_names(CheckSpec(name, 2, guest=True)) == \
+        list(guest_ablations(get_arch(name), DEFAULT_SITES))
 
 
 # -- 3. determinism -----------------------------------------------------------------------

@@ -29,6 +29,10 @@ def _supported(arch_name: str, kind: str) -> bool:
 
 
 CASES = [(a, k) for a in NAMES for k in NEW if _supported(a, k)]
+#: v5.10 arms a PowerPC kprobe with the other CPUs running, outside Power ISA v2.03
+#: Book II 1.8.1's patch class: its reference is `unpredictable` there
+#: (tests/test_patchcheck_cmodx.py), so it is no clean baseline
+CLEAN_CASES = [c for c in CASES if c != ("ppc32", "kprobe")]
 REFUSED = [(a, k) for a in NAMES for k in NEW if not _supported(a, k)]
 
 
@@ -46,7 +50,7 @@ def test_default_is_the_jump_and_call_loop(arch) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,kind", CASES)
+@pytest.mark.parametrize("name,kind", CLEAN_CASES)
 def test_real_protocol_is_clean_on_the_kind_and_both_forms_run(name, kind) -> None:
     checker = PatchChecker(name, cpus=3, sites=kind)
     found = [f for seed in range(CLEAN_SEEDS) for f in checker.run_seed(seed)]
@@ -61,7 +65,7 @@ def test_real_protocol_is_clean_on_the_kind_and_both_forms_run(name, kind) -> No
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,kind", CASES)
+@pytest.mark.parametrize("name,kind", CLEAN_CASES)
 def test_every_removed_step_is_caught_on_the_kind(name, kind) -> None:
     protocol, rows, interrupted = ablate(CheckSpec(name, 2, sites=kind), range(ABLATE_SEEDS))
     assert not interrupted
@@ -75,7 +79,7 @@ def test_every_removed_step_is_caught_on_the_kind(name, kind) -> None:
 
 @pytest.mark.slow
 def test_all_kinds_together_are_clean_and_ablations_caught(arch) -> None:
-    kinds = [k for k in SITE_KINDS if k in DEFAULT_SITES or (arch.name, k) in CASES]
+    kinds = [k for k in SITE_KINDS if k in DEFAULT_SITES or (arch.name, k) in CLEAN_CASES]
     spec = CheckSpec(arch.name, 2, sites=",".join(kinds))
     checker = spec.checker()
     assert [s.kind for s in checker.sites] == kinds

@@ -27,9 +27,9 @@ import patchcheck.checker as checker_mod
 from kbuild.image import REPO
 from kisim.cli import main
 from patchcheck.checker import PatchChecker
-from patchcheck.guest import trap_path_bound
+from patchcheck.guest import PATCHER, trap_path_bound
 from patchcheck.sites import CheckerError
-from patchcheck.sweep import CheckSpec, sweep
+from patchcheck.sweep import CheckSpec, ablation_names, sweep
 from arches.x86_64 import INT3, poke_int3_handler, split_out_of_line, write_out_of_line
 
 X86 = "x86_64"
@@ -133,6 +133,7 @@ def test_without_long_turns_bp_desc_published_late_passes(tmp_path, monkeypatch)
     caught = first_finding(PatchChecker(X86, 2, guest=True, guest_patching=source), range(60))
     assert caught is not None
     monkeypatch.setattr(checker_mod, "LONG_CHANCES", (0.0, 0.0))
+    monkeypatch.setattr(checker_mod, "DELAY_CHANCE", 0.0)       # nor a delayed patcher
     assert first_finding(PatchChecker(X86, 2, guest=True, guest_patching=source),
                          range(caught.seed + 1)) is None
 
@@ -198,7 +199,7 @@ def test_replay_command_carries_the_patching_source(tmp_path) -> None:
 @pytest.mark.slow
 def test_cli_patching_source_finding_replays(tmp_path, capsys) -> None:
     source = early_clear(tmp_path)
-    assert main(["patchcheck", "--arch", X86, "--patching-source", source, "--seeds", "1",
+    assert main(["patchcheck", "--arch", X86, "--patching-source", source, "--seeds", "2",
                  "--jobs", "1"]) == 1
     out = capsys.readouterr().out
     assert f"--guest --patching-source {source} --replay" in out
@@ -355,14 +356,83 @@ def test_a_store_straight_to_text_is_a_fault_finding_with_a_replay(capsys) -> No
     assert "--guest-protocol my_direct --replay 0" in out
 
 
+KPROBE_LOOP = "jump,call,ftrace,kprobe"      # the armed kprobe's int3 stays after every sync
+RELEASED = "descriptor the protocol had released"
+
+
+@pytest.mark.slow
+def test_the_patching_cpu_is_delayed_only_where_its_interrupts_are_enabled(monkeypatch) -> None:
+    """A delay stands for an interrupt or preemption of the patching CPU: it falls
+    only at steps where that CPU has interrupts enabled (never inside text_poke()'s
+    local_irq_save()), on the seeds that allow it, and lets the others run long."""
+    seen: list[tuple[bool, int]] = []
+    delay = PatchChecker._delay
+
+    def recorded(self: PatchChecker) -> int:
+        count = delay(self)
+        seen.append((self.guest.ipis.enabled(PATCHER), count))
+        return count
+
+    monkeypatch.setattr(PatchChecker, "_delay", recorded)
+    checker = PatchChecker(X86, 2, guest=True)
+    for seed in range(3):
+        checker.run_seed(seed)
+    assert seen and all(enabled for enabled, _ in seen), seen
+    assert max(count for _, count in seen) > checker_mod.MAX_RUN
+    seen.clear()
+    monkeypatch.setattr(checker_mod, "DELAY_CHANCE", 0.0)
+    for seed in range(3):
+        checker.run_seed(seed)
+    assert seen == []
+
+
+@pytest.mark.slow
+def test_the_refs_wait_removed_is_caught_where_an_int3_stays() -> None:
+    """Without the wait for bp_desc.refs, text_poke_bp_batch() releases its descriptor
+    while a poke_int3_handler() that took a reference after the last sync (on the
+    armed kprobe's int3, which no sync removes) still uses it: caught within 500
+    seeds, first at a seed where v5.10 itself is clean, and more often than v5.10's
+    own try_get_desc() race (a read before the reference is taken)."""
+    seeds = range(WITHIN)
+    ablated = sweep(CheckSpec(X86, 2, guest=True, sites=KPROBE_LOOP, without="refs wait"), seeds)
+    reference = sweep(CheckSpec(X86, 2, guest=True, sites=KPROBE_LOOP), seeds)
+    assert ablated.total and all(RELEASED in f.detail for f in ablated.findings)
+    assert ablated.findings[0].seed not in {f.seed for f in reference.findings}
+    assert ablated.total >= 3 * max(1, reference.total), (ablated.total, reference.total)
+
+
+@pytest.mark.slow
+def test_without_patcher_delays_the_refs_wait_removed_passes_those_seeds(monkeypatch) -> None:
+    """The negative control of the delays: the seed that catches the refs-wait removal
+    passes without them (the handler then never enters after the last sync and is
+    still inside when the descriptor is released)."""
+    spec = CheckSpec(X86, 2, guest=True, sites=KPROBE_LOOP, without="refs wait")
+    caught = first_finding(spec.checker(), range(WITHIN))
+    assert caught is not None and RELEASED in caught.detail
+    monkeypatch.setattr(checker_mod, "DELAY_CHANCE", 0.0)
+    assert first_finding(spec.checker(), range(caught.seed + 1)) is None
+
+
+@pytest.mark.slow
+def test_on_jump_and_call_sites_the_refs_wait_is_redundant() -> None:
+    """The int3 handler runs with interrupts masked, so the last text_poke_sync()
+    completes only once every handler that entered before it has returned, and on
+    jump and call sites no int3 is left after it: removing the wait changes nothing
+    there, and --ablate does not offer it."""
+    assert "refs wait" not in ablation_names(CheckSpec(X86, 2, guest=True))
+    assert "refs wait" in ablation_names(CheckSpec(X86, 2, guest=True, sites=KPROBE_LOOP))
+    result = sweep(CheckSpec(X86, 2, guest=True, without="refs wait"), range(300))
+    assert result.total == 0, [f.line() for f in result.findings[:3]]
+
+
 def test_v5_10_try_get_desc_race_with_a_kprobe_is_found() -> None:
     """v5.10's own text_poke_bp_batch() with an armed kprobe: the other CPU enters
     poke_int3_handler() on the kprobe's int3 (no sync excludes it), reads bp_desc,
     and the protocol clears it and returns, releasing its on-stack descriptor,
     before the handler's atomic_inc_not_zero(&desc->refs). The race upstream
     commit efd608fa7403 ("x86/alternative: Fix race in try_get_desc()", 2022)
-    fixed; seed 566 replays it."""
-    found = PatchChecker(X86, 2, guest=True, sites="jump,call,ftrace,kprobe").run_seed(566)
+    fixed; seed 543 replays it."""
+    found = PatchChecker(X86, 2, guest=True, sites=KPROBE_LOOP).run_seed(543)
     assert [f.kind for f in found] == ["fault"]
     assert "descriptor the protocol had released" in found[0].detail
     assert found[0].cpu == 1

@@ -62,6 +62,24 @@ def kprobe_breakpoint(orig: bytes) -> bytes:
     return _word(0x7FE00008)
 
 
+#: Power ISA v2.03 Book II §1.8.1 "Concurrent Modification and Execution of
+#: Instructions": an instruction word another processor changes while this one
+#: may execute it gives defined results only if every value the word takes is in
+#: the "patch class": the I-form branch b, ba, bl, bla (primary opcode 18, any AA
+#: and LK) and the preferred no-op ori 0,0,0. Anything else is boundedly undefined.
+PATCH_CLASS_OPCODE = 18
+
+
+def _patch_class(word: bytes) -> bool:
+    insn = int.from_bytes(word, "big")
+    return insn >> 26 == PATCH_CLASS_OPCODE or word == PPC_INST_NOP
+
+
+def cmodx_safe(old: bytes, new: bytes) -> bool:
+    """Both words are in Book II §1.8.1's patch class."""
+    return _patch_class(old) and _patch_class(new)
+
+
 _REGS = {f"r{i}": str(i) for i in range(32)}
 # xer: Unicorn's read omits SO/OV/CA (see arches/ppc32/kprobes.py)
 _REGS.update(pc="PC", lr="LR", ctr="CTR", cr="CR", xer="XER", msr="MSR")
@@ -137,6 +155,8 @@ ARCH = Arch(
     encode_jump=encode_jump,
     encode_call=encode_call,
     kprobe_breakpoint=kprobe_breakpoint,
+    cmodx_safe=cmodx_safe,
+    cmodx_rule="Power ISA v2.03 Book II 1.8.1 patch class: b, ba, bl, bla, ori 0,0,0",
     ops=Ppc32Ops(),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_PPC",

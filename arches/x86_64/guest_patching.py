@@ -32,7 +32,13 @@ GUEST_ABLATIONS = {
     "int3 before tail": "PC_ABLATE_TAIL_FIRST",
     "bp_desc before int3": "PC_ABLATE_LATE_DESC",     # published after the int3s
     "text_poke_sync waits": "PC_ABLATE_NO_WAIT",      # on_each_cpu(..., 0)
+    "refs wait": "PC_ABLATE_NO_REFS_WAIT",            # bp_desc dropped with a handler in it
 }
+#: The refs wait guards a poke_int3_handler() that entered after the last
+#: text_poke_sync(): the int3 handler runs with interrupts masked, so a completed
+#: sync has excluded every earlier one. Only an int3 that stays after the last sync
+#: (an armed kprobe's) is hit then; on jump and call sites the wait is redundant.
+GUEST_ABLATION_SITES = {"refs wait": ("kprobe",)}
 
 APIC_ICR, APIC_ICR2 = 0x300, 0x310
 SHORTHAND_SHIFT = 18                  # ICR bits 19:18: 0 none, 1 self, 2 all, 3 all but self

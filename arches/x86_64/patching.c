@@ -354,9 +354,11 @@ first:
 
 	/* Remove and synchronize_rcu(), except we have a very primitive refcount based completion. */
 	WRITE_ONCE(bp_desc, NULL);	/* RCU_INIT_POINTER */
+#ifndef PC_ABLATE_NO_REFS_WAIT
 	if (__atomic_sub_fetch(&desc.refs, 1, __ATOMIC_SEQ_CST))	/* !atomic_dec_and_test() */
 		while (__atomic_load_n(&desc.refs, __ATOMIC_ACQUIRE))	/* atomic_cond_read_acquire() */
 			cpu_relax();
+#endif
 	pc_release(&desc, sizeof(desc));	/* the stack frame dies */
 }
 
