@@ -69,7 +69,7 @@ MAX_STEP = 2 ** 63             # most instructions one step may ask for (Unicorn
 CALL_GAP = 256                 # bytes a host call leaves below the CPU's stack pointer
 
 _uc_reg_read, _uc_reg_write = uclib.uc_reg_read, uclib.uc_reg_write
-_uc_reg_read_batch = uclib.uc_reg_read_batch
+_uc_reg_read_batch, _uc_reg_write_batch = uclib.uc_reg_read_batch, uclib.uc_reg_write_batch
 _PERMS = {"r": unicorn.UC_PROT_READ, "w": unicorn.UC_PROT_WRITE, "x": unicorn.UC_PROT_EXEC}
 
 
@@ -226,19 +226,32 @@ class _RegisterFile:
             raise unicorn.UcError(unicorn.UC_ERR_ARG, const)
         return self._bufs[name][1].value & self._mask
 
-    def read_many(self, names: tuple[str, ...]) -> list[int]:
-        """Several registers in one ``uc_reg_read_batch`` call."""
+    def _batch(self, names: tuple[str, ...]) -> tuple:
+        """The ids, buffer pointers and buffers of a batch of ``names`` (made once)."""
         batch = self._batches.get(names)
         if batch is None:
             bufs = [ctypes.c_uint64() for _ in names]
             batch = self._batches[names] = (
                 (ctypes.c_int * len(names))(*(self._bufs[n][0] for n in names)),
                 (ctypes.c_void_p * len(names))(*(ctypes.addressof(b) for b in bufs)), bufs)
-        ids, ptrs, bufs = batch
+        return batch
+
+    def read_many(self, names: tuple[str, ...]) -> list[int]:
+        """Several registers in one ``uc_reg_read_batch`` call."""
+        ids, ptrs, bufs = self._batch(names)
         if _uc_reg_read_batch(self._handle, ids, ptrs, len(names)) != unicorn.UC_ERR_OK:
             raise unicorn.UcError(unicorn.UC_ERR_ARG)
         mask = self._mask
         return [b.value & mask for b in bufs]
+
+    def write_many(self, names: tuple[str, ...], values: Sequence[int]) -> None:
+        """Several registers in one ``uc_reg_write_batch`` call, in the order named."""
+        ids, ptrs, bufs = self._batch(names)
+        mask = self._mask
+        for buf, value in zip(bufs, values, strict=True):
+            buf.value = value & mask
+        if _uc_reg_write_batch(self._handle, ids, ptrs, len(names)) != unicorn.UC_ERR_OK:
+            raise unicorn.UcError(unicorn.UC_ERR_ARG)
 
     def write(self, name: str, value: int) -> None:
         const, buf = self._bufs[name]
@@ -360,6 +373,16 @@ class Cpu:
         if name not in self.arch.uc_regs:
             raise ConfigError(f"{self.arch.name} has no register {name!r}")
         self._regs.write(name, value)
+
+    def regs(self, names: tuple[str, ...]) -> list[int]:
+        """The registers ``names``, read in one call."""
+        return self._regs.read_many(names)
+
+    def set_regs(self, names: tuple[str, ...], values: Sequence[int]) -> None:
+        """Write the registers ``names`` in that order, in one call; each value is an
+        int that fits a register (unchecked: a trap frame's words, as :meth:`regs`
+        read them)."""
+        self._regs.write_many(names, values)
 
     @property
     def pc(self) -> int:

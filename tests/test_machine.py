@@ -410,3 +410,19 @@ def test_region_permissions_hold_under_the_tlb_fill(arch, what: str) -> None:
         pc, reason = 0x30000, "instruction fetch from non-executable memory"
     with pytest.raises(GuestFault, match=reason):
         run_at(m, pc)
+
+
+def test_registers_in_one_batch_equal_one_at_a_time(arch) -> None:
+    """Cpu.regs / Cpu.set_regs (one uc_reg_*_batch call each, the kprobe trap
+    frame's path) read and write what reg / set_reg do, register for register."""
+    cpu = Machine(arch, 1).cpus[0]
+    names = tuple(arch.args) + (arch.sp,)
+    values = [(0x1111 * (i + 1)) & ((1 << arch.bits) - 1) for i in range(len(names))]
+    cpu.set_regs(names, values)
+    assert [cpu.reg(n) for n in names] == values
+    assert cpu.regs(names) == values
+    cpu.set_reg(names[0], 0x42)
+    assert cpu.regs(names)[0] == 0x42
+    top = (1 << arch.bits) - 1                     # the widest word a frame holds
+    cpu.set_regs(names[:1], [top])
+    assert cpu.reg(names[0]) == top
