@@ -34,6 +34,8 @@ x86 #GP); see docs/kprobes.md.
 from __future__ import annotations
 
 import bisect
+import functools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,9 +123,16 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _data_in_text(elf: object) -> list[tuple[int, int]]:
+def _data_in_text(elf: str | os.PathLike[str]) -> tuple[tuple[int, int], ...]:
     """[begin, end) of data inside code: the ``$d`` mapping symbols (ELF for the
-    ARM Architecture §5.5.5), each running to the next mapping symbol."""
+    ARM Architecture §5.5.5), each running to the next mapping symbol. Read once
+    per file (path, size, mtime): every kprobe user of one kernel asks."""
+    st = os.stat(elf)
+    return _mapped_data(os.path.realpath(elf), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _mapped_data(elf: str, _size: int, _mtime: int) -> tuple[tuple[int, int], ...]:
     marks = []
     with open(elf, "rb") as f:
         symtab = ELFFile(f).get_section_by_name(".symtab")
@@ -131,8 +140,8 @@ def _data_in_text(elf: object) -> list[tuple[int, int]]:
             if sym.name[:2] in ("$a", "$d", "$t", "$x") and sym["st_shndx"] != "SHN_UNDEF":
                 marks.append((sym["st_value"], sym.name[:2]))
     marks.sort()
-    return [(addr, nxt) for (addr, kind), (nxt, _) in zip(marks, marks[1:] + [(1 << 64, "")])
-            if kind == "$d"]
+    return tuple((addr, nxt) for (addr, kind), (nxt, _) in zip(marks, marks[1:] + [(1 << 64, "")])
+                 if kind == "$d")
 
 
 def arch_kprobes(arch: Arch) -> ArchOps:
