@@ -38,7 +38,7 @@ import enum
 import random
 from collections import Counter, deque
 from dataclasses import dataclass
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 import unicorn
 from unicorn.unicorn_py3.unicorn import uclib
@@ -52,7 +52,8 @@ from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault, UnmappedAccess, check_int
-from sim.native import CpuState, MemoryMap, add_hook, use_virtual_tlb
+from sim.native import (CountState, CpuState, MemoryMap, add_hook, count_hook,
+                        use_virtual_tlb)
 from sim.textlock import TextMutex, text_mutex
 from sim.timing import TimingModel, cycles_from
 from sim.uccount import instruction_counter
@@ -766,6 +767,7 @@ class Machine:
         self.sync_rounds = 0
         self.image: Image | None = None
         self._unwatched: list[Watch] = []       # removed before the next slice
+        self._counts: list[tuple[ctypes.Array, CountState]] = []   # count_executions' state
         self.spin_base = SPIN_BASE
         self.map(SPIN_BASE, PAGE, "rx")
         self.memory.write(SPIN_BASE, self.arch.spin.code)
@@ -973,6 +975,31 @@ class Machine:
                                            None, addr, addr))
             cpu.uc.ctl_remove_cache(addr, addr + 1)
         return Watch(addr, tuple(handles))
+
+    def count_executions(self, addresses: Iterable[int]) -> Callable[[], int]:
+        """How many times, so far, any CPU executed an instruction at one of
+        ``addresses`` (what :meth:`watch` with a counting callback on each gives).
+
+        One host code hook per CPU over the addresses' span
+        (``kisim_count_hook``, :func:`sim.native.count_hook`): no Python call
+        per execution and no hook per address for Unicorn to walk at every
+        instruction. It lasts as long as the machine.
+        """
+        addrs = sorted(set(addresses))
+        for addr in addrs:
+            check_int("address", addr)
+            if not 0 <= addr < 1 << self.arch.bits:
+                raise ConfigError(f"count at {addr:#x}: outside the {self.arch.bits}-bit "
+                                  "address space")
+        if not addrs:
+            return lambda: 0
+        table = (ctypes.c_uint64 * len(addrs))(*addrs)
+        state = CountState(len(addrs), ctypes.addressof(table), 0)
+        self._counts.append((table, state))         # alive with the machine's engines
+        for cpu in self.cpus:
+            count_hook(cpu.uc, state)
+            cpu.uc.ctl_remove_cache(addrs[0], addrs[-1] + 1)
+        return lambda: state.count
 
     def unwatch(self, watch: Watch) -> None:
         """Remove ``watch``, before the next slice of any CPU starts.
