@@ -17,9 +17,10 @@ kernel's refusal.
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
-from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from arches import Arch
@@ -47,7 +48,6 @@ class Target:
 
     def __init__(self, guest: Guest) -> None:
         self.guest = guest
-        self.closing = ExitStack()
         self._inst: Instrumentation | None = None
         self._kprobes: Kprobes | None = None
         self.tracer: FunctionTracer | None = None
@@ -70,14 +70,8 @@ class Target:
         return self.guest.image.symbols.pointer("__mark_empty_function")
 
     def counter(self, addresses: list[int]) -> Callable[[], int]:
-        """Executions of ``addresses`` (code hooks: they cost the guest nothing)."""
-        count = [0]
-
-        def bump(_cpu) -> None:
-            count[0] += 1
-        for addr in sorted(set(addresses)):
-            self.guest.machine.watch(addr, bump)
-        return lambda: count[0]
+        """Executions of ``addresses`` (a host code hook: it costs the guest nothing)."""
+        return self.guest.machine.count_executions(addresses)
 
 
 @dataclass
@@ -214,8 +208,25 @@ def _line_numbers() -> list[tuple[str, int, tuple[str, ...]]]:
     return out
 
 
+#: The DWARF of the last kernel whose lines were probed, by (path, size, mtime): the
+#: uninstrumented run counts the line probe's passes, and the line-probe run arms it,
+#: on the same kernel.
+_last_debug: dict[tuple[str, int, int], DebugInfo] = {}
+
+
+def _debug_info(elf: Path, arch: Arch) -> DebugInfo:
+    st = os.stat(elf)
+    key = (os.path.realpath(elf), st.st_size, st.st_mtime_ns)
+    if key not in _last_debug:
+        for old in _last_debug.values():
+            old.close()
+        _last_debug.clear()
+        _last_debug[key] = DebugInfo(elf, arch)
+    return _last_debug[key]
+
+
 def _line_probes(t: Target) -> list[LineProbe]:
-    debug = t.closing.enter_context(DebugInfo(t.guest.elf, t.guest.arch))
+    debug = _debug_info(t.guest.elf, t.guest.arch)
     return [LineProbe(t.kprobes, debug, file, line, fetch)
             for file, line, fetch in _line_numbers()]
 
@@ -387,16 +398,14 @@ def run_once(arch: Arch, config: Mapping[str, str], *, workload: str, cpus: int,
     guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect, timing=timing,
                   core=core)
     target = Target(guest)
-    with target.closing:
-        if mech is not None and mech.boot is not None:
-            mech.boot(target)
-        passes = {m.key: target.counter(m.sites(target)) for m in count}
-        armed_ = mech.arm(target) if mech is not None and armed else Armed(lambda: 0)
-        arming = Tally.of_machine(guest.machine)
-        ok = armed_.run() if armed_.run is not None else guest.run().ok
-        detail = "; ".join(x for x in (armed_.detail, armed_.outcome and armed_.outcome())
-                           if x)
-        return Run(Tally.of_machine(guest.machine) - arming, arming.events,
-                   {k: f() for k, f in passes.items()}, armed_.hits(), ok, detail)
+    if mech is not None and mech.boot is not None:
+        mech.boot(target)
+    passes = {m.key: target.counter(m.sites(target)) for m in count}
+    armed_ = mech.arm(target) if mech is not None and armed else Armed(lambda: 0)
+    arming = Tally.of_machine(guest.machine)
+    ok = armed_.run() if armed_.run is not None else guest.run().ok
+    detail = "; ".join(x for x in (armed_.detail, armed_.outcome and armed_.outcome()) if x)
+    return Run(Tally.of_machine(guest.machine) - arming, arming.events,
+               {k: f() for k, f in passes.items()}, armed_.hits(), ok, detail)
 
 

@@ -23,6 +23,7 @@ DWARF register numbers come from ``arches/<arch>/dwarf.py``.
 """
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -114,7 +115,7 @@ class DebugInfo:
     def __init__(self, elf_path: str | os.PathLike[str], arch: Arch) -> None:
         self.path = Path(elf_path)
         self.arch = arch
-        self._file = open(self.path, "rb")
+        self._file = io.BytesIO(self.path.read_bytes())     # held by no descriptor
         self.elf = ELFFile(self._file)
         if not self.elf.has_dwarf_info():
             raise DwarfError(f"{self.path}: no DWARF debug information (build with -g)")
@@ -125,6 +126,9 @@ class DebugInfo:
         self._exprs = DWARFExprParser(self.dwarf.structs)
         self._loclists = self.dwarf.location_lists()
         self._locparser = LocationParser(self._loclists) if self._loclists else None
+        # (DIE offset, pc) -> the expression there, or why there is none: a line
+        # probe asks at every hit, and the DWARF never changes under it.
+        self._locations: dict[tuple[int, int], list[DWARFExprOp] | Unavailable] = {}
 
     def close(self) -> None:
         self._file.close()
@@ -330,7 +334,21 @@ class DebugInfo:
         return prefix + kind + (_name(t) or "?"), size, signed
 
     def location_at(self, die: DIE, pc: int) -> list[DWARFExprOp]:
-        """The location expression of ``die`` valid at ``pc``; :class:`Unavailable` if none."""
+        """The location expression of ``die`` valid at ``pc``; :class:`Unavailable` if none.
+        Parsed once per DIE and address."""
+        key = (die.offset, pc)
+        found = self._locations.get(key)
+        if found is None:
+            try:
+                found = self._location_at(die, pc)
+            except Unavailable as why:
+                found = why
+            self._locations[key] = found
+        if isinstance(found, Unavailable):
+            raise Unavailable(*found.args)
+        return found
+
+    def _location_at(self, die: DIE, pc: int) -> list[DWARFExprOp]:
         attr = die.attributes.get("DW_AT_location")
         if attr is None:
             if "DW_AT_const_value" in die.attributes:

@@ -34,9 +34,12 @@ x86 #GP); see docs/kprobes.md.
 from __future__ import annotations
 
 import bisect
+import functools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from struct import Struct
 from typing import Callable, Iterator
 
 import capstone
@@ -120,9 +123,16 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _data_in_text(elf: object) -> list[tuple[int, int]]:
+def _data_in_text(elf: str | os.PathLike[str]) -> tuple[tuple[int, int], ...]:
     """[begin, end) of data inside code: the ``$d`` mapping symbols (ELF for the
-    ARM Architecture §5.5.5), each running to the next mapping symbol."""
+    ARM Architecture §5.5.5), each running to the next mapping symbol. Read once
+    per file (path, size, mtime): every kprobe user of one kernel asks."""
+    st = os.stat(elf)
+    return _mapped_data(os.path.realpath(elf), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _mapped_data(elf: str, _size: int, _mtime: int) -> tuple[tuple[int, int], ...]:
     marks = []
     with open(elf, "rb") as f:
         symtab = ELFFile(f).get_section_by_name(".symtab")
@@ -130,8 +140,8 @@ def _data_in_text(elf: object) -> list[tuple[int, int]]:
             if sym.name[:2] in ("$a", "$d", "$t", "$x") and sym["st_shndx"] != "SHN_UNDEF":
                 marks.append((sym["st_value"], sym.name[:2]))
     marks.sort()
-    return [(addr, nxt) for (addr, kind), (nxt, _) in zip(marks, marks[1:] + [(1 << 64, "")])
-            if kind == "$d"]
+    return tuple((addr, nxt) for (addr, kind), (nxt, _) in zip(marks, marks[1:] + [(1 << 64, "")])
+                 if kind == "$d")
 
 
 def arch_kprobes(arch: Arch) -> ArchOps:
@@ -322,6 +332,7 @@ class Kprobes:
         entry = self.ops.TRAP_ENTRY
         self._trap_entry = symbols[entry] if entry else None
         self._guest_saved = frozenset(self.ops.GUEST_SAVED_REGS)
+        self._frame_layout()
         # ftrace_location(): the dynamic ftrace records, when the kernel has them.
         self._mcount = sorted(site.address for site in self.tables.mcount
                               if guest.ftrace_boot is not None)
@@ -1037,32 +1048,36 @@ class Kprobes:
         return lines
 
     # -- the trap path ------------------------------------------------------
-    def _save(self, cpu: Cpu, pc: int) -> list[int]:
-        words = []
-        for name in self.ops.PT_REGS:
-            if name is None or name in self._guest_saved:
-                words.append(0)
-            elif name == self.arch.pc:
-                words.append(pc)
-            elif name in self.ops.EXTRA_REGS:
-                words.append(cpu.uc.reg_read(self.ops.EXTRA_REGS[name]))
-            else:
-                words.append(cpu.reg(name))
-        return words
+    def _frame_layout(self) -> None:
+        """pt_regs as the host saves and restores it: one word per ``PT_REGS`` slot
+        (0 where the slot names no register or the guest's prologue saves it), the
+        arch's registers moved in one batch each way, in ``PT_REGS`` order."""
+        regs, extra = self.ops.PT_REGS, self.ops.EXTRA_REGS
+        self._frame = Struct(("<" if self.arch.endian == "little" else ">")
+                             + {4: "I", 8: "Q"}[self.arch.word] * len(regs))
+        self._pc_slot = regs.index(self.arch.pc) if self.arch.pc in regs else None
+        moved = [i for i, name in enumerate(regs) if name is not None and
+                 name not in self._guest_saved and name != self.arch.pc]
+        self._reg_slots = tuple(i for i in moved if regs[i] not in extra)
+        self._reg_names = tuple(regs[i] for i in self._reg_slots)
+        self._extra_slots = tuple((i, extra[regs[i]]) for i in moved if regs[i] in extra)
+
+    def _save(self, cpu: Cpu, pc: int) -> bytes:
+        words = [0] * len(self.ops.PT_REGS)
+        for i, value in zip(self._reg_slots, cpu.regs(self._reg_names)):
+            words[i] = value
+        for i, const in self._extra_slots:
+            words[i] = cpu.uc.reg_read(const)
+        if self._pc_slot is not None:
+            words[self._pc_slot] = pc
+        return self._frame.pack(*words)
 
     def _restore(self, cpu: Cpu, frame: int) -> int:
-        pc = 0
-        for i, name in enumerate(self.ops.PT_REGS):
-            value = self.machine.read_word(frame + i * self.arch.word)
-            if name is None or name in self._guest_saved:
-                continue
-            if name == self.arch.pc:
-                pc = value
-            elif name in self.ops.EXTRA_REGS:
-                cpu.uc.reg_write(self.ops.EXTRA_REGS[name], value)
-            else:
-                cpu.set_reg(name, value)
-        return pc
+        words = self._frame.unpack(self.machine.read(frame, self._frame.size))
+        cpu.set_regs(self._reg_names, [words[i] for i in self._reg_slots])
+        for i, const in self._extra_slots:
+            cpu.uc.reg_write(const, words[i])
+        return 0 if self._pc_slot is None else words[self._pc_slot]
 
     def _enter(self, cpu: Cpu, handler: int, pc: int, fault: int | None = None,
                entry: Callable[[Cpu], None] | None = None) -> int:
@@ -1070,9 +1085,9 @@ class Kprobes:
         (``fault``: the number of the fault trap being entered, ``entry`` its
         arch's trap entry instead of arch_trap_entry)."""
         word = self.arch.word
-        words = self._save(cpu, pc)
-        frame = (cpu.reg(self.arch.sp) - STACK_GAP - len(words) * word) & ~15
-        self.machine.write(frame, b"".join(self.arch.from_int(w, word) for w in words))
+        saved = self._save(cpu, pc)
+        frame = (cpu.reg(self.arch.sp) - STACK_GAP - len(saved)) & ~15
+        self.machine.write(frame, saved)
         self._frames[cpu.index].append((frame, fault))
         (entry or self.ops.arch_trap_entry)(cpu)
         sp = frame - self.ops.STACK_HEADROOM

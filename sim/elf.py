@@ -11,9 +11,11 @@ module. Which module defines a symbol is the build's to say
 from __future__ import annotations
 
 import bisect
+import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import BinaryIO, Iterable, Mapping, NamedTuple
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
@@ -171,44 +173,75 @@ class Image:
 _KINDS = {"STT_FUNC": "func", "STT_OBJECT": "object"}
 
 
+class _Parsed(NamedTuple):
+    """What :func:`read_elf` parses from one file, shared by every :class:`Image` of it."""
+
+    machine: str
+    entry: int
+    segments: tuple[Segment, ...]
+    sections: Mapping[str, Section]
+    symbols: tuple[Symbol, ...]
+    functions: tuple[tuple[int, int, str], ...]
+
+
+#: Files parsed, by (device, inode, size, mtime): a sweep loads each kernel once per
+#: run. The most kept; each read still gets its own Image and SymbolTable.
+_PARSED: OrderedDict[tuple[int, int, int, int], _Parsed] = OrderedDict()
+PARSED_KEPT = 16
+
+
 def read_elf(path: str | Path) -> Image:
     """Parse a static ELF; :class:`ConfigError` if it is not one we can run."""
     path = Path(path)
     try:
         with fsio.open_regular(path, what="ELF image") as f:     # never a FIFO or device
-            elf = ELFFile(f)
-            arch = arch_for_elf_machine(elf["e_machine"])
-            if arch is None:
-                raise ConfigError(f"{path}: unsupported ELF machine {elf['e_machine']}")
-            machine = arch.name
-            segments = [Segment(seg["p_vaddr"], seg["p_memsz"], seg.data(), seg["p_flags"])
-                        for seg in elf.iter_segments() if seg["p_type"] == "PT_LOAD"]
-            sections = {s.name: Section(s.name, s["sh_addr"], s["sh_size"],
-                                        b"" if s["sh_type"] == "SHT_NOBITS" else s.data())
-                        for s in elf.iter_sections() if s.name}
-            entries = []
-            for table in elf.iter_sections():
-                if not isinstance(table, SymbolTableSection):
-                    continue
-                unit = None
-                for sym in table.iter_symbols():
-                    kind = sym["st_info"]["type"]
-                    if kind == "STT_FILE":              # the locals that follow are its
-                        unit = sym.name
-                        continue
-                    if (not sym.name or sym.name.startswith(("$", ".L"))  # ARM mapping
-                            or sym["st_shndx"] == "SHN_UNDEF"):          # symbols, labels
-                        continue
-                    local = sym["st_info"]["bind"] == "STB_LOCAL"
-                    value = sym["st_value"]
-                    isa = value & arch.isa_bits if kind == "STT_FUNC" else 0
-                    entries.append(Symbol(sym.name, value & ~isa, sym["st_size"],
-                                          _KINDS.get(kind, "other"), unit if local else None,
-                                          isa))
-            functions = {(s.addr, s.size, s.name) for s in entries if s.kind == "func"}
-            return Image(path, machine, elf["e_entry"], segments, sections,
-                         SymbolTable(entries), sorted(functions))
+            st = os.fstat(f.fileno())
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            parsed = _PARSED.get(key)
+            if parsed is None:
+                parsed = _parse(path, f)
+                _PARSED[key] = parsed
+                if len(_PARSED) > PARSED_KEPT:
+                    _PARSED.popitem(last=False)
+            else:
+                _PARSED.move_to_end(key)
     except ELFError as err:
         raise ConfigError(f"{path}: not a valid ELF file: {err}") from None
     except fsio.UnsafePath as err:
         raise ConfigError(str(err)) from None
+    return Image(path, parsed.machine, parsed.entry, list(parsed.segments),
+                 dict(parsed.sections), SymbolTable(parsed.symbols), list(parsed.functions))
+
+
+def _parse(path: Path, f: BinaryIO) -> _Parsed:
+    elf = ELFFile(f)
+    arch = arch_for_elf_machine(elf["e_machine"])
+    if arch is None:
+        raise ConfigError(f"{path}: unsupported ELF machine {elf['e_machine']}")
+    segments = tuple(Segment(seg["p_vaddr"], seg["p_memsz"], seg.data(), seg["p_flags"])
+                     for seg in elf.iter_segments() if seg["p_type"] == "PT_LOAD")
+    sections = {s.name: Section(s.name, s["sh_addr"], s["sh_size"],
+                                b"" if s["sh_type"] == "SHT_NOBITS" else s.data())
+                for s in elf.iter_sections() if s.name}
+    entries = []
+    for table in elf.iter_sections():
+        if not isinstance(table, SymbolTableSection):
+            continue
+        unit = None
+        for sym in table.iter_symbols():
+            kind = sym["st_info"]["type"]
+            if kind == "STT_FILE":              # the locals that follow are its
+                unit = sym.name
+                continue
+            if (not sym.name or sym.name.startswith(("$", ".L"))  # ARM mapping
+                    or sym["st_shndx"] == "SHN_UNDEF"):          # symbols, labels
+                continue
+            local = sym["st_info"]["bind"] == "STB_LOCAL"
+            value = sym["st_value"]
+            isa = value & arch.isa_bits if kind == "STT_FUNC" else 0
+            entries.append(Symbol(sym.name, value & ~isa, sym["st_size"],
+                                  _KINDS.get(kind, "other"), unit if local else None,
+                                  isa))
+    functions = {(s.addr, s.size, s.name) for s in entries if s.kind == "func"}
+    return _Parsed(arch.name, elf["e_entry"], segments, sections, tuple(entries),
+                   tuple(sorted(functions)))

@@ -39,7 +39,7 @@ import functools
 import random
 from collections import Counter, deque
 from dataclasses import dataclass
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 import unicorn
 from unicorn.unicorn_py3.unicorn import uclib
@@ -53,7 +53,8 @@ from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault, UnmappedAccess, check_int
-from sim.native import CpuState, MemoryMap, add_hook, library, use_virtual_tlb
+from sim.native import (CountState, CpuState, MemoryMap, add_hook, count_hook, library,
+                        use_virtual_tlb)
 from sim.textlock import TextMutex, text_mutex
 from sim.timing import TimingModel, cycles_from
 from sim.uccount import instruction_counter
@@ -70,7 +71,7 @@ MAX_STEP = 2 ** 63             # most instructions one step may ask for (Unicorn
 CALL_GAP = 256                 # bytes a host call leaves below the CPU's stack pointer
 
 _uc_reg_read, _uc_reg_write = uclib.uc_reg_read, uclib.uc_reg_write
-_uc_reg_read_batch = uclib.uc_reg_read_batch
+_uc_reg_read_batch, _uc_reg_write_batch = uclib.uc_reg_read_batch, uclib.uc_reg_write_batch
 _PERMS = {"r": unicorn.UC_PROT_READ, "w": unicorn.UC_PROT_WRITE, "x": unicorn.UC_PROT_EXEC}
 
 
@@ -227,19 +228,32 @@ class _RegisterFile:
             raise unicorn.UcError(unicorn.UC_ERR_ARG, const)
         return self._bufs[name][1].value & self._mask
 
-    def read_many(self, names: tuple[str, ...]) -> list[int]:
-        """Several registers in one ``uc_reg_read_batch`` call."""
+    def _batch(self, names: tuple[str, ...]) -> tuple:
+        """The ids, buffer pointers and buffers of a batch of ``names`` (made once)."""
         batch = self._batches.get(names)
         if batch is None:
             bufs = [ctypes.c_uint64() for _ in names]
             batch = self._batches[names] = (
                 (ctypes.c_int * len(names))(*(self._bufs[n][0] for n in names)),
                 (ctypes.c_void_p * len(names))(*(ctypes.addressof(b) for b in bufs)), bufs)
-        ids, ptrs, bufs = batch
+        return batch
+
+    def read_many(self, names: tuple[str, ...]) -> list[int]:
+        """Several registers in one ``uc_reg_read_batch`` call."""
+        ids, ptrs, bufs = self._batch(names)
         if _uc_reg_read_batch(self._handle, ids, ptrs, len(names)) != unicorn.UC_ERR_OK:
             raise unicorn.UcError(unicorn.UC_ERR_ARG)
         mask = self._mask
         return [b.value & mask for b in bufs]
+
+    def write_many(self, names: tuple[str, ...], values: Sequence[int]) -> None:
+        """Several registers in one ``uc_reg_write_batch`` call, in the order named."""
+        ids, ptrs, bufs = self._batch(names)
+        mask = self._mask
+        for buf, value in zip(bufs, values, strict=True):
+            buf.value = value & mask
+        if _uc_reg_write_batch(self._handle, ids, ptrs, len(names)) != unicorn.UC_ERR_OK:
+            raise unicorn.UcError(unicorn.UC_ERR_ARG)
 
     def write(self, name: str, value: int) -> None:
         const, buf = self._bufs[name]
@@ -363,6 +377,16 @@ class Cpu:
         if name not in self.arch.uc_regs:
             raise ConfigError(f"{self.arch.name} has no register {name!r}")
         self._regs.write(name, value)
+
+    def regs(self, names: tuple[str, ...]) -> list[int]:
+        """The registers ``names``, read in one call."""
+        return self._regs.read_many(names)
+
+    def set_regs(self, names: tuple[str, ...], values: Sequence[int]) -> None:
+        """Write the registers ``names`` in that order, in one call; each value is an
+        int that fits a register (unchecked: a trap frame's words, as :meth:`regs`
+        read them)."""
+        self._regs.write_many(names, values)
 
     @property
     def pc(self) -> int:
@@ -745,6 +769,7 @@ class Machine:
         self.sync_rounds = 0
         self.image: Image | None = None
         self._unwatched: list[Watch] = []       # removed before the next slice
+        self._counts: list[tuple[ctypes.Array, CountState]] = []   # count_executions' state
         self.spin_base = SPIN_BASE
         self.map(SPIN_BASE, PAGE, "rx")
         self.memory.write(SPIN_BASE, self.arch.spin.code)
@@ -952,6 +977,31 @@ class Machine:
                                            None, addr, addr))
             cpu.uc.ctl_remove_cache(addr, addr + 1)
         return Watch(addr, tuple(handles))
+
+    def count_executions(self, addresses: Iterable[int]) -> Callable[[], int]:
+        """How many times, so far, any CPU executed an instruction at one of
+        ``addresses`` (what :meth:`watch` with a counting callback on each gives).
+
+        One host code hook per CPU over the addresses' span
+        (``kisim_count_hook``, :func:`sim.native.count_hook`): no Python call
+        per execution and no hook per address for Unicorn to walk at every
+        instruction. It lasts as long as the machine.
+        """
+        addrs = sorted(set(addresses))
+        for addr in addrs:
+            check_int("address", addr)
+            if not 0 <= addr < 1 << self.arch.bits:
+                raise ConfigError(f"count at {addr:#x}: outside the {self.arch.bits}-bit "
+                                  "address space")
+        if not addrs:
+            return lambda: 0
+        table = (ctypes.c_uint64 * len(addrs))(*addrs)
+        state = CountState(len(addrs), ctypes.addressof(table), 0)
+        self._counts.append((table, state))         # alive with the machine's engines
+        for cpu in self.cpus:
+            count_hook(cpu.uc, state)
+            cpu.uc.ctl_remove_cache(addrs[0], addrs[-1] + 1)
+        return lambda: state.count
 
     def unwatch(self, watch: Watch) -> None:
         """Remove ``watch``, before the next slice of any CPU starts.

@@ -6,6 +6,7 @@ the algorithm described at the top of each ``kernel/workloads/*.c``.
 """
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Callable
@@ -188,9 +189,15 @@ _REFERENCES: dict[str, Callable[[int], int]] = {
 
 
 def reference_checksum(workload: str, size: int | None = None) -> int:
-    """The checksum the guest must report, computed in Python."""
+    """The checksum the guest must report, computed in Python (once per workload and
+    size in a process: a sweep checks every run against it)."""
     check_workload(workload, size)
-    return _REFERENCES[workload](DEFAULT_SIZES[workload] if size is None else size)
+    return _reference(workload, DEFAULT_SIZES[workload] if size is None else size)
+
+
+@functools.lru_cache(maxsize=64)
+def _reference(workload: str, size: int) -> int:
+    return _REFERENCES[workload](size)
 
 
 __all__ = ["DEFAULT_SIZES", "WORKLOADS", "WorkloadError", "check_workload", "mix32",

@@ -42,3 +42,18 @@ def test_layouts_are_cached_per_elf_and_errors_are_one_line(tmp_path):
     junk.write_bytes(b"nope")
     with pytest.raises(ConfigError, match="cannot read DWARF"):
         layouts(junk)
+
+
+def test_structs_read_lazily_equal_the_whole_pass():
+    """struct() parses compile units only until the name is found (the task_struct of
+    kernel/init.c leaves later units unread), with the layout a whole pass finds first."""
+    from sim import dwarf
+    elf = build("arm").elf
+    dwarf._structs.cache_clear()
+    task = struct(elf, "task_struct")
+    assert dwarf._of(elf)._units is not None       # units left unread
+    every = layouts(elf)
+    assert dwarf._of(elf)._units is None
+    dwarf._structs.cache_clear()
+    assert task == every["task_struct"]
+    assert {name: struct(elf, name) for name in every} == every

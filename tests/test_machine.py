@@ -410,3 +410,57 @@ def test_region_permissions_hold_under_the_tlb_fill(arch, what: str) -> None:
         pc, reason = 0x30000, "instruction fetch from non-executable memory"
     with pytest.raises(GuestFault, match=reason):
         run_at(m, pc)
+
+
+def test_registers_in_one_batch_equal_one_at_a_time(arch) -> None:
+    """Cpu.regs / Cpu.set_regs (one uc_reg_*_batch call each, the kprobe trap
+    frame's path) read and write what reg / set_reg do, register for register."""
+    cpu = Machine(arch, 1).cpus[0]
+    names = tuple(arch.args) + (arch.sp,)
+    values = [(0x1111 * (i + 1)) & ((1 << arch.bits) - 1) for i in range(len(names))]
+    cpu.set_regs(names, values)
+    assert [cpu.reg(n) for n in names] == values
+    assert cpu.regs(names) == values
+    cpu.set_reg(names[0], 0x42)
+    assert cpu.regs(names)[0] == 0x42
+    top = (1 << arch.bits) - 1                     # the widest word a frame holds
+    cpu.set_regs(names[:1], [top])
+    assert cpu.reg(names[0]) == top
+
+
+# A loop of 3 instructions run {n} times, then one more: (text, loop body length in insns).
+COUNTED = {"x86_64": "mov rcx, {n}; l: add rax, 1; dec rcx; jnz l; nop",
+           "arm": "mov r1, #{n}; l: add r0, r0, #1; subs r1, r1, #1; bne l; nop",
+           "ppc32": "li 4, {n}; mtctr 4; l: addi 3, 3, 1; addi 5, 5, 1; bdnz l; nop"}
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_count_executions_equals_watching_each_address(arch, cpus) -> None:
+    """Machine.count_executions (one host hook over the addresses' span) counts what a
+    watch on each address counts, on every CPU, whatever the turns; an address never
+    run counts 0, and the run's instruction count is unchanged."""
+    text = COUNTED[arch.name].format(n=37)
+    plain = load_snippet(arch, text, cpus, quantum=5)
+    plain.machine.run()
+    run = load_snippet(arch, text, cpus, quantum=5)
+    insns = disassemble(arch, run.code, run.base)
+    loop_addr, last = insns[-3].address, insns[-1].address   # in the loop; after it
+    watched = {loop_addr: 0, last: 0}
+
+    def bump(addr):
+        def hook(_cpu):
+            watched[addr] += 1
+        return hook
+    for addr in watched:
+        run.machine.watch(addr, bump(addr))
+    both = run.machine.count_executions([loop_addr, last, loop_addr])
+    alone = run.machine.count_executions([last])
+    never = run.machine.count_executions([run.end + 64])
+    run.machine.run()
+    assert watched == {loop_addr: 37 * cpus, last: cpus}
+    assert both() == 38 * cpus and alone() == cpus and never() == 0
+    assert run.machine.count_executions([])() == 0
+    assert [c.instructions for c in run.machine.cpus] == \
+        [c.instructions for c in plain.machine.cpus]
+    with pytest.raises(ConfigError, match="outside"):
+        run.machine.count_executions([1 << arch.bits])

@@ -11,7 +11,8 @@ each CPU's interrupt and system-call hook: it serves a trace clock read
 Python path, and hands every other trap to the Python hook unchanged
 (docs/machine.md, "Clock reads in the host hook"). Its TLB fill gives
 every engine identity-mapped entries that keep guest stores on QEMU's fast
-path (:func:`use_virtual_tlb`, docs/unicorn.md).
+path (:func:`use_virtual_tlb`, docs/unicorn.md). Its counting hook
+(:func:`count_hook`) counts executions of a set of addresses.
 """
 from __future__ import annotations
 
@@ -71,16 +72,23 @@ class CpuState(ctypes.Structure):
                 ("isa_bits", _u64), ("pad", _u32)]
 
 
+class CountState(ctypes.Structure):
+    """``struct kisim_count``: executions of a sorted set of instruction addresses."""
+
+    _fields_ = [("n", _u64), ("addr", ctypes.c_void_p), ("count", _u64)]
+
+
 @functools.lru_cache(maxsize=None)
 def library() -> ctypes.CDLL:
     """The compiled hook (built into the cache on first use), its structures
     checked against the declarations above."""
     from kbuild.host import host_library       # the build feeds the machine
     lib = ctypes.CDLL(str(host_library(SOURCE)))
-    layout = (ctypes.c_uint64 * 6)()
+    layout = (ctypes.c_uint64 * 8)()
     lib.kisim_layout(layout)
     expected = (ctypes.sizeof(MemoryMap), MemoryMap.region.offset, ctypes.sizeof(ClockState),
-                ClockState.hypercall.offset, ctypes.sizeof(CpuState), CpuState.pad.offset)
+                ClockState.hypercall.offset, ctypes.sizeof(CpuState), CpuState.pad.offset,
+                ctypes.sizeof(CountState), CountState.count.offset)
     if tuple(layout) != expected:
         raise RuntimeError(f"{SOURCE.name}: structure layout {tuple(layout)} differs from "
                            f"sim/native's {expected}")
@@ -139,5 +147,14 @@ def add_hook(uc: unicorn.Uc, state: CpuState, forward: Callable[..., None],
     return [trampoline, state]
 
 
-__all__ = ["ClockState", "CpuState", "MemoryMap", "add_hook", "hook_add_range", "library",
-           "use_virtual_tlb"]
+def count_hook(uc: unicorn.Uc, state: CountState) -> None:
+    """Count in ``state`` every execution by ``uc`` of one of its addresses: the host
+    code hook ``kisim_count_hook`` over their span (``state`` must outlive ``uc``)."""
+    first = ctypes.cast(state.addr, ctypes.POINTER(_u64))
+    hook_add_range(uc, unicorn.UC_HOOK_CODE, _address(library().kisim_count_hook),
+                   ctypes.cast(ctypes.pointer(state), ctypes.c_void_p), first[0],
+                   first[state.n - 1])
+
+
+__all__ = ["ClockState", "CountState", "CpuState", "MemoryMap", "add_hook", "count_hook",
+           "hook_add_range", "library", "use_virtual_tlb"]

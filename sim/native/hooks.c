@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * kisim's hooks in host code: clock reads served without Python, and the
- * TLB fill that keeps guest stores on QEMU's fast path.
+ * kisim's hooks in host code: clock reads served without Python, the TLB
+ * fill that keeps guest stores on QEMU's fast path, and execution counts.
  *
  * Every system-call trap of a CPU enters Unicorn's hook here first. A
  * trace clock read (the HC_CLOCK hypercall, kernel/ring_buffer.c's
@@ -198,9 +198,40 @@ uint64_t kisim_resume_pc(void *uc, const struct kisim_cpu *c)
 	return pc;
 }
 
+/*
+ * Machine.count_executions: executions of any instruction of a sorted set of
+ * addresses, by one code hook over the set's span. The passes kisim compare
+ * counts cost neither a Python call each nor a hook per address (Unicorn
+ * walks every code hook's bounds at every instruction once one exists).
+ */
+struct kisim_count {
+	uint64_t n;
+	const uint64_t *addr;		/* sorted, without repeats */
+	uint64_t count;
+};
+
+void kisim_count_hook(void *uc, uint64_t address, uint32_t size, void *user_data)
+{
+	struct kisim_count *c = user_data;
+	uint64_t lo = 0, hi = c->n;
+
+	(void)uc;
+	(void)size;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (c->addr[mid] < address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->n && c->addr[lo] == address)
+		c->count++;
+}
+
 /* The structures' sizes and the offset of each one's last field, checked by
  * sim/native/__init__.py against its ctypes declarations when it loads. */
-void kisim_layout(uint64_t out[6])
+void kisim_layout(uint64_t out[8])
 {
 	out[0] = sizeof(struct kisim_memory);
 	out[1] = offsetof(struct kisim_memory, region);
@@ -208,4 +239,6 @@ void kisim_layout(uint64_t out[6])
 	out[3] = offsetof(struct kisim_clock, hypercall);
 	out[4] = sizeof(struct kisim_cpu);
 	out[5] = offsetof(struct kisim_cpu, pad);
+	out[6] = sizeof(struct kisim_count);
+	out[7] = offsetof(struct kisim_count, count);
 }
