@@ -15,9 +15,9 @@ import keystone
 import unicorn
 from unicorn import x86_const
 
-from arches.base import (Decoder, Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
-                         TrapVector, check_reach, split_out_of_line, uc_register_map,
-                         write_out_of_line)
+from arches.base import (Decoder, Arch, Cost, EncodingError, SpinLoop, TextPort, TextSync,
+                         TrapFrame, TrapKind, TrapVector, check_reach, serialize_cost,
+                         split_out_of_line, uc_register_map, write_out_of_line)
 from arches.x86_64.dwarf import DWARF_REGS
 
 #: P6_NOP5 (arch/x86/include/asm/nops.h): nopl 0x0(%rax,%rax,1), the ideal 5-byte nop.
@@ -32,6 +32,17 @@ _EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return
                   f"{CORE.exception.source}")
 _IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
             "the exception figure above")
+
+#: v5.10 arch/x86/kernel/alternative.c text_poke_sync() is on_each_cpu(do_sync_core,
+#: NULL, 1): kernel/smp.c sends every other online CPU a call-function IPI, whose
+#: handler runs do_sync_core(), and runs do_sync_core() on the caller itself with
+#: interrupts off, no IPI; sync_core() is an IRET to self
+#: (arch/x86/include/asm/sync_core.h). flush_icache_range() does nothing: x86
+#: keeps fetch coherent with stores (Intel SDM vol. 3A §8.1.3).
+TEXT_SYNC = TextSync(round_local=("serialize",), round_remote=("ipi", "serialize"), flush=(),
+                     source="v5.10 arch/x86/kernel/alternative.c text_poke_sync(): "
+                            "on_each_cpu(do_sync_core, NULL, 1) (kernel/smp.c); "
+                            "arch/x86/include/asm/sync_core.h sync_core()")
 
 
 REL32 = (-(1 << 31), (1 << 31) - 1)
@@ -279,6 +290,7 @@ ARCH = Arch(
                         "(assumption; no published CPI for this guest)"),
         "trap": _EXCEPTION,
         "ipi": _IPI,
+        "serialize": serialize_cost(CORE),
         "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
         "clock_read": Cost(7, "trace clock read = rdtsc: 6-7 clocks, not pairable, on the Pentium "
@@ -290,6 +302,7 @@ ARCH = Arch(
     exception_names={0: "divide by zero (#DE, divide error: Intel SDM vol. 3A §6.15, vector 0)",
                      13: "general protection fault (#GP: Intel SDM vol. 3A §6.15, vector 13)"},                # Intel SDM vol. 3A §8.1.3: serialize, no flush
     poke_breakpoint=INT3,
+    text_sync=TEXT_SYNC,
     clock=CORE.clock,
     core=CORE,
     decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"), accesses=True),
