@@ -30,6 +30,12 @@ the CPUs need around it:
   instruction boundary with interrupts enabled through the arch's entry
   into the kernel's vector, and return with the arch's own exception
   return.
+- **Costs.** A CPU taking an IPI is charged ``ipi`` (the hardware's entry
+  and return); each serializing instruction of the patching code that is
+  not an entry's exception return (x86 ``sync_core()``, ARM ``isb``, PowerPC
+  ``isync``) is charged ``serialize`` in count mode, as the host patcher
+  charges its own (:class:`arches.base.TextSync`); under the timing model it
+  is the model's serializing instruction.
 
 The call (:meth:`SelfPatching.__call__`, the machine's ``text_poke``, which
 :class:`patcher.text.TextPatcher` runs instead of the arch's Python
