@@ -16,8 +16,9 @@ Every change to kernel text goes through :class:`TextPatcher`:
 - **Arch protocols.** Live text changes run the arch's ``text_poke_batch``
   hook (x86 text_poke_bp, ARM patch_text, PowerPC patch_instruction; see
   ``arches/*/__init__.py``) through a :class:`MachinePort`. A batch is one
-  protocol run whatever its size: three sync rounds on x86, one flush and
-  one sync round on ARM and PowerPC.
+  protocol run whatever its size: three sync rounds on x86 (and one per
+  one-byte kprobe site, as arch_arm_kprobe()), one flush and one sync round
+  on ARM and PowerPC.
 
 Patching is initiated from the host (``cpu=None``: no CPU pays for the
 stores or flushes) or from CPU ``i`` (flushes and the early variant's local

@@ -165,22 +165,31 @@ def poke_int3_handler(port: TextPort, sites: dict[int, bytes],
 
 
 def text_poke_bp_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
-    """Patch live text with the int3 protocol: three sync rounds for any batch.
+    """Patch live text with the int3 protocol: three sync rounds for any batch of
+    multi-byte sites.
 
     1) int3 on byte 0 of every site, sync; 2) bytes 1..n-1, sync; 3) byte 0,
-    sync. A CPU that hits a temporary int3 meanwhile runs
-    :func:`poke_int3_handler`. One-byte sites are a single atomic store and
-    are written with the byte 0s of step 3. :class:`~arches.base.OutOfLine`
-    entries (a detour) are written and synced first, as arch_prepare_optimized_kprobe
-    ``text_poke``s the detour before arch_optimize_kprobes publishes the jump.
+    sync (each round only when it stored something, as v5.10's ``do_sync``). A
+    CPU that hits a temporary int3 meanwhile runs :func:`poke_int3_handler`. A
+    one-byte site (a kprobe's int3, or the byte it saved) is one atomic store
+    and one sync, as arch_arm_kprobe() and arch_disarm_kprobe() write it
+    (arch/x86/kernel/kprobes/core.c: text_poke(), text_poke_sync()).
+    :class:`~arches.base.OutOfLine` entries (a detour) are written and synced
+    first, as arch_prepare_optimized_kprobe ``text_poke``s the detour before
+    arch_optimize_kprobes publishes the jump.
     """
     code, sites = split_out_of_line(sites)
-    for _, insn in sites:
-        if len(insn) > 1:
-            int3_emulation(insn)             # refuse before the first store
     multi = [(addr, insn) for addr, insn in sites if len(insn) > 1]
-    table = dict(multi)
+    for _, insn in multi:
+        int3_emulation(insn)                 # refuse before the first store
     write_out_of_line(port, code, None)
+    for addr, insn in sites:
+        if len(insn) == 1:
+            port.write_text(addr, insn)
+            port.sync_all()
+    if not multi:
+        return
+    table = dict(multi)
     with port.breakpoint_handler(lambda frame, addr: poke_int3_handler(port, table, frame, addr)):
         for addr, _ in multi:
             port.write_text(addr, INT3)
@@ -188,9 +197,11 @@ def text_poke_bp_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> No
         for addr, insn in multi:
             port.write_text(addr + 1, insn[1:])
         port.sync_all()
-        for addr, insn in sites:
+        first = [(addr, insn) for addr, insn in multi if insn[:1] != INT3]
+        for addr, insn in first:
             port.write_text(addr, insn[:1])
-        port.sync_all()
+        if first:
+            port.sync_all()
 
 
 def text_poke_bp(port: TextPort, addr: int, insn: bytes) -> None:
