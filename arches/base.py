@@ -342,6 +342,33 @@ class SpinLoop:
     counter: str
 
 
+@dataclass(frozen=True)
+class TextSync:
+    """What making patched text visible charges each CPU under the arch's v5.10
+    primitive, beyond the instructions it runs: cost-table events.
+
+    ``round_local`` and ``round_remote``: one sync round (``TextPort.sync_all``:
+    x86 text_poke_sync()), on the patching CPU and on each other CPU (from the
+    host, every CPU is another's); ``flush``: one flush_icache_range on the
+    patching CPU, beyond its ``icache_flush`` lines (the context synchronization
+    it ends with). A stop_machine() is generic (kernel/stop_machine.c: each other
+    CPU's stopper is woken, one IPI each). ``source``: the v5.10 code that
+    says so."""
+
+    round_local: tuple[str, ...]
+    round_remote: tuple[str, ...]
+    flush: tuple[str, ...]
+    source: str
+
+
+def serialize_cost(core: "ReferenceCore") -> Cost:
+    """The ``serialize`` event: a serializing instruction a patching primitive runs,
+    charged outside the timing model (``--cycles count``, and the host patcher's
+    modeled ones) at the figure the timing model gives it (:attr:`ReferenceCore.serialize`)."""
+    return Cost(core.serialize.cycles, "a serializing instruction of the patching code "
+                f"outside the timing model: {core.name}'s. {core.serialize.source}")
+
+
 RegisterReader = Callable[[str], int]
 """Reads one of the arch's registers by name (a CPU's or a saved context's)."""
 
@@ -396,6 +423,7 @@ class Arch:
     mcount_symbols: tuple[str, ...]   # what -pg makes every traced function call
     snippets: Mapping[str, str]       # named assembly templates (see docs/arches.md)
     costs: Mapping[str, Cost]
+    text_sync: TextSync               # what the patching primitive's syncs charge whom
     clock: Cost                       # modeled core frequency (Hz) and its source
     cc_target: str                    # zig cc -target triple for the guest kernel
     cc_flags: tuple[str, ...] = field(default=())

@@ -23,7 +23,7 @@ from arches import Arch
 from sim.timing import EMPTY, Breakdown, cycles_from
 
 #: The cost-table events a cost model may override.
-EVENTS = ("insn", "trap", "ipi", "icache_flush", "clock_read")
+EVENTS = ("insn", "trap", "ipi", "serialize", "icache_flush", "clock_read")
 
 #: The largest cycles a cost model may give one event: a thousand times the dearest
 #: published figure kisim uses (a kretprobe hit, kprobes.txt: 0.80 us at 2 GHz = 1600

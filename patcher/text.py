@@ -16,13 +16,17 @@ Every change to kernel text goes through :class:`TextPatcher`:
 - **Arch protocols.** Live text changes run the arch's ``text_poke_batch``
   hook (x86 text_poke_bp, ARM patch_text, PowerPC patch_instruction; see
   ``arches/*/__init__.py``) through a :class:`MachinePort`. A batch is one
-  protocol run whatever its size: three sync rounds on x86, one flush and
-  one sync round on ARM and PowerPC.
+  protocol run whatever its size: three sync rounds on x86 (and one per
+  one-byte kprobe site, as arch_arm_kprobe()), one flush and one sync round
+  on ARM and PowerPC.
 
 Patching is initiated from the host (``cpu=None``: no CPU pays for the
 stores or flushes) or from CPU ``i`` (flushes and the early variant's local
-serialization are charged to it). Cross-CPU sync rounds charge every CPU,
-as :meth:`sim.machine.Machine.sync_all` does.
+serialization are charged to it). A sync round or a stop_machine() charges
+each CPU what v5.10's primitive costs it (:meth:`sim.machine.Machine.sync_all`,
+the arch's :class:`~arches.base.TextSync`: x86 an IPI and a sync_core() on every
+other CPU; ARM an IPI per other CPU for stop_machine(); PowerPC nothing beyond
+the patching CPU's flush).
 
 Usage::
 
@@ -91,7 +95,7 @@ class MachinePort:
 
     def sync_all(self) -> None:
         self.mark_written()
-        self.machine.sync_all()
+        self.machine.sync_all(self.cpu)
 
     def sync_cpu(self, index: int) -> None:
         self.mark_written()
@@ -102,9 +106,10 @@ class MachinePort:
 
     def stop_machine(self, fn: Callable[[], None]) -> None:
         """No guest CPU runs during a host port call: ``fn``, then the CPUs'
-        serialization on their way out of the stopper."""
+        serialization on their way out of the stopper (:meth:`Machine.stop_machine_exit`)."""
         fn()
-        self.sync_all()
+        self.mark_written()
+        self.machine.stop_machine_exit(self.cpu)
 
     @contextlib.contextmanager
     def breakpoint_handler(self, handler: BreakpointHandler) -> Iterator[None]:

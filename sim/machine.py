@@ -28,8 +28,8 @@ instruction, and the turns are the same whether anything reads the clock.
 Instruction-fetch coherence.  Each Unicorn keeps translated blocks until
 told otherwise, like a CPU with a stale instruction stream.  Text written
 through :meth:`Machine.write_text` is therefore seen by a CPU only after
-:meth:`Machine.sync_cpu` (x86: serializing IPI; ARM and PowerPC: icache
-flush plus context synchronization), which charges the modeled cost.
+:meth:`Machine.sync_cpu` or a :meth:`Machine.sync_all` round, which charge what
+the arch's v5.10 primitive costs each CPU (:class:`arches.base.TextSync`).
 """
 from __future__ import annotations
 
@@ -922,10 +922,14 @@ class Machine:
             self.timing.icache_invalidate(cpu.index, begin, end)    # as the fetch model: now
 
     def sync_cpu(self, index: int) -> None:
-        """Serialize one CPU's instruction stream (x86: IPI + sync_core; ARM/PPC: isync),
-        charged as the IPI that makes it."""
+        """CPU ``index`` synchronizes itself, as the patching CPU of a sync round does
+        (x86 sync_core()), charged the arch's :attr:`~arches.base.TextSync.round_local`."""
         self.serialize(index)
-        self.cpus[index].charge("ipi")
+        self._charge(index, self.arch.text_sync.round_local)
+
+    def _charge(self, index: int, events: tuple[str, ...]) -> None:
+        for event in events:
+            self.cpus[index].charge(event)
 
     def cpu(self, index: int) -> Cpu:
         """CPU ``index``; :class:`ConfigError` if there is no such CPU."""
@@ -934,14 +938,33 @@ class Machine:
             raise ConfigError(f"CPU {index} out of range 0..{len(self.cpus) - 1}")
         return self.cpus[index]
 
-    def sync_all(self) -> None:
-        """One cross-CPU sync round: every CPU serializes."""
+    def sync_all(self, patcher: int | None = None) -> None:
+        """One cross-CPU sync round from CPU ``patcher`` (None: the host): every CPU
+        serializes; the patcher is charged the arch's ``round_local``, every other CPU
+        its ``round_remote`` (:class:`arches.base.TextSync`: x86 text_poke_sync()'s IPI
+        and sync_core(); nothing on ARM and PowerPC, whose maintenance is broadcast)."""
+        sync = self.arch.text_sync
         for cpu in self.cpus:
-            self.sync_cpu(cpu.index)
+            self.serialize(cpu.index)
+            self._charge(cpu.index, sync.round_local if cpu.index == patcher
+                         else sync.round_remote)
+        self.sync_rounds += 1
+
+    def stop_machine_exit(self, patcher: int | None = None) -> None:
+        """The end of a stop_machine() from CPU ``patcher`` (None: the host): every CPU
+        serializes on its way out of its stopper (an exception return), and every
+        other CPU was woken into its stopper by one IPI (kernel/stop_machine.c
+        cpu_stop_queue_work(), a remote wakeup: kernel/sched/core.c ttwu_queue(),
+        resched_curr()). Counted as a sync round."""
+        for cpu in self.cpus:
+            self.serialize(cpu.index)
+            if cpu.index != patcher:
+                cpu.charge("ipi")
         self.sync_rounds += 1
 
     def flush_icache(self, begin: int, end: int, cpu: int | None = None) -> None:
-        """flush_icache_range on ``cpu`` (None: the host pays nothing)."""
+        """flush_icache_range on ``cpu`` (None: the host pays nothing): its lines, and
+        the arch's :attr:`~arches.base.TextSync.flush` (the isb or isync it ends with)."""
         check_int("begin", begin)
         check_int("end", end)
         if not 0 <= begin <= end <= 1 << self.arch.bits:
@@ -952,6 +975,7 @@ class Machine:
             line = self.arch.icache_line
             lines = (end - begin + line - 1) // line
             self.cpus[cpu].charge("icache_flush", max(lines, 1))
+            self._charge(cpu, self.arch.text_sync.flush)
 
     def stale(self, index: int) -> list[tuple[int, int]]:
         """Text ranges CPU ``index`` may still execute stale copies of."""

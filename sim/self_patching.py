@@ -30,6 +30,12 @@ the CPUs need around it:
   instruction boundary with interrupts enabled through the arch's entry
   into the kernel's vector, and return with the arch's own exception
   return.
+- **Costs.** A CPU taking an IPI is charged ``ipi`` (the hardware's entry
+  and return); each serializing instruction of the patching code that is
+  not an entry's exception return (x86 ``sync_core()``, ARM ``isb``, PowerPC
+  ``isync``) is charged ``serialize`` in count mode, as the host patcher
+  charges its own (:class:`arches.base.TextSync`); under the timing model it
+  is the model's serializing instruction.
 
 The call (:meth:`SelfPatching.__call__`, the machine's ``text_poke``, which
 :class:`patcher.text.TextPatcher` runs instead of the arch's Python
@@ -99,6 +105,17 @@ def scan(arch: Arch, hooks: GuestPatching, machine: Machine,
             if hooks.atomic_store(insn.bytes):
                 atomic.add(insn.address)
     return events, frozenset(atomic)
+
+
+def serializations(events: dict[int, FetchSync], functions: Iterable[tuple[int, int, str]],
+                   entries: Iterable[str | None]) -> frozenset[int]:
+    """The serializing instructions of ``events`` that a sync costs beyond its IPI:
+    all but the exception returns of the interrupt and breakpoint ``entries``,
+    which the ``ipi`` and ``trap`` charges already cover (x86 sync_core()'s IRETQ,
+    ARM's isb, PowerPC's isync)."""
+    spans = [(addr, addr + size) for addr, size, name in functions if name in entries]
+    return frozenset(a for a, e in events.items()
+                     if e.kind == "serialize" and not any(b <= a < f for b, f in spans))
 
 
 def write_sites(machine: Machine, at: int, sites: Sequence[tuple[int, bytes]]) -> None:
@@ -180,8 +197,10 @@ class SelfPatching:
         self.views = [GuestCpuView(cpu, sym) for cpu in machine.cpus]
         self.ipis = Ipis(machine, hooks, self.views, sym[hooks.IRQ_ENTRY])
         start, end = sym["__patching_text_start"], sym["__patching_text_end"]
-        self.events, _ = scan(arch, hooks, machine,
-                              (f for f in image.functions if start <= f[0] < end))
+        functions = [f for f in image.functions if start <= f[0] < end]
+        self.events, _ = scan(arch, hooks, machine, functions)
+        self.charged = serializations(self.events, functions,
+                                      (hooks.IRQ_ENTRY, hooks.BREAKPOINT_ENTRY))
         self._relax = sym["cpu_relax"]
         for cpu, view in zip(machine.cpus, self.views):
             cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_text_store, cpu.index,
@@ -222,6 +241,8 @@ class SelfPatching:
             return
         if event.kind == "serialize":
             self.machine.serialize(cpu)
+            if addr in self.charged and self.machine.timing is None:
+                self.machine.cpus[cpu].charge("serialize")
         elif event.kind == "invalidate":
             self._invalidate(cpu, event)
 

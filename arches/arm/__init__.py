@@ -18,8 +18,9 @@ import keystone
 import unicorn
 from unicorn import arm_const
 
-from arches.base import (Decoder, Arch, Cost, IsaState, SpinLoop, TextPort, TrapKind,
-                         TrapVector, check_reach, patch_words, uc_register_map)
+from arches.base import (Decoder, Arch, Cost, IsaState, SpinLoop, TextPort,
+                         TextSync, TrapKind, TrapVector, check_reach, patch_words,
+                         serialize_cost, uc_register_map)
 from arches.arm.dwarf import DWARF_REGS
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)   # +-32 MB
@@ -37,6 +38,19 @@ _EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return
                   f"{CORE.exception.source}")
 _IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
             "the exception figure above")
+
+#: v5.10 arch/arm/kernel/patch.c patch_text() is __patch_text() under
+#: stop_machine_cpuslocked() (generic: one IPI per other CPU), and __patch_text_real()
+#: ends with flush_icache_range(), arch/arm/mm/cache-v7.S v7_coherent_kern_range:
+#: DCCMVAU per line, dsb, ICIMVAU per line (broadcast to the Inner Shareable domain
+#: under the Multiprocessing Extensions, so no IPI), dsb, then one isb on the patching
+#: CPU. arch/arm/probes/kprobes/opt-arm.c arch_prepare_optimized_kprobe() copies the
+#: detour and calls flush_icache_range(): a sync round outside stop_machine() sends
+#: nothing.
+TEXT_SYNC = TextSync(round_local=(), round_remote=(), flush=("serialize",),
+                     source="v5.10 arch/arm/kernel/patch.c patch_text(), __patch_text_real(); "
+                            "arch/arm/mm/cache-v7.S v7_coherent_kern_range; "
+                            "arch/arm/probes/kprobes/opt-arm.c arch_prepare_optimized_kprobe()")
 
 
 def _branch(src: int, dst: int, link: bool) -> bytes:
@@ -202,10 +216,12 @@ _A32 = Arch(
                         "(assumption; no published CPI for this guest)"),
         "trap": _EXCEPTION,
         "ipi": _IPI,
+        "serialize": serialize_cost(CORE),
         "icache_flush": _FLUSH_LINE,
         "clock_read": Cost(1, "trace clock read = mrc p15 PMCCNTR: one instruction; no published "
                               "latency found, so the model unit (assumption)"),
     },
+    text_sync=TEXT_SYNC,
     clock=CORE.clock,
     core=CORE,
     decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=tuple(f"r{n}" for n in range(13)) + ("sp", "lr", "pc", "cpsr"), mode_reg="cpsr",

@@ -16,8 +16,8 @@ import keystone
 import unicorn
 from unicorn import ppc_const
 
-from arches.base import (Decoder, Arch, Cost, SpinLoop, TextPort, TrapKind, TrapVector, check_reach,
-                         patch_words, uc_register_map)
+from arches.base import (Decoder, Arch, Cost, SpinLoop, TextPort, TextSync, TrapKind, TrapVector,
+                         check_reach, patch_words, serialize_cost, uc_register_map)
 from arches.ppc32.dwarf import DWARF_REGS
 
 #: PPC_INST_NOP (arch/powerpc/include/asm/ppc-opcode.h): ori 0,0,0, big-endian.
@@ -32,6 +32,18 @@ _EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return
                   f"{CORE.exception.source}")
 _IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
             "the exception figure above")
+
+#: v5.10 arch/powerpc/lib/code-patching.c patch_instruction() sends no IPI:
+#: __patch_instruction() stores the word, then dcbst, sync, icbi, sync, isync on the
+#: patching CPU alone; icbi is performed on every processor (Power ISA v2.03 Book II
+#: §1.8 and §3.2.1 "Instruction Cache Instructions"), and the isync is the only
+#: context synchronization. arch_jump_label_transform() (arch/powerpc/kernel/
+#: jump_label.c) and arch_arm_kprobe() (arch/powerpc/kernel/kprobes.c) patch through
+#: it; no stop_machine().
+TEXT_SYNC = TextSync(round_local=(), round_remote=(), flush=("serialize",),
+                     source="v5.10 arch/powerpc/lib/code-patching.c __patch_instruction(); "
+                            "arch/powerpc/kernel/jump_label.c arch_jump_label_transform(); "
+                            "arch/powerpc/kernel/kprobes.c arch_arm_kprobe()")
 
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)
@@ -179,11 +191,13 @@ ARCH = Arch(
                         "(assumption; no published CPI for this guest)"),
         "trap": _EXCEPTION,
         "ipi": _IPI,
+        "serialize": serialize_cost(CORE),
         "icache_flush": _FLUSH_LINE,
         "clock_read": Cost(1, "trace clock read = mftb: one instruction; no published latency "
                               "found, so the model unit (assumption)"),
     },
     imv_sign_extends=True,               # li rD, SIMM: the 16-bit field is signed
+    text_sync=TEXT_SYNC,
     clock=CORE.clock,
     core=CORE,
     decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=tuple(f"r{n}" for n in range(32)), accesses=True,

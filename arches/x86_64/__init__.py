@@ -15,9 +15,9 @@ import keystone
 import unicorn
 from unicorn import x86_const
 
-from arches.base import (Decoder, Arch, Cost, EncodingError, SpinLoop, TextPort, TrapFrame, TrapKind,
-                         TrapVector, check_reach, split_out_of_line, uc_register_map,
-                         write_out_of_line)
+from arches.base import (Decoder, Arch, Cost, EncodingError, SpinLoop, TextPort, TextSync,
+                         TrapFrame, TrapKind, TrapVector, check_reach, serialize_cost,
+                         split_out_of_line, uc_register_map, write_out_of_line)
 from arches.x86_64.dwarf import DWARF_REGS
 
 #: P6_NOP5 (arch/x86/include/asm/nops.h): nopl 0x0(%rax,%rax,1), the ideal 5-byte nop.
@@ -32,6 +32,17 @@ _EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return
                   f"{CORE.exception.source}")
 _IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
             "the exception figure above")
+
+#: v5.10 arch/x86/kernel/alternative.c text_poke_sync() is on_each_cpu(do_sync_core,
+#: NULL, 1): kernel/smp.c sends every other online CPU a call-function IPI, whose
+#: handler runs do_sync_core(), and runs do_sync_core() on the caller itself with
+#: interrupts off, no IPI; sync_core() is an IRET to self
+#: (arch/x86/include/asm/sync_core.h). flush_icache_range() does nothing: x86
+#: keeps fetch coherent with stores (Intel SDM vol. 3A §8.1.3).
+TEXT_SYNC = TextSync(round_local=("serialize",), round_remote=("ipi", "serialize"), flush=(),
+                     source="v5.10 arch/x86/kernel/alternative.c text_poke_sync(): "
+                            "on_each_cpu(do_sync_core, NULL, 1) (kernel/smp.c); "
+                            "arch/x86/include/asm/sync_core.h sync_core()")
 
 
 REL32 = (-(1 << 31), (1 << 31) - 1)
@@ -154,22 +165,31 @@ def poke_int3_handler(port: TextPort, sites: dict[int, bytes],
 
 
 def text_poke_bp_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> None:
-    """Patch live text with the int3 protocol: three sync rounds for any batch.
+    """Patch live text with the int3 protocol: three sync rounds for any batch of
+    multi-byte sites.
 
     1) int3 on byte 0 of every site, sync; 2) bytes 1..n-1, sync; 3) byte 0,
-    sync. A CPU that hits a temporary int3 meanwhile runs
-    :func:`poke_int3_handler`. One-byte sites are a single atomic store and
-    are written with the byte 0s of step 3. :class:`~arches.base.OutOfLine`
-    entries (a detour) are written and synced first, as arch_prepare_optimized_kprobe
-    ``text_poke``s the detour before arch_optimize_kprobes publishes the jump.
+    sync (each round only when it stored something, as v5.10's ``do_sync``). A
+    CPU that hits a temporary int3 meanwhile runs :func:`poke_int3_handler`. A
+    one-byte site (a kprobe's int3, or the byte it saved) is one atomic store
+    and one sync, as arch_arm_kprobe() and arch_disarm_kprobe() write it
+    (arch/x86/kernel/kprobes/core.c: text_poke(), text_poke_sync()).
+    :class:`~arches.base.OutOfLine` entries (a detour) are written and synced
+    first, as arch_prepare_optimized_kprobe ``text_poke``s the detour before
+    arch_optimize_kprobes publishes the jump.
     """
     code, sites = split_out_of_line(sites)
-    for _, insn in sites:
-        if len(insn) > 1:
-            int3_emulation(insn)             # refuse before the first store
     multi = [(addr, insn) for addr, insn in sites if len(insn) > 1]
-    table = dict(multi)
+    for _, insn in multi:
+        int3_emulation(insn)                 # refuse before the first store
     write_out_of_line(port, code, None)
+    for addr, insn in sites:
+        if len(insn) == 1:
+            port.write_text(addr, insn)
+            port.sync_all()
+    if not multi:
+        return
+    table = dict(multi)
     with port.breakpoint_handler(lambda frame, addr: poke_int3_handler(port, table, frame, addr)):
         for addr, _ in multi:
             port.write_text(addr, INT3)
@@ -177,9 +197,11 @@ def text_poke_bp_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> No
         for addr, insn in multi:
             port.write_text(addr + 1, insn[1:])
         port.sync_all()
-        for addr, insn in sites:
+        first = [(addr, insn) for addr, insn in multi if insn[:1] != INT3]
+        for addr, insn in first:
             port.write_text(addr, insn[:1])
-        port.sync_all()
+        if first:
+            port.sync_all()
 
 
 def text_poke_bp(port: TextPort, addr: int, insn: bytes) -> None:
@@ -279,6 +301,7 @@ ARCH = Arch(
                         "(assumption; no published CPI for this guest)"),
         "trap": _EXCEPTION,
         "ipi": _IPI,
+        "serialize": serialize_cost(CORE),
         "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
         "clock_read": Cost(7, "trace clock read = rdtsc: 6-7 clocks, not pairable, on the Pentium "
@@ -290,6 +313,7 @@ ARCH = Arch(
     exception_names={0: "divide by zero (#DE, divide error: Intel SDM vol. 3A §6.15, vector 0)",
                      13: "general protection fault (#GP: Intel SDM vol. 3A §6.15, vector 13)"},                # Intel SDM vol. 3A §8.1.3: serialize, no flush
     poke_breakpoint=INT3,
+    text_sync=TEXT_SYNC,
     clock=CORE.clock,
     core=CORE,
     decoder=Decoder(str(Path(__file__).with_name("decode.c")), regs=("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"), accesses=True),

@@ -238,8 +238,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "written to a temporary name renamed over the old one, and a link "
                         "or FIFO at any of them is refused")
     p.add_argument("--cost-model", metavar="FILE.toml",
-                   help="override insn/trap/ipi/icache_flush/clock_read cycles: [default] "
-                        "and [ARCH] tables of event = cycles")
+                   help="override insn/trap/ipi/serialize/icache_flush/clock_read cycles: "
+                        "[default] and [ARCH] tables of event = cycles")
     p.add_argument("--memory-pressure", action="store_true",
                    help="every workload step first walks a working set twice the size of "
                         "the reference core's outermost cache (CONFIG_WORKLOAD_MEMORY_PRESSURE), "

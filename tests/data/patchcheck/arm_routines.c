@@ -57,5 +57,17 @@ void my_patch_no_dsb(const struct pc_site *sites, int nr)
 	patch_all(sites, nr, flush_no_dsb);
 }
 
+/* my_patch, then an isb on every CPU by IPI (safe). */
+static void do_isb(void *info)
+{
+	__asm__ __volatile__("isb" : : : "memory");
+}
+
+void my_patch_isb_ipi(const struct pc_site *sites, int nr)
+{
+	patch_all(sites, nr, flush_icache_range);
+	on_each_cpu(do_isb, NULL, 1);
+}
+
 /* A protocol name that is no function. */
 int not_a_function;

@@ -3,9 +3,15 @@
 
 /*
  * Each word of each site: my_patch through the kernel's patch_instruction();
+ * my_patch_isync_ipi the same, then an isync on every CPU by IPI (safe);
  * my_patch_no_sync through __patch_instruction() without the sync between
  * dcbst and icbi (unsafe; a test also removes the other sync).
  */
+static void do_isync(void *info)
+{
+	__asm__ __volatile__("isync" : : : "memory");
+}
+
 static int patch_no_sync(u32 *addr, u32 insn)
 {
 	u32 *alias = text_alias(addr);
@@ -41,4 +47,10 @@ void my_patch(const struct pc_site *sites, int nr)
 void my_patch_no_sync(const struct pc_site *sites, int nr)
 {
 	patch_all(sites, nr, patch_no_sync);
+}
+
+void my_patch_isync_ipi(const struct pc_site *sites, int nr)
+{
+	patch_all(sites, nr, patch_instruction);
+	on_each_cpu(do_isync, NULL, 1);
 }
