@@ -727,6 +727,168 @@ def bitmap_reference(size: int) -> int:
     return _fnv(out + [1, 1, 1, 2])
 
 
+# lib/string_helpers.c
+_M64 = (1 << 64) - 1
+_ESCAPE_SPACE, _ESCAPE_SPECIAL, _ESCAPE_NULL, _ESCAPE_OCTAL, _ESCAPE_NP, _ESCAPE_HEX = \
+    1, 2, 4, 8, 0x10, 0x20
+_UNESCAPE_SPACE, _UNESCAPE_OCTAL, _UNESCAPE_HEX, _UNESCAPE_SPECIAL = 1, 2, 4, 8
+_SPACES = {b"\n"[0]: b"n", b"\r"[0]: b"r", b"\t"[0]: b"t", 0x0B: b"v", 0x0C: b"f"}
+_SPECIALS = {b"\\"[0]: b"\\", 0x07: b"a", 0x1B: b"e"}
+
+
+def string_get_size(size: int, blk_size: int, binary: bool) -> str:
+    """string_get_size: each factor cut below 2**32 by the divisor (the remainders
+    dropped), their product divided down below the divisor keeping the last
+    remainder, 3 significant figures rounded half up from its thousandths."""
+    div = 1024 if binary else 1000
+    names = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"] if binary else \
+        ["B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"]
+    i, rem, frac = 0, 0, ""
+    if blk_size == 0:
+        size = 0
+    if size:
+        while blk_size >> 32:
+            blk_size, i = blk_size // div, i + 1
+        while size >> 32:
+            size, i = size // div, i + 1
+        size *= blk_size
+        while size >= div:
+            size, rem, i = size // div, size % div, i + 1
+        digits = max(3 - len(str(size)), 0)  # decimals for 3 significant figures (1000-1023 KiB: 0)
+        rem = (rem * 1000 >> 10 if binary else rem) + (500, 50, 5)[digits]
+        if rem >= 1000:
+            rem, size = rem - 1000, size + 1
+        frac = f".{rem:03d}"[:digits + 1] if digits else ""
+    return f"{size & _M32}{frac} {names[i] if i < len(names) else 'UNK'}"
+
+
+def _isprint(c: int) -> bool:
+    """v5.10's isprint(): printable ASCII and Latin-1 from the no-break space up."""
+    return 0x20 <= c < 0x7F or c >= 0xA0
+
+
+def escape_mem(src: bytes, flags: int, only: bytes | None) -> bytes:
+    """string_escape_mem's whole output. With a non-empty only, the bytes not in
+    it (a NUL counts as in it: strchr finds the terminator) pass unescaped."""
+    out = bytearray()
+    for c in src:
+        if (flags & _ESCAPE_NP and _isprint(c)) or (only and c not in only + b"\0"):
+            out.append(c)
+        elif flags & _ESCAPE_SPACE and c in _SPACES:
+            out += b"\\" + _SPACES[c]
+        elif flags & _ESCAPE_SPECIAL and c in _SPECIALS:
+            out += b"\\" + _SPECIALS[c]
+        elif flags & _ESCAPE_NULL and c == 0:
+            out += b"\\0"
+        elif flags & _ESCAPE_OCTAL:
+            out += b"\\%03o" % c
+        elif flags & _ESCAPE_HEX:
+            out += b"\\x%02x" % c
+        else:
+            out.append(c)
+    return bytes(out)
+
+
+def escape_mem_ascii(src: bytes) -> bytes:
+    return b"".join(bytes([c]) if 0x20 <= c < 0x7F and c not in b'"\\' else b"\\x%02x" % c
+                    for c in src)
+
+
+def unescape(src: bytes, size: int, flags: int) -> bytes:
+    """string_unescape into size bytes (0: no limit), without the NUL it ends with."""
+    s, i, out = src + b"\0\0\0\0", 0, bytearray()
+    odigit = lambda c: 0x30 <= c <= 0x37  # noqa: E731
+    while s[i]:
+        size = (size - 1) & _M64
+        if not size:
+            break
+        if s[i] == 0x5C and s[i + 1] and size > 1:
+            i, size = i + 1, size - 1
+            c = s[i]
+            if flags & _UNESCAPE_SPACE and c in b"nrtvf":
+                out.append({v[0]: k for k, v in _SPACES.items()}[c])
+                i += 1
+                continue
+            if flags & _UNESCAPE_OCTAL and odigit(c):
+                num, q = c & 7, i + 1
+                while num < 32 and odigit(s[q]) and q - i < 3:
+                    num, q = num * 8 + (s[q] & 7), q + 1
+                out.append(num)
+                i = q
+                continue
+            if flags & _UNESCAPE_HEX and c == 0x78 and _hexval(s[i + 1]) >= 0:
+                num, q = _hexval(s[i + 1]), i + 2
+                if _hexval(s[q]) >= 0:
+                    num, q = num * 16 + _hexval(s[q]), q + 1
+                out.append(num)
+                i = q
+                continue
+            if flags & _UNESCAPE_SPECIAL and c in b'"\\ae':
+                out += {0x22: b'"', 0x5C: b"\\", 0x61: b"\a", 0x65: b"\x1b"}[c]
+                i += 1
+                continue
+            out.append(0x5C)
+        out.append(s[i])
+        i += 1
+    return bytes(out)
+
+
+#: test_string_helpers.c's inputs.
+GET_SIZES = [(0, 512), (1, 512), (1100, 1), (16384, 512), (500118192, 512), (8192, 4096),
+             (3000, 1900), (1, 1), (_M64, 4096), (4096, _M64), (999, 1), (1000, 1),
+             (1023, 1), (1024, 1), (999999, 1), (1023999, 1), (5, 0), (12345678901, 3)]
+ESCAPE_FIXED = b'a\\b"c\n\r\t\x0b\x0c\x07\x1b\x00d\x7f\x80\xa0\xff ~'
+ESCAPE_FLAGS = [1, 2, 4, 8, 0x20, 15, 31, 0x30, 0x21, 0x10, 0]
+ESCAPE_ONLY = [None, b"", b"\n\\b", b'"a']
+UNESCAPED = [b"plain", rb"a\nb\tc\rd\ve\f", rb"\101\0\12x\400\777\8", rb"\x41\x4g\xg\x",
+             rb'\"\\\a\e\q', b"tail\\", rb"\\n", rb"\x414243", rb"\1234", b""]
+
+
+def test_the_string_helpers_references_give_v5_10s_test_values() -> None:
+    """lib/test-string_helpers.c's string_get_size cases (v5.10)."""
+    cases = {(0, 512): ("0 B", "0 B"), (1, 512): ("512 B", "512 B"),
+             (1100, 1): ("1.10 kB", "1.07 KiB"), (16384, 512): ("8.39 MB", "8.00 MiB"),
+             (500118192, 512): ("256 GB", "238 GiB"), (8192, 4096): ("33.6 MB", "32.0 MiB"),
+             (3000, 1900): ("5.70 MB", "5.44 MiB"), (_M64, 4096): ("75.6 ZB", "64.0 ZiB"),
+             (4096, _M64): ("75.6 ZB", "64.0 ZiB")}
+    for (size, blk), want in cases.items():
+        assert (string_get_size(size, blk, False), string_get_size(size, blk, True)) == want
+    assert escape_mem(b"\n\x00\xff", 31, None) == b"\\n\\0\xff"
+    assert unescape(rb"\x41\101\n", 0, 15) == b"AA\n"
+
+
+def string_helpers_reference(size: int) -> int:
+    """test_string_helpers_run over size pseudo-random bytes."""
+    data, out = _bytes(size), []
+    text = lambda b: [*b, _M32]  # noqa: E731
+    xs = iter(_xorshift(6 * size))
+    for binary in (False, True):
+        out += [v for s, b in GET_SIZES for v in text(string_get_size(s, b, binary).encode())]
+        for i in range(size):
+            big, blk = next(xs), next(xs) >> (i % 32)
+            got = string_get_size((big << (i % 29) | next(xs)) & _M64, blk, binary)
+            out += text(got.encode())
+        out += text(string_get_size(123456, 1, binary).encode()[:3])
+    for flags in ESCAPE_FLAGS:
+        for only in ESCAPE_ONLY:
+            got = escape_mem(ESCAPE_FIXED, flags, only)
+            out += [len(got), *text(got)]
+        got = escape_mem(data, flags, None)
+        out += [len(got), *text(got), len(got), *text((got[:7] + b"#" * 8)[:8])]
+    out.append(len(escape_mem(ESCAPE_FIXED, 15, None)))
+    for got in (escape_mem_ascii(ESCAPE_FIXED), escape_mem_ascii(data), b"tab\\there"):
+        out += [len(got), *text(got)]
+    for src in UNESCAPED:
+        for flags in (1, 2, 4, 8, 15, 0):
+            got = unescape(src, 0, flags)
+            out += [len(got), *text(got + b"\0")]
+        for limit in (0, 1, 2, 5, 0):
+            got = unescape(src, limit, 15)
+            out += [len(got), *text(got + b"\0")]
+    quoted = escape_mem(b'say "hi"\n\tand\\go \x1b[0m', _ESCAPE_HEX, b'\f\n\r\t\v\a\x1b\\"')
+    return _fnv(out + text(quoted) + [1, _M32, *text(b"<unknown>"), 1])
+
+
 class Lib(NamedTuple):
     """One lib/ file's module under tests/linux_lib/: the modules it needs built
     first (as lcm.o needs gcd.o), its reference, the size the reference test
@@ -750,7 +912,8 @@ LIB = {"gcd": Lib([], gcd_reference), "lcm": Lib(["gcd"], lcm_reference),
        "list_debug": Lib([], list_debug_reference, 64, {"DEBUG_LIST": "y"}),
        "klist": Lib([], klist_reference, 64), "xxhash": Lib([], xxhash_reference),
        "kfifo": Lib([], kfifo_reference, 300, small=64),
-       "bitmap": Lib([], bitmap_reference, 200)}
+       "bitmap": Lib([], bitmap_reference, 200),
+       "string_helpers": Lib([], string_helpers_reference, 200)}
 
 
 def lib_build(arch: str, name: str) -> tuple[Build, str]:
