@@ -179,12 +179,8 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 			width = width * 10 + (*fmt++ - '0');
 		if (*fmt == '.') {
 			prec = 0;
-			if (*++fmt == '*') {	/* the precision is the next argument; negative: 0 */
-				prec = max(va_arg(ap, int), 0);
-				fmt++;
-			}
-			while (*fmt >= '0' && *fmt <= '9')
-				prec = prec * 10 + (*fmt++ - '0');
+			while (*++fmt >= '0' && *fmt <= '9')
+				prec = prec * 10 + (*fmt - '0');
 		}
 		while (*fmt == 'l' || *fmt == 'z' || *fmt == 'h') {
 			if (*fmt == 'l' || (*fmt == 'z' && sizeof(size_t) == sizeof(long)))
@@ -271,7 +267,7 @@ int vscnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	int n = vsnprintf(buf, size, fmt, ap);
 
-	if (n < (int)size)
+	if ((size_t)n < size)
 		return n;
 	return size ? size - 1 : 0;
 }

@@ -667,8 +667,8 @@ def _string(text: str) -> list[int]:
 
 
 def bitmap_reference(size: int) -> int:
-    """test_bitmap_run over size bits."""
-    n, mask, out = size, (1 << size) - 1, []
+    """test_bitmap_run over size bits; below 64, every third fixed string."""
+    n, mask, out, step = size, (1 << size) - 1, [], 3 if size < 64 else 1
     vals = _xorshift(size)
     a, b, m = (sum((v >> k & 1) << i for i, v in enumerate(vals)) for k in (31, 30, 29))
     words = lambda bits: _words(bits, n)  # noqa: E731
@@ -689,12 +689,12 @@ def bitmap_reference(size: int) -> int:
     # test_regions
     r = a
     for order in range(4):
-        step = 1 << order
-        pos = next((p for p in range(0, n - step + 1, step) if not r >> p & (1 << step) - 1),
+        width = 1 << order
+        pos = next((p for p in range(0, n - width + 1, width) if not r >> p & (1 << width) - 1),
                    _ENOMEM)
         out.append(pos)
         if pos >= 0:
-            r |= ((1 << step) - 1) << pos
+            r |= ((1 << width) - 1) << pos
             out += [_EBUSY, 0]
     out += words(r)
     out += [_zero_area(r, n, 0, 3, 1, 0), _zero_area(r, n, n // 2, 2, 3, 0),
@@ -708,21 +708,21 @@ def bitmap_reference(size: int) -> int:
         text = (bitmap_list(bits, n) + "\n")[:7]
         out += [len(text), *_string(text)]
     # test_parsers
-    for text in BITMAP_LISTS:
+    for text in BITMAP_LISTS[::step]:
         ret, bits = parselist(text, 1024)
         out += [ret, *(_words(bits, 1024) if ret == 0 else [])]
-    for text in BITMAP_HEXES:
+    for text in BITMAP_HEXES[::step]:
         ret, bits = parse_hex(text, 1 << 32, 100)
         out += [ret, *(_words(bits, 100) if ret == 0 else [])]
     out += [0, *_words(0xABCDEF, 100), 0, *_words(0b1000011100, 64), 0, *_words(0xF0F0, 64)]
     # test_kstrtox
-    for text, base in KSTRTOS:
+    for text, base in KSTRTOS[::step]:
         ull, ll = kstrtoull(text, base), kstrtoll(text, base)
         out += [ull[0], ull[1] & _M32, ull[1] >> 32, ll[0], ll[1] & _M32, (ll[1] >> 32) & _M32, 1]
         for conv in (_fits(ull, 0, _M32), _fits(ll, -(1 << 31), (1 << 31) - 1),
                      _fits(ull, 0, 255), _fits(ll, -128, 127)):
             out += list(conv)
-    for text in BOOLS:
+    for text in BOOLS[::step]:
         out += list(kstrtobool(text))
     return _fnv(out + [1, 1, 1, 2])
 
@@ -858,19 +858,20 @@ def test_the_string_helpers_references_give_v5_10s_test_values() -> None:
 
 
 def string_helpers_reference(size: int) -> int:
-    """test_string_helpers_run over size pseudo-random bytes."""
-    data, out = _bytes(size), []
+    """test_string_helpers_run over size pseudo-random bytes; below 64, every third
+    entry of the size, flag, @only and escaped-string tables."""
+    data, out, step = _bytes(size), [], 3 if size < 64 else 1
     text = lambda b: [*b, _M32]  # noqa: E731
     xs = iter(_xorshift(6 * size))
     for binary in (False, True):
-        out += [v for s, b in GET_SIZES for v in text(string_get_size(s, b, binary).encode())]
+        out += [v for s, b in GET_SIZES[::step] for v in text(string_get_size(s, b, binary).encode())]
         for i in range(size):
             big, blk = next(xs), next(xs) >> (i % 32)
             got = string_get_size((big << (i % 29) | next(xs)) & _M64, blk, binary)
             out += text(got.encode())
         out += text(string_get_size(123456, 1, binary).encode()[:3])
-    for flags in ESCAPE_FLAGS:
-        for only in ESCAPE_ONLY:
+    for flags in ESCAPE_FLAGS[::step]:
+        for only in ESCAPE_ONLY[::step]:
             got = escape_mem(ESCAPE_FIXED, flags, only)
             out += [len(got), *text(got)]
         got = escape_mem(data, flags, None)
@@ -878,11 +879,11 @@ def string_helpers_reference(size: int) -> int:
     out.append(len(escape_mem(ESCAPE_FIXED, 15, None)))
     for got in (escape_mem_ascii(ESCAPE_FIXED), escape_mem_ascii(data), b"tab\\there"):
         out += [len(got), *text(got)]
-    for src in UNESCAPED:
+    for src in UNESCAPED[::step]:
         for flags in (1, 2, 4, 8, 15, 0):
             got = unescape(src, 0, flags)
             out += [len(got), *text(got + b"\0")]
-        for limit in (0, 1, 2, 5, 0):
+        for limit in (0, 1, 2, 5, 0):    # the limits, then string_unescape_any_inplace
             got = unescape(src, limit, 15)
             out += [len(got), *text(got + b"\0")]
     quoted = escape_mem(b'say "hi"\n\tand\\go \x1b[0m', _ESCAPE_HEX, b'\f\n\r\t\v\a\x1b\\"')
