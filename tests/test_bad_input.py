@@ -444,7 +444,7 @@ def test_json_guest_fault_from_a_real_run(capsys, tmp_path) -> None:
 
 @pytest.mark.parametrize("argv", [
     ["ftrace", "--arch", A, "--workload", "fib", "--size", "3"],
-    ["probe", "--arch", A, "--workload", "kmalloc", "--size", "3", "kernel/slab.c:224"],
+    ["probe", "--arch", A, "--workload", "kmalloc", "--size", "3", "kernel/slab.c:232"],
     ["kprobe", "--arch", A, "--at", "kmalloc", "--workload", "kmalloc", "--size", "3"],
     ["compare", "--arch", A, "--mechanism", "kprobe", "--workload", "kmalloc", "--size", "3"],
 ], ids=lambda a: a[0])
