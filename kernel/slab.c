@@ -174,17 +174,9 @@ size_t kmem_cache_size(struct kmem_cache *cachep)
 	return cachep->size;
 }
 
-/* __GFP_ZERO: the whole object zeroed, as v5.10's slab_alloc does (ksize() bytes). */
-static void *gfp_zero(void *obj, struct kmem_cache *cachep, gfp_t flags)
-{
-	if (obj && (flags & __GFP_ZERO))
-		memset(obj, 0, cachep->size);
-	return obj;
-}
-
 noinline void *kmem_cache_alloc(struct kmem_cache *cachep, gfp_t flags)
 {
-	void *ret = gfp_zero(__cache_alloc(cachep), cachep, flags);
+	void *ret = __cache_alloc(cachep);
 
 #ifdef CONFIG_KMEMTRACE
 	trace_mark(kmem_cache_alloc, "type_id %d call_site %lu ptr %lu "
@@ -229,7 +221,7 @@ noinline void *kmalloc(size_t size, gfp_t flags)
 	if (size > KMALLOC_MAX_SIZE)
 		return NULL;
 	cachep = kmalloc_slab(size);
-	ret = gfp_zero(__cache_alloc(cachep), cachep, flags);
+	ret = __cache_alloc(cachep);
 #ifdef CONFIG_KMEMTRACE
 	trace_mark(kmalloc, "type_id %d call_site %lu ptr %lu "
 		   "bytes_req %lu bytes_alloc %lu gfp_flags %lu node %d",

@@ -2,8 +2,9 @@
 /*
  * Allocation flags (include/linux/gfp.h). kisim's slab takes the 2.6 values
  * its kmemtrace events record (GFP_KERNEL 0xd0) and does not act on them:
- * it never sleeps, reclaims or does I/O. __GFP_ZERO (its 2.6 value) is the
- * one it acts on: the object comes zeroed, as kzalloc()'s (linux/slab.h).
+ * it never sleeps, reclaims or does I/O. __GFP_ZERO (its 2.6 value) zeroes
+ * what kmalloc_array() and kcalloc() return (linux/slab.h); kmalloc() itself
+ * does not act on it: use kzalloc().
  */
 #ifndef _LINUX_GFP_H
 #define _LINUX_GFP_H
