@@ -117,3 +117,18 @@ __weak ssize_t strscpy(char *dst, const char *src, size_t size)
 	dst[n - 1] = '\0';
 	return -E2BIG;
 }
+
+__weak char *strchr(const char *s, int c)
+{
+	for (; *s != (char)c; s++)
+		if (!*s)
+			return NULL;
+	return (char *)s;
+}
+
+__weak char *strnchrnul(const char *s, size_t count, int c)
+{
+	while (count-- && *s && *s != (char)c)
+		s++;
+	return (char *)s;
+}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vsnprintf, printk (console output through HC_WRITE) and panic
- * (HC_PANIC). Numbers are converted without 64-bit division, which
+ * (HC_PANIC). Of lib/vsprintf.c's pointer extensions, %px and the
+ * bitmaps' %*pb and %*pbl. Numbers are converted without 64-bit division, which
  * 32-bit guests would need a libgcc for.
  */
 #include <linux/kernel.h>
@@ -74,6 +75,72 @@ static void put_number(struct outbuf *o, u64 v, bool neg, unsigned int base,
 			put(o, ' ');
 }
 
+/* At most prec characters of s (all when prec < 0), "(null)" for NULL, padded to width. */
+static void put_string(struct outbuf *o, const char *s, int prec, int width, bool left)
+{
+	int len = 0;
+
+	if (!s)
+		s = "(null)";
+	while (s[len] && (prec < 0 || len < prec))
+		len++;
+	if (!left)
+		for (; len < width; width--)
+			put(o, ' ');
+	for (int i = 0; s[i] && (prec < 0 || i < prec); i++)
+		put(o, s[i]);
+	if (left)
+		for (; len < width; width--)
+			put(o, ' ');
+}
+
+/*
+ * %*pb (lib/vsprintf.c bitmap_string, v5.10): nbits bits as hex, most
+ * significant first, in comma-separated groups of 32 bits, each zero-padded
+ * to its digits (8, but the first group only as many as its bits need);
+ * nothing for nbits <= 0.
+ */
+static void put_bitmap_hex(struct outbuf *o, const unsigned long *bitmap, int nbits)
+{
+	int bits = nbits > 0 ? nbits % 32 : 0;
+	int i;
+
+	if (nbits > 0 && bits == 0)
+		bits = 32;
+	for (i = nbits > 0 ? ALIGN(nbits, 32) - 32 : -1; i >= 0; i -= 32) {
+		u32 group = bitmap[i / BITS_PER_LONG] >> (i % BITS_PER_LONG);
+
+		if (i != ALIGN(nbits, 32) - 32)
+			put(o, ',');
+		put_number(o, group & (u32)((1ULL << bits) - 1), false, 16, false,
+			   DIV_ROUND_UP(bits, 4), '0', false);
+		bits = 32;
+	}
+}
+
+/*
+ * %*pbl (lib/vsprintf.c bitmap_list_string, v5.10): the set bits below
+ * nbits as a comma-separated list of decimal numbers and first-last ranges
+ * of consecutive ones, e.g. "0-3,8,10-11".
+ */
+static void put_bitmap_list(struct outbuf *o, const unsigned long *bitmap, int nbits)
+{
+	unsigned long size = nbits > 0 ? nbits : 0;
+	unsigned long first = find_first_bit(bitmap, size), last;
+
+	while (first < size) {
+		last = find_next_zero_bit(bitmap, size, first + 1) - 1;
+		put_number(o, first, false, 10, false, 0, ' ', false);
+		if (last > first) {
+			put(o, '-');
+			put_number(o, last, false, 10, false, 0, ' ', false);
+		}
+		first = find_next_bit(bitmap, size, last + 1);
+		if (first < size)
+			put(o, ',');
+	}
+}
+
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	struct outbuf o = { buf, size, 0 };
@@ -99,6 +166,14 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 				alt = true;
 			else if (*fmt != '+' && *fmt != ' ')
 				break;
+		}
+		if (*fmt == '*') {	/* the width is the next argument; negative: left-justified */
+			width = va_arg(ap, int);
+			if (width < 0) {
+				width = -width;
+				left = true;
+			}
+			fmt++;
 		}
 		while (*fmt >= '0' && *fmt <= '9')
 			width = width * 10 + (*fmt++ - '0');
@@ -131,6 +206,18 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 				   *fmt == 'X', width, pad, left);
 			break;
 		case 'p':
+			if (fmt[1] == 'b') {	/* %*pb, %*pbl: a bitmap of width bits */
+				const unsigned long *bitmap = va_arg(ap, const unsigned long *);
+
+				fmt += fmt[2] == 'l' ? 2 : 1;
+				if (!bitmap)
+					put_string(&o, "(null)", -1, width, left);
+				else if (*fmt == 'l')
+					put_bitmap_list(&o, bitmap, width);
+				else
+					put_bitmap_hex(&o, bitmap, width);
+				break;
+			}
 			if (fmt[1] == 'x') {	/* %px: the raw address, as many digits as a pointer has */
 				fmt++;
 				put_number(&o, (unsigned long)va_arg(ap, void *), false, 16, false,
@@ -145,24 +232,9 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 		case 'c':
 			put(&o, (char)va_arg(ap, int));
 			break;
-		case 's': {
-			const char *s = va_arg(ap, const char *);
-			int len = 0;
-
-			if (!s)
-				s = "(null)";
-			while (s[len] && (prec < 0 || len < prec))
-				len++;
-			if (!left)
-				for (; len < width; width--)
-					put(&o, ' ');
-			for (int i = 0; s[i] && (prec < 0 || i < prec); i++)
-				put(&o, s[i]);
-			if (left)
-				for (; len < width; width--)
-					put(&o, ' ');
+		case 's':
+			put_string(&o, va_arg(ap, const char *), prec, width, left);
 			break;
-		}
 		case '%':
 			put(&o, '%');
 			break;
@@ -186,6 +258,27 @@ int snprintf(char *buf, size_t size, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* vsnprintf's count capped to what went into buf: at most size - 1, 0 for size 0. */
+int vscnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(buf, size, fmt, ap);
+
+	if ((size_t)n < size)
+		return n;
+	return size ? size - 1 : 0;
+}
+
+int scnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vscnprintf(buf, size, fmt, ap);
 	va_end(ap);
 	return n;
 }

@@ -235,7 +235,9 @@ def run(kernel, text: str, regs: dict, memory: bytes, probe: bool) -> tuple[dict
     scratch page, the hits and the handler the probe got."""
     g = Guest(kernel, workload="kmalloc", size=1)
     kprobes = Kprobes(g)
-    base = g.image.symbols["kmalloc"] & ~1
+    # 2 mod 4, whatever kmalloc's own alignment: the cases' PC-relative
+    # encodings (adr's 16-bit form, literal loads) assume it
+    base = (g.image.symbols["kmalloc"] & ~3) + 2
     stub = (base + ARM_STUB) & ~3
     end = base + _offset(text, "end", base, stub)
     code = _assemble(text, base, stub).ljust(stub - base, b"\0")

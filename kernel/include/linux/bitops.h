@@ -149,6 +149,31 @@ static inline bool __test_and_set_bit(unsigned int nr, volatile unsigned long *a
 	return old;
 }
 
+/*
+ * Bit searches (include/asm-generic/bitops/find.h, lib/find_bit.c, v5.10):
+ * the index of the first bit at or after offset that is set (clear), below
+ * size; size itself when there is none, or when offset >= size.
+ */
+unsigned long find_next_bit(const unsigned long *addr, unsigned long size,
+			    unsigned long offset);
+unsigned long find_next_zero_bit(const unsigned long *addr, unsigned long size,
+				 unsigned long offset);
+/* The highest set bit below size; size when there is none. */
+unsigned long find_last_bit(const unsigned long *addr, unsigned long size);
+
+#define find_first_bit(addr, size)	find_next_bit((addr), (size), 0)
+#define find_first_zero_bit(addr, size)	find_next_zero_bit((addr), (size), 0)
+
+#define for_each_set_bit(bit, addr, size)				\
+	for ((bit) = find_first_bit((addr), (size));			\
+	     (bit) < (size);						\
+	     (bit) = find_next_bit((addr), (size), (bit) + 1))
+
+#define for_each_clear_bit(bit, addr, size)				\
+	for ((bit) = find_first_zero_bit((addr), (size));		\
+	     (bit) < (size);						\
+	     (bit) = find_next_zero_bit((addr), (size), (bit) + 1))
+
 static inline bool __test_and_clear_bit(unsigned int nr, volatile unsigned long *addr)
 {
 	bool old = test_bit(nr, addr);

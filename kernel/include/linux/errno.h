@@ -20,7 +20,9 @@
 #define EINVAL		22
 #define ENOSPC		28
 #define ERANGE		34
+#define ENAMETOOLONG	36
 #define ENOSYS		38
+#define EOVERFLOW	75
 #define EILSEQ		84
 #define EOPNOTSUPP	95
 

@@ -2,8 +2,9 @@
 /*
  * Allocation flags (include/linux/gfp.h). kisim's slab takes the 2.6 values
  * its kmemtrace events record (GFP_KERNEL 0xd0) and does not act on them:
- * it never sleeps, reclaims or does I/O. __GFP_ZERO is not offered: kmalloc
- * does not zero; kzalloc() does (linux/slab.h).
+ * it never sleeps, reclaims or does I/O. __GFP_ZERO (its 2.6 value) zeroes
+ * what kmalloc_array() and kcalloc() return (linux/slab.h); kmalloc() itself
+ * does not act on it: use kzalloc().
  */
 #ifndef _LINUX_GFP_H
 #define _LINUX_GFP_H
@@ -15,6 +16,7 @@
 #define __GFP_IO		0x40u
 #define __GFP_FS		0x80u
 #define __GFP_NOWARN		0x200u
+#define __GFP_ZERO		0x8000u
 
 #define GFP_ATOMIC		(__GFP_HIGH)
 #define GFP_NOWAIT		0u

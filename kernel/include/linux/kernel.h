@@ -12,11 +12,13 @@
 #include <linux/preempt.h>
 #include <linux/minmax.h>
 #include <linux/export.h>		/* through <linux/linkage.h> in v5.10 */
+#include <linux/kstrtox.h>		/* v5.10 declares them here */
 #include <asm/div64.h>
 #include <asm/byteorder.h>		/* as v5.10's: cpu_to_le32 & co. */
 
 /* include/linux/kernel.h and include/uapi/linux/const.h (v5.10). */
 #define __ALIGN_KERNEL_MASK(x, mask)	(((x) + (mask)) & ~(mask))
+#define __ALIGN_MASK(x, mask)	__ALIGN_KERNEL_MASK((x), (mask))
 #define __ALIGN_KERNEL(x, a)	__ALIGN_KERNEL_MASK(x, (typeof(x))(a) - 1)
 #define ALIGN(x, a)		__ALIGN_KERNEL((x), (a))
 #define ALIGN_DOWN(x, a)	__ALIGN_KERNEL((x) - ((a) - 1), (a))
@@ -34,5 +36,18 @@
 #define upper_32_bits(n)	((u32)(((n) >> 16) >> 16))
 #define lower_32_bits(n)	((u32)(n))
 #define abs(x)			({ typeof(x) __x = (x); __x < 0 ? -__x : __x; })
+
+/*
+ * Hex digits (lib/hexdump.c, v5.10): hex_asc_lo/hi give a byte's low and
+ * high digit in lower case; hex_to_bin() is a digit's value, either case,
+ * or -1 for any other character.
+ */
+extern const char hex_asc[];
+#define hex_asc_lo(x)	hex_asc[((x) & 0x0f)]
+#define hex_asc_hi(x)	hex_asc[((x) & 0xf0) >> 4]
+extern const char hex_asc_upper[];
+#define hex_asc_upper_lo(x)	hex_asc_upper[((x) & 0x0f)]
+#define hex_asc_upper_hi(x)	hex_asc_upper[((x) & 0xf0) >> 4]
+int hex_to_bin(char ch);
 
 #endif

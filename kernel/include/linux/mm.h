@@ -5,7 +5,7 @@
  * large (the slab has its own for its heap pages, kernel/slab.c): here a
  * struct page pointer is the page's own address, an opaque name that is
  * never dereferenced, so virt_to_page/page_to_phys/page_address are
- * consistent with each other and with __pa/__va.
+ * consistent with each other and with __pa/__va. And get_cmdline().
  */
 #ifndef _LINUX_MM_H
 #define _LINUX_MM_H
@@ -22,5 +22,10 @@ struct page;
 
 /* The offset of p within its page. */
 #define offset_in_page(p)	((unsigned long)(p) & ~PAGE_MASK)
+
+struct task_struct;
+
+/* mm/util.c (kernel/util.c): the task's command line, NUL-separated; its length. */
+int get_cmdline(struct task_struct *task, char *buffer, int buflen);
 
 #endif

@@ -7,6 +7,9 @@
 
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list args);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+/* The characters written to buf, without the NUL: at most size - 1, 0 for size 0. */
+int vscnprintf(char *buf, size_t size, const char *fmt, va_list args);
+int scnprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
 int printk(const char *fmt, ...) __printf(1, 2);
 
 /* Log levels (include/linux/kern_levels.h): SOH, then the level's digit. */

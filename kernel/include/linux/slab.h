@@ -45,13 +45,20 @@ static inline void *kzalloc(size_t size, gfp_t flags)
 	return p;
 }
 
-/* An array of n elements of size bytes; NULL if n * size overflows. */
+/*
+ * An array of n elements of size bytes; NULL if n * size overflows. With
+ * __GFP_ZERO it comes zeroed (as kcalloc), as v5.10's slab zeroes any
+ * object asked for with that flag; kisim's out-of-line kmalloc() does not
+ * act on it (its code is the one docs/lineprobes.md reads line by line).
+ */
 static inline void *kmalloc_array(size_t n, size_t size, gfp_t flags)
 {
 	size_t bytes;
 
 	if (__builtin_mul_overflow(n, size, &bytes))
 		return NULL;
+	if (flags & __GFP_ZERO)
+		return kzalloc(bytes, flags & ~__GFP_ZERO);
 	return kmalloc(bytes, flags);
 }
 

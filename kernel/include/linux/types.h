@@ -67,6 +67,9 @@ typedef __builtin_va_list	va_list;
 
 #define BITS_PER_LONG		(__SIZEOF_LONG__ * 8)
 
+/* A bitmap of bits bits (BITS_TO_LONGS is linux/bitops.h's). */
+#define DECLARE_BITMAP(name, bits)	unsigned long name[BITS_TO_LONGS(bits)]
+
 #include <generated/autoconf.h>
 
 /* include/linux/types.h (v5.10): the kernel's list heads and callback types. */

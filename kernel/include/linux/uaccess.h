@@ -10,6 +10,7 @@
 #ifndef _LINUX_UACCESS_H
 #define _LINUX_UACCESS_H
 
+#include <linux/minmax.h>		/* as v5.10's */
 #include <linux/string.h>
 #include <linux/types.h>
 
