@@ -10,7 +10,7 @@ the same result (checked). Also the peak RSS growth of a serial sweep of
 Per site kind (``--kind-seeds`` interleavings each, serial, 2 CPUs): the
 arch's protocol on a loop of that one kind, its interleavings per second
 and its wall time as a ratio to the default ``jump,call`` loop timed in
-the same run, and its findings (must be 0). Kinds the arch lacks are
+the same run, and its findings (none but the arch's concurrent-modification rule's). Kinds the arch lacks are
 skipped. Run:
 
     .venv/bin/python benchmarks/bench_patchcheck.py [--seeds 10000] [--jobs 2]
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from arches import NAMES
+from arches import NAMES, get_arch
 from benchlib import parse_args
 from patchcheck.sites import DEFAULT_SITES, SITE_KINDS, CheckerError
 from patchcheck.sweep import CheckSpec, sweep
@@ -68,7 +68,11 @@ def _kinds(arch: str, seeds: int) -> list[dict]:
                      "interleavings_per_s": round(seeds / seconds),
                      "time_vs_jump_call": round(seconds / base, 2),
                      "findings": out["findings_total"]})
-        assert rows[-1]["findings"] == 0, f"{arch} {sites}: the real protocol has findings"
+        # The one kind of finding v5.10's own protocol may give: a pair outside the
+        # arch's concurrent-modification rule (ppc32's kprobe, docs/patchcheck.md).
+        rule = get_arch(arch).cmodx_safe is not None
+        assert set(out["by_kind"]) <= ({"unpredictable"} if rule else set()), \
+            f"{arch} {sites}: the real protocol has findings {out['by_kind']}"
     return rows
 
 
