@@ -38,7 +38,7 @@ from arches.base import ReferenceCore
 from kbuild import build
 from kbuild.modules import load_module
 from lab.measure import Tally
-from lab.verdict import spread
+from lab.verdict import spread, verdict
 from lab.mechanisms import MCOUNT_LIVE, run_once
 from sim.guest import Guest
 from sim.workloads import DEFAULT_SIZES
@@ -329,7 +329,9 @@ def mcount_seed(arch_name: str, size: int | None = None, layout: int | None = No
 def figures_over_samples(docs: list[dict]) -> dict:
     """One experiment on one arch over samples (layouts): the first sample's document
     with each figure's model as its median and range, the ratio judged on the median,
-    and in how many samples it was within 2x; the samples under ``per_sample``."""
+    in how many samples it was within 2x and the verdict on that count, as an
+    ordering's (:func:`lab.verdict.verdict`: "within 2x" holds, does not hold, or
+    is undecided by the model); the samples under ``per_sample``."""
     if not docs or any((d["experiment"], d["arch"]) != (docs[0]["experiment"], docs[0]["arch"])
                        for d in docs):
         raise ValueError("samples of one experiment on one arch")
@@ -339,10 +341,10 @@ def figures_over_samples(docs: list[dict]) -> dict:
         middle = Figure(first["figure"], first["published"], statistics.median(values),
                         first["unit"], first["source"], first["detail"], first["overhead"],
                         first["extrapolated"])
-        within = [d["figures"][i]["within_2x"] for d in docs]
+        within = None if middle.extrapolated else sum(d["figures"][i]["within_2x"] for d in docs)
         figures.append({**middle.to_json(), "model_spread": spread(values),
-                        "within_2x_samples": None if middle.extrapolated else sum(within),
-                        "n": len(docs)})
+                        "within_2x_samples": within, "n": len(docs),
+                        "verdict": None if within is None else verdict(within, len(docs))})
     return {**{k: v for k, v in docs[0].items()
                if k not in ("figures", "layout", "assumptions")},
             "layouts": [d["layout"] for d in docs],

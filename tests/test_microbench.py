@@ -13,6 +13,7 @@ import pytest
 
 from arches import NAMES, get_arch
 from kisim.cli import main
+from kisim.commands.validate import print_doc
 from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, MARKERS_PUBLISHED, Figure,
                             MicrobenchError, figures_over_samples, immediate_txt,
                             markers_microbench, mcount_seed, windows)
@@ -195,6 +196,18 @@ def test_figures_over_samples_are_medians_with_ranges():
     assert f["model"] == 12.0 and f["model_spread"] == {"median": 12.0, "min": 4.0, "max": 30.0}
     assert f["ratio"] == pytest.approx(1.2) and f["within_2x"] is True
     assert (f["within_2x_samples"], f["n"]) == (1, 3) and out["layouts"] == [0, 1, 2]
+    assert f["verdict"] == "undecided by the model"      # 1 of 3: the layouts decide it
+
+
+def test_a_figure_within_2x_in_some_layouts_only_is_printed_undecided(
+        capsys: pytest.CaptureFixture) -> None:
+    def doc(layout: int, model: float) -> dict:
+        return {"experiment": "e", "arch": "a", "core": "c", "layout": layout,
+                "figures": [Figure("f", 10.0, model, "cycles", "s").to_json()]}
+    for models, said in (([6.0, 6.0, 30.0], "undecided by the model (in 2/3)"),
+                         ([6.0, 7.0, 8.0], "yes (in 3/3)"), ([1.0, 2.0, 30.0], "no (in 0/3)")):
+        print_doc(figures_over_samples([doc(i, m) for i, m in enumerate(models)]))
+        assert said in capsys.readouterr().out
 
 
 @pytest.mark.slow

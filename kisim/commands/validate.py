@@ -18,6 +18,7 @@ from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.microbench import EXPERIMENTS, figures_over_samples
 from lab.samples import SampleError, layout_seeds, run_samples, tasks
+from lab.verdict import FAILS, HOLDS
 
 NOTE = ("Modeled cycles of each arch's reference core (docs/timing.md); the published "
         "figures were measured on other machines (a 3 GHz Pentium 4 for immediate.txt and "
@@ -30,8 +31,10 @@ NOTE = ("Modeled cycles of each arch's reference core (docs/timing.md); the publ
 def _within(f: dict) -> str:
     if f["within_2x"] is None:
         return "extrapolated, not judged"
-    said = "yes" if f["within_2x"] else "no"
-    return said if "n" not in f else f"{said} (in {f['within_2x_samples']}/{f['n']})"
+    if "n" not in f:
+        return "yes" if f["within_2x"] else "no"
+    said = {HOLDS: "yes", FAILS: "no"}.get(f["verdict"], f["verdict"])
+    return f"{said} (in {f['within_2x_samples']}/{f['n']})"
 
 
 def print_doc(doc: dict) -> None:
