@@ -1181,7 +1181,16 @@ static __attribute__((noinline)) double issue_later(struct kt_window *w, const s
 	double units = c->units[resource], at = ready;
 	int64_t first = (int64_t)ready, span = busy > 1 ? (int64_t)(busy + 0.999999) : 1;
 
-	for (int64_t cycle = first; cycle < first + KT_SEARCH; cycle++) {
+	/* within one cycle: the first cycle with room is booked as it is found */
+	for (int64_t cycle = first; span == 1 && cycle < first + KT_SEARCH; cycle++) {
+		double *used = booking(w, resource, cycle);
+
+		if (*used + busy <= units + 1e-9) {
+			*used += busy;
+			return cycle == first ? ready : (double)cycle;
+		}
+	}
+	for (int64_t cycle = first; span > 1 && cycle < first + KT_SEARCH; cycle++) {
 		bool free = true;
 
 		for (int64_t k = 0; k < span && free; k++) {
@@ -1295,7 +1304,9 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	}
 	if (p->loads)
 		lat += p->load;
-	done = issue + lat + p->extra + p->walk;
+	done = issue + lat;
+	if (p->extra || p->walk)	/* rare, and + 0 changes nothing */
+		done = done + p->extra + p->walk;
 	/* what younger instructions wait for */
 	for (uint64_t r = p->writes; r; r &= r - 1)
 		w->reg[__builtin_ctzll(r)] = done;
@@ -1327,9 +1338,10 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 		w->rob_pos = 0;
 	/* the clock: the retirement's advance; the counters: what overlap hid */
 	step = retire - w->retired - c->insn_cost;
-	if (p->cls <= KISIM_C_DIV || p->cls == KISIM_C_SYSTEM)
-		t->stats.execute_cycles += later(k->latency - 1, 0);
-	else if (is_barrier(p->cls))
+	if (p->cls <= KISIM_C_DIV || p->cls == KISIM_C_SYSTEM) {
+		if (k->latency > 1)	/* else it adds 0: a chain of adds through memory for nothing */
+			t->stats.execute_cycles += k->latency - 1;
+	} else if (is_barrier(p->cls))
 		t->stats.barrier_cycles += k->latency;
 	w->charged += step;
 	w->dispatched = at;
