@@ -769,12 +769,12 @@ void kisim_timing_mem(void *uc, int type, uint64_t addr, int size, int64_t value
 	data_access(t, type == UC_MEM_WRITE, addr, (uint32_t)size);
 }
 
-/* Instruction fetch of [addr, addr + size): each new line through the I side. */
-static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
+/* Instruction fetch of lines [first, last]: each new one through the I side. */
+static __attribute__((noinline)) void fetch_lines(struct kt_cpu *t, uint64_t first,
+						  uint64_t last)
 {
 	struct kt_machine *m = t->m;
 	uint32_t l1 = m->path[0][0], shift = m->cfg.level[l1].line_shift;
-	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
 
 	for (uint64_t line = first; line <= last; line++) {
 		uint32_t served;
@@ -799,6 +799,16 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 			t->stats.fetch_cycles += stall;
 		t->p.fetch += stall;
 	}
+}
+
+/* Instruction fetch of [addr, addr + size): inline while it stays in the last line. */
+static inline void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
+{
+	uint32_t shift = t->m->cfg.level[t->m->path[0][0]].line_shift;
+	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
+
+	if (first != last || first + 1 != t->fetch_line)
+		fetch_lines(t, first, last);
 }
 
 /* ---- cache maintenance ---- */
