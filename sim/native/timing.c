@@ -84,6 +84,13 @@
  */
 #define KT_CALENDAR	(1 << 16)
 #define KT_SEARCH	(1 << 15)
+/*
+ * Of those, the cycles from the last dispatch on are also booked in a ring
+ * small enough for the host's caches: nearly every issue falls there, and
+ * the calendar, 1 MiB per resource, is read only for the few bookings made
+ * further ahead.
+ */
+#define KT_NEAR		(1 << 10)
 #define KT_FETCHED	(1u << 16)	/* bits of the filter of lines ever fetched */
 
 enum { KT_FETCH = 0, KT_LOAD = 1, KT_STORE = 2 };
@@ -264,10 +271,12 @@ struct kt_window {
 	double branch_done;		/* the last branch's completion (its resolution) */
 	double charged;			/* what the clock was charged beyond the instructions */
 	double reg[KT_REGS];		/* when each register's value is ready */
+	int64_t now;			/* the last dispatch's cycle: nothing earlier is booked */
+	int64_t far_last[KT_MAX_RESOURCES];	/* the last cycle booked in the calendar */
 	struct kt_booking {		/* unit-cycles booked in one cycle of one resource */
-		int64_t cycle;
+		int64_t cycle;		/* + 1: zeroed books nothing */
 		double used;
-	} booked[KT_MAX_RESOURCES][KT_CALENDAR];
+	} near[KT_MAX_RESOURCES][KT_NEAR], booked[KT_MAX_RESOURCES][KT_CALENDAR];
 	double rob[KT_MAX_WINDOW];	/* retirement of the last `rob` instructions, a ring */
 	double sb[KT_MAX_WINDOW];	/* drain of the last `store_buffer` stores */
 	double mshr[KT_MAX_WINDOW];	/* completion of the last `miss_buffers` misses */
@@ -368,7 +377,7 @@ static inline uint64_t line_of(const struct kt_machine *m, uint32_t k, uint64_t 
 	return addr >> m->cfg.level[k].line_shift;
 }
 
-static struct kt_way *lookup(struct kt_machine *m, uint32_t k, struct kt_cache *c, uint64_t line)
+static inline struct kt_way *lookup(struct kt_machine *m, uint32_t k, struct kt_cache *c, uint64_t line)
 {
 	const struct kt_level_config *l = &m->cfg.level[k];
 	struct kt_way *set = &c->way[(line & (l->sets - 1)) * l->ways];
@@ -396,8 +405,8 @@ static struct kt_way *victim(struct kt_machine *m, uint32_t k, struct kt_cache *
 
 /* ---- a hierarchy: one side (I or D) of one CPU ---- */
 
-static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
-			  uint64_t addr, struct kt_way **held);
+static inline uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side,
+				 uint32_t depth, uint64_t addr, struct kt_way **held);
 
 /* A dirty line written back into the level at `depth` of the side (pycachesim's store). */
 static void side_writeback(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
@@ -417,35 +426,17 @@ static void side_writeback(struct kt_machine *m, uint32_t cpu, uint32_t side, ui
 
 static bool snoop_modified(struct kt_machine *m, uint32_t cpu, uint32_t side, uint64_t addr);
 
-/*
- * Look the line of `addr` up from `depth` down; fill each level that
- * missed. Returns the level index that served it, KT_MEMORY or KT_TRANSFER,
- * and, if `held` is not NULL, the way that holds the line at `depth` now.
- */
-static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uint32_t depth,
-			  uint64_t addr, struct kt_way **held)
+/* side_load() where the level at `depth` (of the path) misses. */
+static __attribute__((noinline)) uint32_t side_miss(struct kt_machine *m, uint32_t cpu,
+						    uint32_t side, uint32_t depth, uint64_t addr,
+						    struct kt_way **held)
 {
 	struct kt_stats *s = &m->cpu[cpu].stats;
-	uint32_t k, served;
-	struct kt_cache *c;
+	uint32_t k = m->path[side][depth], served;
+	struct kt_cache *c = instance(m, k, cpu);
+	uint64_t line = line_of(m, k, addr);
 	struct kt_way *w;
-	uint64_t line;
 
-	if (depth >= m->path_len[side]) {
-		s->memory++;
-		return KT_MEMORY;
-	}
-	k = m->path[side][depth];
-	c = instance(m, k, cpu);
-	line = line_of(m, k, addr);
-	w = lookup(m, k, c, line);
-	if (w) {
-		s->hit[k]++;
-		w->state = ++c->tick << 2 | (w->state & (KT_DIRTY | KT_VALID));
-		if (held)
-			*held = w;
-		return k;
-	}
 	s->miss[k]++;
 	if (depth + 1 == m->private_len[side] && snoop_modified(m, cpu, side, addr))
 		served = KT_TRANSFER;
@@ -463,6 +454,35 @@ static uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side, uin
 	if (held)
 		*held = w;
 	return served;
+}
+
+/*
+ * Look the line of `addr` up from `depth` down; fill each level that
+ * missed. Returns the level index that served it, KT_MEMORY or KT_TRANSFER,
+ * and, if `held` is not NULL, the way that holds the line at `depth` now.
+ * A hit, the common case, is inline.
+ */
+static inline uint32_t side_load(struct kt_machine *m, uint32_t cpu, uint32_t side,
+				 uint32_t depth, uint64_t addr, struct kt_way **held)
+{
+	uint32_t k;
+	struct kt_cache *c;
+	struct kt_way *w;
+
+	if (depth >= m->path_len[side]) {
+		m->cpu[cpu].stats.memory++;
+		return KT_MEMORY;
+	}
+	k = m->path[side][depth];
+	c = instance(m, k, cpu);
+	w = lookup(m, k, c, line_of(m, k, addr));
+	if (!w)
+		return side_miss(m, cpu, side, depth, addr, held);
+	m->cpu[cpu].stats.hit[k]++;
+	w->state = ++c->tick << 2 | (w->state & (KT_DIRTY | KT_VALID));
+	if (held)
+		*held = w;
+	return k;
 }
 
 /* ---- coherence ---- */
@@ -630,13 +650,14 @@ static bool small_within(const struct kt_machine *m, uint64_t begin, uint64_t en
 }
 
 /*
- * Translate `addr` on `side` (0: instruction, 1: data) of `t`: a TLB hit
- * costs nothing beyond the access; a miss walks the page tables, each
- * step a dependent load of its entry through the data side of the caches
- * (recorded like any load, so the oracle replays it). Returns the walk's
- * cycles.
+ * Translate `addr` on `side` (0: instruction, 1: data) of `t`, on another
+ * page than the side used last (translate()): a TLB hit costs nothing
+ * beyond the access; a miss walks the page tables, each step a dependent
+ * load of its entry through the data side of the caches (recorded like any
+ * load, so the oracle replays it). Returns the walk's cycles.
  */
-static double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
+static __attribute__((noinline)) double look_up_page(struct kt_cpu *t, uint32_t side,
+							uint64_t addr)
 {
 	struct kt_machine *m = t->m;
 	const struct kt_tlb_config *c = &m->cfg.tlb;
@@ -646,8 +667,6 @@ static double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
 	struct kt_btb_entry *set, *v;
 	double cycles = 0;
 
-	if (!c->sets[side] || (addr & t->tlb_last_mask[side]) + 1 == t->tlb_last[side])
-		return 0;
 	small = small_page(m, addr);
 	shift = small ? c->small_shift : c->large_shift;
 	steps = small ? c->small_steps : c->large_steps;
@@ -685,6 +704,14 @@ static double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
 	}
 	t->stats.tlb_cycles += cycles;
 	return cycles;
+}
+
+/* The page each side used last needs no lookup: the common case, inline. */
+static inline double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
+{
+	if (!t->m->cfg.tlb.sets[side] || (addr & t->tlb_last_mask[side]) + 1 == t->tlb_last[side])
+		return 0;
+	return look_up_page(t, side, addr);
 }
 
 static inline void charge(struct kt_cpu *t, double cycles)
@@ -742,12 +769,12 @@ void kisim_timing_mem(void *uc, int type, uint64_t addr, int size, int64_t value
 	data_access(t, type == UC_MEM_WRITE, addr, (uint32_t)size);
 }
 
-/* Instruction fetch of [addr, addr + size): each new line through the I side. */
-static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
+/* Instruction fetch of lines [first, last]: each new one through the I side. */
+static __attribute__((noinline)) void fetch_lines(struct kt_cpu *t, uint64_t first,
+						  uint64_t last)
 {
 	struct kt_machine *m = t->m;
 	uint32_t l1 = m->path[0][0], shift = m->cfg.level[l1].line_shift;
-	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
 
 	for (uint64_t line = first; line <= last; line++) {
 		uint32_t served;
@@ -772,6 +799,16 @@ static void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 			t->stats.fetch_cycles += stall;
 		t->p.fetch += stall;
 	}
+}
+
+/* Instruction fetch of [addr, addr + size): inline while it stays in the last line. */
+static inline void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
+{
+	uint32_t shift = t->m->cfg.level[t->m->path[0][0]].line_shift;
+	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
+
+	if (first != last || first + 1 != t->fetch_line)
+		fetch_lines(t, first, last);
 }
 
 /* ---- cache maintenance ---- */
@@ -1107,11 +1144,10 @@ static bool is_barrier(uint32_t cls)
 	       || cls == KISIM_C_ATOMIC;
 }
 
-static double *booking(struct kt_window *w, uint32_t resource, int64_t cycle)
+/* `b`'s bookings, which are `cycle`'s if it holds that cycle, else none. */
+static inline double *booked_in(struct kt_booking *b, int64_t cycle)
 {
-	struct kt_booking *b = &w->booked[resource][(uint64_t)cycle & (KT_CALENDAR - 1)];
-
-	uint64_t used, keep = -(uint64_t)(b->cycle == cycle + 1);	/* + 1: zeroed books nothing */
+	uint64_t used, keep = -(uint64_t)(b->cycle == cycle + 1);
 
 	/* A mask, not a branch: the cycle comes at the end of the instruction's
 	 * dependency chain, and the host cannot predict whether another
@@ -1125,24 +1161,46 @@ static double *booking(struct kt_window *w, uint32_t resource, int64_t cycle)
 }
 
 /*
- * The earliest time from `ready` at which `resource` has a unit for
- * `busy` cycles (a share of one unit in each cycle it spans, `busy` < 1
- * being a fraction of one cycle, as the P4's double-speed ALUs); it is
- * booked then. Bookings are by cycle, so an instruction that waited long
- * for its operands does not hold a unit against younger ones meanwhile.
+ * The unit-cycles booked so far in `cycle` (>= w->now) of `resource`.
+ * A cycle within KT_NEAR of the last dispatch is kept in the ring, one
+ * further ahead in the calendar; once dispatch comes within KT_NEAR of a
+ * cycle, it stays there (dispatch only advances), and the ring takes over
+ * whatever the calendar booked in it while it was far.
  */
-static double issue_on(struct kt_window *w, const struct kt_core *c, uint32_t resource,
-		       double ready, double busy)
+static inline double *booking(struct kt_window *w, uint32_t resource, int64_t cycle)
 {
-	double units = c->units[resource], at = ready, *first_used;
+	struct kt_booking *b = &w->near[resource][(uint64_t)cycle & (KT_NEAR - 1)];
+
+	if (cycle - w->now >= KT_NEAR) {
+		if (cycle > w->far_last[resource])
+			w->far_last[resource] = cycle;
+		return booked_in(&w->booked[resource][(uint64_t)cycle & (KT_CALENDAR - 1)], cycle);
+	}
+	if (cycle <= w->far_last[resource] && b->cycle != cycle + 1) {
+		*b = (struct kt_booking){ .cycle = cycle + 1, .used = *booked_in(
+				&w->booked[resource][(uint64_t)cycle & (KT_CALENDAR - 1)], cycle) };
+		return &b->used;
+	}
+	return booked_in(b, cycle);
+}
+
+/* issue_on() when the first cycle has no room: the first cycle from there on that has. */
+static __attribute__((noinline)) double issue_later(struct kt_window *w, const struct kt_core *c,
+						    uint32_t resource, double ready, double busy)
+{
+	double units = c->units[resource], at = ready;
 	int64_t first = (int64_t)ready, span = busy > 1 ? (int64_t)(busy + 0.999999) : 1;
 
-	first_used = booking(w, resource, first);
-	if (span == 1 && *first_used + busy <= units + 1e-9) {	/* the common case */
-		*first_used += busy;
-		return ready;
+	/* within one cycle: the first cycle with room is booked as it is found */
+	for (int64_t cycle = first; span == 1 && cycle < first + KT_SEARCH; cycle++) {
+		double *used = booking(w, resource, cycle);
+
+		if (*used + busy <= units + 1e-9) {
+			*used += busy;
+			return cycle == first ? ready : (double)cycle;
+		}
 	}
-	for (int64_t cycle = first; cycle < first + KT_SEARCH; cycle++) {
+	for (int64_t cycle = first; span > 1 && cycle < first + KT_SEARCH; cycle++) {
 		bool free = true;
 
 		for (int64_t k = 0; k < span && free; k++) {
@@ -1158,6 +1216,28 @@ static double issue_on(struct kt_window *w, const struct kt_core *c, uint32_t re
 	for (int64_t k = 0; k < span; k++)
 		*booking(w, resource, (int64_t)at + k) += busy - (double)k > 1 ? 1 : busy - (double)k;
 	return at;
+}
+
+/*
+ * The earliest time from `ready` at which `resource` has a unit for
+ * `busy` cycles (a share of one unit in each cycle it spans, `busy` < 1
+ * being a fraction of one cycle, as the P4's double-speed ALUs); it is
+ * booked then. Bookings are by cycle, so an instruction that waited long
+ * for its operands does not hold a unit against younger ones meanwhile.
+ * The common case, a unit free for one cycle at once, is inline.
+ */
+static inline double issue_on(struct kt_window *w, const struct kt_core *c, uint32_t resource,
+			      double ready, double busy)
+{
+	double *used;
+
+	if (busy > 1)
+		return issue_later(w, c, resource, ready, busy);
+	used = booking(w, resource, (int64_t)ready);
+	if (*used + busy > c->units[resource] + 1e-9)
+		return issue_later(w, c, resource, ready, busy);
+	*used += busy;
+	return ready;
 }
 
 static inline uint32_t forward_slot(uint64_t addr)
@@ -1210,6 +1290,7 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	if (p->cls == KISIM_C_SERIALIZE)
 		at = later(at, later(w->retired, w->drained));
 	/* issue */
+	w->now = (int64_t)at;
 	ready = later(at, w->exec_fence);
 	for (uint64_t r = p->reads; r; r &= r - 1)
 		ready = later(ready, w->reg[__builtin_ctzll(r)]);
@@ -1233,7 +1314,9 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	}
 	if (p->loads)
 		lat += p->load;
-	done = issue + lat + p->extra + p->walk;
+	done = issue + lat;
+	if (p->extra || p->walk)	/* rare, and + 0 changes nothing */
+		done = done + p->extra + p->walk;
 	/* what younger instructions wait for */
 	for (uint64_t r = p->writes; r; r &= r - 1)
 		w->reg[__builtin_ctzll(r)] = done;
@@ -1265,9 +1348,10 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 		w->rob_pos = 0;
 	/* the clock: the retirement's advance; the counters: what overlap hid */
 	step = retire - w->retired - c->insn_cost;
-	if (p->cls <= KISIM_C_DIV || p->cls == KISIM_C_SYSTEM)
-		t->stats.execute_cycles += later(k->latency - 1, 0);
-	else if (is_barrier(p->cls))
+	if (p->cls <= KISIM_C_DIV || p->cls == KISIM_C_SYSTEM) {
+		if (k->latency > 1)	/* else it adds 0: a chain of adds through memory for nothing */
+			t->stats.execute_cycles += k->latency - 1;
+	} else if (is_barrier(p->cls))
 		t->stats.barrier_cycles += k->latency;
 	w->charged += step;
 	w->dispatched = at;
