@@ -457,6 +457,26 @@ def test_every_region_has_ram_offsets_of_its_own(arch) -> None:
     assert executed() == STORES + 1 == cpu.instructions
 
 
+def test_a_store_to_another_region_leaves_a_stale_translation_stale(arch) -> None:
+    """Text the host rewrote without a sync runs as translated before
+    (docs/unicorn.md, "Translation cache"), even after a store to a data
+    address that a plain Unicorn files under that text's RAM offsets (there,
+    the store would drop the translation and the CPU would see the new text)."""
+    m = Machine(arch, 1)
+    m.map(CODE_ALIAS, 0x2000, "rwx")
+    m.map(DATA_ALIAS, 0x4000, "rwx")
+    victim, cpu = CODE_ALIAS + 0x1000, m.cpus[0]
+    m.write(CODE_ALIAS, assemble(arch, STORE[arch.name], CODE_ALIAS) + arch.syscall_insn)
+    m.write(victim, assemble(arch, SET[arch.name][0].format(v=1), victim) + arch.syscall_insn)
+    m.on_trap = lambda cpu, trap: cpu.yield_turn()
+    run_at(m, victim)
+    m.write(victim, assemble(arch, SET[arch.name][0].format(v=2), victim))
+    cpu.set_reg(arch.args[0], DATA_ALIAS + 0x1000)
+    run_at(m, CODE_ALIAS)
+    run_at(m, victim)
+    assert cpu.reg(arch.ret) == 1
+
+
 @pytest.mark.parametrize("memory_hook", [False, True])
 def test_a_plain_engine_restarts_stores_filed_under_the_running_code(memory_hook) -> None:
     """The negative control of the test above, on the layout it uses: in a
