@@ -54,7 +54,7 @@ from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
 from sim.errors import ConfigError, GuestFault, UnmappedAccess, check_int
 from sim.native import (CountState, CpuState, MemoryMap, add_hook, count_hook, library,
-                        use_virtual_tlb)
+                        new_engine, use_virtual_tlb)
 from sim.textlock import TextMutex, text_mutex
 from sim.timing import TimingModel, cycles_from
 from sim.uccount import instruction_counter
@@ -269,7 +269,7 @@ class Cpu:
         self.machine = machine
         self.arch: Arch = machine.arch
         self.index = index
-        self.uc = unicorn.Uc(*self.arch.uc_mode)
+        self.uc = new_engine(self.arch.uc_mode)   # each region its own RAM offsets
         use_virtual_tlb(self.uc)                 # stores on QEMU's fast path
         self._regs = _RegisterFile(self.uc, self.arch)
         self._emulating = signals.emulating(self.uc)
@@ -690,7 +690,7 @@ class Cpu:
         """
         if self._turn_start is None:
             return []
-        scratch = unicorn.Uc(*self.arch.uc_mode)
+        scratch = new_engine(self.arch.uc_mode)
         for region in self.machine.memory.regions:
             scratch.mem_map(region.base, region.size, region.perms)
             scratch.mem_write(region.base, bytes(region.buf))

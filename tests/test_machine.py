@@ -6,10 +6,12 @@ import sys
 from collections import Counter
 
 import pytest
+import unicorn
 
-from arches import TrapKind
+from arches import ARCHES, TrapKind
 from sim import ConfigError, GuestFault, Machine, UNHANDLED
 from sim.machine import SPIN_BASE as SPIN_BASE_FOR_TEST, TrapPriority
+from sim.native import new_engine, use_virtual_tlb
 from sim.textlock import LockNotHeld
 from sim.asm import assemble, disassemble
 from sim.snippet import SNIPPET_BASE, load_snippet, run_snippet
@@ -417,6 +419,90 @@ def test_region_permissions_hold_under_the_tlb_fill(arch, what: str) -> None:
         pc, reason = 0x30000, "instruction fetch from non-executable memory"
     with pytest.raises(GuestFault, match=reason):
         run_at(m, pc)
+
+
+# RAM offsets (docs/unicorn.md, "RAM offsets"). After the one-page spin region,
+# a 2-page code region and a 4-page data region, mapped in growing sizes: in a
+# plain Unicorn 2.1.4 both get the same RAM offsets, so DATA_ALIAS + x stands
+# for CODE_ALIAS + x in QEMU's self-modifying-code checks.
+CODE_ALIAS, DATA_ALIAS, STORES = 0x40000, 0x50000, 8
+
+
+def aliasing_stores(arch) -> tuple[bytes, int]:
+    """STORES stores, then a trap; and the store address whose RAM offset, in a
+    plain engine, is that of the last store instruction."""
+    text = assemble(arch, "; ".join([STORE[arch.name]] * STORES), CODE_ALIAS)
+    return text + arch.syscall_insn, DATA_ALIAS + (len(text) - 1) // 4 * 4
+
+
+def test_every_region_has_ram_offsets_of_its_own(arch) -> None:
+    """Stores through a memory hook to a data address that a plain Unicorn
+    files under the running code's RAM offsets: each instruction still runs,
+    and counts, once (on x86, QEMU's precise self-modifying-code check would
+    restart each store; ARM and PowerPC only retranslate)."""
+    m = Machine(arch, 1)
+    m.map(CODE_ALIAS, 0x2000, "rwx")
+    m.map(DATA_ALIAS, 0x4000, "rwx")
+    code, target = aliasing_stores(arch)
+    m.write(CODE_ALIAS, code)
+    cpu = m.cpus[0]
+    stores: list[int] = []
+    cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, lambda _uc, _t, addr, *_: stores.append(addr))
+    executed = m.count_executions(range(CODE_ALIAS, CODE_ALIAS + len(code)))
+    m.on_trap = lambda cpu, trap: cpu.yield_turn()
+    cpu.set_reg(arch.args[0], target)
+    cpu.pc = CODE_ALIAS
+    m.step(0, STORES + 1)
+    assert stores == [target] * STORES
+    assert executed() == STORES + 1 == cpu.instructions
+
+
+def test_a_store_to_another_region_leaves_a_stale_translation_stale(arch) -> None:
+    """Text the host rewrote without a sync runs as translated before
+    (docs/unicorn.md, "Translation cache"), even after a store to a data
+    address that a plain Unicorn files under that text's RAM offsets (there,
+    the store would drop the translation and the CPU would see the new text)."""
+    m = Machine(arch, 1)
+    m.map(CODE_ALIAS, 0x2000, "rwx")
+    m.map(DATA_ALIAS, 0x4000, "rwx")
+    victim, cpu = CODE_ALIAS + 0x1000, m.cpus[0]
+    m.write(CODE_ALIAS, assemble(arch, STORE[arch.name], CODE_ALIAS) + arch.syscall_insn)
+    m.write(victim, assemble(arch, SET[arch.name][0].format(v=1), victim) + arch.syscall_insn)
+    m.on_trap = lambda cpu, trap: cpu.yield_turn()
+    run_at(m, victim)
+    m.write(victim, assemble(arch, SET[arch.name][0].format(v=2), victim))
+    cpu.set_reg(arch.args[0], DATA_ALIAS + 0x1000)
+    run_at(m, CODE_ALIAS)
+    run_at(m, victim)
+    assert cpu.reg(arch.ret) == 1
+
+
+@pytest.mark.parametrize("memory_hook", [False, True])
+def test_a_plain_engine_restarts_stores_filed_under_the_running_code(memory_hook) -> None:
+    """The negative control of the test above, on the layout it uses: in a
+    plain Unicorn 2.1.4 under kisim's TLB fill the x86 stores restart (the
+    first store to the page even without a memory hook, every store with
+    one); :func:`sim.native.new_engine`'s engine runs each once."""
+    arch = ARCHES["x86_64"]
+    code, target = aliasing_stores(arch)
+    runs = {}
+    for engine in (new_engine, lambda mode: unicorn.Uc(*mode)):
+        uc = engine(arch.uc_mode)
+        use_virtual_tlb(uc)
+        uc.mem_map(SPIN_BASE_FOR_TEST, 0x1000, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC)
+        uc.mem_map(CODE_ALIAS, 0x2000, unicorn.UC_PROT_ALL)
+        uc.mem_map(DATA_ALIAS, 0x4000, unicorn.UC_PROT_ALL)
+        uc.mem_write(CODE_ALIAS, code)
+        uc.reg_write(arch.uc_regs[arch.args[0]], target)
+        seen: Counter[int] = Counter()
+        uc.hook_add(unicorn.UC_HOOK_CODE, lambda _uc, addr, _size, _d: seen.update([addr]))
+        if memory_hook:
+            uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, lambda *_: None)
+        uc.emu_start(CODE_ALIAS, CODE_ALIAS + len(code) - len(arch.syscall_insn))
+        runs[engine] = sorted(seen.values())
+    fresh, plain = runs.values()
+    assert fresh == [1] * STORES
+    assert plain == ([2] * STORES if memory_hook else [1] * (STORES - 1) + [2])
 
 
 def test_registers_in_one_batch_equal_one_at_a_time(arch) -> None:

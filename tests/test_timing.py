@@ -458,18 +458,8 @@ def test_decoded_accesses_are_unicorns(name: str, workload: str) -> None:
     assert len(decoded) > 10_000 and (missed or not arch.decoder.unhooked)
 
 
-#: A known difference, not yet explained: on x86_64 the hooked-access run of the
-#: memory-flag marker's dormant build retires 6 instructions more (55,018 against
-#: 55,012) in the layout the kernel has since lib/bitmap.c's helpers joined it (the
-#: same test passed before: a latent difference this layout exposes); strict, so a
-#: fix shows as a pass to remove.
-_HOOKED_X86 = pytest.mark.xfail(strict=True, reason="x86_64: the hooked-access run "
-                                "retires 6 more instructions in one dormant build")
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_HOOKED_X86) if n == "x86_64" else n
-                                  for n in NAMES if ARCHES[n].decoder.accesses
+@pytest.mark.parametrize("name", [n for n in NAMES if ARCHES[n].decoder.accesses
                                   and not ARCHES[n].decoder.unhooked])
 def test_every_mechanism_compares_alike_from_decoded_and_hooked_accesses(
         name: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,9 @@ host by the pinned zig (:func:`kbuild.host.host_library`), is installed as
 each CPU's interrupt and system-call hook: it serves a trace clock read
 (``HC_CLOCK``) over the same structures with the same arithmetic as the
 Python path, and hands every other trap to the Python hook unchanged
-(docs/machine.md, "Clock reads in the host hook"). Its TLB fill gives
+(docs/machine.md, "Clock reads in the host hook"). :func:`new_engine`
+creates each engine so that its regions have RAM offsets of their own
+(docs/unicorn.md, "RAM offsets"). The library's TLB fill gives
 every engine identity-mapped entries that keep guest stores on QEMU's fast
 path (:func:`use_virtual_tlb`, docs/unicorn.md). Its counting hook
 (:func:`count_hook`) counts executions of a set of addresses.
@@ -27,6 +29,7 @@ from unicorn.unicorn_py3.unicorn import uclib
 MAX_CPUS = 8                 # KISIM_MAX_CPUS
 MAX_REGIONS = 64             # KISIM_MAX_REGIONS
 SOURCE = Path(__file__).with_name("hooks.c")
+FIRST_PAGE = 0x1000          # a page on every arch (Unicorn's target pages are 1 or 4 KiB)
 
 _u64, _f64, _i32, _u32, _i64 = (ctypes.c_uint64, ctypes.c_double, ctypes.c_int32,
                                 ctypes.c_uint32, ctypes.c_int64)
@@ -116,6 +119,26 @@ def hook_add_range(uc: unicorn.Uc, kind: int, hook: int, user_data: object, begi
         raise unicorn.UcError(status)
 
 
+def new_engine(mode: tuple[int, int]) -> unicorn.Uc:
+    """A Unicorn engine of ``mode`` (:attr:`arches.Arch.uc_mode`) that gives every
+    region mapped into it RAM offsets of its own (docs/unicorn.md, "RAM offsets").
+
+    Until a region has been unmapped, Unicorn 2.1.4 places each new RAM block
+    after the block it last appended (``exec.c``, ``find_ram_offset_last``), not
+    after the highest one, so a region larger than its predecessors shares its
+    offsets with the next region mapped. QEMU keys translated code and its
+    self-modifying-code checks by those offsets: a store to one region then
+    invalidates code of the other, and on x86 restarts the storing instruction,
+    which counts twice. One page mapped and unmapped first (nothing else is
+    mapped yet, so any page) makes every later mapping take QEMU's search for a
+    free range (``find_ram_offset``).
+    """
+    uc = unicorn.Uc(*mode)
+    uc.mem_map(0, FIRST_PAGE)
+    uc.mem_unmap(0, FIRST_PAGE)
+    return uc
+
+
 def use_virtual_tlb(uc: unicorn.Uc) -> None:
     """Identity-mapped TLB entries from the host hook (``kisim_tlb_fill``): guest
     stores take QEMU's fast path (docs/unicorn.md, "Stores and the TLB")."""
@@ -157,4 +180,4 @@ def count_hook(uc: unicorn.Uc, state: CountState) -> None:
 
 
 __all__ = ["ClockState", "CountState", "CpuState", "MemoryMap", "add_hook", "count_hook",
-           "hook_add_range", "library", "use_virtual_tlb"]
+           "hook_add_range", "library", "new_engine", "use_virtual_tlb"]
