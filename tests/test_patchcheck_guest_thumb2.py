@@ -18,6 +18,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import capstone
 import pytest
 
 from arches import get_arch
@@ -42,10 +43,24 @@ def spec(**kw: object) -> CheckSpec:
     return CheckSpec("arm", kw.pop("cpus", 2), overrides=T2_SET, guest=True, **kw)
 
 
+#: The CP15 barriers ARMv7 deprecates: Keystone warns on them, and its warning path
+#: reads uninitialised memory (valgrind: AsmLexer::LexDigit) and has crashed a test
+#: worker, so their encodings are written here and Capstone checks each one.
+DEPRECATED_T32 = {"mcr p15, 0, r0, c7, c5, 4": bytes.fromhex("07ee950f"),     # CP15ISB
+                  "mcr p15, 0, r0, c7, c10, 4": bytes.fromhex("07ee9a0f")}    # CP15DSB
+
+
 def _t32(text: str) -> bytes:
-    code = assemble(T2, text, 0x10000)
+    code = DEPRECATED_T32.get(text) or assemble(T2, text, 0x10000)
     assert len(code) in (2, 4), text
     return code
+
+
+def test_the_written_encodings_are_capstones() -> None:
+    cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB)
+    for text, code in DEPRECATED_T32.items():
+        insn = next(cs.disasm(code, 0x10000))
+        assert (insn.size, f"{insn.mnemonic} {insn.op_str}".replace("#", "")) == (4, text)
 
 
 # -- the encodings ----------------------------------------------------------------------
