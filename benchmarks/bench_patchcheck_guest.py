@@ -10,7 +10,7 @@ CPU time (this process's and its reaped workers': on a machine shared with
 other jobs the wall time measures the load as much as the sweep). Both must
 be clean. The guest is built (into the cache) before the clock starts. Run:
 
-    .venv/bin/python benchmarks/bench_patchcheck_guest.py [--seeds 10000] [--jobs 2] [--json] [--smallest]
+    .venv/bin/python benchmarks/bench_patchcheck_guest.py [--seeds 10000] [--jobs 2] [--arch A] [--json] [--smallest]
 """
 from __future__ import annotations
 
@@ -43,9 +43,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10_000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--arch", action="append", choices=NAMES,
+                        help="only this arch (repeatable; default: every arch with the "
+                             "capability)")
     args = parse_args(parser, seeds=4)
     rows = []
-    for arch in NAMES:
+    for arch in args.arch or NAMES:
         if "guest_patching" not in get_arch(arch).capabilities:
             continue
         python, python_cpu, found = _timed(CheckSpec(arch, 2), args.seeds, args.jobs)
