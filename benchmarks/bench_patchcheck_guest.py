@@ -8,7 +8,10 @@ worker processes, timed in the same run; the guest's time as a ratio to
 the Python protocol's (issues 27 and 36 ask at most 3), in wall time and in
 CPU time (this process's and its reaped workers': on a machine shared with
 other jobs the wall time measures the load as much as the sweep). Both must
-be clean. The guest is built (into the cache) before the clock starts. Run:
+be clean. The guest is built (into the cache) before the clock starts. The
+baseline is the Python protocol over the same seeds in the same run; the
+figure for the bound is ``guest_vs_python_cpu`` (docs/patchcheck.md, "Speed
+against the Python protocol", records the runs). Run:
 
     .venv/bin/python benchmarks/bench_patchcheck_guest.py [--seeds 10000] [--jobs 2] [--arch A] [--json] [--smallest]
 """
