@@ -8,9 +8,12 @@ worker processes, timed in the same run; the guest's time as a ratio to
 the Python protocol's (issues 27 and 36 ask at most 3), in wall time and in
 CPU time (this process's and its reaped workers': on a machine shared with
 other jobs the wall time measures the load as much as the sweep). Both must
-be clean. The guest is built (into the cache) before the clock starts. Run:
+be clean. The guest is built (into the cache) before the clock starts. The
+baseline is the Python protocol over the same seeds in the same run; the
+figure for the bound is ``guest_vs_python_cpu`` (docs/patchcheck.md, "Speed
+against the Python protocol", records the runs). Run:
 
-    .venv/bin/python benchmarks/bench_patchcheck_guest.py [--seeds 10000] [--jobs 2] [--json] [--smallest]
+    .venv/bin/python benchmarks/bench_patchcheck_guest.py [--seeds 10000] [--jobs 2] [--arch A] [--json] [--smallest]
 """
 from __future__ import annotations
 
@@ -43,9 +46,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10_000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--arch", action="append", choices=NAMES,
+                        help="only this arch (repeatable; default: every arch with the "
+                             "capability)")
     args = parse_args(parser, seeds=4)
     rows = []
-    for arch in NAMES:
+    for arch in args.arch or NAMES:
         if "guest_patching" not in get_arch(arch).capabilities:
             continue
         python, python_cpu, found = _timed(CheckSpec(arch, 2), args.seeds, args.jobs)

@@ -60,6 +60,7 @@ from sim.asm import disasm_one
 from sim.errors import GuestFault
 from sim.fetch import FetchViews
 from sim.machine import PAGE, Cpu, Machine, Trap
+from sim.uchook import hook_add
 
 STACK = 0x1000
 MAX_RUN = 12                 # the most instructions a CPU runs at one interleaving point
@@ -219,6 +220,7 @@ class PatchChecker:
         self.seed = 0
         self.findings: list[Finding] = []          # of the current seed only
         self.executed: Counter[str] = Counter()   # site executions by stage and behaviour
+        self._executed_keys: dict[tuple[str, str], str] = {}
         self.phase = "before"
         self._allowed: dict[int, frozenset[str]] = {}
         self._pending: list[tuple[Site, frozenset[str], str] | None] = [None] * cpus
@@ -234,12 +236,11 @@ class PatchChecker:
         # --guest: the patching CPU delayed between two steps (an interrupt, preemption);
         # drawn apart from the schedule, so a seed that has none runs as it did before
         self._delay_rng = random.Random(0)
-        self._delay_chance = 0.0
+        self.delay_chance = 0.0
         for cpu in self.machine.cpus:
-            cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index,
-                            BASE, self.code_end - 1)
+            hook_add(cpu.uc, unicorn.UC_HOOK_CODE, self._on_code, cpu.index, BASE,
+                     self.code_end - 1)
         self.machine.on_trap = self._on_trap
-        self._sp_reg = self.arch.uc_regs[self.arch.sp]
         self._sp0 = [cpu.reg(self.arch.sp) for cpu in self.machine.cpus]
         self._contexts = [cpu.uc.context_save() for cpu in self.machine.cpus]
 
@@ -311,9 +312,11 @@ class PatchChecker:
         if pending is not None:
             self._pending[cpu] = None
             self._landed(uc, cpu, addr, *pending)
-        if self.guest is not None and self.guest.interrupt(cpu):
+        guest = self.guest
+        if guest is not None and guest.ipis.pending[cpu] and guest.interrupt(cpu):
             return                  # taken before this instruction (--guest)
-        if self._unpredictable(cpu, addr, size):
+        # only an instruction some piece of which is changing can be unpredictable
+        if self.views.flux[cpu] and self._unpredictable(cpu, addr, size):
             uc.emu_stop()
             return
         sizes = self.sizes.get(addr)
@@ -341,13 +344,13 @@ class PatchChecker:
             self._report(cpu, addr, self._disasm(cpu, addr, size), "torn",
                          "fetched bytes that neither the old nor the new program has at "
                          "this instruction outside the sites")
-        elif addr != BASE or uc.reg_read(self._sp_reg) == self._sp0[cpu]:
+        elif addr != BASE or (sp := self.machine.cpus[cpu].reg(self.arch.sp)) == \
+                self._sp0[cpu]:
             return
         else:
             self._report(cpu, addr, self._disasm(cpu, addr), "wild branch",
-                         f"came round the loop with {self.arch.sp} "
-                         f"{uc.reg_read(self._sp_reg):#x}, not {self._sp0[cpu]:#x}: "
-                         "a site left the stack unbalanced")
+                         f"came round the loop with {self.arch.sp} {sp:#x}, not "
+                         f"{self._sp0[cpu]:#x}: a site left the stack unbalanced")
         uc.emu_stop()
 
     def stored(self, addr: int, size: int) -> None:
@@ -369,7 +372,8 @@ class PatchChecker:
     def _landed(self, uc: unicorn.Uc, cpu: int, addr: int, site: Site,
                 allowed: frozenset[str], phase: str) -> None:
         """Classify what the site instruction did by where the CPU went next."""
-        form = next((f for f in (site.dormant, site.live) if f.lands == addr), None)
+        form = site.dormant if site.dormant.lands == addr else \
+            site.live if site.live.lands == addr else None
         if form is None:
             self._report(cpu, site.addr, self._disasm(cpu, site.addr), "wild branch",
                          f"the site instruction went to {addr:#x}, neither "
@@ -378,7 +382,10 @@ class PatchChecker:
             return
         if form.ret is not None and not self._returned(uc, cpu, site, form):
             return
-        self.executed[f"{phase.split(': ')[1]} {form.name}"] += 1
+        key = self._executed_keys.get((phase, form.name))
+        if key is None:         # "during nop", ...: made once per phase and form
+            key = self._executed_keys[phase, form.name] = f"{phase.split(': ')[1]} {form.name}"
+        self.executed[key] += 1
         if form.name not in allowed:
             after = phase.endswith("after")
             self._report(cpu, site.addr, disasm_one(self.arch, form.insn, site.addr), "stale",
@@ -389,14 +396,14 @@ class PatchChecker:
     def _returned(self, uc: unicorn.Uc, cpu: int, site: Site, form: Form) -> bool:
         """Check a call's return address; pop it where the call pushed it and
         the callee does not return by itself."""
-        arch, want = self.arch, form.ret
+        arch, want, regs = self.arch, form.ret, self.machine.cpus[cpu]
         if arch.ra is not None:
-            got = uc.reg_read(arch.uc_regs[arch.ra])
+            got = regs.reg(arch.ra)
         else:
-            sp = uc.reg_read(arch.uc_regs[arch.sp])
+            sp = regs.reg(arch.sp)
             got = arch.to_int(bytes(uc.mem_read(sp, arch.word)))
             if not form.callee_returns:
-                uc.reg_write(arch.uc_regs[arch.sp], sp + arch.word)
+                regs.set_reg(arch.sp, sp + arch.word)
         if got == want:
             return True
         self._report(cpu, site.addr, self._disasm(cpu, site.addr), "wild branch",
@@ -479,8 +486,9 @@ class PatchChecker:
     def _run(self, index: int, count: int) -> None:
         if count <= 0 or self._dead[index]:
             return
-        if self.guest is not None:
-            self.guest.deliver(index)
+        guest = self.guest
+        if guest is not None and guest.ipis.pending[index]:
+            guest.deliver(index)
         self._step(index, count)
         if self._event[index] is not None and not self._dead[index]:
             self._step(index, self._long_turn(index))   # a trap or IPI within the turn
@@ -489,7 +497,7 @@ class PatchChecker:
         if count <= 0:
             return
         try:
-            self.machine.step(index, count)
+            self.machine.cpus[index].run_turn(count)
         except GuestFault as fault:
             self._report(index, fault.pc, self._disasm(index, fault.pc), "fault", fault.reason)
         self._to_loop[index] = False
@@ -504,13 +512,14 @@ class PatchChecker:
         be delayed (:meth:`_delay`)."""
         order = list(range(len(self.machine.cpus)))
         self.rng.shuffle(order)
-        delay = interruptible and self._delay_rng.random() < self._delay_chance
+        delay = interruptible and self._delay_rng.random() < self.delay_chance
+        guest = self.guest
         for i in order:
             if i == skip:
                 continue
             self.views.drift(i, self.rng)
-            if self.guest is not None:
-                self.guest.deliver(i)           # before the draw: a handler runs longer
+            if guest is not None and guest.ipis.pending[i]:
+                guest.deliver(i)                # before the draw: a handler runs longer
             self._run(i, self._delay() if delay else self._draw(i, spin))
 
     def _delay(self) -> int:
@@ -552,7 +561,7 @@ class PatchChecker:
             self._long_after = frozenset(e for e in EVENTS if self.rng.random() < 0.5)
             self._long_chance = self.rng.choice(LONG_CHANCES)
             self._delay_rng = random.Random(f"delay {seed}")
-            self._delay_chance = self._delay_rng.choice(DELAY_CHANCES) \
+            self.delay_chance = self._delay_rng.choice(DELAY_CHANCES) \
                 if self._delay_rng.random() < DELAY_CHANCE else 0.0
             self.guest.reset()
 

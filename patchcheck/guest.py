@@ -58,6 +58,7 @@ from patchcheck.guest_image import build_guest
 from patchcheck.sites import BASE, CheckerError, arch_hooks, arch_label
 from sim.errors import ConfigError, GuestFault
 from sim.machine import PAGE, UNHANDLED, Cpu, Machine, Trap, TrapPriority
+from sim.uchook import hook_add
 from sim.self_patching import (THREAD_SIZE, GuestCpuView, Ipis, effective_address, scan,
                                 write_sites)
 
@@ -190,6 +191,7 @@ class GuestSide:
         self._relax_at = self.symbols["cpu_relax"]
         self._release_at = self.symbols["pc_release"]
         self.released: list[tuple[int, int]] = []      # this seed's released ranges
+        self._watching = False          # the other CPUs' reads of the patcher's stack
         # only the instructions that touch instruction fetch are hooked; the other CPUs
         # may not run before the store of an atomic read-modify-write
         self.events, self.atomic = scan(self.arch, self.hooks, self.machine,
@@ -218,31 +220,25 @@ class GuestSide:
         data = self.symbols["_sdata"]
         stacks = self.symbols["pc_stacks"]
         for cpu in m.cpus:
-            cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_text_store, cpu.index,
-                            alias, alias + size - 1)
-            cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_irq_store, cpu.index,
-                            hooks.IRQ_BASE, hooks.IRQ_BASE + PAGE - 1)
-            cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_data_store, cpu.index,
-                            data, stacks - 1)
-            cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_read_only_text, cpu.index,
-                            BASE, BASE + size - 1)
+            hook_add(cpu.uc, unicorn.UC_HOOK_MEM_WRITE, self._on_text_store, cpu.index,
+                     alias, alias + size - 1)
+            hook_add(cpu.uc, unicorn.UC_HOOK_MEM_WRITE, self._on_irq_store, cpu.index,
+                     hooks.IRQ_BASE, hooks.IRQ_BASE + PAGE - 1)
+            hook_add(cpu.uc, unicorn.UC_HOOK_MEM_WRITE, self._on_read_only_text, cpu.index,
+                     BASE, BASE + size - 1)
             mine = [self._done_at, self._relax_at, self._release_at] \
                 if cpu.index == PATCHER else []
             for addr in (*self.events, *mine):
-                cpu.uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code, cpu.index, addr, addr)
-        # the patching CPU's stack (its loop's too): what the others read of it is a
-        # descriptor; once released, a use after release
-        mine = stacks + PATCHER * THREAD_SIZE
-        for cpu in m.cpus:
-            if cpu.index != PATCHER:
-                cpu.uc.hook_add(unicorn.UC_HOOK_MEM_READ, self._on_patcher_stack_read,
-                                cpu.index, mine, mine + THREAD_SIZE - 1)
+                hook_add(cpu.uc, unicorn.UC_HOOK_CODE, self._on_code, cpu.index, addr, addr)
+        # only the patching CPU's stores to the guest's data let the others run first
+        hook_add(m.cpus[PATCHER].uc, unicorn.UC_HOOK_MEM_WRITE, self._on_data_store, PATCHER,
+                 data, stacks - 1)
         if self.hooks.BREAKPOINT_ENTRY is not None:
             m.add_trap_handler(self._on_breakpoint, TrapPriority.TEXT_POKE)
             declined = self.symbols["pc_breakpoint_declined"]
             for cpu in m.cpus:
-                cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, self._on_declined, cpu.index,
-                                declined, declined + len(m.cpus) * self.arch.word - 1)
+                hook_add(cpu.uc, unicorn.UC_HOOK_MEM_WRITE, self._on_declined, cpu.index,
+                         declined, declined + len(m.cpus) * self.arch.word - 1)
 
     def _setup_cpus(self) -> None:
         m = self.machine
@@ -281,8 +277,10 @@ class GuestSide:
             return
         spin = relax and self._spinning
         # a delay while it only waits would add nothing the wait does not allow
+        # (whether it may be delayed is read only where this seed allows delays)
         self.checker.interleave(skip=PATCHER, spin=spin,
-                                interruptible=not relax and self.ipis.enabled(PATCHER))
+                                interruptible=not relax and self.checker.delay_chance > 0
+                                and self.ipis.enabled(PATCHER))
         self._spinning = relax
         self._spins = self._spins + 1 if spin else 0
         if self._spins > MAX_SPINS:
@@ -313,9 +311,25 @@ class GuestSide:
         self._failed = True
         uc.emu_stop()
 
+    def _watch_patcher_stack(self) -> None:
+        """From the first release on: what the other CPUs read of the patching CPU's
+        stack (its loop's too) is a descriptor, and once released a use after
+        release (:meth:`_on_patcher_stack_read`). Until a protocol releases anything
+        there is nothing to find, so the read hooks, which every load of those CPUs
+        would pay for, come only then; their blocks are translated again with them."""
+        mine = self.symbols["pc_stacks"] + PATCHER * THREAD_SIZE
+        for cpu in self.machine.cpus:
+            if cpu.index != PATCHER:
+                hook_add(cpu.uc, unicorn.UC_HOOK_MEM_READ, self._on_patcher_stack_read,
+                         cpu.index, mine, mine + THREAD_SIZE - 1)
+                cpu.uc.ctl_flush_tb()
+        self._watching = True
+
     def _release(self) -> None:
         """pc_release(p, size) (guest.h): the range is poisoned (include/linux/poison.h
         POISON_FREE) until the next call of the protocol."""
+        if not self._watching:
+            self._watch_patcher_stack()
         cpu = self.machine.cpus[PATCHER]
         begin, size = (cpu.reg(r) for r in self.arch.args[:2])
         size = min(size, PAGE)
@@ -348,8 +362,8 @@ class GuestSide:
         """A store to the guest's shared data: the others run first, unless it is the
         store of an atomic read-modify-write (Unicorn reports it between the read
         and the write, so they would run inside the atomic)."""
-        if cpu == PATCHER and self.machine.cpus[cpu].pc not in self.atomic:
-            self._step(cpu)
+        if self.patching and self.machine.cpus[cpu].pc not in self.atomic:
+            self._step(cpu)                 # (installed on the patching CPU only)
 
     def _on_code(self, uc: unicorn.Uc, addr: int, size: int, cpu: int) -> None:
         if cpu == PATCHER and self.patching and addr == self._release_at:
