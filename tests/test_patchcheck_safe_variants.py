@@ -30,6 +30,9 @@ VARIANTS = [
     ("x86_64", "x86_poke_bp.c", "my_poke_bp", None, "jump,call"),     # tails in reverse order
     ("arm", "arm_routines.c", "my_patch_isb_ipi", "my_patch", "jump,call"),
     ("arm", "arm_routines.c", "my_patch_isb_ipi", "my_patch", "kprobe"),
+    # the detour first, as arch_patch_batch() writes it, then the jump
+    ("x86_64", "x86_poke_bp.c", "my_poke_bp_extra_syncs", "my_poke_bp", "optprobe"),
+    ("arm", "arm_routines.c", "my_patch_isb_ipi", "my_patch", "optprobe"),
     ("ppc32", "ppc_routines.c", "my_patch_isync_ipi", "my_patch", "jump,call"),
 ]
 

@@ -33,17 +33,37 @@ static int patch_fn(void *data)
 	return 0;
 }
 
+/*
+ * An optprobe's detour (out of line: no CPU runs it before a site branches
+ * there) is written whole first, through the alias, and flushed, as
+ * arch_patch_batch() does; stop_machine() patches the live sites.
+ */
+static void write_out_of_line(const struct pc_site *site,
+			      void (*flush)(unsigned long start, unsigned long end))
+{
+	volatile u8 *dst = text_alias((void *)site->addr);
+	u32 i;
+
+	for (i = 0; i < site->len; i++)
+		dst[i] = site->insn[i];
+	flush(site->addr, site->addr + site->len);
+}
+
 static void patch_all(const struct pc_site *sites, int nr,
 		      void (*flush)(unsigned long start, unsigned long end))
 {
 	int i;
 
+	for (i = 0; i < nr; i++)
+		if (sites[i].out_of_line)
+			write_out_of_line(&sites[i], flush);
 	for (i = 0; i < nr; i++) {
 		const u8 *b = sites[i].insn;
 		struct patch p = { (void *)sites[i].addr,
 				   b[0] | b[1] << 8 | b[2] << 16 | (u32)b[3] << 24, flush };
 
-		stop_machine(patch_fn, &p, NULL);
+		if (!sites[i].out_of_line)
+			stop_machine(patch_fn, &p, NULL);
 	}
 }
 
