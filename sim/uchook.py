@@ -14,8 +14,9 @@ import ctypes
 from typing import Callable
 
 import unicorn
-from unicorn.unicorn_py3.unicorn import (HOOK_CODE_CFUNC, HOOK_MEM_ACCESS_CFUNC, uc_hook_h,
-                                         uclib)
+from unicorn.unicorn_py3.unicorn import HOOK_CODE_CFUNC, HOOK_MEM_ACCESS_CFUNC
+
+from sim.native import hook_add_range
 
 MEMORY_ACCESS = (unicorn.UC_HOOK_MEM_READ, unicorn.UC_HOOK_MEM_WRITE)
 
@@ -47,10 +48,6 @@ def hook_add(uc: unicorn.Uc, kind: int, callback: Callable[..., None], user_data
         fptr = HOOK_MEM_ACCESS_CFUNC(access)
     else:
         raise ValueError(f"hook kind {kind}: only code and memory-access hooks")
-    handle = uc_hook_h()
-    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, fptr, None,
-                               ctypes.c_uint64(begin), ctypes.c_uint64(end))
-    if status != unicorn.UC_ERR_OK:
-        raise unicorn.UcError(status)
-    uc._callbacks[handle.value] = fptr      # alive as long as the hook; hook_del drops it
-    return handle.value
+    handle = hook_add_range(uc, kind, ctypes.cast(fptr, ctypes.c_void_p).value, None, begin, end)
+    uc._callbacks[handle] = fptr            # alive as long as the hook; hook_del drops it
+    return handle

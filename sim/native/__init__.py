@@ -109,14 +109,15 @@ def _hook_add(uc: unicorn.Uc, kind: int, hook: object, user_data: object, *extra
 
 
 def hook_add_range(uc: unicorn.Uc, kind: int, hook: int, user_data: object, begin: int,
-                   end: int, *extra: object) -> None:
+                   end: int, *extra: object) -> int:
     """Install the C function at address ``hook`` as a ``kind`` hook of ``uc`` over
-    ``[begin, end]`` (``begin > end``: everywhere)."""
+    ``[begin, end]`` (``begin > end``: everywhere); the handle ``uc.hook_del`` takes."""
     handle = ctypes.c_size_t()
     status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, hook, user_data,
                                ctypes.c_uint64(begin), ctypes.c_uint64(end), *extra)
     if status != unicorn.UC_ERR_OK:
         raise unicorn.UcError(status)
+    return handle.value
 
 
 def new_engine(mode: tuple[int, int]) -> unicorn.Uc:
