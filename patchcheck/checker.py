@@ -208,7 +208,7 @@ class PatchChecker:
         self.arch = get_arch(arch) if isinstance(arch, str) else arch
         self.naive = naive
         self.kinds = parse_sites(sites)
-        self.machine = Machine(self.arch, cpus)
+        self.machine = Machine(self.arch, cpus, trail=False)   # a finding replays by its seed
         self._build()
         self.views = FetchViews(self.machine, BASE, PAGE)
         self.guest = GuestSide(self, guest_ablation, guest_sources, guest_protocol,

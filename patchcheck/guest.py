@@ -378,12 +378,13 @@ class GuestSide:
         event = self.events.get(addr)
         if event is None:
             return
-        self._step(cpu)
-        if event.kind == "serialize":
+        # only a barrier is a visible step: the others run first (_step)
+        if event.kind == "serialize":       # refetches: this CPU's own view
             self.checker.views.sync(cpu)
-        elif event.kind in ("clean", "invalidate"):
+        elif event.kind in ("clean", "invalidate"):     # issued: seen at the barrier
             self._cache_op(cpu, event)
         elif event.kind == "barrier":
+            self._step(cpu)
             self._complete(cpu)
 
     def _cache_op(self, cpu: int, event: FetchSync) -> None:

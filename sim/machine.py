@@ -570,7 +570,9 @@ class Cpu:
         """
         self._yield = False
         self._turn_budget = budget
-        if self._turn_start is None:
+        if not self.machine.trail:
+            self._turn_start = None
+        elif self._turn_start is None:
             self._turn_start = self.uc.context_save()
         else:
             self.uc.context_update(self._turn_start)
@@ -739,7 +741,7 @@ class Machine:
 
     def __init__(self, arch: str | Arch, cpus: int = 1, *, quantum: int = 10_000,
                  seed: int | None = None, turn_end: str = "counter",
-                 timing: bool = False) -> None:
+                 timing: bool = False, trail: bool = True) -> None:
         if not isinstance(arch, (str, Arch)):
             raise TypeError(f"arch must be an arch name or an Arch, not {type(arch).__name__}")
         check_int("cpus", cpus)
@@ -754,6 +756,10 @@ class Machine:
         if turn_end not in TURN_ENDS:
             raise ConfigError(f"turn_end {turn_end!r} is not one of {', '.join(TURN_ENDS)}")
         self.turn_end = turn_end    # "counter" (fast) or "spin" (reference); settable between turns
+        #: Keep each turn's starting registers, so that a fault names the blocks
+        #: that led to it (:meth:`Cpu.replay_last_blocks`); off for a caller that
+        #: replays a failure by its seed (the patch checker), as a turn pays for it.
+        self.trail = trail
         self.quantum = quantum
         self.seed = seed
         self._rng = random.Random(seed) if seed is not None else None
@@ -773,8 +779,9 @@ class Machine:
         self.spin_base = SPIN_BASE
         self.map(SPIN_BASE, PAGE, "rx")
         self.memory.write(SPIN_BASE, self.arch.spin.code)
-        if not isinstance(timing, bool):
-            raise TypeError(f"timing must be a bool, not {type(timing).__name__}")
+        for name, flag in (("timing", timing), ("trail", trail)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, not {type(flag).__name__}")
         #: The timing model (:mod:`sim.timing`), or None on a count-only machine.
         self.timing: TimingModel | None = TimingModel(self) if timing else None
 

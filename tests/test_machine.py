@@ -193,6 +193,17 @@ def test_unmapped_access_faults_with_a_full_report(arch) -> None:
     assert f"CPU 0, PC {fault.pc:#x}" in report and "registers:" in report
 
 
+def test_a_machine_without_the_trail_faults_with_no_last_blocks(arch) -> None:
+    """``Machine(trail=False)`` (the patch checker's, which replays by seed) saves no
+    turn start, so a fault names no blocks; the rest of the report is as with it."""
+    run = load_snippet(arch, UNMAPPED[arch.name], 2)
+    run.machine.trail = False
+    with pytest.raises(GuestFault) as info:
+        run.machine.run(max_instructions=10_000)
+    assert info.value.last_blocks == [] and info.value.reason == "unmapped memory read"
+    assert all(cpu._turn_start is None for cpu in run.machine.cpus)
+
+
 @pytest.mark.parametrize("kind", ["invalid", "budget"])
 def test_invalid_instruction_and_budget_fault(arch, kind) -> None:
     if kind == "invalid":

@@ -104,3 +104,25 @@ def test_an_invalidation_covers_only_what_a_completed_clean_pushed_out() -> None
     assert views.pending[1][0x10000][1] == FLUSHED
     views.store(0x10000, b"\x00\x00\xa0\xe1")
     assert views.pending[1][0x10000][1] == STORED
+
+
+@pytest.mark.parametrize("arch", ["arm", "ppc32"])
+def test_the_others_run_at_a_barrier_not_at_maintenance_it_completes(arch: str) -> None:
+    """A clean, an invalidate or a serializing instruction of the patching CPU changes
+    nothing another CPU can see until its barrier (or at all): the others run before
+    each barrier, and never at those."""
+    checker = PatchChecker(arch, 2, guest=True)
+    events, cpu = checker.guest.events, checker.machine.cpus[0]
+    at: list[str] = []
+    interleave = checker.interleave
+
+    def recorded(*args, **kwargs) -> None:
+        event = events.get(cpu.pc)
+        at.append(event.kind if event is not None else "other")
+        interleave(*args, **kwargs)
+
+    checker.interleave = recorded
+    for seed in range(5):
+        assert checker.run_seed(seed) == []
+    assert "barrier" in at
+    assert not {"clean", "invalidate", "serialize"} & set(at), sorted(set(at))
