@@ -36,6 +36,9 @@ ABLATION_SEEDS = 1_000        # each step removed must be caught within these
 #: v5.10's x86 try_get_desc() race with an armed kprobe (fixed upstream by efd608fa7403):
 #: a real bug of the checked code, found on the kprobe kind (tests/test_patchcheck_slow_cpu.py)
 V5_10_TRY_GET_DESC = "descriptor the protocol had released"
+#: ... or, once the patching CPU's next call has reused the stack the descriptor was on,
+#: poke_int3_handler() faulting on what it reads through it (seed 725, every kind)
+V5_10_RACE_HANDLER = "poke_int3_handler"
 #: v5.10 arms a PowerPC kprobe with patch_instruction() while the other CPUs run; neither
 #: the probed instruction nor the trap is in Power ISA v2.03 Book II 1.8.1's patch class,
 #: so the reference is itself `unpredictable` there (tests/test_patchcheck_cmodx.py)
@@ -62,6 +65,12 @@ def _lines(findings) -> list[str]:
 
 def _run(checker: PatchChecker, seeds: range) -> list:
     return [f for seed in seeds for f in checker.run_seed(seed)]
+
+
+def _in_function(checker: PatchChecker, name: str, pc: int) -> bool:
+    """``pc`` is in the guest function ``name`` (x86 only has it)."""
+    return any(fn == name and start <= pc < start + size
+               for start, size, fn in checker.guest.image.functions)
 
 
 def _assert_sites_changed(checker: PatchChecker) -> None:
@@ -126,7 +135,8 @@ def test_reference_guest_is_clean_on_all_its_kinds_together(name) -> None:
         if (name, kind) not in UNDEFINED_BY_THE_ISA:
             kinds.append(kind)
     checker = PatchChecker(name, 2, guest=True, sites=tuple(kinds))
-    found = [f for f in _run(checker, range(SLOW_SEEDS)) if V5_10_TRY_GET_DESC not in f.detail]
+    found = [f for f in _run(checker, range(SLOW_SEEDS)) if V5_10_TRY_GET_DESC not in f.detail
+             and not (f.kind == "fault" and _in_function(checker, V5_10_RACE_HANDLER, f.pc))]
     assert found == [], "\n".join(_lines(found[:5]))
     assert {s.kind for s in checker.sites} == set(kinds)
     _assert_sites_changed(checker)

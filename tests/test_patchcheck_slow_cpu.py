@@ -393,7 +393,7 @@ def test_the_refs_wait_removed_is_caught_where_an_int3_stays() -> None:
     armed kprobe's int3, which no sync removes) still uses it: caught within 500
     seeds, first at a seed where v5.10 itself is clean, and over 1,000 seeds at least
     three times as often as v5.10's own try_get_desc() race (a read before the
-    reference is taken; 10 and 3 seeds)."""
+    reference is taken; 9 and 3 seeds)."""
     seeds = range(2 * WITHIN)
     ablated = sweep(CheckSpec(X86, 2, guest=True, sites=KPROBE_LOOP, without="refs wait"), seeds)
     reference = sweep(CheckSpec(X86, 2, guest=True, sites=KPROBE_LOOP), seeds)
@@ -438,3 +438,40 @@ def test_v5_10_try_get_desc_race_with_a_kprobe_is_found() -> None:
     assert [f.kind for f in found] == ["fault"]
     assert "descriptor the protocol had released" in found[0].detail
     assert found[0].cpu == 1
+
+
+def test_a_trap_whose_handler_a_phase_change_overtakes_is_judged_by_both(monkeypatch) -> None:
+    """Seed 3862: CPU 1 traps on the armed kprobe's int3 before the optimizing batch
+    publishes bp_desc, and its poke_int3_handler(), still running, reads it once
+    published and emulates the jump into the detour. The new instruction, decided
+    during the patch: clean. Judged only by the phase it trapped in, it was
+    "stale" (the negative control)."""
+    checker = PatchChecker(X86, 2, guest=True, sites="optprobe")
+    assert checker.run_seed(3862) == []
+    use = checker._use
+
+    def without_traps(index: int) -> None:
+        use(index)
+        checker._traps = dict.fromkeys(checker._traps, frozenset())
+
+    monkeypatch.setattr(checker, "_use", without_traps)
+    found = checker.run_seed(3862)
+    assert [f.kind for f in found] == ["stale"] and "jmp" in found[0].insn, found
+
+
+def test_an_optprobe_detour_costs_no_sync_round() -> None:
+    """v5.10 arch_prepare_optimized_kprobe() only text_poke()s the detour: optimizing
+    an armed kprobe sends text_poke_bp_batch()'s three sync rounds and no fourth."""
+    checker = PatchChecker(X86, 2, guest=True, sites="optprobe")
+    ipis, sent = checker.guest.ipis, []
+    store = ipis.store
+
+    def counted(offset: int, value: int, cpu: int) -> None:
+        before = list(ipis.pending)
+        store(offset, value, cpu)
+        sent.extend(t for t, (b, now) in enumerate(zip(before, ipis.pending)) if now and not b)
+
+    ipis.store = counted
+    checker._reset(0)
+    checker._operation("enable")
+    assert checker.findings == [] and sent == [1, 1, 1], sent

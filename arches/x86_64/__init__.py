@@ -174,9 +174,11 @@ def text_poke_bp_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> No
     one-byte site (a kprobe's int3, or the byte it saved) is one atomic store
     and one sync, as arch_arm_kprobe() and arch_disarm_kprobe() write it
     (arch/x86/kernel/kprobes/core.c: text_poke(), text_poke_sync()).
-    :class:`~arches.base.OutOfLine` entries (a detour) are written and synced
-    first, as arch_prepare_optimized_kprobe ``text_poke``s the detour before
-    arch_optimize_kprobes publishes the jump.
+    :class:`~arches.base.OutOfLine` entries (a detour) are written first, as
+    arch_prepare_optimized_kprobe ``text_poke``s the detour before
+    arch_optimize_kprobes publishes the jump, and synced: v5.10 does not sync
+    there (the guest's patching.c does not), but this handler does not model
+    the ``iret`` that makes an emulated CPU refetch (docs/patchcheck.md).
     """
     code, sites = split_out_of_line(sites)
     multi = [(addr, insn) for addr, insn in sites if len(insn) > 1]

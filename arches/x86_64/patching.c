@@ -391,24 +391,22 @@ void text_poke_loc_init(struct text_poke_loc *tp, const struct pc_site *site)
 static struct text_poke_loc tp_vec[16];
 
 /*
- * The checker's batch: out-of-line code with text_poke() and one sync (an
- * optprobe's detour, arch/x86/kernel/kprobes/opt.c); a one-byte site as
+ * The checker's batch: out-of-line code with text_poke() alone (an optprobe's
+ * detour: arch/x86/kernel/kprobes/opt.c arch_prepare_optimized_kprobe() syncs
+ * nothing; no CPU reaches the detour before the jump to it is published, which
+ * text_poke_bp_batch() does only after its first sync, and a CPU that takes
+ * one of its int3s meanwhile refetches on the iret); a one-byte site as
  * arch_arm_kprobe() / arch_disarm_kprobe() write it (kprobes/core.c:
  * text_poke() of the int3 or the saved opcode, then text_poke_sync()); the
  * rest in one text_poke_bp_batch() (jump labels, ftrace, optimizing a probe).
  */
 void arch_patch_batch(const struct pc_site *sites, int nr)
 {
-	int i, n = 0, ool = 0;
+	int i, n = 0;
 
-	for (i = 0; i < nr; i++) {
-		if (!sites[i].out_of_line)
-			continue;
-		text_poke((void *)sites[i].addr, sites[i].insn, sites[i].len);
-		ool++;
-	}
-	if (ool)
-		text_poke_sync();
+	for (i = 0; i < nr; i++)
+		if (sites[i].out_of_line)
+			text_poke((void *)sites[i].addr, sites[i].insn, sites[i].len);
 	for (i = 0; i < nr; i++) {
 		if (sites[i].out_of_line)
 			continue;

@@ -20,23 +20,19 @@ static const struct pc_site *live[16];
 
 /*
  * An optprobe's detour (out of line: no CPU runs it before a site jumps
- * there) is written whole first, with text_poke() and one sync, as
- * arch_patch_batch() does; the protocol runs on the live sites.
+ * there) is written whole first, with text_poke(), as arch_patch_batch()
+ * does; the protocol runs on the live sites.
  */
 static int write_out_of_line(const struct pc_site *sites, int nr)
 {
-	int i, n = 0, ool = 0;
+	int i, n = 0;
 
 	for (i = 0; i < nr; i++) {
-		if (sites[i].out_of_line) {
+		if (sites[i].out_of_line)
 			text_poke((void *)sites[i].addr, sites[i].insn, sites[i].len);
-			ool++;
-		} else {
+		else
 			live[n++] = &sites[i];
-		}
 	}
-	if (ool)
-		text_poke_sync();
 	return n;
 }
 
