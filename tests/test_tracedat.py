@@ -9,9 +9,11 @@ own text, event for event: same task, CPU, microsecond, event and fields.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import uuid
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -180,8 +182,13 @@ def _compare(path: Path, events: list[Event], sym=None) -> tracecmd.Report:
     seen = [(r.comm, r.pid, r.cpu, r.time, r.name,
              r.info.split(" (start:")[0] if r.name == "funcgraph_exit" else r.info)
             for r in got.lines]
-    assert len(seen) == len(want) and seen == want
+    assert len(seen) == len(want) and seen == want, _unread(got)
     return got
+
+
+def _unread(got: tracecmd.Report) -> str:
+    """What trace-cmd printed besides its event lines, for a failure's message."""
+    return f"stderr: {got.stderr[-500:]!r}; other lines: {got.other[:5]!r}"
 
 
 def _trace(arch: Arch, tmp: Path, probes: str = "kmem,sched", *, size: int = 100,
@@ -260,7 +267,7 @@ def test_function_tracers_round_trip(tmp_path: Path, arch: Arch, tracer: str) ->
         rows = [m.groups() for m in (re.match(r"^\s*\d+\)(.*?)\|(.*)$", line) for line in
                                      render("graph", events.events, ft.symbols)) if m]
         assert [r.info.split("|", 1)[1].strip() for r in plugin.lines] == \
-            [func.strip() for _, func in rows]
+            [func.strip() for _, func in rows], _unread(plugin)
         assert [r.info.split("|")[0].strip() for r in plugin.lines] == \
             [duration.strip() for duration, _ in rows]
 
@@ -289,8 +296,9 @@ def test_kallsyms_name_module_functions(tmp_path: Path, arch: Arch) -> None:
     step = guest.image.symbols["tdat:tdat_step"]
     functions = tracecmd.run("report", "-f", path).stdout
     assert f"{step:016x} tdat_step [tdat]" in functions
-    calls = [r.info for r in tracecmd.report(path, "-N").lines]
-    assert calls.count("tdat_step <-- tdat_main") == 5
+    report = tracecmd.report(path, "-N")
+    calls = [r.info for r in report.lines]
+    assert calls.count("tdat_step <-- tdat_main") == 5, _unread(report)
 
 
 @pytest.mark.slow
@@ -492,3 +500,41 @@ def test_marker_losses_are_counted(arch: Arch) -> None:
     for cpu, c in enumerate(result.per_cpu):
         assert c.produced == hits[cpu] == c.recorded + c.discarded
     assert result.total.recorded == len(events.events)
+
+
+# -- the trace-cmd runner itself, on a stand-in executable -----------------------------
+
+LINE = "          <idle>-0     [000]     0.000001: kmalloc:              bytes_req=8"
+
+
+@pytest.mark.parametrize("first, warned", [
+    ("", True),                                          # printed nothing, exit 0
+    ("echo 'trace-cmd: Received SIGINT' >&2", True),     # trace-read.c sig_end()
+    (f"echo '{LINE}'", False),
+], ids=["empty", "interrupted", "events"])
+def test_an_empty_or_interrupted_report_is_taken_once_more(tmp_path: Path, monkeypatch,
+                                                           first: str, warned: bool) -> None:
+    """tracing.tracecmd.report() runs trace-cmd again when it printed no event, and
+    warns with what the first run printed; a file with no event stays empty."""
+    calls = tmp_path / "calls"
+    exe = tmp_path / "bin" / "trace-cmd"
+    exe.parent.mkdir()
+    exe.write_text(f"#!/bin/sh\necho x >> {calls}\necho cpus=2\n"
+                   f"if [ $(wc -l < {calls}) -eq 1 ]; then {first or ':'}; exit 0; fi\n"
+                   f"echo '{LINE}'\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{exe.parent}:/usr/bin:/bin")
+    with pytest.warns(UserWarning, match="no event the first time") if warned else \
+            _no_warning():
+        got = tracecmd.report(tmp_path / "trace.dat")
+    assert [r.info for r in got.lines] == ["bytes_req=8"]
+    assert calls.read_text().count("x") == (2 if warned else 1)
+    exe.write_text("#!/bin/sh\necho cpus=2\n")              # a file with no event at all
+    assert tracecmd.report(tmp_path / "trace.dat").lines == []
+
+
+@contextlib.contextmanager
+def _no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
