@@ -781,10 +781,12 @@ def _compilers_of(parent: int, compiling: str) -> set[int]:
     for stat_file in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat_file.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) != parent:             # ppid
+                continue
             command = (stat_file.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if int(fields[1]) == parent and compiling.encode() in command:      # ppid
+        if compiling.encode() in command:
             groups.add(int(fields[2]))               # pgrp
     return groups - {os.getpgid(parent)}
 

@@ -69,8 +69,8 @@ def _run(checker: PatchChecker, seeds: range) -> list:
 
 def _in_function(checker: PatchChecker, name: str, pc: int) -> bool:
     """``pc`` is in the guest function ``name`` (x86 only has it)."""
-    return any(fn == name and start <= pc < start + size
-               for start, size, fn in checker.guest.image.functions)
+    found = checker.guest.image.symbol_at(pc)
+    return found is not None and found[0] == name
 
 
 def _assert_sites_changed(checker: PatchChecker) -> None:
