@@ -70,8 +70,37 @@ TURN_ENDS = ("counter", "spin")  # how a turn ends early: Unicorn's counter, or 
 MAX_STEP = 2 ** 63             # most instructions one step may ask for (Unicorn's count is u64)
 CALL_GAP = 256                 # bytes a host call leaves below the CPU's stack pointer
 
-_uc_reg_read, _uc_reg_write = uclib.uc_reg_read, uclib.uc_reg_write
-_uc_reg_read_batch, _uc_reg_write_batch = uclib.uc_reg_read_batch, uclib.uc_reg_write_batch
+
+def _unprototyped(name: str) -> ctypes._CFuncPtr:
+    """Unicorn's C function ``name`` with no ``argtypes``: ctypes passes each argument
+    as the object it is (a ``c_void_p`` handle, a ctypes number or array, a ``byref``
+    buffer, an int for a C ``int``), without the per-call conversion the binding's
+    prototype makes (a third of a register access's time, a quarter of a slice's
+    call)."""
+    fn = getattr(ctypes.CDLL(uclib._name), name)
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_uc_reg_read, _uc_reg_write, _uc_reg_read_batch, _uc_reg_write_batch, _uc_emu_start = (
+    _unprototyped(f"uc_{name}") for name in ("reg_read", "reg_write", "reg_read_batch",
+                                            "reg_write_batch", "emu_start"))
+_NO_TIMEOUT = ctypes.c_uint64(0)
+
+
+def _emu_start(uc: unicorn.Uc, begin: int, until: int, count: int) -> None:
+    """``uc.emu_start(begin, until, count=count)`` as binding 2.1.4 makes it (the
+    error status raised, then an exception a hook left in ``uc._hook_exception``,
+    :mod:`sim.uchook`), each argument passed as the type the C function takes."""
+    uc._hook_exception = None
+    status = _uc_emu_start(uc._uch, ctypes.c_uint64(begin), ctypes.c_uint64(until),
+                           _NO_TIMEOUT, ctypes.c_size_t(count))
+    if status != unicorn.UC_ERR_OK:
+        raise unicorn.UcError(status)
+    if uc._hook_exception is not None:
+        raise uc._hook_exception
+
+
 _PERMS = {"r": unicorn.UC_PROT_READ, "w": unicorn.UC_PROT_WRITE, "x": unicorn.UC_PROT_EXEC}
 
 
@@ -218,15 +247,15 @@ class _RegisterFile:
         self._handle = uc._uch
         self._mask = (1 << arch.bits) - 1
         self._bufs = {name: (const, ctypes.c_uint64()) for name, const in arch.uc_regs.items()}
-        self._refs = {name: (const, ctypes.byref(buf)) for name, (const, buf)
+        self._refs = {name: (const, ctypes.byref(buf), buf) for name, (const, buf)
                       in self._bufs.items()}
         self._batches: dict[tuple[str, ...], tuple] = {}
 
     def read(self, name: str) -> int:
-        const, ref = self._refs[name]
+        const, ref, buf = self._refs[name]
         if _uc_reg_read(self._handle, const, ref) != unicorn.UC_ERR_OK:
             raise unicorn.UcError(unicorn.UC_ERR_ARG, const)
-        return self._bufs[name][1].value & self._mask
+        return buf.value & self._mask
 
     def _batch(self, names: tuple[str, ...]) -> tuple:
         """The ids, buffer pointers and buffers of a batch of ``names`` (made once)."""
@@ -256,9 +285,9 @@ class _RegisterFile:
             raise unicorn.UcError(unicorn.UC_ERR_ARG)
 
     def write(self, name: str, value: int) -> None:
-        const, buf = self._bufs[name]
+        const, ref, buf = self._refs[name]
         buf.value = value & self._mask
-        if _uc_reg_write(self._handle, const, self._refs[name][1]) != unicorn.UC_ERR_OK:
+        if _uc_reg_write(self._handle, const, ref) != unicorn.UC_ERR_OK:
             raise unicorn.UcError(unicorn.UC_ERR_ARG, const)
 
 
@@ -658,7 +687,7 @@ class Cpu:
             state.armed = self._armed = armed
         with self._emulating:                # a signal is raised here, after the slice
             try:
-                self.uc.emu_start(self._resume_pc(), until, count=budget)
+                _emu_start(self.uc, self._resume_pc(), until, budget)
             except unicorn.UcError as err:
                 if self._error is None:
                     self._error = machine.fault(self, _uc_reason(err))
