@@ -26,6 +26,8 @@ LOOP = {
 UNMAPPED = {"x86_64": "mov rax, 0x12345678; mov rbx, [rax]",
             "arm": "movw r0, #0x5678; movt r0, #0x1234; ldr r1, [r0]",
             "ppc32": "lis 3, 0x1234; ori 3, 3, 0x5678; lwz 4, 0(3)"}
+# A branch to itself, per arch.
+LOOP_SELF = {"x86_64": "ebfe", "arm": "feffffea", "ppc32": "48000000"}
 # Set the return register to 1, with the same length when changed to 2.
 SET = {"x86_64": ("mov eax, {v}", "rax"), "arm": ("mov r0, #{v}", "r0"), "ppc32": ("li 3, {v}", "r3")}
 
@@ -202,6 +204,39 @@ def test_a_machine_without_the_trail_faults_with_no_last_blocks(arch) -> None:
         run.machine.run(max_instructions=10_000)
     assert info.value.last_blocks == [] and info.value.reason == "unmapped memory read"
     assert all(cpu._turn_start is None for cpu in run.machine.cpus)
+
+
+def test_unicorn_gets_64_bit_addresses_counts_and_registers_whole() -> None:
+    """The machine calls ``uc_emu_start`` and ``uc_reg_*`` without the binding's
+    prototypes (``sim/machine.py``, ``_unprototyped``): an address above 4 GiB, a
+    count above 2**32 and a 64-bit register value reach Unicorn whole. Cut to 32
+    bits, the code would be unmapped and the slice would end after 5 instructions,
+    before the ``ud2``."""
+    machine = Machine("x86_64")
+    base = 0x1_2345_0000
+    machine.load_code(bytes.fromhex("90" * 10 + "0f0b"), base)      # ten nops, ud2
+    cpu = machine.cpus[0]
+    cpu.set_reg("rax", (1 << 64) - 2)
+    cpu.set_regs(("rbx", "rcx"), (1 << 63, (1 << 32) + 7))
+    with pytest.raises(GuestFault, match="invalid instruction") as info:
+        machine.step(0, (1 << 32) + 5)
+    assert info.value.pc == base + 10
+    assert cpu.reg("rax") == (1 << 64) - 2 and cpu.regs(("rbx", "rcx")) == [1 << 63,
+                                                                          (1 << 32) + 7]
+
+
+def test_a_hooks_exception_comes_out_of_the_slice(arch) -> None:
+    """``_emu_start`` raises what a hook left in ``uc._hook_exception``, as the
+    binding's ``emu_start`` does (:mod:`sim.uchook`)."""
+    machine = Machine(arch.name)
+    machine.load_code(bytes.fromhex(LOOP_SELF[arch.name]), 0x10000)
+
+    def hook(_cpu: object) -> None:
+        raise KeyError("from the hook")
+
+    machine.watch(0x10000, hook)
+    with pytest.raises(KeyError, match="from the hook"):
+        machine.step(0, 100)
 
 
 @pytest.mark.parametrize("kind", ["invalid", "budget"])
