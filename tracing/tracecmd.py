@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,33 +60,8 @@ def run(*args: str | Path) -> subprocess.CompletedProcess:
 
 
 def report(path: str | Path, *options: str) -> Report:
-    """``trace-cmd report OPTIONS PATH``, parsed.
-
-    A report with no event line and no loss line is taken once more, with a
-    warning that carries what the first printed: trace-cmd 3.1.6 has been seen
-    (in full test runs, late, on x86-64 traces) to print no event and exit 0 for
-    a file it read fully before and after. A file with no event reads empty
-    twice, so a real loss still fails whatever checks the events."""
-    first = _attempt(path, options)
-    if first.lines or first.dropped:
-        return first
-    again = _parse(run("report", *options, path))
-    if again.lines or again.dropped:
-        warnings.warn(f"trace-cmd report {' '.join(options)} {path}: no event the first "
-                      f"time, {len(again.lines)} the second; it had printed "
-                      f"{first.other[:3]!r} and on stderr {first.stderr[-300:]!r}",
-                      stacklevel=2)
-    return again
-
-
-def _attempt(path: str | Path, options: tuple[str, ...]) -> Report:
-    """A first report; an interrupted one counts as empty (it is taken again)."""
-    try:
-        return _parse(run("report", *options, path))
-    except subprocess.CalledProcessError as err:
-        if INTERRUPTED not in (err.stderr or ""):
-            raise
-        return Report(stderr=err.stderr)
+    """``trace-cmd report OPTIONS PATH``, parsed."""
+    return _parse(run("report", *options, path))
 
 
 def _parse(done: subprocess.CompletedProcess) -> Report:

@@ -8,8 +8,9 @@ the ``format`` text of every event (the ``ftrace`` system's first, then one
 block per system); the guest image's kallsyms (modules included), the
 printk formats and the saved cmdlines; the CPU count, an options section
 (one ``CPUSTAT`` per CPU: the tracefs ``per_cpu/cpuN/stats`` text, and
-``TRACECLOCK``); after ``flyrecord`` each CPU's data offset and size and the
-clock (``[global]``), then each CPU's data as the kernel ring buffer's pages
+``TRACECLOCK`` with the clock, NUL-terminated); after ``flyrecord`` each
+CPU's data offset and size and the clock again (``[global]``), then each
+CPU's data as the kernel ring buffer's pages
 (``kernel/trace/ring_buffer.c``, v5.10): a page header (``u64`` time stamp,
 a ``long`` commit word), then events, each a 32-bit header (5 bits of
 ``type_len``, 27 bits of time delta from the previous event) and its
@@ -55,6 +56,14 @@ OPTION_DONE, OPTION_CPUSTAT, OPTION_TRACECLOCK = 0, 2, 4
 #: The clock, as tracefs ``trace_clock`` shows the chosen one: kisim's modeled
 #: clock, in ns and synchronized across CPUs as the kernel's ``global`` clock is.
 TRACE_CLOCK = "[global]\n"
+#: The TRACECLOCK option's payload. trace-cmd record has written it empty
+#: (trace-record.c add_options()), but trace-cmd 3.1's reader parses the payload as a string (trace-input.c
+#: handle_options() calls tracecmd_parse_trace_clock() on its malloc'ed copy):
+#: empty, that copy is unterminated, and strtok_r() reads whatever the heap
+#: holds there. A '[' in it named a clock of garbage, not one shown in
+#: microseconds, and about one report in 200 printed raw nanoseconds. The
+#: clock's own text, NUL-terminated, parses as the one after the CPU data.
+TRACE_CLOCK_OPTION = TRACE_CLOCK.encode() + b"\0"
 
 # include/linux/ring_buffer.h and kernel/trace/ring_buffer.c, v5.10.
 TYPE_DATA_MAX = 28               # RINGBUF_TYPE_DATA_TYPE_LEN_MAX
@@ -592,7 +601,8 @@ class TraceDatSink:
         for cpu in range(ncpus):
             stats = (self.stats.get(cpu) or CpuStats()).text(cpu).encode() + b"\0"
             out += [struct.pack(self.prefix + "HI", OPTION_CPUSTAT, len(stats)), stats]
-        out += [struct.pack(self.prefix + "HI", OPTION_TRACECLOCK, 0),
+        out += [struct.pack(self.prefix + "HI", OPTION_TRACECLOCK, len(TRACE_CLOCK_OPTION)),
+                TRACE_CLOCK_OPTION,
                 struct.pack(self.prefix + "H", OPTION_DONE), b"flyrecord\0"]
         pages = [self.cpus[cpu].pages if cpu in self.cpus else [] for cpu in range(ncpus)]
         return b"".join(out), pages
