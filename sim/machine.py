@@ -88,10 +88,11 @@ _uc_reg_read, _uc_reg_write, _uc_reg_read_batch, _uc_reg_write_batch, _uc_emu_st
 _NO_TIMEOUT = ctypes.c_uint64(0)
 
 
-def _emu_start(uc: unicorn.Uc, begin: int, until: int, count: int) -> None:
+def emu_start(uc: unicorn.Uc, begin: int, until: int, count: int) -> None:
     """``uc.emu_start(begin, until, count=count)`` as binding 2.1.4 makes it (the
     error status raised, then an exception a hook left in ``uc._hook_exception``,
-    :mod:`sim.uchook`), each argument passed as the type the C function takes."""
+    :mod:`sim.uchook`), each argument passed as the type the C function takes.
+    Every slice of every CPU enters Unicorn here (what a benchmark times)."""
     uc._hook_exception = None
     status = _uc_emu_start(uc._uch, ctypes.c_uint64(begin), ctypes.c_uint64(until),
                            _NO_TIMEOUT, ctypes.c_size_t(count))
@@ -687,7 +688,7 @@ class Cpu:
             state.armed = self._armed = armed
         with self._emulating:                # a signal is raised here, after the slice
             try:
-                _emu_start(self.uc, self._resume_pc(), until, budget)
+                emu_start(self.uc, self._resume_pc(), until, budget)
             except unicorn.UcError as err:
                 if self._error is None:
                     self._error = machine.fault(self, _uc_reason(err))

@@ -226,8 +226,8 @@ def test_unicorn_gets_64_bit_addresses_counts_and_registers_whole() -> None:
 
 
 def test_a_hooks_exception_comes_out_of_the_slice(arch) -> None:
-    """``_emu_start`` raises what a hook left in ``uc._hook_exception``, as the
-    binding's ``emu_start`` does (:mod:`sim.uchook`)."""
+    """``sim.machine.emu_start`` raises what a hook left in ``uc._hook_exception``,
+    as the binding's ``emu_start`` does (:mod:`sim.uchook`)."""
     machine = Machine(arch.name)
     machine.load_code(bytes.fromhex(LOOP_SELF[arch.name]), 0x10000)
 
