@@ -71,13 +71,16 @@ MAX_STEP = 2 ** 63             # most instructions one step may ask for (Unicorn
 CALL_GAP = 256                 # bytes a host call leaves below the CPU's stack pointer
 
 
+_UNICORN = ctypes.CDLL(uclib._name)       # the binding's library, other function objects
+
+
 def _unprototyped(name: str) -> ctypes._CFuncPtr:
     """Unicorn's C function ``name`` with no ``argtypes``: ctypes passes each argument
     as the object it is (a ``c_void_p`` handle, a ctypes number or array, a ``byref``
     buffer, an int for a C ``int``), without the per-call conversion the binding's
     prototype makes (a third of a register access's time, a quarter of a slice's
     call)."""
-    fn = getattr(ctypes.CDLL(uclib._name), name)
+    fn = getattr(_UNICORN, name)
     fn.restype = ctypes.c_int
     return fn
 
@@ -247,9 +250,10 @@ class _RegisterFile:
     def __init__(self, uc: unicorn.Uc, arch: Arch) -> None:
         self._handle = uc._uch
         self._mask = (1 << arch.bits) - 1
-        self._bufs = {name: (const, ctypes.c_uint64()) for name, const in arch.uc_regs.items()}
-        self._refs = {name: (const, ctypes.byref(buf), buf) for name, (const, buf)
-                      in self._bufs.items()}
+        self._refs: dict[str, tuple] = {}      # name -> (Unicorn's id, buffer by reference, buffer)
+        for name, const in arch.uc_regs.items():
+            buf = ctypes.c_uint64()
+            self._refs[name] = (const, ctypes.byref(buf), buf)
         self._batches: dict[tuple[str, ...], tuple] = {}
 
     def read(self, name: str) -> int:
@@ -264,7 +268,7 @@ class _RegisterFile:
         if batch is None:
             bufs = [ctypes.c_uint64() for _ in names]
             batch = self._batches[names] = (
-                (ctypes.c_int * len(names))(*(self._bufs[n][0] for n in names)),
+                (ctypes.c_int * len(names))(*(self._refs[n][0] for n in names)),
                 (ctypes.c_void_p * len(names))(*(ctypes.addressof(b) for b in bufs)), bufs)
         return batch
 

@@ -538,7 +538,7 @@ def test_the_traceclock_option_holds_the_clock_as_a_string(tmp_path: Path, arch:
     """trace-cmd 3.1 parses the TRACECLOCK option's payload with strtok_r()
     (lib/trace-cmd/trace-input.c handle_options()): an empty one is an unterminated
     heap copy, whose garbage about one report in 200 took for a clock that is not
-    shown in microseconds, printing raw nanoseconds (CI failed on it twice). The
+    shown in microseconds, printing raw nanoseconds (CI failed on it at stop 42). The
     payload is the clock after the CPU data, NUL-terminated."""
     path = _write(tmp_path, arch, [(PacketInfo(0, 0, 0, 10, 0), [_ev(SMALL, 0, 5, (1, 2, 3))])])
     options = _options(path.read_bytes(), arch.endian)

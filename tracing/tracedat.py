@@ -57,12 +57,13 @@ OPTION_DONE, OPTION_CPUSTAT, OPTION_TRACECLOCK = 0, 2, 4
 #: clock, in ns and synchronized across CPUs as the kernel's ``global`` clock is.
 TRACE_CLOCK = "[global]\n"
 #: The TRACECLOCK option's payload. trace-cmd record has written it empty
-#: (trace-record.c add_options()), but trace-cmd 3.1's reader parses the payload as a string (trace-input.c
-#: handle_options() calls tracecmd_parse_trace_clock() on its malloc'ed copy):
-#: empty, that copy is unterminated, and strtok_r() reads whatever the heap
-#: holds there. A '[' in it named a clock of garbage, not one shown in
-#: microseconds, and about one report in 200 printed raw nanoseconds. The
-#: clock's own text, NUL-terminated, parses as the one after the CPU data.
+#: (trace-record.c add_options()), but trace-cmd 3.1's reader parses the
+#: payload as a string (trace-input.c handle_options() calls
+#: tracecmd_parse_trace_clock() on its malloc'ed copy): empty, that copy is
+#: unterminated, and strtok_r() reads whatever the heap holds there. A '[' in
+#: it named a clock of garbage, not one shown in microseconds, and about one
+#: report in 200 printed raw nanoseconds. The clock's own text, NUL-terminated,
+#: parses as the one after the CPU data.
 TRACE_CLOCK_OPTION = TRACE_CLOCK.encode() + b"\0"
 
 # include/linux/ring_buffer.h and kernel/trace/ring_buffer.c, v5.10.
