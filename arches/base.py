@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import random
 from dataclasses import dataclass, field
@@ -557,7 +558,7 @@ class Arch:
     def cost(self, name: str) -> float:
         return self.costs[name].cycles
 
-    @property
+    @functools.cached_property
     def icache_line(self) -> int:
         """Bytes per line of the reference core's first instruction cache, the unit
         flush_icache_range works in (:data:`DEFAULT_ICACHE_LINE` without a core)."""

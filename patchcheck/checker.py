@@ -285,6 +285,7 @@ class PatchChecker:
         self.written = self._written[index]
         self.sites = layout.sites
         self.site_at = {s.addr: s for s in self.sites}
+        self._site_bytes = frozenset(a for s in self.sites for a in range(s.addr, s.addr + s.length))
         self._traps = {s.addr: frozenset({self.breakpoint, *(f.insn for f in (s.dormant, s.live)
                                                               if f.trap)}) for s in self.sites}
         self.sizes = layout.sizes
@@ -361,10 +362,8 @@ class PatchChecker:
         instruction a CPU executes is checked byte for byte from then on."""
         if self.longest:
             self._event = ["store"] * len(self._event)
-        for a in range(addr, addr + size):
-            if not any(s.addr <= a < s.addr + s.length for s in self.sites):
-                self._foreign = True
-                return
+        if not self._site_bytes.issuperset(range(addr, addr + size)):
+            self._foreign = True
 
     def _unpredictable(self, cpu: int, addr: int, size: int) -> bool:
         why = unpredictable(self.arch, self.views, cpu, addr, size)

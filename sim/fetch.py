@@ -63,6 +63,7 @@ class FetchViews:
         self.piece = machine.arch.insn_align
         self.coherent = machine.arch.icache_coherent
         self.views = [(ctypes.c_ubyte * size)() for _ in machine.cpus]
+        self._bytes = [memoryview(view).cast("B") for view in self.views]
         # Per CPU: piece address -> [bytes to deliver, STORED, CLEANED or FLUSHED]
         self.pending: list[dict[int, list]] = [{} for _ in machine.cpus]
         # Per CPU: piece address -> its bytes before the first store the CPU has not
@@ -105,7 +106,7 @@ class FetchViews:
         off = addr - self.base
         if off < 0 or off + size > self.size:
             return self.machine.read(addr, size)
-        return ctypes.string_at(ctypes.addressof(self.views[cpu]) + off, size)
+        return self._bytes[cpu][off:off + size].tobytes()
 
     def covers(self, addr: int) -> bool:
         return self.base <= addr < self.base + self.size
@@ -159,7 +160,8 @@ class FetchViews:
         self._advance(begin, end, CLEANED, FLUSHED, only)
 
     def _arrive(self, cpu: int, p: int, value: bytes) -> None:
-        ctypes.memmove(ctypes.addressof(self.views[cpu]) + p - self.base, value, len(value))
+        off = p - self.base
+        self._bytes[cpu][off:off + len(value)] = value
         self.machine.cpus[cpu].uc.ctl_remove_cache(p, p + len(value))
 
     def drift(self, cpu: int, rng: random.Random) -> None:

@@ -38,7 +38,7 @@ import enum
 import functools
 import random
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple, Sequence
 
 import unicorn
@@ -178,6 +178,12 @@ class Region:
     size: int
     perms: int
     buf: ctypes.Array
+    host: int = field(init=False, repr=False)     # the host address of ``base``
+    bytes: memoryview = field(init=False, repr=False)   # ``buf`` as bytes (the fast copies)
+
+    def __post_init__(self) -> None:
+        self.host = ctypes.addressof(self.buf)
+        self.bytes = memoryview(self.buf).cast("B")
 
     def contains(self, addr: int, size: int) -> bool:
         return self.base <= addr and addr + size <= self.base + self.size
@@ -203,7 +209,7 @@ class Memory:
             raise ConfigError(f"mapping {base:#x}+{size:#x} overlaps {r.base:#x}+{r.size:#x}")
         region = Region(base, size, perms, (ctypes.c_ubyte * size)())
         self.regions.append(region)
-        self.table.add(base, size, ctypes.addressof(region.buf))
+        self.table.add(base, size, region.host)
         return region
 
     def overlapping(self, base: int, size: int) -> Region | None:
@@ -219,8 +225,9 @@ class Memory:
         return self._last
 
     def _region(self, addr: int, size: int) -> Region:
-        check_int("address", addr)
-        check_int("size", size)
+        if type(addr) is not int or type(size) is not int:     # (the usual case: one test)
+            check_int("address", addr)
+            check_int("size", size)
         if addr < 0 or size < 0:
             raise ValueError(f"host access {addr:#x}+{size:#x}: address and size "
                              "must not be negative")
@@ -231,11 +238,13 @@ class Memory:
 
     def read(self, addr: int, size: int) -> bytes:
         region = self._region(addr, size)
-        return ctypes.string_at(ctypes.addressof(region.buf) + addr - region.base, size)
+        off = addr - region.base
+        return region.bytes[off:off + size].tobytes()
 
     def write(self, addr: int, data: bytes) -> None:
         region = self._region(addr, len(data))
-        ctypes.memmove(ctypes.addressof(region.buf) + addr - region.base, data, len(data))
+        off = addr - region.base
+        region.bytes[off:off + len(data)] = data
 
 
 class _RegisterFile:
@@ -424,7 +433,7 @@ class Cpu:
 
     @property
     def pc(self) -> int:
-        return self.reg(self.arch.pc)
+        return self._regs.read(self.arch.pc)
 
     @pc.setter
     def pc(self, value: int) -> None:
@@ -831,7 +840,7 @@ class Machine:
         base, size = _page_round(base, size)
         region = self.memory.add(base, size, prot)
         for cpu in self.cpus:
-            cpu.uc.mem_map_ptr(base, size, prot, ctypes.addressof(region.buf))
+            cpu.uc.mem_map_ptr(base, size, prot, region.host)
 
     def map_alias(self, alias: int, base: int, perms: str = "rw") -> int:
         """Map the region holding ``base`` a second time, from ``alias`` on, over the
@@ -848,7 +857,7 @@ class Machine:
                               "page-aligned, outside the address space or over a mapping")
         prot = _prot(perms)
         for cpu in self.cpus:
-            cpu.uc.mem_map_ptr(start, region.size, prot, ctypes.addressof(region.buf))
+            cpu.uc.mem_map_ptr(start, region.size, prot, region.host)
         return start
 
     def read(self, addr: int, size: int) -> bytes:
