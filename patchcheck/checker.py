@@ -365,6 +365,16 @@ class PatchChecker:
         if not self._site_bytes.issuperset(range(addr, addr + size)):
             self._foreign = True
 
+    def may_fetch(self, cpu: int, code: bytes) -> bool:
+        """Whether CPU ``cpu`` could fetch ``code`` (a breakpoint) at a site in its next
+        turn: in its view or in a piece still to arrive. Anywhere, once this seed's
+        protocol stored outside the sites."""
+        if self._foreign:
+            return True
+        pending = self.views.pending[cpu]
+        return any(self.views.read(cpu, s.addr, len(code)) == code or
+                   pending.get(s.addr, (b"",))[0].startswith(code) for s in self.sites)
+
     def _unpredictable(self, cpu: int, addr: int, size: int) -> bool:
         why = unpredictable(self.arch, self.views, cpu, addr, size)
         if why is not None:

@@ -361,9 +361,25 @@ class GuestSide:
                        cpu: int) -> None:
         """A store to the guest's shared data: the others run first, unless it is the
         store of an atomic read-modify-write (Unicorn reports it between the read
-        and the write, so they would run inside the atomic)."""
-        if self.patching and self.machine.cpus[cpu].pc not in self.atomic:
+        and the write, so they would run inside the atomic), or none of them can
+        read it before the patching CPU's next step (:meth:`_unseen`)."""
+        if self.patching and self.machine.cpus[cpu].pc not in self.atomic and \
+                not self._unseen():
             self._step(cpu)                 # (installed on the patching CPU only)
+
+    def _unseen(self) -> bool:
+        """No other CPU can read the guest's data before the patching CPU's next step:
+        each is in the loop, which reads nothing but its own stack, with no IPI
+        pending and no breakpoint to fetch whose handler is the guest's (x86
+        do_int3(), where poke_int3_handler() reads bp_desc). Whatever they would
+        run before the store they may as well run at that next step, which is
+        itself a store, an IPI, a barrier or a wait: the store adds no order the
+        next step's turn does not give."""
+        breakpoint = self.arch.poke_breakpoint if self.hooks.BREAKPOINT_ENTRY else None
+        views = self.checker.views
+        return all(i == PATCHER or (not self.ipis.pending[i] and views.covers(cpu.pc) and
+                                    not (breakpoint and self.checker.may_fetch(i, breakpoint)))
+                   for i, cpu in enumerate(self.machine.cpus))
 
     def _on_code(self, uc: unicorn.Uc, addr: int, size: int, cpu: int) -> None:
         if cpu == PATCHER and self.patching and addr == self._release_at:
