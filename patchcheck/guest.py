@@ -375,10 +375,10 @@ class GuestSide:
         run before the store they may as well run at that next step, which is
         itself a store, an IPI, a barrier or a wait: the store adds no order the
         next step's turn does not give."""
-        breakpoint = self.arch.poke_breakpoint if self.hooks.BREAKPOINT_ENTRY else None
+        trap = self.arch.poke_breakpoint if self.hooks.BREAKPOINT_ENTRY else None
         views = self.checker.views
         return all(i == PATCHER or (not self.ipis.pending[i] and views.covers(cpu.pc) and
-                                    not (breakpoint and self.checker.may_fetch(i, breakpoint)))
+                                    not (trap and self.checker.may_fetch(i, trap)))
                    for i, cpu in enumerate(self.machine.cpus))
 
     def _on_code(self, uc: unicorn.Uc, addr: int, size: int, cpu: int) -> None:
