@@ -4,9 +4,11 @@ The others run before each store of the patching CPU to the guest's shared
 data, unless every one of them is in the loop (which reads nothing but its
 own stack) with no IPI pending and no breakpoint to fetch whose handler is
 the guest's (x86 ``do_int3()``, where ``poke_int3_handler()`` reads
-``bp_desc``). The negative control: with the breakpoint left out of the rule,
-x86 ``text_poke_bp_batch()`` publishing ``bp_desc`` after its ``int3``s is no
-longer caught on the seed that catches it.
+``bp_desc``). The negative controls: with the breakpoint left out of the rule, x86
+``text_poke_bp_batch()`` publishing ``bp_desc`` after its ``int3``s is no
+longer caught on the seed that catches it; with the loop and IPI conditions
+left out, a ``text_poke_sync()`` that does not wait passes seeds that catch
+it.
 """
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ import pytest
 
 from arches.x86_64 import INT3
 from patchcheck.checker import PatchChecker
-from patchcheck.guest import GuestSide
-from test_patchcheck_slow_cpu import X86, first_finding, late_desc
+from patchcheck.guest import PATCHER, GuestSide
+from test_patchcheck_slow_cpu import X86, first_finding, late_desc, no_wait
 
 
 @pytest.mark.parametrize("arch", ["arm", X86])
@@ -81,3 +83,26 @@ def test_without_the_breakpoint_in_the_rule_bp_desc_published_late_passes(tmp_pa
     monkeypatch.setattr(PatchChecker, "may_fetch", lambda self, cpu, code: False)
     assert first_finding(PatchChecker(X86, 2, guest=True, guest_patching=source),
                          range(caught.seed, caught.seed + 1)) is None
+
+
+def _breakpoint_only(self: GuestSide) -> bool:
+    """The rule without its loop and IPI conditions."""
+    trap = self.arch.poke_breakpoint
+    return all(i == PATCHER or not self.checker.may_fetch(i, trap)
+               for i in range(len(self.machine.cpus)))
+
+
+@pytest.mark.slow
+def test_without_the_loop_and_ipi_conditions_an_unwaited_sync_passes(tmp_path,
+                                                                    monkeypatch) -> None:
+    """The other negative control: a store the others can read from an IPI handler
+    (or one they are about to take) is one they must run before. Of the seeds that
+    catch x86's unwaited text_poke_sync() within 500, some pass without those
+    conditions (137, 326, 403, 427 and 489 of 11, on 2026-11-29)."""
+    source = no_wait(tmp_path)
+    checker = PatchChecker(X86, 2, guest=True, guest_patching=source)
+    caught = [s for s in range(500) if checker.run_seed(s)]
+    assert caught
+    monkeypatch.setattr(GuestSide, "_unseen", _breakpoint_only)
+    loose = PatchChecker(X86, 2, guest=True, guest_patching=source)
+    assert [s for s in caught if not loose.run_seed(s)]
