@@ -490,8 +490,10 @@ def _with_tty_stderr(argv: list[str]) -> tuple[bytes, bytes]:
 
 @pytest.mark.slow
 def test_long_runs_show_a_spinner_on_a_terminal_and_json_stays_clean() -> None:
-    # fib 18 runs well past the spinner's 0.5 s delay before its first line of output
-    argv = ["ftrace", "--arch", A, "--workload", "fib", "--size", "18", "--limit", "1"]
+    # fib 21 runs about 2 s past the spinner's 0.5 s delay before its first line of
+    # output (fib 18's 0.6-0.8 s left too little: one run in three fresh-clone checks
+    # of 2026-11-29 drew no spinner)
+    argv = ["ftrace", "--arch", A, "--workload", "fib", "--size", "21", "--limit", "1"]
     out, err = _with_tty_stderr(argv)
     assert b"kisim ftrace: running" in err and b"\x1b" not in out
     out, err = _with_tty_stderr(argv + ["--json"])
