@@ -601,6 +601,30 @@ def test_a_signal_stops_a_long_run_wherever_it_lands(argv, sig, delay, tmp_path)
     assert _snapshot(tmp_path) == before
 
 
+#: Loaded by ``site`` before ``-m kisim`` runs: SIGINT is delivered inside a
+#: string ``exec`` once kisim's handler is in place, as when a Ctrl-C lands
+#: while a dataclass is being made at import.
+_SIGINT_IN_A_STRING_EXEC = '''
+import kisim.cli
+_build = kisim.cli.build_parser
+def build_parser():
+    exec("import os, signal; os.kill(os.getpid(), signal.SIGINT)", {})
+    return _build()
+kisim.cli.build_parser = build_parser
+'''
+
+
+def test_python_m_kisim_exits_130_when_sigint_ended_a_string_exec(tmp_path) -> None:
+    """CPython's ``-m`` path died of SIGINT (status -2, after "kisim: interrupted")
+    when the KeyboardInterrupt had left a string exec, though kisim caught it."""
+    (tmp_path / "sitecustomize.py").write_text(_SIGINT_IN_A_STRING_EXEC)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    proc = subprocess.run(KISIM + ["asm", "--arch", "arm", "nop"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr.strip()) == (130, "kisim: interrupted")
+
+
 def test_a_signal_lost_in_a_callback_is_raised_at_the_next_slice(arch) -> None:
     """An exception raised where Python drops it (a weakref callback) comes back
     at the next slice boundary, and stops a slice running at that moment."""
