@@ -483,13 +483,15 @@ class PatchChecker:
             return self.rng.randint(1, MAX_RUN)
         return int(MAX_RUN * (max(MAX_RUN, self.longest) / MAX_RUN) ** self.rng.random())
 
-    def _draw(self, index: int, spin: bool = False) -> int:
+    def _draw(self, index: int, spin: bool = False, waited: bool = False) -> int:
         if self._event[index] is not None:
             count = self._long_turn(index)
             if count:
                 return count
         if spin and self.guest.in_guest(index):
             return self.rng.randint(1, GUEST_RUN)
+        if waited and self.guest.in_guest(index):
+            return self._run_on(index)
         if spin and self.guest.latency(index):
             # the patching CPU only waits: the CPU runs on until it can take its IPI
             return self.guest.latency(index) + 1
@@ -499,6 +501,18 @@ class PatchChecker:
         if r < 0.5:
             return 1
         return self.rng.randint(2, MAX_RUN)
+
+    def _run_on(self, index: int) -> int:
+        """The turn of CPU ``index``, in a handler, when the patching CPU's spin has
+        just ended: a seeded count up to the longest trap path, ending at the
+        handler's return. The spinning CPU sees the store that ends its wait a
+        cache-line transfer after it is made, and v5.10 then runs a long way
+        before its next step the others can see (x86: on_each_cpu() returns,
+        and text_poke() switches to its temporary mm and back, flushing the
+        TLB, where the guest stores through its alias); the CPU that made the
+        store runs on all that while. A count of 1 is a CPU stalled as long."""
+        self._to_loop[index] = True
+        return self.rng.randint(1, max(GUEST_RUN, self.longest))
 
     def _run(self, index: int, count: int) -> None:
         if count <= 0 or self._dead[index]:
@@ -520,11 +534,12 @@ class PatchChecker:
         self._to_loop[index] = False
 
     def interleave(self, skip: int | None = None, spin: bool = False,
-                   interruptible: bool = False) -> None:
+                   waited: bool = False, interruptible: bool = False) -> None:
         """Each live CPU, in a seeded order, receives pending pieces and runs a while
         (but ``skip``: the guest's patching CPU, busy patching). ``spin``: the
         patching CPU only waits for the others (it did nothing they can see since it
         last let them run), so those in the guest's own code may run longer.
+        ``waited``: its wait is over, and those in a handler run on (:meth:`_run_on`).
         ``interruptible``: the patching CPU has interrupts enabled here, so it may
         be delayed (:meth:`_delay`)."""
         order = list(range(len(self.machine.cpus)))
@@ -537,7 +552,7 @@ class PatchChecker:
             self.views.drift(i, self.rng)
             if guest is not None and guest.ipis.pending[i]:
                 guest.deliver(i)                # before the draw: a handler runs longer
-            self._run(i, self._delay() if delay else self._draw(i, spin))
+            self._run(i, self._delay() if delay else self._draw(i, spin, waited))
 
     def _delay(self) -> int:
         """A turn of the others while the patching CPU is delayed where its interrupts

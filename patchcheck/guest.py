@@ -278,7 +278,7 @@ class GuestSide:
         spin = relax and self._spinning
         # a delay while it only waits would add nothing the wait does not allow
         # (whether it may be delayed is read only where this seed allows delays)
-        self.checker.interleave(skip=PATCHER, spin=spin,
+        self.checker.interleave(skip=PATCHER, spin=spin, waited=self._spinning and not relax,
                                 interruptible=not relax and self.checker.delay_chance > 0
                                 and self.ipis.enabled(PATCHER))
         self._spinning = relax
