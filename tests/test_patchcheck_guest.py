@@ -37,7 +37,7 @@ ABLATION_SEEDS = 1_000        # each step removed must be caught within these
 #: a real bug of the checked code, found on the kprobe kind (tests/test_patchcheck_slow_cpu.py)
 V5_10_TRY_GET_DESC = "descriptor the protocol had released"
 #: ... or, once the patching CPU's next call has reused the stack the descriptor was on,
-#: poke_int3_handler() faulting on what it reads through it (seed 725, every kind)
+#: poke_int3_handler() faulting on what it reads through it (seed 610, with a kprobe)
 V5_10_RACE_HANDLER = "poke_int3_handler"
 #: v5.10 arms a PowerPC kprobe with patch_instruction() while the other CPUs run; neither
 #: the probed instruction nor the trap is in Power ISA v2.03 Book II 1.8.1's patch class,
