@@ -11,7 +11,11 @@ run; it prints the median over the rounds of each mode's CPU time
 and of each ratio. All runs retire the same instructions; the first ratio
 is what the model costs, and it is asked to cost at most 3x.
 
-    .venv/bin/python benchmarks/bench_timing.py [--rounds R] [--size N] [--json] [--smallest]
+    .venv/bin/python benchmarks/bench_timing.py [--rounds R] [--size N | --scale K] [--json] [--smallest]
+
+``--scale K`` runs each workload at K times its default size: the count-only
+run's fixed costs (translating the guest's blocks) then weigh less, and the
+ratio comes nearer the model's cost per instruction.
 
 ``benchmarks/bench_untraced.py --base REV`` compares the count-only machine
 with an earlier revision.
@@ -31,6 +35,7 @@ from benchlib import parse_args            # noqa: E402
 from kbuild import build                   # noqa: E402
 from sim.guest import Guest                # noqa: E402
 from sim.timing import TimingModel         # noqa: E402
+from sim.workloads import DEFAULT_SIZES    # noqa: E402
 
 ARCHES = ("arm", "ppc32", "x86_64")
 WORKLOADS = ("kmalloc", "hackbench")
@@ -71,14 +76,26 @@ def measure(arch: str, workload: str, rounds: int, size: int | None = None) -> d
             "hooks_ratio": round(statistics.median(ratios["hooks"]), 2)}
 
 
+def _scale(text: str) -> int:
+    value = int(text) if text.isdigit() else 0
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to 100")
+    return value
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=5,
                    help="rounds of every mode; the medians are printed")
-    p.add_argument("--size", type=int, default=None, help="workload size (default: its own)")
+    sizes = p.add_mutually_exclusive_group()
+    sizes.add_argument("--size", type=int, default=None,
+                       help="every workload's size (default: its own)")
+    sizes.add_argument("--scale", type=_scale, default=None, metavar="1..100",
+                       help="each workload at this many times its own size")
     p.add_argument("--json", action="store_true")
     args = parse_args(p, rounds=1, size=2)
-    rows = [measure(arch, workload, args.rounds, args.size)
+    rows = [measure(arch, workload, args.rounds,
+                    DEFAULT_SIZES[workload] * args.scale if args.scale else args.size)
             for arch in ARCHES for workload in WORKLOADS]
     if args.json:
         print(json.dumps(rows, indent=2))
