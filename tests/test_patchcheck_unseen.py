@@ -98,7 +98,7 @@ def test_without_the_loop_and_ipi_conditions_an_unwaited_sync_passes(tmp_path,
     """The other negative control: a store the others can read from an IPI handler
     (or one they are about to take) is one they must run before. Of the seeds that
     catch x86's unwaited text_poke_sync() within 500, some pass without those
-    conditions (137, 326, 403, 427 and 489 of 11, on 2026-11-29)."""
+    conditions (59, 157, 326 and 328 of 10, with the run-on rule; 5 of 11 before it)."""
     source = no_wait(tmp_path)
     checker = PatchChecker(X86, 2, guest=True, guest_patching=source)
     caught = [s for s in range(500) if checker.run_seed(s)]
