@@ -1184,6 +1184,52 @@ static inline double *booking(struct kt_window *w, uint32_t resource, int64_t cy
 	return booked_in(b, cycle);
 }
 
+/*
+ * Whether booking() of every cycle in [first, end) of `resource` is its
+ * ring slot alone: all of them within KT_NEAR of dispatch, and after the
+ * last cycle the calendar booked (booking() then copies nothing from it).
+ */
+static inline bool near_only(const struct kt_window *w, uint32_t resource, int64_t first,
+			     int64_t end)
+{
+	return end - w->now <= KT_NEAR && first > w->far_last[resource];
+}
+
+/* The unit-cycles booked in `cycle`, where near_only(): booking()'s value, nothing written. */
+static inline double near_used(const struct kt_window *w, uint32_t resource, int64_t cycle)
+{
+	const struct kt_booking *b = &w->near[resource][(uint64_t)cycle & (KT_NEAR - 1)];
+
+	return b->cycle == cycle + 1 ? b->used : 0;
+}
+
+/* The share of one unit that `busy` cycles take in the k-th cycle they span. */
+static inline double share_of(double busy, int64_t k)
+{
+	return busy - (double)k > 1 ? 1 : busy - (double)k;
+}
+
+/*
+ * The first of the `span` cycles from `cycle` that has no room for its
+ * share of `busy`, or -1 if all have. A cycle without room for a share
+ * has none for a whole unit either (every share but the last is one), so
+ * no window that holds it fits: the search resumes after it.
+ */
+static int64_t span_full(struct kt_window *w, uint32_t resource, int64_t cycle, int64_t span,
+			 double busy, double units)
+{
+	if (near_only(w, resource, cycle, cycle + span)) {
+		for (int64_t k = 0; k < span; k++)
+			if (near_used(w, resource, cycle + k) + share_of(busy, k) > units + 1e-9)
+				return cycle + k;
+		return -1;
+	}
+	for (int64_t k = 0; k < span; k++)
+		if (*booking(w, resource, cycle + k) + share_of(busy, k) > units + 1e-9)
+			return cycle + k;
+	return -1;
+}
+
 /* issue_on() when the first cycle has no room: the first cycle from there on that has. */
 static __attribute__((noinline)) double issue_later(struct kt_window *w, const struct kt_core *c,
 						    uint32_t resource, double ready, double busy)
@@ -1200,21 +1246,25 @@ static __attribute__((noinline)) double issue_later(struct kt_window *w, const s
 			return cycle == first ? ready : (double)cycle;
 		}
 	}
-	for (int64_t cycle = first; span > 1 && cycle < first + KT_SEARCH; cycle++) {
-		bool free = true;
-
-		for (int64_t k = 0; k < span && free; k++) {
-			double share = busy - (double)k > 1 ? 1 : busy - (double)k;
-
-			free = *booking(w, resource, cycle + k) + share <= units + 1e-9;
-		}
-		if (free) {
+	for (int64_t cycle = first, full; span > 1 && cycle < first + KT_SEARCH; cycle = full + 1) {
+		full = span_full(w, resource, cycle, span, busy, units);
+		if (full < 0) {
 			at = cycle == first ? ready : (double)cycle;
 			break;
 		}
 	}
+	if (near_only(w, resource, (int64_t)at, (int64_t)at + span)) {
+		for (int64_t k = 0, cycle = (int64_t)at; k < span; k++, cycle++) {
+			struct kt_booking *b = &w->near[resource][(uint64_t)cycle & (KT_NEAR - 1)];
+
+			if (b->cycle != cycle + 1)
+				*b = (struct kt_booking){ .cycle = cycle + 1 };
+			b->used += share_of(busy, k);
+		}
+		return at;
+	}
 	for (int64_t k = 0; k < span; k++)
-		*booking(w, resource, (int64_t)at + k) += busy - (double)k > 1 ? 1 : busy - (double)k;
+		*booking(w, resource, (int64_t)at + k) += share_of(busy, k);
 	return at;
 }
 
