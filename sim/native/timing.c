@@ -273,6 +273,7 @@ struct kt_window {
 	double reg[KT_REGS];		/* when each register's value is ready */
 	int64_t now;			/* the last dispatch's cycle: nothing earlier is booked */
 	int64_t far_last[KT_MAX_RESOURCES];	/* the last cycle booked in the calendar */
+	int64_t booked_last[KT_MAX_RESOURCES];	/* the last cycle anything was booked in */
 	struct kt_booking {		/* unit-cycles booked in one cycle of one resource */
 		int64_t cycle;		/* + 1: zeroed books nothing */
 		double used;
@@ -1026,51 +1027,39 @@ static void resolve(struct kt_cpu *t, uint64_t target)
 
 /* ---- decoding, cached per address and checked against the bytes ---- */
 
-static const uint8_t *text_at(struct kt_cpu *t, uint64_t addr, uint32_t size)
+static const uint8_t *text_at(struct kt_cpu *t, uint64_t addr, uint32_t size, uint64_t *left)
 {
 	const struct kisim_region *r = t->region;
 
-	if (r && r->base <= addr && addr - r->base <= r->size - size)
-		return r->host + (addr - r->base);
-	for (uint64_t i = 0; i < t->m->memory->count; i++) {
-		r = &t->m->memory->region[i];
-		if (r->base <= addr && addr - r->base <= r->size - size) {
-			t->region = r;
-			return r->host + (addr - r->base);
-		}
+	if (!(r && r->base <= addr && addr - r->base <= r->size - size)) {
+		for (r = t->m->memory->region; r < t->m->memory->region + t->m->memory->count; r++)
+			if (r->base <= addr && addr - r->base <= r->size - size)
+				break;
+		if (r == t->m->memory->region + t->m->memory->count)
+			return NULL;
+		t->region = r;
 	}
-	return NULL;
+	*left = r->size - (addr - r->base);
+	return r->host + (addr - r->base);
 }
 
 /*
  * The instruction's first bytes, which decide its kind (prefixes, opcode,
  * ModRM/SIB; the whole word on ARM and PowerPC): a slot whose bytes
- * differ is decoded again, so patched text is seen at once.
+ * differ is decoded again, so patched text is seen at once. `left` bytes
+ * of the region follow `code`: where eight do, one load and a mask.
  */
-static inline uint64_t head_of(const uint8_t *code, uint32_t size)
+static inline uint64_t head_of(const uint8_t *code, uint32_t size, uint64_t left)
 {
 	uint64_t head = 0;
-	uint32_t word;
-	uint16_t half;
 
-	/* Fixed-size copies: one load each, where a copy of `size` bytes into the
-	 * zeroed word would be a call and a store the load cannot forward from. */
-	switch (size) {
-	case 2:
-		memcpy(&half, code, 2);
-		return half;
-	case 4:
-		memcpy(&word, code, 4);
-		return word;
-	default:
-		if (size >= 8) {
-			memcpy(&head, code, 8);
-			return head;
-		}
-		for (uint32_t i = 0; i < size; i++)
-			head |= (uint64_t)code[i] << (8 * i);
-		return head;
+	if (left >= 8) {
+		memcpy(&head, code, 8);
+		return size >= 8 ? head : head & ((1ull << (8 * size)) - 1);
 	}
+	for (uint32_t i = 0; i < size && i < 8; i++)
+		head |= (uint64_t)code[i] << (8 * i);
+	return head;
 }
 
 static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
@@ -1079,12 +1068,12 @@ static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint
 	struct kt_machine *m = t->m;
 	uint64_t slot = addr >> m->cfg.pc_shift;	/* neighbours in neighbouring slots */
 	struct kt_decode_slot *s = &m->decoded[(slot ^ (slot >> 14)) & (KT_DECODE_SLOTS - 1)];
-	const uint8_t *code = text_at(t, addr, size);
-	uint64_t mode = 0, head;
+	uint64_t mode = 0, head, left;
+	const uint8_t *code = text_at(t, addr, size, &left);
 
 	if (!code)
 		return &plain;
-	head = head_of(code, size);
+	head = head_of(code, size, left);
 	if (s->addr == addr + 1 && s->size == size && s->head == head)
 		return &s->d;
 	if (m->cfg.mode_reg >= 0)
@@ -1203,6 +1192,13 @@ static inline double near_used(const struct kt_window *w, uint32_t resource, int
 	return b->cycle == cycle + 1 ? b->used : 0;
 }
 
+/* Something was booked in `cycle`: no cycle after booked_last holds a booking. */
+static inline void booked_through(struct kt_window *w, uint32_t resource, int64_t cycle)
+{
+	if (cycle > w->booked_last[resource])
+		w->booked_last[resource] = cycle;
+}
+
 /* The share of one unit that `busy` cycles take in the k-th cycle they span. */
 static inline double share_of(double busy, int64_t k)
 {
@@ -1219,7 +1215,8 @@ static int64_t span_full(struct kt_window *w, uint32_t resource, int64_t cycle, 
 			 double busy, double units)
 {
 	if (near_only(w, resource, cycle, cycle + span)) {
-		for (int64_t k = 0; k < span; k++)
+		/* after the last cycle booked, every cycle has room */
+		for (int64_t k = 0; k < span && cycle + k <= w->booked_last[resource]; k++)
 			if (near_used(w, resource, cycle + k) + share_of(busy, k) > units + 1e-9)
 				return cycle + k;
 		return -1;
@@ -1243,6 +1240,7 @@ static __attribute__((noinline)) double issue_later(struct kt_window *w, const s
 
 		if (*used + busy <= units + 1e-9) {
 			*used += busy;
+			booked_through(w, resource, cycle);
 			return cycle == first ? ready : (double)cycle;
 		}
 	}
@@ -1261,10 +1259,11 @@ static __attribute__((noinline)) double issue_later(struct kt_window *w, const s
 				*b = (struct kt_booking){ .cycle = cycle + 1 };
 			b->used += share_of(busy, k);
 		}
-		return at;
+	} else {
+		for (int64_t k = 0; k < span; k++)
+			*booking(w, resource, (int64_t)at + k) += share_of(busy, k);
 	}
-	for (int64_t k = 0; k < span; k++)
-		*booking(w, resource, (int64_t)at + k) += share_of(busy, k);
+	booked_through(w, resource, (int64_t)at + span - 1);
 	return at;
 }
 
@@ -1276,8 +1275,10 @@ static __attribute__((noinline)) double issue_later(struct kt_window *w, const s
  * for its operands does not hold a unit against younger ones meanwhile.
  * The common case, a unit free for one cycle at once, is inline.
  */
-static inline double issue_on(struct kt_window *w, const struct kt_core *c, uint32_t resource,
-			      double ready, double busy)
+static inline __attribute__((always_inline)) double issue_on(struct kt_window *w,
+							      const struct kt_core *c,
+							      uint32_t resource, double ready,
+							      double busy)
 {
 	double *used;
 
@@ -1287,6 +1288,7 @@ static inline double issue_on(struct kt_window *w, const struct kt_core *c, uint
 	if (*used + busy > c->units[resource] + 1e-9)
 		return issue_later(w, c, resource, ready, busy);
 	*used += busy;
+	booked_through(w, resource, (int64_t)ready);
 	return ready;
 }
 
