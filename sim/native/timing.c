@@ -1280,15 +1280,23 @@ static inline __attribute__((always_inline)) double issue_on(struct kt_window *w
 							      uint32_t resource, double ready,
 							      double busy)
 {
+	int64_t cycle = (int64_t)ready;
 	double *used;
 
 	if (busy > 1)
 		return issue_later(w, c, resource, ready, busy);
-	used = booking(w, resource, (int64_t)ready);
+	if (cycle > w->booked_last[resource] && near_only(w, resource, cycle, cycle + 1)) {
+		/* nothing booked there yet: a unit is free, whatever its slot held */
+		w->near[resource][(uint64_t)cycle & (KT_NEAR - 1)] =
+			(struct kt_booking){ .cycle = cycle + 1, .used = busy };
+		w->booked_last[resource] = cycle;
+		return ready;
+	}
+	used = booking(w, resource, cycle);
 	if (*used + busy > c->units[resource] + 1e-9)
 		return issue_later(w, c, resource, ready, busy);
 	*used += busy;
-	booked_through(w, resource, (int64_t)ready);
+	booked_through(w, resource, cycle);
 	return ready;
 }
 
