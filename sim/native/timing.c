@@ -274,6 +274,8 @@ struct kt_window {
 	int64_t now;			/* the last dispatch's cycle: nothing earlier is booked */
 	int64_t far_last[KT_MAX_RESOURCES];	/* the last cycle booked in the calendar */
 	int64_t booked_last[KT_MAX_RESOURCES];	/* the last cycle anything was booked in */
+	int64_t full_from[KT_MAX_RESOURCES];	/* [from, to): a run of cycles with no unit */
+	int64_t full_to[KT_MAX_RESOURCES];	/* free, as issue_later() last booked them */
 	struct kt_booking {		/* unit-cycles booked in one cycle of one resource */
 		int64_t cycle;		/* + 1: zeroed books nothing */
 		double used;
@@ -1199,6 +1201,28 @@ static inline void booked_through(struct kt_window *w, uint32_t resource, int64_
 		w->booked_last[resource] = cycle;
 }
 
+/*
+ * The cycle after the run of full cycles that `cycle` is in, or `cycle`
+ * itself. A cycle with no unit free has room for no share, and bookings
+ * only add, so a search can skip the run: booking() of its cycles, all in
+ * the ring, would only read them.
+ */
+static inline int64_t past_full(const struct kt_window *w, uint32_t resource, int64_t cycle)
+{
+	if (cycle >= w->full_from[resource] && cycle < w->full_to[resource]
+	    && near_only(w, resource, cycle, w->full_to[resource]))
+		return w->full_to[resource];
+	return cycle;
+}
+
+/* issue_later() left [from, to) with no unit free: the run, or its growth. */
+static inline void note_full(struct kt_window *w, uint32_t resource, int64_t from, int64_t to)
+{
+	if (from != w->full_to[resource])
+		w->full_from[resource] = from;
+	w->full_to[resource] = to;
+}
+
 /* The share of one unit that `busy` cycles take in the k-th cycle they span. */
 static inline double share_of(double busy, int64_t k)
 {
@@ -1214,6 +1238,8 @@ static inline double share_of(double busy, int64_t k)
 static int64_t span_full(struct kt_window *w, uint32_t resource, int64_t cycle, int64_t span,
 			 double busy, double units)
 {
+	if (past_full(w, resource, cycle) > cycle)
+		return past_full(w, resource, cycle) - 1;
 	if (near_only(w, resource, cycle, cycle + span)) {
 		/* after the last cycle booked, every cycle has room */
 		for (int64_t k = 0; k < span && cycle + k <= w->booked_last[resource]; k++)
@@ -1236,11 +1262,18 @@ static __attribute__((noinline)) double issue_later(struct kt_window *w, const s
 
 	/* within one cycle: the first cycle with room is booked as it is found */
 	for (int64_t cycle = first; span == 1 && cycle < first + KT_SEARCH; cycle++) {
-		double *used = booking(w, resource, cycle);
+		double *used;
 
+		if (busy > 1e-6 && past_full(w, resource, cycle) > cycle) {
+			cycle = past_full(w, resource, cycle) - 1;
+			continue;
+		}
+		used = booking(w, resource, cycle);
 		if (*used + busy <= units + 1e-9) {
 			*used += busy;
 			booked_through(w, resource, cycle);
+			if (*used >= units)
+				note_full(w, resource, cycle, cycle + 1);
 			return cycle == first ? ready : (double)cycle;
 		}
 	}
@@ -1259,6 +1292,9 @@ static __attribute__((noinline)) double issue_later(struct kt_window *w, const s
 				*b = (struct kt_booking){ .cycle = cycle + 1 };
 			b->used += share_of(busy, k);
 		}
+		/* of one unit, every cycle but the last took a whole one */
+		if (units <= 1)
+			note_full(w, resource, (int64_t)at, (int64_t)at + span - 1);
 	} else {
 		for (int64_t k = 0; k < span; k++)
 			*booking(w, resource, (int64_t)at + k) += share_of(busy, k);
