@@ -12,10 +12,21 @@ and of each ratio. All runs retire the same instructions; the first ratio
 is what the model costs, and it is asked to cost at most 3x.
 
     .venv/bin/python benchmarks/bench_timing.py [--rounds R] [--size N | --scale K] [--json] [--smallest]
+    .venv/bin/python benchmarks/bench_timing.py --callgrind [--size N | --scale K] [--json]
 
 ``--scale K`` runs each workload at K times its default size: the count-only
 run's fixed costs (translating the guest's blocks) then weigh less, and the
 ratio comes nearer the model's cost per instruction.
+
+``--callgrind`` counts instead of timing: each run once under valgrind's
+callgrind, the host instructions executed inside Unicorn's ``cpu_exec``
+(the guest's code, the hooks and the model) per guest instruction, count-only
+and timing. Those counts do not move with the machine's load, which moves a
+timed ratio by 15 % on a shared machine; they are not cycles (the model's
+code retires more host instructions per cycle than translated guest code).
+It needs ``valgrind`` and ``callgrind_annotate`` on the PATH, and builds the
+host library for ``x86_64_v3`` on an x86 host (``KISIM_HOST_MARCH``,
+kbuild/host.py), whose instructions valgrind runs.
 
 ``benchmarks/bench_untraced.py --base REV`` compares the count-only machine
 with an earlier revision.
@@ -24,8 +35,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchlib import parse_args            # noqa: E402
 from kbuild import build                   # noqa: E402
+from kbuild.host import MARCH_ENV          # noqa: E402
 from sim.guest import Guest                # noqa: E402
 from sim.timing import TimingModel         # noqa: E402
 from sim.workloads import DEFAULT_SIZES    # noqa: E402
@@ -76,6 +94,54 @@ def measure(arch: str, workload: str, rounds: int, size: int | None = None) -> d
             "hooks_ratio": round(statistics.median(ratios["hooks"]), 2)}
 
 
+CALLGRIND_MODES = ("count", "timing")
+#: valgrind's flags: the guest's code is translated at run time, into the heap
+CALLGRIND = ("valgrind", "--tool=callgrind", "--smc-check=all-non-file")
+CALLGRIND_SECONDS = 1800                   # one run's bound (about 30 s at default sizes)
+
+
+def _child(arch: str, workload: str, mode: str, size: int | None) -> None:
+    """The run :func:`host_instructions` measures: prints the guest instructions."""
+    print(seconds(arch, workload, mode, size)[1])
+
+
+def host_instructions(arch: str, workload: str, mode: str, size: int | None) -> tuple[int, int]:
+    """Host instructions that a fresh guest's run in ``mode`` executes inside
+    Unicorn's ``cpu_exec`` (callgrind, inclusive), and the guest instructions it
+    retired."""
+    env = dict(os.environ)
+    if platform.machine() == "x86_64":
+        env.setdefault(MARCH_ENV, "x86_64_v3")
+    with tempfile.TemporaryDirectory(prefix="kisim-callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        proc = subprocess.run(
+            [*CALLGRIND, f"--callgrind-out-file={out}", sys.executable, __file__, "--child",
+             arch, workload, mode, str(size or 0)],
+            env=env, capture_output=True, text=True, timeout=CALLGRIND_SECONDS)
+        if proc.returncode or not out.exists():
+            raise SystemExit(f"bench_timing: {arch} {workload} {mode} under callgrind failed "
+                             f"(exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+        guest = int(proc.stdout.split()[-1])
+        report = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)],
+                                capture_output=True, text=True, timeout=CALLGRIND_SECONDS)
+    found = re.search(r"^\s*([\d,]+) .*:cpu_exec_", report.stdout, re.M)
+    if not found:
+        raise SystemExit(f"bench_timing: no cpu_exec in the callgrind profile of {arch} "
+                         f"{workload} {mode}")
+    return int(found.group(1).replace(",", "")), guest
+
+
+def measure_callgrind(arch: str, workload: str, size: int | None = None) -> dict:
+    """Host instructions per guest instruction, count-only and timing, and their ratio."""
+    per = {}
+    for mode in CALLGRIND_MODES:
+        host, guest = host_instructions(arch, workload, mode, size)
+        per[mode] = host / guest
+    return {"arch": arch, "workload": workload, "cpus": CPUS, "instructions": guest,
+            **{f"{mode}_host_per_guest": round(per[mode], 1) for mode in CALLGRIND_MODES},
+            "ratio": round(per["timing"] / per["count"], 2)}
+
+
 def _scale(text: str) -> int:
     value = int(text) if text.isdigit() else 0
     if not 1 <= value <= 100:
@@ -92,13 +158,36 @@ def main() -> int:
                        help="every workload's size (default: its own)")
     sizes.add_argument("--scale", type=_scale, default=None, metavar="1..100",
                        help="each workload at this many times its own size")
+    p.add_argument("--callgrind", action="store_true",
+                   help="count host instructions under valgrind instead of timing (one run "
+                        "per mode)")
     p.add_argument("--json", action="store_true")
+    if sys.argv[1:2] == ["--child"]:
+        _child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]) or None)
+        return 0
     args = parse_args(p, rounds=1, size=2)
-    rows = [measure(arch, workload, args.rounds,
-                    DEFAULT_SIZES[workload] * args.scale if args.scale else args.size)
-            for arch in ARCHES for workload in WORKLOADS]
+    size_of = {w: DEFAULT_SIZES[w] * args.scale if args.scale else args.size for w in WORKLOADS}
+    if args.callgrind:
+        missing = [tool for tool in ("valgrind", "callgrind_annotate") if not shutil.which(tool)]
+        if missing:
+            print(f"bench_timing: --callgrind needs {' and '.join(missing)} on the PATH "
+                  "(Debian: apt-get install valgrind)", file=sys.stderr)
+            return 2
+        rows = [measure_callgrind(arch, workload, size_of[workload])
+                for arch in ARCHES for workload in WORKLOADS]
+    else:
+        rows = [measure(arch, workload, args.rounds, size_of[workload])
+                for arch in ARCHES for workload in WORKLOADS]
     if args.json:
         print(json.dumps(rows, indent=2))
+        return 0
+    if args.callgrind:
+        print(f"{'arch':8} {'workload':10} {'instructions':>12} {'count-only':>11} "
+              f"{'timing':>8} {'ratio':>6}   (host instructions per guest instruction)")
+        for r in rows:
+            print(f"{r['arch']:8} {r['workload']:10} {r['instructions']:>12,} "
+                  f"{r['count_host_per_guest']:>11.1f} {r['timing_host_per_guest']:>8.1f} "
+                  f"{r['ratio']:>6.2f}")
         return 0
     print(f"{'arch':8} {'workload':10} {'instructions':>12} {'count-only s':>13} "
           f"{'timing s':>9} {'ratio':>6} {'hooks s':>8} {'ratio':>6}")

@@ -7,22 +7,41 @@ this Python runs on, compiled by ``python -m ziglang cc`` and kept in the
 same verified, content-addressed cache as the guest kernels
 (:mod:`kbuild.cache`): the key covers the source, the flags, the compiler
 and the host, and a built library is never committed.
+
+zig builds for the CPU it runs on. ``KISIM_HOST_MARCH`` names another
+(``-march``, for instance ``x86_64_v3``), so that the library runs where
+this one's instructions do not: under valgrind, which has no AVX-512
+(``benchmarks/bench_timing.py --callgrind``).
 """
 from __future__ import annotations
 
 import os
 import platform
+import re
 import time
 from pathlib import Path
 from typing import Sequence
 
 from kbuild import cache
+from kbuild.errors import BuildError
 from kbuild.image import _run, _zig, _zig_env, compiler_version, default_cache_dir
 
 LIBRARY = "lib.so"
 HOST_FILES = (LIBRARY,)
 HOST_CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
                "-fno-fast-math")       # the hook's float arithmetic must equal Python's
+MARCH_ENV = "KISIM_HOST_MARCH"
+
+
+def host_cflags() -> tuple[str, ...]:
+    """:data:`HOST_CFLAGS`, and ``-march`` of ``$KISIM_HOST_MARCH`` where it is set."""
+    march = os.environ.get(MARCH_ENV, "")
+    if not march:
+        return HOST_CFLAGS
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}", march):
+        raise BuildError(f"{MARCH_ENV}={march[:40]!r}: not a CPU name (letters, digits, "
+                         "'_', '.', '+', '-')")
+    return (*HOST_CFLAGS, f"-march={march}")
 
 
 def host_library(source: Path, cache_dir: Path | None = None, *,
@@ -34,23 +53,24 @@ def host_library(source: Path, cache_dir: Path | None = None, *,
     Raises :class:`kbuild.BuildError` when the compiler fails.
     """
     started = time.perf_counter()
+    cflags = host_cflags()
     cache_dir = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir()
     sources = (source, *extra)
     headers = sorted(source.parent.glob("*.h"))
     key = cache.content_key(
         f"host-{source.stem}",
-        (*(p.read_bytes() for p in (*sources, *headers)), " ".join(HOST_CFLAGS).encode(),
+        (*(p.read_bytes() for p in (*sources, *headers)), " ".join(cflags).encode(),
          compiler_version().encode(), platform.machine().encode()))
 
     def make(work: Path) -> dict:
-        _run(_zig("cc", *HOST_CFLAGS, "-I", os.fspath(source.parent), "-o",
+        _run(_zig("cc", *cflags, "-I", os.fspath(source.parent), "-o",
                   os.fspath(work / LIBRARY), *map(os.fspath, sources), "-lm"),
              f"compiling {', '.join(p.name for p in sources)} for the host", _zig_env(cache_dir))
-        return {"key": key, "sources": [p.name for p in sources], "cflags": list(HOST_CFLAGS),
+        return {"key": key, "sources": [p.name for p in sources], "cflags": list(cflags),
                 "compiler": compiler_version(), "host": platform.machine(),
                 "built_seconds": round(time.perf_counter() - started, 3)}
     cache.entry(cache_dir, key, "host", make, HOST_FILES)
     return cache_dir / key / LIBRARY
 
 
-__all__ = ["HOST_CFLAGS", "host_library"]
+__all__ = ["HOST_CFLAGS", "MARCH_ENV", "host_cflags", "host_library"]

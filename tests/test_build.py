@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import platform
 import shutil
 import subprocess
 import sys
@@ -318,3 +319,27 @@ def test_host_code_that_does_not_compile_is_a_build_error(tmp_path) -> None:
     bad.write_text("int f(void) { return undeclared; }\n")
     with pytest.raises(BuildError, match="compiling bad.c for the host failed"):
         host_library(bad, cache_dir=tmp_path / "cache")
+
+
+def test_host_march_builds_for_the_cpu_it_names_and_refuses_what_is_not_one(
+        tmp_path, monkeypatch) -> None:
+    """KISIM_HOST_MARCH adds -march (a library valgrind runs), keyed apart from the
+    native build; a value that is not a CPU name is a one-line BuildError."""
+    from kbuild.host import HOST_CFLAGS, MARCH_ENV, host_cflags, host_library
+    monkeypatch.delenv(MARCH_ENV, raising=False)
+    assert host_cflags() == HOST_CFLAGS
+    monkeypatch.setenv(MARCH_ENV, "x86_64_v3")
+    assert host_cflags() == (*HOST_CFLAGS, "-march=x86_64_v3")
+    for bad in ("x86-64;rm", "-O0", "a b"):
+        monkeypatch.setenv(MARCH_ENV, bad)
+        with pytest.raises(BuildError, match="not a CPU name"):
+            host_cflags()
+    src = tmp_path / "one.c"
+    src.write_text("int one(void) { return 1; }\n")
+    monkeypatch.delenv(MARCH_ENV)
+    native = host_library(src, cache_dir=tmp_path / "cache")
+    if platform.machine() == "x86_64":
+        monkeypatch.setenv(MARCH_ENV, "x86_64_v3")
+        other = host_library(src, cache_dir=tmp_path / "cache")
+        assert other != native and json.loads((other.parent / "build.json").read_text()
+                                               )["cflags"][-1] == "-march=x86_64_v3"
