@@ -343,3 +343,25 @@ def test_host_march_builds_for_the_cpu_it_names_and_refuses_what_is_not_one(
         other = host_library(src, cache_dir=tmp_path / "cache")
         assert other != native and json.loads((other.parent / "build.json").read_text()
                                                )["cflags"][-1] == "-march=x86_64_v3"
+
+
+def test_the_host_library_is_keyed_by_the_cpu_it_was_built_for(tmp_path, monkeypatch) -> None:
+    """zig builds for the CPU it runs on: two CPUs of one architecture (a cache on a
+    shared disk) get a library each, never the other's; one CPU's builds share."""
+    import kbuild.host as host
+    src = tmp_path / "one.c"
+    src.write_text("int one(void) { return 1; }\n")
+    monkeypatch.delenv(host.MARCH_ENV, raising=False)
+    built = {}
+    for name, flags in (("old", "fpu sse2"), ("new", "fpu sse2 avx512f"), ("again", "fpu sse2")):
+        info = tmp_path / f"cpuinfo-{name}"
+        info.write_text(f"processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: {flags}\n\n"
+                        "processor\t: 1\nflags\t\t: whatever\n")
+        monkeypatch.setattr(host, "CPUINFO", info)
+        host.host_cpu.cache_clear()
+        built[name] = host.host_library(src, cache_dir=tmp_path / "cache")
+    host.host_cpu.cache_clear()
+    assert built["old"] != built["new"] and built["again"] == built["old"]
+    monkeypatch.setattr(host, "CPUINFO", tmp_path / "absent")
+    assert host.host_cpu() == (platform.processor() or "unknown")
+    host.host_cpu.cache_clear()
