@@ -572,12 +572,15 @@ def test_a_keystone_hang_is_stopped(monkeypatch, capsys) -> None:
 KISIM = [sys.executable, "-m", "kisim"]
 LOOP = {"x86_64": "ebfe", "arm": "feffffea", "ppc32": "48000000"}     # branch to itself
 #: Long runs, and when a signal reaches them: early (building, booting), and at
-#: several points of the guest's run, where it lands in Unicorn's hooks.
-SIGNALED_RUNS = [(("compare", "--arch", "arm", "--out", "{tmp}/cmp"), signal.SIGTERM, d)
-                 for d in (1.0, 2.0, 3.0, 4.5)] \
-    + [(("ftrace", "--arch", "ppc32", "--workload", "fib", "--size", "24", "--limit", "1"),
+#: several points of the guest's run, where it lands in Unicorn's hooks. Each run
+#: outlasts its last delay by 1.5 s or more on two idle cores (compare 8.5 s, ftrace
+#: 8.7 s, tour 4.5 s); compare at its default size (5.4 s) and ftrace at fib 24
+#: (4.2 s) left under a second, or ended before the last signal.
+SIGNALED_RUNS = [(("compare", "--arch", "arm", "--size", "4000", "--out", "{tmp}/cmp"),
+                  signal.SIGTERM, d) for d in (1.0, 2.0, 3.0, 4.5)] \
+    + [(("ftrace", "--arch", "ppc32", "--workload", "fib", "--size", "26", "--limit", "1"),
         signal.SIGINT, d) for d in (1.5, 3.0, 5.0)] \
-    + [(("tour", "--arch", "arm", "--no-pager"), signal.SIGINT, d) for d in (1.0, 2.5, 4.0)]
+    + [(("tour", "--arch", "arm", "--no-pager"), signal.SIGINT, d) for d in (1.0, 2.0, 3.0)]
 
 
 @pytest.mark.slow
@@ -591,6 +594,7 @@ def test_a_signal_stops_a_long_run_wherever_it_lands(argv, sig, delay, tmp_path)
     proc = subprocess.Popen(KISIM + [a.format(tmp=tmp_path) for a in argv], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
+    assert proc.poll() is None, f"the run ended within {delay} s, before the signal: lengthen it"
     sent = time.monotonic()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
