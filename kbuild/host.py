@@ -12,10 +12,11 @@ zig builds for the CPU it runs on, so the key also covers that CPU (its
 name and instruction-set flags, :func:`host_cpu`): a cache shared between
 hosts of one architecture and different CPUs (``$KISIM_CACHE`` on a shared
 disk) then holds a library for each, instead of handing one CPU's library
-to another, where it would die of an illegal instruction. ``KISIM_HOST_MARCH`` names another
-(``-march``, for instance ``x86_64_v3``), so that the library runs where
-this one's instructions do not: under valgrind, which has no AVX-512
-(``benchmarks/bench_timing.py --callgrind``).
+to another, where it would die of an illegal instruction.
+``KISIM_HOST_MARCH`` names another CPU (``-march``, for instance
+``x86_64_v3``), so that the library runs where this one's instructions do
+not: under valgrind, which has no AVX-512 (``benchmarks/bench_timing.py
+--callgrind``).
 """
 from __future__ import annotations
 
@@ -37,8 +38,6 @@ HOST_FILES = (LIBRARY,)
 HOST_CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
                "-fno-fast-math")       # the hook's float arithmetic must equal Python's
 MARCH_ENV = "KISIM_HOST_MARCH"
-
-
 CPUINFO = Path("/proc/cpuinfo")
 CPUINFO_LIMIT = 1 << 20                    # bytes read of it: its first CPU is at the top
 

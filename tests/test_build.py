@@ -345,10 +345,12 @@ def test_host_march_builds_for_the_cpu_it_names_and_refuses_what_is_not_one(
                                                )["cflags"][-1] == "-march=x86_64_v3"
 
 
-def test_the_host_library_is_keyed_by_the_cpu_it_was_built_for(tmp_path, monkeypatch) -> None:
+def test_the_host_library_is_keyed_by_the_cpu_it_was_built_for(tmp_path, monkeypatch,
+                                                                request) -> None:
     """zig builds for the CPU it runs on: two CPUs of one architecture (a cache on a
     shared disk) get a library each, never the other's; one CPU's builds share."""
     import kbuild.host as host
+    request.addfinalizer(host.host_cpu.cache_clear)     # no fake CPU outlives the test
     src = tmp_path / "one.c"
     src.write_text("int one(void) { return 1; }\n")
     monkeypatch.delenv(host.MARCH_ENV, raising=False)
@@ -360,8 +362,7 @@ def test_the_host_library_is_keyed_by_the_cpu_it_was_built_for(tmp_path, monkeyp
         monkeypatch.setattr(host, "CPUINFO", info)
         host.host_cpu.cache_clear()
         built[name] = host.host_library(src, cache_dir=tmp_path / "cache")
-    host.host_cpu.cache_clear()
     assert built["old"] != built["new"] and built["again"] == built["old"]
     monkeypatch.setattr(host, "CPUINFO", tmp_path / "absent")
-    assert host.host_cpu() == (platform.processor() or "unknown")
     host.host_cpu.cache_clear()
+    assert host.host_cpu() == (platform.processor() or "unknown")

@@ -1238,8 +1238,10 @@ static inline double share_of(double busy, int64_t k)
 static int64_t span_full(struct kt_window *w, uint32_t resource, int64_t cycle, int64_t span,
 			 double busy, double units)
 {
-	if (past_full(w, resource, cycle) > cycle)
-		return past_full(w, resource, cycle) - 1;
+	int64_t past = past_full(w, resource, cycle);
+
+	if (past > cycle)
+		return past - 1;
 	if (near_only(w, resource, cycle, cycle + span)) {
 		/* after the last cycle booked, every cycle has room */
 		for (int64_t k = 0; k < span && cycle + k <= w->booked_last[resource]; k++)
@@ -1262,10 +1264,11 @@ static __attribute__((noinline)) double issue_later(struct kt_window *w, const s
 
 	/* within one cycle: the first cycle with room is booked as it is found */
 	for (int64_t cycle = first; span == 1 && cycle < first + KT_SEARCH; cycle++) {
+		int64_t past = busy > 1e-6 ? past_full(w, resource, cycle) : cycle;
 		double *used;
 
-		if (busy > 1e-6 && past_full(w, resource, cycle) > cycle) {
-			cycle = past_full(w, resource, cycle) - 1;
+		if (past > cycle) {
+			cycle = past - 1;
 			continue;
 		}
 		used = booking(w, resource, cycle);
