@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import parse_args
+from benchlib import parse_args, run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -76,4 +76,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

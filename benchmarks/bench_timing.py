@@ -48,7 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchlib import parse_args            # noqa: E402
+from benchlib import parse_args, run       # noqa: E402
 from kbuild import build                   # noqa: E402
 from kbuild.host import MARCH_ENV          # noqa: E402
 from sim.guest import Guest                # noqa: E402
@@ -199,4 +199,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

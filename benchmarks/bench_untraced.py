@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import parse_args
+from benchlib import parse_args, run
 
 REPO = Path(__file__).resolve().parents[1]
 ARCHES = ("arm", "ppc32", "x86_64")
@@ -99,4 +99,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

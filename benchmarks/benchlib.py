@@ -1,14 +1,21 @@
-"""What the benchmarks share: ``--smallest``, the run the smoke test makes.
+"""What the benchmarks share: ``--smallest``, the run the smoke test makes,
+and bad input reported as ``kisim`` reports it.
 
 Every script in benchmarks/ parses its options through :func:`parse_args`,
 so every one takes ``--smallest``: each size option at the value the script
 names (a few interleavings, sites or iterations), which checks that the
 script still runs end to end without measuring anything worth printing
-(tests/test_benchmarks.py runs each one so).
+(tests/test_benchmarks.py runs each one so). Every script runs its
+``main`` through :func:`run`, so that a bad option value or environment
+(``KISIM_HOST_MARCH``, a workload size) is one line and exit 2, never a
+traceback.
 """
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+from typing import Callable, NoReturn
 
 
 def parse_args(parser: argparse.ArgumentParser, **smallest: object) -> argparse.Namespace:
@@ -22,3 +29,15 @@ def parse_args(parser: argparse.ArgumentParser, **smallest: object) -> argparse.
         for dest, value in smallest.items():
             setattr(args, dest, value)
     return args
+
+
+def run(main: Callable[[], int | None]) -> NoReturn:
+    """Exit with ``main()``'s status; an error of bad input (kisim.errors.user_errors)
+    is one line on stderr and exit 2."""
+    from kisim.errors import one_line, user_errors
+    try:
+        status = main()
+    except user_errors() as err:
+        print(f"{Path(sys.argv[0]).stem}: error: {one_line(err)}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(status or 0)

@@ -1,12 +1,13 @@
 """Host code built like the guest: the pinned zig compiles it into the cache.
 
-kisim's one piece of host C is the machine's trap hook
-(``sim/native/hooks.c``), which serves trace clock reads without
-entering Python (docs/machine.md). It is a shared library for the host
-this Python runs on, compiled by ``python -m ziglang cc`` and kept in the
-same verified, content-addressed cache as the guest kernels
-(:mod:`kbuild.cache`): the key covers the source, the flags, the compiler
-and the host, and a built library is never committed.
+kisim's host C is the machine's hooks (``sim/native/hooks.c``: trace
+clock reads served without entering Python, docs/machine.md) and the
+timing model (``sim/native/timing.c`` with the arch's decoder,
+docs/timing.md). Each is a shared library for the host this Python runs
+on, compiled by ``python -m ziglang cc`` and kept in the same verified,
+content-addressed cache as the guest kernels (:mod:`kbuild.cache`): the
+key covers the sources, the flags, the compiler and the host, and a
+built library is never committed.
 
 zig builds for the CPU it runs on, so the key also covers that CPU (its
 name and instruction-set flags, :func:`host_cpu`): a cache shared between
@@ -89,9 +90,18 @@ def host_library(source: Path, cache_dir: Path | None = None, *,
          compiler_version().encode(), platform.machine().encode(), host_cpu().encode()))
 
     def make(work: Path) -> dict:
-        _run(_zig("cc", *cflags, "-I", os.fspath(source.parent), "-o",
-                  os.fspath(work / LIBRARY), *map(os.fspath, sources), "-lm"),
-             f"compiling {', '.join(p.name for p in sources)} for the host", _zig_env(cache_dir))
+        try:
+            _run(_zig("cc", *cflags, "-I", os.fspath(source.parent), "-o",
+                      os.fspath(work / LIBRARY), *map(os.fspath, sources), "-lm"),
+                 f"compiling {', '.join(p.name for p in sources)} for the host",
+                 _zig_env(cache_dir))
+        except BuildError as err:
+            march = os.environ.get(MARCH_ENV, "")
+            if march and "unknown CPU" in str(err):     # not zig's list of every CPU
+                raise BuildError(f"{MARCH_ENV}={march!r}: zig knows no such CPU for "
+                                 f"{platform.machine()} ('python -m ziglang targets' lists "
+                                 "them, under \"cpus\")") from None
+            raise
         return {"key": key, "sources": [p.name for p in sources], "cflags": list(cflags),
                 "compiler": compiler_version(), "host": platform.machine(), "cpu": host_cpu(),
                 "built_seconds": round(time.perf_counter() - started, 3)}

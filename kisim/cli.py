@@ -24,7 +24,7 @@ import threading
 from types import FrameType
 from typing import Iterator, NoReturn
 
-from kisim.errors import INTERRUPTED, TERMINATED, Terminated, user_errors
+from kisim.errors import INTERRUPTED, TERMINATED, Terminated, one_line, user_errors
 
 #: Long-running commands with no progress bar of their own: they get a spinner
 #: with elapsed time on stderr (a terminal only; never under --json).
@@ -103,7 +103,7 @@ def _dispatch(argv: list[str] | None) -> int:
     except BrokenPipeError:
         raise                           # an OSError, but not an error: main handles it
     except user_errors() as err:
-        print(f"kisim: error: {_one_line(err)}", file=sys.stderr)
+        print(f"kisim: error: {one_line(err)}", file=sys.stderr)
         if getattr(err, "detail", ""):      # e.g. the kernel's error_log command and caret
             print(err.detail, file=sys.stderr)
         return 2
@@ -148,13 +148,6 @@ def _signals() -> Iterator[None]:
         sys.unraisablehook = old_hook
         if "sim.signals" in sys.modules:
             sys.modules["sim.signals"].clear()
-
-
-def _one_line(err: BaseException) -> str:
-    """The error as one line; an OSError as ``FILE: reason``."""
-    if isinstance(err, OSError) and err.strerror:
-        return f"{err.filename}: {err.strerror}" if err.filename else err.strerror
-    return " ".join(str(err).split())
 
 
 if __name__ == "__main__":

@@ -32,6 +32,13 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+
+def one_line(err: BaseException) -> str:
+    """The error as one line; an OSError as ``FILE: reason``."""
+    if isinstance(err, OSError) and err.strerror:
+        return f"{err.filename}: {err.strerror}" if err.filename else err.strerror
+    return " ".join(str(err).split())
+
 INTERRUPTED = 130    # 128 + SIGINT (2): the shell's convention, bash(1) "EXIT STATUS"
 TERMINATED = 143     # 128 + SIGTERM (15)
 

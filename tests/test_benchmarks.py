@@ -19,11 +19,27 @@ SCRIPTS = sorted((REPO / "benchmarks").glob("bench_*.py"))
 EXTRA = {"bench_untraced.py": ["--base", "HEAD"]}
 
 
-def test_every_benchmark_takes_smallest() -> None:
-    """Each script parses its options through benchlib.parse_args (so takes --smallest)."""
+def test_every_benchmark_takes_smallest_and_runs_through_benchlib() -> None:
+    """Each script parses its options through benchlib.parse_args (so takes --smallest)
+    and runs its main through benchlib.run (so bad input is one line)."""
     assert len(SCRIPTS) >= 10
     missing = [s.name for s in SCRIPTS if "parse_args(p" not in s.read_text()]
     assert not missing, f"not through benchlib.parse_args: {missing}"
+    missing = [s.name for s in SCRIPTS if "\n    run(main)\n" not in s.read_text()]
+    assert not missing, f"not through benchlib.run: {missing}"
+
+
+def test_a_benchmark_reports_bad_input_in_one_line() -> None:
+    """A CPU zig does not know, in KISIM_HOST_MARCH, stops the build of the timing
+    model's library: one line naming it and exit 2, as kisim does, not a traceback."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), KISIM_HOST_MARCH="no_such_cpu")
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_timing.py"),
+                           "--smallest"], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.startswith("bench_timing: error: KISIM_HOST_MARCH='no_such_cpu': zig "
+                                  "knows no such CPU"), proc.stderr[-3000:]
+    assert proc.stderr.count("\n") == 1 and not proc.stdout
 
 
 @pytest.mark.slow

@@ -324,7 +324,8 @@ def test_host_code_that_does_not_compile_is_a_build_error(tmp_path) -> None:
 def test_host_march_builds_for_the_cpu_it_names_and_refuses_what_is_not_one(
         tmp_path, monkeypatch) -> None:
     """KISIM_HOST_MARCH adds -march (a library valgrind runs), keyed apart from the
-    native build; a value that is not a CPU name is a one-line BuildError."""
+    native build; a value that is not a CPU name, or names no CPU zig knows, is a
+    one-line BuildError."""
     from kbuild.host import HOST_CFLAGS, MARCH_ENV, host_cflags, host_library
     monkeypatch.delenv(MARCH_ENV, raising=False)
     assert host_cflags() == HOST_CFLAGS
@@ -343,6 +344,11 @@ def test_host_march_builds_for_the_cpu_it_names_and_refuses_what_is_not_one(
         other = host_library(src, cache_dir=tmp_path / "cache")
         assert other != native and json.loads((other.parent / "build.json").read_text()
                                                )["cflags"][-1] == "-march=x86_64_v3"
+    monkeypatch.setenv(MARCH_ENV, "no_such_cpu")
+    with pytest.raises(BuildError) as refused:                # not zig's list of every CPU
+        host_library(src, cache_dir=tmp_path / "cache")
+    assert str(refused.value).startswith("KISIM_HOST_MARCH='no_such_cpu': zig knows no such CPU")
+    assert "\n" not in str(refused.value)
 
 
 def test_the_host_library_is_keyed_by_the_cpu_it_was_built_for(tmp_path, monkeypatch,
