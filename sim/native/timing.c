@@ -298,8 +298,10 @@ struct kt_btb_entry {
 struct kt_decode_slot {
 	uint64_t addr;			/* address + 1; 0: empty */
 	uint64_t head;			/* the instruction's first bytes (up to 8) */
+	const uint8_t *code;		/* where they are, if eight bytes of its region are
+					 * there (regions are never unmapped); else NULL */
 	uint32_t size;
-	uint32_t pad;
+	uint32_t counted;		/* begin() counts it: see counted() */
 	struct kisim_decoded d;
 };
 
@@ -356,6 +358,8 @@ struct kt_machine {
 	struct kt_cpu cpu[KISIM_MAX_CPUS];
 	struct kt_decode_slot *decoded;
 	uint64_t small[KT_MAX_SMALL][2];	/* [begin, end) ranges of small pages, sorted */
+	uint32_t special[KISIM_CLASSES];	/* KT_S_*: what settle() does beyond the common
+						 * path for each class, from the core's table */
 	double dispatch_step;			/* 1 / the core's widths */
 	double retire_step;
 	uint32_t smalls;
@@ -366,6 +370,16 @@ struct kt_machine {
 	struct kt_record *record;
 	uint64_t recorded;
 	uint64_t record_dropped;
+};
+
+/* What settle() does for a class beyond the common path (kt_machine.special). */
+enum {
+	KT_S_SERIALIZE = 1,	/* dispatches into an empty window; nothing younger before it completes */
+	KT_S_FENCE = 2,		/* mfence, dmb, sync or a locked RMW: waits for every access and
+				 * the store buffer; younger accesses wait for it */
+	KT_S_LFENCE = 4,	/* waits for every older instruction; every younger one waits for it */
+	KT_S_BARRIER = 8,	/* any of the barriers (is_barrier()): orders after the last fence */
+	KT_S_EXECUTE = 16,	/* its latency beyond one cycle is counted (execute_cycles) */
 };
 
 /* ---- one cache ---- */
@@ -1064,29 +1078,61 @@ static inline uint64_t head_of(const uint8_t *code, uint32_t size, uint64_t left
 	return head;
 }
 
-static const struct kisim_decoded *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
+static bool is_barrier(uint32_t cls)
 {
-	static const struct kisim_decoded plain = { .at = KISIM_NO_ADDRESS };
+	return cls == KISIM_C_FENCE || cls == KISIM_C_LFENCE || cls == KISIM_C_SFENCE
+	       || cls == KISIM_C_ATOMIC;
+}
+
+/* Whether begin() counts the instruction: undescribed, a barrier or serializing. */
+static bool counted(const struct kisim_decoded *d)
+{
+	return !d->described || is_barrier(d->cls) || d->kind == KISIM_SERIALIZE;
+}
+
+/* The arch's decoding of `code`, an unknown class taken as ALU; what it cannot decode, plain. */
+static void decode(const struct kt_machine *m, const uint8_t *code, uint32_t size,
+		   uint64_t addr, uint64_t mode, struct kisim_decoded *d)
+{
+	*d = (struct kisim_decoded){ .at = KISIM_NO_ADDRESS };
+	if (m->decode(code, size, addr, mode, d))
+		*d = (struct kisim_decoded){ .at = KISIM_NO_ADDRESS };
+	if (d->cls >= KISIM_CLASSES)
+		d->cls = KISIM_C_ALU;
+}
+
+/*
+ * The instruction at `addr`, decoded once per slot. A slot that has its
+ * bytes' host address compares them there; only a miss looks the region
+ * up (text_at()).
+ */
+static const struct kt_decode_slot *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
+{
+	static const struct kt_decode_slot plain = { .d.at = KISIM_NO_ADDRESS, .counted = 1 };
 	struct kt_machine *m = t->m;
 	uint64_t slot = addr >> m->cfg.pc_shift;	/* neighbours in neighbouring slots */
 	struct kt_decode_slot *s = &m->decoded[(slot ^ (slot >> 14)) & (KT_DECODE_SLOTS - 1)];
 	uint64_t mode = 0, head, left;
-	const uint8_t *code = text_at(t, addr, size, &left);
+	const uint8_t *code;
 
+	if (s->addr == addr + 1 && s->size == size && s->code
+	    && head_of(s->code, size, 8) == s->head)
+		return s;
+	code = text_at(t, addr, size, &left);
 	if (!code)
 		return &plain;
 	head = head_of(code, size, left);
 	if (s->addr == addr + 1 && s->size == size && s->head == head)
-		return &s->d;
+		return s;
 	if (m->cfg.mode_reg >= 0)
 		m->reg_read(t->uc, m->cfg.mode_reg, &mode);
 	s->addr = addr + 1;
 	s->size = size;
 	s->head = head;
-	s->d = plain;
-	if (m->decode(code, size, addr, mode, &s->d))
-		s->d = plain;
-	return &s->d;
+	s->code = left >= 8 ? code : NULL;
+	decode(m, code, size, addr, mode, &s->d);
+	s->counted = counted(&s->d);
+	return s;
 }
 
 /*
@@ -1127,12 +1173,6 @@ static double nominal(const struct kt_stats *s)
 	return s->fetch_cycles + s->data_cycles + s->transfer_cycles + s->branch_cycles
 	       + s->serialize_cycles + s->cache_op_cycles + s->execute_cycles + s->barrier_cycles
 	       + s->tlb_cycles;
-}
-
-static bool is_barrier(uint32_t cls)
-{
-	return cls == KISIM_C_FENCE || cls == KISIM_C_LFENCE || cls == KISIM_C_SFENCE
-	       || cls == KISIM_C_ATOMIC;
 }
 
 /* `b`'s bookings, which are `cycle`'s if it holds that cycle, else none. */
@@ -1376,28 +1416,29 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	struct kt_pending *p = &t->p;
 	struct kt_window *w = &t->w;
 	const struct kt_class *k = &c->cls[p->cls];
-	bool memory = p->loads || p->stores;
+	uint32_t special = t->m->special[p->cls];
+	bool memory = (p->loads | p->stores) != 0;
 	double at, ready, issue, done, retire, lat = k->latency, step;
 
-	/* dispatch */
+	/* dispatch (later() is a maximum: exact in any order) */
 	at = later(w->dispatched + t->m->dispatch_step, w->front_end);
 	if (p->fetch)
 		at = later(at, later(w->front_end, w->dispatched) + p->fetch);
 	at = later(at, w->rob[w->rob_pos]);
 	if (p->stores)
 		at = later(at, w->sb[w->sb_pos]);
-	if (p->cls == KISIM_C_SERIALIZE)
+	if (special & KT_S_SERIALIZE)
 		at = later(at, later(w->retired, w->drained));
 	/* issue */
 	w->now = (int64_t)at;
 	ready = later(at, w->exec_fence);
 	for (uint64_t r = p->reads; r; r &= r - 1)
 		ready = later(ready, w->reg[__builtin_ctzll(r)]);
-	if (memory || is_barrier(p->cls))
+	if (memory || (special & KT_S_BARRIER))
 		ready = later(ready, w->mem_fence);
-	if (p->cls == KISIM_C_FENCE || p->cls == KISIM_C_ATOMIC)
+	if (special & KT_S_FENCE)
 		ready = later(ready, later(w->mem_done, w->drained));
-	else if (p->cls == KISIM_C_LFENCE)
+	else if (special & KT_S_LFENCE)
 		ready = later(ready, w->done);
 	if (p->loads && w->fwd_addr[forward_slot(p->load_addr)] == p->load_addr + 1)
 		ready = later(ready, w->fwd_ready[forward_slot(p->load_addr)]);
@@ -1414,7 +1455,7 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	if (p->loads)
 		lat += p->load;
 	done = issue + lat;
-	if (p->extra || p->walk)	/* rare, and + 0 changes nothing */
+	if (p->extra + p->walk > 0)	/* rare (both >= 0), and + 0 changes nothing */
 		done = done + p->extra + p->walk;
 	/* what younger instructions wait for */
 	for (uint64_t r = p->writes; r; r &= r - 1)
@@ -1426,14 +1467,14 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	if (memory)
 		w->mem_done = later(w->mem_done, done);
 	w->done = later(w->done, done);
-	if (p->cls == KISIM_C_FENCE || p->cls == KISIM_C_ATOMIC)
-		w->mem_fence = done;
-	else if (p->cls == KISIM_C_LFENCE)
-		w->exec_fence = done;
-	else if (p->cls == KISIM_C_SERIALIZE)
-		w->front_end = later(w->front_end, done);
-	else if (p->cls == KISIM_C_BRANCH)
+	if (p->cls == KISIM_C_BRANCH)
 		w->branch_done = done;
+	else if (special & KT_S_FENCE)
+		w->mem_fence = done;
+	else if (special & KT_S_LFENCE)
+		w->exec_fence = done;
+	else if (special & KT_S_SERIALIZE)
+		w->front_end = later(w->front_end, done);
 	/* retire; a store then writes from the store buffer (a locked one at once) */
 	retire = later(done, w->retired + t->m->retire_step);
 	if (p->stores) {
@@ -1447,10 +1488,9 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 		w->rob_pos = 0;
 	/* the clock: the retirement's advance; the counters: what overlap hid */
 	step = retire - w->retired - c->insn_cost;
-	if (p->cls <= KISIM_C_DIV || p->cls == KISIM_C_SYSTEM) {
-		if (k->latency > 1)	/* else it adds 0: a chain of adds through memory for nothing */
-			t->stats.execute_cycles += k->latency - 1;
-	} else if (is_barrier(p->cls))
+	if (special & KT_S_EXECUTE)	/* else it adds 0: a chain of adds through memory for nothing */
+		t->stats.execute_cycles += k->latency - 1;
+	else if (special & KT_S_BARRIER)
 		t->stats.barrier_cycles += k->latency;
 	w->charged += step;
 	w->dispatched = at;
@@ -1459,16 +1499,18 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	*p = (struct kt_pending){ 0 };
 }
 
-/* The instruction that now executes becomes the pending one. */
-static void begin(struct kt_cpu *t, const struct kisim_decoded *d)
+/* The instruction that now executes (decode()'s) becomes the pending one. */
+static inline void begin(struct kt_cpu *t, const struct kisim_decoded *d, bool count)
 {
 	t->p.valid = 1;
-	t->p.cls = d->cls < KISIM_CLASSES ? d->cls : KISIM_C_ALU;
+	t->p.cls = d->cls;
 	t->p.reads = d->reads;
 	t->p.writes = d->writes;
+	if (!count)
+		return;
 	if (!d->described)
 		t->stats.undescribed++;
-	if (is_barrier(t->p.cls))
+	if (is_barrier(d->cls))
 		t->stats.barriers++;
 	if (d->kind == KISIM_SERIALIZE) {
 		t->stats.serializations++;
@@ -1485,6 +1527,7 @@ static void begin(struct kt_cpu *t, const struct kisim_decoded *d)
 void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 {
 	struct kt_cpu *t = user;
+	const struct kt_decode_slot *s;
 	const struct kisim_decoded *d;
 
 	(void)uc;
@@ -1499,8 +1542,9 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 	t->stats.instructions++;
 	t->pc = addr;
 	fetch(t, addr, size);
-	d = decoded(t, addr, size);
-	begin(t, d);
+	s = decoded(t, addr, size);
+	d = &s->d;
+	begin(t, d, s->counted);
 	switch (d->kind) {
 	case KISIM_PLAIN:
 	case KISIM_TRAP:
@@ -1602,6 +1646,13 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 	if (!m)
 		return NULL;
 	m->cfg = *cfg;
+	for (uint32_t k = 0; k < KISIM_CLASSES; k++)
+		m->special[k] = (k == KISIM_C_SERIALIZE ? KT_S_SERIALIZE : 0)
+				| (k == KISIM_C_FENCE || k == KISIM_C_ATOMIC ? KT_S_FENCE : 0)
+				| (k == KISIM_C_LFENCE ? KT_S_LFENCE : 0)
+				| (is_barrier(k) ? KT_S_BARRIER : 0)
+				| ((k <= KISIM_C_DIV || k == KISIM_C_SYSTEM)
+				   && cfg->core.cls[k].latency > 1 ? KT_S_EXECUTE : 0);
 	m->dispatch_step = 1 / cfg->core.dispatch;
 	m->retire_step = 1 / cfg->core.retire;
 	m->memory = memory;
@@ -1761,12 +1812,11 @@ double kisim_timing_block(struct kt_machine *m, const uint8_t *code, uint32_t in
 		if (it == iterations / 2)
 			half = t->w.retired;
 		for (uint32_t i = 0; i < insns; i++) {
-			struct kisim_decoded d = { .at = KISIM_NO_ADDRESS };
+			struct kisim_decoded d;
 
-			if (m->decode(code + (size_t)i * insn_size, insn_size,
-				      addr + (uint64_t)i * insn_size, 0, &d))
-				d = (struct kisim_decoded){ .at = KISIM_NO_ADDRESS };
-			begin(t, &d);
+			decode(m, code + (size_t)i * insn_size, insn_size,
+			       addr + (uint64_t)i * insn_size, 0, &d);
+			begin(t, &d, counted(&d));
 			for (uint32_t a = 0; a < d.accesses; a++) {
 				/* addresses unknown: loads and stores never alias, as in
 				 * llvm-mca (-noalias), so no store forwards to a load */
