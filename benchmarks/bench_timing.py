@@ -20,8 +20,10 @@ ratio comes nearer the model's cost per instruction.
 
 ``--callgrind`` counts instead of timing: each run once under valgrind's
 callgrind, the host instructions executed inside Unicorn's ``cpu_exec``
-(the guest's code, the hooks and the model) per guest instruction, count-only
-and timing. Those counts do not move with the machine's load, which moves a
+(the guest's code, the hooks and the model) per guest instruction, count-only,
+with an empty hook on every instruction (``kisim_empty_hook``, installed
+where the model's hook goes: what Unicorn's dispatch of that hook costs
+alone), and timing. Those counts do not move with the machine's load, which moves a
 timed ratio by 15 % on a shared machine; they are not cycles (the model's
 code retires more host instructions per cycle than translated guest code).
 It needs ``valgrind`` and ``callgrind_annotate`` on the PATH, and builds the
@@ -34,6 +36,7 @@ with an earlier revision.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import platform
@@ -46,11 +49,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import unicorn
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchlib import parse_args, run       # noqa: E402
 from kbuild import build                   # noqa: E402
 from kbuild.host import MARCH_ENV          # noqa: E402
+from sim import native                     # noqa: E402
 from sim.guest import Guest                # noqa: E402
 from sim.timing import TimingModel         # noqa: E402
 from sim.workloads import DEFAULT_SIZES    # noqa: E402
@@ -64,12 +70,14 @@ MODES = ("count", "timing", "hooks")
 
 
 def seconds(arch: str, workload: str, mode: str, size: int | None = None) -> tuple[float, int]:
-    """The run time of a fresh guest in ``mode`` (:data:`MODES`), and the instructions
-    it retired."""
+    """The run time of a fresh guest in ``mode`` (:data:`MODES`, or ``empty``: count-only
+    with :func:`empty_hook`), and the instructions it retired."""
     guest = Guest(build(arch), cpus=CPUS, workload=workload, size=size,
                   timing=mode == "timing")
     if mode == "hooks":
         guest.machine.timing = TimingModel(guest.machine, decoded_accesses=False)
+    if mode == "empty":
+        empty_hook(guest)
     started = time.process_time()
     result = guest.run()
     elapsed = time.process_time() - started
@@ -94,7 +102,16 @@ def measure(arch: str, workload: str, rounds: int, size: int | None = None) -> d
             "hooks_ratio": round(statistics.median(ratios["hooks"]), 2)}
 
 
-CALLGRIND_MODES = ("count", "timing")
+def empty_hook(guest: Guest) -> None:
+    """A code hook that does nothing on each CPU of ``guest``, over the range the timing
+    model hooks (sim/timing.py: all but the counting loop's page)."""
+    hook = ctypes.cast(native.library().kisim_empty_hook, ctypes.c_void_p).value
+    for cpu in guest.machine.cpus:
+        native.hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, hook, None, 0,
+                              guest.machine.spin_base - 1)
+
+
+CALLGRIND_MODES = ("count", "empty", "timing")
 #: valgrind's flags: the guest's code is translated at run time, into the heap
 CALLGRIND = ("valgrind", "--tool=callgrind", "--smc-check=all-non-file")
 CALLGRIND_SECONDS = 1800                   # one run's bound (about 30 s at default sizes)
@@ -132,13 +149,15 @@ def host_instructions(arch: str, workload: str, mode: str, size: int | None) -> 
 
 
 def measure_callgrind(arch: str, workload: str, size: int | None = None) -> dict:
-    """Host instructions per guest instruction, count-only and timing, and their ratio."""
+    """Host instructions per guest instruction in each of :data:`CALLGRIND_MODES`, and
+    the ratios of the empty hook's and the timing model's to count-only."""
     per = {}
     for mode in CALLGRIND_MODES:
         host, guest = host_instructions(arch, workload, mode, size)
         per[mode] = host / guest
     return {"arch": arch, "workload": workload, "cpus": CPUS, "instructions": guest,
             **{f"{mode}_host_per_guest": round(per[mode], 1) for mode in CALLGRIND_MODES},
+            "empty_ratio": round(per["empty"] / per["count"], 2),
             "ratio": round(per["timing"] / per["count"], 2)}
 
 
@@ -183,10 +202,12 @@ def main() -> int:
         return 0
     if args.callgrind:
         print(f"{'arch':8} {'workload':10} {'instructions':>12} {'count-only':>11} "
-              f"{'timing':>8} {'ratio':>6}   (host instructions per guest instruction)")
+              f"{'empty hook':>11} {'ratio':>6} {'timing':>8} {'ratio':>6}   "
+              "(host instructions per guest instruction)")
         for r in rows:
             print(f"{r['arch']:8} {r['workload']:10} {r['instructions']:>12,} "
-                  f"{r['count_host_per_guest']:>11.1f} {r['timing_host_per_guest']:>8.1f} "
+                  f"{r['count_host_per_guest']:>11.1f} {r['empty_host_per_guest']:>11.1f} "
+                  f"{r['empty_ratio']:>6.2f} {r['timing_host_per_guest']:>8.1f} "
                   f"{r['ratio']:>6.2f}")
         return 0
     print(f"{'arch':8} {'workload':10} {'instructions':>12} {'count-only s':>13} "

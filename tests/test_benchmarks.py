@@ -53,3 +53,18 @@ def test_benchmark_runs_at_its_smallest(script: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip(), f"{script.name} printed no report"
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_the_empty_hook_runs_the_guest_the_count_only_run_does() -> None:
+    """bench_timing's floor (--callgrind's "empty hook" mode: kisim_empty_hook on every
+    instruction the model would hook) retires exactly the count-only run's instructions."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    retired = {}
+    for mode in ("count", "empty"):
+        proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_timing.py"),
+                               "--child", "arm", "kmalloc", mode, "0"], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        retired[mode] = int(proc.stdout.split()[-1])
+    assert retired["empty"] == retired["count"] > 1_000_000

@@ -229,6 +229,19 @@ void kisim_count_hook(void *uc, uint64_t address, uint32_t size, void *user_data
 		c->count++;
 }
 
+/*
+ * A code hook that does nothing: what Unicorn's dispatch of a hook on every
+ * instruction costs by itself, the floor under the timing model's own hook
+ * (benchmarks/bench_timing.py --callgrind, its "empty hook" mode).
+ */
+void kisim_empty_hook(void *uc, uint64_t address, uint32_t size, void *user_data)
+{
+	(void)uc;
+	(void)address;
+	(void)size;
+	(void)user_data;
+}
+
 /* The structures' sizes and the offset of each one's last field, checked by
  * sim/native/__init__.py against its ctypes declarations when it loads. */
 void kisim_layout(uint64_t out[8])
