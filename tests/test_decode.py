@@ -668,11 +668,19 @@ CLASS_CASES = [
     # table 3-1); elsewhere esp, ebp, esi, edi. A loop counter in esi is not rdx.
     ("x86_64", "add esi, -1", "ALU", {6}, {6, FLAGS_BIT}),
     ("x86_64", "xor edi, ebp", "ALU", {5, 7}, {7, FLAGS_BIT}),
-    ("x86_64", "mov ah, 0", "ALU", set(), {0}),
-    ("x86_64", "mov sil, 0", "ALU", set(), {6}),
+    # An 8- or 16-bit destination keeps the register's other bits, so its old value
+    # is read (SDM vol. 1 3.4.1.1; the P4 renames whole registers); a 32-bit one
+    # zero-extends and reads nothing.
+    ("x86_64", "mov ah, 0", "ALU", {0}, {0}),
+    ("x86_64", "mov sil, 0", "ALU", {6}, {6}),
+    ("x86_64", "mov ax, 5", "ALU", {0}, {0}),
+    ("x86_64", "mov eax, 5", "ALU", set(), {0}),
+    ("x86_64", "mov bx, word ptr [rax]", "LOAD", {0, 3}, {3}),
+    ("x86_64", "mov ebx, dword ptr [rax]", "LOAD", {0}, {3}),
+    ("x86_64", "movzx ax, bl", "ALU", {0, 3}, {0}),
     ("x86_64", "movzx eax, dh", "ALU", {2}, {0}),
     ("x86_64", "movzx esi, si", "ALU", {6}, {6}),
-    ("x86_64", "sete bh", "ALU", {FLAGS_BIT}, {3}),
+    ("x86_64", "sete bh", "ALU", {3, FLAGS_BIT}, {3}),
     ("x86_64", "add ch, bl", "ALU", {1, 3}, {1, FLAGS_BIT}),
     ("arm", "adds r0, r1, r2", "ALU", {1, 2}, {0, FLAGS_BIT}),
     ("arm", "addeq r0, r1, r2", "ALU", {0, 1, 2, FLAGS_BIT}, {0}),

@@ -156,6 +156,29 @@ def test_a_divider_busy_for_long_is_booked_however_far_ahead(name: str) -> None:
     assert fast < slow
 
 
+#: A multiply of the accumulator, then a write of part of it (x86 al, ARM movt's top
+#: half, PowerPC rlwimi's low half) or of all of it (eax zero-extends, movw zeroes the
+#: top half, li): the partial write keeps the product's other bits, so the next
+#: multiply waits for both; the whole write ends the chain.
+PARTIAL = {"x86_64": ("imul rax, rbx; mov al, 1;", "imul rax, rbx; mov eax, 1;"),
+           "arm": ("mul r0, r0, r1; movt r0, #1;", "mul r0, r0, r1; movw r0, #1;"),
+           "ppc32": ("mullw 3, 3, 4; rlwimi 3, 4, 0, 16, 31;", "mullw 3, 3, 4; li 3, 1;")}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_write_to_part_of_a_register_waits_for_its_last_writer(name: str) -> None:
+    """Four multiplies each followed by a partial write form one chain, at least the
+    multiply's latency each; followed by a whole write (the control), they are
+    independent and cost much less."""
+    arch = ARCHES[name]
+    partial, whole = PARTIAL[name]
+    mul = table(arch, "mul").latency
+    chained, _ = loop_cycles(arch, partial * 4)
+    free, _ = loop_cycles(arch, whole * 4)
+    assert chained >= 4 * mul
+    assert free < 0.75 * chained
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_full_barrier_costs_its_table_latency_and_a_drain(name: str) -> None:
     """A fence after a store costs at least its table latency per iteration; without the

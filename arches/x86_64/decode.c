@@ -512,6 +512,7 @@ struct deps {
 	uint64_t reads, writes;
 	uint8_t cls;
 	uint8_t byte_reg, byte_rm;	/* the ModRM reg / r/m operand is 8 bits wide */
+	uint8_t word;			/* operands are 16 bits wide (66, no REX.W) */
 };
 
 /* The registers an address names (base, index; RIP-relative and absent ones are none). */
@@ -532,6 +533,22 @@ static uint64_t gpr(int n, int rex, int byte)
 }
 
 /*
+ * A register the instruction writes, `partial`ly with an 8- or 16-bit
+ * operand: that keeps the register's other bits (SDM vol. 1 §3.4.1.1), so
+ * the result depends on its old value too. A 32-bit operand zero-extends
+ * and depends on nothing. The Pentium 4 renames whole registers, so a
+ * write to al waits for the last writer of eax (IA-32 optimization manual
+ * 248966-013, §2 "Operand Sizes and Partial Register Accesses"), as ARM's
+ * movt and PowerPC's rlwimi wait for theirs.
+ */
+static void written(struct deps *d, uint64_t reg, int partial)
+{
+	d->writes |= reg;
+	if (partial)
+		d->reads |= reg;
+}
+
+/*
  * The ModRM operands: the reg field's register and the r/m operand, a
  * register or the registers of its address. `rm_how` is LD (read), ST
  * (written) or RMW; `reg_how` alike for the reg field (0: not an operand).
@@ -545,14 +562,14 @@ static void modrm_deps(struct cursor *c, int rex, int modrm, int reg_how, int rm
 	if (reg_how & LD)
 		d->reads |= gpr(reg, rex, d->byte_reg);
 	if (reg_how & ST)
-		d->writes |= gpr(reg, rex, d->byte_reg);
+		written(d, gpr(reg, rex, d->byte_reg), d->byte_reg || d->word);
 	if ((modrm >> 6) == 3) {
 		int rm = (modrm & 7) | (rex & REX_B ? 8 : 0);
 
 		if (rm_how & LD)
 			d->reads |= gpr(rm, rex, d->byte_rm);
 		if (rm_how & ST)
-			d->writes |= gpr(rm, rex, d->byte_rm);
+			written(d, gpr(rm, rex, d->byte_rm), d->byte_rm || d->word);
 	} else if (memory_operand(c, modrm, rex, &at)) {
 		d->reads |= address_regs(&at);
 	}
@@ -630,7 +647,8 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 		return 1;
 	}
 	if (op >= 0xb0 && op <= 0xbf) {		/* mov r, imm (b0-b7: r8) */
-		d->writes |= gpr((op & 7) | (rex & REX_B ? 8 : 0), rex, op < 0xb8);
+		written(d, gpr((op & 7) | (rex & REX_B ? 8 : 0), rex, op < 0xb8),
+			op < 0xb8 || d->word);
 		return 1;
 	}
 	if (op >= 0xd8 && op <= 0xdf)		/* x87 */
@@ -883,9 +901,10 @@ static int two_byte_deps(struct cursor *c, int rex, struct deps *d)
  * read-modify-write, or an xchg with memory, which is locked without one
  * (SDM vol. 3 §8.1.2.1), is a fence around an atomic access.
  */
-static void deps(struct cursor *c, int b, int rex, int lock, struct kisim_decoded *out)
+static void deps(struct cursor *c, int b, int rex, int lock, int opsize,
+		 struct kisim_decoded *out)
 {
-	struct deps d = { .cls = KISIM_C_ALU };
+	struct deps d = { .cls = KISIM_C_ALU, .word = opsize && !(rex & REX_W) };
 	int described;
 
 	if (b == 0x0f)
@@ -993,7 +1012,7 @@ int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mod
 		 struct kisim_decoded *out)
 {
 	struct cursor c = { code, size, 0 };
-	int b, rex = 0, lock = 0;
+	int b, rex = 0, lock = 0, opsize = 0;
 
 	(void)addr;
 	(void)mode;
@@ -1001,6 +1020,7 @@ int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mod
 	for (b = next(&c); b >= 0; b = next(&c)) {	/* the prefixes again (§2.2.1) */
 		if (legacy_prefix(b)) {
 			lock |= b == 0xf0;
+			opsize |= b == 0x66;
 			rex = 0;
 		} else if ((b & 0xf0) == 0x40) {
 			rex = b;
@@ -1008,7 +1028,7 @@ int kisim_decode(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mod
 			break;
 		}
 	}
-	deps(&c, b, rex, lock, out);
+	deps(&c, b, rex, lock, opsize, out);
 	return 0;
 }
 
