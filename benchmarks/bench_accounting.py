@@ -22,7 +22,7 @@ import time
 import unicorn
 
 from arches import ARCHES, Arch
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 from sim.asm import assemble
 from sim.native import use_virtual_tlb
 from sim.snippet import SNIPPET_BASE, load_snippet
@@ -87,4 +87,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

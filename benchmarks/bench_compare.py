@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -76,4 +76,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 
 REPO = Path(__file__).resolve().parent.parent
 LAYOUTS = 8
@@ -143,4 +143,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

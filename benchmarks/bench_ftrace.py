@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from arches import ARCHES, Arch
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 from kbuild import build
 from kisim.progress import progress
 from lab.measure import Tally, measure
@@ -204,4 +204,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

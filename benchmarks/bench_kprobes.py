@@ -34,7 +34,7 @@ import argparse
 import json
 
 from arches import ARCHES, get_arch
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 from kbuild import build
 from kisim.progress import progress
 from lab.compare import compare_arch
@@ -141,4 +141,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

@@ -25,7 +25,7 @@ import sys
 import time
 
 from arches import NAMES, get_arch
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 from patchcheck.sites import DEFAULT_SITES, SITE_KINDS, CheckerError
 from patchcheck.sweep import CheckSpec, sweep
 
@@ -107,4 +107,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

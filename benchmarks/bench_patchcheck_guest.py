@@ -26,7 +26,7 @@ import resource
 import time
 
 from arches import NAMES, get_arch
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 from patchcheck.sweep import CheckSpec, sweep
 
 
@@ -88,4 +88,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

@@ -22,7 +22,7 @@ import time
 from typing import Sequence
 
 from arches import ARCHES, Arch
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 from patcher.text import TextPatcher
 from sim.machine import Machine
 
@@ -136,4 +136,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

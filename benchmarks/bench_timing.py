@@ -53,7 +53,7 @@ import unicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchlib import parse_args, run       # noqa: E402
+from benchlib import parse_args, run_main       # noqa: E402
 from kbuild import build                   # noqa: E402
 from kbuild.host import MARCH_ENV          # noqa: E402
 from sim import native                     # noqa: E402
@@ -220,4 +220,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

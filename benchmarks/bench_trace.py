@@ -55,7 +55,7 @@ import uuid
 from typing import Iterator
 
 from arches import NAMES
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 from kbuild import build
 from sim import machine
 from sim.clock import CLOCK_PATHS
@@ -313,4 +313,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import parse_args, run
+from benchlib import parse_args, run_main
 
 REPO = Path(__file__).resolve().parents[1]
 ARCHES = ("arm", "ppc32", "x86_64")
@@ -99,4 +99,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(main)
+    run_main(main)

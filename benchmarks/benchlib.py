@@ -6,7 +6,7 @@ so every one takes ``--smallest``: each size option at the value the script
 names (a few interleavings, sites or iterations), which checks that the
 script still runs end to end without measuring anything worth printing
 (tests/test_benchmarks.py runs each one so). Every script runs its
-``main`` through :func:`run`, so that a bad option value or environment
+``main`` through :func:`run_main`, so that a bad option value or environment
 (``KISIM_HOST_MARCH``, a workload size) is one line and exit 2, never a
 traceback.
 """
@@ -31,7 +31,7 @@ def parse_args(parser: argparse.ArgumentParser, **smallest: object) -> argparse.
     return args
 
 
-def run(main: Callable[[], int | None]) -> NoReturn:
+def run_main(main: Callable[[], int | None]) -> NoReturn:
     """Exit with ``main()``'s status; an error of bad input (kisim.errors.user_errors)
     is one line on stderr and exit 2."""
     from kisim.errors import one_line, user_errors

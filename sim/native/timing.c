@@ -372,14 +372,22 @@ struct kt_machine {
 	uint64_t record_dropped;
 };
 
-/* What settle() does for a class beyond the common path (kt_machine.special). */
+/*
+ * What settle() does for a class beyond the common path (kt_machine.special):
+ *
+ *   SERIALIZE  dispatches into an empty window; nothing younger before it completes;
+ *   FENCE      mfence, dmb, sync or a locked RMW: waits for every access and the
+ *              store buffer, and younger accesses wait for it;
+ *   LFENCE     waits for every older instruction, and every younger one for it;
+ *   BARRIER    any of the barriers (is_barrier()): orders after the last fence;
+ *   EXECUTE    its latency beyond one cycle is counted (execute_cycles).
+ */
 enum {
-	KT_S_SERIALIZE = 1,	/* dispatches into an empty window; nothing younger before it completes */
-	KT_S_FENCE = 2,		/* mfence, dmb, sync or a locked RMW: waits for every access and
-				 * the store buffer; younger accesses wait for it */
-	KT_S_LFENCE = 4,	/* waits for every older instruction; every younger one waits for it */
-	KT_S_BARRIER = 8,	/* any of the barriers (is_barrier()): orders after the last fence */
-	KT_S_EXECUTE = 16,	/* its latency beyond one cycle is counted (execute_cycles) */
+	KT_S_SERIALIZE = 1,
+	KT_S_FENCE = 2,
+	KT_S_LFENCE = 4,
+	KT_S_BARRIER = 8,
+	KT_S_EXECUTE = 16,
 };
 
 /* ---- one cache ---- */
