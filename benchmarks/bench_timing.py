@@ -20,12 +20,13 @@ ratio comes nearer the model's cost per instruction.
 
 ``--callgrind`` counts instead of timing: each run once under valgrind's
 callgrind, the host instructions executed inside Unicorn's ``cpu_exec``
-(the guest's code, the hooks and the model) per guest instruction, count-only,
-with an empty hook on every instruction (``kisim_empty_hook``, installed
-where the model's hook goes: what Unicorn's dispatch of that hook costs
-alone), and timing. Those counts do not move with the machine's load, which moves a
-timed ratio by 15 % on a shared machine; they are not cycles (the model's
-code retires more host instructions per cycle than translated guest code).
+(the guest's code, the hooks and the model) per guest instruction,
+count-only, with an empty hook on every instruction (``kisim_empty_hook``,
+installed where the model's hook goes: what Unicorn's dispatch of that
+hook costs alone), and timing. Those counts do not move with the
+machine's load, which moves a timed ratio by 15 % on a shared machine;
+they are not cycles (the model's code retires more host instructions per
+cycle than translated guest code).
 It needs ``valgrind`` and ``callgrind_annotate`` on the PATH, and builds the
 host library for ``x86_64_v3`` on an x86 host (``KISIM_HOST_MARCH``,
 kbuild/host.py), whose instructions valgrind runs.
