@@ -19,6 +19,13 @@ SCRIPTS = sorted((REPO / "benchmarks").glob("bench_*.py"))
 EXTRA = {"bench_untraced.py": ["--base", "HEAD"]}
 
 
+def bench(script: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """``script`` run with ``args`` from the repository, ``env`` added to the environment."""
+    return subprocess.run([sys.executable, str(script), *args], cwd=REPO,
+                          env=dict(os.environ, PYTHONPATH=str(REPO), **env),
+                          capture_output=True, text=True, timeout=600)
+
+
 def test_every_benchmark_takes_smallest_and_runs_through_benchlib() -> None:
     """Each script parses its options through benchlib.parse_args (so takes --smallest)
     and runs its main through benchlib.run_main (so bad input is one line)."""
@@ -33,10 +40,8 @@ def test_every_benchmark_takes_smallest_and_runs_through_benchlib() -> None:
 def test_a_benchmark_reports_bad_input_in_one_line() -> None:
     """A CPU zig does not know, in KISIM_HOST_MARCH, stops the build of the timing
     model's library: one line naming it and exit 2, as kisim does, not a traceback."""
-    env = dict(os.environ, PYTHONPATH=str(REPO), KISIM_HOST_MARCH="no_such_cpu")
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_timing.py"),
-                           "--smallest"], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = bench(REPO / "benchmarks" / "bench_timing.py", "--smallest",
+                 KISIM_HOST_MARCH="no_such_cpu")
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert proc.stderr.startswith("bench_timing: error: KISIM_HOST_MARCH='no_such_cpu': zig "
                                   "knows no such CPU"), proc.stderr[-3000:]
@@ -48,9 +53,7 @@ def test_a_benchmark_reports_bad_input_in_one_line() -> None:
 def test_benchmark_runs_at_its_smallest(script: Path) -> None:
     if script.name == "bench_untraced.py" and not (REPO / ".git").exists():
         pytest.skip("bench_untraced.py compares with a git revision: not a git checkout")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, str(script), "--smallest", *EXTRA.get(script.name, [])],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = bench(script, "--smallest", *EXTRA.get(script.name, []))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip(), f"{script.name} printed no report"
     assert "Traceback" not in proc.stderr
@@ -60,12 +63,10 @@ def test_benchmark_runs_at_its_smallest(script: Path) -> None:
 def test_the_empty_hook_runs_the_guest_the_count_only_run_does() -> None:
     """bench_timing's floor (--callgrind's "empty hook" mode: kisim_empty_hook on every
     instruction the model would hook) retires exactly the count-only run's instructions."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
     retired = {}
     for mode in ("count", "empty"):
-        proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_timing.py"),
-                               "--child", "arm", "kmalloc", mode, "0"], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=600)
+        proc = bench(REPO / "benchmarks" / "bench_timing.py", "--child", "arm", "kmalloc",
+                     mode, "0")
         assert proc.returncode == 0, proc.stderr[-3000:]
         retired[mode] = int(proc.stdout.split()[-1])
     assert retired["empty"] == retired["count"] > 1_000_000
