@@ -25,8 +25,12 @@ _ITJ = ("Hinton et al., 'The Microarchitecture of the Pentium 4 Processor', Inte
         "Journal Q1 2001")
 _GCC = ("GCC's pentium4_cost (gcc/config/i386/x86-tune-costs.h; compiler cost units taken from "
         "Intel's latency tables, not measurements)")
-_AGNER = ("Agner Fog, 'Instruction tables', Pentium 4 section (second source named by the issue; "
-          "its table was not retrieved, so values it would settle are marked)")
+_INSTLAT = ("measured: InstLatX86 (AIDA64/Everest 2.4.257) on a Pentium 4 2.80 GHz, CPUID "
+            "family 0F model 2 stepping 9 (Northwood), InstLatx64 repository, "
+            "GenuineIntel/GenuineIntel0000F29_P4_Northwood_InstLatX86.txt; 'L' is latency, 'T' "
+            "the reciprocal throughput of independent copies, in core clocks")
+_MEMLAT = ("measured: MemLatX86 on the same Northwood (InstLatx64 repository, "
+           "GenuineIntel/GenuineIntel0000F29_P4_Northwood_MemLatX86.txt)")
 
 #: The window and the issue resources of NetBurst, one decoded x86 instruction per entry.
 _WINDOW = Window(
@@ -40,40 +44,44 @@ _WINDOW = Window(
            "retrieved)",
     ranges={"miss_buffers": Range(4, 8, "outstanding L1 data misses: not found in the Intel "
                                         "text retrieved; half to all of the 8 modelled")})
-#: lfence's and sfence's own cost beyond their drains.
-_FENCE_OWN = Range(1, 40, "no P4 figure retrieved: one cycle to 40, under mfence's 100")
 _RESOURCES = (
     Resource("alu", 2, "the two double-speed integer ALUs on ports 0 and 1 ('Rapid Execution "
                        "Engine', " + _ITJ + ")"),
     Resource("complex", 1, "the slow integer unit (shifts, rotates) on port 1, " + _ITJ),
     Resource("mul", 1, "MODELLING ASSUMPTION: integer multiplies run on the FP/MMX multiplier "
                        "of port 1 (" + _ITJ + " block diagram), one unit (range 1)"),
-    Resource("div", 1, "one divider, not pipelined (" + _GCC + ")"),
+    Resource("div", 1, "one divider, not pipelined: a divide issues when the last one is done "
+                       "(" + _INSTLAT + ": DIV r32 L 57, T 57)"),
     Resource("load", 1, "port 2, the load AGU: one load per cycle (" + _ITJ + ")"),
     Resource("store", 1, "port 3, the store AGU: one store address per cycle (" + _ITJ + ")"),
 )
 _LATENCIES = (
     Latency("alu", 0.5, 0.5, "alu",
-            "add/sub/logic/mov 0.5 clock latency and throughput on a double-speed ALU: " + _ITJ
-            + "; the exact figures of the optimization manual's appendix C were not retrieved"),
+            "add/sub/logic/mov on a double-speed ALU (" + _ITJ + "): ADD r32, r32 L 0.5, "
+            "T 0.34 (the trace cache's 3 uops per clock; one ALU takes one per half clock), "
+            + _INSTLAT),
     Latency("shift", 4, 1, "complex",
-            "shift/rotate 4 clocks: " + _GCC + " (shift = 4) and Intel's manual as quoted by "
-            "secondary sources; throughput 1: MODELLING ASSUMPTION (range 1-2)",
-            ranges={"occupancy": Range(1, 2, "the slow unit's shift throughput is not in the "
-                                             "sources retrieved: one per cycle or per two")}),
-    Latency("mul", 14, 3, "mul",
-            "imul r32 14 clocks (" + _GCC + " gives 15; range 14-15); throughput 3: MODELLING "
-            "ASSUMPTION (range 1-5, " + _AGNER + ")",
-            ranges={"latency": Range(14, 15, "Intel's 14 and GCC's 15"),
-                    "occupancy": Range(1, 5, "the multiplier's issue rate is not in the "
-                                             "sources retrieved (" + _AGNER + ")")}),
-    Latency("div", 56, 23, "div",
-            "div r32 56 clocks: " + _GCC + " (divide = 56; range 56-70); one per 23 clocks: "
-            "MODELLING ASSUMPTION (range 23-56, " + _AGNER + ")",
-            ranges={"latency": Range(56, 70, "operand-dependent on NetBurst: GCC's 56 up "
-                                             "to 70 (" + _AGNER + ")"),
-                    "occupancy": Range(23, 56, "partly pipelined (23) to not at all (56); "
-                                               + _AGNER)}),
+            "SHL/SHR/SAR r32, imm8: L 4, T 1.00, " + _INSTLAT,
+            ranges={"latency": Range(4, 6, "measured: 4 by an immediate, 6 by cl; the class "
+                                           "does not tell them apart (" + _INSTLAT + ")"),
+                    "occupancy": Range(1, 6, "measured: 1 for a shift by an immediate, 4 for "
+                                             "a rotate, 6 by cl (" + _INSTLAT + ")")}),
+    Latency("mul", 14, 4.5, "mul",
+            "IMUL r32, r32, imm8: L 14, T 4.50 (IMUL r32, r32: L 15, T 4.25), " + _INSTLAT
+            + "; " + _GCC + " gives 15",
+            ranges={"latency": Range(14, 15, "measured by form: 14 with an immediate, 15 "
+                                             "without (" + _INSTLAT + ")"),
+                    "occupancy": Range(4.25, 4.5, "measured by form (" + _INSTLAT + ")",
+                                       "real")}),
+    Latency("div", 57, 57, "div",
+            "DIV r32 of a 32-bit dividend (edx zero, as a 32-bit modulo is): L 57, T 57, "
+            + _INSTLAT + "; not pipelined. " + _GCC + " gives 56",
+            ranges={"latency": Range(57, 59, "measured by dividend: 57 for 32 to 48 bits, 59 "
+                                             "for a full 64-bit edx:eax (" + _INSTLAT + ")"),
+                    "occupancy": Range(54, 57, "measured by dividend: 57, or 54 for a zero "
+                                               "one (" + _INSTLAT + "; a dividend that fits "
+                                               "16 bits takes 26, which no 32-bit random "
+                                               "value does)")}),
     Latency("load", 0, 1, "load",
             "a load's latency is its access's (L1D 2 clocks, " + _OPT_MANUAL + "); one per "
             "cycle on port 2"),
@@ -85,31 +93,24 @@ _LATENCIES = (
             ranges={"latency": Range(0.5, 1, "a double-speed ALU op (0.5) to a full cycle",
                                      "real")}),
     Latency("fence", 100, None, "store",
-            "mfence beyond its drain of the loads and the store buffer: MODELLING ASSUMPTION, "
-            "'on the order of 100 cycles' (range 40-200; " + _AGNER + ")",
-            ranges={"latency": Range(40, 200, "'on the order of 100 cycles', no P4 figure "
-                                              "retrieved: 40 to twice 100")}),
-    Latency("lfence", 2, None, "load",
+            "mfence beyond its drain of the loads and the store buffer: MFENCE L 100, T 100 "
+            "with nothing to drain, " + _INSTLAT),
+    Latency("lfence", 40, None, "load",
             "lfence waits for every older instruction (Intel SDM vol. 3 sec. 8.2.5); its own "
-            "cost beyond that: MODELLING ASSUMPTION 2 (range 1-40)",
-            ranges={"latency": _FENCE_OWN}),
-    Latency("sfence", 2, None, "store",
+            "cost beyond that: LFENCE L 40, T 40, " + _INSTLAT),
+    Latency("sfence", 39, None, "store",
             "sfence orders the store buffer, which this model drains in order anyway; its own "
-            "cost: MODELLING ASSUMPTION 2 (range 1-40)",
-            ranges={"latency": _FENCE_OWN}),
-    Latency("atomic", 190, None, "store",
-            "DERIVED: a lock-prefixed read-modify-write to private memory is '3x faster than "
-            "CPUID' (FreeBSD commit 87c8f0c, sys/i386, CPU of its time unnamed), and cpuid "
-            "costs 572 clocks on a P4 (serialize, below): 572 / 3 = 190, beyond the drain "
-            "every locked operation waits for (Intel SDM vol. 3 sec. 8.1.2). MODELLING "
-            "ASSUMPTION for the P4 (range 100-200)",
-            ranges={"latency": Range(100, 200, "the FreeBSD ratio's CPU is unnamed: from "
-                                               "mfence's 100 to above the derived 190")}),
-    Latency("system", 4, None, "complex",
-            "rdtsc, moves from special registers: MODELLING ASSUMPTION 4 (range 1-80; "
-            + _AGNER + ")",
-            ranges={"latency": Range(1, 80, "no P4 figure retrieved for rdtsc and special "
-                                            "register moves (" + _AGNER + "): 1 to 80")}),
+            "cost: SFENCE L 39, T 39, " + _INSTLAT),
+    Latency("atomic", 124, None, "store",
+            "a locked read-modify-write beyond the drain every locked operation waits for "
+            "(Intel SDM vol. 3 sec. 8.1.2): LOCK ADD [m32], r32 L 124.1, T 124.3 (XCHG r32, "
+            "[m32] L 125.0), " + _INSTLAT + ", back to back, so with nothing to drain"),
+    Latency("system", 80, None, "complex",
+            "RDTSC T 80, " + _INSTLAT + "; moves from special registers, which the source "
+            "does not measure, are costed as rdtsc: MODELLING ASSUMPTION (range 4-80)",
+            ranges={"latency": Range(4, 80, "rdtsc is measured at 80; moves from special "
+                                            "registers are not: from a slow-unit op (4) to "
+                                            "rdtsc's 80")}),
 )
 
 _CPUID = ("CPUID leaf 2 of a Northwood (family 0F model 2): descriptors 0x50 and 0x5B, as Linux "
@@ -156,10 +157,17 @@ CORE = ReferenceCore(
         CacheLevel("L1D", size=8 * 1024, line=64, ways=4, latency=2, holds="d", shared=False,
                    source=_OPT_MANUAL + ", CPUID models 0/1/2: 8 KB, 4-way, 64-byte lines, "
                           "2 clocks integer load (9 FP), write-through"),
-        CacheLevel("L2", size=512 * 1024, line=64, ways=8, latency=7, holds="u", shared=False,
+        CacheLevel("L2", size=512 * 1024, line=64, ways=8, latency=18, holds="u", shared=False,
                    source=_OPT_MANUAL + ", model 2 (Northwood): 512 KB, 8-way, 64-byte lines in "
-                          "128-byte sectors (a miss fetches both halves; not modelled), 7 clocks, "
-                          "write-back; one L2 per processor package"),
+                          "128-byte sectors (a miss fetches both halves; not modelled), "
+                          "write-back; one L2 per processor package. Load to use 18 clocks: "
+                          + _MEMLAT + ", random and block-random reads within 16-256 KiB (past "
+                          "the L1D, inside the DTLB's reach) take 18-19 clocks. The manual's "
+                          "table gives 7, the L2's own access after the L1 miss; a load waits "
+                          "the measured 18",
+                   ranges={"latency": Range(7, 24, "the manual's 7 to the 24 clocks of "
+                                                   "MemLatX86's own 'L2 latency' line "
+                                                   "(" + _MEMLAT + ")")}),
     ),
     memory=Cost(248,
                 "measured: Cachemem memory latency 248 clocks (= 83 ns) for a Pentium 4 3.0 GHz "
@@ -168,7 +176,8 @@ CORE = ReferenceCore(
                 "table does not print its unit, read as CPU clocks). Cross-check: Intel's "
                 "optimization manual ch.1 gives ~12 core clocks to the bus and back plus 6-12 "
                 "bus clocks (15 core clocks each at 200 MHz) = 102-192 clocks before DRAM "
-                "timings"),
+                "timings; " + _MEMLAT + " gives 316 clocks (111 ns) on a board it does not "
+                "name"),
     transfer=Cost(248,
                   "DERIVED, not measured: a P4 SMP shares one front-side bus; a read that hits a "
                   "Modified line in another CPU is answered by that CPU's implicit writeback on "
@@ -200,12 +209,18 @@ CORE = ReferenceCore(
                    "P III's whole per-call time bounds the kernel's own instructions, so the P4 "
                    "spends >= 1712 - 392 = 1320 clocks in the int/iret pair; 1320 is used "
                    "(the guest kernel's entry code is simulated separately)"),
-    serialize=Cost(572,
-                   "measured: Linus Torvalds, LKML 'Re: Locking comment on shrink_caches()', 26 Sep "
-                   "2001 (Message-ID Pine.LNX.4.33.0109261003480.8327-200000@penguin.transmeta.com): "
-                   "on his (first-generation) P4, rdtsc-bracketed cpuid 652 cycles vs 80 for the "
-                   "empty rdtsc pair, so cpuid = 572 cycles; used for every serializing "
-                   "instruction (cpuid, mov to CR, iret outside an exception return)"),
+    serialize=Cost(266,
+                   "CPUID (EAX = 0) L 266, T 266 (EAX = 1: 262), " + _INSTLAT + "; used for "
+                   "every serializing instruction (cpuid, mov to CR, iret outside an exception "
+                   "return), which the source does not measure: MODELLING ASSUMPTION (range "
+                   "262-572). Cross-check: Linus Torvalds, LKML 'Re: Locking comment on "
+                   "shrink_caches()', 26 Sep 2001 (Message-ID "
+                   "Pine.LNX.4.33.0109261003480.8327-200000@penguin.transmeta.com), on a "
+                   "first-generation P4: rdtsc-bracketed cpuid 652 cycles against 80 for the "
+                   "empty pair (InstLatX86's RDTSC: 80), so 572",
+                   ranges={"cycles": Range(262, 572, "this Northwood's measured cpuid to the "
+                                                     "first-generation P4's 572; the other "
+                                                     "serializing instructions are unmeasured")}),
     cache_op=Cost(2,
                   "ASSUMPTION, no published figure found: clflush beyond the write-back/"
                   "invalidate it causes is costed as one L1 tag probe (the 2-clock L1D hit); "
