@@ -664,6 +664,10 @@ CLASS_CASES = [
     ("x86_64", "lock add dword ptr [rsp], 1", "ATOMIC", {4}, {FLAGS_BIT}),
     ("x86_64", "jne 0x10", "BRANCH", {FLAGS_BIT}, set()),
     ("x86_64", "shl rdx, 3", "SHIFT", {2, FLAGS_BIT}, {2, FLAGS_BIT}),
+    # popf writes IF and TF as well as the arithmetic flags: microcoded, costed as the
+    # system class; pushf is a store of the flags
+    ("x86_64", "popfq", "SYSTEM", {4}, {4, FLAGS_BIT}),
+    ("x86_64", "pushfq", "STORE", {4, FLAGS_BIT}, {4}),
     # Encodings 4-7 without REX are ah, ch, dh, bh only in a byte operand (SDM vol. 2
     # table 3-1); elsewhere esp, ebp, esi, edi. A loop counter in esi is not rdx.
     ("x86_64", "add esi, -1", "ALU", {6}, {6, FLAGS_BIT}),

@@ -105,12 +105,14 @@ _LATENCIES = (
             "a locked read-modify-write beyond the drain every locked operation waits for "
             "(Intel SDM vol. 3 sec. 8.1.2): LOCK ADD [m32], r32 L 124.1, T 124.3 (XCHG r32, "
             "[m32] L 125.0), " + _INSTLAT + ", back to back, so with nothing to drain"),
-    Latency("system", 80, None, "complex",
-            "RDTSC T 80, " + _INSTLAT + "; moves from special registers, which the source "
-            "does not measure, are costed as rdtsc: MODELLING ASSUMPTION (range 4-80)",
-            ranges={"latency": Range(4, 80, "rdtsc is measured at 80; moves from special "
-                                            "registers are not: from a slow-unit op (4) to "
-                                            "rdtsc's 80")}),
+    Latency("system", 52, None, "complex",
+            "POPFD T 52 (PUSHFD + POPFD L 66), " + _INSTLAT + ": popf, the class's "
+            "instruction on the paths kisim measures (ftrace's and the optprobe detour's "
+            "flag restores). RDTSC (T 80) and the moves from special registers, which the "
+            "source does not measure, are costed as popf: MODELLING ASSUMPTION (range 4-80)",
+            ranges={"latency": Range(4, 80, "the class's other members: rdtsc is measured "
+                                            "at 80, special register moves are not: from "
+                                            "a slow-unit op (4) to rdtsc's 80")}),
 )
 
 _CPUID = ("CPUID leaf 2 of a Northwood (family 0F model 2): descriptors 0x50 and 0x5B, as Linux "

@@ -659,8 +659,8 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 		d->reads |= R(REG_RSP);
 		d->writes |= R(REG_RSP);
 		return 1;
-	case 0x9c: case 0x9d:			/* pushf, popf */
-		d->cls = op == 0x9c ? KISIM_C_STORE : KISIM_C_LOAD;
+	case 0x9c: case 0x9d:			/* pushf; popf, a system-flag write */
+		d->cls = op == 0x9c ? KISIM_C_STORE : KISIM_C_SYSTEM;
 		d->reads |= R(REG_RSP) | (op == 0x9c ? FLAGS : 0);
 		d->writes |= R(REG_RSP) | (op == 0x9d ? FLAGS : 0);
 		return 1;
