@@ -146,11 +146,14 @@ INSN_CLASSES = ("alu", "shift", "mul", "div", "load", "store", "branch", "fence"
 class Window:
     """The out-of-order window of a reference core (docs/timing.md, "The core").
 
-    ``dispatch`` and ``retire`` instructions per cycle; ``rob`` entries of
-    the reorder buffer (completion queue); ``store_buffer`` retired stores
+    ``dispatch`` and ``retire`` entries per cycle; ``rob`` entries of the
+    reorder buffer (completion queue); ``store_buffer`` retired stores
     waiting to be written; ``miss_buffers`` L1 data misses outstanding at
-    once (0: no limit). One decoded instruction is one entry (x86: not
-    split into micro-operations).
+    once (0: no limit). An entry is one decoded instruction, or with
+    ``split_uops`` one micro-operation, a core splitting each instruction by
+    port as NetBurst does: one for its load, two for its store (address and
+    data), one for the operation itself, which a plain move to or from
+    memory has not.
     """
 
     dispatch: float
@@ -161,6 +164,7 @@ class Window:
     source: str
     #: The modelling assumptions among the fields above: field name -> :class:`Range`.
     ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
+    split_uops: bool = False
 
 
 @dataclass(frozen=True)

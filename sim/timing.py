@@ -65,7 +65,8 @@ class CoreConfig(ctypes.Structure):
 
     _fields_ = [("dispatch", _f64), ("retire", _f64), ("insn_cost", _f64), ("rob", _u32),
                 ("store_buffer", _u32), ("miss_buffers", _u32), ("resources", _u32),
-                ("units", _u32 * MAX_RESOURCES), ("cls", ClassConfig * len(INSN_CLASSES))]
+                ("split_uops", _u32), ("units", _u32 * MAX_RESOURCES),
+                ("cls", ClassConfig * len(INSN_CLASSES))]
 
 
 class WalkStepConfig(ctypes.Structure):
@@ -199,7 +200,7 @@ def _window(core: ReferenceCore, insn_cost: float) -> CoreConfig:
                           f"{', '.join(INSN_CLASSES[:-1])} once")
     out = CoreConfig(dispatch=w.dispatch, retire=w.retire, insn_cost=insn_cost, rob=w.rob,
                      store_buffer=w.store_buffer, miss_buffers=w.miss_buffers,
-                     resources=len(names))
+                     resources=len(names), split_uops=w.split_uops)
     for i, r in enumerate(core.resources):
         out.units[i] = r.units
     for i, name in enumerate(INSN_CLASSES):

@@ -122,6 +122,32 @@ def test_a_width_one_core_fails_the_independent_adds_test(name: str) -> None:
     assert spread < 0.85 * arch.core.window.dispatch
 
 
+#: Loops where the P4's three dispatch slots bind once a load-op add is two
+#: micro-operations and a store two (248966 ch. 1's ports), not one entry each: the
+#: body's instructions, its micro-operations (the loop's own two added to each), and
+#: no chain or port slower than the slots (one load and one store address per cycle).
+SPLIT_LOOPS = (
+    ("".join(f"add {r}, qword ptr [rsp - {64 - 8 * i}]; add r8, 1; add r9, 1;"
+             for i, r in enumerate(("rsi", "rdi", "r10", "r11"))), 12, 16),
+    ("".join(f"mov qword ptr [rsp - {64 - 8 * i}], rsi; add {r}, 1;"
+             for i, r in enumerate(("rdi", "r10", "r11", "r13"))), 8, 12),
+)
+
+
+@pytest.mark.parametrize("body, insns, uops", SPLIT_LOOPS, ids=("load-op", "store"))
+def test_the_p4_dispatches_micro_operations(body: str, insns: int, uops: int) -> None:
+    """On the P4 a loop runs at its micro-operations over the dispatch width, not at
+    its instructions over it. Negative control: the same core counting one entry per
+    instruction runs the loop at the instructions' rate, or at its store port's."""
+    arch = ARCHES["x86_64"]
+    width = arch.core.window.dispatch
+    assert arch.core.window.split_uops
+    whole = dataclasses.replace(arch.core, window=dataclasses.replace(arch.core.window,
+                                                                     split_uops=False))
+    assert loop_cycles(arch, body)[0] == pytest.approx((uops + 2) / width)
+    assert loop_cycles(arch, body, whole)[0] == pytest.approx(max((insns + 2) / width, 4))
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_divide_costs_its_table_latency(name: str) -> None:
     """Four chained divides cost four times the table latency over the empty loop; a core

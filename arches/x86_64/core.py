@@ -34,14 +34,19 @@ _MEMLAT = ("measured: MemLatX86 on the same Northwood (InstLatx64 repository, "
 
 #: The window and the issue resources of NetBurst, one decoded x86 instruction per entry.
 _WINDOW = Window(
-    dispatch=3, retire=3, rob=126, store_buffer=24, miss_buffers=8,
-    source="dispatch and retire 3 per cycle: " + _ITJ + " (the trace cache delivers and the "
-           "allocator renames 3 uops per clock; retirement 3 uops per clock); ROB 126 entries "
-           "and 24 store buffers: " + _SDM1 + " ('up to 126 instructions in flight ... 48 loads "
-           "and 24 stores'). MODELLING ASSUMPTIONS: one x86 instruction counts as one uop "
-           "(plausible range 1-4 uops per kernel instruction; a read-modify-write is 3-4); "
-           "8 outstanding L1 data misses (plausible range 4-8: not found in the Intel text "
-           "retrieved)",
+    dispatch=3, retire=3, rob=126, store_buffer=24, miss_buffers=8, split_uops=True,
+    source="dispatch and retire 3 uops per cycle: " + _ITJ + " (the trace cache delivers and "
+           "the allocator renames 3 uops per clock; retirement 3 uops per clock); ROB 126 "
+           "entries and 24 store buffers: " + _SDM1 + " ('up to 126 instructions in flight ... "
+           "48 loads and 24 stores'). Uops by port (Intel, IA-32 Intel Architecture "
+           "Optimization Reference Manual, order 248966, ch. 1 'Execution Core Detail': "
+           "port 0 runs ALU and store-data uops, port 2 loads, port 3 store addresses): a "
+           "load is a uop, a store two (address, data), the operation one, so mov r,m is 1, "
+           "mov m,r 2, add r,m 2, add m,r and a locked add 4, call 3, ret 2. MODELLING "
+           "ASSUMPTIONS: an implicit stack-pointer update is not a uop of its own, and a "
+           "microcoded instruction (a string move, cpuid) counts as its memory and operation "
+           "uops, its cost coming from its class; 8 outstanding L1 data misses (plausible "
+           "range 4-8: not found in the Intel text retrieved)",
     ranges={"miss_buffers": Range(4, 8, "outstanding L1 data misses: not found in the Intel "
                                         "text retrieved; half to all of the 8 modelled")})
 _RESOURCES = (

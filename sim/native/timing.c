@@ -129,6 +129,7 @@ struct kt_core {
 	uint32_t store_buffer;		/* retired stores waiting to be written */
 	uint32_t miss_buffers;		/* outstanding L1 data misses */
 	uint32_t resources;
+	uint32_t split_uops;		/* count micro-operations (Window.split_uops) */
 	uint32_t units[KT_MAX_RESOURCES];
 	struct kt_class cls[KISIM_CLASSES];
 };
@@ -280,7 +281,7 @@ struct kt_window {
 		int64_t cycle;		/* + 1: zeroed books nothing */
 		double used;
 	} near[KT_MAX_RESOURCES][KT_NEAR], booked[KT_MAX_RESOURCES][KT_CALENDAR];
-	double rob[KT_MAX_WINDOW];	/* retirement of the last `rob` instructions, a ring */
+	double rob[KT_MAX_WINDOW];	/* retirement of the last `rob` entries, a ring */
 	double sb[KT_MAX_WINDOW];	/* drain of the last `store_buffer` stores */
 	double mshr[KT_MAX_WINDOW];	/* completion of the last `miss_buffers` misses */
 	uint64_t fwd_addr[KT_FORWARD];
@@ -1418,6 +1419,24 @@ static inline uint32_t forward_slot(uint64_t addr)
  * younger dispatches before it completes. The CPU's clock is charged the
  * retirement's advance less the instruction cost its clock already counts.
  */
+/*
+ * The entries the pending instruction takes in dispatch, the reorder buffer
+ * and retirement: one, or on a core that splits instructions by port
+ * (NetBurst, IA-32 optimization manual 248966 ch. 1: loads on port 2, store
+ * addresses on port 3, store data with the ALU operations on port 0) a
+ * micro-operation for its load, two for its store and one for the
+ * operation itself, which an instruction that only moves memory has not.
+ */
+static inline uint32_t entries(const struct kt_core *c, const struct kt_pending *p)
+{
+	uint32_t n;
+
+	if (!c->split_uops)
+		return 1;
+	n = (p->cls != KISIM_C_LOAD && p->cls != KISIM_C_STORE) + !!p->loads + 2 * !!p->stores;
+	return n ? n : 1;
+}
+
 static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 {
 	const struct kt_core *c = &t->m->cfg.core;
@@ -1426,13 +1445,14 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	const struct kt_class *k = &c->cls[p->cls];
 	uint32_t special = t->m->special[p->cls];
 	bool memory = (p->loads | p->stores) != 0;
+	uint32_t n = entries(c, p), last = w->rob_pos + n - 1;
 	double at, ready, issue, done, retire, lat = k->latency, step;
 
 	/* dispatch (later() is a maximum: exact in any order) */
-	at = later(w->dispatched + t->m->dispatch_step, w->front_end);
+	at = later(w->dispatched + t->m->dispatch_step * n, w->front_end);
 	if (p->fetch)
 		at = later(at, later(w->front_end, w->dispatched) + p->fetch);
-	at = later(at, w->rob[w->rob_pos]);
+	at = later(at, w->rob[last < c->rob ? last : last - c->rob]);	/* its youngest */
 	if (p->stores)
 		at = later(at, w->sb[w->sb_pos]);
 	if (special & KT_S_SERIALIZE)
@@ -1484,16 +1504,18 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	else if (special & KT_S_SERIALIZE)
 		w->front_end = later(w->front_end, done);
 	/* retire; a store then writes from the store buffer (a locked one at once) */
-	retire = later(done, w->retired + t->m->retire_step);
+	retire = later(done, w->retired + t->m->retire_step * n);
 	if (p->stores) {
 		w->drained = later(w->drained, p->cls == KISIM_C_ATOMIC ? done : retire) + p->store;
 		w->sb[w->sb_pos] = w->drained;
 		if (++w->sb_pos == c->store_buffer)
 			w->sb_pos = 0;
 	}
-	w->rob[w->rob_pos] = retire;
-	if (++w->rob_pos == c->rob)
-		w->rob_pos = 0;
+	for (; n; n--) {
+		w->rob[w->rob_pos] = retire;
+		if (++w->rob_pos == c->rob)
+			w->rob_pos = 0;
+	}
 	/* the clock: the retirement's advance; the counters: what overlap hid */
 	step = retire - w->retired - c->insn_cost;
 	if (special & KT_S_EXECUTE)	/* else it adds 0: a chain of adds through memory for nothing */
