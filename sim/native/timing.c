@@ -1394,32 +1394,6 @@ static inline uint32_t forward_slot(uint64_t addr)
 }
 
 /*
- * The pending instruction, now that its accesses and its outcome are
- * known, goes through the window (after Sniper's ROB core,
- * snipersim common/performance_model/performance_models/rob_performance_model/):
- *
- *   dispatch  in order, `dispatch` per cycle, once the front end has it (a
- *             fetch miss, a mispredict's refill, a serializing
- *             instruction's drain delay it), a reorder-buffer entry is
- *             free (the instruction `rob` older has retired) and, for a
- *             store, a store-buffer entry;
- *   issue     once its source registers are ready (a load also once a
- *             store to its address has executed), on the first free unit
- *             of its class's resource; an L1 miss also needs a free miss
- *             buffer, so up to `miss_buffers` misses overlap;
- *   complete  issue + the class's latency + the slowest load's;
- *   retire    in order, `retire` per cycle, once complete. Stores write
- *             from the store buffer after they retire, one after the other.
- *
- * Barriers: a fence or locked RMW issues once every older access has
- * completed and the store buffer has drained, and younger accesses wait
- * for it; an lfence makes every younger instruction wait; a store fence
- * only orders the store buffer, which drains in order anyway. A
- * serializing instruction dispatches into an empty window, and nothing
- * younger dispatches before it completes. The CPU's clock is charged the
- * retirement's advance less the instruction cost its clock already counts.
- */
-/*
  * The entries the pending instruction takes in dispatch, the reorder buffer
  * and retirement: one, or on a core that splits instructions by port
  * (NetBurst, IA-32 optimization manual 248966 ch. 1: loads on port 2, store
@@ -1437,6 +1411,33 @@ static inline uint32_t entries(const struct kt_core *c, const struct kt_pending 
 	return n ? n : 1;
 }
 
+/*
+ * The pending instruction, now that its accesses and its outcome are
+ * known, goes through the window (after Sniper's ROB core,
+ * snipersim common/performance_model/performance_models/rob_performance_model/):
+ *
+ *   dispatch  in order, `dispatch` entries per cycle (entries(): one per
+ *             instruction, or its micro-operations), once the front end
+ *             has it (a fetch miss, a mispredict's refill, a serializing
+ *             instruction's drain delay it), its reorder-buffer entries
+ *             are free (the entry `rob` older has retired) and, for a
+ *             store, a store-buffer entry;
+ *   issue     once its source registers are ready (a load also once a
+ *             store to its address has executed), on the first free unit
+ *             of its class's resource; an L1 miss also needs a free miss
+ *             buffer, so up to `miss_buffers` misses overlap;
+ *   complete  issue + the class's latency + the slowest load's;
+ *   retire    in order, `retire` entries per cycle, once complete. Stores write
+ *             from the store buffer after they retire, one after the other.
+ *
+ * Barriers: a fence or locked RMW issues once every older access has
+ * completed and the store buffer has drained, and younger accesses wait
+ * for it; an lfence makes every younger instruction wait; a store fence
+ * only orders the store buffer, which drains in order anyway. A
+ * serializing instruction dispatches into an empty window, and nothing
+ * younger dispatches before it completes. The CPU's clock is charged the
+ * retirement's advance less the instruction cost its clock already counts.
+ */
 static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 {
 	const struct kt_core *c = &t->m->cfg.core;
