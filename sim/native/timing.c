@@ -1395,19 +1395,18 @@ static inline uint32_t forward_slot(uint64_t addr)
 
 /*
  * The entries the pending instruction takes in dispatch, the reorder buffer
- * and retirement: one, or on a core that splits instructions by port
- * (NetBurst, IA-32 optimization manual 248966 ch. 1: loads on port 2, store
- * addresses on port 3, store data with the ALU operations on port 0) a
+ * and retirement on a core that splits instructions by port (NetBurst,
+ * IA-32 optimization manual 248966 ch. 1: loads on port 2, store addresses
+ * on port 3, store data with the ALU operations on port 0): a
  * micro-operation for its load, two for its store and one for the
  * operation itself, which an instruction that only moves memory has not.
+ * Other cores take one entry per instruction.
  */
-static inline uint32_t entries(const struct kt_core *c, const struct kt_pending *p)
+static inline uint32_t entries(const struct kt_pending *p)
 {
-	uint32_t n;
+	uint32_t n = (p->cls != KISIM_C_LOAD && p->cls != KISIM_C_STORE) + !!p->loads +
+		     2 * !!p->stores;
 
-	if (!c->split_uops)
-		return 1;
-	n = (p->cls != KISIM_C_LOAD && p->cls != KISIM_C_STORE) + !!p->loads + 2 * !!p->stores;
 	return n ? n : 1;
 }
 
@@ -1416,8 +1415,8 @@ static inline uint32_t entries(const struct kt_core *c, const struct kt_pending 
  * known, goes through the window (after Sniper's ROB core,
  * snipersim common/performance_model/performance_models/rob_performance_model/):
  *
- *   dispatch  in order, `dispatch` entries per cycle (entries(): one per
- *             instruction, or its micro-operations), once the front end
+ *   dispatch  in order, `dispatch` entries per cycle (one per
+ *             instruction, or its micro-operations: entries()), once the front end
  *             has it (a fetch miss, a mispredict's refill, a serializing
  *             instruction's drain delay it), its reorder-buffer entries
  *             are free (the entry `rob` older has retired) and, for a
@@ -1438,7 +1437,15 @@ static inline uint32_t entries(const struct kt_core *c, const struct kt_pending 
  * younger dispatches before it completes. The CPU's clock is charged the
  * retirement's advance less the instruction cost its clock already counts.
  */
-static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
+/* The youngest of the `n` reorder-buffer entries an instruction takes: it waits for that one. */
+static inline uint32_t later_entry(const struct kt_window *w, const struct kt_core *c, uint32_t n)
+{
+	uint32_t last = w->rob_pos + n - 1;
+
+	return last < c->rob ? last : last - c->rob;
+}
+
+static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, bool split)
 {
 	const struct kt_core *c = &t->m->cfg.core;
 	struct kt_pending *p = &t->p;
@@ -1446,14 +1453,14 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	const struct kt_class *k = &c->cls[p->cls];
 	uint32_t special = t->m->special[p->cls];
 	bool memory = (p->loads | p->stores) != 0;
-	uint32_t n = entries(c, p), last = w->rob_pos + n - 1;
+	uint32_t n = split ? entries(p) : 1;
 	double at, ready, issue, done, retire, lat = k->latency, step;
 
 	/* dispatch (later() is a maximum: exact in any order) */
 	at = later(w->dispatched + t->m->dispatch_step * n, w->front_end);
 	if (p->fetch)
 		at = later(at, later(w->front_end, w->dispatched) + p->fetch);
-	at = later(at, w->rob[last < c->rob ? last : last - c->rob]);	/* its youngest */
+	at = later(at, w->rob[n == 1 ? w->rob_pos : later_entry(w, c, n)]);
 	if (p->stores)
 		at = later(at, w->sb[w->sb_pos]);
 	if (special & KT_S_SERIALIZE)
@@ -1512,7 +1519,10 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 		if (++w->sb_pos == c->store_buffer)
 			w->sb_pos = 0;
 	}
-	for (; n; n--) {
+	w->rob[w->rob_pos] = retire;
+	if (++w->rob_pos == c->rob)
+		w->rob_pos = 0;
+	while (--n) {			/* a split instruction's other entries */
 		w->rob[w->rob_pos] = retire;
 		if (++w->rob_pos == c->rob)
 			w->rob_pos = 0;
@@ -1528,6 +1538,15 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 	w->retired = retire;
 	charge(t, step);
 	*p = (struct kt_pending){ 0 };
+}
+
+/* window_step() specialized both ways: one entry per instruction pays nothing for splitting. */
+static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
+{
+	if (t->m->cfg.core.split_uops)
+		window_step(t, true);
+	else
+		window_step(t, false);
 }
 
 /* The instruction that now executes (decode()'s) becomes the pending one. */
