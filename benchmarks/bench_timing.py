@@ -59,7 +59,7 @@ from kbuild import build                   # noqa: E402
 from kbuild.host import MARCH_ENV          # noqa: E402
 from sim import native                     # noqa: E402
 from sim.guest import Guest                # noqa: E402
-from sim.timing import TimingModel         # noqa: E402
+from sim.timing import TimingModel, hooked_range   # noqa: E402
 from sim.workloads import DEFAULT_SIZES    # noqa: E402
 
 ARCHES = ("arm", "ppc32", "x86_64")
@@ -105,11 +105,11 @@ def measure(arch: str, workload: str, rounds: int, size: int | None = None) -> d
 
 def empty_hook(guest: Guest) -> None:
     """A code hook that does nothing on each CPU of ``guest``, over the range the timing
-    model hooks (sim/timing.py: all but the counting loop's page)."""
+    model hooks (:func:`sim.timing.hooked_range`)."""
     hook = ctypes.cast(native.library().kisim_empty_hook, ctypes.c_void_p).value
     for cpu in guest.machine.cpus:
-        native.hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, hook, None, 0,
-                              guest.machine.spin_base - 1)
+        native.hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, hook, None,
+                              *hooked_range(guest.machine))
 
 
 CALLGRIND_MODES = ("count", "empty", "timing")

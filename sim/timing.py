@@ -315,6 +315,12 @@ class Breakdown:
 EMPTY = Breakdown({}, {})
 
 
+def hooked_range(machine: Machine) -> tuple[int, int]:
+    """The guest addresses whose instructions the model sees, ``[begin, end]``: all but
+    the counting loop's page, where a parked CPU runs nothing the model should see."""
+    return 0, machine.spin_base - 1
+
+
 class TimingModel:
     """One machine's timing model: hooks on every CPU, state in C."""
 
@@ -351,8 +357,7 @@ class TimingModel:
         for cpu in machine.cpus:
             arg = lib.kisim_timing_cpu(handle, cpu.index, cpu.uc._uch,
                                        ctypes.addressof(cpu._state) + CpuState.event_cycles.offset)
-            # Not the counting loop's page: a parked CPU runs nothing the model sees.
-            hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, insn, arg, 0, machine.spin_base - 1)
+            hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, insn, arg, *hooked_range(machine))
             if not cfg.decoded_accesses:
                 hook_add_range(cpu.uc, unicorn.UC_HOOK_MEM_READ | unicorn.UC_HOOK_MEM_WRITE,
                                mem, arg, 1, 0)

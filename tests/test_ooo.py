@@ -343,8 +343,8 @@ def test_independent_misses_overlap_and_a_pointer_chase_does_not(name: str) -> N
 #: predictor's and the system costs' are drawn too: tests/test_verdict.py).
 CORE_PARTS = ("window.", "latencies.", "tlbs.")
 #: An instruction of each arch whose own cost is a drawn assumption, and its class: a
-#: barrier, or on x86, whose barriers are all measured, rdtsc (special register moves
-#: are costed as it is, unmeasured).
+#: barrier, or on x86, whose barriers are all measured, rdtsc (costed, as the system
+#: class's other unmeasured members are, as popf's measured 52: a drawn assumption).
 DRAWN_COST = {"x86_64": ("rdtsc;", "system"), "arm": (FENCE["arm"], "fence"),
               "ppc32": ("eieio;", "sfence")}
 

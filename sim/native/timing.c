@@ -1410,6 +1410,14 @@ static inline uint32_t entries(const struct kt_pending *p)
 	return n ? n : 1;
 }
 
+/* The youngest of the `n` reorder-buffer entries an instruction takes: it waits for that one. */
+static inline uint32_t later_entry(const struct kt_window *w, const struct kt_core *c, uint32_t n)
+{
+	uint32_t last = w->rob_pos + n - 1;
+
+	return last < c->rob ? last : last - c->rob;
+}
+
 /*
  * The pending instruction, now that its accesses and its outcome are
  * known, goes through the window (after Sniper's ROB core,
@@ -1437,14 +1445,6 @@ static inline uint32_t entries(const struct kt_pending *p)
  * younger dispatches before it completes. The CPU's clock is charged the
  * retirement's advance less the instruction cost its clock already counts.
  */
-/* The youngest of the `n` reorder-buffer entries an instruction takes: it waits for that one. */
-static inline uint32_t later_entry(const struct kt_window *w, const struct kt_core *c, uint32_t n)
-{
-	uint32_t last = w->rob_pos + n - 1;
-
-	return last < c->rob ? last : last - c->rob;
-}
-
 static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, bool split)
 {
 	const struct kt_core *c = &t->m->cfg.core;
@@ -1519,14 +1519,11 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 		if (++w->sb_pos == c->store_buffer)
 			w->sb_pos = 0;
 	}
-	w->rob[w->rob_pos] = retire;
-	if (++w->rob_pos == c->rob)
-		w->rob_pos = 0;
-	while (--n) {			/* a split instruction's other entries */
+	do {				/* each of its entries */
 		w->rob[w->rob_pos] = retire;
 		if (++w->rob_pos == c->rob)
 			w->rob_pos = 0;
-	}
+	} while (--n);
 	/* the clock: the retirement's advance; the counters: what overlap hid */
 	step = retire - w->retired - c->insn_cost;
 	if (special & KT_S_EXECUTE)	/* else it adds 0: a chain of adds through memory for nothing */
