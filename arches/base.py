@@ -149,11 +149,15 @@ class Window:
     ``dispatch`` and ``retire`` entries per cycle; ``rob`` entries of the
     reorder buffer (completion queue); ``store_buffer`` retired stores
     waiting to be written; ``miss_buffers`` L1 data misses outstanding at
-    once (0: no limit). An entry is one decoded instruction, or with
-    ``split_uops`` one micro-operation, a core splitting each instruction by
-    port as NetBurst does: one for its load, two for its store (address and
-    data), one for the operation itself, which a plain move to or from
-    memory has not.
+    once (0: no limit). ``writeback`` cycles from the registers a base is
+    computed from to the base an instruction writes back with its address
+    (ARM writeback, PowerPC update forms, x86's stack pointer), which the
+    core has from its address generation, not after the access. An entry is
+    one decoded instruction, or with ``split_uops`` one micro-operation, a
+    core splitting each instruction by port as NetBurst does: one for its
+    load, two for its store (address and data), one for the operation
+    itself, which a plain move to or from memory has not, and one for a
+    base written back.
     """
 
     dispatch: float
@@ -161,6 +165,7 @@ class Window:
     rob: int
     store_buffer: int
     miss_buffers: int
+    writeback: float
     source: str
     #: The modelling assumptions among the fields above: field name -> :class:`Range`.
     ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)

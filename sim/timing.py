@@ -63,7 +63,8 @@ class ClassConfig(ctypes.Structure):
 class CoreConfig(ctypes.Structure):
     """``struct kt_core``: the out-of-order window."""
 
-    _fields_ = [("dispatch", _f64), ("retire", _f64), ("insn_cost", _f64), ("rob", _u32),
+    _fields_ = [("dispatch", _f64), ("retire", _f64), ("insn_cost", _f64),
+                ("writeback", _f64), ("rob", _u32),
                 ("store_buffer", _u32), ("miss_buffers", _u32), ("resources", _u32),
                 ("split_uops", _u32), ("units", _u32 * MAX_RESOURCES),
                 ("cls", ClassConfig * len(INSN_CLASSES))]
@@ -189,7 +190,7 @@ def _window(core: ReferenceCore, insn_cost: float) -> CoreConfig:
         raise ConfigError(f"{core.name}: 1..{MAX_RESOURCES} resources of distinct names")
     if not all(1 <= r.units <= MAX_UNITS for r in core.resources):
         raise ConfigError(f"{core.name}: a resource has 1..{MAX_UNITS} units")
-    if not (w.dispatch > 0 and w.retire > 0 and 1 <= w.rob <= MAX_WINDOW
+    if not (w.dispatch > 0 and w.retire > 0 and w.writeback >= 0 and 1 <= w.rob <= MAX_WINDOW
             and 1 <= w.store_buffer <= MAX_WINDOW and 0 <= w.miss_buffers <= MAX_WINDOW):
         raise ConfigError(f"{core.name}: window out of range (widths > 0, "
                           f"rob and store buffer 1..{MAX_WINDOW}, miss buffers 0..{MAX_WINDOW})")
@@ -198,7 +199,8 @@ def _window(core: ReferenceCore, insn_cost: float) -> CoreConfig:
     if missing or table.keys() - set(INSN_CLASSES):
         raise ConfigError(f"{core.name}: latencies must name each class of "
                           f"{', '.join(INSN_CLASSES[:-1])} once")
-    out = CoreConfig(dispatch=w.dispatch, retire=w.retire, insn_cost=insn_cost, rob=w.rob,
+    out = CoreConfig(dispatch=w.dispatch, retire=w.retire, insn_cost=insn_cost,
+                     writeback=w.writeback, rob=w.rob,
                      store_buffer=w.store_buffer, miss_buffers=w.miss_buffers,
                      resources=len(names), split_uops=w.split_uops)
     for i, r in enumerate(core.resources):

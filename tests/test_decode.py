@@ -81,7 +81,8 @@ class Decoded(ctypes.Structure):
                 ("unmodeled", ctypes.c_uint8), ("cond_reg", ctypes.c_int8),
                 ("cls", ctypes.c_uint8), ("described", ctypes.c_uint8), ("at", Address),
                 ("access", Access * MAX_ACCESSES), ("reads", ctypes.c_uint64),
-                ("writes", ctypes.c_uint64)]
+                ("writes", ctypes.c_uint64), ("updates", ctypes.c_uint64),
+                ("update_reads", ctypes.c_uint64)]
 
     @property
     def kind_name(self) -> str:
@@ -712,6 +713,49 @@ def test_class_and_registers(case: tuple, decode: Decode) -> None:
     got = decode(arch, code)
     assert (CLASSES[got.cls], got.described) == (cls, 1)
     assert (_bits(got.reads), _bits(got.writes)) == (reads, writes)
+
+
+#: A base written back with the address (struct kisim_decoded's updates), and what it
+#: is computed from; a base that is also loaded is the data's, not written back.
+UPDATE_CASES = [
+    ("x86_64", "pop rbx", {4}, {4}),
+    ("x86_64", "push rbx", {4}, {4}),
+    ("x86_64", "call 0x100", {4}, {4}),
+    ("x86_64", "ret", {4}, {4}),
+    ("x86_64", "leave", {4}, {5}),
+    ("x86_64", "pop rsp", set(), set()),
+    ("x86_64", "mov rax, qword ptr [rsp + 8]", set(), set()),
+    ("arm", "ldr r0, [r1], r2", {1}, {1, 2}),
+    ("arm", "ldr r0, [r1, #4]!", {1}, {1}),
+    ("arm", "str r0, [r1], #4", {1}, {1}),
+    ("arm", "ldr r0, [r1, #4]", set(), set()),
+    ("arm", "push {r4, lr}", {13}, {13}),
+    ("arm", 0xe8b10006, set(), set()),             # ldm r1!, {r1, r2} (UNPREDICTABLE)
+    # Thumb (bytes, run in Thumb state): ldmia r2!, {r0, r1}; pop {r4, pc}; ldmia r2!,
+    # {r2, r3}, whose base is loaded
+    ("arm", bytes.fromhex("03ca"), {2}, {2}),
+    ("arm", bytes.fromhex("10bd"), {13}, {13}),
+    ("arm", bytes.fromhex("0cca"), set(), set()),
+    ("ppc32", "lwzu 3, 8(4)", {4}, {4}),
+    ("ppc32", "lwzux 3, 4, 5", {4}, {4, 5}),
+    ("ppc32", "stwu 1, -16(1)", {1}, {1}),
+    ("ppc32", "lwz 3, 8(4)", set(), set()),
+]
+
+
+@pytest.mark.parametrize("case", UPDATE_CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_a_base_written_back_and_its_sources(case: tuple, decode: Decode) -> None:
+    """The registers an instruction writes back with its address, among those it
+    writes, and the registers that write-back is computed from, among those it reads."""
+    name, insn, updates, sources = case
+    arch = ARCHES[name]
+    if isinstance(insn, bytes):
+        got = decode(arch, insn, THUMB)
+    else:
+        got = decode(arch, arch.from_int(insn, 4) if isinstance(insn, int)
+                     else assemble(arch, insn))
+    assert (_bits(got.updates), _bits(got.update_reads)) == (updates, sources)
+    assert got.updates & ~got.writes == 0 and got.update_reads & ~got.reads == 0
 
 
 @pytest.mark.slow

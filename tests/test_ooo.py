@@ -182,6 +182,30 @@ def test_a_divider_busy_for_long_is_booked_however_far_ahead(name: str) -> None:
     assert fast < slow
 
 
+#: Eight loads, each through the base the one before wrote back (x86 pop, ARM
+#: post-indexed LDR, PowerPC lwzu), then the base put back.
+WRITTEN_BACK = {"x86_64": "pop rsi;" * 8 + "sub rsp, 64;",
+                "arm": "ldr r2, [sp], #4;" * 8 + "sub sp, sp, #32;",
+                "ppc32": "lwzu 5, 4(1);" * 8 + "addi 1, 1, -32;"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_base_written_back_is_ready_before_the_load_completes(name: str) -> None:
+    """A chain of loads through a written-back base runs at one load per cycle (the load
+    port's rate; on the P4 InstLatX86's POP r32, T 1.00), not at the load's latency: the
+    base comes from the address generation, `writeback` after its sources, and the loop
+    costs 8 cycles, 9 where the rewind waits for the chain. Negative control: a core
+    whose base is ready only after 4 cycles runs the chain at 4 per load."""
+    arch = ARCHES[name]
+    assert arch.core.window.writeback < next(c for c in arch.core.caches
+                                             if c.name == "L1D").latency
+    chain, _ = loop_cycles(arch, WRITTEN_BACK[name])
+    assert 8 - 1e-9 <= chain <= 9 + 1e-9     # the port's 8 cycles, the rewind's one at most
+    late = dataclasses.replace(arch.core, window=dataclasses.replace(arch.core.window,
+                                                                    writeback=4))
+    assert loop_cycles(arch, WRITTEN_BACK[name], late)[0] >= 32
+
+
 #: A multiply of the accumulator, then a write of part of it (x86 al, ARM movt's top
 #: half, PowerPC rlwimi's low half) or of all of it (eax zero-extends, movw zeroes the
 #: top half, li): the partial write keeps the product's other bits, so the next

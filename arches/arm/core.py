@@ -23,11 +23,16 @@ _LLVM = ("LLVM's Cortex-A9 scheduling model, llvm/lib/Target/ARM/ARMScheduleA9.t
          "(CortexA9Model and its SchedWriteRes)")
 
 _WINDOW = Window(
-    dispatch=2, retire=2, rob=56, store_buffer=4, miss_buffers=4,
+    dispatch=2, retire=2, rob=56, store_buffer=4, miss_buffers=4, writeback=1,
     source=_TRM + " sec. 2.1: dual instruction decode, 'out-of-order multi-issue with "
            "speculation'; " + _LLVM + ": IssueWidth 2, MicroOpBufferSize 56 ('based on the "
            "available renamed registers': " + _TRM + " sec. 2.1.1 maps 32 architectural onto 56 "
-           "physical registers). MODELLING ASSUMPTIONS: retire 2 per cycle (range 2-4), the "
+           "physical registers). A base written back (LDR/STR with writeback or post-index, "
+           "LDM/STM with !, PUSH, POP) is the AGU's, one cycle after its sources: " + _LLVM
+           + ", A9WriteAdr on A9UnitAGU of the default latency 1, 'only relevant for users of "
+           "an updated address' (llvm-mca-19 runs a chain of post-indexed LDRs through their "
+           "base at one per cycle); the TRM's tables B-2 and B-3 give only the loaded "
+           "registers' latencies. MODELLING ASSUMPTIONS: retire 2 per cycle (range 2-4), the "
            "window is the 56 renamed registers (range 32-56: the true ROB size is not "
            "published), a 4-entry store buffer (range 4-8) and 4 outstanding L1 data "
            "linefills (range 2-4)",

@@ -545,7 +545,7 @@ static void arm_transfer(uint32_t insn, struct kisim_decoded *out)
 {
 	uint32_t rn = (insn >> 16) & 15, rt = (insn >> 12) & 15;
 	int load = out->access[0].op == KISIM_LOAD, wback = !BIT(insn, 24) || BIT(insn, 21);
-	uint64_t data = reg(rt);
+	uint64_t data = reg(rt), offset = 0;
 
 	out->cls = load ? KISIM_C_LOAD : KISIM_C_STORE;
 	if ((insn & 0x0e000000) == 0x08000000) {	/* LDM, STM */
@@ -556,9 +556,11 @@ static void arm_transfer(uint32_t insn, struct kisim_decoded *out)
 	}
 	if ((insn & 0x0e000000) == 0x06000000 || ((insn & 0x0e000090) == 0x00000090 &&
 						    !BIT(insn, 22)))
-		out->reads |= reg(insn & 15);		/* a register offset */
-	out->reads |= reg(rn) | (load ? 0 : data);
-	out->writes |= (load ? data : 0) | (wback ? reg(rn) : 0);
+		offset = reg(insn & 15);		/* a register offset */
+	out->reads |= reg(rn) | offset | (load ? 0 : data);
+	out->writes |= load ? data : 0;
+	if (wback && !(load && (data & reg(rn))))	/* else the base is loaded */
+		kisim_update(out, reg(rn), offset);
 }
 
 /* The class, reads and writes of an A32 instruction (A5.1's cond != 1111). */
@@ -633,11 +635,15 @@ static void thumb16_deps(uint32_t hw, struct kisim_decoded *out)
 				REGS_OF(hw & 0xff) | ((hw >> 12) == 0xb && BIT(hw, 8) ?
 						      (load ? 0 : R(REG_LR)) : 0) :
 				(hw >> 12) == 0x9 || (hw >> 11) == 0x9 ? R((hw >> 8) & 7) : R(rd);
+		uint64_t base = (hw >> 12) == 0xb || (hw >> 12) == 0x9 ? R(REG_SP) :
+				(hw >> 12) == 0xc ? R((hw >> 8) & 7) : R(rn);
 
 		out->cls = load ? KISIM_C_LOAD : KISIM_C_STORE;
-		out->reads |= ((hw >> 12) == 0xb || (hw >> 12) == 0x9 ? R(REG_SP) : R(rn)) |
-			      ((hw >> 12) == 0x5 ? R((hw >> 6) & 7) : 0) | (load ? 0 : data);
-		out->writes |= (load ? data : 0) | ((hw >> 12) == 0xb ? R(REG_SP) : 0);
+		out->reads |= base | ((hw >> 12) == 0x5 ? R((hw >> 6) & 7) : 0) | (load ? 0 : data);
+		out->writes |= load ? data : 0;
+		/* PUSH, POP, STMIA and LDMIA write their base back (LDMIA unless it loads it) */
+		if (((hw >> 12) == 0xb || (hw >> 12) == 0xc) && !(load && (data & base)))
+			kisim_update(out, base, 0);
 	} else if ((hw >> 13) == 0) {			/* shift imm, add, sub, mov, cmp */
 		out->cls = (hw >> 11) < 3 ? KISIM_C_SHIFT : KISIM_C_ALU;
 		out->reads |= (hw >> 11) == 4 ? 0 : (hw >> 11) < 4 ? R(rn) |

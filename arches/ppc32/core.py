@@ -27,13 +27,19 @@ _LLVM = ("LLVM's G4+ itineraries, llvm/lib/Target/PowerPC/PPCScheduleG4Plus.td (
          "instruction class)")
 
 _WINDOW = Window(
-    dispatch=3, retire=3, rob=16, store_buffer=5, miss_buffers=5,
+    dispatch=3, retire=3, rob=16, store_buffer=5, miss_buffers=5, writeback=1,
     source=_HS7447A + ": dispatch of up to three instructions per clock, a 16-entry completion "
            "queue, retirement of up to three per clock (" + _AN2203 + ".9); " + _HWSPEC
-           + ": five outstanding L1 data load misses. MODELLING ASSUMPTION: a 5-entry store "
-           "queue (range 3-8; the MPC7450 manual's queue depths were not retrieved)",
+           + ": five outstanding L1 data load misses. An update form's rA (lwzu, stwu, ...) "
+           "takes a GPR rename of its own (AN2203, 'Dispatch Considerations': an lwzu 'needs "
+           "two GPR rename registers'). MODELLING ASSUMPTIONS: a 5-entry store queue (range "
+           "3-8; the MPC7450 manual's queue depths were not retrieved); rA updated one cycle "
+           "after its sources (range 1-3: when the update is ready was not found; from the "
+           "address's own cycle to the 3-cycle load)",
     ranges={"store_buffer": Range(3, 8, "the MPC7450 manual's store queue depth was not "
-                                        "retrieved: 3 to 8 entries")})
+                                        "retrieved: 3 to 8 entries"),
+            "writeback": Range(1, 3, "when an update form's rA is ready was not found: from "
+                                     "the address's own cycle to the 3-cycle load")})
 _RESOURCES = (
     Resource("iu1", 3, _HS7447A + ": three simple integer units IU1a/b/c"),
     Resource("iu2", 1, _HS7447A + ": one complex integer unit IU2 (multiply, divide, CR "

@@ -292,7 +292,9 @@ static int x_deps(uint32_t insn, struct kisim_decoded *out)
 
 		out->cls = load ? KISIM_C_LOAD : KISIM_C_STORE;
 		out->reads |= ra0(insn) | rb | (load ? 0 : rd);
-		out->writes |= (load ? rd : 0) | (xo & 32 && xo != 150 && RA(insn) ? ra : 0);
+		out->writes |= load ? rd : 0;
+		if (xo & 32 && xo != 150 && RA(insn))	/* the update forms */
+			kisim_update(out, ra, rb);
 		return 1;
 	}
 	return out->kind == KISIM_CACHEOP;
@@ -386,7 +388,9 @@ static void deps(uint32_t insn, struct kisim_decoded *out)
 		}
 		out->cls = load ? KISIM_C_LOAD : KISIM_C_STORE;
 		out->reads |= ra0(insn) | (load ? 0 : data);
-		out->writes |= (load ? data : 0) | (update ? ra : 0);
+		out->writes |= load ? data : 0;
+		if (update)
+			kisim_update(out, ra, 0);
 		return;
 	}
 	out->described = 0;

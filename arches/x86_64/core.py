@@ -34,7 +34,8 @@ _MEMLAT = ("measured: MemLatX86 on the same Northwood (InstLatx64 repository, "
 
 #: The window and the issue resources of NetBurst, one decoded x86 instruction per entry.
 _WINDOW = Window(
-    dispatch=3, retire=3, rob=126, store_buffer=24, miss_buffers=8, split_uops=True,
+    dispatch=3, retire=3, rob=126, store_buffer=24, miss_buffers=8, writeback=0.5,
+    split_uops=True,
     source="dispatch and retire 3 uops per cycle: " + _ITJ + " (the trace cache delivers and "
            "the allocator renames 3 uops per clock; retirement 3 uops per clock); ROB 126 "
            "entries and 24 store buffers: " + _SDM1 + " ('up to 126 instructions in flight ... "
@@ -42,9 +43,13 @@ _WINDOW = Window(
            "Optimization Reference Manual, order 248966, ch. 1 'Execution Core Detail': "
            "port 0 runs ALU and store-data uops, port 2 loads, port 3 store addresses): a "
            "load is a uop, a store two (address, data), the operation one, so mov r,m is 1, "
-           "mov m,r 2, add r,m 2, add m,r and a locked add 4, call 3, ret 2. MODELLING "
-           "ASSUMPTIONS: an implicit stack-pointer update is not a uop of its own, and a "
-           "microcoded instruction (a string move, cpuid) counts as its memory and operation "
+           "mov m,r 2, add r,m 2, add m,r and a locked add 4. The stack pointer of push, pop, "
+           "call and ret is moved by a uop of its own (Shanley, 'The Unabridged Pentium 4', "
+           "'Advanced Stack Management': before the Pentium M's stack engine, 'an additional "
+           "uop' per stack instruction), so push is 3, pop 2, call 4, ret 3; an ALU uop, "
+           "ready 0.5 after esp (writeback: the double-speed ALU's latency, " + _INSTLAT
+           + ": ADD r32 L 0.5), not after the load: POP r32 runs at T 1.00 though each pop's "
+           "load takes 2 (MOV r32, [m32] L 2.0). MODELLING ASSUMPTIONS: a microcoded instruction (a string move, cpuid) counts as its memory and operation "
            "uops, its cost coming from its class; 8 outstanding L1 data misses (plausible "
            "range 4-8: not found in the Intel text retrieved)",
     ranges={"miss_buffers": Range(4, 8, "outstanding L1 data misses: not found in the Intel "

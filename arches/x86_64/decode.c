@@ -510,6 +510,7 @@ static void two_byte_accesses(struct cursor *c, const struct prefixes *p,
 /* What one instruction reads and writes: filled from the opcode, then the operands. */
 struct deps {
 	uint64_t reads, writes;
+	uint64_t updates, update_reads;	/* struct kisim_decoded's */
 	uint8_t cls;
 	uint8_t byte_reg, byte_rm;	/* the ModRM reg / r/m operand is 8 bits wide */
 	uint8_t word;			/* operands are 16 bits wide (66, no REX.W) */
@@ -546,6 +547,19 @@ static void written(struct deps *d, uint64_t reg, int partial)
 	d->writes |= reg;
 	if (partial)
 		d->reads |= reg;
+}
+
+/*
+ * rsp, which push, pop, call and ret move by the size they transfer: the
+ * Pentium 4 does that in a micro-operation of its own, from rsp alone,
+ * beside the access's (docs/timing.md); `leave` sets it from rbp.
+ */
+static void stack_moved(struct deps *d, uint64_t from)
+{
+	d->reads |= R(REG_RSP) | from;
+	d->writes |= R(REG_RSP);
+	d->updates |= R(REG_RSP);
+	d->update_reads |= from ? from : R(REG_RSP);
 }
 
 /*
@@ -627,9 +641,13 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 		return 1;
 	}
 	if (op >= 0x50 && op <= 0x5f) {		/* push, pop r64 */
+		uint64_t r = R((op & 7) | (rex & REX_B ? 8 : 0));
+
 		d->cls = op < 0x58 ? KISIM_C_STORE : KISIM_C_LOAD;
-		d->reads |= R(REG_RSP) | (op < 0x58 ? R((op & 7) | (rex & REX_B ? 8 : 0)) : 0);
-		d->writes |= R(REG_RSP) | (op >= 0x58 ? R((op & 7) | (rex & REX_B ? 8 : 0)) : 0);
+		if (r != R(REG_RSP) || op < 0x58)	/* pop rsp loads it */
+			stack_moved(d, 0);
+		d->reads |= R(REG_RSP) | (op < 0x58 ? r : 0);
+		d->writes |= R(REG_RSP) | (op >= 0x58 ? r : 0);
 		return 1;
 	}
 	if (op >= 0x70 && op <= 0x7f) {		/* jcc */
@@ -656,13 +674,13 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 	switch (op) {
 	case 0x68: case 0x6a:			/* push imm */
 		d->cls = KISIM_C_STORE;
-		d->reads |= R(REG_RSP);
-		d->writes |= R(REG_RSP);
+		stack_moved(d, 0);
 		return 1;
 	case 0x9c: case 0x9d:			/* pushf; popf, a system-flag write */
 		d->cls = op == 0x9c ? KISIM_C_STORE : KISIM_C_SYSTEM;
-		d->reads |= R(REG_RSP) | (op == 0x9c ? FLAGS : 0);
-		d->writes |= R(REG_RSP) | (op == 0x9d ? FLAGS : 0);
+		stack_moved(d, 0);
+		d->reads |= op == 0x9c ? FLAGS : 0;
+		d->writes |= op == 0x9d ? FLAGS : 0;
 		return 1;
 	case 0x98:				/* cbw, cwde, cdqe */
 		d->reads |= R(REG_RAX);
@@ -683,8 +701,7 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 		return 1;
 	case 0xe8: case 0xc2: case 0xc3:	/* call, ret: through rsp */
 		d->cls = KISIM_C_BRANCH;
-		d->reads |= R(REG_RSP);
-		d->writes |= R(REG_RSP);
+		stack_moved(d, 0);
 		return 1;
 	case 0xe9: case 0xeb:			/* jmp */
 		d->cls = KISIM_C_BRANCH;
@@ -696,8 +713,8 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 		return 1;
 	case 0xc9:				/* leave */
 		d->cls = KISIM_C_LOAD;
-		d->reads |= R(REG_RBP);
-		d->writes |= R(REG_RSP) | R(REG_RBP);
+		stack_moved(d, R(REG_RBP));
+		d->writes |= R(REG_RBP);
 		return 1;
 	case 0xf5: case 0xf8: case 0xf9: case 0xfc: case 0xfd:	/* cmc, clc, stc, cld, std */
 		d->reads |= FLAGS;
@@ -759,17 +776,17 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 		if (op == 0xfe)
 			return 0;
 		d->cls = reg == 6 ? KISIM_C_STORE : KISIM_C_BRANCH;
-		if (reg == 2 || reg == 6) {	/* call, push r/m */
-			d->reads |= R(REG_RSP);
-			d->writes |= R(REG_RSP);
-		}
+		if (reg == 2 || reg == 6)	/* call, push r/m */
+			stack_moved(d, 0);
 		modrm_deps(c, rex, modrm, 0, LD, d);
 		return 1;
 	case 0x8f:				/* pop r/m */
 		d->cls = KISIM_C_LOAD;
+		if (modrm != 0xc4 || (rex & REX_B))	/* pop rsp loads it */
+			stack_moved(d, 0);
+		modrm_deps(c, rex, modrm, 0, ST, d);
 		d->reads |= R(REG_RSP);
 		d->writes |= R(REG_RSP);
-		modrm_deps(c, rex, modrm, 0, ST, d);
 		return 1;
 	}
 	return 0;
@@ -929,6 +946,8 @@ static void deps(struct cursor *c, int b, int rex, int lock, int opsize,
 	out->described = (uint8_t)described;
 	out->reads = d.reads;
 	out->writes = d.writes;
+	out->updates = d.updates;
+	out->update_reads = d.update_reads;
 }
 
 static void classify(const uint8_t *code, uint32_t size, struct kisim_decoded *out)

@@ -129,7 +129,23 @@ struct kisim_decoded {
 	struct kisim_access access[KISIM_MAX_ACCESSES];
 	uint64_t reads;		/* KISIM_R masks */
 	uint64_t writes;
+	uint64_t updates;	/* of writes, a base the address generation writes back */
+	uint64_t update_reads;	/* what that write-back is computed from */
 };
+
+/*
+ * `base` is written back with the address (ARM writeback and post-index,
+ * PowerPC update forms, x86's rsp by push, pop, call and ret), computed
+ * from itself and `offset` (an offset register, or 0): the core has it
+ * from its address generation, before the access completes.
+ */
+static inline void kisim_update(struct kisim_decoded *out, uint64_t base, uint64_t offset)
+{
+	out->reads |= base | offset;
+	out->writes |= base;
+	out->updates |= base;
+	out->update_reads |= base | offset;
+}
 
 /* Append an access to `out` (at most KISIM_MAX_ACCESSES: no instruction makes more). */
 static inline void kisim_access(struct kisim_decoded *out, uint8_t op, uint8_t size,

@@ -125,6 +125,7 @@ struct kt_core {
 	double dispatch;		/* instructions dispatched per cycle */
 	double retire;			/* instructions retired per cycle */
 	double insn_cost;		/* what the machine's clock charges per instruction */
+	double writeback;		/* a base written back: Window.writeback */
 	uint32_t rob;			/* reorder buffer (completion queue) entries */
 	uint32_t store_buffer;		/* retired stores waiting to be written */
 	uint32_t miss_buffers;		/* outstanding L1 data misses */
@@ -246,6 +247,7 @@ struct kt_stats {
 /* The instruction whose timing is settled when the next one arrives (its accesses, outcome). */
 struct kt_pending {
 	uint64_t reads, writes;
+	uint64_t updates, update_reads;	/* a base written back (struct kisim_decoded's) */
 	uint64_t load_addr;		/* its first load, for store-to-load forwarding */
 	uint64_t store_addr;
 	double load;			/* the latency of its slowest load */
@@ -1398,14 +1400,16 @@ static inline uint32_t forward_slot(uint64_t addr)
  * and retirement on a core that splits instructions by port (NetBurst,
  * IA-32 optimization manual 248966 ch. 1: loads on port 2, store addresses
  * on port 3, store data with the ALU operations on port 0): a
- * micro-operation for its load, two for its store and one for the
- * operation itself, which an instruction that only moves memory has not.
+ * micro-operation for its load, two for its store, one for the operation
+ * itself, which an instruction that only moves memory has not, and one for
+ * a base it writes back (the stack pointer of push, pop, call and ret:
+ * Shanley, The Unabridged Pentium 4, "Advanced Stack Management").
  * Other cores take one entry per instruction.
  */
 static inline uint32_t entries(const struct kt_pending *p)
 {
 	uint32_t n = (p->cls != KISIM_C_LOAD && p->cls != KISIM_C_STORE) + !!p->loads +
-		     2 * !!p->stores;
+		     2 * !!p->stores + !!p->updates;
 
 	return n ? n : 1;
 }
@@ -1433,7 +1437,9 @@ static inline uint32_t later_entry(const struct kt_window *w, const struct kt_co
  *             store to its address has executed), on the first free unit
  *             of its class's resource; an L1 miss also needs a free miss
  *             buffer, so up to `miss_buffers` misses overlap;
- *   complete  issue + the class's latency + the slowest load's;
+ *   complete  issue + the class's latency + the slowest load's; a base
+ *             it writes back, `writeback` after the registers that base
+ *             is computed from (at dispatch at the earliest);
  *   retire    in order, `retire` entries per cycle, once complete. Stores write
  *             from the store buffer after they retire, one after the other.
  *
@@ -1493,9 +1499,22 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 	done = issue + lat;
 	if (p->extra + p->walk > 0)	/* rare (both >= 0), and + 0 changes nothing */
 		done = done + p->extra + p->walk;
-	/* what younger instructions wait for */
-	for (uint64_t r = p->writes; r; r &= r - 1)
-		w->reg[__builtin_ctzll(r)] = done;
+	/* what younger instructions wait for: its results once it completes, a base it
+	 * writes back an ALU operation after what that is computed from */
+	if (p->updates) {
+		double base = later(at, w->exec_fence);
+
+		for (uint64_t r = p->update_reads; r; r &= r - 1)
+			base = later(base, w->reg[__builtin_ctzll(r)]);
+		base += c->writeback;
+		for (uint64_t r = p->writes; r; r &= r - 1)
+			w->reg[__builtin_ctzll(r)] = done;
+		for (uint64_t r = p->updates; r; r &= r - 1)
+			w->reg[__builtin_ctzll(r)] = base;
+	} else {
+		for (uint64_t r = p->writes; r; r &= r - 1)
+			w->reg[__builtin_ctzll(r)] = done;
+	}
 	if (p->stores) {
 		w->fwd_addr[forward_slot(p->store_addr)] = p->store_addr + 1;
 		w->fwd_ready[forward_slot(p->store_addr)] = done;
@@ -1553,6 +1572,8 @@ static inline void begin(struct kt_cpu *t, const struct kisim_decoded *d, bool c
 	t->p.cls = d->cls;
 	t->p.reads = d->reads;
 	t->p.writes = d->writes;
+	t->p.updates = d->updates;
+	t->p.update_reads = d->update_reads;
 	if (!count)
 		return;
 	if (!d->described)
@@ -1641,7 +1662,8 @@ void kisim_timing_free(struct kt_machine *m)
 
 static bool core_ok(const struct kt_core *c)
 {
-	if (!(c->dispatch > 0) || !(c->retire > 0) || !c->rob || c->rob > KT_MAX_WINDOW
+	if (!(c->dispatch > 0) || !(c->retire > 0) || !(c->writeback >= 0)
+	    || !c->rob || c->rob > KT_MAX_WINDOW
 	    || !c->store_buffer || c->store_buffer > KT_MAX_WINDOW || c->miss_buffers > KT_MAX_WINDOW
 	    || !c->resources || c->resources > KT_MAX_RESOURCES)
 		return false;
