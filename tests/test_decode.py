@@ -81,8 +81,8 @@ class Decoded(ctypes.Structure):
                 ("unmodeled", ctypes.c_uint8), ("cond_reg", ctypes.c_int8),
                 ("cls", ctypes.c_uint8), ("described", ctypes.c_uint8), ("at", Address),
                 ("access", Access * MAX_ACCESSES), ("reads", ctypes.c_uint64),
-                ("writes", ctypes.c_uint64), ("updates", ctypes.c_uint64),
-                ("update_reads", ctypes.c_uint64)]
+                ("writes", ctypes.c_uint64), ("updates", ctypes.c_uint32),
+                ("update_reads", ctypes.c_uint32)]
 
     @property
     def kind_name(self) -> str:

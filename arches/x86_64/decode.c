@@ -510,7 +510,7 @@ static void two_byte_accesses(struct cursor *c, const struct prefixes *p,
 /* What one instruction reads and writes: filled from the opcode, then the operands. */
 struct deps {
 	uint64_t reads, writes;
-	uint64_t updates, update_reads;	/* struct kisim_decoded's */
+	uint32_t updates, update_reads;	/* struct kisim_decoded's */
 	uint8_t cls;
 	uint8_t byte_reg, byte_rm;	/* the ModRM reg / r/m operand is 8 bits wide */
 	uint8_t word;			/* operands are 16 bits wide (66, no REX.W) */
@@ -558,8 +558,8 @@ static void stack_moved(struct deps *d, uint64_t from)
 {
 	d->reads |= R(REG_RSP) | from;
 	d->writes |= R(REG_RSP);
-	d->updates |= R(REG_RSP);
-	d->update_reads |= from ? from : R(REG_RSP);
+	d->updates |= (uint32_t)R(REG_RSP);
+	d->update_reads |= (uint32_t)(from ? from : R(REG_RSP));
 }
 
 /*

@@ -129,8 +129,8 @@ struct kisim_decoded {
 	struct kisim_access access[KISIM_MAX_ACCESSES];
 	uint64_t reads;		/* KISIM_R masks */
 	uint64_t writes;
-	uint64_t updates;	/* of writes, a base the address generation writes back */
-	uint64_t update_reads;	/* what that write-back is computed from */
+	uint32_t updates;	/* of writes, a base the address generation writes back */
+	uint32_t update_reads;	/* what that is computed from (general registers: bits < 32) */
 };
 
 /*
@@ -143,8 +143,8 @@ static inline void kisim_update(struct kisim_decoded *out, uint64_t base, uint64
 {
 	out->reads |= base | offset;
 	out->writes |= base;
-	out->updates |= base;
-	out->update_reads |= base | offset;
+	out->updates |= (uint32_t)base;
+	out->update_reads |= (uint32_t)(base | offset);
 }
 
 /* Append an access to `out` (at most KISIM_MAX_ACCESSES: no instruction makes more). */

@@ -247,7 +247,7 @@ struct kt_stats {
 /* The instruction whose timing is settled when the next one arrives (its accesses, outcome). */
 struct kt_pending {
 	uint64_t reads, writes;
-	uint64_t updates, update_reads;	/* a base written back (struct kisim_decoded's) */
+	uint32_t updates, update_reads;	/* a base written back (struct kisim_decoded's) */
 	uint64_t load_addr;		/* its first load, for store-to-load forwarding */
 	uint64_t store_addr;
 	double load;			/* the latency of its slowest load */
