@@ -108,6 +108,13 @@ class Decoded(ctypes.Structure):
 Decode = Callable[..., Decoded]        # (arch, code, mode=0, address=0)
 
 
+class Guarded(ctypes.Structure):
+    """:class:`Decoded` and bytes after it that the decoder must leave alone: a C struct
+    grown past this file's mirror fails the test instead of writing over Python's heap."""
+
+    _fields_ = [("decoded", Decoded), ("guard", ctypes.c_uint8 * 64)]
+
+
 def decoder_path(arch: Arch) -> Path:
     """The arch's decoder source: its :class:`arches.base.Decoder`'s, else the default."""
     if arch.decoder is not None:
@@ -124,7 +131,7 @@ def compile_decoder(arch: Arch, out_dir: Path) -> ctypes.CDLL:
     assert proc.returncode == 0, f"{arch.name}: decoder does not compile:\n{proc.stderr}"
     dll = ctypes.CDLL(str(lib))
     dll.kisim_decode.argtypes = (ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint64,
-                                 ctypes.c_uint64, ctypes.POINTER(Decoded))
+                                 ctypes.c_uint64, ctypes.POINTER(Guarded))
     dll.kisim_decode.restype = ctypes.c_int
     return dll
 
@@ -137,10 +144,13 @@ def decode(tmp_path_factory: pytest.TempPathFactory) -> Decode:
     def run(arch: Arch, code: bytes, mode: int = 0, address: int = 0) -> Decoded:
         if arch.name not in libs:
             libs[arch.name] = compile_decoder(arch, tmp_path_factory.mktemp(arch.name))
-        out = Decoded()
+        out = Guarded()
+        ctypes.memset(out.guard, 0xA5, len(out.guard))
         assert libs[arch.name].kisim_decode(code, len(code), address, mode,
                                             ctypes.byref(out)) == 0
-        return out
+        assert bytes(out.guard) == b"\xa5" * len(out.guard), \
+            "struct kisim_decoded is larger in decode.h than Decoded here"
+        return out.decoded
     return run
 
 

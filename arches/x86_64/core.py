@@ -49,8 +49,9 @@ _WINDOW = Window(
            "uop' per stack instruction), so push is 3, pop 2, call 4, ret 3; an ALU uop, "
            "ready 0.5 after esp (writeback: the double-speed ALU's latency, " + _INSTLAT
            + ": ADD r32 L 0.5), not after the load: POP r32 runs at T 1.00 though each pop's "
-           "load takes 2 (MOV r32, [m32] L 2.0). MODELLING ASSUMPTIONS: a microcoded instruction (a string move, cpuid) counts as its memory and operation "
-           "uops, its cost coming from its class; 8 outstanding L1 data misses (plausible "
+           "load takes 2 (MOV r32, [m32] L 2.0). MODELLING ASSUMPTIONS: a microcoded "
+           "instruction (a string move, cpuid) counts as its memory and operation uops, its "
+           "cost coming from its class; 8 outstanding L1 data misses (plausible "
            "range 4-8: not found in the Intel text retrieved)",
     ranges={"miss_buffers": Range(4, 8, "outstanding L1 data misses: not found in the Intel "
                                         "text retrieved; half to all of the 8 modelled")})

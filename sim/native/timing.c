@@ -1500,7 +1500,7 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 	if (p->extra + p->walk > 0)	/* rare (both >= 0), and + 0 changes nothing */
 		done = done + p->extra + p->walk;
 	/* what younger instructions wait for: its results once it completes, a base it
-	 * writes back an ALU operation after what that is computed from */
+	 * writes back once the address generation has it */
 	if (p->updates) {
 		double base = later(at, w->exec_fence);
 
