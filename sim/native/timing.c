@@ -1500,7 +1500,9 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 	if (p->extra + p->walk > 0)	/* rare (both >= 0), and + 0 changes nothing */
 		done = done + p->extra + p->walk;
 	/* what younger instructions wait for: its results once it completes, a base it
-	 * writes back once the address generation has it */
+	 * writes back once the address generation has it (read before the results are
+	 * written; the results' loop is in both branches because the common case, no
+	 * base, then costs nothing: one loop for both costs 0.6 % of the model) */
 	if (p->updates) {
 		double base = later(at, w->exec_fence);
 
