@@ -21,9 +21,9 @@ ratio comes nearer the model's cost per instruction.
 ``--callgrind`` counts instead of timing: each run once under valgrind's
 callgrind, the host instructions executed inside Unicorn's ``cpu_exec``
 (the guest's code, the hooks and the model) per guest instruction,
-count-only, with an empty hook on every instruction (``kisim_empty_hook``,
-installed where the model's hook goes: what Unicorn's dispatch of that
-hook costs alone), and timing. Those counts do not move with the
+count-only, counted by a hook that only counts (``kisim_counting_hook``,
+in place of Unicorn's count, as the model's own hook counts: what a hook
+on every instruction costs before the model does anything), and timing. Those counts do not move with the
 machine's load, which moves a timed ratio by 15 % on a shared machine;
 they are not cycles (the model's code retires more host instructions per
 cycle than translated guest code).
@@ -59,7 +59,8 @@ from kbuild import build                   # noqa: E402
 from kbuild.host import MARCH_ENV          # noqa: E402
 from sim import native                     # noqa: E402
 from sim.guest import Guest                # noqa: E402
-from sim.timing import TimingModel, hooked_range   # noqa: E402
+from sim.timing import TimingModel       # noqa: E402
+from sim.uccount import Count              # noqa: E402
 from sim.workloads import DEFAULT_SIZES    # noqa: E402
 
 ARCHES = ("arm", "ppc32", "x86_64")
@@ -71,14 +72,14 @@ MODES = ("count", "timing", "hooks")
 
 
 def seconds(arch: str, workload: str, mode: str, size: int | None = None) -> tuple[float, int]:
-    """The run time of a fresh guest in ``mode`` (:data:`MODES`, or ``empty``: count-only
-    with :func:`empty_hook`), and the instructions it retired."""
+    """The run time of a fresh guest in ``mode`` (:data:`MODES`, or ``counting``:
+    count-only, counted by :func:`counting_hook`), and the instructions it retired."""
     guest = Guest(build(arch), cpus=CPUS, workload=workload, size=size,
                   timing=mode == "timing")
     if mode == "hooks":
         guest.machine.timing = TimingModel(guest.machine, decoded_accesses=False)
-    if mode == "empty":
-        empty_hook(guest)
+    if mode == "counting":
+        counting_hook(guest)
     started = time.process_time()
     result = guest.run()
     elapsed = time.process_time() - started
@@ -103,16 +104,25 @@ def measure(arch: str, workload: str, rounds: int, size: int | None = None) -> d
             "hooks_ratio": round(statistics.median(ratios["hooks"]), 2)}
 
 
-def empty_hook(guest: Guest) -> None:
-    """A code hook that does nothing on each CPU of ``guest``, over the range the timing
-    model hooks (:func:`sim.timing.hooked_range`)."""
-    hook = ctypes.cast(native.library().kisim_empty_hook, ctypes.c_void_p).value
+class Counting(Count):
+    """``struct kisim_counting`` (sim/native/hooks.c)."""
+
+    _fields_ = [("stop", ctypes.c_void_p)]
+
+
+def counting_hook(guest: Guest) -> None:
+    """On each CPU of ``guest``, a code hook that only counts its slices in place of
+    Unicorn's count (``kisim_counting_hook``), as the timing model's hook does first."""
+    hook = ctypes.cast(native.library().kisim_counting_hook, ctypes.c_void_p).value
+    stop = ctypes.cast(unicorn.unicorn_py3.unicorn.uclib.uc_emu_stop, ctypes.c_void_p).value
     for cpu in guest.machine.cpus:
-        native.hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, hook, None,
-                              *hooked_range(guest.machine))
+        counter = Counting(stop=stop)
+        native.hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, hook, ctypes.addressof(counter),
+                              1, 0)
+        cpu.count_with(counter, counter)
 
 
-CALLGRIND_MODES = ("count", "empty", "timing")
+CALLGRIND_MODES = ("count", "counting", "timing")
 #: valgrind's flags: the guest's code is translated at run time, into the heap
 CALLGRIND = ("valgrind", "--tool=callgrind", "--smc-check=all-non-file")
 CALLGRIND_SECONDS = 1800                   # one run's bound (about 30 s at default sizes)
@@ -151,14 +161,14 @@ def host_instructions(arch: str, workload: str, mode: str, size: int | None) -> 
 
 def measure_callgrind(arch: str, workload: str, size: int | None = None) -> dict:
     """Host instructions per guest instruction in each of :data:`CALLGRIND_MODES`, and
-    the ratios of the empty hook's and the timing model's to count-only."""
+    the ratios of the counting hook's and the timing model's to count-only."""
     per = {}
     for mode in CALLGRIND_MODES:
         host, guest = host_instructions(arch, workload, mode, size)
         per[mode] = host / guest
     return {"arch": arch, "workload": workload, "cpus": CPUS, "instructions": guest,
             **{f"{mode}_host_per_guest": round(per[mode], 1) for mode in CALLGRIND_MODES},
-            "empty_ratio": round(per["empty"] / per["count"], 2),
+            "counting_ratio": round(per["counting"] / per["count"], 2),
             "ratio": round(per["timing"] / per["count"], 2)}
 
 
@@ -203,12 +213,12 @@ def main() -> int:
         return 0
     if args.callgrind:
         print(f"{'arch':8} {'workload':10} {'instructions':>12} {'count-only':>11} "
-              f"{'empty hook':>11} {'ratio':>6} {'timing':>8} {'ratio':>6}   "
+              f"{'counting':>11} {'ratio':>6} {'timing':>8} {'ratio':>6}   "
               "(host instructions per guest instruction)")
         for r in rows:
             print(f"{r['arch']:8} {r['workload']:10} {r['instructions']:>12,} "
-                  f"{r['count_host_per_guest']:>11.1f} {r['empty_host_per_guest']:>11.1f} "
-                  f"{r['empty_ratio']:>6.2f} {r['timing_host_per_guest']:>8.1f} "
+                  f"{r['count_host_per_guest']:>11.1f} {r['counting_host_per_guest']:>11.1f} "
+                  f"{r['counting_ratio']:>6.2f} {r['timing_host_per_guest']:>8.1f} "
                   f"{r['ratio']:>6.2f}")
         return 0
     print(f"{'arch':8} {'workload':10} {'instructions':>12} {'count-only s':>13} "

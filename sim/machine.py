@@ -57,7 +57,7 @@ from sim.native import (CountState, CpuState, MemoryMap, add_hook, count_hook, l
                         new_engine, use_virtual_tlb)
 from sim.textlock import TextMutex, text_mutex
 from sim.timing import TimingModel, cycles_from
-from sim.uccount import instruction_counter
+from sim.uccount import Count, instruction_counter
 
 PAGE = 0x1000
 SPIN_BASE = 0xFFF0_0000        # the counting loop's page, outside any guest map
@@ -331,6 +331,7 @@ class Cpu:
         self._parked: object | None = None       # context saved while parked
         self._retired: int | None = None         # instructions of a turn ended at a trap
         self._counter = instruction_counter(self.uc, self.arch)
+        self._counter_owner: object | None = None  # who counts, if not Unicorn (count_with)
         self._error: BaseException | None = None
         self._stale: list[tuple[int, int]] = []  # text written since last sync
         self._turn_start: object | None = None
@@ -374,10 +375,27 @@ class Cpu:
                                          self._guarded(lambda h=hook: h(self.uc, None)), insn)
             else:
                 self.uc.hook_add(unicorn.UC_HOOK_INSN, hook, None, 1, 0, insn)
+        self._served = served
         if self._counter is not None:
             state.counter = ctypes.addressof(self._counter)
+        return self._serves_clock()
+
+    def _serves_clock(self) -> bool:
+        """Whether the host hook may serve clock reads (:meth:`_install_trap_hooks`)."""
         return self._counter is not None and all(
-            v.length - v.pc_offset - v.resume_bias == 0 for v in served)
+            v.length - v.pc_offset - v.resume_bias == 0 for v in self._served)
+
+    def count_with(self, counter: Count, owner: object) -> None:
+        """Count this CPU's slices in ``counter``, which a code hook of ``owner`` (the
+        timing model, kept alive here) keeps on every instruction as Unicorn's own
+        count does: counted before it runs, the slice stopped at the first
+        instruction past ``budget``. Slices then start Unicorn without its count,
+        whose hook would be a second one on every instruction."""
+        if self._counter_owner is not None:
+            raise ConfigError(f"CPU {self.index} is counted already")
+        self._counter, self._counter_owner = counter, owner
+        self._state.counter = ctypes.addressof(counter)
+        self._host_clock = self._serves_clock()
 
     def _guarded(self, hook: Callable[..., None]) -> Callable[..., None]:
         """``hook`` as the host hook calls it: an exception stops the slice and is
@@ -701,7 +719,11 @@ class Cpu:
             state.armed = self._armed = armed
         with self._emulating:                # a signal is raised here, after the slice
             try:
-                emu_start(self.uc, self._resume_pc(), until, budget)
+                if self._counter_owner is None:
+                    emu_start(self.uc, self._resume_pc(), until, budget)
+                else:
+                    self._counter.value, self._counter.budget = 0, budget
+                    emu_start(self.uc, self._resume_pc(), until, 0)
             except unicorn.UcError as err:
                 if self._error is None:
                     self._error = machine.fault(self, _uc_reason(err))

@@ -34,6 +34,7 @@ from arches import Arch
 from arches.base import INSN_CLASSES, CacheLevel, ReferenceCore
 from sim.errors import ConfigError
 from sim.native import CpuState, hook_add_range
+from sim.uccount import Count
 
 if TYPE_CHECKING:
     from sim.machine import Machine
@@ -90,8 +91,8 @@ class Config(ctypes.Structure):
                 ("serialize", _f64), ("cache_op", _f64), ("counters", _u32),
                 ("history_bits", _u32), ("btb_sets", _u32), ("btb_ways", _u32),
                 ("ras_depth", _u32), ("pc_shift", _u32), ("icache_coherent", _u32),
-                ("mode_reg", _i32), ("regs", _i32 * 32), ("exclude_begin", _u64),
-                ("exclude_end", _u64), ("address_mask", _u64), ("decoded_accesses", _u32),
+                ("mode_reg", _i32), ("regs", _i32 * 32), ("modeled_end", _u64),
+                ("address_mask", _u64), ("decoded_accesses", _u32),
                 ("pad", _u32), ("core", CoreConfig), ("tlb", TlbConfig),
                 ("record_capacity", _u64)]
 
@@ -145,9 +146,11 @@ def library(arch: Arch) -> ctypes.CDLL:
                            f"sim/timing's {expected}")
     lib.kisim_timing_new.restype = ctypes.c_void_p
     lib.kisim_timing_new.argtypes = [ctypes.POINTER(Config), ctypes.c_void_p, ctypes.c_void_p,
-                                     ctypes.c_void_p, ctypes.c_void_p]
+                                     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     lib.kisim_timing_cpu.restype = ctypes.c_void_p
     lib.kisim_timing_cpu.argtypes = [ctypes.c_void_p, _u32, ctypes.c_void_p, ctypes.c_void_p]
+    lib.kisim_timing_count.restype = ctypes.c_void_p
+    lib.kisim_timing_count.argtypes = [ctypes.c_void_p, _u32]
     lib.kisim_timing_free.argtypes = [ctypes.c_void_p]
     lib.kisim_timing_stats.restype = ctypes.POINTER(Stats)
     lib.kisim_timing_stats.argtypes = [ctypes.c_void_p, _u32]
@@ -252,13 +255,14 @@ def _tlbs(core: ReferenceCore, bits: int) -> TlbConfig:
 
 def config(arch: Arch, cpus: int, *, caches: tuple[CacheLevel, ...] | None = None,
            record: int = 0, decoded_accesses: bool = True, core: ReferenceCore | None = None,
-           insn_cost: float = 1.0) -> Config:
+           insn_cost: float = 1.0, modeled_end: int = (1 << 64) - 1) -> Config:
     """``arch``'s reference core as the C model reads it; ``caches`` replaces its
     cache levels (the oracle's negative control runs a wrong associativity),
     ``core`` the whole core (a width-1 window, the out-of-order tests'
     negative control). Data accesses come from the decoder where it describes
     them (:attr:`Decoder.accesses`) unless ``decoded_accesses`` is false.
-    ``insn_cost`` is what the machine's clock already charges per instruction."""
+    ``insn_cost`` is what the machine's clock already charges per instruction;
+    instructions at ``modeled_end`` and above are counted and not modeled."""
     core, decoder = core or arch.core, arch.decoder
     caches = core.caches if caches is None else caches
     if not 2 <= len(caches) <= MAX_LEVELS:
@@ -277,7 +281,8 @@ def config(arch: Arch, cpus: int, *, caches: tuple[CacheLevel, ...] | None = Non
                  ras_depth=p.return_stack, pc_shift=_log2(arch.insn_align, "alignment"),
                  icache_coherent=int(arch.icache_coherent),
                  mode_reg=arch.uc_regs[decoder.mode_reg] if decoder.mode_reg else -1,
-                 regs=(_i32 * 32)(*regs), address_mask=(1 << arch.bits) - 1,
+                 regs=(_i32 * 32)(*regs), modeled_end=modeled_end,
+                 address_mask=(1 << arch.bits) - 1,
                  decoded_accesses=int(decoder.accesses and decoded_accesses),
                  core=_window(core, insn_cost), tlb=_tlbs(core, arch.bits),
                  record_capacity=record)
@@ -317,12 +322,6 @@ class Breakdown:
 EMPTY = Breakdown({}, {})
 
 
-def hooked_range(machine: Machine) -> tuple[int, int]:
-    """The guest addresses whose instructions the model sees, ``[begin, end]``: all but
-    the counting loop's page, where a parked CPU runs nothing the model should see."""
-    return 0, machine.spin_base - 1
-
-
 class TimingModel:
     """One machine's timing model: hooks on every CPU, state in C."""
 
@@ -340,13 +339,14 @@ class TimingModel:
         self._lib = lib = library(arch)
         cfg = config(arch, len(machine.cpus), caches=caches, record=record,
                      decoded_accesses=decoded_accesses, core=core,
-                     insn_cost=arch.costs["insn"].cycles)
+                     insn_cost=arch.costs["insn"].cycles, modeled_end=machine.spin_base)
         condition = getattr(lib, "kisim_condition", None)     # where accesses can be conditional
         handle = lib.kisim_timing_new(ctypes.byref(cfg), ctypes.addressof(machine.memory.table),
                                       ctypes.cast(uclib.uc_reg_read, ctypes.c_void_p),
                                       ctypes.cast(lib.kisim_decode, ctypes.c_void_p),
                                       ctypes.cast(condition, ctypes.c_void_p) if condition
-                                      else None)
+                                      else None,
+                                      ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p))
         if not handle:
             raise ConfigError(f"{arch.name}: the timing model refused its configuration "
                               "(geometry not a power of two, or out of memory)")
@@ -359,7 +359,8 @@ class TimingModel:
         for cpu in machine.cpus:
             arg = lib.kisim_timing_cpu(handle, cpu.index, cpu.uc._uch,
                                        ctypes.addressof(cpu._state) + CpuState.event_cycles.offset)
-            hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, insn, arg, *hooked_range(machine))
+            hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, insn, arg, 1, 0)
+            cpu.count_with(Count.from_address(lib.kisim_timing_count(handle, cpu.index)), self)
             if not cfg.decoded_accesses:
                 hook_add_range(cpu.uc, unicorn.UC_HOOK_MEM_READ | unicorn.UC_HOOK_MEM_WRITE,
                                mem, arg, 1, 0)

@@ -16,6 +16,9 @@ counting loop under a distinctive ``count``, and a code hook at two known
 positions looks for the one 8-byte slot holding the position, followed by
 the ``count``. No consistent slot (another Unicorn build): None, and the
 machine ends turns in the counting loop instead.
+
+A CPU on the timing model is counted by the model's own hook, in a
+:class:`Count` of its own (:meth:`sim.machine.Cpu.count_with`, docs/machine.md).
 """
 from __future__ import annotations
 

@@ -60,13 +60,13 @@ def test_benchmark_runs_at_its_smallest(script: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_empty_hook_runs_the_guest_the_count_only_run_does() -> None:
-    """bench_timing's floor (--callgrind's "empty hook" mode: kisim_empty_hook on every
-    instruction the model would hook) retires exactly the count-only run's instructions."""
+def test_the_counting_hook_runs_the_guest_the_count_only_run_does() -> None:
+    """bench_timing's floor (--callgrind's "counting" mode: kisim_counting_hook in place
+    of Unicorn's count) retires exactly the count-only run's instructions."""
     retired = {}
-    for mode in ("count", "empty"):
+    for mode in ("count", "counting"):
         proc = bench(REPO / "benchmarks" / "bench_timing.py", "--child", "arm", "kmalloc",
                      mode, "0")
         assert proc.returncode == 0, proc.stderr[-3000:]
         retired[mode] = int(proc.stdout.split()[-1])
-    assert retired["empty"] == retired["count"] > 1_000_000
+    assert retired["counting"] == retired["count"] > 1_000_000

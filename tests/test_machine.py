@@ -15,6 +15,7 @@ from sim.native import new_engine, use_virtual_tlb
 from sim.textlock import LockNotHeld
 from sim.asm import assemble, disassemble
 from sim.snippet import SNIPPET_BASE, load_snippet, run_snippet
+from sim.timing import TimingModel
 
 # A counted loop with a breakpoint in its body, per arch: (setup, body, counter reg).
 LOOP = {
@@ -603,3 +604,45 @@ def test_count_executions_equals_watching_each_address(arch, cpus) -> None:
         [c.instructions for c in plain.machine.cpus]
     with pytest.raises(ConfigError, match="outside"):
         run.machine.count_executions([1 << arch.bits])
+
+
+def _loop_run(arch, quantum: int, seed: int | None, turn_end: str, timing: bool) -> tuple:
+    run = load_snippet(arch, loop_text(arch, 25), cpus=2, quantum=quantum, seed=seed)
+    run.machine.turn_end = turn_end
+    if timing:
+        run.machine.timing = TimingModel(run.machine)
+        assert all(cpu._counter_owner is run.machine.timing for cpu in run.machine.cpus)
+    run.machine.run()
+    rows = [{k: row[k] for k in ("instructions", "pc", "events", "halted", "registers")}
+            for row in run.per_cpu()]
+    return rows, [(t.cpu, t.address, t.kind) for t in run.traps]
+
+
+@pytest.mark.parametrize("turn_end", ["counter", "spin"])
+@pytest.mark.parametrize("quantum,seed", [(1, None), (3, None), (50, 7)])
+def test_the_timing_models_count_ends_turns_as_unicorns_does(arch, quantum, seed,
+                                                             turn_end) -> None:
+    """The timing model's hook counts its CPU's slices in place of Unicorn's count
+    (Cpu.count_with): the same instructions retire in the same turns, with the same
+    traps, as counted by Unicorn, the counting loop's included (counted, not modeled)."""
+    assert _loop_run(arch, quantum, seed, turn_end, True) \
+        == _loop_run(arch, quantum, seed, turn_end, False)
+
+
+def test_the_timing_model_stops_a_slice_at_its_budget(arch) -> None:
+    """A slice on the model's count retires its budget and no more: the next
+    instruction is counted, stopped and not run (uc.c hook_count_cb)."""
+    run = load_snippet(arch, "; ".join([SET[arch.name][0].format(v=1)] * 40), cpus=1)
+    run.machine.timing = TimingModel(run.machine)
+    cpu = run.machine.cpus[0]
+    assert cpu._run_slice(7) == 7 and cpu.instructions == 7
+    assert cpu.pc == run.base + 7 * len(assemble(arch, SET[arch.name][0].format(v=1),
+                                                 run.base))
+    assert run.machine.timing.stats(0).counts["instructions"] == 7
+
+
+def test_a_cpu_is_counted_by_one_model(arch) -> None:
+    """A second timing model on the same CPUs would count every instruction twice."""
+    m = Machine(arch, timing=True)
+    with pytest.raises(ConfigError, match="CPU 0 is counted already"):
+        TimingModel(m)

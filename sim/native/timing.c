@@ -99,6 +99,7 @@ typedef int (*reg_fn)(void *uc, int regid, void *value);
 typedef int (*decode_fn)(const uint8_t *code, uint32_t size, uint64_t addr, uint64_t mode,
 			 struct kisim_decoded *out);
 typedef int (*condition_fn)(uint8_t cond, uint64_t mode);
+typedef int (*stop_fn)(void *uc);
 
 /* ---- configuration, filled by sim/timing.py from the ReferenceCore ---- */
 
@@ -173,8 +174,8 @@ struct kt_config {
 	uint32_t icache_coherent;
 	int32_t mode_reg;		/* Unicorn id of Decoder.mode_reg, -1: none */
 	int32_t regs[32];		/* Unicorn ids of Decoder.regs */
-	uint64_t exclude_begin;		/* the machine's counting-loop page: not modeled */
-	uint64_t exclude_end;
+	uint64_t modeled_end;		/* instructions at or above (the machine's counting
+					 * loop) are counted, not modeled */
 	uint64_t address_mask;		/* the arch's address width */
 	uint32_t decoded_accesses;	/* data accesses from the decoder, not Unicorn's hooks */
 	uint32_t pad;
@@ -318,8 +319,20 @@ struct kt_record {
 
 struct kt_machine;
 
+/*
+ * A slice's instruction count, kept as Unicorn's own count is (uc.c
+ * hook_count_cb and its emu_counter, emu_count; sim/uccount.py's Count):
+ * counted before each instruction runs, the slice stopped at the first
+ * one past the budget, which counts and does not run.
+ */
+struct kt_count {
+	uint64_t value;
+	uint64_t budget;
+};
+
 struct kt_cpu {
 	struct kt_machine *m;
+	struct kt_count count;
 	double *event_cycles;		/* the CPU's CpuState.event_cycles */
 	void *uc;
 	uint32_t index;
@@ -353,6 +366,7 @@ struct kt_machine {
 	reg_fn reg_read;
 	decode_fn decode;
 	condition_fn condition;
+	stop_fn stop;			/* uc_emu_stop */
 	struct kisim_memory *memory;
 	struct kt_cache *cache[KT_MAX_LEVELS][KISIM_MAX_CPUS];	/* shared: one, at [k][0] */
 	uint32_t path[2][KT_MAX_LEVELS];	/* level indices of the I and D sides */
@@ -1589,6 +1603,12 @@ static inline void begin(struct kt_cpu *t, const struct kisim_decoded *d, bool c
 }
 
 /*
+ * The code hook, on every instruction of the CPU. It counts the slice's
+ * instructions itself (struct kt_count), so that it is the CPU's only code
+ * hook and Unicorn calls it straight from the translated block rather than
+ * through its list of hooks (helper_uc_tracecode), which it does whenever
+ * a second hook, its own counter included, exists.
+ *
  * A cache-maintenance instruction takes effect once it has executed, at the
  * next instruction of its CPU, so that whatever Unicorn reports it doing
  * in between (QEMU probes the line of a PowerPC dcbf with a load) is not
@@ -1600,7 +1620,12 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 	const struct kt_decode_slot *s;
 	const struct kisim_decoded *d;
 
-	(void)uc;
+	if (++t->count.value > t->count.budget) {
+		t->m->stop(uc);
+		return;
+	}
+	if (addr >= t->m->cfg.modeled_end)
+		return;
 	if (t->maintain.kind) {
 		t->maintain.kind = KISIM_PLAIN;
 		cache_op(t, &t->maintain, t->maintain_next);
@@ -1707,7 +1732,7 @@ static bool config_ok(const struct kt_config *cfg)
 
 /* A machine's model, or NULL if `cfg` is inconsistent or memory runs out. */
 struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_memory *memory,
-				     void *reg_read, void *decode, void *condition)
+				     void *reg_read, void *decode, void *condition, void *stop)
 {
 	struct kt_machine *m;
 
@@ -1730,6 +1755,7 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 	m->reg_read = (reg_fn)reg_read;
 	m->decode = (decode_fn)decode;
 	m->condition = (condition_fn)condition;
+	m->stop = (stop_fn)stop;
 	for (uint32_t k = 0; k < cfg->levels; k++) {
 		const struct kt_level_config *l = &cfg->level[k];
 		uint32_t n = l->shared ? 1 : cfg->cpus;
@@ -1792,6 +1818,12 @@ struct kt_cpu *kisim_timing_cpu(struct kt_machine *m, uint32_t index, void *uc,
 	t->uc = uc;
 	t->event_cycles = event_cycles;
 	return t;
+}
+
+/* CPU `index`'s count of the running slice: sim/machine.py sets its budget. */
+struct kt_count *kisim_timing_count(struct kt_machine *m, uint32_t index)
+{
+	return &m->cpu[index].count;
 }
 
 /*
