@@ -157,7 +157,8 @@ class Window:
     core splitting each instruction by port as NetBurst does: one for its
     load, two for its store (address and data), one for the operation
     itself, which a plain move to or from memory has not, and one for a
-    base written back.
+    base written back; a load-op's load then waits for its address
+    registers alone, its operation for the load and its other operands.
     """
 
     dispatch: float

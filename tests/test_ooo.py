@@ -206,6 +206,29 @@ def test_a_base_written_back_is_ready_before_the_load_completes(name: str) -> No
     assert loop_cycles(arch, WRITTEN_BACK[name], late)[0] >= 32
 
 
+#: A multiply chain through rax, each product added to a word of the stack: a load-op
+#: whose load needs only rsp, ready long before the product.
+LOAD_OP = "imul rax, rbx; add rax, [rsp];" * 4
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if ARCHES[n].core.window.split_uops])
+def test_a_load_ops_load_waits_for_its_address_alone(name: str) -> None:
+    """On a core that splits instructions into micro-operations (NetBurst: a load-op is
+    a load on port 2 and the operation on an ALU, IA-32 optimization manual 248966
+    ch. 1), the load of `add rax, [rsp]` issues once rsp is ready and completes while
+    the multiply runs: the chain costs the multiply and the add, not the load's
+    latency too. Negative control: the same core taking whole instructions waits for
+    rax before the load, and pays the L1's latency four more times."""
+    arch = ARCHES[name]
+    mul, alu = table(arch, "mul").latency, table(arch, "alu").latency
+    l1 = next(c for c in arch.core.caches if c.name == "L1D").latency
+    split, _ = loop_cycles(arch, LOAD_OP)
+    assert split <= 4 * (mul + alu) + 1
+    whole = dataclasses.replace(arch.core, window=dataclasses.replace(arch.core.window,
+                                                                     split_uops=False))
+    assert loop_cycles(arch, LOAD_OP, whole)[0] >= 4 * (mul + alu + l1) - 1e-9
+
+
 #: A multiply of the accumulator, then a write of part of it (x86 al, ARM movt's top
 #: half, PowerPC rlwimi's low half) or of all of it (eax zero-extends, movw zeroes the
 #: top half, li): the partial write keeps the product's other bits, so the next

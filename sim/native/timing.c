@@ -259,7 +259,7 @@ struct kt_pending {
 	uint32_t valid;
 	uint32_t cls;
 	uint32_t loads, stores, missed;
-	uint32_t pad;
+	uint32_t address_reads;		/* the registers of its data addresses */
 };
 
 /* The out-of-order window of one CPU: times in modeled cycles of its own timeline. */
@@ -306,6 +306,8 @@ struct kt_decode_slot {
 					 * there (regions are never unmapped); else NULL */
 	uint32_t size;
 	uint32_t counted;		/* begin() counts it: see counted() */
+	uint32_t address_reads;		/* address_reads() */
+	uint32_t pad;
 	struct kisim_decoded d;
 };
 
@@ -1131,6 +1133,22 @@ static void decode(const struct kt_machine *m, const uint8_t *code, uint32_t siz
  * bytes' host address compares them there; only a miss looks the region
  * up (text_at()).
  */
+/* The general registers an instruction's data addresses are computed from. */
+static uint32_t address_reads(const struct kisim_decoded *d)
+{
+	uint32_t mask = 0;
+
+	for (uint32_t a = 0; a < d->accesses; a++) {
+		const struct kisim_address *at = &d->access[a].at;
+
+		if (at->base >= 0)
+			mask |= 1u << at->base;
+		if (at->index >= 0)
+			mask |= 1u << at->index;
+	}
+	return mask;
+}
+
 static const struct kt_decode_slot *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
 {
 	static const struct kt_decode_slot plain = { .d.at = KISIM_NO_ADDRESS, .counted = 1 };
@@ -1157,6 +1175,7 @@ static const struct kt_decode_slot *decoded(struct kt_cpu *t, uint64_t addr, uin
 	s->code = left >= 8 ? code : NULL;
 	decode(m, code, size, addr, mode, &s->d);
 	s->counted = counted(&s->d);
+	s->address_reads = address_reads(&s->d);
 	return s;
 }
 
@@ -1450,8 +1469,11 @@ static inline uint32_t later_entry(const struct kt_window *w, const struct kt_co
  *   issue     once its source registers are ready (a load also once a
  *             store to its address has executed), on the first free unit
  *             of its class's resource; an L1 miss also needs a free miss
- *             buffer, so up to `miss_buffers` misses overlap;
- *   complete  issue + the class's latency + the slowest load's; a base
+ *             buffer, so up to `miss_buffers` misses overlap. Split into
+ *             micro-operations, a load-op's load needs only the registers
+ *             of its address;
+ *   complete  issue + the class's latency + the slowest load's (split, no
+ *             earlier than the class's latency after its other operands); a base
  *             it writes back, `writeback` after the registers that base
  *             is computed from (at dispatch at the earliest);
  *   retire    in order, `retire` entries per cycle, once complete. Stores write
@@ -1474,6 +1496,7 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 	uint32_t special = t->m->special[p->cls];
 	bool memory = (p->loads | p->stores) != 0;
 	uint32_t n = split ? entries(p) : 1;
+	uint64_t reads = p->reads, operands = 0;
 	double at, ready, issue, done, retire, lat = k->latency, step;
 
 	/* dispatch (later() is a maximum: exact in any order) */
@@ -1488,7 +1511,11 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 	/* issue */
 	w->now = (int64_t)at;
 	ready = later(at, w->exec_fence);
-	for (uint64_t r = p->reads; r; r &= r - 1)
+	if (split && p->loads && p->cls != KISIM_C_LOAD && p->cls != KISIM_C_STORE) {
+		operands = reads & ~(uint64_t)p->address_reads;	/* the operation's, */
+		reads &= p->address_reads;			/* the load's */
+	}
+	for (uint64_t r = reads; r; r &= r - 1)
 		ready = later(ready, w->reg[__builtin_ctzll(r)]);
 	if (memory || (special & KT_S_BARRIER))
 		ready = later(ready, w->mem_fence);
@@ -1513,6 +1540,13 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 	done = issue + lat;
 	if (p->extra + p->walk > 0)	/* rare (both >= 0), and + 0 changes nothing */
 		done = done + p->extra + p->walk;
+	if (operands) {			/* the operation once its load and its operands are in */
+		double in = 0;
+
+		for (uint64_t r = operands; r; r &= r - 1)
+			in = later(in, w->reg[__builtin_ctzll(r)]);
+		done = later(done, in + k->latency);
+	}
 	/* what younger instructions wait for: its results once it completes, a base it
 	 * writes back once the address generation has it (read before the results are
 	 * written; the results' loop is in both branches because the common case, no
@@ -1582,9 +1616,11 @@ static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 }
 
 /* The instruction that now executes (decode()'s) becomes the pending one. */
-static inline void begin(struct kt_cpu *t, const struct kisim_decoded *d, bool count)
+static inline void begin(struct kt_cpu *t, const struct kisim_decoded *d, bool count,
+			 uint32_t address)
 {
 	t->p.valid = 1;
+	t->p.address_reads = address;
 	t->p.cls = d->cls;
 	t->p.reads = d->reads;
 	t->p.writes = d->writes;
@@ -1639,7 +1675,7 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 	fetch(t, addr, size);
 	s = decoded(t, addr, size);
 	d = &s->d;
-	begin(t, d, s->counted);
+	begin(t, d, s->counted, s->address_reads);
 	switch (d->kind) {
 	case KISIM_PLAIN:
 	case KISIM_TRAP:
@@ -1919,7 +1955,7 @@ double kisim_timing_block(struct kt_machine *m, const uint8_t *code, uint32_t in
 
 			decode(m, code + (size_t)i * insn_size, insn_size,
 			       addr + (uint64_t)i * insn_size, 0, &d);
-			begin(t, &d, counted(&d));
+			begin(t, &d, counted(&d), address_reads(&d));
 			for (uint32_t a = 0; a < d.accesses; a++) {
 				/* addresses unknown: loads and stores never alias, as in
 				 * llvm-mca (-noalias), so no store forwards to a load */
