@@ -51,6 +51,7 @@ import time
 from pathlib import Path
 
 import unicorn
+from unicorn.unicorn_py3.unicorn import uclib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -114,7 +115,7 @@ def counting_hook(guest: Guest) -> None:
     """On each CPU of ``guest``, a code hook that only counts its slices in place of
     Unicorn's count (``kisim_counting_hook``), as the timing model's hook does first."""
     hook = ctypes.cast(native.library().kisim_counting_hook, ctypes.c_void_p).value
-    stop = ctypes.cast(unicorn.unicorn_py3.unicorn.uclib.uc_emu_stop, ctypes.c_void_p).value
+    stop = ctypes.cast(uclib.uc_emu_stop, ctypes.c_void_p).value
     for cpu in guest.machine.cpus:
         counter = Counting(stop=stop)
         native.hook_add_range(cpu.uc, unicorn.UC_HOOK_CODE, hook, ctypes.addressof(counter),

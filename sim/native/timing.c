@@ -1130,11 +1130,6 @@ static void decode(const struct kt_machine *m, const uint8_t *code, uint32_t siz
 		d->cls = KISIM_C_ALU;
 }
 
-/*
- * The instruction at `addr`, decoded once per slot. A slot that has its
- * bytes' host address compares them there; only a miss looks the region
- * up (text_at()).
- */
 /* The general registers an instruction's data addresses are computed from. */
 static uint32_t address_reads(const struct kisim_decoded *d)
 {
@@ -1151,6 +1146,11 @@ static uint32_t address_reads(const struct kisim_decoded *d)
 	return mask;
 }
 
+/*
+ * The instruction at `addr`, decoded once per slot. A slot that has its
+ * bytes' host address compares them there; only a miss looks the region
+ * up (text_at()).
+ */
 static const struct kt_decode_slot *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
 {
 	static const struct kt_decode_slot plain = { .d.at = KISIM_NO_ADDRESS, .counted = 1 };
