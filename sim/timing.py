@@ -195,7 +195,7 @@ def _window(core: ReferenceCore, insn_cost: float) -> CoreConfig:
         raise ConfigError(f"{core.name}: a resource has 1..{MAX_UNITS} units")
     if not (w.dispatch > 0 and w.retire > 0 and w.writeback >= 0 and 1 <= w.rob <= MAX_WINDOW
             and 1 <= w.store_buffer <= MAX_WINDOW and 0 <= w.miss_buffers <= MAX_WINDOW):
-        raise ConfigError(f"{core.name}: window out of range (widths > 0, "
+        raise ConfigError(f"{core.name}: window out of range (widths > 0, writeback >= 0, "
                           f"rob and store buffer 1..{MAX_WINDOW}, miss buffers 0..{MAX_WINDOW})")
     table = {lat.cls: lat for lat in core.latencies}
     missing = set(INSN_CLASSES) - {"serialize"} - table.keys()

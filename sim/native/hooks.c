@@ -231,14 +231,13 @@ void kisim_count_hook(void *uc, uint64_t address, uint32_t size, void *user_data
 
 /*
  * A code hook that only counts, as the timing model's hook does before it
- * models anything (sim/native/timing.c, struct kt_count) and as Unicorn's
+ * models anything (kisim_count_stops(), kisim.h) and as Unicorn's
  * own count does: the floor under the model's hook, which replaces
  * Unicorn's count as the one hook on every instruction
  * (benchmarks/bench_timing.py --callgrind, its "counting hook" mode).
  */
 struct kisim_counting {
-	uint64_t value;
-	uint64_t budget;
+	struct kisim_slice_count count;
 	int (*stop)(void *uc);		/* uc_emu_stop */
 };
 
@@ -248,7 +247,7 @@ void kisim_counting_hook(void *uc, uint64_t address, uint32_t size, void *user_d
 
 	(void)address;
 	(void)size;
-	if (++c->value > c->budget)
+	if (kisim_count_stops(&c->count))
 		c->stop(uc);
 }
 

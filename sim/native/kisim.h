@@ -7,6 +7,7 @@
 #ifndef KISIM_H
 #define KISIM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define KISIM_MAX_CPUS		8
@@ -28,5 +29,21 @@ struct kisim_memory {
 	uint64_t count;
 	struct kisim_region region[KISIM_MAX_REGIONS];
 };
+
+/*
+ * A slice's instruction count, kept by a code hook of kisim's as Unicorn's
+ * own count is (uc.c hook_count_cb, its emu_counter and emu_count;
+ * sim/uccount.py's Count): the timing model's, and bench_timing's floor.
+ */
+struct kisim_slice_count {
+	uint64_t value;
+	uint64_t budget;
+};
+
+/* Count an instruction before it runs: whether the slice stops before it (past the budget). */
+static inline bool kisim_count_stops(struct kisim_slice_count *c)
+{
+	return ++c->value > c->budget;
+}
 
 #endif

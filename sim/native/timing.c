@@ -323,20 +323,9 @@ struct kt_record {
 
 struct kt_machine;
 
-/*
- * A slice's instruction count, kept as Unicorn's own count is (uc.c
- * hook_count_cb and its emu_counter, emu_count; sim/uccount.py's Count):
- * counted before each instruction runs, the slice stopped at the first
- * one past the budget, which counts and does not run.
- */
-struct kt_count {
-	uint64_t value;
-	uint64_t budget;
-};
-
 struct kt_cpu {
 	struct kt_machine *m;
-	struct kt_count count;
+	struct kisim_slice_count count;	/* the running slice's (kisim.h) */
 	double *event_cycles;		/* the CPU's CpuState.event_cycles */
 	void *uc;
 	uint32_t index;
@@ -1139,9 +1128,9 @@ static uint32_t address_reads(const struct kisim_decoded *d)
 		const struct kisim_address *at = &d->access[a].at;
 
 		if (at->base >= 0)
-			mask |= 1u << at->base;
+			mask |= (uint32_t)KISIM_R(at->base);
 		if (at->index >= 0)
-			mask |= 1u << at->index;
+			mask |= (uint32_t)KISIM_R(at->index);
 	}
 	return mask;
 }
@@ -1441,10 +1430,14 @@ static inline uint32_t forward_slot(uint64_t addr)
  * Shanley, The Unabridged Pentium 4, "Advanced Stack Management").
  * Other cores take one entry per instruction.
  */
+static inline bool has_operation(const struct kt_pending *p)
+{
+	return p->cls != KISIM_C_LOAD && p->cls != KISIM_C_STORE;
+}
+
 static inline uint32_t entries(const struct kt_pending *p)
 {
-	uint32_t n = (p->cls != KISIM_C_LOAD && p->cls != KISIM_C_STORE) + !!p->loads +
-		     2 * !!p->stores + !!p->updates;
+	uint32_t n = has_operation(p) + !!p->loads + 2 * !!p->stores + !!p->updates;
 
 	return n ? n : 1;
 }
@@ -1513,7 +1506,7 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 	/* issue */
 	w->now = (int64_t)at;
 	ready = later(at, w->exec_fence);
-	if (split && p->loads && p->cls != KISIM_C_LOAD && p->cls != KISIM_C_STORE) {
+	if (split && p->loads && has_operation(p)) {
 		operands = reads & ~(uint64_t)p->address_reads;	/* the operation's, */
 		reads &= p->address_reads;			/* the load's */
 	}
@@ -1642,7 +1635,7 @@ static inline void begin(struct kt_cpu *t, const struct kisim_decoded *d, bool c
 
 /*
  * The code hook, on every instruction of the CPU. It counts the slice's
- * instructions itself (struct kt_count), so that it is the CPU's only code
+ * instructions itself (kisim_count_stops()), so that it is the CPU's only code
  * hook and Unicorn calls it straight from the translated block rather than
  * through its list of hooks (helper_uc_tracecode), which it does whenever
  * a second hook, its own counter included, exists.
@@ -1658,7 +1651,7 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 	const struct kt_decode_slot *s;
 	const struct kisim_decoded *d;
 
-	if (++t->count.value > t->count.budget) {
+	if (kisim_count_stops(&t->count)) {
 		t->m->stop(uc);
 		return;
 	}
@@ -1859,7 +1852,7 @@ struct kt_cpu *kisim_timing_cpu(struct kt_machine *m, uint32_t index, void *uc,
 }
 
 /* CPU `index`'s count of the running slice: sim/machine.py sets its budget. */
-struct kt_count *kisim_timing_count(struct kt_machine *m, uint32_t index)
+struct kisim_slice_count *kisim_timing_count(struct kt_machine *m, uint32_t index)
 {
 	return &m->cpu[index].count;
 }
