@@ -91,6 +91,33 @@ class Cost:
     ranges: Mapping[str, Range] = field(default_factory=dict, compare=False)
 
 
+#: The probe paths Documentation/trace/kprobes.rst times, by its letters.
+KPROBE_PATHS = {"k": "kprobe", "b": "boosted kprobe", "o": "optprobe", "r": "kretprobe",
+                "rb": "boosted kretprobe", "ro": "optimized kretprobe",
+                "kr": "kprobe + kretprobe, one function"}
+
+
+@dataclass(frozen=True)
+class PublishedHit:
+    """One probe hit's published cost on a real machine of the arch's ISA family:
+    ``path`` one of :data:`KPROBE_PATHS`, ``value`` in ``unit`` ("us", or "cycles"
+    where the machine is the arch's reference core)."""
+
+    path: str
+    value: float
+    unit: str
+    machine: str
+    source: str
+
+    def __post_init__(self) -> None:
+        if self.path not in KPROBE_PATHS or self.unit not in ("us", "cycles"):
+            raise ValueError(f"published hit {self.path!r} in {self.unit!r}: "
+                             f"paths {sorted(KPROBE_PATHS)}, units us or cycles")
+
+    def __str__(self) -> str:
+        return f"{self.path} = {self.value:g} {self.unit} ({self.machine}; {self.source})"
+
+
 @dataclass(frozen=True)
 class CacheLevel:
     """One cache of a reference core: geometry, hit latency, and their source.
@@ -790,9 +817,10 @@ class Kprobes(Capability):
     the callee, how far the breakpoint trap leaves the PC past the
     breakpoint, the single-step trap's number (None: no hardware single-step,
     as on ARM), whether the kretprobe trampoline is itself a kprobe, the
-    published figure, the fault traps delivered to kprobe_fault_handler
-    (FAULT_TRAPS: Unicorn interrupt -> (guest handler, trap entry); empty
-    where none can be), and whether the arch selects HAVE_KPROBES_ON_FTRACE
+    hits published for the ISA's kprobes (PUBLISHED: :class:`PublishedHit`
+    each, which ``kisim validate --experiment kprobes`` compares with), the
+    fault traps delivered to kprobe_fault_handler (FAULT_TRAPS: Unicorn
+    interrupt -> (guest handler, trap entry); empty where none can be), and whether the arch selects HAVE_KPROBES_ON_FTRACE
     in v5.10 (KPROBES_ON_FTRACE: a probe on a dynamic ftrace site goes through
     ftrace; without it that probe is refused). Two have defaults, for an arch whose trap entry
     saves registers in guest code: TRAP_ENTRY, the guest symbol of that
@@ -807,7 +835,7 @@ class Kprobes(Capability):
     NAME = "kprobes"
     CONSTANTS = {"PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
                  "BP_PC_ADVANCE": int, "SINGLESTEP_INTNO": (int, type(None)),
-                 "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": str, "FAULT_TRAPS": dict,
+                 "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": tuple, "FAULT_TRAPS": dict,
                  "KPROBES_ON_FTRACE": bool,
                  "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple,
                  "CAN_PROBE": bool, "REGS_OFFSET_NAMES": tuple, "FUNCTION_ARG_REGS": tuple}

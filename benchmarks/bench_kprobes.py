@@ -67,7 +67,8 @@ def measure(arch: str, size: int | None = None) -> dict:
     ns = 1e9 / spec.clock_hz
     row: dict = {"arch": arch,
                  "dormant": {"instructions": 1, "modeled_cycles": spec.cost("insn")},
-                 "published": arch_kprobes(spec).PUBLISHED,
+                 "published": [f"{p.path} {p.value:g} {p.unit} ({p.machine})"
+                               for p in arch_kprobes(spec).PUBLISHED],
                  "checksums_ok": doc["checksums_ok"]}
     for r in doc["rows"]:
         a = r["active"]
@@ -135,8 +136,9 @@ def main() -> int:
                   f"{'met' if r['kprobe_over_marker'] >= 10 else 'NOT met'})" + (
                       "" if r["optprobe_over_marker"] is None else
                       f"; optprobe / marker = {r['optprobe_over_marker']:.1f}x (goal <= 2x: "
-                      f"{'met' if r['optprobe_over_marker'] <= 2 else 'NOT met'})") + "; published: "
-                  f"{r['published']}\n")
+                      f"{'met' if r['optprobe_over_marker'] <= 2 else 'NOT met'})") + "; published "
+                  "(kisim validate --experiment kprobes): "
+                  f"{'; '.join(r['published']) or 'none'}\n")
     return 0 if all(r["checksums_ok"] for r in rows) else 1
 
 

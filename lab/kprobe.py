@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
+from arches.base import ReferenceCore
 from kbuild import build
 from lab.measure import Tally, measure
 from patcher.errors import PatchError
@@ -73,7 +74,8 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
                    ret: bool = False, optimize: bool = False, cpus: int = 1, size: int | None = None,
                    overrides: dict[str, str] | None = None, modules: Sequence = (),
                    handler: str | None = None, expect: int | None = None,
-                   timing: bool = True) -> KprobeCost:
+                   timing: bool = True, layout: int | None = None,
+                   core: ReferenceCore | None = None) -> KprobeCost:
     """Run ``workload`` without and with a kprobe at ``at`` (empty guest handlers).
 
     ``ret`` adds a kretprobe on the same function entry (``at`` must be
@@ -83,14 +85,16 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
     ``modules`` are guest modules built in (kbuild.modules); ``handler`` names
     a guest function (a module's) to use as the pre_handler, or with ``ret``
     the return handler, instead of the empty one. ``timing`` runs both on the
-    timing model (else count-only).
+    timing model (else count-only), in the randomized text layout of seed
+    ``layout`` (:mod:`kbuild.layout`) and on ``core`` if given (the reference
+    core with other values of its assumptions).
     """
     check_workload(workload, size)
     symbol, offset = parse_at(at)
     if handler == "":
         raise PatchError("EINVAL", "kprobe: the handler name is empty")
-    kernel = build(arch, overrides=overrides, modules=modules)
-    kw = dict(cpus=cpus, workload=workload, size=size, expect=expect, timing=timing)
+    kernel = build(arch, overrides=overrides, modules=modules, layout=layout)
+    kw = dict(cpus=cpus, workload=workload, size=size, expect=expect, timing=timing, core=core)
     guest = Guest(kernel, **kw)
     if handler is not None:
         check_handler(guest.image.symbols, handler)

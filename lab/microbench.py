@@ -1,7 +1,7 @@
 """The timing model against the published microbenchmarks it is validated on.
 
-Three experiments, each run as its authors ran it and printed beside their
-figures (docs/timing.md, ``kisim validate``):
+Four experiments, each printed beside its published figures (docs/timing.md,
+``kisim validate``); the first three run as their authors ran them:
 
 * **immediate.txt** (Desnoyers, Immediate Values patch set, 2007-2008,
   3 GHz Pentium 4): a loop picking a pointer by a pseudo-random modulo (a
@@ -20,6 +20,12 @@ figures (docs/timing.md, ``kisim validate``):
   density (mcount calls per 1,000 instructions) decides how far that
   experiment can be reproduced, so it is reported with the one published
   density found, and the overhead the model predicts at that density.
+* **Documentation/trace/kprobes.rst** ("Probe Overhead", "Optimized Probe
+  Overhead": hits per path in microseconds on 2005-2010 machines) and LTTng's
+  empty kprobe (4178 cycles, 3 GHz Pentium 4): each path the document times
+  on a machine of the arch's ISA family (the arch's ``PUBLISHED`` hits),
+  run as ``kisim kprobe`` runs it on kmalloc's entry, since the document
+  names no probe point; and its "50-75% longer" kretprobe hit.
 
 Every figure is modeled cycles of the arch's reference core; the published
 ones are the P4's or the authors' machine's, so a ratio compares a model
@@ -34,12 +40,15 @@ from pathlib import Path
 from typing import Callable
 
 from arches import Arch, get_arch
-from arches.base import ReferenceCore
+from arches.base import KPROBE_PATHS, ReferenceCore
 from kbuild import build
 from kbuild.modules import load_module
+from lab.kprobe import KprobeCost, measure_kprobe
 from lab.measure import Tally
 from lab.verdict import spread, verdict
 from lab.mechanisms import MCOUNT_LIVE, run_once
+from patcher.errors import PatchError
+from probes.kprobes import arch_kprobes
 from sim.guest import Guest
 from sim.workloads import DEFAULT_SIZES
 
@@ -353,12 +362,117 @@ def figures_over_samples(docs: list[dict]) -> dict:
             "per_sample": docs}
 
 
+#: Documentation/trace/kprobes.rst, "Probe Overhead": "A return-probe hit typically takes
+#: 50-75% longer than a kprobe hit."
+KRETPROBE_OVER_KPROBE = (1.50, 1.75)
+
+#: Where the kprobes experiment probes: a function entry every workload pass calls, as
+#: ``kisim kprobe`` does by default.
+KPROBES_AT, KPROBES_WORKLOAD = "kmalloc", "kmalloc"
+
+#: Why a published path is not compared, by its letter (arches.base.KPROBE_PATHS).
+_NOT_RUN = {
+    "r": "kisim's kretprobe entry takes the path of a plain kprobe here, which is boosted "
+         "(v5.10 boosts a probe without a post_handler): it is compared as rb",
+    "b": "no kprobe is boosted here",
+    "o": "no optimized kprobe at this site here",
+    "kr": "a kprobe and a kretprobe on one function: not run by this experiment",
+    "ro": "an optimized kretprobe entry: not run by this experiment",
+}
+
+
+def _probe_paths(arch: Arch, want_opt: bool, layout: int | None,
+                 core: ReferenceCore | None) -> dict[str, KprobeCost]:
+    """The kprobes.rst paths kisim runs at :data:`KPROBES_AT` on ``arch``, by letter.
+
+    k is a kprobe with a post_handler, which no kernel boosts; a plain kprobe
+    (pre_handler only) that takes fewer traps is b, else it is k itself (the
+    published "simple handler"). The kretprobe's entry is a plain kprobe, so
+    it is rb where b exists, else r. o is the optimizer's detour, where it
+    takes the probe and no trap."""
+    def run(**kw) -> KprobeCost:
+        cost = measure_kprobe(arch.name, KPROBES_AT, workload=KPROBES_WORKLOAD,
+                              layout=layout, core=core, **kw)
+        if not cost.hits or not cost.checksum_ok:
+            raise MicrobenchError(f"kprobes: the probe at {KPROBES_AT} ({kw or 'plain'}) "
+                                  f"was hit {cost.hits} times, checksum ok: {cost.checksum_ok}")
+        return cost
+    single, plain = run(post=True), run()
+    boosted = plain.traps_per_hit < single.traps_per_hit
+    paths = {"k": single, "b": plain} if boosted else {"k": plain}
+    paths["rb" if boosted else "r"] = run(ret=True)
+    if want_opt:
+        try:
+            opt = run(optimize=True)
+        except PatchError:              # the optimizer refused the site
+            opt = None
+        if opt is not None and opt.kind == "optprobe (detour)" and opt.traps_per_hit == 0:
+            paths["o"] = opt
+    return paths
+
+
+def _traps(cost: KprobeCost) -> str:
+    return f"{cost.traps_per_hit:g} trap" + ("" if cost.traps_per_hit == 1 else "s")
+
+
+def _hit_detail(arch: Arch, cost: KprobeCost) -> str:
+    b = cost.breakdown
+    return (f"{cost.modeled_cycles_per_hit:,.1f} modeled cycles = "
+            f"{cost.modeled_cycles_per_hit / arch.clock_hz * 1e6:.3f} us at "
+            f"{arch.clock_hz / 1e9:g} GHz, {_traps(cost)} per hit, path "
+            f"{cost.kind!r} ({cost.hits:,} hits); "
+            + breakdown_line({"instructions": cost.instructions_per_hit,
+                              "breakdown": b.get("counts", {}),
+                              "stall_cycles": b.get("stall_cycles", {})}))
+
+
+def kprobes_rst(arch_name: str, layout: int | None = None,
+                core: ReferenceCore | None = None) -> dict:
+    """Documentation/trace/kprobes.rst's probe hits on ``arch``'s reference core: each
+    path the document times on a machine of the arch's ISA family (the arch's
+    ``PUBLISHED`` hits), run as kisim's kprobe at :data:`KPROBES_AT` with empty
+    handlers, and the document's "50-75% longer" of a kretprobe hit."""
+    arch = get_arch(arch_name)
+    published = arch_kprobes(arch).PUBLISHED
+    paths = _probe_paths(arch, any(p.path == "o" for p in published), layout, core)
+    figures, not_compared = [], []
+    for p in published:
+        cost = paths.get(p.path)
+        if cost is None:
+            not_compared.append({"published": str(p), "why": _NOT_RUN.get(
+                p.path, "not run by this experiment")})
+            continue
+        cycles = cost.modeled_cycles_per_hit
+        figures.append(Figure(f"{KPROBE_PATHS[p.path]} ({p.path}), {p.machine}", p.value,
+                              cycles if p.unit == "cycles" else cycles / arch.clock_hz * 1e6,
+                              p.unit, p.source, _hit_detail(arch, cost)))
+    ret, entry = (paths["rb"], paths["b"]) if "rb" in paths else (paths["r"], paths["k"])
+    low, high = KRETPROBE_OVER_KPROBE
+    figures.append(Figure(
+        "kretprobe hit / kprobe hit", (low + high) / 2,
+        ret.modeled_cycles_per_hit / entry.modeled_cycles_per_hit, "ratio",
+        "Documentation/trace/kprobes.rst, 'Probe Overhead'",
+        f"published {low - 1:.0%}-{high - 1:.0%} longer, judged on the middle; "
+        f"kisim's kretprobe ({ret.modeled_cycles_per_hit:,.1f} cycles, {_traps(ret)}) "
+        f"over a kprobe of its entry's path ({entry.modeled_cycles_per_hit:,.1f} cycles, "
+        f"{_traps(entry)})", overhead=True))
+    return {"experiment": "kprobes.rst", "arch": arch.name, "layout": layout,
+            "core": arch.core.name, "workload": KPROBES_WORKLOAD, "at": KPROBES_AT,
+            "paths": {k: {"kind": c.kind, "hits": c.hits, "traps_per_hit": c.traps_per_hit,
+                          "instructions_per_hit": c.instructions_per_hit,
+                          "modeled_cycles_per_hit": c.modeled_cycles_per_hit,
+                          "per_hit_breakdown": c.breakdown} for k, c in paths.items()},
+            "figures": [f.to_json() for f in figures], "not_compared": not_compared}
+
+
 #: What ``kisim validate`` runs, by name.
 EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt,
                                                   "markers": markers_microbench,
-                                                  "mcount": mcount_seed}
+                                                  "mcount": mcount_seed,
+                                                  "kprobes": kprobes_rst}
 
 
-__all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "MARKERS_C", "MicrobenchError",
-           "breakdown_line", "figures_over_samples", "immediate_txt", "loop_delta",
+__all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "KPROBES_AT", "KPROBES_WORKLOAD",
+           "KRETPROBE_OVER_KPROBE", "MARKERS_C", "MicrobenchError", "breakdown_line",
+           "figures_over_samples", "immediate_txt", "kprobes_rst", "loop_delta",
            "markers_microbench", "mcount_seed", "windows"]

@@ -1,4 +1,5 @@
-"""lab/microbench.py and ``kisim validate``: immediate.txt's loop and seed 002 on every arch.
+"""lab/microbench.py and ``kisim validate``: immediate.txt's loop, LTTng's markers
+microbenchmark, seed 002 and kprobes.rst's probe hits on every arch.
 
 The figures are the model's; these tests check what each experiment must
 show by construction, so that a broken experiment (a variant that no
@@ -14,9 +15,12 @@ import pytest
 from arches import NAMES, get_arch
 from kisim.cli import main
 from kisim.commands.validate import print_doc
-from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, MARKERS_PUBLISHED, Figure,
-                            MicrobenchError, figures_over_samples, immediate_txt,
-                            markers_microbench, mcount_seed, windows)
+from arches.base import KPROBE_PATHS, PublishedHit
+from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, KRETPROBE_OVER_KPROBE,
+                            MARKERS_PUBLISHED, Figure, MicrobenchError, figures_over_samples,
+                            immediate_txt, kprobes_rst, markers_microbench, mcount_seed,
+                            windows)
+from probes.kprobes import arch_kprobes
 from sim.elf import read_elf
 from sim.guest import Guest
 from kbuild import build
@@ -244,3 +248,68 @@ def test_drawn_assumptions_reach_the_timing_model(capsys):
     plain = immediate_txt(name, iterations=500)["deltas"]["memory"]["stall_cycles"]["data"]
     reference = ARCHES[name].core.memory.cycles
     assert abs(plain - reference) < abs(max(data) - reference) or max(drawn) == reference
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def kprobes(request):
+    return kprobes_rst(request.param)
+
+
+@pytest.mark.slow
+def test_kprobes_rst_runs_each_path_it_compares(kprobes):
+    """Each compared path is the one its letter names, by the traps the guest takes:
+    k single-steps where a plain kprobe is boosted (two traps against one), b is that
+    plain kprobe, o takes no trap, a kretprobe takes its entry's traps and, where the
+    trampoline is a kprobe, one more. Every published hit is compared or says why not,
+    and a figure in microseconds is the modeled cycles at the core's clock."""
+    arch = get_arch(kprobes["arch"])
+    ops = arch_kprobes(arch)
+    paths = kprobes["paths"]
+    traps = {k: p["traps_per_hit"] for k, p in paths.items()}
+    assert all(p["hits"] > 0 for p in paths.values())
+    entry = "b" if "b" in paths else "k"
+    assert traps[entry] >= 1
+    if "b" in paths:
+        assert traps["k"] == traps["b"] + 1 and "rb" in paths and "r" not in paths
+        assert paths["k"]["kind"] != paths["b"]["kind"]
+    ret = "rb" if "b" in paths else "r"
+    assert traps[ret] == traps[entry] + ops.KRETPROBE_TRAMPOLINE_KPROBE
+    if "o" in paths:
+        assert traps["o"] == 0 and paths["o"]["kind"] == "optprobe (detour)"
+    figures = {f["figure"]: f for f in kprobes["figures"]}
+    compared = 0
+    for hit in ops.PUBLISHED:
+        name = f"{KPROBE_PATHS[hit.path]} ({hit.path}), {hit.machine}"
+        if hit.path not in paths:
+            assert str(hit) in [n["published"] for n in kprobes["not_compared"]]
+            continue
+        compared += 1
+        cycles = paths[hit.path]["modeled_cycles_per_hit"]
+        f = figures[name]
+        assert f["published"] == hit.value and f["unit"] == hit.unit
+        assert f["model"] == pytest.approx(
+            cycles if hit.unit == "cycles" else cycles / arch.clock_hz * 1e6)
+        assert f"{paths[hit.path]['instructions_per_hit']:.2f} instructions" in f["detail"]
+    assert len(figures) == compared + 1
+    ratio = figures["kretprobe hit / kprobe hit"]
+    assert ratio["overhead"] and ratio["published"] == sum(KRETPROBE_OVER_KPROBE) / 2
+    assert ratio["model"] == pytest.approx(
+        paths[ret]["modeled_cycles_per_hit"] / paths[entry]["modeled_cycles_per_hit"])
+
+
+def test_a_published_hit_names_a_kprobes_rst_path_and_a_unit():
+    assert str(PublishedHit("rb", 0.68, "us", "Xeon", "kprobes.rst")).startswith("rb = 0.68 us")
+    for path, unit in (("jprobe", "us"), ("k", "ns")):
+        with pytest.raises(ValueError, match="published hit"):
+            PublishedHit(path, 1.0, unit, "m", "s")
+
+
+def test_validate_kprobes_cli_json(capsys):
+    """ARM: kprobes.rst times no ARM machine, so its one figure is the kretprobe's
+    "50-75% longer", judged on its overhead."""
+    assert main(["validate", "--arch", "arm", "--experiment", "kprobes", "--json"]) == 0
+    (exp,) = json.loads(capsys.readouterr().out)["experiments"]
+    assert exp["experiment"] == "kprobes.rst" and exp["not_compared"] == []
+    (f,) = exp["figures"]
+    assert f["figure"] == "kretprobe hit / kprobe hit" and f["overhead"]
+    assert set(exp["paths"]) == {"k", "r"} and exp["paths"]["r"]["traps_per_hit"] >= 1

@@ -1,9 +1,11 @@
 """``kisim validate``: the timing model beside the published microbenchmarks.
 
-Runs Documentation/immediate.txt's loop and seed 002's hackbench (the mcount
-tracing utility) on each arch's reference core (lab/microbench.py) and
-prints each modeled figure beside the published one, with the ratio: of the
-overheads for a total over a baseline, of the values otherwise. Extrapolated
+Runs Documentation/immediate.txt's loop, LTTng's marker microbenchmark, seed
+002's hackbench (the mcount tracing utility) and the probe hits of
+Documentation/trace/kprobes.rst on each arch's reference core
+(lab/microbench.py) and prints each modeled figure beside the published one,
+with the ratio: of the overheads for a total over a baseline, of the values
+otherwise. Extrapolated
 figures are shown, never judged. With ``--layouts N`` every figure is the
 median over N randomized text layouts, with its range.
 """
@@ -22,7 +24,8 @@ from lab.verdict import FAILS, HOLDS
 
 NOTE = ("Modeled cycles of each arch's reference core (docs/timing.md); the published "
         "figures were measured on other machines (a 3 GHz Pentium 4 for immediate.txt and "
-        "LTTng's markers microbenchmark), "
+        "LTTng's markers microbenchmark; kprobes.rst's machines, in microseconds, set "
+        "beside the model's at its core's clock), "
         "so a ratio compares a model with a measurement, never a fit. A total over a "
         "baseline is judged on its overhead, (model - 1) / (published - 1); an "
         "extrapolation is shown, not judged.")
@@ -37,13 +40,18 @@ def _within(f: dict) -> str:
     return f"{said} (in {f['within_2x_samples']}/{f['n']})"
 
 
+def _number(value: float, unit: str) -> str:
+    """A figure's value as printed: microseconds to the nanosecond, the rest to 1/100."""
+    return f"{value:>10.3f}" if unit == "us" else f"{value:>10.2f}"
+
+
 def print_doc(doc: dict) -> None:
     over = f", median over {doc['n']} layouts [min, max]" if "n" in doc else ""
     print(f"\n{doc['experiment']} on {doc['arch']} ({doc['core']}, timing model{over})")
     print(f"  {'figure':58} {'published':>10} {'model':>10} {'ratio':>7}  within 2x")
     for f in doc["figures"]:
-        print(f"  {f['figure']:58} {f['published']:>10.2f} {f['model']:>10.2f} "
-              f"{f['ratio']:>7.2f}  {_within(f)}")
+        print(f"  {f['figure']:58} {_number(f['published'], f['unit'])} "
+              f"{_number(f['model'], f['unit'])} {f['ratio']:>7.2f}  {_within(f)}")
         if "model_spread" in f:
             s = f["model_spread"]
             print(f"  {'':58} model range [{s['min']:.2f}, {s['max']:.2f}]")
@@ -52,6 +60,8 @@ def print_doc(doc: dict) -> None:
                   f"published {f['published'] - 1:+.2%}")
         if f["detail"]:
             print(f"  {'':58} {f['detail']}")
+    for n in doc.get("not_compared", ()):
+        print(f"  not compared: {n['published']}: {n['why']}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,10 +93,13 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="the timing model beside published microbenchmarks",
-                       description="Run Documentation/immediate.txt's loop (a guest module) "
-                                   "and seed 002's hackbench with mcount live and with every "
-                                   "function traced, on each arch's reference core, and "
-                                   "print each modeled figure beside the published one.")
+                       description="Run Documentation/immediate.txt's loop and LTTng's "
+                                   "marker microbenchmark (guest modules), seed 002's "
+                                   "hackbench with mcount live and with every function "
+                                   "traced, and a kprobe, boosted kprobe, optprobe and "
+                                   "kretprobe on kmalloc (Documentation/trace/kprobes.rst), "
+                                   "on each arch's reference core, and print each modeled "
+                                   "figure beside the published one.")
     p.add_argument("--arch", action="extend", nargs="+", metavar="ARCH",
                    help=f"arches to run (default all: {', '.join(NAMES)})")
     p.add_argument("--experiment", action="extend", nargs="+", choices=list(EXPERIMENTS),
