@@ -71,7 +71,8 @@ def check_handler(symbols: SymbolTable, name: str) -> None:
 
 
 def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool = False,
-                   ret: bool = False, optimize: bool = False, cpus: int = 1, size: int | None = None,
+                   ret: bool = False, with_kprobe: bool = False, optimize: bool = False,
+                   cpus: int = 1, size: int | None = None,
                    overrides: dict[str, str] | None = None, modules: Sequence = (),
                    handler: str | None = None, expect: int | None = None,
                    timing: bool = True, layout: int | None = None,
@@ -80,7 +81,9 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
 
     ``ret`` adds a kretprobe on the same function entry (``at`` must be
     one) whose empty handler runs at every return; its entry probe then
-    carries the kprobe's place, as one function entry holds one probe here.
+    carries the kprobe's place; ``with_kprobe`` adds a kprobe with the empty
+    pre_handler there too (the two then share an aggr_kprobe: kprobes.rst's
+    "kr").
     ``optimize`` runs the kprobe optimizer on the probe before the workload.
     ``modules`` are guest modules built in (kbuild.modules); ``handler`` names
     a guest function (a module's) to use as the pre_handler, or with ``ret``
@@ -106,6 +109,9 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
         rp = kprobes.register_kretprobe(Kretprobe(symbol_name=symbol, offset=offset,
                                                   handler=handler or "kretprobe_empty_handler"))
         kp = rp.kp
+        if with_kprobe:
+            kprobes.register_kprobe(Kprobe(symbol_name=symbol, offset=offset,
+                                           pre_handler="kprobe_empty_pre_handler"))
     else:
         kp = kprobes.register_kprobe(Kprobe(
             symbol_name=symbol, offset=offset, pre_handler=handler or "kprobe_empty_pre_handler",
@@ -119,7 +125,8 @@ def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool 
     cost = measure(guest.arch, base, Tally.of(result), hits)
     return KprobeCost(
         arch=guest.arch.name, at=kp.describe(), address=addr, workload=workload, cpus=cpus,
-        handlers=("kretprobe" if ret else "pre+post" if post else "pre")
+        handlers=("kretprobe" + (" and a kprobe" if with_kprobe else "") if ret
+                  else "pre+post" if post else "pre")
         + (f" ({handler})" if handler else ""),
         kind=kind if kp.optimized or not hits else kprobes.kind(kp),
         hits=hits, nmissed=kp.nmissed, checksum_ok=result.ok,

@@ -371,25 +371,28 @@ KRETPROBE_OVER_KPROBE = (1.50, 1.75)
 KPROBES_AT, KPROBES_WORKLOAD = "kmalloc", "kmalloc"
 
 #: Why a published path is not compared, by its letter (arches.base.KPROBE_PATHS).
+_BOOSTED_ENTRY = ("a kretprobe's entry takes the path of a plain kprobe, which is boosted here "
+                  "(v5.10 boosts a probe without a post_handler): kisim's kretprobe is rb")
 _NOT_RUN = {
-    "r": "kisim's kretprobe entry takes the path of a plain kprobe here, which is boosted "
-         "(v5.10 boosts a probe without a post_handler): it is compared as rb",
+    "r": _BOOSTED_ENTRY,
+    "kr": _BOOSTED_ENTRY + ", and a kprobe beside it keeps it boosted",
     "b": "no kprobe is boosted here",
     "o": "no optimized kprobe at this site here",
-    "kr": "a kprobe and a kretprobe on one function: not run by this experiment",
     "ro": "an optimized kretprobe entry: not run by this experiment",
 }
 
 
-def _probe_paths(arch: Arch, want_opt: bool, layout: int | None,
+def _probe_paths(arch: Arch, published: tuple, layout: int | None,
                  core: ReferenceCore | None) -> dict[str, KprobeCost]:
     """The kprobes.rst paths kisim runs at :data:`KPROBES_AT` on ``arch``, by letter.
 
     k is a kprobe with a post_handler, which no kernel boosts; a plain kprobe
     (pre_handler only) that takes fewer traps is b, else it is k itself (the
     published "simple handler"). The kretprobe's entry is a plain kprobe, so
-    it is rb where b exists, else r. o is the optimizer's detour, where it
-    takes the probe and no trap."""
+    it is rb where b exists, else r; where it is r, a kprobe beside it on the
+    same entry is kr. o is the optimizer's detour, where it takes the probe
+    and no trap. kr and o run only where a published hit asks for them."""
+    wanted = {p.path for p in published}
     def run(**kw) -> KprobeCost:
         cost = measure_kprobe(arch.name, KPROBES_AT, workload=KPROBES_WORKLOAD,
                               layout=layout, core=core, **kw)
@@ -401,7 +404,9 @@ def _probe_paths(arch: Arch, want_opt: bool, layout: int | None,
     boosted = plain.traps_per_hit < single.traps_per_hit
     paths = {"k": single, "b": plain} if boosted else {"k": plain}
     paths["rb" if boosted else "r"] = run(ret=True)
-    if want_opt:
+    if not boosted and "kr" in wanted:
+        paths["kr"] = run(ret=True, with_kprobe=True)
+    if "o" in wanted:
         try:
             opt = run(optimize=True)
         except PatchError:              # the optimizer refused the site
@@ -434,7 +439,7 @@ def kprobes_rst(arch_name: str, layout: int | None = None,
     handlers, and the document's "50-75% longer" of a kretprobe hit."""
     arch = get_arch(arch_name)
     published = arch_kprobes(arch).PUBLISHED
-    paths = _probe_paths(arch, any(p.path == "o" for p in published), layout, core)
+    paths = _probe_paths(arch, published, layout, core)
     figures, not_compared = [], []
     for p in published:
         cost = paths.get(p.path)

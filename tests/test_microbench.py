@@ -260,7 +260,8 @@ def test_kprobes_rst_runs_each_path_it_compares(kprobes):
     """Each compared path is the one its letter names, by the traps the guest takes:
     k single-steps where a plain kprobe is boosted (two traps against one), b is that
     plain kprobe, o takes no trap, a kretprobe takes its entry's traps and, where the
-    trampoline is a kprobe, one more. Every published hit is compared or says why not,
+    trampoline is a kprobe, one more, and a kprobe beside it none. Every published hit
+    is compared or says why not,
     and a figure in microseconds is the modeled cycles at the core's clock."""
     arch = get_arch(kprobes["arch"])
     ops = arch_kprobes(arch)
@@ -274,6 +275,9 @@ def test_kprobes_rst_runs_each_path_it_compares(kprobes):
         assert paths["k"]["kind"] != paths["b"]["kind"]
     ret = "rb" if "b" in paths else "r"
     assert traps[ret] == traps[entry] + ops.KRETPROBE_TRAMPOLINE_KPROBE
+    if "kr" in paths:           # a kprobe beside the kretprobe: no trap more, some work
+        assert ret == "r" and traps["kr"] == traps["r"]
+        assert paths["kr"]["instructions_per_hit"] > paths["r"]["instructions_per_hit"]
     if "o" in paths:
         assert traps["o"] == 0 and paths["o"]["kind"] == "optprobe (detour)"
     figures = {f["figure"]: f for f in kprobes["figures"]}
