@@ -624,7 +624,9 @@ def test_the_timing_models_count_ends_turns_as_unicorns_does(arch, quantum, seed
                                                              turn_end) -> None:
     """The timing model's hook counts its CPU's slices in place of Unicorn's count
     (Cpu.count_with): the same instructions retire in the same turns, with the same
-    traps, as counted by Unicorn, the counting loop's included (counted, not modeled)."""
+    traps, as counted by Unicorn, the counting loop's included (counted, not modeled).
+    A hook that counts and never stops the slice fails both: the counter's turns at
+    once, the counting loop's once a CPU parked there has spun to the run's limit."""
     assert _loop_run(arch, quantum, seed, turn_end, True) \
         == _loop_run(arch, quantum, seed, turn_end, False)
 
