@@ -45,7 +45,7 @@ from kbuild import build
 from kbuild.modules import load_module
 from lab.kprobe import KprobeCost, measure_kprobe
 from lab.measure import Tally
-from lab.verdict import spread, verdict
+from lab.verdict import FAILS, HOLDS, spread, verdict
 from lab.mechanisms import MCOUNT_LIVE, run_once
 from patcher.errors import PatchError
 from probes.kprobes import arch_kprobes
@@ -470,6 +470,23 @@ def kprobes_rst(arch_name: str, layout: int | None = None,
             "figures": [f.to_json() for f in figures], "not_compared": not_compared}
 
 
+def within_2x_by_arch(docs: list[dict]) -> dict[str, dict[str, int]]:
+    """How many judged figures of ``docs`` (experiments, each on one sample or over
+    samples) are within 2x on each arch: yes, no, undecided by the model (over
+    samples only); an extrapolation is not judged, so not counted."""
+    out: dict[str, dict[str, int]] = {}
+    for doc in docs:
+        row = out.setdefault(doc["arch"], {"judged": 0, "yes": 0, "no": 0, "undecided": 0})
+        for f in doc["figures"]:
+            if f["within_2x"] is None:
+                continue
+            said = f["within_2x"] if "verdict" not in f else \
+                {HOLDS: True, FAILS: False}.get(f["verdict"])
+            row["judged"] += 1
+            row["yes" if said else "no" if said is False else "undecided"] += 1
+    return out
+
+
 #: What ``kisim validate`` runs, by name.
 EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt,
                                                   "markers": markers_microbench,
@@ -480,4 +497,4 @@ EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt,
 __all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "KPROBES_AT", "KPROBES_WORKLOAD",
            "KRETPROBE_OVER_KPROBE", "MARKERS_C", "MicrobenchError", "breakdown_line",
            "figures_over_samples", "immediate_txt", "kprobes_rst", "loop_delta",
-           "markers_microbench", "mcount_seed", "windows"]
+           "markers_microbench", "mcount_seed", "windows", "within_2x_by_arch"]

@@ -19,7 +19,7 @@ from arches.base import KPROBE_PATHS, PublishedHit
 from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, KRETPROBE_OVER_KPROBE,
                             MARKERS_PUBLISHED, Figure, MicrobenchError, figures_over_samples,
                             immediate_txt, kprobes_rst, markers_microbench, mcount_seed,
-                            windows)
+                            windows, within_2x_by_arch)
 from probes.kprobes import arch_kprobes
 from sim.elf import read_elf
 from sim.guest import Guest
@@ -312,8 +312,27 @@ def test_validate_kprobes_cli_json(capsys):
     """ARM: kprobes.rst times no ARM machine, so its one figure is the kretprobe's
     "50-75% longer", judged on its overhead."""
     assert main(["validate", "--arch", "arm", "--experiment", "kprobes", "--json"]) == 0
-    (exp,) = json.loads(capsys.readouterr().out)["experiments"]
+    doc = json.loads(capsys.readouterr().out)
+    (exp,) = doc["experiments"]
+    summary = doc["within_2x"]["arm"]
+    assert summary["judged"] == 1 and summary["yes"] + summary["no"] == 1
     assert exp["experiment"] == "kprobes.rst" and exp["not_compared"] == []
     (f,) = exp["figures"]
     assert f["figure"] == "kretprobe hit / kprobe hit" and f["overhead"]
     assert set(exp["paths"]) == {"k", "r"} and exp["paths"]["r"]["traps_per_hit"] >= 1
+
+
+def test_the_summary_counts_judged_figures_by_arch():
+    """Extrapolations are not judged, so not counted; over samples a figure counts by
+    its verdict, and one the layouts decide is undecided."""
+    def fig(model: float, **kw) -> dict:
+        return Figure("f", 10.0, model, "cycles", "s", **kw).to_json()
+    one = {"arch": "a", "figures": [fig(12.0), fig(50.0), fig(1.0, extrapolated=True)]}
+    other = {"arch": "b", "figures": [fig(9.0)]}
+    assert within_2x_by_arch([one, other]) == {
+        "a": {"judged": 2, "yes": 1, "no": 1, "undecided": 0},
+        "b": {"judged": 1, "yes": 1, "no": 0, "undecided": 0}}
+    samples = [{"experiment": "e", "arch": "a", "core": "c", "layout": i,
+                "figures": [fig(m)]} for i, m in enumerate((6.0, 6.0, 30.0))]
+    assert within_2x_by_arch([figures_over_samples(samples)]) == {
+        "a": {"judged": 1, "yes": 0, "no": 0, "undecided": 1}}

@@ -18,7 +18,7 @@ from kisim.commands.common import (add_jobs, add_json, add_layouts, check_arches
                                    print_json)
 from kisim.errors import UsageError
 from kisim.progress import progress
-from lab.microbench import EXPERIMENTS, figures_over_samples
+from lab.microbench import EXPERIMENTS, figures_over_samples, within_2x_by_arch
 from lab.samples import SampleError, layout_seeds, run_samples, tasks
 from lab.verdict import FAILS, HOLDS
 
@@ -81,12 +81,17 @@ def run(args: argparse.Namespace) -> int:
     except SampleError as err:
         raise UsageError(str(err)) from None
     docs = [d[0] if args.layouts is None else figures_over_samples(d) for d in samples.values()]
+    summary = within_2x_by_arch(docs)
     if args.json:
         print_json({"kind": "kisim-validate", "modeled": True, "note": NOTE,
-                    "experiments": docs})
+                    "experiments": docs, "within_2x": summary})
         return 0
     for doc in docs:
         print_doc(doc)
+    print("\nwithin 2x of the published figure, of the figures judged:")
+    for arch, n in summary.items():
+        undecided = f", {n['undecided']} undecided by the model" if n["undecided"] else ""
+        print(f"  {arch:8} {n['yes']} of {n['judged']} ({', '.join(chosen)}){undecided}")
     print(f"\n{NOTE}")
     return 0
 
