@@ -13,7 +13,8 @@ Four experiments, each printed beside its published figures (docs/timing.md,
   the Linux Kernel Markers", 2006, 3 GHz Pentium 4): an empty loop, the same
   loop around one marker, dormant (immediate value or memory flag) and armed
   to an empty probe; each figure is a loop's cycles per iteration less the
-  loop without what it adds (``lab/modules/markers_microbench.c``).
+  loop without what it adds (``lab/modules/markers_microbench.c``). Then its
+  empty kprobe on a loop, per hit (``lab/modules/kprobe_loop.c``).
 * **Seed 002** (Rostedt, "mcount tracing utility", LKML Jan 2008): hackbench
   with the -pg calls live (DYNAMIC_FTRACE=n) and nothing traced, then with
   every function traced, against the build without -pg. The guest's call
@@ -21,8 +22,7 @@ Four experiments, each printed beside its published figures (docs/timing.md,
   experiment can be reproduced, so it is reported with the one published
   density found, and the overhead the model predicts at that density.
 * **Documentation/trace/kprobes.rst** ("Probe Overhead", "Optimized Probe
-  Overhead": hits per path in microseconds on 2005-2010 machines) and LTTng's
-  empty kprobe (4178 cycles, 3 GHz Pentium 4): each path the document times
+  Overhead": hits per path in microseconds on real machines): each path the document times
   on a machine of the arch's ISA family (the arch's ``PUBLISHED`` hits),
   run as ``kisim kprobe`` runs it on kmalloc's entry, since the document
   names no probe point; and its "50-75% longer" kretprobe hit.
@@ -54,6 +54,7 @@ from sim.workloads import DEFAULT_SIZES
 
 IMMEDIATE_C = Path(__file__).resolve().parent / "modules" / "immediate.c"
 MARKERS_C = Path(__file__).resolve().parent / "modules" / "markers_microbench.c"
+KPROBE_LOOP_C = Path(__file__).resolve().parent / "modules" / "kprobe_loop.c"
 
 #: Iterations per variant of the immediate.txt loop: the published run was 100 x 100,000;
 #: 2,000 make each figure stable to a cycle and the six loops run in about a second.
@@ -74,6 +75,10 @@ MARKERS_ITERATIONS = 2000
 #: Linux 2.6.17): cycles per loop, empty and with one dormant marker of each build, and
 #: with the "optimized" (immediate-value) marker armed to an empty var-args probe.
 MARKERS_PUBLISHED = {"empty": 1.50, "optimized": 4.00, "generic": 2.67, "armed": 52.11}
+
+#: The same write-up, "with an empty kprobe attached": 4233.97 cycles per loop, so the
+#: "kprobe adds 4178.23 cycles" per hit over the loop without it (55.74).
+MARKERS_KPROBE_ADDED = 4178.23
 
 #: The builds of the marker microbenchmark: the enable check each compiles to
 #: (linux/marker.h) -- "optimized", an immediate value, and "generic", a load of the
@@ -237,7 +242,8 @@ def markers_microbench(arch_name: str, iterations: int = MARKERS_ITERATIONS,
     loop around one dormant marker in each build (immediate value, memory flag), and the
     immediate-value marker armed to an empty probe; each published figure beside the
     model's, computed as the authors computed theirs (a loop less the loop without what
-    it adds)."""
+    it adds). Then the write-up's empty kprobe on a loop, per hit, on each path a
+    kprobe takes on ``arch`` (single-stepped, k, and boosted, b, where it is)."""
     arch = get_arch(arch_name)
     loops: dict[str, list[Tally]] = {}
     for name, config in MARKERS_BUILDS.items():
@@ -274,10 +280,18 @@ def markers_microbench(arch_name: str, iterations: int = MARKERS_ITERATIONS,
                pub["optimized"], deltas["armed"]["modeled_cycles"], "cycles", src,
                breakdown_line(deltas["armed"])),
     ]
+    probe = _probe_paths(arch, set(), layout, core, at="kprobe_loop:kpl_site",
+                         workload="kprobe_loop:kpl_run", size=iterations,
+                         modules=[load_module(KPROBE_LOOP_C)])
+    figures += [Figure(f"empty {KPROBE_PATHS[path]} on a loop ({path}), added per hit",
+                       MARKERS_KPROBE_ADDED, cost.modeled_cycles_per_hit, "cycles",
+                       src + "; the write-up does not say whether its probe was boosted",
+                       _hit_detail(arch, cost)) for path, cost in probe.items()]
     return {"experiment": "markers microbenchmark", "arch": arch.name, "layout": layout,
             "core": arch.core.name, "iterations": iterations,
             "cycles_per_iteration": cycles, "published_cycles_per_iteration": pub,
-            "deltas": deltas, "figures": [f.to_json() for f in figures]}
+            "deltas": deltas, "kprobe_paths": _paths_json(probe),
+            "figures": [f.to_json() for f in figures]}
 
 
 def mcount_seed(arch_name: str, size: int | None = None, layout: int | None = None,
@@ -382,28 +396,30 @@ _NOT_RUN = {
 }
 
 
-def _probe_paths(arch: Arch, published: tuple, layout: int | None,
-                 core: ReferenceCore | None) -> dict[str, KprobeCost]:
-    """The kprobes.rst paths kisim runs at :data:`KPROBES_AT` on ``arch``, by letter.
+def _probe_paths(arch: Arch, wanted: set[str], layout: int | None, core: ReferenceCore | None,
+                 at: str = KPROBES_AT, workload: str = KPROBES_WORKLOAD,
+                 **measure) -> dict[str, KprobeCost]:
+    """The kprobes.rst paths of ``wanted`` (and k, b) kisim runs at ``at`` under
+    ``workload`` on ``arch`` (``measure``: more of measure_kprobe's options), by letter.
 
     k is a kprobe with a post_handler, which no kernel boosts; a plain kprobe
     (pre_handler only) that takes fewer traps is b, else it is k itself (the
     published "simple handler"). The kretprobe's entry is a plain kprobe, so
     it is rb where b exists, else r; where it is r, a kprobe beside it on the
     same entry is kr. o is the optimizer's detour, where it takes the probe
-    and no trap. kr and o run only where a published hit asks for them."""
-    wanted = {p.path for p in published}
+    and no trap. The kretprobe, kr and o run only where ``wanted`` asks."""
     def run(**kw) -> KprobeCost:
-        cost = measure_kprobe(arch.name, KPROBES_AT, workload=KPROBES_WORKLOAD,
-                              layout=layout, core=core, **kw)
+        cost = measure_kprobe(arch.name, at, workload=workload, layout=layout, core=core,
+                              **measure, **kw)
         if not cost.hits or not cost.checksum_ok:
-            raise MicrobenchError(f"kprobes: the probe at {KPROBES_AT} ({kw or 'plain'}) "
-                                  f"was hit {cost.hits} times, checksum ok: {cost.checksum_ok}")
+            raise MicrobenchError(f"kprobes: the probe at {at} ({kw or 'plain'}) was hit "
+                                  f"{cost.hits} times, checksum ok: {cost.checksum_ok}")
         return cost
     single, plain = run(post=True), run()
     boosted = plain.traps_per_hit < single.traps_per_hit
     paths = {"k": single, "b": plain} if boosted else {"k": plain}
-    paths["rb" if boosted else "r"] = run(ret=True)
+    if wanted & {"r", "rb", "kr"}:
+        paths["rb" if boosted else "r"] = run(ret=True)
     if not boosted and "kr" in wanted:
         paths["kr"] = run(ret=True, with_kprobe=True)
     if "o" in wanted:
@@ -414,6 +430,13 @@ def _probe_paths(arch: Arch, published: tuple, layout: int | None,
         if opt is not None and opt.kind == "optprobe (detour)" and opt.traps_per_hit == 0:
             paths["o"] = opt
     return paths
+
+
+def _paths_json(paths: dict[str, KprobeCost]) -> dict:
+    return {k: {"kind": c.kind, "hits": c.hits, "traps_per_hit": c.traps_per_hit,
+                "instructions_per_hit": c.instructions_per_hit,
+                "modeled_cycles_per_hit": c.modeled_cycles_per_hit,
+                "per_hit_breakdown": c.breakdown} for k, c in paths.items()}
 
 
 def _traps(cost: KprobeCost) -> str:
@@ -439,7 +462,7 @@ def kprobes_rst(arch_name: str, layout: int | None = None,
     handlers, and the document's "50-75% longer" of a kretprobe hit."""
     arch = get_arch(arch_name)
     published = arch_kprobes(arch).PUBLISHED
-    paths = _probe_paths(arch, published, layout, core)
+    paths = _probe_paths(arch, {p.path for p in published} | {"r"}, layout, core)
     figures, not_compared = [], []
     for p in published:
         cost = paths.get(p.path)
@@ -463,10 +486,7 @@ def kprobes_rst(arch_name: str, layout: int | None = None,
         f"{_traps(entry)})", overhead=True))
     return {"experiment": "kprobes.rst", "arch": arch.name, "layout": layout,
             "core": arch.core.name, "workload": KPROBES_WORKLOAD, "at": KPROBES_AT,
-            "paths": {k: {"kind": c.kind, "hits": c.hits, "traps_per_hit": c.traps_per_hit,
-                          "instructions_per_hit": c.instructions_per_hit,
-                          "modeled_cycles_per_hit": c.modeled_cycles_per_hit,
-                          "per_hit_breakdown": c.breakdown} for k, c in paths.items()},
+            "paths": _paths_json(paths),
             "figures": [f.to_json() for f in figures], "not_compared": not_compared}
 
 
@@ -495,6 +515,6 @@ EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt,
 
 
 __all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "KPROBES_AT", "KPROBES_WORKLOAD",
-           "KRETPROBE_OVER_KPROBE", "MARKERS_C", "MicrobenchError", "breakdown_line",
+           "KPROBE_LOOP_C", "KRETPROBE_OVER_KPROBE", "MARKERS_C", "MARKERS_KPROBE_ADDED", "MicrobenchError", "breakdown_line",
            "figures_over_samples", "immediate_txt", "kprobes_rst", "loop_delta",
            "markers_microbench", "mcount_seed", "windows", "within_2x_by_arch"]

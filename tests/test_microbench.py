@@ -17,7 +17,7 @@ from kisim.cli import main
 from kisim.commands.validate import print_doc
 from arches.base import KPROBE_PATHS, PublishedHit
 from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, KRETPROBE_OVER_KPROBE,
-                            MARKERS_PUBLISHED, Figure, MicrobenchError, figures_over_samples,
+                            MARKERS_KPROBE_ADDED, MARKERS_PUBLISHED, Figure, MicrobenchError, figures_over_samples,
                             immediate_txt, kprobes_rst, markers_microbench, mcount_seed,
                             windows, within_2x_by_arch)
 from probes.kprobes import arch_kprobes
@@ -128,6 +128,24 @@ def test_markers_microbench_loops_are_the_published_ones(markers):
         (pub["optimized"] - pub["empty"], cycles["optimized"] - cycles["empty"]))
     assert got["armed marker, empty probe, added over dormant"] == pytest.approx(
         (pub["armed"] - pub["optimized"], cycles["armed"] - cycles["optimized"]))
+
+
+@pytest.mark.slow
+def test_markers_microbench_kprobe_is_hit_once_per_iteration(markers):
+    """The write-up's empty kprobe on a loop: hit once per iteration of the module's
+    loop, trapping on every hit (twice where single-stepped beside a boosted path),
+    each path's figure its modeled cycles per hit against the published 4178.23."""
+    probes = markers["kprobe_paths"]
+    assert set(probes) in ({"k"}, {"k", "b"})
+    assert all(p["hits"] == markers["iterations"] and p["traps_per_hit"] >= 1
+               for p in probes.values())
+    if "b" in probes:
+        assert probes["k"]["traps_per_hit"] == probes["b"]["traps_per_hit"] + 1
+    got = {f["figure"]: f for f in markers["figures"]}
+    for path, p in probes.items():
+        f = got[f"empty {KPROBE_PATHS[path]} on a loop ({path}), added per hit"]
+        assert (f["published"], f["model"]) == (MARKERS_KPROBE_ADDED,
+                                                p["modeled_cycles_per_hit"])
 
 
 @pytest.mark.slow

@@ -46,8 +46,7 @@ _RST_OPT = "Documentation/trace/kprobes.rst, 'Optimized Probe Overhead'"
 _PENTIUM_M = "Pentium M 1495 MHz (i386)"
 _OPTERON = "Opteron 246 1994 MHz (x86_64)"
 _XEON = "Xeon E5410 2.33 GHz (x86-64)"
-#: Every x86 hit kprobes.rst times (the i386 Xeon run left out: kisim's x86 is 64-bit),
-#: and the one LTTng's markers microbenchmark times on the reference core itself.
+#: Every x86 hit kprobes.rst times (the i386 Xeon run left out: kisim's x86 is 64-bit).
 PUBLISHED = (
     PublishedHit("k", 0.57, "us", _PENTIUM_M, _RST),
     PublishedHit("r", 0.92, "us", _PENTIUM_M, _RST),
@@ -61,10 +60,6 @@ PUBLISHED = (
     PublishedHit("r", 1.24, "us", _XEON, _RST_OPT),
     PublishedHit("rb", 0.68, "us", _XEON, _RST_OPT),
     PublishedHit("ro", 0.30, "us", _XEON, _RST_OPT),
-    *(PublishedHit(path, 4178.23, "cycles", "Pentium 4 3 GHz (i386, 2.6.17)",
-                   "LTTng markers microbenchmark (markers-microbench-0.2.txt): an empty "
-                   "kprobe on the marker site; the write-up does not say whether it was "
-                   "boosted, so it is set beside both paths") for path in ("k", "b")),
 )
 STACK_HEADROOM = 0                  # the call pushes the return address itself
 
