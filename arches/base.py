@@ -99,23 +99,20 @@ KPROBE_PATHS = {"k": "kprobe", "b": "boosted kprobe", "o": "optprobe", "r": "kre
 
 @dataclass(frozen=True)
 class PublishedHit:
-    """One probe hit's published cost on a real machine of the arch's ISA family:
-    ``path`` one of :data:`KPROBE_PATHS`, ``value`` in ``unit`` ("us", or "cycles"
-    where the machine is the arch's reference core)."""
+    """One probe hit's published time on a real machine of the arch's ISA family:
+    ``path`` one of :data:`KPROBE_PATHS`."""
 
     path: str
-    value: float
-    unit: str
+    microseconds: float
     machine: str
     source: str
 
     def __post_init__(self) -> None:
-        if self.path not in KPROBE_PATHS or self.unit not in ("us", "cycles"):
-            raise ValueError(f"published hit {self.path!r} in {self.unit!r}: "
-                             f"paths {sorted(KPROBE_PATHS)}, units us or cycles")
+        if self.path not in KPROBE_PATHS:
+            raise ValueError(f"published hit {self.path!r}: paths {sorted(KPROBE_PATHS)}")
 
     def __str__(self) -> str:
-        return f"{self.path} = {self.value:g} {self.unit} ({self.machine}; {self.source})"
+        return f"{self.path} = {self.microseconds:g} us ({self.machine}; {self.source})"
 
 
 @dataclass(frozen=True)
@@ -820,10 +817,11 @@ class Kprobes(Capability):
     hits published for the ISA's kprobes (PUBLISHED: :class:`PublishedHit`
     each, which ``kisim validate --experiment kprobes`` compares with), the
     fault traps delivered to kprobe_fault_handler (FAULT_TRAPS: Unicorn
-    interrupt -> (guest handler, trap entry); empty where none can be), and whether the arch selects HAVE_KPROBES_ON_FTRACE
-    in v5.10 (KPROBES_ON_FTRACE: a probe on a dynamic ftrace site goes through
-    ftrace; without it that probe is refused). Two have defaults, for an arch whose trap entry
-    saves registers in guest code: TRAP_ENTRY, the guest symbol of that
+    interrupt -> (guest handler, trap entry); empty where none can be), and
+    whether the arch selects HAVE_KPROBES_ON_FTRACE in v5.10
+    (KPROBES_ON_FTRACE: a probe on a dynamic ftrace site goes through ftrace;
+    without it that probe is refused). Two have defaults, for an arch whose
+    trap entry saves registers in guest code: TRAP_ENTRY, the guest symbol of that
     exception prologue (entered with the frame in args[0] and the handler in
     args[1]), and GUEST_SAVED_REGS, the pt_regs slots only that prologue and
     kprobe_exc_return save and restore (PowerPC XER, whose SO/OV/CA bits are

@@ -67,7 +67,7 @@ def measure(arch: str, size: int | None = None) -> dict:
     ns = 1e9 / spec.clock_hz
     row: dict = {"arch": arch,
                  "dormant": {"instructions": 1, "modeled_cycles": spec.cost("insn")},
-                 "published": [f"{p.path} {p.value:g} {p.unit} ({p.machine})"
+                 "published": [f"{p.path} {p.microseconds:g} us ({p.machine})"
                                for p in arch_kprobes(spec).PUBLISHED],
                  "checksums_ok": doc["checksums_ok"]}
     for r in doc["rows"]:

@@ -22,10 +22,11 @@ Four experiments, each printed beside its published figures (docs/timing.md,
   experiment can be reproduced, so it is reported with the one published
   density found, and the overhead the model predicts at that density.
 * **Documentation/trace/kprobes.rst** ("Probe Overhead", "Optimized Probe
-  Overhead": hits per path in microseconds on real machines): each path the document times
-  on a machine of the arch's ISA family (the arch's ``PUBLISHED`` hits),
-  run as ``kisim kprobe`` runs it on kmalloc's entry, since the document
-  names no probe point; and its "50-75% longer" kretprobe hit.
+  Overhead": hits per path in microseconds on real machines): each path the
+  document times on a machine of the arch's ISA family (the arch's
+  ``PUBLISHED`` hits), run as ``kisim kprobe`` runs it on kmalloc's entry,
+  since the document names no probe point; and its "50-75% longer"
+  kretprobe hit.
 
 Every figure is modeled cycles of the arch's reference core; the published
 ones are the P4's or the authors' machine's, so a ratio compares a model
@@ -470,10 +471,10 @@ def kprobes_rst(arch_name: str, layout: int | None = None,
             not_compared.append({"published": str(p), "why": _NOT_RUN.get(
                 p.path, "not run by this experiment")})
             continue
-        cycles = cost.modeled_cycles_per_hit
-        figures.append(Figure(f"{KPROBE_PATHS[p.path]} ({p.path}), {p.machine}", p.value,
-                              cycles if p.unit == "cycles" else cycles / arch.clock_hz * 1e6,
-                              p.unit, p.source, _hit_detail(arch, cost)))
+        figures.append(Figure(f"{KPROBE_PATHS[p.path]} ({p.path}), {p.machine}",
+                              p.microseconds,
+                              cost.modeled_cycles_per_hit / arch.clock_hz * 1e6, "us",
+                              p.source, _hit_detail(arch, cost)))
     ret, entry = (paths["rb"], paths["b"]) if "rb" in paths else (paths["r"], paths["k"])
     low, high = KRETPROBE_OVER_KPROBE
     figures.append(Figure(
@@ -515,6 +516,7 @@ EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt,
 
 
 __all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "KPROBES_AT", "KPROBES_WORKLOAD",
-           "KPROBE_LOOP_C", "KRETPROBE_OVER_KPROBE", "MARKERS_C", "MARKERS_KPROBE_ADDED", "MicrobenchError", "breakdown_line",
+           "KPROBE_LOOP_C", "KRETPROBE_OVER_KPROBE", "MARKERS_C", "MARKERS_KPROBE_ADDED",
+           "MicrobenchError", "breakdown_line",
            "figures_over_samples", "immediate_txt", "kprobes_rst", "loop_delta",
            "markers_microbench", "mcount_seed", "windows", "within_2x_by_arch"]

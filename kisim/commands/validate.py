@@ -5,9 +5,9 @@ Runs Documentation/immediate.txt's loop, LTTng's marker microbenchmark, seed
 Documentation/trace/kprobes.rst on each arch's reference core
 (lab/microbench.py) and prints each modeled figure beside the published one,
 with the ratio: of the overheads for a total over a baseline, of the values
-otherwise. Extrapolated
-figures are shown, never judged. With ``--layouts N`` every figure is the
-median over N randomized text layouts, with its range.
+otherwise. Extrapolated figures are shown, never judged. With ``--layouts
+N`` every figure is the median over N randomized text layouts, with its
+range. It ends with how many judged figures are within 2x on each arch.
 """
 from __future__ import annotations
 
