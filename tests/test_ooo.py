@@ -252,6 +252,19 @@ def test_a_write_to_part_of_a_register_waits_for_its_last_writer(name: str) -> N
     assert free < 0.75 * chained
 
 
+def test_a_zeroing_idiom_ends_the_chain() -> None:
+    """x86: `xor eax, eax` after a multiply into rax does not wait for the product (the
+    P4's "Clearing Registers" support, IA-32 optimization manual 248966 ch. 2), so four
+    multiplies each followed by it are independent; followed by `and eax, eax`, which
+    reads eax (the control), they form one chain."""
+    arch = ARCHES["x86_64"]
+    mul = table(arch, "mul").latency
+    chained, _ = loop_cycles(arch, "imul rax, rbx; and eax, eax;" * 4)
+    free, _ = loop_cycles(arch, "imul rax, rbx; xor eax, eax;" * 4)
+    assert chained >= 4 * mul
+    assert free < 0.75 * chained
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_full_barrier_costs_its_table_latency_and_a_drain(name: str) -> None:
     """A fence after a store costs at least its table latency per iteration; without the
