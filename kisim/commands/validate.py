@@ -54,7 +54,8 @@ def print_doc(doc: dict) -> None:
               f"{_number(f['model'], f['unit'])} {f['ratio']:>7.2f}  {_within(f)}")
         if "model_spread" in f:
             s = f["model_spread"]
-            print(f"  {'':58} model range [{s['min']:.2f}, {s['max']:.2f}]")
+            low, high = (_number(s[k], f["unit"]).strip() for k in ("min", "max"))
+            print(f"  {'':58} model range [{low}, {high}]")
         if f["overhead"]:
             print(f"  {'':58} ratio of the overheads: model {f['model'] - 1:+.2%}, "
                   f"published {f['published'] - 1:+.2%}")
