@@ -163,7 +163,7 @@ class Predictor:
 
 #: The instruction classes of the decoders (sim/native/decode.h's enum kisim_class), in order.
 INSN_CLASSES = ("alu", "shift", "mul", "div", "load", "store", "branch", "fence", "lfence",
-                "sfence", "atomic", "system", "serialize")
+                "sfence", "atomic", "system", "select", "carry", "serialize")
 
 
 @dataclass(frozen=True)

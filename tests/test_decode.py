@@ -708,6 +708,14 @@ CLASS_CASES = [
     ("x86_64", "xor ax, ax", "ALU", {0}, {0, FLAGS_BIT}),
     ("x86_64", "and eax, eax", "ALU", {0}, {0, FLAGS_BIT}),
     ("x86_64", "xor eax, ecx", "ALU", {0, 1}, {0, FLAGS_BIT}),
+    # cmov reads the flags and keeps its destination when it does not move; adc and
+    # sbb read the carry: classes of their own, which the P4 runs slowly (core.py)
+    ("x86_64", "cmovne eax, ecx", "SELECT", {0, 1, FLAGS_BIT}, {0}),
+    ("x86_64", "cmove rdx, qword ptr [rsi]", "SELECT", {2, 6, FLAGS_BIT}, {2}),
+    ("x86_64", "adc rax, rbx", "CARRY", {0, 3, FLAGS_BIT}, {0, FLAGS_BIT}),
+    ("x86_64", "sbb ecx, 5", "CARRY", {1, FLAGS_BIT}, {1, FLAGS_BIT}),
+    ("x86_64", "adc al, 1", "CARRY", {0, FLAGS_BIT}, {0, FLAGS_BIT}),
+    ("x86_64", "sete al", "ALU", {0, FLAGS_BIT}, {0}),
     ("arm", "adds r0, r1, r2", "ALU", {1, 2}, {0, FLAGS_BIT}),
     ("arm", "addeq r0, r1, r2", "ALU", {0, 1, 2, FLAGS_BIT}, {0}),
     ("arm", "add r0, r1, r2, lsl #2", "SHIFT", {1, 2}, {0}),

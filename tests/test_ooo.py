@@ -252,6 +252,19 @@ def test_a_write_to_part_of_a_register_waits_for_its_last_writer(name: str) -> N
     assert free < 0.75 * chained
 
 
+def test_a_conditional_move_and_an_add_with_carry_cost_their_table_latency() -> None:
+    """x86: a chain of cmov through rax costs the select class's latency per link, a
+    chain of adc its carry class's (the P4's measured 6 and 7 cycles); the same chains
+    of mov and add (the control) cost the simple ALU's."""
+    arch = ARCHES["x86_64"]
+    select, carry = table(arch, "select").latency, table(arch, "carry").latency
+    cmov, _ = loop_cycles(arch, "cmovne rax, rcx;" * 8)
+    adc, _ = loop_cycles(arch, "adc rax, rcx;" * 8)
+    add, _ = loop_cycles(arch, "add rax, rcx;" * 8)
+    assert cmov >= 8 * select and adc >= 8 * carry
+    assert add < 0.25 * min(cmov, adc)
+
+
 def test_a_zeroing_idiom_ends_the_chain() -> None:
     """x86: `xor eax, eax` after a multiply into rax does not wait for the product (the
     P4's "Clearing Registers" support, IA-32 optimization manual 248966 ch. 2), so four

@@ -91,6 +91,10 @@ _LATENCIES = (
             + " gives no CP15 latency)",
             ranges={"latency": Range(1, 20, "no A9 figure for CP15 and CPSR moves, nor an "
                                             "LLVM latency: one cycle to 20")}),
+    Latency("select", 1, 1, "alu", "not an ARM class (decode.c gives it no instruction: a "
+            "conditional move is a mov with a condition, an ALU op); as the ALU"),
+    Latency("carry", 1, 1, "alu", "not an ARM class (decode.c classes adc, sbc and rsc as "
+            "ALU ops, as " + _LLVM + " does: WriteALU); as the ALU"),
 )
 
 _MAIN_TLB = (_TRM + " sec. 6.2: a main TLB of 4 lockable fully associative entries and a 2-way "

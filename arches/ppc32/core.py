@@ -80,6 +80,10 @@ _LATENCIES = (
             "(mfspr 4, mftb 5: range 2-5)",
             ranges={"latency": Range(2, 5, "the class mixes CR logic and mtspr (2), mfspr "
                                            "(4) and mftb (5), " + _LLVM)}),
+    Latency("select", 1, 1, "iu1", "not a PowerPC class (the e600 has no isel; decode.c gives "
+            "it no instruction); as a simple integer op"),
+    Latency("carry", 1, 1, "iu1", "not a PowerPC class (decode.c classes adde, subfe, addze and "
+            "addme with the simple integer ops, whose class this is); as the ALU"),
 )
 
 _TLBS = (

@@ -58,7 +58,9 @@ _WINDOW = Window(
 _RESOURCES = (
     Resource("alu", 2, "the two double-speed integer ALUs on ports 0 and 1 ('Rapid Execution "
                        "Engine', " + _ITJ + ")"),
-    Resource("complex", 1, "the slow integer unit (shifts, rotates) on port 1, " + _ITJ),
+    Resource("complex", 1, "the slow integer unit (shifts, rotates) on port 1, " + _ITJ
+             + "; MODELLING ASSUMPTION: adc and sbb, whose unit the sources do not give, "
+             "run here too (range 1: its one unit)"),
     Resource("mul", 1, "MODELLING ASSUMPTION: integer multiplies run on the FP/MMX multiplier "
                        "of port 1 (" + _ITJ + " block diagram), one unit (range 1)"),
     Resource("div", 1, "one divider, not pipelined: a divide issues when the last one is done "
@@ -124,6 +126,16 @@ _LATENCIES = (
             ranges={"latency": Range(4, 80, "the class's other members: rdtsc is measured "
                                             "at 80, special register moves are not: from "
                                             "a slow-unit op (4) to rdtsc's 80")}),
+    Latency("select", 6, 2, "alu",
+            "CMOVNZ r32, r32: L 6.1, T 1.00, " + _INSTLAT + ". MODELLING ASSUMPTION: its "
+            "unit; it takes one of the two ALUs for 2 cycles, so one issues per cycle",
+            ranges={"occupancy": Range(1, 2, "the unit is not in the source: one of the two "
+                                             "ALUs for 1 cycle (two per cycle) to 2 (the "
+                                             "measured one per cycle)", "real")}),
+    Latency("carry", 7, 7, "complex",
+            "ADC r32, r32 and SBB r32, r32: L 7.0, T 7.00 (not pipelined), " + _INSTLAT
+            + "; one unit for 7 cycles gives the measured T (which unit: the resource's "
+            "source)"),
 )
 
 _CPUID = ("CPUID leaf 2 of a Northwood (family 0F model 2): descriptors 0x50 and 0x5B, as Linux "

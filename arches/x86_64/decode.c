@@ -640,8 +640,10 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 		int family = op >> 3, writes = family == 7 ? 0 : ST;
 
 		d->writes |= FLAGS;
-		if (family == 2 || family == 3)	/* adc, sbb */
+		if (family == 2 || family == 3) {	/* adc, sbb */
+			d->cls = KISIM_C_CARRY;
 			d->reads |= FLAGS;
+		}
 		if ((op & 7) >= 4) {		/* al/eax, imm */
 			d->reads |= R(REG_RAX);
 			d->writes |= writes ? R(REG_RAX) : 0;
@@ -768,7 +770,10 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 		return 1;
 	case 0x80: case 0x81: case 0x83:	/* group 1; adc (/2), sbb (/3) read CF */
 		d->writes |= FLAGS;
-		d->reads |= reg == 2 || reg == 3 ? FLAGS : 0;
+		if (reg == 2 || reg == 3) {
+			d->cls = KISIM_C_CARRY;
+			d->reads |= FLAGS;
+		}
 		modrm_deps(c, rex, modrm, 0, reg == 7 ? LD : RMW, d);
 		return 1;
 	case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:	/* group 2 */
@@ -862,6 +867,7 @@ static int two_byte_deps(struct cursor *c, int rex, struct deps *d)
 		return 0;
 	reg = (modrm >> 3) & 7;
 	if (op >= 0x40 && op <= 0x4f) {		/* cmovcc: the old value if not moved */
+		d->cls = KISIM_C_SELECT;
 		d->reads |= FLAGS;
 		modrm_deps(c, rex, modrm, RMW, LD, d);
 		return 1;

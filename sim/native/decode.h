@@ -99,6 +99,8 @@ enum kisim_class {
 	KISIM_C_SFENCE,		/* orders stores only: sfence, eieio */
 	KISIM_C_ATOMIC,		/* locked read-modify-write (x86 lock, xchg with memory) */
 	KISIM_C_SYSTEM,		/* special-register moves, CR logic, other system instructions */
+	KISIM_C_SELECT,		/* a move on a condition of the flags: x86 cmov */
+	KISIM_C_CARRY,		/* add or subtract with the carry flag as an operand: x86 adc, sbb */
 	KISIM_C_SERIALIZE,	/* drains the window: struct kisim_decoded's kind KISIM_SERIALIZE */
 	KISIM_CLASSES,
 };

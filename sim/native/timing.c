@@ -1778,7 +1778,8 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 				| (k == KISIM_C_FENCE || k == KISIM_C_ATOMIC ? KT_S_FENCE : 0)
 				| (k == KISIM_C_LFENCE ? KT_S_LFENCE : 0)
 				| (is_barrier(k) ? KT_S_BARRIER : 0)
-				| ((k <= KISIM_C_DIV || k == KISIM_C_SYSTEM)
+				| ((k <= KISIM_C_DIV || k == KISIM_C_SYSTEM || k == KISIM_C_SELECT
+				    || k == KISIM_C_CARRY)
 				   && cfg->core.cls[k].latency > 1 ? KT_S_EXECUTE : 0);
 	m->dispatch_step = 1 / cfg->core.dispatch;
 	m->retire_step = 1 / cfg->core.retire;
