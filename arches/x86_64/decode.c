@@ -613,19 +613,20 @@ static void group3_deps(int reg, struct deps *d)
 }
 
 /*
- * sub or xor (families 5 and 6 of 00-3f) of a 32- or 64-bit register with
- * itself: 0 whatever the register held, and the Pentium 4 does not wait for
- * its old value ("Clearing Registers": special support for xor, sub and pxor
- * within the same register; IA-32 optimization manual 248966, ch. 2). An 8-
- * or 16-bit one still merges into the register, so it keeps the read.
+ * The register that sub or xor (families 5 and 6 of 00-3f) of a 32- or
+ * 64-bit register with itself zeroes, or none: the result is 0 whatever the
+ * register held, and the Pentium 4 does not wait for its old value
+ * ("Clearing Registers": special support for xor, sub and pxor within the
+ * same register; IA-32 optimization manual 248966, ch. 2). An 8- or 16-bit
+ * one still merges into the register, so it keeps the read.
  */
-static int zeroing_idiom(int family, int rex, int modrm, const struct deps *d)
+static uint64_t zeroed(int family, int rex, int modrm, const struct deps *d)
 {
 	int reg = ((modrm >> 3) & 7) | (rex & REX_R ? 8 : 0);
 	int rm = (modrm & 7) | (rex & REX_B ? 8 : 0);
 
 	return (family == 5 || family == 6) && (modrm >> 6) == 3 && reg == rm
-	       && !d->byte_reg && !d->word;
+	       && !d->byte_reg && !d->word ? R(rm) : 0;
 }
 
 /* One-byte opcodes (SDM vol. 2 table A-2): 1 if described. */
@@ -656,8 +657,7 @@ static int one_byte_deps(struct cursor *c, int rex, int op, struct deps *d)
 			modrm_deps(c, rex, modrm, LD | writes, LD, d);
 		else
 			modrm_deps(c, rex, modrm, LD, LD | writes, d);
-		if (zeroing_idiom(family, rex, modrm, d))
-			d->reads &= ~gpr((modrm & 7) | (rex & REX_B ? 8 : 0), rex, 0);
+		d->reads &= ~zeroed(family, rex, modrm, d);
 		return 1;
 	}
 	if (op >= 0x50 && op <= 0x5f) {		/* push, pop r64 */
