@@ -3,7 +3,9 @@
 Both runs use the same kernel, CPUs, seed and quantum, so on one CPU the
 difference is exactly the kprobe path (its guest instructions and the
 modeled cycles of its traps); :func:`lab.measure.measure` divides it by the
-hits. Used by ``kisim kprobe``, ``kisim demo`` and ``kisim tour``.
+hits. Several probes at one site share the run without a probe
+(:class:`ProbeRuns`). Used by ``kisim kprobe``, ``kisim demo``, ``kisim
+tour`` and ``kisim validate``.
 """
 from __future__ import annotations
 
@@ -70,68 +72,89 @@ def check_handler(symbols: SymbolTable, name: str) -> None:
         raise PatchError("EINVAL", f"kprobe: handler {name!r} is {what}, not a function")
 
 
-def measure_kprobe(arch: str, at: str, *, workload: str = "kmalloc", post: bool = False,
-                   ret: bool = False, with_kprobe: bool = False, optimize: bool = False,
-                   cpus: int = 1, size: int | None = None,
-                   overrides: dict[str, str] | None = None, modules: Sequence = (),
-                   handler: str | None = None, expect: int | None = None,
-                   timing: bool = True, layout: int | None = None,
-                   core: ReferenceCore | None = None) -> KprobeCost:
-    """Run ``workload`` without and with a kprobe at ``at`` (empty guest handlers).
+class ProbeRuns:
+    """One kernel and workload, run once without a probe, and each probe placed at
+    ``at`` measured against that run (:meth:`measure`): several probes at one site
+    cost one run without a probe, not one each.
 
-    ``ret`` adds a kretprobe on the same function entry (``at`` must be
-    one) whose empty handler runs at every return; its entry probe then
-    carries the kprobe's place; ``with_kprobe`` adds a kprobe with the empty
-    pre_handler there too (the two then share an aggr_kprobe: kprobes.rst's
-    "kr").
-    ``optimize`` runs the kprobe optimizer on the probe before the workload.
     ``modules`` are guest modules built in (kbuild.modules); ``handler`` names
-    a guest function (a module's) to use as the pre_handler, or with ``ret``
-    the return handler, instead of the empty one. ``timing`` runs both on the
-    timing model (else count-only), in the randomized text layout of seed
-    ``layout`` (:mod:`kbuild.layout`) and on ``core`` if given (the reference
-    core with other values of its assumptions).
+    a guest function (a module's) to use as the pre_handler, or a kretprobe's
+    return handler, instead of the empty one. ``timing`` runs on the timing
+    model (else count-only), in the randomized text layout of seed ``layout``
+    (:mod:`kbuild.layout`) and on ``core`` if given (the reference core with
+    other values of its assumptions).
     """
-    check_workload(workload, size)
-    symbol, offset = parse_at(at)
-    if handler == "":
-        raise PatchError("EINVAL", "kprobe: the handler name is empty")
-    kernel = build(arch, overrides=overrides, modules=modules, layout=layout)
-    kw = dict(cpus=cpus, workload=workload, size=size, expect=expect, timing=timing, core=core)
-    guest = Guest(kernel, **kw)
-    if handler is not None:
-        check_handler(guest.image.symbols, handler)
-    base = Tally.of(Guest(kernel, **kw).run())
-    kprobes = Kprobes(guest)
-    addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
-    before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
-    if ret:
-        rp = kprobes.register_kretprobe(Kretprobe(symbol_name=symbol, offset=offset,
-                                                  handler=handler or "kretprobe_empty_handler"))
-        kp = rp.kp
-        if with_kprobe:
-            kprobes.register_kprobe(Kprobe(symbol_name=symbol, offset=offset,
-                                           pre_handler="kprobe_empty_pre_handler"))
-    else:
-        kp = kprobes.register_kprobe(Kprobe(
-            symbol_name=symbol, offset=offset, pre_handler=handler or "kprobe_empty_pre_handler",
-            post_handler="kprobe_empty_post_handler" if post else None))
-        if optimize:
-            kprobes.optimize_kprobe(kp)
-    after = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
-    kind = "optprobe (detour)" if kp.optimized else kprobes.kind(kp)
-    result = guest.run()
-    hits = kp.hits
-    cost = measure(guest.arch, base, Tally.of(result), hits)
-    return KprobeCost(
-        arch=guest.arch.name, at=kp.describe(), address=addr, workload=workload, cpus=cpus,
-        handlers=("kretprobe" + (" and a kprobe" if with_kprobe else "") if ret
-                  else "pre+post" if post else "pre")
-        + (f" ({handler})" if handler else ""),
-        kind=kind if kp.optimized or not hits else kprobes.kind(kp),
-        hits=hits, nmissed=kp.nmissed, checksum_ok=result.ok,
-        instructions_per_hit=cost.instructions, modeled_cycles_per_hit=cost.modeled_cycles,
-        traps_per_hit=cost.traps,
-        site_before=before, site_after=after,
-        list_line=next(line for line in kprobes.list() if f"{addr:x}  " in line),
-        cycles=guest.machine.cycles_from, breakdown=cost.breakdown)
+
+    def __init__(self, arch: str, at: str, *, workload: str = "kmalloc", cpus: int = 1,
+                 size: int | None = None, overrides: dict[str, str] | None = None,
+                 modules: Sequence = (), handler: str | None = None,
+                 expect: int | None = None, timing: bool = True, layout: int | None = None,
+                 core: ReferenceCore | None = None) -> None:
+        check_workload(workload, size)
+        self.symbol, self.offset = parse_at(at)
+        if handler == "":
+            raise PatchError("EINVAL", "kprobe: the handler name is empty")
+        self.handler, self.workload, self.cpus = handler, workload, cpus
+        self.kernel = build(arch, overrides=overrides, modules=modules, layout=layout)
+        self.kw = dict(cpus=cpus, workload=workload, size=size, expect=expect, timing=timing,
+                       core=core)
+        unprobed = Guest(self.kernel, **self.kw)
+        if handler is not None:
+            check_handler(unprobed.image.symbols, handler)
+        self.base = Tally.of(unprobed.run())
+
+    def measure(self, *, post: bool = False, ret: bool = False, with_kprobe: bool = False,
+                optimize: bool = False) -> KprobeCost:
+        """The workload run again with a kprobe (empty guest handlers), its cost per hit.
+
+        ``ret`` places a kretprobe on the same function entry (``at`` must be
+        one) whose empty handler runs at every return; its entry probe then
+        carries the kprobe's place; ``with_kprobe`` adds a kprobe with the empty
+        pre_handler there too (the two then share an aggr_kprobe: kprobes.rst's
+        "kr"). ``optimize`` runs the kprobe optimizer on the probe before the
+        workload."""
+        symbol, offset, handler = self.symbol, self.offset, self.handler
+        guest = Guest(self.kernel, **self.kw)
+        kprobes = Kprobes(guest)
+        addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
+        before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
+        if ret:
+            rp = kprobes.register_kretprobe(Kretprobe(
+                symbol_name=symbol, offset=offset, handler=handler or "kretprobe_empty_handler"))
+            kp = rp.kp
+            if with_kprobe:
+                kprobes.register_kprobe(Kprobe(symbol_name=symbol, offset=offset,
+                                               pre_handler="kprobe_empty_pre_handler"))
+        else:
+            kp = kprobes.register_kprobe(Kprobe(
+                symbol_name=symbol, offset=offset,
+                pre_handler=handler or "kprobe_empty_pre_handler",
+                post_handler="kprobe_empty_post_handler" if post else None))
+            if optimize:
+                kprobes.optimize_kprobe(kp)
+        after = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
+        kind = "optprobe (detour)" if kp.optimized else kprobes.kind(kp)
+        result = guest.run()
+        hits = kp.hits
+        cost = measure(guest.arch, self.base, Tally.of(result), hits)
+        return KprobeCost(
+            arch=guest.arch.name, at=kp.describe(), address=addr, workload=self.workload,
+            cpus=self.cpus,
+            handlers=("kretprobe" + (" and a kprobe" if with_kprobe else "") if ret
+                      else "pre+post" if post else "pre")
+            + (f" ({handler})" if handler else ""),
+            kind=kind if kp.optimized or not hits else kprobes.kind(kp),
+            hits=hits, nmissed=kp.nmissed, checksum_ok=result.ok,
+            instructions_per_hit=cost.instructions, modeled_cycles_per_hit=cost.modeled_cycles,
+            traps_per_hit=cost.traps,
+            site_before=before, site_after=after,
+            list_line=next(line for line in kprobes.list() if f"{addr:x}  " in line),
+            cycles=guest.machine.cycles_from, breakdown=cost.breakdown)
+
+
+def measure_kprobe(arch: str, at: str, *, post: bool = False, ret: bool = False,
+                   with_kprobe: bool = False, optimize: bool = False, **runs) -> KprobeCost:
+    """Run a workload without and with one kprobe at ``at``: :class:`ProbeRuns`
+    (``runs``: its options) and its :meth:`~ProbeRuns.measure`."""
+    return ProbeRuns(arch, at, **runs).measure(post=post, ret=ret, with_kprobe=with_kprobe,
+                                               optimize=optimize)

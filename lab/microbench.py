@@ -44,7 +44,7 @@ from arches import Arch, get_arch
 from arches.base import KPROBE_PATHS, ReferenceCore
 from kbuild import build
 from kbuild.modules import load_module
-from lab.kprobe import KprobeCost, measure_kprobe
+from lab.kprobe import KprobeCost, ProbeRuns
 from lab.measure import Tally
 from lab.verdict import FAILS, HOLDS, spread, verdict
 from lab.mechanisms import MCOUNT_LIVE, run_once
@@ -401,7 +401,8 @@ def _probe_paths(arch: Arch, wanted: set[str], layout: int | None, core: Referen
                  at: str = KPROBES_AT, workload: str = KPROBES_WORKLOAD,
                  **measure) -> dict[str, KprobeCost]:
     """The kprobes.rst paths of ``wanted`` (and k, b) kisim runs at ``at`` under
-    ``workload`` on ``arch`` (``measure``: more of measure_kprobe's options), by letter.
+    ``workload`` on ``arch`` (``measure``: more of :class:`ProbeRuns`' options), by
+    letter, each against one run without a probe.
 
     k is a kprobe with a post_handler, which no kernel boosts; a plain kprobe
     (pre_handler only) that takes fewer traps is b, else it is k itself (the
@@ -409,9 +410,10 @@ def _probe_paths(arch: Arch, wanted: set[str], layout: int | None, core: Referen
     it is rb where b exists, else r; where it is r, a kprobe beside it on the
     same entry is kr. o is the optimizer's detour, where it takes the probe
     and no trap. The kretprobe, kr and o run only where ``wanted`` asks."""
+    runs = ProbeRuns(arch.name, at, workload=workload, layout=layout, core=core, **measure)
+
     def run(**kw) -> KprobeCost:
-        cost = measure_kprobe(arch.name, at, workload=workload, layout=layout, core=core,
-                              **measure, **kw)
+        cost = runs.measure(**kw)
         if not cost.hits or not cost.checksum_ok:
             raise MicrobenchError(f"kprobes: the probe at {at} ({kw or 'plain'}) was hit "
                                   f"{cost.hits} times, checksum ok: {cost.checksum_ok}")
@@ -463,6 +465,7 @@ def kprobes_rst(arch_name: str, layout: int | None = None,
     handlers, and the document's "50-75% longer" of a kretprobe hit."""
     arch = get_arch(arch_name)
     published = arch_kprobes(arch).PUBLISHED
+    # the kretprobe ("r" asks for it, whichever path its entry takes) for the ratio below
     paths = _probe_paths(arch, {p.path for p in published} | {"r"}, layout, core)
     figures, not_compared = [], []
     for p in published:

@@ -2,7 +2,7 @@
 
 The kmalloc() marker of the guest kernel: its C source, the bytes of its
 enable check dormant and armed as a marker (immediate-value build),
-kmalloc() armed as a kprobe and as an optprobe (:func:`lab.kprobe.measure_kprobe`),
+kmalloc() armed as a kprobe and as an optprobe (:class:`lab.kprobe.ProbeRuns`),
 a line-number probe on the same line when nothing is compiled in, and
 the comparison table of every mechanism (:func:`lab.compare.compare_arch`).
 :func:`tour` returns it all as data; the CLI prints it.
@@ -14,7 +14,7 @@ from pathlib import Path
 from arches import Arch, get_arch
 from kbuild import build
 from lab.compare import compare_arch
-from lab.kprobe import measure_kprobe
+from lab.kprobe import ProbeRuns
 from lab.mechanisms import BASE_CONFIG, NONE, mechanism
 from patcher.errors import PatchError
 from patcher.instrument import attach
@@ -50,12 +50,11 @@ def _source(arch: Arch, image, site: int) -> dict:
 
 def _kprobe_steps(arch: Arch) -> list[dict]:
     """kmalloc() as a kprobe, then as an optprobe (or the arch's refusal)."""
-    steps = []
+    steps, runs = [], ProbeRuns(arch.name, SITE, overrides={**BASE_CONFIG, **NONE})
     for optimize in (False, True):
         try:
             steps.append({"optimize": optimize,
-                          "cost": measure_kprobe(arch.name, SITE, optimize=optimize,
-                                                 overrides={**BASE_CONFIG, **NONE}).to_json()})
+                          "cost": runs.measure(optimize=optimize).to_json()})
         except PatchError as err:
             steps.append({"optimize": optimize, "refused": err.message})
     return steps
