@@ -279,8 +279,8 @@ def test_kprobes_rst_runs_each_path_it_compares(kprobes):
     k single-steps where a plain kprobe is boosted (two traps against one), b is that
     plain kprobe, o takes no trap, a kretprobe takes its entry's traps and, where the
     trampoline is a kprobe, one more, and a kprobe beside it none. Every published hit
-    is compared or says why not,
-    and a figure in microseconds is the modeled cycles at the core's clock."""
+    is compared or says why not, and a figure in microseconds is the modeled cycles at
+    the core's clock."""
     arch = get_arch(kprobes["arch"])
     ops = arch_kprobes(arch)
     paths = kprobes["paths"]
