@@ -351,6 +351,9 @@ struct kt_cpu {
 	uint64_t tlb_last[2];		/* the page each side last hit, + 1: its entry is the
 					 * most recent already */
 	uint64_t tlb_last_mask[2];
+	struct kt_way *d_last;		/* the L1 D way of the CPU's last data line: its set's
+					 * most recent way, while it still holds d_last_line */
+	uint64_t d_last_line;
 	struct kt_stats stats;
 };
 
@@ -373,6 +376,7 @@ struct kt_machine {
 	double dispatch_step;			/* 1 / the core's widths */
 	double retire_step;
 	uint32_t smalls;
+	bool d_memo;				/* the L1 D is one CPU's alone (d_last) */
 	/* A bit set for each line any instruction cache has loaded (hashed by
 	 * its number, never cleared): a store to a line whose bit is clear
 	 * needs no search of the instruction caches. */
@@ -627,23 +631,38 @@ static double latency(const struct kt_machine *m, uint32_t served)
  * counters take its cost as if it stalled an in-order pipeline alone (an
  * L1 hit's latency beyond one cycle, a store hit nothing): the
  * out-of-order core's overlap_cycles says how much of that it hid.
+ *
+ * The line of the CPU's last data access needs no lookup while its L1 way
+ * still holds it (t->d_last): nothing but this CPU's data accesses touches
+ * its L1 D (m->d_memo), so that way is its set's most recent, and a hit
+ * leaves the set's LRU order as it is. A store to it while it is clean
+ * takes the lookup, which invalidates the other copies.
  */
-static uint32_t data_line(struct kt_machine *m, uint32_t cpu, uint64_t addr, bool store)
+static uint32_t data_line(struct kt_cpu *t, uint64_t addr, bool store)
 {
+	struct kt_machine *m = t->m;
 	uint32_t l1 = m->path[1][0], served;
-	struct kt_way *w;
+	struct kt_way *w = t->d_last;
 	double stall;
 
-	served = side_load(m, cpu, 1, 0, addr, &w);
+	if (w && w->line == line_of(m, l1, addr) && w->state & KT_VALID
+	    && (!store || w->state & KT_DIRTY)) {
+		t->stats.hit[l1]++;
+		served = l1;
+	} else {
+		served = side_load(m, t->index, 1, 0, addr, &w);
+		if (m->d_memo)
+			t->d_last = w;
+	}
 	stall = served == l1 ? (store ? 0 : m->cfg.level[l1].latency - 1) : latency(m, served);
 	if (served == KT_TRANSFER)
-		m->cpu[cpu].stats.transfer_cycles += stall;
+		t->stats.transfer_cycles += stall;
 	else
-		m->cpu[cpu].stats.data_cycles += stall;
+		t->stats.data_cycles += stall;
 	if (!store)
 		return served;
 	if (!(w->state & KT_DIRTY)) {
-		invalidate_others(m, cpu, addr);
+		invalidate_others(m, t->index, addr);
 		w->state |= KT_DIRTY;
 	}
 	if (m->cfg.icache_coherent)
@@ -779,7 +798,7 @@ static void data_access(struct kt_cpu *t, bool store, uint64_t addr, uint32_t si
 			p->load_addr = addr;
 	}
 	for (uint64_t a = addr >> shift; a <= (addr + (uint64_t)size - 1) >> shift; a++) {
-		uint32_t served = data_line(m, t->index, a << shift, store);
+		uint32_t served = data_line(t, a << shift, store);
 		double cycles = latency(m, served);
 
 		if (store) {
@@ -1810,6 +1829,7 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 	}
 	if (!m->path_len[0] || !m->path_len[1] || !m->private_len[0] || !m->private_len[1])
 		goto fail;
+	m->d_memo = m->path[0][0] != m->path[1][0];	/* not a unified L1 */
 	m->decoded = calloc(KT_DECODE_SLOTS, sizeof(*m->decoded));
 	if (!m->decoded)
 		goto fail;
