@@ -54,7 +54,8 @@ class KprobeCost:
     traps_per_hit: float | None
     site_before: str
     site_after: str
-    list_line: str
+    #: debugfs kprobes/list at the address: one line per probe there (kr: r and k).
+    list_lines: tuple[str, ...]
     cycles: str = ""
     #: The timing model's counts and stall cycles per hit (empty when count-only).
     breakdown: dict = field(default_factory=dict)
@@ -148,7 +149,7 @@ class ProbeRuns:
             instructions_per_hit=cost.instructions, modeled_cycles_per_hit=cost.modeled_cycles,
             traps_per_hit=cost.traps,
             site_before=before, site_after=after,
-            list_line=next(line for line in kprobes.list() if f"{addr:x}  " in line),
+            list_lines=tuple(line for line in kprobes.list() if f"{addr:x}  " in line),
             cycles=guest.machine.cycles_from, breakdown=cost.breakdown)
 
 

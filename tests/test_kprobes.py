@@ -435,6 +435,28 @@ def test_cli_kprobe_refusals(args: list[str], text: str, capsys) -> None:
     assert text in err and err.count("\n") == 1
 
 
+
+@pytest.mark.slow
+def test_cli_kprobe_with_kprobe_shares_the_kretprobe_entry(arch: str, capsys) -> None:
+    """``--ret --with-kprobe`` (kprobes.rst's kr): both probes at one entry, both
+    listed, each hit taking the kretprobe's traps at least; without --ret, refused."""
+    import json
+    from kisim.cli import main
+    runs = {}
+    for extra in ([], ["--with-kprobe"]):
+        assert main(["kprobe", "--arch", arch, "--at", FUNCTION, "--size", str(SIZE),
+                     "--ret", *extra, "--json"]) == 0
+        runs[bool(extra)] = json.loads(capsys.readouterr().out)
+    alone, both = runs[False], runs[True]
+    assert both["handlers"] == "kretprobe and a kprobe" and both["checksum_ok"]
+    assert [line.split()[1] for line in both["list_lines"]] == ["r", "k"]
+    assert [line.split()[1] for line in alone["list_lines"]] == ["r"]
+    assert both["hits"] == alone["hits"] > 0
+    assert both["traps_per_hit"] >= alone["traps_per_hit"]
+    assert both["instructions_per_hit"] > alone["instructions_per_hit"]
+    assert main(["kprobe", "--arch", arch, "--at", FUNCTION, "--with-kprobe"]) == 2
+    assert "needs --ret" in capsys.readouterr().err
+
 # -- kretprobes -------------------------------------------------------------
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 """``kisim kprobe``: run a workload with one kprobe and show what each hit costs.
 
 The probe (empty guest pre_handler, and post_handler with ``--post``;
-with ``--ret`` a kretprobe with an empty return handler) is
+with ``--ret`` a kretprobe with an empty return handler, and with
+``--with-kprobe`` a kprobe beside it on the same entry) is
 registered at ``SYMBOL[+OFF]`` of the defconfig kernel; the workload runs
 once without and once with it, so the difference divided by the hits is
 one hit's cost: exact guest instructions, traps and modeled cycles.
@@ -51,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "buffer; the optimizer delay is flushed, wait_for_kprobe_optimizer)")
     p.add_argument("--ret", action="store_true",
                    help="a kretprobe instead: its handler runs at every return")
+    p.add_argument("--with-kprobe", action="store_true",
+                   help="with --ret, a kprobe with an empty pre_handler at the same entry "
+                        "too: the two share an aggr_kprobe (kprobes.rst's \"kr\")")
     p.add_argument("--workload", default="kmalloc", metavar="W",
                    help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
     p.add_argument("--size", type=int, default=None, metavar="N", help="workload size")
@@ -71,17 +75,19 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
         raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
     if args.opt and (args.ret or args.post):
         raise UsageError("--opt takes a plain kprobe: no --post (never optimized), no --ret")
+    if args.with_kprobe and not args.ret:
+        raise UsageError("--with-kprobe adds a kprobe to a kretprobe: it needs --ret")
     if args.every is not None:
         return _every_instruction(args)
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
-                          ret=args.ret, optimize=args.opt, cpus=args.cpus, size=args.size,
+                          ret=args.ret, with_kprobe=args.with_kprobe, optimize=args.opt, cpus=args.cpus, size=args.size,
                           modules=args.modules, handler=args.handler, expect=args.expect,
                           timing=timing(args), overrides=overrides(args))
     if args.view == "list":
         if args.json:
-            print_json({"list": [cost.list_line]})
+            print_json({"list": list(cost.list_lines)})
         else:
-            print(cost.list_line)
+            print("\n".join(cost.list_lines))
         return 0
     if args.json:
         print_json(cost.to_json())

@@ -39,7 +39,7 @@ def _kprobe_step(step: dict) -> None:
         return
     c = step["cost"]
     print(f"\n  register_kprobe({SITE}){' + optimize_kprobe' if step['optimize'] else ''}: "
-          f"{c['list_line']}")
+          f"{'; '.join(c['list_lines'])}")
     print(f"  before: {c['site_before']}")
     print(f"  armed:  {c['site_after']}")
     if not c["hits"]:
