@@ -100,16 +100,24 @@ KPROBE_PATHS = {"k": "kprobe", "b": "boosted kprobe", "o": "optprobe", "r": "kre
 @dataclass(frozen=True)
 class PublishedHit:
     """One probe hit's published time on a real machine of the arch's ISA family:
-    ``path`` one of :data:`KPROBE_PATHS`."""
+    ``path`` one of :data:`KPROBE_PATHS`, ``mhz`` the clock ``machine`` names."""
 
     path: str
     microseconds: float
     machine: str
+    mhz: float
     source: str
 
     def __post_init__(self) -> None:
         if self.path not in KPROBE_PATHS:
             raise ValueError(f"published hit {self.path!r}: paths {sorted(KPROBE_PATHS)}")
+        if f"{self.mhz:g} MHz" not in self.machine and f"{self.mhz / 1000:g} GHz" not in self.machine:
+            raise ValueError(f"published hit on {self.machine!r}: its clock is not {self.mhz:g} MHz")
+
+    @property
+    def cycles(self) -> float:
+        """The hit in cycles of the machine it was timed on."""
+        return self.microseconds * self.mhz
 
     def __str__(self) -> str:
         return f"{self.path} = {self.microseconds:g} us ({self.machine}; {self.source})"

@@ -64,6 +64,17 @@ class KprobeCost:
         return asdict(self)
 
 
+def path_letters(post_traps: float, plain_traps: float) -> dict[str, str]:
+    """Documentation/trace/kprobes.rst's letter (:data:`arches.base.KPROBE_PATHS`) for
+    each way kisim probes one site, from the traps a hit takes with a post_handler
+    (which no kernel boosts: k) and without one. A plain probe that takes fewer
+    traps is boosted, b; else it is k itself. A kretprobe's entry is a plain
+    probe, so it is rb where b exists, else r. The optimizer's detour is o."""
+    boosted = plain_traps < post_traps
+    return {"post": "k", "plain": "b" if boosted else "k", "ret": "rb" if boosted else "r",
+            "optimize": "o"}
+
+
 def check_handler(symbols: SymbolTable, name: str) -> None:
     """A handler names a guest function: :class:`PatchError` (EINVAL) for data
     or anything else that is no function (an unknown name is ENOENT later)."""

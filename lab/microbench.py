@@ -44,7 +44,7 @@ from arches import Arch, get_arch
 from arches.base import KPROBE_PATHS, ReferenceCore
 from kbuild import build
 from kbuild.modules import load_module
-from lab.kprobe import KprobeCost, ProbeRuns
+from lab.kprobe import KprobeCost, ProbeRuns, path_letters
 from lab.measure import Tally
 from lab.verdict import FAILS, HOLDS, spread, verdict
 from lab.mechanisms import MCOUNT_LIVE, run_once
@@ -402,14 +402,11 @@ def _probe_paths(arch: Arch, wanted: set[str], layout: int | None, core: Referen
                  **measure) -> dict[str, KprobeCost]:
     """The kprobes.rst paths of ``wanted`` (and k, b) kisim runs at ``at`` under
     ``workload`` on ``arch`` (``measure``: more of :class:`ProbeRuns`' options), by
-    letter, each against one run without a probe.
+    letter (:func:`lab.kprobe.path_letters`), each against one run without a probe.
 
-    k is a kprobe with a post_handler, which no kernel boosts; a plain kprobe
-    (pre_handler only) that takes fewer traps is b, else it is k itself (the
-    published "simple handler"). The kretprobe's entry is a plain kprobe, so
-    it is rb where b exists, else r; where it is r, a kprobe beside it on the
-    same entry is kr. o is the optimizer's detour, where it takes the probe
-    and no trap. The kretprobe, kr and o run only where ``wanted`` asks."""
+    Where the kretprobe is r, a kprobe beside it on the same entry is kr; o is
+    the optimizer's detour where it takes the probe and no trap. The kretprobe,
+    kr and o run only where ``wanted`` asks."""
     runs = ProbeRuns(arch.name, at, workload=workload, layout=layout, core=core, **measure)
 
     def run(**kw) -> KprobeCost:
@@ -419,11 +416,12 @@ def _probe_paths(arch: Arch, wanted: set[str], layout: int | None, core: Referen
                                   f"{cost.hits} times, checksum ok: {cost.checksum_ok}")
         return cost
     single, plain = run(post=True), run()
-    boosted = plain.traps_per_hit < single.traps_per_hit
-    paths = {"k": single, "b": plain} if boosted else {"k": plain}
+    letter = path_letters(single.traps_per_hit, plain.traps_per_hit)
+    paths = {letter["post"]: single}
+    paths[letter["plain"]] = plain      # k itself where it is not boosted
     if wanted & {"r", "rb", "kr"}:
-        paths["rb" if boosted else "r"] = run(ret=True)
-    if not boosted and "kr" in wanted:
+        paths[letter["ret"]] = run(ret=True)
+    if letter["ret"] == "r" and "kr" in wanted:
         paths["kr"] = run(ret=True, with_kprobe=True)
     if "o" in wanted:
         try:
@@ -431,7 +429,7 @@ def _probe_paths(arch: Arch, wanted: set[str], layout: int | None, core: Referen
         except PatchError:              # the optimizer refused the site
             opt = None
         if opt is not None and opt.kind == "optprobe (detour)" and opt.traps_per_hit == 0:
-            paths["o"] = opt
+            paths[letter["optimize"]] = opt
     return paths
 
 

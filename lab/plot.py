@@ -13,37 +13,62 @@ from pathlib import Path
 import matplotlib
 
 import fsio
+from arches import get_arch
+from arches.base import KPROBE_PATHS, PublishedHit
+from lab.kprobe import path_letters
+from lab.microbench import IMMEDIATE_PUBLISHED, MARKERS_PUBLISHED
+from probes.kprobes import arch_kprobes
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-#: Published per-event costs in cycles: (label, cycles, source). Microsecond
-#: figures are converted at the clock of the machine they were measured on.
-PUBLISHED: tuple[tuple[str, float, str], ...] = (
-    ("disabled marker, load+test+branch", 1.17, "LTTng microbenchmark, P4 3 GHz"),
-    ("disabled marker, immediate value", 2.50, "LTTng microbenchmark, P4 3 GHz"),
-    ("immediate value per site", 7.84, "Documentation/immediate.txt, P4 3 GHz"),
-    ("L1-hit flag load per site", 12.14, "Documentation/immediate.txt, P4 3 GHz"),
-    ("enabled marker, empty probe", 48.11, "LTTng microbenchmark, P4 3 GHz"),
-    ("optprobe hit", 0.06 * 2330, "kprobes.txt: 0.06 us, Xeon E5410 2.33 GHz"),
-    ("cache-cold flag load per site", 559.0, "Documentation/immediate.txt, P4 3 GHz"),
-    ("kprobe hit", 0.49 * 2000, "kprobes.txt: 0.49 us, Opteron 2 GHz"),
-    ("boosted kprobe hit", 0.43 * 2330, "kprobes.txt: 0.43 us, Xeon E5410 2.33 GHz"),
-    ("kretprobe hit", 0.80 * 2000, "kprobes.txt: 0.80 us, Opteron 2 GHz"),
-    ("kprobe hit, not boosted", 0.99 * 2330, "kprobes.txt: 0.99 us, Xeon E5410 2.33 GHz"),
+_LTTNG = "LTTng markers microbenchmark, P4 3 GHz"
+_IMMEDIATE = "Documentation/immediate.txt, P4 3 GHz"
+_M, _I = MARKERS_PUBLISHED, IMMEDIATE_PUBLISHED
+#: Published per-event costs in cycles: (label, cycles, source), each the difference
+#: of two published loops (lab.microbench), all on Desnoyers' Pentium 4.
+EVENTS: tuple[tuple[str, float, str], ...] = (
+    ("disabled marker, load+test+branch", _M["generic"] - _M["empty"], _LTTNG),
+    ("disabled marker, immediate value", _M["optimized"] - _M["empty"], _LTTNG),
+    ("immediate value per site", _I["imv"] - _I["base"], _IMMEDIATE),
+    ("L1-hit flag load per site", _I["l1"] - _I["base"], _IMMEDIATE),
+    ("enabled marker, empty probe", _M["armed"] - _M["optimized"], _LTTNG),
+    ("cache-cold load per site", _I["memory"] - _I["base"], _IMMEDIATE),
 )
 
-#: The published figure drawn beside a row's modeled bars: (section, mechanism) -> cycles.
-#: Each is one of :data:`PUBLISHED`, at the clock it was measured on.
+#: The event figure drawn beside a row's modeled bars: (section, mechanism) -> cycles.
 BESIDE: dict[tuple[str, str], float] = {
-    ("dormant", "marker_flag"): 12.14,
-    ("dormant", "marker_imv"): 7.84,
-    ("active", "marker_imv"): 48.11,
-    ("active", "kprobe"): 0.99 * 2330,
-    ("active", "kprobe_boosted"): 0.43 * 2330,
-    ("active", "optprobe"): 0.06 * 2330,
-    ("active", "kretprobe"): 0.80 * 2000,
+    ("dormant", "marker_flag"): EVENTS[3][1],
+    ("dormant", "marker_imv"): EVENTS[2][1],
+    ("active", "marker_imv"): EVENTS[4][1],
 }
+
+#: The way each kprobe row probes its points (lab.mechanisms), as path_letters() names it.
+KPROBE_ROWS = {"kprobe": "post", "kprobe_boosted": "plain", "optprobe": "optimize",
+               "kretprobe": "ret"}
+
+
+def published_hits(arch: str) -> tuple[PublishedHit, ...]:
+    """kprobes.rst's hits on machines of ``arch``'s ISA family (its ``PUBLISHED``)."""
+    return arch_kprobes(get_arch(arch)).PUBLISHED
+
+
+def _traps(row: dict | None) -> float | None:
+    return row["active"]["per_hit_events"].get("trap", 0.0) if row and row["active"] else None
+
+
+def hit_marks(doc: dict) -> dict[str, list[float]]:
+    """The published hits, in cycles of the machine each was timed on, to draw beside
+    each kprobe row of ``doc``: those of the path the row takes on its arch
+    (path_letters(), from the traps of its kprobe and boosted kprobe rows)."""
+    rows = {r["mechanism"]: r for r in doc["rows"]}
+    post, plain = _traps(rows.get("kprobe")), _traps(rows.get("kprobe_boosted"))
+    if post is None or plain is None:
+        return {}
+    letter = path_letters(post, plain)
+    return {mechanism: [h.cycles for h in published_hits(doc["arch"]) if h.path == letter[way]]
+            for mechanism, way in KPROBE_ROWS.items() if mechanism in rows}
+
 
 FLOOR = 0.1     # log scale: a zero or negative modeled cost is drawn at this floor
 
@@ -67,6 +92,10 @@ def _bars(ax, docs: list[dict], section: str, metric: str, title: str) -> None:
     keys = [r["mechanism"] for r in docs[0]["rows"]]
     marks = [(j + 0.4 - width / 2, BESIDE[section, k]) for j, k in enumerate(keys)
              if (section, k) in BESIDE]
+    if section == "active":     # kprobes.rst's hits beside the bar of the arch they fit
+        for i, doc in enumerate(docs):
+            beside = hit_marks(doc)
+            marks += [(j + i * width, y) for j, k in enumerate(keys) for y in beside.get(k, ())]
     if marks:
         ax.scatter([x for x, _ in marks], [y for _, y in marks], marker="_", s=900,
                    linewidths=2, color="black", zorder=3,
@@ -94,9 +123,13 @@ def plot(docs: list[dict], out_dir: Path, stem: str = "compare") -> list[Path]:
           "armed, per hit: modeled cycles (empty probes; the ring buffer, function "
           "tracer and line probe do their work)")
     ax = axes[2]
-    ys = range(len(PUBLISHED))
-    ax.barh(list(ys), [c for _, c, _ in PUBLISHED], color="grey")
-    ax.set_yticks(list(ys), [f"{label}\n[{src}]" for label, _, src in PUBLISHED], fontsize=6)
+    published = list(EVENTS) + [
+        (f"{KPROBE_PATHS[h.path]} ({h.path}) hit", h.cycles,
+         f"kprobes.rst: {h.microseconds:g} us, {h.machine}")
+        for arch in dict.fromkeys(d["arch"] for d in docs) for h in published_hits(arch)]
+    ys = range(len(published))
+    ax.barh(list(ys), [c for _, c, _ in published], color="grey")
+    ax.set_yticks(list(ys), [f"{label}\n[{src}]" for label, _, src in published], fontsize=6)
     ax.set_xscale("log")
     ax.set_xlabel("published cycles, log (measured on hardware, not modeled)")
     ax.set_title("published figures, for comparison", fontsize=10)

@@ -369,3 +369,23 @@ def test_cli_compare_over_layouts(tmp_path, capsys):
     for side in first["sides"]:
         assert side["min"] <= side["median"] <= side["max"]
     assert (tmp_path / "compare.json").is_file()
+
+
+def _probe_rows(post_traps: float, plain_traps: float) -> list[dict]:
+    traps = {"kprobe": post_traps, "kprobe_boosted": plain_traps, "kretprobe": 1.0}
+    return [{"mechanism": m, "active": {"per_hit_events": {"trap": t}}} for m, t in traps.items()]
+
+
+def test_the_plot_sets_each_kprobe_row_beside_the_hits_of_its_path():
+    """kprobes.rst's hits beside a row are those of the path the row takes: x86
+    boosts a plain probe (one trap where the post_handler's takes two), so its
+    kretprobe's entry is boosted, rb; ppc32 does not, so its kretprobe is r."""
+    from lab.plot import hit_marks
+    x86 = hit_marks({"arch": "x86_64", "rows": _probe_rows(2.0, 1.0)})
+    assert x86["kretprobe"] == [pytest.approx(0.68 * 2330)]           # the Xeon's rb
+    assert x86["kprobe_boosted"] == [pytest.approx(0.43 * 2330)]      # the Xeon's b
+    assert sorted(x86["kprobe"]) == pytest.approx(sorted([0.57 * 1495, 0.49 * 1994, 0.99 * 2330]))
+    ppc = hit_marks({"arch": "ppc32", "rows": _probe_rows(1.0, 1.0)})
+    assert ppc["kretprobe"] == [pytest.approx(1.26 * 1656)]           # the POWER5's r
+    assert ppc["kprobe_boosted"] == ppc["kprobe"] == [pytest.approx(0.77 * 1656)]
+    assert hit_marks({"arch": "arm", "rows": _probe_rows(1.0, 1.0)})["kretprobe"] == []

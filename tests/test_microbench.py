@@ -318,10 +318,13 @@ def test_kprobes_rst_runs_each_path_it_compares(kprobes):
         paths[ret]["modeled_cycles_per_hit"] / paths[entry]["modeled_cycles_per_hit"])
 
 
-def test_a_published_hit_names_a_kprobes_rst_path():
-    assert str(PublishedHit("rb", 0.68, "Xeon", "kprobes.rst")).startswith("rb = 0.68 us")
+def test_a_published_hit_names_a_kprobes_rst_path_and_its_clock():
+    hit = PublishedHit("rb", 0.68, "Xeon 2.33 GHz", 2330, "kprobes.rst")
+    assert str(hit).startswith("rb = 0.68 us") and hit.cycles == pytest.approx(1584.4)
     with pytest.raises(ValueError, match="published hit 'jprobe'"):
-        PublishedHit("jprobe", 1.0, "m", "s")
+        PublishedHit("jprobe", 1.0, "m 1 MHz", 1, "s")
+    with pytest.raises(ValueError, match="its clock is not 2000 MHz"):
+        PublishedHit("k", 0.49, "Opteron 1994 MHz", 2000, "s")
 
 
 def test_validate_kprobes_cli_json(capsys):

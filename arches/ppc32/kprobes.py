@@ -42,9 +42,9 @@ KPROBES_ON_FTRACE = False
 _POWER5 = "POWER5 1656 MHz (ppc64)"
 _RST = "Documentation/trace/kprobes.rst, 'Probe Overhead'"
 #: The PowerPC hits kprobes.rst times: on a 64-bit POWER5 (no 32-bit figure is published).
-PUBLISHED = (PublishedHit("k", 0.77, _POWER5, _RST),
-             PublishedHit("r", 1.26, _POWER5, _RST),
-             PublishedHit("kr", 1.45, _POWER5, _RST))
+PUBLISHED = (PublishedHit("k", 0.77, _POWER5, 1656, _RST),
+             PublishedHit("r", 1.26, _POWER5, 1656, _RST),
+             PublishedHit("kr", 1.45, _POWER5, 1656, _RST))
 STACK_HEADROOM = 16                  # the callee saves LR at 4(r1) of this frame
 
 

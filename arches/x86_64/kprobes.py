@@ -48,18 +48,18 @@ _OPTERON = "Opteron 246 1994 MHz (x86_64)"
 _XEON = "Xeon E5410 2.33 GHz (x86-64)"
 #: Every x86 hit kprobes.rst times (the i386 Xeon run left out: kisim's x86 is 64-bit).
 PUBLISHED = (
-    PublishedHit("k", 0.57, _PENTIUM_M, _RST),
-    PublishedHit("r", 0.92, _PENTIUM_M, _RST),
-    PublishedHit("kr", 0.99, _PENTIUM_M, _RST),
-    PublishedHit("k", 0.49, _OPTERON, _RST),
-    PublishedHit("r", 0.80, _OPTERON, _RST),
-    PublishedHit("kr", 0.82, _OPTERON, _RST),
-    PublishedHit("k", 0.99, _XEON, _RST_OPT),
-    PublishedHit("b", 0.43, _XEON, _RST_OPT),
-    PublishedHit("o", 0.06, _XEON, _RST_OPT),
-    PublishedHit("r", 1.24, _XEON, _RST_OPT),
-    PublishedHit("rb", 0.68, _XEON, _RST_OPT),
-    PublishedHit("ro", 0.30, _XEON, _RST_OPT),
+    PublishedHit("k", 0.57, _PENTIUM_M, 1495, _RST),
+    PublishedHit("r", 0.92, _PENTIUM_M, 1495, _RST),
+    PublishedHit("kr", 0.99, _PENTIUM_M, 1495, _RST),
+    PublishedHit("k", 0.49, _OPTERON, 1994, _RST),
+    PublishedHit("r", 0.80, _OPTERON, 1994, _RST),
+    PublishedHit("kr", 0.82, _OPTERON, 1994, _RST),
+    PublishedHit("k", 0.99, _XEON, 2330, _RST_OPT),
+    PublishedHit("b", 0.43, _XEON, 2330, _RST_OPT),
+    PublishedHit("o", 0.06, _XEON, 2330, _RST_OPT),
+    PublishedHit("r", 1.24, _XEON, 2330, _RST_OPT),
+    PublishedHit("rb", 0.68, _XEON, 2330, _RST_OPT),
+    PublishedHit("ro", 0.30, _XEON, 2330, _RST_OPT),
 )
 STACK_HEADROOM = 0                  # the call pushes the return address itself
 
