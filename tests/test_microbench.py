@@ -232,6 +232,17 @@ def test_a_figure_within_2x_in_some_layouts_only_is_printed_undecided(
         assert said in capsys.readouterr().out
 
 
+def test_a_long_figure_name_widens_the_column(capsys: pytest.CaptureFixture) -> None:
+    """The published column starts in the same place on the header and every row."""
+    long = "kprobe + kretprobe, one function (kr), POWER5 1656 MHz (ppc64)"
+    figures = [Figure(name, 1.45, 1.39, "us", "s").to_json() for name in ("k", long)]
+    print_doc({"experiment": "e", "arch": "a", "core": "c", "figures": figures})
+    header, short_row, long_row = capsys.readouterr().out.splitlines()[2:5]
+    ends = {line.index("published") + len("published") for line in (header,)}
+    ends |= {line.index("1.450") + len("1.450") for line in (short_row, long_row)}
+    assert len(ends) == 1
+
+
 @pytest.mark.slow
 def test_validate_over_layouts(capsys):
     argv = ["validate", "--arch", NAMES[0], "--experiment", "immediate", "--layouts", "2",

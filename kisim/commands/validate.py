@@ -48,19 +48,20 @@ def _number(value: float, unit: str) -> str:
 def print_doc(doc: dict) -> None:
     over = f", median over {doc['n']} layouts [min, max]" if "n" in doc else ""
     print(f"\n{doc['experiment']} on {doc['arch']} ({doc['core']}, timing model{over})")
-    print(f"  {'figure':58} {'published':>10} {'model':>10} {'ratio':>7}  within 2x")
+    w = max([58] + [len(f["figure"]) for f in doc["figures"]])     # the labels' column
+    print(f"  {'figure':{w}} {'published':>10} {'model':>10} {'ratio':>7}  within 2x")
     for f in doc["figures"]:
-        print(f"  {f['figure']:58} {_number(f['published'], f['unit'])} "
+        print(f"  {f['figure']:{w}} {_number(f['published'], f['unit'])} "
               f"{_number(f['model'], f['unit'])} {f['ratio']:>7.2f}  {_within(f)}")
         if "model_spread" in f:
             s = f["model_spread"]
             low, high = (_number(s[k], f["unit"]).strip() for k in ("min", "max"))
-            print(f"  {'':58} model range [{low}, {high}]")
+            print(f"  {'':{w}} model range [{low}, {high}]")
         if f["overhead"]:
-            print(f"  {'':58} ratio of the overheads: model {f['model'] - 1:+.2%}, "
+            print(f"  {'':{w}} ratio of the overheads: model {f['model'] - 1:+.2%}, "
                   f"published {f['published'] - 1:+.2%}")
         if f["detail"]:
-            print(f"  {'':58} {f['detail']}")
+            print(f"  {'':{w}} {f['detail']}")
     for n in doc.get("not_compared", ()):
         print(f"  not compared: {n['published']}: {n['why']}")
 
