@@ -111,8 +111,10 @@ class PublishedHit:
     def __post_init__(self) -> None:
         if self.path not in KPROBE_PATHS:
             raise ValueError(f"published hit {self.path!r}: paths {sorted(KPROBE_PATHS)}")
-        if f"{self.mhz:g} MHz" not in self.machine and f"{self.mhz / 1000:g} GHz" not in self.machine:
-            raise ValueError(f"published hit on {self.machine!r}: its clock is not {self.mhz:g} MHz")
+        if not any(clock in self.machine for clock in (f"{self.mhz:g} MHz",
+                                                       f"{self.mhz / 1000:g} GHz")):
+            raise ValueError(f"published hit on {self.machine!r}: "
+                             f"its clock is not {self.mhz:g} MHz")
 
     @property
     def cycles(self) -> float:

@@ -36,11 +36,12 @@ EVENTS: tuple[tuple[str, float, str], ...] = (
     ("cache-cold load per site", _I["memory"] - _I["base"], _IMMEDIATE),
 )
 
+_EVENT = {label: cycles for label, cycles, _ in EVENTS}
 #: The event figure drawn beside a row's modeled bars: (section, mechanism) -> cycles.
 BESIDE: dict[tuple[str, str], float] = {
-    ("dormant", "marker_flag"): EVENTS[3][1],
-    ("dormant", "marker_imv"): EVENTS[2][1],
-    ("active", "marker_imv"): EVENTS[4][1],
+    ("dormant", "marker_flag"): _EVENT["L1-hit flag load per site"],
+    ("dormant", "marker_imv"): _EVENT["immediate value per site"],
+    ("active", "marker_imv"): _EVENT["enabled marker, empty probe"],
 }
 
 #: The way each kprobe row probes its points (lab.mechanisms), as path_letters() names it.

@@ -80,7 +80,8 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     if args.every is not None:
         return _every_instruction(args)
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
-                          ret=args.ret, with_kprobe=args.with_kprobe, optimize=args.opt, cpus=args.cpus, size=args.size,
+                          ret=args.ret, with_kprobe=args.with_kprobe, optimize=args.opt,
+                          cpus=args.cpus, size=args.size,
                           modules=args.modules, handler=args.handler, expect=args.expect,
                           timing=timing(args), overrides=overrides(args))
     if args.view == "list":

@@ -352,8 +352,7 @@ struct kt_cpu {
 					 * most recent already */
 	uint64_t tlb_last_mask[2];
 	struct kt_way *d_last;		/* the L1 D way of the CPU's last data line: its set's
-					 * most recent way, while it still holds d_last_line */
-	uint64_t d_last_line;
+					 * most recent way, while it still holds that line */
 	struct kt_stats stats;
 };
 
@@ -635,8 +634,7 @@ static double latency(const struct kt_machine *m, uint32_t served)
  * The line of the CPU's last data access needs no lookup while its L1 way
  * still holds it (t->d_last): nothing but this CPU's data accesses touches
  * its L1 D (m->d_memo), so that way is its set's most recent, and a hit
- * leaves the set's LRU order as it is. A store to it while it is clean
- * takes the lookup, which invalidates the other copies.
+ * leaves the set's LRU order as it is.
  */
 static uint32_t data_line(struct kt_cpu *t, uint64_t addr, bool store)
 {
@@ -645,8 +643,7 @@ static uint32_t data_line(struct kt_cpu *t, uint64_t addr, bool store)
 	struct kt_way *w = t->d_last;
 	double stall;
 
-	if (w && w->line == line_of(m, l1, addr) && w->state & KT_VALID
-	    && (!store || w->state & KT_DIRTY)) {
+	if (w && w->line == line_of(m, l1, addr) && w->state & KT_VALID) {
 		t->stats.hit[l1]++;
 		served = l1;
 	} else {
