@@ -439,7 +439,8 @@ def test_cli_kprobe_refusals(args: list[str], text: str, capsys) -> None:
 @pytest.mark.slow
 def test_cli_kprobe_with_kprobe_shares_the_kretprobe_entry(arch: str, capsys) -> None:
     """``--ret --with-kprobe`` (kprobes.rst's kr): both probes at one entry, both
-    listed, each hit taking the kretprobe's traps at least; without --ret, refused."""
+    listed, each hit taking the kretprobe's traps at least; without --ret, and with
+    --every-instruction (one probe a place), refused."""
     import json
     from kisim.cli import main
     runs = {}
@@ -456,6 +457,9 @@ def test_cli_kprobe_with_kprobe_shares_the_kretprobe_entry(arch: str, capsys) ->
     assert both["instructions_per_hit"] > alone["instructions_per_hit"]
     assert main(["kprobe", "--arch", arch, "--at", FUNCTION, "--with-kprobe"]) == 2
     assert "needs --ret" in capsys.readouterr().err
+    assert main(["kprobe", "--arch", arch, "--every-instruction", FUNCTION, "--ret",
+                 "--with-kprobe"]) == 2
+    assert "--with-kprobe" in capsys.readouterr().err
 
 # -- kretprobes -------------------------------------------------------------
 

@@ -120,9 +120,9 @@ def _checksum_word(args: argparse.Namespace, ok: bool) -> str:
 
 
 def _every_instruction(args: argparse.Namespace) -> int:
-    if args.view == "list" or args.handler or args.cpus != 1:
-        raise UsageError("--every-instruction takes no list view, --handler or --cpus "
-                         "(one CPU, the empty handlers)")
+    if args.view == "list" or args.handler or args.cpus != 1 or args.with_kprobe:
+        raise UsageError("--every-instruction takes no list view, --handler, --cpus or "
+                         "--with-kprobe (one CPU, the empty handlers, one probe a place)")
     mode = "ret" if args.ret else "post" if args.post else "opt" if args.opt else "pre"
     kernel = build(args.arch, overrides=overrides(args), modules=args.modules)
     found = every_instruction(kernel, args.every, workload=args.workload, size=args.size,
