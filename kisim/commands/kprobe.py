@@ -6,9 +6,9 @@ with ``--ret`` a kretprobe with an empty return handler, and with
 registered at ``SYMBOL[+OFF]`` of the defconfig kernel; the workload runs
 once without and once with it, so the difference divided by the hits is
 one hit's cost: exact guest instructions, traps and modeled cycles.
-``kisim kprobe list ...`` prints the probe as debugfs ``kprobes/list``
-does. ``SYMBOL`` may be ``MODULE:SYMBOL`` (a name several modules define
-must be).
+``kisim kprobe list ...`` prints the probes at the address as debugfs
+``kprobes/list`` does. ``SYMBOL`` may be ``MODULE:SYMBOL`` (a name several
+modules define must be).
 
 ``--every-instruction MOD|[MOD:]FUNC`` instead puts a probe on every
 instruction of that module's functions (or that one function), runs the
@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("view", nargs="?", choices=["run", "list"], default="run",
-                   help="run: hits and cost per hit (default); list: the debugfs kprobes/list line")
+                   help="run: hits and cost per hit (default); list: the debugfs kprobes/list "
+                        "lines")
     add_arch(p)
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--at", metavar="[MOD:]SYMBOL[+OFF]",
