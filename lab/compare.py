@@ -33,13 +33,15 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from arches import get_arch
+from arches import Arch, get_arch
 from arches.base import ReferenceCore
 from lab.measure import CompareError, Cost, CostModel, cycles_from, measure
-from lab.mechanisms import (KPROBE_POINTS, NONE, SITES, Mechanism, Run, Unavailable, run_once,
+from lab.kprobe import path_letters
+from lab.mechanisms import (KPROBE_POINTS, NONE, SITES, Run, Unavailable, mechanism, run_once,
                             select)
 from lab.orderings import orderings
 from lab.verdict import judge, spread
+from probes.kprobes import arch_kprobes
 from sim.workloads import DEFAULT_SIZES
 
 #: Under memory pressure every step walks twice the outermost cache (65,536 loads on
@@ -61,16 +63,43 @@ class Row:
     published: str
     detail: str = ""
     unavailable: str | None = None
+    #: A kprobe row: kprobes.rst's letter for the path its hits took (:func:`kprobe_paths`).
+    kprobe_path: str | None = None
 
     def to_json(self) -> dict:
         return {"mechanism": self.key, "label": self.label, "passes": self.passes,
                 "hits": self.hits, "dormant": self.dormant, "active": self.active,
                 "arming_modeled_cycles": self.arming_cycles, "published": self.published,
-                "detail": self.detail, "unavailable": self.unavailable}
+                "kprobe_path": self.kprobe_path, "detail": self.detail,
+                "unavailable": self.unavailable}
 
 
 def _pct(x: float, base: float) -> float:
     return 100.0 * (x - base) / base if base else 0.0
+
+
+def _traps(row: Row | None) -> float | None:
+    return row.active["per_hit_events"].get("trap", 0.0) if row and row.active else None
+
+
+def kprobe_paths(rows: Sequence[Row]) -> dict[str, str]:
+    """kprobes.rst's letter for the path each kprobe row's hits took on its arch
+    (:func:`lab.kprobe.path_letters`, from the traps a hit of the kprobe row and of the
+    boosted kprobe row took); none where either row was not run."""
+    by_key = {r.key: r for r in rows}
+    post, plain = _traps(by_key.get("kprobe")), _traps(by_key.get("kprobe_boosted"))
+    if post is None or plain is None:
+        return {}
+    letter = path_letters(post, plain)
+    return {r.key: letter[way] for r in rows
+            if (way := mechanism(r.key).kprobe_way) is not None and r.active is not None}
+
+
+def kprobe_published(arch: Arch, path: str) -> str:
+    """kprobes.rst's hits of ``path`` on machines of ``arch``'s ISA family, as text."""
+    hits = [str(h) for h in arch_kprobes(arch).PUBLISHED if h.path == path]
+    return "; ".join(hits) or (f"{path}: no hit of this path timed on a machine of "
+                               f"{arch.name}'s ISA (Documentation/trace/kprobes.rst)")
 
 
 def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
@@ -146,6 +175,9 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                     "percent_over_uninstrumented": _pct(a_cyc, base_cycles)},
             arming_cycles=model.cycles(arch, 0, active.arm_events),
             published=m.published, detail=active.detail))
+    for key, path in kprobe_paths(rows).items():
+        row = next(r for r in rows if r.key == key)
+        row.kprobe_path, row.published = path, kprobe_published(arch, path)
     doc = {"arch": arch.name, "layout": layout, "workload": workload, "cpus": cpus,
            "sites": list(SITES),
            "kprobe_points": list(KPROBE_POINTS),

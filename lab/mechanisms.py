@@ -28,6 +28,7 @@ from arches.base import ReferenceCore
 from kbuild import build
 from kbuild.image import KERNEL
 from lab.measure import CompareError, Tally
+from lab.published import EVENT, IMMEDIATE, LTTNG, STATIC_KEYS, mcount_text, static_key_change
 from patcher.errors import PatchError
 from patcher.instrument import Instrumentation, attach
 from probes.dwarf import DebugInfo
@@ -268,7 +269,11 @@ class Mechanism:
     compiled_in: bool = True
     #: Set-up both runs need before the workload (e.g. ftrace's boot conversion).
     boot: Callable[[Target], None] | None = None
+    #: What it is set beside: a published figure and its source.
     published: str = ""
+    #: A kprobe row: how it probes its points, a key of lab.kprobe.path_letters(); its
+    #: published figures are kprobes.rst's hits of that path on its arch (lab.compare).
+    kprobe_way: str | None = None
 
 
 NONE = {"MARKERS": "n", "TRACEPOINTS": "n"}
@@ -285,44 +290,44 @@ RECORDED = ("kmem_kmalloc", "sched_switch")
 LINES = (("kernel/slab.c", "void *kmalloc(", "if (size > KMALLOC_MAX_SIZE)", ("size", "flags")),
          ("kernel/sched.c", "void schedule(void)", "prev_task[cpu] = prev;", ("prev", "next")))
 
-_KPROBES_TXT = "Documentation/kprobes.txt"
 MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism("marker_flag", "marker, memory flag", {**MARKER_ONLY, "IMMEDIATE": "n"},
               _marker_sites, _arm_markers, passes_from="marker_imv",
-              published="L1-hit flag load +12.14 cycles, cache-cold +559 (immediate.txt)"),
+              published=f"L1-hit flag load {EVENT['L1-hit flag load per site']:+.2f} cycles, "
+                        f"cache-cold {EVENT['cache-cold load per site']:+.2f} per site "
+                        f"({IMMEDIATE})"),
     Mechanism("marker_imv", "marker, immediate value", {**MARKER_ONLY, "IMMEDIATE": "y"},
               _marker_sites, _arm_markers,
-              published="+7.84 cycles per site (immediate.txt); enabled with an empty "
-                        "probe 48.11 cycles (LTTng microbenchmark, P4 3 GHz)"),
+              published=f"{EVENT['immediate value per site']:+.2f} cycles per site "
+                        f"({IMMEDIATE}); enabled with an empty probe "
+                        f"{EVENT['enabled marker, empty probe']:.2f} cycles ({LTTNG})"),
     Mechanism("tracepoint_flag", "tracepoint, flag (JUMP_LABEL=n)",
               {**TRACEPOINT_ONLY, "JUMP_LABEL": "n"}, _tracepoint_sites, _arm_tracepoints,
               passes_from="tracepoint_jump_label",
-              published="the flag test a static key replaces (static-keys.txt)"),
+              published=f"the flag test a static key replaces ({STATIC_KEYS})"),
     Mechanism("tracepoint_jump_label", "tracepoint, jump label", TRACEPOINT_ONLY,
               _tracepoint_sites, _arm_tracepoints,
-              published="static key vs flag test: cycles -2.8 % (static-keys.txt)"),
+              published=f"static key vs flag test: cycles {static_key_change():+.1%} "
+                        f"({STATIC_KEYS}, perf stat of pipe-test)"),
     Mechanism("ring_buffer", "tracepoint -> ring buffer", TRACEPOINT_ONLY,
               _tracepoint_sites, _arm_recorder, dormant_from="tracepoint_jump_label",
               passes_from="tracepoint_jump_label",
-              published="LTTng: enabled marker with an empty probe 48.11 cycles; recording "
-                        "adds the event write (no per-event figure published)"),
+              published=f"enabled marker with an empty probe "
+                        f"{EVENT['enabled marker, empty probe']:.2f} cycles ({LTTNG}); "
+                        "recording adds the event write (no per-event figure published)"),
     Mechanism("mcount", "mcount nop / function tracer",
               {**NONE, "FUNCTION_TRACER": "y", "DYNAMIC_FTRACE": "y"},
               _mcount_sites, _arm_function_tracer, boot=_ftrace_boot,
-              published="mcount RFC, hackbench 50: +14 % with live mcount calls, "
-                        "x51 tracing every function (real seconds)"),
+              published=mcount_text()),
     Mechanism("kprobe", "kprobe (pre+post)", NONE, _kprobe_points,
-              _kprobe_armer(post=True), compiled_in=False,
-              published=f"0.49 us, Opteron 2 GHz ({_KPROBES_TXT})"),
+              _kprobe_armer(post=True), compiled_in=False, kprobe_way="post"),
     Mechanism("kprobe_boosted", "kprobe, boosted (pre only)", NONE, _kprobe_points,
-              _kprobe_armer(), compiled_in=False, passes_from="kprobe",
-              published=f"b 0.43 us vs k 0.99 us, Xeon E5410 2.33 GHz ({_KPROBES_TXT})"),
+              _kprobe_armer(), compiled_in=False, passes_from="kprobe", kprobe_way="plain"),
     Mechanism("optprobe", "optprobe", NONE, _kprobe_points,
               _kprobe_armer(optimize=True), compiled_in=False, passes_from="kprobe",
-              published=f"0.06 us, Xeon E5410 2.33 GHz ({_KPROBES_TXT})"),
+              kprobe_way="optimize"),
     Mechanism("kretprobe", "kretprobe", NONE, _kprobe_points, _arm_kretprobes,
-              compiled_in=False, passes_from="kprobe",
-              published=f"r 0.80 vs k 0.49 us, Opteron 2 GHz: 50-75 % slower ({_KPROBES_TXT})"),
+              compiled_in=False, passes_from="kprobe", kprobe_way="ret"),
     Mechanism("line_probe", "line-number probe", NONE, _line_sites, _arm_line_probes,
               compiled_in=False,
               published="dprobe seed: nothing compiled in; a hit is a kprobe's (LKML 2008)"),
@@ -335,8 +340,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
 MCOUNT_LIVE = Mechanism("mcount_live", "mcount, live calls (DYNAMIC_FTRACE=n)",
                         {"FUNCTION_TRACER": "y", "DYNAMIC_FTRACE": "n"}, _mcount_calls,
                         _arm_every_function, boot=_ftrace_boot,
-                        published="hackbench 50: 2.221 s -> 2.531 s (+13 %) with mcount "
-                                  "compiled in, 113.35 s (51x) tracing every function")
+                        published=mcount_text())
 
 
 def mechanism(key: str) -> Mechanism:

@@ -48,6 +48,8 @@ from lab.kprobe import KprobeCost, ProbeRuns, path_letters
 from lab.measure import Tally
 from lab.verdict import FAILS, HOLDS, spread, verdict
 from lab.mechanisms import MCOUNT_LIVE, run_once
+from lab.published import (IMMEDIATE_PUBLISHED, KRETPROBE_OVER_KPROBE, MARKERS_KPROBE_ADDED,
+                           MARKERS_PUBLISHED, PUBLISHED_CALLS_PER_KCYCLE, SEED_002)
 from patcher.errors import PatchError
 from probes.kprobes import arch_kprobes
 from sim.guest import Guest
@@ -64,38 +66,15 @@ IMMEDIATE_ITERATIONS = 2000
 #: The loops of lab/modules/immediate.c, in the order it runs them.
 IMMEDIATE_VARIANTS = ("base", "imv", "l1", "memory", "flush_base", "flush")
 
-#: Documentation/immediate.txt, "Memory hit for a data-based branch" (3 GHz Pentium 4):
-#: mean cycles per iteration, 100 tests x 100,000 branches.
-IMMEDIATE_PUBLISHED = {"base": 77.5044, "imv": 85.3438, "l1": 89.6413, "memory": 636.611}
-
 #: Iterations of each loop of the marker microbenchmark (published: 10,000,000 dormant,
 #: 100,000 armed); the loops are periodic, so 2,000 give each figure to a hundredth.
 MARKERS_ITERATIONS = 2000
-
-#: markers-microbench-0.2.txt (LTTV tests/markers/, Desnoyers 2006, 3 GHz Pentium 4,
-#: Linux 2.6.17): cycles per loop, empty and with one dormant marker of each build, and
-#: with the "optimized" (immediate-value) marker armed to an empty var-args probe.
-MARKERS_PUBLISHED = {"empty": 1.50, "optimized": 4.00, "generic": 2.67, "armed": 52.11}
-
-#: The same write-up, "with an empty kprobe attached": 4233.97 cycles per loop, so the
-#: "kprobe adds 4178.23 cycles" per hit over the loop without it (55.74).
-MARKERS_KPROBE_ADDED = 4178.23
 
 #: The builds of the marker microbenchmark: the enable check each compiles to
 #: (linux/marker.h) -- "optimized", an immediate value, and "generic", a load of the
 #: marker's state.
 MARKERS_BUILDS = {"optimized": {"MARKERS": "y", "IMMEDIATE": "y"},
                   "generic": {"MARKERS": "y", "IMMEDIATE": "n", "JUMP_LABEL": "n"}}
-
-#: Seed 002: hackbench 50 seconds, mcount compiled in vs not, and every function traced.
-SEED_002 = {"base": 2.221, "live": 2.531, "traced": 113.350}
-
-#: The one published call density found: a FreeBSD send(2) "makes about 70 function calls"
-#: in about 4,000 cycles on an Athlon (Bruce Evans, FreeBSD commit d5c90663b2,
-#: sys/i386/isa/prof_machdep.c), so about 17.5 calls per 1,000 cycles. No figure for Linux
-#: under hackbench was found.
-PUBLISHED_CALLS_PER_KCYCLE = (70 / 4000 * 1000, "FreeBSD send(2): about 70 calls in about "
-                              "4,000 cycles (Bruce Evans, FreeBSD commit d5c90663b2)")
 
 
 class MicrobenchError(RuntimeError):
@@ -377,10 +356,6 @@ def figures_over_samples(docs: list[dict]) -> dict:
             "per_sample": docs}
 
 
-#: Documentation/trace/kprobes.rst, "Probe Overhead": "A return-probe hit typically takes
-#: 50-75% longer than a kprobe hit."
-KRETPROBE_OVER_KPROBE = (1.50, 1.75)
-
 #: Where the kprobes experiment probes: a function entry every workload pass calls, as
 #: ``kisim kprobe`` does by default.
 KPROBES_AT, KPROBES_WORKLOAD = "kmalloc", "kmalloc"
@@ -517,7 +492,5 @@ EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt,
 
 
 __all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "KPROBES_AT", "KPROBES_WORKLOAD",
-           "KPROBE_LOOP_C", "KRETPROBE_OVER_KPROBE", "MARKERS_C", "MARKERS_KPROBE_ADDED",
-           "MicrobenchError", "breakdown_line",
-           "figures_over_samples", "immediate_txt", "kprobes_rst", "loop_delta",
+           "KPROBE_LOOP_C", "MARKERS_C", "MicrobenchError", "breakdown_line", "figures_over_samples", "immediate_txt", "kprobes_rst", "loop_delta",
            "markers_microbench", "mcount_seed", "windows", "within_2x_by_arch"]

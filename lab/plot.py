@@ -15,60 +15,31 @@ import matplotlib
 import fsio
 from arches import get_arch
 from arches.base import KPROBE_PATHS, PublishedHit
-from lab.kprobe import path_letters
-from lab.microbench import IMMEDIATE_PUBLISHED, MARKERS_PUBLISHED
+from lab.published import EVENT, EVENTS
 from probes.kprobes import arch_kprobes
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-_LTTNG = "LTTng markers microbenchmark, P4 3 GHz"
-_IMMEDIATE = "Documentation/immediate.txt, P4 3 GHz"
-_M, _I = MARKERS_PUBLISHED, IMMEDIATE_PUBLISHED
-#: Published per-event costs in cycles: (label, cycles, source), each the difference
-#: of two published loops (lab.microbench), all on Desnoyers' Pentium 4.
-EVENTS: tuple[tuple[str, float, str], ...] = (
-    ("disabled marker, load+test+branch", _M["generic"] - _M["empty"], _LTTNG),
-    ("disabled marker, immediate value", _M["optimized"] - _M["empty"], _LTTNG),
-    ("immediate value per site", _I["imv"] - _I["base"], _IMMEDIATE),
-    ("L1-hit flag load per site", _I["l1"] - _I["base"], _IMMEDIATE),
-    ("enabled marker, empty probe", _M["armed"] - _M["optimized"], _LTTNG),
-    ("cache-cold load per site", _I["memory"] - _I["base"], _IMMEDIATE),
-)
-
-_EVENT = {label: cycles for label, cycles, _ in EVENTS}
 #: The event figure drawn beside a row's modeled bars: (section, mechanism) -> cycles.
 BESIDE: dict[tuple[str, str], float] = {
-    ("dormant", "marker_flag"): _EVENT["L1-hit flag load per site"],
-    ("dormant", "marker_imv"): _EVENT["immediate value per site"],
-    ("active", "marker_imv"): _EVENT["enabled marker, empty probe"],
+    ("dormant", "marker_flag"): EVENT["L1-hit flag load per site"],
+    ("dormant", "marker_imv"): EVENT["immediate value per site"],
+    ("active", "marker_imv"): EVENT["enabled marker, empty probe"],
 }
-
-#: The way each kprobe row probes its points (lab.mechanisms), as path_letters() names it.
-KPROBE_ROWS = {"kprobe": "post", "kprobe_boosted": "plain", "optprobe": "optimize",
-               "kretprobe": "ret"}
-
 
 def published_hits(arch: str) -> tuple[PublishedHit, ...]:
     """kprobes.rst's hits on machines of ``arch``'s ISA family (its ``PUBLISHED``)."""
     return arch_kprobes(get_arch(arch)).PUBLISHED
 
 
-def _traps(row: dict | None) -> float | None:
-    return row["active"]["per_hit_events"].get("trap", 0.0) if row and row["active"] else None
-
-
 def hit_marks(doc: dict) -> dict[str, list[float]]:
     """The published hits, in cycles of the machine each was timed on, to draw beside
-    each kprobe row of ``doc``: those of the path the row takes on its arch
-    (path_letters(), from the traps of its kprobe and boosted kprobe rows)."""
-    rows = {r["mechanism"]: r for r in doc["rows"]}
-    post, plain = _traps(rows.get("kprobe")), _traps(rows.get("kprobe_boosted"))
-    if post is None or plain is None:
-        return {}
-    letter = path_letters(post, plain)
-    return {mechanism: [h.cycles for h in published_hits(doc["arch"]) if h.path == letter[way]]
-            for mechanism, way in KPROBE_ROWS.items() if mechanism in rows}
+    each kprobe row of ``doc``: those of the path the row took on its arch (its
+    ``kprobe_path``, lab.compare.kprobe_paths())."""
+    return {r["mechanism"]: [h.cycles for h in published_hits(doc["arch"])
+                             if h.path == r["kprobe_path"]]
+            for r in doc["rows"] if r.get("kprobe_path")}
 
 
 FLOOR = 0.1     # log scale: a zero or negative modeled cost is drawn at this floor

@@ -371,21 +371,46 @@ def test_cli_compare_over_layouts(tmp_path, capsys):
     assert (tmp_path / "compare.json").is_file()
 
 
-def _probe_rows(post_traps: float, plain_traps: float) -> list[dict]:
-    traps = {"kprobe": post_traps, "kprobe_boosted": plain_traps, "kretprobe": 1.0}
-    return [{"mechanism": m, "active": {"per_hit_events": {"trap": t}}} for m, t in traps.items()]
+def _probe_doc(arch: str, post_traps: float, plain_traps: float) -> dict:
+    """A compare doc's kprobe rows whose hits took these traps, each given its path."""
+    from lab.compare import Row, kprobe_paths, kprobe_published
+    traps = {"kprobe": post_traps, "kprobe_boosted": plain_traps, "optprobe": 0.0,
+             "kretprobe": 1.0}
+    rows = [Row(m, m, 1, 1, {}, {"per_hit_events": {"trap": t}}, None, "")
+            for m, t in traps.items()]
+    for key, path in kprobe_paths(rows).items():
+        row = next(r for r in rows if r.key == key)
+        row.kprobe_path, row.published = path, kprobe_published(get_arch(arch), path)
+    return {"arch": arch, "rows": [r.to_json() for r in rows]}
 
 
-def test_the_plot_sets_each_kprobe_row_beside_the_hits_of_its_path():
-    """kprobes.rst's hits beside a row are those of the path the row takes: x86
-    boosts a plain probe (one trap where the post_handler's takes two), so its
-    kretprobe's entry is boosted, rb; ppc32 does not, so its kretprobe is r."""
+def test_each_kprobe_row_is_set_beside_the_hits_of_its_path():
+    """kprobes.rst's hits beside a row, in the plot and in the row's published text,
+    are those of the path the row took: x86 boosts a plain probe (one trap where the
+    post_handler's takes two), so its kretprobe's entry is boosted, rb; ppc32 does
+    not, so its kretprobe is r."""
     from lab.plot import hit_marks
-    x86 = hit_marks({"arch": "x86_64", "rows": _probe_rows(2.0, 1.0)})
-    assert x86["kretprobe"] == [pytest.approx(0.68 * 2330)]           # the Xeon's rb
-    assert x86["kprobe_boosted"] == [pytest.approx(0.43 * 2330)]      # the Xeon's b
-    assert sorted(x86["kprobe"]) == pytest.approx(sorted([0.57 * 1495, 0.49 * 1994, 0.99 * 2330]))
-    ppc = hit_marks({"arch": "ppc32", "rows": _probe_rows(1.0, 1.0)})
-    assert ppc["kretprobe"] == [pytest.approx(1.26 * 1656)]           # the POWER5's r
-    assert ppc["kprobe_boosted"] == ppc["kprobe"] == [pytest.approx(0.77 * 1656)]
-    assert hit_marks({"arch": "arm", "rows": _probe_rows(1.0, 1.0)})["kretprobe"] == []
+    x86 = _probe_doc("x86_64", 2.0, 1.0)
+    assert {r["mechanism"]: r["kprobe_path"] for r in x86["rows"]} == {
+        "kprobe": "k", "kprobe_boosted": "b", "optprobe": "o", "kretprobe": "rb"}
+    marks = hit_marks(x86)
+    assert marks["kretprobe"] == [pytest.approx(0.68 * 2330)]           # the Xeon's rb
+    assert marks["kprobe_boosted"] == [pytest.approx(0.43 * 2330)]      # the Xeon's b
+    assert sorted(marks["kprobe"]) == pytest.approx(sorted([0.57 * 1495, 0.49 * 1994, 0.99 * 2330]))
+    ret = next(r for r in x86["rows"] if r["mechanism"] == "kretprobe")
+    assert ret["published"].startswith("rb = 0.68 us (Xeon E5410") and "Opteron" not in ret["published"]
+    ppc = _probe_doc("ppc32", 1.0, 1.0)
+    assert hit_marks(ppc)["kretprobe"] == [pytest.approx(1.26 * 1656)]  # the POWER5's r
+    assert hit_marks(ppc)["kprobe_boosted"] == hit_marks(ppc)["kprobe"] == [pytest.approx(0.77 * 1656)]
+    arm = _probe_doc("arm", 1.0, 1.0)
+    assert hit_marks(arm)["kretprobe"] == []
+    assert all("no hit of this path timed" in r["published"] for r in arm["rows"])
+
+
+def test_kprobe_rows_have_no_path_without_the_rows_that_decide_it():
+    """Without the boosted row kisim cannot tell whether the arch boosts: no path, and
+    no published hit is named."""
+    from lab.compare import Row, kprobe_paths
+    rows = [Row("kprobe", "k", 1, 1, {}, {"per_hit_events": {"trap": 2.0}}, None, ""),
+            Row("kretprobe", "r", 1, 1, {}, {"per_hit_events": {"trap": 1.0}}, None, "")]
+    assert kprobe_paths(rows) == {}

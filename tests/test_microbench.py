@@ -16,10 +16,10 @@ from arches import NAMES, get_arch
 from kisim.cli import main
 from kisim.commands.validate import print_doc
 from arches.base import KPROBE_PATHS, PublishedHit
-from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, KRETPROBE_OVER_KPROBE,
-                            MARKERS_KPROBE_ADDED, MARKERS_PUBLISHED, Figure, MicrobenchError,
+from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, Figure, MicrobenchError,
                             figures_over_samples, immediate_txt, kprobes_rst,
                             markers_microbench, mcount_seed, windows, within_2x_by_arch)
+from lab.published import KRETPROBE_OVER_KPROBE, MARKERS_KPROBE_ADDED, MARKERS_PUBLISHED
 from probes.kprobes import arch_kprobes
 from sim.elf import read_elf
 from sim.guest import Guest
