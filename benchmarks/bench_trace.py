@@ -63,13 +63,12 @@ from sim.guest import Guest
 from sim.hypercall import HYPERCALLS
 from tracing.ctf import CtfWriter, PacketInfo, TraceInfo, trace_size
 from lab.measure import Tally, measure
+from lab.published import EVENT, LTTNG
 from tracing.events import parse_probes
 from tracing.session import TraceOptions, TraceSession
 
 UNTRACED_REPEATS = 3             # the untraced runs are short: the best of 3 of each
 EVENTS_PER_ITERATION = 8          # kmalloc workload: 4 tasks x (one alloc + one free)
-LTTNG_ENABLED_MARKER_CYCLES = 48.11
-LTTNG_SOURCE = "LTTng markers-microbench-0.1 (lttv.git tests/markers), Pentium 4 3 GHz"
 
 
 class NullSink:
@@ -264,9 +263,9 @@ def main() -> int:
                    help="kmalloc iterations of the recording-cost runs (default 2000)")
     p.add_argument("--json", action="store_true")
     args = parse_args(p, events=1000, clock_events=1000, cost_size=10)
-    out: dict = {"recording_cost": [], "lttng": {"enabled_marker_empty_probe_cycles":
-                                                  LTTNG_ENABLED_MARKER_CYCLES,
-                                                  "source": LTTNG_SOURCE}}
+    enabled = EVENT["enabled marker, empty probe"]
+    out: dict = {"recording_cost": [], "lttng": {"enabled_marker_empty_probe_cycles": enabled,
+                                                  "source": LTTNG}}
     for arch in NAMES:
         out["recording_cost"].append(recording_cost(arch, args.cost_size, args.quantum))
         if not args.json:
@@ -275,8 +274,8 @@ def main() -> int:
                   f"{c['cycles_per_event']:8.1f} modeled cycles ({c['ns_per_event']} ns) "
                   f"per recorded event, over {c['events']:,} events", flush=True)
     if not args.json:
-        print(f"LTTng: enabled marker with an empty probe {LTTNG_ENABLED_MARKER_CYCLES} cycles "
-              f"({LTTNG_SOURCE})", flush=True)
+        print(f"LTTng: enabled marker with an empty probe {enabled:.2f} cycles ({LTTNG})",
+              flush=True)
     out["clock_cost"] = []
     for arch in NAMES:
         c = clock_cost(arch, args.clock_events, args.quantum)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from arches import Arch, get_arch
+from lab.published import EVENT, static_key_change
 
 #: The kprobe family's rows all probe the entries of kmalloc() and schedule() in the same
 #: build (nothing compiled in), with the same hits on one CPU.
@@ -122,6 +123,7 @@ class Conditions:
 
 
 _LTTNG = "Linux 2.6.2x with the LTTng patch set (markers, immediate values)"
+_ENABLED = EVENT["enabled marker, empty probe"]
 _P4 = "Intel Pentium 4 3 GHz (Desnoyers)"
 #: The published conditions of each claim, in :func:`orderings`' order.
 IMMEDIATE = Conditions(_P4, _LTTNG)
@@ -179,14 +181,16 @@ def orderings(doc: dict) -> list[dict]:
     if "marker_imv" in row and "marker_flag" in row:
         out.add(IMMEDIATE, _cheaper(
             "a dormant immediate-value marker is cheaper than a memory-flag marker "
-            "(Documentation/immediate.txt: +7.84 vs +12.14 L1 / +559 cold, cycles)",
+            f"(Documentation/immediate.txt: {EVENT['immediate value per site']:+.2f} vs "
+            f"{EVENT['L1-hit flag load per site']:+.2f} L1 / "
+            f"{EVENT['cache-cold load per site']:+.0f} cold, cycles)",
             "CONFIG_IMMEDIATE (y vs n): the same marker sites, the same build otherwise",
             ("marker_imv", "marker_flag"), _pass_side("immediate", row["marker_imv"]),
             _pass_side("memory flag", row["marker_flag"]), "cycles per pass"))
     if "tracepoint_jump_label" in row and "tracepoint_flag" in row:
         out.add(STATIC_KEYS, _cheaper(
             "a dormant jump-label site is cheaper than a flag test "
-            "(Documentation/static-keys.txt: cycles -2.8 %)",
+            f"(Documentation/static-keys.txt: cycles {100 * static_key_change():+.1f} %)",
             "CONFIG_JUMP_LABEL (y vs n): the same tracepoint sites, the same build otherwise",
             ("tracepoint_jump_label", "tracepoint_flag"),
             _pass_side("jump label", row["tracepoint_jump_label"]),
@@ -201,8 +205,9 @@ def orderings(doc: dict) -> list[dict]:
         for k, v in _hit_stalls(r).items():
             stalls[k] = stalls.get(k, 0.0) + v
         result = _cheaper(f"{r['label']}: a site armed to an empty probe costs more than the "
-                          "same site dormant (LTTng: 48.11 cycles enabled vs 1.17-2.50 "
-                          "disabled, P4 3 GHz)",
+                          f"same site dormant (LTTng: {_ENABLED:.2f} cycles enabled vs "
+                          f"{EVENT['disabled marker, load+test+branch']:.2f}-"
+                          f"{EVENT['disabled marker, immediate value']:.2f} disabled, P4 3 GHz)",
                           "armed to the empty probe vs dormant: the same site, the same build",
                           (key, key), _pass_side("dormant", r),
                           _side("armed (dormant + call)", armed, stalls), "cycles per pass")
@@ -217,12 +222,12 @@ def orderings(doc: dict) -> list[dict]:
                "dormant run, both with empty handlers, the same hits")
     out.add(KPROBE_VS_MARKER, _ratio(
         "a kprobe hit costs at least 10x a marker hit armed to an empty probe "
-        "(kprobes.txt 0.49 us = ~980 cycles at 2 GHz vs LTTng 48.11 cycles)",
+        f"(kprobes.txt 0.49 us = ~980 cycles at 2 GHz vs LTTng {_ENABLED:.2f} cycles)",
         how_hit, ("kprobe", "marker_imv"), _hit_side("kprobe", kp),
         _hit_side("marker", row.get("marker_imv")), lambda x: x >= 10))
     out.add(OPTPROBE_VS_MARKER, _ratio(
         "an optprobe hit costs within 2x a marker hit (kprobes.txt 0.06 us = "
-        "~140 cycles at 2.33 GHz vs 48.11)", how_hit, ("optprobe", "marker_imv"),
+        f"~140 cycles at 2.33 GHz vs {_ENABLED:.2f})", how_hit, ("optprobe", "marker_imv"),
         _hit_side("optprobe", opt), _hit_side("marker", row.get("marker_imv")),
         lambda x: x <= 2, opt_why))
     k, b, o = _per_hit(kp), _per_hit(boosted), _per_hit(opt)
