@@ -435,6 +435,19 @@ def test_cli_kprobe_refusals(args: list[str], text: str, capsys) -> None:
     assert text in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("args, text", [
+    (["--at", "kmalloc", "--layout", "3"], "unrecognized arguments: --layout"),
+    (["--at", "kmalloc", "show"], "unknown view 'show' (views: run, list)"),
+])
+def test_cli_kprobe_names_what_is_wrong_in_its_arguments(args: list[str], text: str,
+                                                         capsys) -> None:
+    """An option kisim kprobe does not take is named, not its value taken for a view."""
+    from kisim.cli import main
+    assert main(["kprobe", "--arch", "arm", *args]) == 2
+    err = capsys.readouterr().err
+    assert text in err and err.count("\n") == 1
+
+
 
 @pytest.mark.slow
 def test_cli_kprobe_with_kprobe_shares_the_kretprobe_entry(arch: str, capsys) -> None:

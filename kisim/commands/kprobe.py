@@ -33,11 +33,16 @@ from sim.guest import WORKLOADS
 from sim.workloads import module_workload
 
 
+VIEWS = ("run", "list")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("kprobe", help="run a workload with a kprobe: hits and cost per hit",
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("view", nargs="?", choices=["run", "list"], default="run",
+    # checked in cmd_kprobe, not by argparse's choices: an option this command does not
+    # take (`--layout 3`) is then reported as such, not its value as a wrong view
+    p.add_argument("view", nargs="?", default="run", metavar="{run,list}",
                    help="run: hits and cost per hit (default); list: the debugfs kprobes/list "
                         "lines")
     add_arch(p)
@@ -71,6 +76,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_kprobe(args: argparse.Namespace) -> int:
+    if args.view not in VIEWS:
+        raise UsageError(f"unknown view {args.view!r} (views: {', '.join(VIEWS)})")
     get_arch(args.arch)
     if args.ret and args.post:
         raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
