@@ -241,4 +241,4 @@ def over_samples(docs: list[dict]) -> dict:
     return out
 
 
-__all__ = ["Row", "compare_arch", "over_samples"]
+__all__ = ["Row", "compare_arch", "kprobe_paths", "kprobe_published", "over_samples"]

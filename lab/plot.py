@@ -28,6 +28,7 @@ BESIDE: dict[tuple[str, str], float] = {
     ("active", "marker_imv"): EVENT["enabled marker, empty probe"],
 }
 
+
 def published_hits(arch: str) -> tuple[PublishedHit, ...]:
     """kprobes.rst's hits on machines of ``arch``'s ISA family (its ``PUBLISHED``)."""
     return arch_kprobes(get_arch(arch)).PUBLISHED
