@@ -169,6 +169,8 @@ def load_module(path: str | os.PathLike[str], werror: bool | None = None) -> Mod
     else:
         _check_c(Path(text))
         files = [_resolve(Path(text))]
+        if files[0].suffix != ".c":     # the compiler takes a file by its (target's) name
+            raise ModuleError(f"{text}: a link to {files[0]}, which is not a C file (FILE.c)")
         name, root, recursive = files[0].stem, files[0].parent, False
     name = modname(name)
     if not _NAME.match(name):

@@ -181,6 +181,18 @@ def test_bad_module_inputs_are_refused(tmp_path: Path, capsys: pytest.CaptureFix
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
+def test_a_link_to_a_file_that_is_not_c_is_refused_before_the_compiler(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The compiler takes a file by its target's name, so ``link.c`` pointing at
+    ``notes`` would be read as a linker script: refused, naming both."""
+    (tmp_path / "notes").write_text("root:x:0:0\n")
+    (tmp_path / "link.c").symlink_to(tmp_path / "notes")
+    assert main(["boot", "--arch", "x86_64", "--module", str(tmp_path / "link.c")]) == 2
+    err = capsys.readouterr().err
+    assert f"a link to {tmp_path / 'notes'}, which is not a C file" in err
+    assert "root:x" not in err and err.count("\n") == 1
+
+
 def test_a_faulting_module_gives_the_fault_report(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture) -> None:
     crash = tmp_path / "crash.c"
