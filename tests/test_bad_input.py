@@ -390,6 +390,16 @@ def _report(trace: Path, capsys: pytest.CaptureFixture[str]) -> str:
     return err
 
 
+def test_kmemtrace_says_a_file_is_not_a_trace_directory(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A file where the trace directory goes is named as what it is, not as missing."""
+    (tmp_path / "t.txt").write_text("not a trace\n")
+    assert main(["kmemtrace", "report", str(tmp_path / "t.txt")]) == 2
+    assert "t.txt: not a directory; a CTF trace is the directory" in capsys.readouterr().err
+    assert main(["kmemtrace", "report", str(tmp_path / "none")]) == 2
+    assert "none: no such trace directory" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("field_offset", [48, 56], ids=["content_size", "packet_size"])
 def test_kmemtrace_packet_size_of_2_63_is_one_line(kmem_trace, tmp_path, capsys,
                                                    field_offset) -> None:

@@ -46,7 +46,7 @@ def check_arches(names: list[str]) -> None:
     """Every name an arch of the registry, else a one-line UsageError."""
     for name in names:
         if name not in NAMES:
-            raise UsageError(f"unknown arch {name!r} (valid: {', '.join(NAMES)})")
+            raise UsageError(f"unknown arch {name!r} (known: {', '.join(NAMES)})")
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
