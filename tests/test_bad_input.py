@@ -98,6 +98,9 @@ CASES: list[tuple[str, ...]] = [
     ("probe", "--arch", A, "--workload", "kmalloc", "kernel/slab.c:0"),
     ("kprobe", "--arch", A, "--at", "kmalloc+zz"), ("kprobe", "--arch", A, "--at", "\u00b2"),
     ("kmemtrace", "report", "{dir}", "--limit", "0"), ("kmemtrace", "report", "{dir}"),
+    # options of a --layouts sweep without one: refused, not ignored
+    ("compare", "--arch", A, "--jobs", "2"), ("compare", "--arch", A, "--scheduler", "x:1"),
+    ("compare", "--arch", A, "--vary-assumptions"),
 ]
 
 

@@ -176,8 +176,13 @@ def run(args: argparse.Namespace) -> int:
         mechs = select(args.mechanism)
     except CompareError as err:
         raise UsageError(str(err)) from None
-    if args.vary_assumptions and args.layouts is None:
-        raise UsageError("--vary-assumptions draws with the layouts: give --layouts N")
+    if args.layouts is None:
+        if args.vary_assumptions:
+            raise UsageError("--vary-assumptions draws with the layouts: give --layouts N")
+        for flag, given in (("--jobs", args.jobs is not None), ("--scheduler", args.scheduler)):
+            if given:
+                raise UsageError(f"{flag} places the samples of --layouts N; without it "
+                                 "compare is one serial run per arch")
     out = OutDir(args.out)             # claimed and locked before any run, as trace's
     try:
         for name in OUTPUTS:           # a link or FIFO there: refused before any run
