@@ -100,7 +100,8 @@ CASES: list[tuple[str, ...]] = [
     ("kmemtrace", "report", "{dir}", "--limit", "0"), ("kmemtrace", "report", "{dir}"),
     # options of a --layouts sweep without one: refused, not ignored
     ("compare", "--arch", A, "--jobs", "2"), ("compare", "--arch", A, "--scheduler", "x:1"),
-    ("compare", "--arch", A, "--vary-assumptions"),
+    ("compare", "--arch", A, "--vary-assumptions"), ("compare", "--arch", A, "--layout-seed", "5"),
+    ("validate", "--arch", A, "--layout-seed", "5"), ("validate", "--arch", A, "--vary-assumptions"),
 ]
 
 

@@ -16,7 +16,7 @@ from kbuild.layout import MAX_SEED as MAX_LAYOUT_SEED
 from kbuild.modules import ModulePath
 from kisim.errors import UsageError
 from kisim.progress import progress
-from lab.samples import MAX_LAYOUTS
+from lab.samples import MAX_LAYOUTS, SampleError, layout_seeds
 from patcher.instrument import attach
 from probes.trace_kprobe import kprobe_events
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
@@ -71,13 +71,29 @@ def add_layouts(parser: argparse.ArgumentParser) -> None:
                              "padding, the modules' load offset) and report each figure's "
                              "median and range, each ordering as holds in k of N; "
                              f"1..{MAX_LAYOUTS}")
-    parser.add_argument("--layout-seed", type=int_in(0, MAX_LAYOUT_SEED), default=0, metavar="S",
+    parser.add_argument("--layout-seed", type=int_in(0, MAX_LAYOUT_SEED), default=None, metavar="S",
                         help="seed of the first layout (default 0); layout i has seed S+i, "
                              "and --layouts 1 --layout-seed S+i replays it alone")
     parser.add_argument("--vary-assumptions", action="store_true",
                         help="with --layouts: each sample also draws, from its seed, every "
                              "modelling assumption of the reference core from its declared "
                              "range (docs/timing.md)")
+
+
+def layout_sweep(args: argparse.Namespace) -> range | None:
+    """The layout seeds of ``--layouts N --layout-seed S`` (:func:`add_layouts`), or None
+    without ``--layouts``, where ``--layout-seed`` and ``--vary-assumptions``, which shape
+    its samples, are refused in one line rather than ignored."""
+    if args.layouts is None:
+        for flag, given in (("--layout-seed", args.layout_seed is not None),
+                            ("--vary-assumptions", args.vary_assumptions)):
+            if given:
+                raise UsageError(f"{flag} shapes the samples of a sweep: give --layouts N")
+        return None
+    try:
+        return layout_seeds(args.layouts, args.layout_seed or 0)
+    except SampleError as err:
+        raise UsageError(str(err)) from None
 
 
 def add_jobs(parser: argparse.ArgumentParser) -> None:

@@ -21,15 +21,15 @@ import json
 import fsio
 from arches import NAMES, get_arch
 from kisim.commands.common import (add_cpus, add_cycles, add_jobs, add_json, add_layouts,
-                                   add_modules, check_arches, jobs, print_json, timing,
-                                   with_warnings)
+                                   add_modules, check_arches, jobs, layout_sweep, print_json,
+                                   timing, with_warnings)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.compare import compare_arch, over_samples
 from lab.report import breakdown_line
 from lab.measure import CompareError, CostModel, load_cost_model
 from lab.mechanisms import MECHANISMS, runs_per_arch, select
-from lab.samples import SampleError, layout_seeds, run_samples, tasks
+from lab.samples import SampleError, run_samples, tasks
 from lab.verdict import FAILS, HOLDS, UNDECIDED
 from sim.guest import WORKLOADS, check_workload
 from tracing.outdir import POLICY, OutDir
@@ -140,9 +140,10 @@ def print_samples(doc: dict) -> None:
                   f"{d['samples_failing']} failing (modeled cycles per pass or hit)")
 
 
-def _over_layouts(args: argparse.Namespace, arches: list[str], model: CostModel) -> list[dict]:
+def _over_layouts(args: argparse.Namespace, arches: list[str], model: CostModel,
+                  seeds: range) -> list[dict]:
     """``--layouts``: every arch over its layouts, each layout a sample run alone."""
-    todo = tasks(compare_arch, arches, layout_seeds(args.layouts, args.layout_seed),
+    todo = tasks(compare_arch, arches, seeds,
                  vary=args.vary_assumptions, workload=args.workload, cpus=args.cpus,
                  size=args.size, model=model,
                  memory_pressure=args.memory_pressure, mechanisms=args.mechanism,
@@ -176,9 +177,8 @@ def run(args: argparse.Namespace) -> int:
         mechs = select(args.mechanism)
     except CompareError as err:
         raise UsageError(str(err)) from None
-    if args.layouts is None:
-        if args.vary_assumptions:
-            raise UsageError("--vary-assumptions draws with the layouts: give --layouts N")
+    seeds = layout_sweep(args)
+    if seeds is None:
         for flag, given in (("--jobs", args.jobs is not None), ("--scheduler", args.scheduler)):
             if given:
                 raise UsageError(f"{flag} places the samples of --layouts N; without it "
@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         for name in OUTPUTS:           # a link or FIFO there: refused before any run
             out.target(name)
         try:
-            docs = (_over_layouts(args, arches, model) if args.layouts is not None
+            docs = (_over_layouts(args, arches, model, seeds) if seeds is not None
                     else _as_linked(args, arches, model, mechs))
         except (CompareError, SampleError) as err:
             raise UsageError(str(err)) from None

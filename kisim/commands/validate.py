@@ -15,11 +15,11 @@ import argparse
 
 from arches import NAMES
 from kisim.commands.common import (add_jobs, add_json, add_layouts, check_arches, jobs,
-                                   print_json)
+                                   layout_sweep, print_json)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.microbench import EXPERIMENTS, figures_over_samples, within_2x_by_arch
-from lab.samples import SampleError, layout_seeds, run_samples, tasks
+from lab.samples import SampleError, run_samples, tasks
 from lab.verdict import FAILS, HOLDS
 
 NOTE = ("Modeled cycles of each arch's reference core (docs/timing.md); the published "
@@ -70,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
     arches = args.arch or list(NAMES)
     check_arches(arches)
     chosen = args.experiment or list(EXPERIMENTS)
+    seeds = layout_sweep(args) or [None]
     try:
-        seeds = [None] if args.layouts is None else layout_seeds(args.layouts, args.layout_seed)
         todo = [t for key in chosen
                 for t in tasks(EXPERIMENTS[key], arches, seeds, vary=args.vary_assumptions)]
         samples: dict[tuple[str, str], list[dict]] = {}
