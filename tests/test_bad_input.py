@@ -102,6 +102,8 @@ CASES: list[tuple[str, ...]] = [
     ("compare", "--arch", A, "--jobs", "2"), ("compare", "--arch", A, "--scheduler", "x:1"),
     ("compare", "--arch", A, "--vary-assumptions"), ("compare", "--arch", A, "--layout-seed", "5"),
     ("validate", "--arch", A, "--layout-seed", "5"), ("validate", "--arch", A, "--vary-assumptions"),
+    ("asm", "--arch", A, "--cpus", "2", "nop"), ("asm", "--arch", A, "--seed", "3", "nop"),
+    ("asm", "--arch", A, "--quantum", "5", "nop"),
 ]
 
 

@@ -16,6 +16,19 @@ from sim.snippet import SNIPPET_BASE, run_snippet
 #: Seconds Keystone may take on a user's text (it never returns on some
 #: malformed directives); a snippet within the limits takes well under one.
 KEYSTONE_SECONDS = 10.0
+QUANTUM = 10_000                    # --quantum's default
+BUDGET = 10_000_000                 # --max-instructions' default
+
+
+def _check_run_options(args: argparse.Namespace) -> None:
+    """The options that shape a run, refused without --run rather than ignored."""
+    given = [flag for flag, on in (("--cpus", args.cpus != 1),
+                                   ("--quantum", args.quantum != QUANTUM),
+                                   ("--seed", args.seed is not None),
+                                   ("--max-instructions", args.max_instructions != BUDGET)) if on]
+    if given and not args.run:
+        raise UsageError(f"{', '.join(given)}: {'shapes' if len(given) == 1 else 'shape'} "
+                         "a run; give --run")
 
 
 def _source(args: argparse.Namespace) -> str:
@@ -42,6 +55,7 @@ def _source(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
+    _check_run_options(args)
     text = _source(args)
     source = None if not args.file else ("<stdin>" if args.file == "-" else args.file)
     code = assemble(arch, text, SNIPPET_BASE, source=source, timeout=KEYSTONE_SECONDS)
@@ -106,12 +120,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("text", nargs="?", help="assembly text, e.g. 'mov rax, 1; int3'")
     p.add_argument("-f", "--file", metavar="FILE", help="read assembly from FILE ('-': stdin)")
     p.add_argument("--run", action="store_true", help="execute the snippet")
-    p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=10_000, metavar="Q",
-                   help=f"instructions per CPU turn, 1..{MAX_QUANTUM} (default 10000)")
+    p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=QUANTUM, metavar="Q",
+                   help=f"with --run: instructions per CPU turn, 1..{MAX_QUANTUM} "
+                        f"(default {QUANTUM})")
     p.add_argument("--seed", type=int, default=None,
-                   help="randomize turn lengths in 1..Q with this seed")
-    p.add_argument("--max-instructions", type=int_in(1, MAX_BUDGET), default=10_000_000,
-                   metavar="N", help=f"instruction budget for the whole run, 1..{MAX_BUDGET} "
-                                     "(default 10000000)")
+                   help="with --run: randomize turn lengths in 1..Q with this seed")
+    p.add_argument("--max-instructions", type=int_in(1, MAX_BUDGET), default=BUDGET,
+                   metavar="N", help=f"with --run: instruction budget for the whole run, "
+                                     f"1..{MAX_BUDGET} (default {BUDGET})")
     add_json(p)
     p.set_defaults(func=run)
