@@ -104,6 +104,9 @@ CASES: list[tuple[str, ...]] = [
     ("validate", "--arch", A, "--layout-seed", "5"), ("validate", "--arch", A, "--vary-assumptions"),
     ("asm", "--arch", A, "--cpus", "2", "nop"), ("asm", "--arch", A, "--seed", "3", "nop"),
     ("asm", "--arch", A, "--quantum", "5", "nop"),
+    ("patchcheck", "--arch", A, "--replay", "3", "--seeds", "5"),
+    ("patchcheck", "--arch", A, "--replay", "3", "--first-seed", "2"),
+    ("patchcheck", "--arch", A, "--on-hang", "continue", "--seeds", "2"),
 ]
 
 

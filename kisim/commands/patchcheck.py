@@ -62,6 +62,9 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     if args.modules and not (args.kernel or guest):
         raise UsageError("--module builds into the guest kernel (--kernel) or the guest's "
                          "patching code (--guest)")
+    if args.on_hang != "stop" and not guest:
+        raise UsageError(f"--on-hang {args.on_hang} is for the guest's patching code (--guest); "
+                         "a --protocol that does not return is stopped by --protocol-timeout")
     if args.guest_protocol is not None and not args.modules:
         raise UsageError("--guest-protocol NAME checks a C function of a --module file: it "
                          "needs --module")
@@ -86,6 +89,9 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
 def _seeds(args: argparse.Namespace, default: int) -> range:
     count = default if args.seeds is None else args.seeds
     if args.replay is not None:
+        if args.seeds is not None or args.first_seed != 0:
+            raise UsageError("--replay SEED runs that one interleaving: drop --seeds and "
+                             "--first-seed")
         first, count = args.replay, 1
     else:
         first = args.first_seed
@@ -206,9 +212,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(arches/<arch>/patching.c, the same entry points) in its place: "
                         "checks an edited text_poke_bp_batch() (implies --guest)")
     p.add_argument("--on-hang", choices=ON_HANG, default="stop",
-                   help="when the patching code does not return (a 'hang' finding, reported "
-                        "once): stop the sweep there (default) or continue with the next "
-                        "seeds")
+                   help="with --guest: when the patching code does not return (a 'hang' "
+                        "finding, reported once): stop the sweep there (default) or continue "
+                        "with the next seeds")
     p.add_argument("--site", default=",".join(DEFAULT_SITES), metavar="KIND[,KIND...]",
                    help="site kinds in the loop (default %(default)s): "
                         + "; ".join(f"{k.name}: {k.summary}" for k in SITE_KINDS.values()))
@@ -227,7 +233,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--first-seed", type=int, default=0, metavar="S",
                    help="seed of the first interleaving (default 0)")
     p.add_argument("--replay", type=int, default=None, metavar="SEED",
-                   help="run only the interleaving SEED")
+                   help="run only the interleaving SEED (no --seeds, --first-seed)")
     add_jobs(p)
     p.add_argument("--protocol-timeout", type=float, default=DEFAULT_PROTOCOL_TIMEOUT,
                    metavar="S",
