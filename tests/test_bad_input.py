@@ -107,6 +107,8 @@ CASES: list[tuple[str, ...]] = [
     ("patchcheck", "--arch", A, "--replay", "3", "--seeds", "5"),
     ("patchcheck", "--arch", A, "--replay", "3", "--first-seed", "2"),
     ("patchcheck", "--arch", A, "--on-hang", "continue", "--seeds", "2"),
+    ("ftrace", "--arch", A, "--glob", "full"),
+    ("ftrace", "--arch", A, "--format", "ctf", "--out", "{dir}/t", "--limit", "3"),
 ]
 
 

@@ -48,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--notrace", action="append", default=[], metavar="GLOB",
                    help="set_ftrace_notrace word (repeatable); notrace wins")
     p.add_argument("--glob", choices=("2.6.28", "full"), default="2.6.28",
-                   help="filter syntax: 2.6.28's x*, *x, *x* (default) or full glob(7)")
+                   help="--filter and --notrace syntax: 2.6.28's x*, *x, *x* (default) or "
+                        "full glob(7)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help=f"{help_text(FORMATS, text_to_stdout=True)} (ftrace: text). Default: seed for function, "
                         "graph for function_graph; text formats print to stdout, ctf, "
@@ -57,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"trace directory for --format ctf|chrome|trace-cmd. {POLICY}")
     add_buffer_args(p)
     p.add_argument("--limit", type=int, default=None, metavar="N",
-                   help="print at most N trace lines")
+                   help="print at most N trace lines (text formats)")
     add_config(p)
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="draw each turn's length from 1..quantum with this seed")
@@ -80,6 +81,11 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
                          f"{'function_graph' if fmt.needs == 'funcgraph' else 'function'}")
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must be >= 0")
+    if args.limit is not None and not fmt.text:
+        raise UsageError(f"--limit counts printed lines; --format {fmt.name} writes files")
+    if args.glob != "2.6.28" and not (args.filter or args.notrace):
+        raise UsageError(f"--glob {args.glob} sets the syntax of --filter and --notrace: "
+                         "give one")
     check_drain(args)                        # before a possibly long build
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     check_function_tracer(b, args.tracer, bool(args.filter or args.notrace))
