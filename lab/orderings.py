@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from arches import Arch, get_arch
-from lab.published import EVENT, static_key_change
+from arches.base import PublishedHit
+from lab.published import EVENT, KRETPROBE_OVER_KPROBE, kprobes_hit, static_key_change
 
 #: The kprobe family's rows all probe the entries of kmalloc() and schedule() in the same
 #: build (nothing compiled in), with the same hits on one CPU.
@@ -124,6 +125,18 @@ class Conditions:
 
 _LTTNG = "Linux 2.6.2x with the LTTng patch set (markers, immediate values)"
 _ENABLED = EVENT["enabled marker, empty probe"]
+#: The kprobes.rst hits the claims quote (machine, path): arches' PUBLISHED.
+_OPTERON = {p: kprobes_hit(p, "Opteron") for p in ("k", "r")}
+_XEON = {p: kprobes_hit(p, "Xeon E5410") for p in ("k", "b", "o", "rb")}
+_RET_LOW, _RET_HIGH = KRETPROBE_OVER_KPROBE
+
+
+def _us(hit: PublishedHit) -> str:
+    return f"{hit.microseconds:.2f}"
+
+
+def _in_cycles(hit: PublishedHit) -> str:
+    return f"{_us(hit)} us = ~{round(hit.cycles, -1):.0f} cycles at {hit.mhz:g} MHz"
 _P4 = "Intel Pentium 4 3 GHz (Desnoyers)"
 #: The published conditions of each claim, in :func:`orderings`' order.
 IMMEDIATE = Conditions(_P4, _LTTNG)
@@ -222,17 +235,17 @@ def orderings(doc: dict) -> list[dict]:
                "dormant run, both with empty handlers, the same hits")
     out.add(KPROBE_VS_MARKER, _ratio(
         "a kprobe hit costs at least 10x a marker hit armed to an empty probe "
-        f"(kprobes.txt 0.49 us = ~980 cycles at 2 GHz vs LTTng {_ENABLED:.2f} cycles)",
+        f"(kprobes.txt {_in_cycles(_OPTERON['k'])} vs LTTng {_ENABLED:.2f} cycles)",
         how_hit, ("kprobe", "marker_imv"), _hit_side("kprobe", kp),
         _hit_side("marker", row.get("marker_imv")), lambda x: x >= 10))
     out.add(OPTPROBE_VS_MARKER, _ratio(
-        "an optprobe hit costs within 2x a marker hit (kprobes.txt 0.06 us = "
-        f"~140 cycles at 2.33 GHz vs {_ENABLED:.2f})", how_hit, ("optprobe", "marker_imv"),
+        f"an optprobe hit costs within 2x a marker hit (kprobes.txt {_in_cycles(_XEON['o'])} "
+        f"vs {_ENABLED:.2f})", how_hit, ("optprobe", "marker_imv"),
         _hit_side("optprobe", opt), _hit_side("marker", row.get("marker_imv")),
         lambda x: x <= 2, opt_why))
     k, b, o = _per_hit(kp), _per_hit(boosted), _per_hit(opt)
-    claim = "kprobe > boosted kprobe > optprobe per hit (kprobes.txt, Xeon E5410: k 0.99, " \
-            "b 0.43, o 0.06 us)"
+    claim = ("kprobe > boosted kprobe > optprobe per hit (kprobes.txt, Xeon E5410: "
+             + ", ".join(f"{p} {_us(_XEON[p])}" for p in ("k", "b", "o")) + " us)")
     variable = f"the kprobe's path: post_handler (single-step), pre only (boosted), " \
                f"optimized (detour); {_SAME_POINTS}"
     chain_rows = ("kprobe", "kprobe_boosted", "optprobe")
@@ -247,11 +260,15 @@ def orderings(doc: dict) -> list[dict]:
         sides = [_hit_side(n, row.get(k)) for (n, _), k in zip(chain, chain_rows)]
         out.add(KPROBE_PATHS, _result(claim, variable, chain_rows, holds,
                            f"{'holds' if holds else 'does not hold'}: {text}", sides))
-    out.add(KRETPROBE, _ratio("a kretprobe hit is 50-75 % slower than a kprobe hit, both without "
-                      "post_handler (kprobes.txt: r 0.80 vs k 0.49 us; rb 0.68 vs b 0.43)",
+    out.add(KRETPROBE, _ratio(f"a kretprobe hit is {100 * (_RET_LOW - 1):.0f}-"
+                      f"{100 * (_RET_HIGH - 1):.0f} % slower than a kprobe hit, both without "
+                      f"post_handler (kprobes.txt: r {_us(_OPTERON['r'])} vs "
+                      f"k {_us(_OPTERON['k'])} us; rb {_us(_XEON['rb'])} vs "
+                      f"b {_us(_XEON['b'])})",
                       f"return probe vs entry probe, no post_handler; {_SAME_POINTS}",
                       ("kretprobe", "kprobe_boosted"), _hit_side("kretprobe", ret),
-                      _hit_side("boosted kprobe", boosted), lambda x: 1.5 <= x <= 1.75))
+                      _hit_side("boosted kprobe", boosted),
+                      lambda x: _RET_LOW <= x <= _RET_HIGH))
     line = row.get("line_probe")
     if line is not None:
         d = _per_pass(line)

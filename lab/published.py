@@ -9,6 +9,10 @@ rows and ``lab.plot`` draws them; docs/timing.md says where each was found.
 """
 from __future__ import annotations
 
+from arches import NAMES, get_arch
+from arches.base import PublishedHit
+from probes.kprobes import arch_kprobes
+
 #: Documentation/immediate.txt, "Memory hit for a data-based branch" (3 GHz Pentium 4):
 #: mean cycles per iteration, 100 tests x 100,000 branches.
 IMMEDIATE_PUBLISHED = {"base": 77.5044, "imv": 85.3438, "l1": 89.6413, "memory": 636.611}
@@ -59,6 +63,16 @@ EVENTS: tuple[tuple[str, float, str], ...] = (
 EVENT = {label: cycles for label, cycles, _ in EVENTS}
 
 
+def kprobes_hit(path: str, machine: str) -> PublishedHit:
+    """kprobes.rst's hit of ``path`` on the machine whose name holds ``machine``, from
+    the ``PUBLISHED`` of whichever arch's ISA family that machine is."""
+    for name in NAMES:
+        for hit in arch_kprobes(get_arch(name)).PUBLISHED:
+            if hit.path == path and machine in hit.machine:
+                return hit
+    raise LookupError(f"kprobes.rst times no {path} hit on a {machine}")
+
+
 def static_key_change() -> float:
     """The static key's cycles against the flag test's, as a fraction (-0.028)."""
     return STATIC_KEYS_CYCLES["jump_label"] / STATIC_KEYS_CYCLES["flag"] - 1
@@ -74,4 +88,5 @@ def mcount_text() -> str:
 
 __all__ = ["EVENT", "EVENTS", "IMMEDIATE", "IMMEDIATE_PUBLISHED", "KRETPROBE_OVER_KPROBE",
            "LTTNG", "MARKERS_KPROBE_ADDED", "MARKERS_PUBLISHED", "PUBLISHED_CALLS_PER_KCYCLE",
-           "SEED_002", "STATIC_KEYS", "STATIC_KEYS_CYCLES", "mcount_text", "static_key_change"]
+           "SEED_002", "STATIC_KEYS", "STATIC_KEYS_CYCLES", "kprobes_hit", "mcount_text",
+           "static_key_change"]
