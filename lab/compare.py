@@ -102,6 +102,17 @@ def kprobe_published(arch: Arch, path: str) -> str:
                                f"{arch.name}'s ISA (Documentation/trace/kprobes.rst)")
 
 
+def name_kprobe_paths(arch: Arch, rows: Sequence[Row]) -> None:
+    """Give each kprobe row of ``rows`` (run on ``arch``) its ``kprobe_path``
+    (:func:`kprobe_paths`) and, as its ``published``, kprobes.rst's hits of that path
+    (:func:`kprobe_published`)."""
+    paths = kprobe_paths(rows)
+    for row in rows:
+        if row.key in paths:
+            row.kprobe_path = paths[row.key]
+            row.published = kprobe_published(arch, row.kprobe_path)
+
+
 def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                  size: int | None = None, model: CostModel | None = None,
                  memory_pressure: bool = False, mechanisms: Sequence[str] | None = None,
@@ -175,9 +186,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                     "percent_over_uninstrumented": _pct(a_cyc, base_cycles)},
             arming_cycles=model.cycles(arch, 0, active.arm_events),
             published=m.published, detail=active.detail))
-    for key, path in kprobe_paths(rows).items():
-        row = next(r for r in rows if r.key == key)
-        row.kprobe_path, row.published = path, kprobe_published(arch, path)
+    name_kprobe_paths(arch, rows)
     doc = {"arch": arch.name, "layout": layout, "workload": workload, "cpus": cpus,
            "sites": list(SITES),
            "kprobe_points": list(KPROBE_POINTS),
@@ -241,4 +250,5 @@ def over_samples(docs: list[dict]) -> dict:
     return out
 
 
-__all__ = ["Row", "compare_arch", "kprobe_paths", "kprobe_published", "over_samples"]
+__all__ = ["Row", "compare_arch", "kprobe_paths", "kprobe_published", "name_kprobe_paths",
+           "over_samples"]

@@ -65,6 +65,10 @@ def test_kprobe_rows_are_real_kprobes(doc):
                                                 "marker_imv", "ring_buffer", "mcount")}) == 1
     line = _row(doc, "line_probe")
     assert "values fetched" in line["detail"] and line["hits"] == line["passes"]
+    # each kprobe row names its kprobes.rst path (name_kprobe_paths); no other row has one
+    assert _row(doc, "kprobe")["kprobe_path"] == "k"
+    assert _row(doc, "kretprobe")["kprobe_path"] in ("r", "rb")
+    assert _row(doc, "marker_imv")["kprobe_path"] is None
 
 
 @pytest.mark.slow
@@ -373,14 +377,12 @@ def test_cli_compare_over_layouts(tmp_path, capsys):
 
 def _probe_doc(arch: str, post_traps: float, plain_traps: float) -> dict:
     """A compare doc's kprobe rows whose hits took these traps, each given its path."""
-    from lab.compare import Row, kprobe_paths, kprobe_published
+    from lab.compare import Row, name_kprobe_paths
     traps = {"kprobe": post_traps, "kprobe_boosted": plain_traps, "optprobe": 0.0,
              "kretprobe": 1.0}
     rows = [Row(m, m, 1, 1, {}, {"per_hit_events": {"trap": t}}, None, "")
             for m, t in traps.items()]
-    for key, path in kprobe_paths(rows).items():
-        row = next(r for r in rows if r.key == key)
-        row.kprobe_path, row.published = path, kprobe_published(get_arch(arch), path)
+    name_kprobe_paths(get_arch(arch), rows)
     return {"arch": arch, "rows": [r.to_json() for r in rows]}
 
 
