@@ -6,7 +6,7 @@ import sys
 
 import fsio
 from kisim.commands.common import (MAX_BUDGET, MAX_QUANTUM, add_arch, add_cpus, add_json, arch_of,
-                                   int_in, print_json)
+                                   int_in, only_with, print_json)
 from kisim.errors import UsageError
 from sim.asm import MAX_CODE, MAX_SOURCE, assemble
 from sim.asm import listing as decode_all
@@ -22,13 +22,10 @@ BUDGET = 10_000_000                 # --max-instructions' default
 
 def _check_run_options(args: argparse.Namespace) -> None:
     """The options that shape a run, refused without --run rather than ignored."""
-    given = [flag for flag, on in (("--cpus", args.cpus != 1),
-                                   ("--quantum", args.quantum != QUANTUM),
-                                   ("--seed", args.seed is not None),
-                                   ("--max-instructions", args.max_instructions != BUDGET)) if on]
-    if given and not args.run:
-        raise UsageError(f"{', '.join(given)}: {'shapes' if len(given) == 1 else 'shape'} "
-                         "a run; give --run")
+    if not args.run:
+        only_with("--run", (("--cpus", args.cpus != 1), ("--quantum", args.quantum != QUANTUM),
+                            ("--seed", args.seed is not None),
+                            ("--max-instructions", args.max_instructions != BUDGET)))
 
 
 def _source(args: argparse.Namespace) -> str:

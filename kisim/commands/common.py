@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import patcher.instrument  # noqa: F401  (serves static keys, markers, tracepoints of modules)
 import probes.kprobes  # noqa: F401  (serves register_kprobe() & co. called by guest modules)
@@ -80,15 +80,22 @@ def add_layouts(parser: argparse.ArgumentParser) -> None:
                              "range (docs/timing.md)")
 
 
+def only_with(needed: str, options: Iterable[tuple[str, bool]], why: str = "") -> None:
+    """Options given (each a flag and whether it was) that do something only with
+    ``needed``: refused in one line rather than ignored."""
+    given = [flag for flag, on in options if on]
+    if given:
+        raise UsageError(f"{', '.join(given)}: only with {needed}{why and '; ' + why}")
+
+
 def layout_sweep(args: argparse.Namespace) -> range | None:
     """The layout seeds of ``--layouts N --layout-seed S`` (:func:`add_layouts`), or None
     without ``--layouts``, where ``--layout-seed`` and ``--vary-assumptions``, which shape
     its samples, are refused in one line rather than ignored."""
     if args.layouts is None:
-        for flag, given in (("--layout-seed", args.layout_seed is not None),
-                            ("--vary-assumptions", args.vary_assumptions)):
-            if given:
-                raise UsageError(f"{flag} shapes the samples of a sweep: give --layouts N")
+        only_with("--layouts N", (("--layout-seed", args.layout_seed is not None),
+                                  ("--vary-assumptions", args.vary_assumptions)),
+                  "they shape its samples")
         return None
     try:
         return layout_seeds(args.layouts, args.layout_seed or 0)

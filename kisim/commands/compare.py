@@ -21,8 +21,8 @@ import json
 import fsio
 from arches import NAMES, get_arch
 from kisim.commands.common import (add_cpus, add_cycles, add_jobs, add_json, add_layouts,
-                                   add_modules, check_arches, jobs, layout_sweep, print_json,
-                                   timing, with_warnings)
+                                   add_modules, check_arches, jobs, layout_sweep, only_with,
+                                   print_json, timing, with_warnings)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.compare import compare_arch, over_samples
@@ -179,10 +179,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     seeds = layout_sweep(args)
     if seeds is None:
-        for flag, given in (("--jobs", args.jobs is not None), ("--scheduler", args.scheduler)):
-            if given:
-                raise UsageError(f"{flag} places the samples of --layouts N; without it "
-                                 "compare is one serial run per arch")
+        only_with("--layouts N", (("--jobs", args.jobs is not None),
+                                  ("--scheduler", bool(args.scheduler))),
+                  "without it compare is one serial run per arch")
     out = OutDir(args.out)             # claimed and locked before any run, as trace's
     try:
         for name in OUTPUTS:           # a link or FIFO there: refused before any run
