@@ -161,9 +161,9 @@ class CtfTrace:
     def __init__(self, directory: str | Path) -> None:
         self.dir = Path(directory)
         if not self.dir.is_dir():
-            raise TraceError(f"{self.dir}: " + ("not a directory; a CTF trace is the directory "
-                                                "kisim trace --out wrote" if self.dir.exists()
-                                                else "no such trace directory"))
+            why = ("not a directory; a CTF trace is the directory kisim trace --out wrote"
+                   if self.dir.exists() else "no such trace directory")
+            raise TraceError(f"{self.dir}: {why}")
         self.meta = read_metadata(self.dir)
         prefix = endian_prefix(self.meta.byte_order)
         self._header = struct.Struct(prefix + PACKET_HEADER)
