@@ -492,5 +492,6 @@ EXPERIMENTS: dict[str, Callable[[str], dict]] = {"immediate": immediate_txt,
 
 
 __all__ = ["EXPERIMENTS", "Figure", "IMMEDIATE_C", "JUDGED", "KPROBES_AT", "KPROBES_WORKLOAD",
-           "KPROBE_LOOP_C", "MARKERS_C", "MicrobenchError", "breakdown_line", "figures_over_samples", "immediate_txt", "kprobes_rst", "loop_delta",
+           "KPROBE_LOOP_C", "MARKERS_C", "MicrobenchError", "breakdown_line",
+           "figures_over_samples", "immediate_txt", "kprobes_rst", "loop_delta",
            "markers_microbench", "mcount_seed", "windows", "within_2x_by_arch"]
