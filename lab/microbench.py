@@ -150,11 +150,11 @@ def breakdown_line(delta: dict) -> str:
     """One line of a delta's breakdown: instructions, stall cycles by cause (overlap
     among them, negative), memory accesses, TLB misses and walk loads."""
     counts, stalls = delta["breakdown"], delta["stall_cycles"]
-    causes = ", ".join(f"{k} {v:.1f}" for k, v in stalls.items() if abs(v) >= 0.05)
+    causes = ", ".join(f"{k} {v:z.1f}" for k, v in stalls.items() if round(v, 1))
     tlb = counts.get("dtlb_misses", 0) + counts.get("itlb_misses", 0)
     return (f"{delta['instructions']:.2f} instructions; stall cycles: {causes or 'none'}; "
-            f"{counts.get('memory', 0):.2f} memory accesses, {tlb:.2f} TLB misses, "
-            f"{counts.get('walk_loads', 0):.2f} walk loads")
+            f"{counts.get('memory', 0):z.2f} memory accesses, {tlb:z.2f} TLB misses, "
+            f"{counts.get('walk_loads', 0):z.2f} walk loads")
 
 
 def loop_delta(arch: Arch, loop: Tally, base: Tally, iterations: int) -> dict:

@@ -17,8 +17,9 @@ from kisim.cli import main
 from kisim.commands.validate import print_doc
 from arches.base import KPROBE_PATHS, PublishedHit
 from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, Figure, MicrobenchError,
-                            figures_over_samples, immediate_txt, kprobes_rst,
+                            breakdown_line, figures_over_samples, immediate_txt, kprobes_rst,
                             markers_microbench, mcount_seed, windows, within_2x_by_arch)
+from lab.report import breakdown_line as report_line
 from lab.published import KRETPROBE_OVER_KPROBE, MARKERS_KPROBE_ADDED, MARKERS_PUBLISHED
 from probes.kprobes import arch_kprobes
 from sim.elf import read_elf
@@ -243,6 +244,23 @@ def test_a_long_figure_name_widens_the_column(capsys: pytest.CaptureFixture) -> 
     assert len(ends) == 1
 
 
+def test_a_figure_that_rounds_to_zero_prints_no_sign(capsys: pytest.CaptureFixture) -> None:
+    """A difference of two loops a hair below zero is printed as 0.00, not -0.00, in
+    the table and in both breakdown lines; a stall that rounds to nothing is left out."""
+    delta = {"instructions": 3.0, "breakdown": {"memory": -0.001},
+             "stall_cycles": {"branch": -0.04, "overlap": -2.0}}
+    line = breakdown_line(delta)
+    assert line == ("3.00 instructions; stall cycles: overlap -2.0; 0.00 memory accesses, "
+                    "0.00 TLB misses, 0.00 walk loads")
+    assert report_line({"counts": {"L1D_miss": -0.001, "mispredicts": 0.2},
+                        "stall_cycles": {"tlb": 0.01, "data": 7.31}}) \
+        == "mispred 0.20 = stall cyc data 7.3"
+    assert report_line({"counts": {"L1D_miss": 0.001}, "stall_cycles": {"data": 7.3}}) \
+        == "stall cyc data 7.3"
+    assert report_line({"counts": {"L1D_miss": 0.001}, "stall_cycles": {"data": -0.01}}) == "-"
+    figures = [Figure("f", 7.84, -0.001, "cycles", "s").to_json()]
+    print_doc({"experiment": "e", "arch": "a", "core": "c", "figures": figures})
+    assert "-0.0" not in capsys.readouterr().out
 @pytest.mark.slow
 def test_validate_over_layouts(capsys):
     argv = ["validate", "--arch", NAMES[0], "--experiment", "immediate", "--layouts", "2",

@@ -42,7 +42,7 @@ def _within(f: dict) -> str:
 
 def _number(value: float, unit: str) -> str:
     """A figure's value as printed: microseconds to the nanosecond, the rest to 1/100."""
-    return f"{value:>10.3f}" if unit == "us" else f"{value:>10.2f}"
+    return f"{value:>z10.3f}" if unit == "us" else f"{value:>z10.2f}"
 
 
 def print_doc(doc: dict) -> None:
@@ -52,7 +52,7 @@ def print_doc(doc: dict) -> None:
     print(f"  {'figure':{w}} {'published':>10} {'model':>10} {'ratio':>7}  within 2x")
     for f in doc["figures"]:
         print(f"  {f['figure']:{w}} {_number(f['published'], f['unit'])} "
-              f"{_number(f['model'], f['unit'])} {f['ratio']:>7.2f}  {_within(f)}")
+              f"{_number(f['model'], f['unit'])} {f['ratio']:>z7.2f}  {_within(f)}")
         if "model_spread" in f:
             s = f["model_spread"]
             low, high = (_number(s[k], f["unit"]).strip() for k in ("min", "max"))
