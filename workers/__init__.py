@@ -85,8 +85,10 @@ def no_sigint() -> Iterator[None]:
         signal.signal(signal.SIGINT, old)
 
 
-def in_order(submit: Callable[[T], Future], items: Iterable[T], window: int) -> Iterator[Any]:
-    """Submit items with at most ``window`` in flight; yield results in submission order."""
+def in_order(submit: Callable[[T], Future], items: Iterable[T], window: int, *,
+             cancel: bool = True) -> Iterator[Any]:
+    """Submit items with at most ``window`` in flight; yield results in submission order.
+    Closed early, it cancels those still in flight, unless ``cancel`` is false."""
     items = iter(items)
     flight: deque[Future] = deque()
     try:
@@ -97,7 +99,7 @@ def in_order(submit: Callable[[T], Future], items: Iterable[T], window: int) -> 
         while flight:
             yield flight.popleft().result()
     finally:
-        for fut in flight:
+        for fut in flight if cancel else ():
             fut.cancel()
 
 
@@ -135,7 +137,12 @@ def ordered_map(task: Callable[[T], R], items: Iterable[T], *, jobs: int = 1,
     try:
         if scheduler is None:
             executor = process_pool(jobs)
-            results = in_order(lambda item: executor.submit(task, item), items, 4 * jobs)
+            # stop_workers() cancels what has not started, in the pool's own thread: a
+            # cancel from here races with that thread marking the future broken once
+            # its worker is killed, whose InvalidStateError it prints as a traceback
+            # (CPython gh-107219, fixed in 3.12)
+            results = in_order(lambda item: executor.submit(task, item), items, 4 * jobs,
+                               cancel=False)
         else:
             client = dask_client(scheduler, error)
             workers = max(1, len(client.scheduler_info().get("workers", {})))
