@@ -106,6 +106,7 @@ def main() -> int:
                 for post in (False, True)]
         print(json.dumps(rows, indent=2) if args.json else "\n".join(
             f"{r['arch']:7} {r['workload']:9} post={r['post']!s:5} probes {r['probes']:5} "
+            f"({r['refused']:,} refused) "
             f"hits {r['hits']:>9,} counted {r['counted']:>9,} mismatches {r['mismatches']} "
             f"nmissed {r['nmissed']} checksum {'ok' if r['checksum_ok'] else 'WRONG'}"
             for r in rows))
