@@ -18,10 +18,9 @@ savedefconfig`` reproduces it byte for byte.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
-import shutil
-import stat
 import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
@@ -29,6 +28,7 @@ from typing import Callable, Iterator
 import kconfiglib
 from kconfiglib import AND, BOOL, TRI_TO_STR, TRISTATE, expr_str, expr_value, split_expr
 
+import fsio
 from arches import get_arch
 
 #: ``$(srctree)``: the repository root, the parent of this package.
@@ -240,51 +240,45 @@ def olddefconfig(arch: str, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
     return kconf
 
 
-def _check_target(path: Path) -> None:
-    """Refuse to write anything but a regular file (or a new one in a directory)."""
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        kind = ("a symbolic link" if path.is_symlink() else
-                "a directory" if path.is_dir() else "not a regular file")
-        raise KconfigError(f"{path}: {kind}; kisim writes configurations only to regular files")
+@contextlib.contextmanager
+def _output(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """``fsio``'s checked output path; its refusals and the OS's errors as KconfigError."""
+    try:
+        yield fsio.check_output(path)
+    except fsio.UnsafePath as err:
+        raise KconfigError(str(err)) from None
+    except OSError as err:
+        raise KconfigError(f"{os.fspath(path)}: {err.strerror or err}") from None
+
+
+def _install(source: str, target: Path, backup: bool) -> None:
+    """Rename the written file ``source`` over ``target``; with ``backup``, a
+    ``target`` that exists is first copied to ``target.old``, as kconfiglib's
+    ``write_config`` does for ``.config`` (the copy written like any output:
+    a link or device at ``target.old`` is refused, never followed)."""
+    if backup and target.exists():
+        fsio.atomic_write(f"{target}.old", fsio.read_regular(target, what="configuration"))
+    with fsio.atomic_open(target, "wb") as f:
+        f.write(fsio.read_regular(source, what="configuration"))
 
 
 def _write(path: str | os.PathLike[str], writer: Callable[[str, str], object], header: str,
            backup: bool = False) -> None:
-    """Write through ``writer`` into a temp file beside ``path``, then rename it over ``path``.
+    """Write through ``writer`` (a kconfiglib method, which writes to a file
+    name) into a temporary directory, then install it at ``path`` (_install()).
 
-    Only regular files are written: a device, FIFO, directory or symlink is
-    refused before anything is touched, and a crash leaves the old file whole
-    (the rename is atomic). With ``backup``, an existing file is first copied
-    to ``path.old``, as kconfiglib's ``write_config`` does for ``.config``.
+    Only regular files are written: a device, FIFO, directory or symlink at
+    ``path`` or at ``path.old`` is refused before anything is touched, and a
+    crash leaves the old file whole (the rename is atomic).
     """
-    target = Path(path)
-    _check_target(target)
-    tmp = None
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        os.close(fd)
-        writer(tmp, header)
-        if target.exists():
-            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
-            if backup:
-                shutil.copy2(target, f"{target}.old")
-        else:
-            os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-        tmp = None
-    except OSError as err:
-        raise KconfigError(f"{os.fspath(path)}: {err.strerror or err}") from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    with _output(path) as target:
+        if backup:
+            fsio.check_output(f"{target}.old")
+        with tempfile.TemporaryDirectory(prefix="kisim-kconfig-") as tmp:
+            written = os.path.join(tmp, target.name)
+            writer(written, header)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _install(written, target, backup)
 
 
 def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
@@ -294,10 +288,13 @@ def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 
 
 def write_config(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
-    """Write a full .config, with the kernel's "DO NOT EDIT" header."""
+    """Write a full .config, with the kernel's "DO NOT EDIT" header; the old one
+    is kept as ``.config.old``. (kconfiglib's own method, which menuconfig()
+    replaces on its instance.)"""
     header = f"#\n# Automatically generated file; DO NOT EDIT.\n# {kconf.mainmenu_text}\n#\n"
-    _write(path, lambda name, text: kconf.write_config(name, text, save_old=False), header,
-           backup=True)
+    _write(path, lambda name, text: kconfiglib.Kconfig.write_config(kconf, name, text,
+                                                                    save_old=False),
+           header, backup=True)
 
 
 def savedefconfig(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str],
@@ -310,7 +307,7 @@ def savedefconfig(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str],
     if source is not None and _same_file(path, source):
         raise KconfigError(f"{os.fspath(path)}: is the configuration being read; "
                            "write the minimal config to another file")
-    _write(path, kconf.write_min_config, "")
+    _write(path, lambda name, text: kconfiglib.Kconfig.write_min_config(kconf, name, text), "")
 
 
 def write_autoconf(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
@@ -324,19 +321,46 @@ def menuconfig(arch: str, path: str | os.PathLike[str]) -> None:
 
     A missing file starts from the arch defconfig, as ``make menuconfig``
     starts from ``arch/$ARCH/defconfig``; an existing one is first loaded
-    strictly. kconfiglib's menuconfig loads and saves the file named by
-    ``KCONFIG_CONFIG``. Needs a terminal: the caller checks for a TTY.
+    strictly. kconfiglib's menuconfig loads the file named by
+    ``KCONFIG_CONFIG``; it saves through write_config(), as every output is
+    written (a temporary file renamed over the target, the old one kept as
+    ``.config.old``), where on its own it would truncate the file in place.
+    Needs a terminal: the caller checks for a TTY.
     """
     import curses
 
     import menuconfig as kconfiglib_menuconfig  # kconfiglib's menuconfig.py
-    _check_target(Path(path))                   # it saves through kconfiglib directly
-    if Path(path).exists():
-        kconf = load_config(arch, path)
+    with _output(path) as target:
+        fsio.check_output(f"{target}.old")
+    if target.exists():
+        kconf = load_config(arch, target)
     else:
         kconf = defconfig(arch)
-        write_config(kconf, path)
-    with _environ(KCONFIG_CONFIG=os.fspath(Path(path).resolve())):
+        write_config(kconf, target)
+
+    def saved(what: str, filename: str, write: Callable[[], None]) -> str:
+        """A save from its menus, written as every other output is (_write());
+        an error as the OSError its dialog reports."""
+        try:
+            write()
+        except KconfigError as err:
+            raise OSError(errno.EINVAL, str(err), filename) from None
+        return f"{what} saved to '{filename}'"
+
+    class Saving(kconfiglib.Kconfig):
+        """The loaded configuration, whose Save, Save as and minimal save (all
+        menuconfig.py writes) go through write_config() and savedefconfig()."""
+        __slots__ = ()
+
+        def write_config(self, filename: str, *_: object, **__: object) -> str:
+            return saved("Configuration", filename, lambda: write_config(self, filename))
+
+        def write_min_config(self, filename: str, *_: object, **__: object) -> str:
+            return saved("Minimal configuration", filename,
+                         lambda: savedefconfig(self, filename, target))
+
+    kconf.__class__ = Saving
+    with _environ(KCONFIG_CONFIG=os.fspath(target)):
         try:
             kconfiglib_menuconfig.menuconfig(kconf)
         except curses.error as err:

@@ -276,9 +276,36 @@ def test_menuconfig_refuses_non_regular_target(arch, tmp_path: Path) -> None:
     import kconfig
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    with pytest.raises(kconfig.KconfigError, match="not a regular file"):
+    with pytest.raises(kconfig.KconfigError, match="a FIFO"):
         kconfig.menuconfig(arch.name, fifo)
     assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+
+
+@pytest.mark.parametrize("argv", [["defconfig", "-o"], ["olddefconfig", "--config"]],
+                         ids=["defconfig", "olddefconfig"])
+@pytest.mark.parametrize("old", ["symlink", "directory"])
+def test_the_backup_of_a_config_never_follows_a_link(arch, argv, old, tmp_path: Path,
+                                                     capsys) -> None:
+    """The copy of the previous .config goes to .config.old as any output goes: a link
+    or directory there is refused before anything is written (it used to be copied
+    through the link, over the file it named)."""
+    import kconfig
+    cfg, victim = tmp_path / ".config", tmp_path / "victim"
+    assert main(["defconfig", "--arch", arch.name, "-o", str(cfg)]) == 0
+    before = cfg.read_bytes()
+    victim.write_text("precious")
+    if old == "symlink":
+        (tmp_path / ".config.old").symlink_to(victim)
+    else:
+        (tmp_path / ".config.old").mkdir()
+    capsys.readouterr()
+    assert main([argv[0], "--arch", arch.name, argv[1], str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ".config.old" in err
+    assert victim.read_text() == "precious" and cfg.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".config", ".config.old", "victim"]
+    with pytest.raises(kconfig.KconfigError, match=r"\.config\.old"):
+        kconfig.menuconfig(arch.name, cfg)
 
 
 def test_patchcheck_refuses_a_negative_show(capsys) -> None:

@@ -368,6 +368,10 @@ def test_cli_menuconfig_on_a_terminal(arch: str, tmp_path: Path) -> None:
     assert b"Configuration saved to" in out
     values = kconfig.enabled(kconfig.load_config(arch, cfg))
     assert values["KMEMTRACE"] == "n" and values["MARKERS"] == "y"
+    # saved as every output is: the defconfig it started from kept as .config.old
+    old = kconfig.enabled(kconfig.load_config(arch, tmp_path / ".config.old"))
+    assert old["KMEMTRACE"] == "y"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".config", ".config.old"]
 
 
 @pytest.mark.parametrize("arch", NAMES)
