@@ -135,10 +135,13 @@ def _resolve(path: Path) -> Path:
         raise ModuleError(f"{path}: a symbolic link loop") from None
 
 
+#: What ``--module`` names, for the errors that say it was something else.
+_FORMS = "a module is a C file (FILE.c), a directory of them, or a comma-separated list"
+
+
 def _check_c(path: Path) -> None:
     if path.suffix != ".c":
-        raise ModuleError(f"{path}: a module is a C file (FILE.c), a directory of them, "
-                          "or a comma-separated list of C files")
+        raise ModuleError(f"{path}: {_FORMS} of C files")
 
 
 def modname(stem: str) -> str:
@@ -154,8 +157,10 @@ def load_module(path: str | os.PathLike[str], werror: bool | None = None) -> Mod
     if werror is None:
         werror = getattr(path, "werror", False)
     text = os.fspath(path)
+    if not all(text.split(",")):
+        raise ModuleError(f"{text!r}: an empty name; {_FORMS} of C files")
     if "," in text:
-        files = [_resolve(Path(p)) for p in text.split(",") if p]
+        files = [_resolve(Path(p)) for p in text.split(",")]
         for f in files:
             _check_c(f)
         name, root, recursive = files[0].stem, files[0].parent, False

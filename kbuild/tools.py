@@ -10,8 +10,9 @@ running, so the compile threads end and the work directory is removed.
 A module is checked before it is compiled (:func:`refuse_special_includes`):
 an ``#include`` or ``.incbin`` naming a FIFO, a device or anything else
 that is not a regular file is refused in one line, since reading one
-blocks or never ends. A name made by a macro cannot be checked; the time
-limit stops what it hangs.
+blocks or never ends. A name made by a macro cannot be checked: a tool
+seen holding a FIFO or device open twice, :data:`POLL_SECONDS` apart, is
+stopped then, and the time limit stops whatever else hangs.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import signal
 import stat
 import subprocess
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
@@ -31,6 +33,12 @@ from kbuild.errors import BuildError, ModuleError
 #: Wall-clock limit of one compiler, assembler or linker run (the slowest
 #: kernel file compiles in about 2 s; a loaded machine may be 20x slower).
 TOOL_SECONDS = 120.0
+#: How often a running tool is looked at: one that holds the same FIFO or
+#: device open at two looks in a row is reading it (a macro-made #include
+#: names one that refuse_special_includes() cannot see) and is stopped then.
+POLL_SECONDS = 1.0
+#: Devices a tool may hold open without reading one as a source.
+_STREAMS = frozenset({"/dev/urandom", "/dev/random", "/dev/tty"})
 
 _live: set[subprocess.Popen[str]] = set()
 _live_lock = threading.Lock()
@@ -55,15 +63,24 @@ def run_tool(cmd: list[str], what: str, env: dict[str, str],
         _live.add(proc)
         if _stopping.is_set():          # started as the build was interrupted
             _kill(proc)
+    deadline, seen = time.monotonic() + timeout, set()
     try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        held = _special_files(proc.pid)
-        _kill(proc)
-        proc.communicate()
-        why = (f"reading {held[0]}, which is not a regular file" if held
-               else "the time limit of one compiler, assembler or linker run")
-        raise BuildError(f"{what}: stopped after {timeout:g} s ({why})") from None
+        while True:
+            try:
+                out, err = proc.communicate(timeout=POLL_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                held = [f for f in _special_files(proc.pid) if f not in _STREAMS]
+                if not set(held) & seen and time.monotonic() < deadline:
+                    seen = set(held)
+                    continue
+            _kill(proc)
+            proc.communicate()
+            if held:
+                raise BuildError(f"{what}: stopped: it was reading {held[0]}, which is not "
+                                 "a regular file") from None
+            raise BuildError(f"{what}: stopped after {timeout:g} s (the time limit of one "
+                             "compiler, assembler or linker run)") from None
     except BaseException:
         _kill(proc)
         proc.wait()
@@ -81,12 +98,16 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 
 
 def _special_files(pid: int) -> list[str]:
-    """The FIFOs and devices (other than /dev/null) open in ``pid``'s process group."""
+    """The FIFOs and devices (other than /dev/null) open in ``pid``'s process group,
+    and "a FIFO" for a process of it waiting in open() for a FIFO's writer
+    (fs/pipe.c ``wait_for_partner``, as its ``/proc/PID/wchan`` names it)."""
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         try:
             if os.getpgid(int(entry.name)) != pid:
                 continue
+            if (entry / "wchan").read_text() == "wait_for_partner":
+                found.append("a FIFO")
             for fd in (entry / "fd").iterdir():
                 target = os.readlink(fd)
                 if target.startswith("/") and target != os.devnull:
@@ -176,5 +197,5 @@ def _check(shown: str, text: bytes, at: int, directive: str, search: list[Path],
     return None
 
 
-__all__ = ["TOOL_SECONDS", "check_tool_path", "refuse_special_includes", "run_tool",
+__all__ = ["POLL_SECONDS", "TOOL_SECONDS", "check_tool_path", "refuse_special_includes", "run_tool",
            "tool_pool"]

@@ -109,6 +109,9 @@ CASES: list[tuple[str, ...]] = [
     ("patchcheck", "--arch", A, "--on-hang", "continue", "--seeds", "2"),
     ("ftrace", "--arch", A, "--glob", "full"),
     ("ftrace", "--arch", A, "--format", "ctf", "--out", "{dir}/t", "--limit", "3"),
+    # a module list with an empty name (',' was an IndexError; '' built the directory)
+    ("symbols", "--arch", A, "--module", ","), ("symbols", "--arch", A, "--module", ""),
+    ("boot", "--arch", A, "--module", "{dir}/a.c,"),
 ]
 
 
@@ -808,19 +811,49 @@ def test_a_module_including_a_fifo_or_device_is_refused(source, tmp_path, privat
     assert not [p for p in private_cache.iterdir() if p.name.startswith("tmp-")]
 
 
+def _wchan_names() -> bool:
+    """Whether /proc/PID/wchan names where a process sleeps (our parent, waiting on
+    us: not "0", as it reads where the kernel hides it)."""
+    try:
+        return Path(f"/proc/{os.getppid()}/wchan").read_text() not in ("", "0")
+    except OSError:
+        return False
+
+
 @pytest.mark.slow
-def test_a_compiler_run_has_a_time_limit(tmp_path, private_cache, monkeypatch,
-                                         capsys) -> None:
-    """An include made by a macro is not checked before: the time limit stops it."""
-    from kbuild import tools
-    monkeypatch.setattr(tools, "TOOL_SECONDS", 2.0)
-    mod = _module_dir(tmp_path, '#define F "/dev/zero"\n#include F\n')
+@pytest.mark.parametrize("target", ["/dev/zero", pytest.param("{fifo}", marks=pytest.mark.skipif(
+    not _wchan_names(), reason="a FIFO's open is seen through /proc/PID/wchan"))],
+                         ids=["device", "FIFO"])
+def test_a_compiler_reading_a_device_or_fifo_is_stopped_at_once(target, tmp_path,
+                                                                 private_cache, capsys) -> None:
+    """An include made by a macro is not checked before it is compiled: the compiler
+    seen holding the file open at two looks in a row is stopped then, not after the
+    run's time limit (120 s)."""
+    mod = _module_dir(tmp_path, f'#define F "{target}"\n#include F\n')
     begin = time.monotonic()
     assert main(["boot", "--arch", A, "--module", str(mod / "m.c"), "--workload",
                  "m:run"]) == 2
     assert time.monotonic() - begin < 30
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "stopped after 2 s (reading /dev/zero" in err, err
+    assert err.count("\n") == 1, err
+    read = "a FIFO" if target == "{fifo}" else target      # blocked in open(): no fd yet
+    assert f"it was reading {read}, which is not a regular file" in err
+    assert not [p for p in private_cache.iterdir() if p.name.startswith("tmp-")]
+
+
+@pytest.mark.slow
+def test_a_compiler_run_has_a_time_limit(tmp_path, private_cache, monkeypatch,
+                                         capsys) -> None:
+    """Whatever else keeps a tool running (here a read the poll is told to allow)
+    ends at the time limit."""
+    from kbuild import tools
+    monkeypatch.setattr(tools, "TOOL_SECONDS", 2.0)
+    monkeypatch.setattr(tools, "_STREAMS", tools._STREAMS | {"/dev/zero"})
+    mod = _module_dir(tmp_path, '#define F "/dev/zero"\n#include F\n')
+    assert main(["boot", "--arch", A, "--module", str(mod / "m.c"), "--workload",
+                 "m:run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "stopped after 2 s (the time limit" in err, err
     assert not [p for p in private_cache.iterdir() if p.name.startswith("tmp-")]
 
 
