@@ -240,6 +240,24 @@ def compile_filter(expr: str, fields: Sequence[FilterField]) -> Predicate:
     return match
 
 
+def system_filter(expr: str, events: Mapping[str, Sequence[FilterField]]
+                  ) -> tuple[dict[str, Predicate], dict[str, FilterError]]:
+    """``expr`` written to a system's ``filter`` file, as v5.10's
+    ``process_system_preds`` takes it: compiled for each of the system's
+    ``events`` (name -> fields) it parses on; each other one's error
+    (``filter_disable``: it records unfiltered, and the error goes to
+    error_log). The write succeeds even where it parses on none: the loop
+    clears ``fail`` on every event it visits."""
+    compiled: dict[str, Predicate] = {}
+    failed: dict[str, FilterError] = {}
+    for name, fields in events.items():
+        try:
+            compiled[name] = compile_filter(expr, fields)
+        except FilterError as err:
+            failed[name] = err
+    return compiled, failed
+
+
 def _calc_stack(s: str) -> tuple[int, int]:
     """calc_stack: parentheses depth and predicates, or the quote/paren error."""
     is_pred, nr_preds, depth, max_depth, quote, last_quote = False, 0, 1, 1, "", 0
@@ -464,4 +482,4 @@ _COMPARE: dict[str, Callable[[int, int], bool]] = {
 
 
 __all__ = ["COMMON_FIELDS", "CPU_KEY", "COMM_KEY", "FilterError", "FilterField", "Predicate",
-           "compile_filter", "filter_fields", "glob_match"]
+           "compile_filter", "filter_fields", "glob_match", "system_filter"]

@@ -43,13 +43,17 @@ from sim.event import Event, EventClass
 from sim.machine import Cpu, Machine
 from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
-from tracing.events import (EVENT_IDS, EVENTS, FTRACE_EVENTS, HEADER, MARKER_EVENTS, builtin_event, event_classes,
-                            record_layouts, record_size)
-from tracing.filter import COMM_KEY, CPU_KEY, Predicate, compile_filter, filter_fields
+from tracing.events import (EVENT_IDS, EVENTS, FTRACE_EVENTS, GROUPS, HEADER, MARKER_EVENTS,
+                            builtin_event, event_classes, record_layouts, record_size)
+from tracing.filter import (COMM_KEY, CPU_KEY, Predicate, compile_filter, filter_fields,
+                            system_filter)
 from tracing.ring import CpuCounts, PacketSink, RingBuffers
 
 RING_GAP = 0x100000          # the ring buffers start this far above the probe-array pool
 PROGRESS_TURNS = 1024        # turns between progress reports
+#: The systems of the tracepoint events (events/<sys>/filter takes a system's filter).
+SYSTEMS = {group: members for group, members in GROUPS.items()
+           if group != "all" and all(name in EVENTS for name in members)}
 
 
 @dataclass
@@ -64,7 +68,8 @@ class TraceOptions:
     max_instructions: int | None = MAX_INSTRUCTIONS
     #: kprobe_events lines, in the order tracefs took them (probes/trace_kprobe.py).
     kprobe_events: tuple[str, ...] = ()
-    #: (event, filter expression) pairs: events/<sys>/<event>/filter (tracing/filter.py).
+    #: (event, filter expression) pairs, written in order: events/<sys>/<event>/filter,
+    #: or events/<sys>/filter for a system's name (tracing/filter.py).
     filters: tuple[tuple[str, str], ...] = ()
     #: Names (shell globs) of the markers the ``marker`` event records; empty: all.
     markers: tuple[str, ...] = ()
@@ -185,6 +190,9 @@ class TraceSession:
         self._head = struct.Struct(("<" if arch.endian == "little" else ">") + HEADER)
         #: Records each event's filter kept out of the buffer, by event name.
         self.filtered: dict[str, int] = {}
+        #: What the filter writes left in tracefs's error_log and took anyway, one
+        #: line each (a system's filter on the events it does not parse on).
+        self.error_log: list[str] = []
         self._filters = self._compile_filters(options, classes, dynamic)
         if self._filters:
             guest.hypercalls.register("HC_EVENT_FILTER", self._event_filter)
@@ -225,20 +233,40 @@ class TraceSession:
 
     def _compile_filters(self, options: TraceOptions, classes: dict[str, EventClass],
                          dynamic: DynamicEvents | None) -> dict[int, Predicate]:
-        """Each ``(event, expr)`` of ``options.filters``: a recorded tracepoint
-        event's compiled filter, by event id; any other name goes to
-        ``dynamic`` (a kprobe event's filter)."""
-        filters = {}
+        """Each ``(event, expr)`` of ``options.filters``, in order, as a write to
+        its filter file: the recorded tracepoint events' compiled filters, by
+        event id. A system's name (``kmem``) is its system filter
+        (:func:`system_filter`); any other name goes to ``dynamic`` (a kprobe
+        event's filter). "0" clears (apply_event_filter, apply_subsystem_event_filter)."""
+        filters: dict[int, Predicate] = {}
         for event, expr in options.filters:
             name = builtin_event(event)
-            if name is None:
+            if event in SYSTEMS:
+                recorded = [n for n in SYSTEMS[event] if n in options.probes]
+                if not recorded:
+                    raise TraceError(f"--filter {event}: no {event} event is recorded (--probes)")
+                compiled, failed = ({}, {}) if expr.strip() == "0" else system_filter(
+                    expr, {n: filter_fields(classes[n]) for n in SYSTEMS[event]})
+                for n in recorded:
+                    filters.pop(EVENT_IDS[n], None)
+                    if n in compiled:
+                        filters[EVENT_IDS[n]] = compiled[n]
+                unfiltered = [n for n in recorded if n in failed]
+                if unfiltered:
+                    self.error_log.append(
+                        f"events/{event}/filter: {expr!r} does not parse on "
+                        f"{', '.join(unfiltered)} ({failed[unfiltered[0]]}), which record "
+                        "unfiltered (process_system_preds)")
+            elif name is None:
                 if dynamic is None:
                     raise TraceError(f"--filter {event}: no such event (events: "
                                      f"{', '.join(EVENTS)}, or a kprobe event)")
                 dynamic.set_filter(event, expr)
             elif name not in options.probes:
                 raise TraceError(f"--filter {event}: {name} is not recorded (--probes)")
-            elif expr.strip() != "0":            # "0" clears a filter (apply_event_filter)
+            elif expr.strip() == "0":
+                filters.pop(EVENT_IDS[name], None)
+            else:
                 filters[EVENT_IDS[name]] = compile_filter(expr, filter_fields(classes[name]))
         return filters
 

@@ -354,12 +354,16 @@ def kprobe_session(guest: Any, options: TraceOptions,
                    ) -> tuple[TraceSession, Any]:
     """The session recording ``options``, with the kprobe events its
     ``kprobe_events`` lines define registered on the guest (None: no lines);
-    ``filters(events)``: more (event, expr) filters, once the events are known."""
+    ``filters(events)``: more (event, expr) filters, once the events are known.
+    What its filters left in error_log is printed as warnings."""
     inst = attach(guest)
     events = kprobe_events(guest, inst, options.kprobe_events)
     if filters is not None:
         options = replace(options, filters=options.filters + filters(events))
-    return TraceSession(guest, options, inst, events), events
+    session = TraceSession(guest, options, inst, events)
+    for entry in session.error_log:
+        print(f"kisim: warning: {entry}", file=sys.stderr)
+    return session, events
 
 
 def kprobe_counts(events: Any) -> list[dict[str, Any]]:

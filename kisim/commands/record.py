@@ -7,7 +7,8 @@ boots the guest, enables what the flags say, runs WORKLOAD (a kisim workload or
 ``MOD:FUNC``, default hackbench) and writes trace.dat (default ``./trace.dat``) for
 ``trace-cmd report`` and KernelShark. As in trace-cmd 3.1.6: ``-e`` takes ``SYSTEM``,
 ``SYSTEM:EVENT``, ``EVENT`` or ``all`` (globs too) and repeats; ``-f`` filters the
-``-e`` before it; ``-l``/``-n`` are set_ftrace_filter / set_ftrace_notrace words and
+``-e`` before it (after ``-e SYSTEM``, it is the system's filter); ``-l``/``-n`` are
+set_ftrace_filter / set_ftrace_notrace words and
 select the function tracer if ``-p`` names none, ``-g`` set_graph_function words
 (selecting function_graph); ``-b`` is the buffer per CPU in KiB; ``-C`` names the
 clock. kisim has one, the modeled clock, synchronized across CPUs (trace-cmd's
@@ -20,6 +21,7 @@ the markers called NAME (a glob).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 from dataclasses import replace
 from typing import NoReturn
 
@@ -130,9 +132,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _probes(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...],
                                                list[tuple[str, str | None]]]:
-    """The events the -e flags enable, their filters by event name, and the -e
-    specs no built-in event matches (kprobe events', known once defined)."""
+    """The events the -e flags enable, their filters by event or system name, and
+    the -e specs no built-in event matches (kprobe events', known once defined)."""
     classes = event_classes(get_arch(args.arch)).values()
+    system_of = {c.name: tracefs_name(c)[0] for c in classes}
     names: list[str] = []
     filters = []
     later = []
@@ -144,12 +147,26 @@ def _probes(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[tuple[str,
         if not found:
             later.append((spec, expr))
         names += [n for n in found if n not in names]
-        filters += [(n, expr) for n in found if expr is not None]
+        if expr is not None:
+            systems = _systems(spec, found, system_of)
+            filters += [(system, expr) for system in systems]
+            filters += [(n, expr) for n in found if system_of[n] not in systems]
     if later and not (args.kprobe_event or args.kprobe_events):
         known = ", ".join(":".join(tracefs_name(c)) for c in classes
                           if tracefs_name(c)[0] != "ftrace")
         raise UsageError(f"-e {later[0][0]}: no such event (events: {known})")
     return tuple(names), tuple(filters), later
+
+
+def _systems(spec: str, found: list[str], system_of: dict[str, str]) -> list[str]:
+    """The systems whose filter ``-e SPEC -f`` writes: trace-cmd's expand_event
+    writes ``events/SYSTEM/filter`` for a spec without ``:`` (globs; ``all``:
+    every system), each event's own file for ``SYSTEM:EVENT`` or an event's name."""
+    if ":" in spec:
+        return []
+    glob = "*" if spec == "all" else spec
+    return list(dict.fromkeys(system_of[n] for n in found
+                              if fnmatch.fnmatchcase(system_of[n], glob)))
 
 
 def _markers(args: argparse.Namespace) -> tuple[str, ...]:

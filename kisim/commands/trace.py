@@ -43,8 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_kprobe_args(p)
     p.add_argument("--filter", action="append", default=[], metavar="[GRP/]EVENT:EXPR",
                    help="an event's filter in v5.10's grammar (events/GRP/EVENT/filter), for a "
-                        "recorded event or a kprobe event, e.g. 'kmem/kmalloc:bytes_req > 64'; "
-                        "repeatable; a rejected event never reaches the buffer")
+                        "recorded event or a kprobe event, e.g. 'kmem/kmalloc:bytes_req > 64', "
+                        "or a system's (kmem, sched: events/SYSTEM/filter); repeatable; a "
+                        "rejected event never reaches the buffer")
     add_buffer_args(p)
     add_cycles(p, "count")
     add_json(p)
