@@ -5,6 +5,10 @@ subset :mod:`tracing.ctf` emits (byte-aligned integers, NUL-terminated
 strings, one stream class) in either byte order, from any arch, on any
 host. Anything else, and any corrupt or truncated stream, raises
 :class:`TraceError` with a one-line message naming the file and offset.
+A trace must also be whole, as far as it records what it holds: one
+stream per CPU (the CPU of its packets), every CPU of the metadata's
+``kisim_cpus`` with one, and, once read, the packets and events of its
+``kisim_events_packets`` and ``kisim_events_recorded``.
 
 Events come out merged across CPUs by timestamp (ties by CPU), one packet
 per stream in memory at a time.
@@ -175,47 +179,107 @@ class CtfTrace:
         for p in entries:             # a directory, FIFO or link there is no stream
             if not stat.S_ISREG(os.lstat(p).st_mode):
                 raise TraceError(f"{p}: a CTF stream must be a regular file")
+        # babeltrace2 skips an empty file too; an empty one of a CPU is refused below
         self.streams = sorted(p for p in entries if p.stat().st_size)
+        self.cpu_of = self._stream_cpus(entries)
         self.first: dict[int, Packet] = {}      # per CPU, once its stream was read
         self.last: dict[int, Packet] = {}
         self.lost: dict[int, int] = {}          # sub-buffers missing from the sequence
+        self.packets: dict[int, int] = {}       # per CPU, packets and events read
+        self.recorded: dict[int, int] = {}
+
+    def _env_count(self, key: str) -> int | None:
+        """The integer ``key`` of the metadata's env, None if the trace does not record it."""
+        value = self.meta.env.get(key)
+        if value is not None and not value.isdigit():
+            raise TraceError(f"{self.dir / 'metadata'}: env {key} = {value[:40]!r} is not "
+                             "a count")
+        return None if value is None else int(value)
+
+    def _stream_cpus(self, entries: list[Path]) -> dict[Path, int]:
+        """Each stream's CPU, from its first packet; :class:`TraceError` for two streams
+        of one CPU (a copied stream), and, if the metadata records ``kisim_cpus``
+        (kisim writes a stream for each, an empty packet at least), for a CPU
+        beyond them or one with no stream (deleted, or emptied)."""
+        owner: dict[int, Path] = {}
+        for path in self.streams:
+            with fsio.open_regular(path, limit=1 << 62, what="CTF stream") as f:
+                raw = f.read(self._header.size + self._context.size)
+                cpu = self._head(path, raw, 0, os.fstat(f.fileno()).st_size)[0].cpu
+            if cpu in owner:
+                raise TraceError(f"{path}: two streams claim CPU {cpu}: this one and "
+                                 f"{owner[cpu].name} (a copied stream?)")
+            owner[cpu] = path
+        cpus = self._env_count("kisim_cpus")
+        if cpus is not None:
+            for cpu, path in sorted(owner.items()):
+                if cpu >= cpus:
+                    raise TraceError(f"{path}: a stream of CPU {cpu}, but the metadata "
+                                     f"records {cpus} CPUs")
+            missing = next((cpu for cpu in range(cpus) if cpu not in owner), None)
+            if missing is not None:
+                path = self.dir / f"channel0_{missing}"       # tracing.ctf's name for it
+                why = "empty stream (no packet)" if path in entries else "missing stream"
+                raise TraceError(f"{path}: {why} for CPU {missing} (the metadata records "
+                                 f"{cpus} CPUs, each with a stream)")
+        return {path: cpu for cpu, path in owner.items()}
+
+    def _head(self, path: Path, raw: bytes, offset: int, length: int) -> tuple[Packet, int]:
+        """The packet whose header and context are ``raw``, read at ``offset`` of a
+        ``length``-byte stream, and its size in bytes; :class:`TraceError` unless it
+        is one of this trace's, whole in the file."""
+        head = self._header.size + self._context.size
+        if len(raw) < head:
+            raise TraceError(f"{path}: truncated packet header at offset {offset}")
+        magic, uid, _sid, instance = self._header.unpack_from(raw)
+        if magic != CTF_MAGIC:
+            raise TraceError(f"{path}: bad CTF magic {magic:#010x} at offset {offset}")
+        if uid != self.meta.trace_uuid.bytes:
+            raise TraceError(f"{path}: packet UUID differs from the metadata's "
+                             f"at offset {offset}")
+        ts_b, ts_e, content, size, seq, disc, cpu = self._context.unpack_from(
+            raw, self._header.size)
+        if content % 8 or size % 8 or size < content or content < head * 8:
+            raise TraceError(f"{path}: bad packet size at offset {offset} "
+                             f"(content {content} bits, packet {size} bits)")
+        if offset + size // 8 > length:       # never read or seek past the end
+            raise TraceError(f"{path}: truncated packet at offset {offset} "
+                             f"({size // 8} bytes, {length - offset} in the file)")
+        if instance != cpu:
+            raise TraceError(f"{path}: packet at offset {offset} is CPU {instance}'s in its "
+                             f"header and CPU {cpu}'s in its context")
+        return Packet(cpu, seq, ts_b, ts_e, disc, content // 8), size // 8
 
     def _packets(self, path: Path) -> Iterator[tuple[Packet, bytes]]:
+        """The packets of one stream, each of the stream's CPU and numbered after
+        the one before."""
         head = self._header.size + self._context.size
+        cpu = self.cpu_of[path]
+        self.packets[cpu] = self.lost[cpu] = 0
+        prev: Packet | None = None
         with fsio.open_regular(path, limit=1 << 62, what="CTF stream") as f:
             length = os.fstat(f.fileno()).st_size
             offset = 0
-            while True:
-                raw = f.read(head)
-                if not raw:
-                    return
-                if len(raw) < head:
-                    raise TraceError(f"{path}: truncated packet header at offset {offset}")
-                magic, uid, _sid, _inst = self._header.unpack_from(raw)
-                if magic != CTF_MAGIC:
-                    raise TraceError(f"{path}: bad CTF magic {magic:#010x} at offset {offset}")
-                if uid != self.meta.trace_uuid.bytes:
-                    raise TraceError(f"{path}: packet UUID differs from the metadata's "
-                                     f"at offset {offset}")
-                ts_b, ts_e, content, size, seq, disc, cpu = self._context.unpack_from(
-                    raw, self._header.size)
-                if content % 8 or size % 8 or size < content or content < head * 8:
-                    raise TraceError(f"{path}: bad packet size at offset {offset} "
-                                     f"(content {content} bits, packet {size} bits)")
-                if offset + size // 8 > length:       # never read or seek past the end
-                    raise TraceError(f"{path}: truncated packet at offset {offset} "
-                                     f"({size // 8} bytes, {length - offset} in the file)")
-                body = f.read(content // 8 - head)
-                if len(body) < content // 8 - head:
+            while raw := f.read(head):
+                packet, size = self._head(path, raw, offset, length)
+                if packet.cpu != cpu:
+                    raise TraceError(f"{path}: packet at offset {offset} is CPU "
+                                     f"{packet.cpu}'s in a stream of CPU {cpu}")
+                if prev is not None and packet.seq <= prev.seq:
+                    raise TraceError(f"{path}: packet at offset {offset} is number "
+                                     f"{packet.seq}, after number {prev.seq} (repeated "
+                                     "or out of order)")
+                body = f.read(packet.content_bytes - head)
+                if len(body) < packet.content_bytes - head:
                     raise TraceError(f"{path}: truncated packet at offset {offset}")
-                f.seek(size // 8 - content // 8, 1)
-                packet = Packet(cpu, seq, ts_b, ts_e, disc, content // 8)
-                prev = self.last.get(cpu)
-                self.lost[cpu] = self.lost.get(cpu, 0) + (seq - prev.seq - 1 if prev else seq)
-                self.first.setdefault(cpu, packet)
-                self.last[cpu] = packet
+                f.seek(size - packet.content_bytes, 1)
+                self.lost[cpu] += packet.seq - prev.seq - 1 if prev else packet.seq
+                self.packets[cpu] += 1
+                if prev is None:
+                    self.first[cpu] = packet
+                self.last[cpu] = prev = packet
                 yield packet, body
-                offset += size // 8
+                offset += size
 
     def _decode(self, path: Path, packet: Packet, body: bytes) -> Iterator[Event]:
         pos = 0
@@ -247,13 +311,34 @@ class CtfTrace:
                 "utf-8", "replace"), tuple(values))
 
     def stream_events(self, path: Path) -> Iterator[Event]:
+        cpu = self.cpu_of[path]
+        self.recorded[cpu] = 0
         for packet, body in self._packets(path):
-            yield from self._decode(path, packet, body)
+            for event in self._decode(path, packet, body):
+                self.recorded[cpu] += 1
+                yield event
 
     def events(self) -> Iterator[Event]:
-        """Every event of the trace, merged across CPUs by (timestamp, cpu)."""
-        return heapq.merge(*(self.stream_events(p) for p in self.streams),
-                           key=lambda e: (e.timestamp, e.cpu))
+        """Every event of the trace, merged across CPUs by (timestamp, cpu); at the
+        end, :class:`TraceError` if the streams held less or more than the run wrote."""
+        yield from heapq.merge(*(self.stream_events(p) for p in self.streams),
+                               key=lambda e: (e.timestamp, e.cpu))
+        self._check_complete()
+
+    def _check_complete(self) -> None:
+        """The packets and events read against the metadata's ``kisim_events_packets``
+        and ``kisim_events_recorded``, when it records them: a stream cut at a packet
+        boundary still parses, but is not whole."""
+        packets = self._env_count("kisim_events_packets")
+        events = self._env_count("kisim_events_recorded")
+        got = sum(self.packets.values()), sum(self.recorded.values())
+        if packets is None or events is None or got == (packets, events):
+            return
+        shown = ", ".join(f"{path.name} {self.packets[cpu]:,}"
+                          for path, cpu in self.cpu_of.items())
+        raise TraceError(f"{self.dir}: truncated or altered streams: they hold {got[0]:,} "
+                         f"packets ({shown}) and {got[1]:,} events, the metadata records "
+                         f"{packets:,} packets and {events:,} events")
 
     def discarded(self) -> dict[int, int]:
         """Per CPU, the last cumulative events_discarded (after :meth:`events` ran)."""
