@@ -12,7 +12,9 @@ kernel refuses (``register_kprobe``'s ``-errno``) is counted with its reason.
 The workload then runs, and each probe's hits must equal how often its
 instruction ran in a run of the same kernel without probes, counted by a
 Unicorn code hook (:meth:`sim.machine.Machine.watch`) when its condition
-passes (an ARM instruction whose condition fails does not hit). Optprobe
+passes (an ARM instruction whose condition fails does not hit), plus, in the
+code an ftrace-based kprobe's site calls (``ftrace_regs_caller``, which
+probes on mcount sites bring in), once for each time such a site was reached. Optprobe
 detours cover several instructions, and no probe may sit inside another's
 detour (``can_optimize``): with ``optimize`` the probes are registered in
 batches, each run of its own, whose detours do not overlap. One CPU: with
@@ -33,6 +35,7 @@ import capstone
 from kbuild import Build
 from lab.symbols import Function, functions_of
 from patcher.errors import PatchError
+from patcher.ftrace import KPROBE_CALLERS
 from probes.kprobes import Kprobe, Kprobes, Kretprobe, arch_kprobes, check_optprobes
 from sim.guest import Guest
 
@@ -130,6 +133,15 @@ def count_executions(guest: Guest, addrs: Iterable[int]) -> Counter[int]:
     return counts
 
 
+def _kprobe_callers(guest: Guest) -> list[tuple[int, int]]:
+    """The code an ftrace-based kprobe's site calls with the function tracer off
+    (patcher.ftrace.KPROBE_CALLERS), as [start, end) ranges: it runs only because
+    the probes are there, once per site reached, so a probe on it hits that many
+    times more than the unprobed run counted (none in a kernel without it)."""
+    return [(start, start + size) for start, size, name in guest.image.functions
+            if name == KPROBE_CALLERS[False]]
+
+
 def _register(kprobes: Kprobes, addr: int, entry: bool, mode: str) -> Kprobe:
     """One probe at ``addr`` as ``mode`` asks (PatchError: the kernel's refusal)."""
     if mode == "ret" and entry:
@@ -160,13 +172,16 @@ def every_instruction(kernel: Build, target: str | None = None, *, workload: str
     counts = count_executions(reference, pending)
     unprobed = reference.run()
 
+    callers = _kprobe_callers(reference)
     refused: list[Refusal] = []
     probes: list[Kprobe] = []
+    expected = Counter(counts)
     batches = 0
     checksum_ok, checksum = True, None
     while pending:
         guest = Guest(kernel, **kw)
         kprobes = Kprobes(guest)
+        batch = len(probes)
         later, end = [], 0          # end: where the last optimized detour ends
         for addr in pending:
             if addr < end:          # inside a detour of this batch: the next batch's
@@ -189,13 +204,18 @@ def every_instruction(kernel: Build, target: str | None = None, *, workload: str
         checksum = result.checksum
         checksum_ok &= result.checksum == unprobed.checksum and result.ok
         pending = later
-    mismatches = [Mismatch(kp.describe(), kp.addr, kp.hits, counts[kp.addr])
-                  for kp in probes if kp.hits != counts[kp.addr]]
+        # the callers ran once for each time a site of an ftrace-based probe was reached
+        calls = sum(kp.hits + kp.nmissed for kp in probes[batch:] if kp.ftrace)
+        for kp in probes[batch:]:
+            if any(start <= kp.addr < stop for start, stop in callers):
+                expected[kp.addr] += calls
+    mismatches = [Mismatch(kp.describe(), kp.addr, kp.hits, expected[kp.addr])
+                  for kp in probes if kp.hits != expected[kp.addr]]
     return Transparency(
         arch=kernel.arch, workload=workload, size=unprobed.size, mode=mode,
         functions=len(functions), probed=len(probes),
         optimized=sum(kp.optimized for kp in probes), batches=batches,
-        hits=sum(kp.hits for kp in probes), counted=sum(counts[kp.addr] for kp in probes),
+        hits=sum(kp.hits for kp in probes), counted=sum(expected[kp.addr] for kp in probes),
         nmissed=sum(kp.nmissed for kp in probes), checksum=checksum,
         checksum_ok=checksum_ok and unprobed.ok, refused=refused, mismatches=mismatches)
 

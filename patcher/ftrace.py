@@ -64,6 +64,9 @@ from sim.guest import Guest
 from sim.machine import Machine
 
 OWNER = "ftrace"
+#: What a site with an ftrace-based kprobe calls (arm_kprobe_ftrace): the kprobe's
+#: regs caller alone, or, with the tracer on it too, the one that lists both.
+KPROBE_CALLERS = {False: "ftrace_regs_caller", True: "ftrace_regs_list_caller"}
 Glob = Literal["2.6.28", "full"]
 
 
@@ -300,7 +303,7 @@ class Ftrace:
         traced = self.active and self.wanted(rec)
         if rec.ip not in self.kprobed:
             return self.ftrace_addr if traced else None
-        return self._symbol("ftrace_regs_list_caller" if traced else "ftrace_regs_caller")
+        return self._symbol(KPROBE_CALLERS[traced])
 
     @property
     def active(self) -> bool:
@@ -373,4 +376,5 @@ def ftrace_for(guest: Guest, tables: Tables) -> Ftrace:
     return ft
 
 
-__all__ = ["DynRecord", "Ftrace", "ftrace_for", "InitStats", "OWNER", "arch_ftrace", "ftrace_match"]
+__all__ = ["DynRecord", "Ftrace", "ftrace_for", "InitStats", "KPROBE_CALLERS", "OWNER",
+           "arch_ftrace", "ftrace_match"]

@@ -15,7 +15,8 @@ from patcher.instrument import attach
 from probes.kprobes import Kprobe, Kprobes, arch_kprobes
 from sim import Machine
 from sim.guest import Guest
-from lab.transparency import count_executions
+from lab.transparency import count_executions, every_instruction
+from patcher.ftrace import KPROBE_CALLERS
 
 FUNCTION = "kmalloc"        # called from the kmalloc workload, with a loop and branches
 SIZE = 300                  # kmalloc workload iterations: ~900 kmalloc calls, a fast run
@@ -59,6 +60,38 @@ def executed(arch: str, addrs: list[int], cpus: int) -> Counter[int]:
     counts = count_executions(g, addrs)
     assert g.run().ok
     return counts
+
+
+@pytest.mark.slow
+def test_an_ftrace_based_probe_brings_in_its_caller_once_per_hit() -> None:
+    """x86_64 (KPROBES_ON_FTRACE): a probe on kmalloc's mcount site calls
+    ftrace_regs_caller, which the unprobed run never runs; probes on each of its
+    instructions hit once per hit of the site's probe. lab.transparency counts it so."""
+    g = guest("x86_64")
+    k = Kprobes(g)
+    entry = g.image.symbols[FUNCTION]
+    mcount = k.ftrace_location_range(entry, entry + 32)
+    assert mcount is not None
+    site = k.register_kprobe(Kprobe(addr=mcount, pre_handler="kprobe_empty_pre_handler"))
+    assert site.ftrace
+    start, size = next((a, n) for a, n, name in g.image.functions
+                       if name == KPROBE_CALLERS[False])
+    md = capstone.Cs(*g.arch.cs_mode)
+    inside = [k.register_kprobe(Kprobe(addr=a, pre_handler="kprobe_empty_pre_handler"))
+              for a, _, _, _ in md.disasm_lite(g.machine.read(start, size), start)]
+    assert len(inside) > 20 and g.run().ok
+    assert site.hits > 0 and {kp.hits for kp in inside} == {site.hits + site.nmissed}
+    assert not any(executed("x86_64", [kp.addr for kp in inside], cpus=1).values())
+
+
+@pytest.mark.slow
+def test_every_instruction_of_the_kernel_is_transparent_with_ftrace_based_probes() -> None:
+    """The whole x86_64 kernel, mcount sites and ftrace_regs_caller included: no
+    mismatch once the caller's runs for the ftrace-based probes are counted (51
+    mismatches without it)."""
+    found = every_instruction(build("x86_64"), workload="kmalloc", size=2)
+    assert found.ok, found.failure
+    assert found.probed > 1000 and found.hits == found.counted
 
 
 @pytest.mark.slow
