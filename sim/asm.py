@@ -65,11 +65,16 @@ def _cs_mode(mode: tuple[int, int]) -> capstone.Cs:
 
 
 def _non_ascii(text: str) -> str | None:
-    """``line N: non-ASCII character 'c'`` for the first one in ``text``, else None."""
+    """``line N: ...`` for the first character of ``text`` Keystone cannot take:
+    one beyond ASCII, or a NUL (it reads a C string, and would end the text
+    there without a word), else None."""
     for number, line in enumerate(text.splitlines() or [text], 1):
         for ch in line:
             if not ch.isascii():
                 return f"line {number}: non-ASCII character {ch!r} (Keystone reads ASCII only)"
+            if ch == "\0":
+                return (f"line {number}: a NUL character (Keystone reads the text as a C "
+                        "string, which would end there)")
     return None
 
 

@@ -36,6 +36,7 @@ CASES: list[tuple[str, ...]] = [
     # asm input
     ("asm", "--arch", A), ("asm", "--arch", A, "nop", "-f", "{bin}"),
     ("asm", "--arch", A, "-f", "{bin}"), ("asm", "--arch", A, "-f", "{latin1}"),
+    ("asm", "--arch", A, "-f", "{nul}"),            # Keystone would stop at the NUL
     ("asm", "--arch", A, "-f", "{missing}"), ("asm", "--arch", A, "-f", "{dir}"),
     ("asm", "--arch", A, "-f", "{fifo_dir}"),
     ("asm", "--arch", "x86_64", "mov rax, \u2460"), ("asm", "--arch", A, "no_such_mnemonic"),
@@ -123,11 +124,13 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "bin").write_bytes(b"\x00\xff\xfe\x80")
     (tmp_path / "latin1").write_bytes("mov r0, #1 @ caf\xe9\n".encode("latin-1"))
+    (tmp_path / "nul").write_bytes(b"nop\nnop\0\nint3\n")
     (tmp_path / "bad").write_text("CONFIG_MARKERS=y\nthis is not a config line\n")
     assert main(["defconfig", "--arch", A, "-o", str(tmp_path / "good")]) == 0
     return {"dir": str(tmp_path / "d"), "fifo": str(tmp_path / "fifo"),
             "fifo_dir": str(tmp_path / "fd"), "bin": str(tmp_path / "bin"),
-            "latin1": str(tmp_path / "latin1"), "bad": str(tmp_path / "bad"),
+            "latin1": str(tmp_path / "latin1"), "nul": str(tmp_path / "nul"),
+            "bad": str(tmp_path / "bad"),
             "good": str(tmp_path / "good"), "missing": str(tmp_path / "missing")}
 
 
