@@ -31,8 +31,37 @@ from kisim.errors import INTERRUPTED, TERMINATED, Terminated, one_line, user_err
 SPINNER_COMMANDS = ("ftrace", "kprobe", "probe", "kmemtrace")
 
 
+class _StoreOnce(argparse._StoreAction):
+    """An option of one value given twice is refused, where argparse keeps the last
+    without a word (options that repeat say so: ``action="append"``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        if option_string is not None:
+            given = vars(namespace).setdefault(_GIVEN, {})
+            if self.dest in given:
+                parser.error(f"{given[self.dest]} given twice ({getattr(namespace, self.dest)!r}"
+                             f", then {values!r}); give it once")
+            given[self.dest] = option_string
+        super().__call__(parser, namespace, values, option_string)
+
+
+_GIVEN = "_kisim_options_given"     # the options a parse has seen, by dest (removed after)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (exit 2), for every subcommand too."""
+    """argparse with one-line errors (exit 2), for every subcommand too, and each
+    option of one value given at most once (:class:`_StoreOnce`)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)               # type: ignore[arg-type]
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        namespace, rest = super().parse_known_args(args, namespace)
+        vars(namespace).pop(_GIVEN, None)
+        return namespace, rest
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} -h')\n")

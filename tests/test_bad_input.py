@@ -110,6 +110,10 @@ CASES: list[tuple[str, ...]] = [
     ("patchcheck", "--arch", A, "--on-hang", "continue", "--seeds", "2"),
     ("ftrace", "--arch", A, "--glob", "full"),
     ("ftrace", "--arch", A, "--format", "ctf", "--out", "{dir}/t", "--limit", "3"),
+    # an option of one value given twice: refused, not the last one kept
+    ("kprobe", "--arch", A, "--at", "kmalloc", "--at", "kfree"),
+    ("trace", "--arch", A, "--probes", "kmem", "--probes", "sched", "--out", "{dir}/t"),
+    ("build", "--arch", A, "--arch", "arm"),
     # a module list with an empty name (',' was an IndexError; '' built the directory)
     ("symbols", "--arch", A, "--module", ","), ("symbols", "--arch", A, "--module", ""),
     ("boot", "--arch", A, "--module", "{dir}/a.c,"),
