@@ -39,6 +39,16 @@ def suites_for(arch: str, name: str | None = None,
     return [suite for suite in chosen if suite.sources(spec)]
 
 
+def config_clash(suite: Suite, overrides: Mapping[str, str] | None) -> str | None:
+    """Why ``overrides`` cannot hold for ``suite``: an option it sets itself to
+    another value (which its build would take, the user's ``--set`` unsaid)."""
+    for name, value in (overrides or {}).items():
+        if suite.config.get(name, value) != value:
+            return (f"--set {name}={value}: the {suite.name} suite builds with "
+                    f"{name}={suite.config[name]}")
+    return None
+
+
 def run_suite(suite: Suite, arch: str, overrides: Mapping[str, str] | None = None) -> SuiteResult:
     """Build ``suite`` into ``arch``'s kernel (with ``overrides`` under the suite's
     own options), boot it and collect its cases."""
@@ -61,4 +71,4 @@ def run_suite(suite: Suite, arch: str, overrides: Mapping[str, str] | None = Non
                        version=suite.version, cases=cases + tuple(extra), console=console)
 
 
-__all__ = ["SIZE", "WORKLOAD", "run_suite", "suites_for"]
+__all__ = ["SIZE", "WORKLOAD", "config_clash", "run_suite", "suites_for"]

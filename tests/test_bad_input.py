@@ -114,6 +114,8 @@ CASES: list[tuple[str, ...]] = [
     ("kprobe", "--arch", A, "--at", "kmalloc", "--at", "kfree"),
     ("trace", "--arch", A, "--probes", "kmem", "--probes", "sched", "--out", "{dir}/t"),
     ("build", "--arch", A, "--arch", "arm"),
+    # a --set the suite's own config overrides (it ran with KPROBES=y, the user unsaid)
+    ("selftest", "--arch", A, "--suite", "kprobes", "--set", "KPROBES=n"),
     # a module list with an empty name (',' was an IndexError; '' built the directory)
     ("symbols", "--arch", A, "--module", ","), ("symbols", "--arch", A, "--module", ""),
     ("boot", "--arch", A, "--module", "{dir}/a.c,"),

@@ -12,7 +12,7 @@ import argparse
 from kisim.commands.common import add_arch, add_json, add_set, overrides, print_json
 from kisim.errors import UsageError
 from selftests import Status
-from selftests.run import run_suite, suites_for
+from selftests.run import config_clash, run_suite, suites_for
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,6 +35,9 @@ def cmd_selftest(args: argparse.Namespace) -> int:
     if not suites:
         raise UsageError(f"no selftest suite applies to {args.arch}"
                          + (f" (--suite {args.suite})" if args.suite else ""))
+    clash = next(filter(None, (config_clash(s, overrides(args)) for s in suites)), None)
+    if clash:
+        raise UsageError(clash)
     results = [run_suite(suite, args.arch, overrides(args)) for suite in suites]
     failed = any(not r.ok for r in results)
     if args.json:
