@@ -40,7 +40,11 @@ def _kind(mode: int) -> str:
 
 def check_output(path: str | os.PathLike[str]) -> Path:
     """``path`` as a :class:`Path` if an output may be written there: it does
-    not exist, or is a regular file (not followed through a link)."""
+    not exist, or is a regular file (not followed through a link). An empty
+    name, or one ending in ``/`` (a directory's), names no file."""
+    text = os.fspath(path)
+    if not text or text.endswith(os.sep):
+        raise UnsafePath(f"{text!r}: not a file name" + (" (it ends in '/')" if text else ""))
     target = Path(path)
     try:
         mode = os.lstat(target).st_mode

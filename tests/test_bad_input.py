@@ -116,6 +116,10 @@ CASES: list[tuple[str, ...]] = [
     ("build", "--arch", A, "--arch", "arm"),
     # a --set the suite's own config overrides (it ran with KPROBES=y, the user unsaid)
     ("selftest", "--arch", A, "--suite", "kprobes", "--set", "KPROBES=n"),
+    # an output path that names no file, or a directory through a link
+    ("trace", "--arch", A, "--out", ""), ("record", "--arch", A, "-o", "", "kmalloc"),
+    ("defconfig", "--arch", A, "-o", "{dir}/c/"),
+    ("ftrace", "--arch", A, "--format", "chrome", "--out", "{link}"),
     # a module list with an empty name (',' was an IndexError; '' built the directory)
     ("symbols", "--arch", A, "--module", ","), ("symbols", "--arch", A, "--module", ""),
     ("boot", "--arch", A, "--module", "{dir}/a.c,"),
@@ -131,11 +135,13 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     (tmp_path / "bin").write_bytes(b"\x00\xff\xfe\x80")
     (tmp_path / "latin1").write_bytes("mov r0, #1 @ caf\xe9\n".encode("latin-1"))
     (tmp_path / "nul").write_bytes(b"nop\nnop\0\nint3\n")
+    (tmp_path / "link").symlink_to(tmp_path / "d")
     (tmp_path / "bad").write_text("CONFIG_MARKERS=y\nthis is not a config line\n")
     assert main(["defconfig", "--arch", A, "-o", str(tmp_path / "good")]) == 0
     return {"dir": str(tmp_path / "d"), "fifo": str(tmp_path / "fifo"),
             "fifo_dir": str(tmp_path / "fd"), "bin": str(tmp_path / "bin"),
             "latin1": str(tmp_path / "latin1"), "nul": str(tmp_path / "nul"),
+            "link": str(tmp_path / "link"),
             "bad": str(tmp_path / "bad"),
             "good": str(tmp_path / "good"), "missing": str(tmp_path / "missing")}
 

@@ -42,7 +42,12 @@ class OutDir:
     """A directory kisim may write a trace into, claimed before the run."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        if not os.fspath(path):
+            raise TraceError("'': not a directory name")
         self.path = Path(path)
+        if self.path.is_symlink():      # the stamp and the lock are no guard through a link
+            raise TraceError(f"{self.path}: a symbolic link; kisim writes a trace only into "
+                             "a directory named directly")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):

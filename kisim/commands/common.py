@@ -49,6 +49,14 @@ def check_arches(names: list[str]) -> None:
             raise UsageError(f"unknown arch {name!r} (known: {', '.join(NAMES)})")
 
 
+def path(text: str) -> str:
+    """An argparse type for a path to write: an empty one names nothing (it would be
+    taken as the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names no file or directory")
+    return text
+
+
 def int_in(low: int, high: int) -> Callable[[str], int]:
     """An argparse ``type``: an integer in ``low..high``, else a one-line usage error
     (exit 2) naming the range, before any work starts."""

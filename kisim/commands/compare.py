@@ -22,7 +22,7 @@ import fsio
 from arches import NAMES, get_arch
 from kisim.commands.common import (add_cpus, add_cycles, add_jobs, add_json, add_layouts,
                                    add_modules, check_arches, jobs, layout_sweep, only_with,
-                                   print_json, timing, with_warnings)
+                                   path, print_json, timing, with_warnings)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.compare import compare_arch, over_samples
@@ -236,7 +236,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="workload size (default: the workload's own)")
     add_cpus(p)
     add_cycles(p, "timing")
-    p.add_argument("--out", default="kisim-compare", metavar="DIR",
+    p.add_argument("--out", default="kisim-compare", metavar="DIR", type=path,
                    help="where compare.json, compare.png and compare.svg go (default "
                         f"./kisim-compare); as trace's --out: {POLICY}; each file is "
                         "written to a temporary name renamed over the old one, and a link "

@@ -19,7 +19,8 @@ from collections import Counter
 from kbuild import build
 from kisim.commands.common import (add_cycles, timing, MAX_QUANTUM, add_arch, add_buffer_args, add_config, add_cpus,
                                    add_json, add_modules, check_drain, check_function_tracer,
-                                   function_tracer, int_in, overrides, print_json, trace_options)
+                                   function_tracer, int_in, overrides, path, print_json,
+                                   trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
@@ -54,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"{help_text(FORMATS, text_to_stdout=True)} (ftrace: text). Default: seed for function, "
                         "graph for function_graph; text formats print to stdout, ctf, "
                         "chrome and trace-cmd go into --out DIR")
-    p.add_argument("--out", default=None, metavar="DIR",
+    p.add_argument("--out", default=None, metavar="DIR", type=path,
                    help=f"trace directory for --format ctf|chrome|trace-cmd. {POLICY}")
     add_buffer_args(p)
     p.add_argument("--limit", type=int, default=None, metavar="N",

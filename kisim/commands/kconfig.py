@@ -10,14 +10,14 @@ import sys
 
 import kconfig
 from kconfig import KconfigError
-from kisim.commands.common import add_arch
+from kisim.commands.common import add_arch, path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the four configuration subcommands."""
     p = subparsers.add_parser("defconfig", help="write a .config from the arch's defconfig")
     add_arch(p)
-    p.add_argument("-o", "--output", default=".config", metavar="FILE",
+    p.add_argument("-o", "--output", default=".config", metavar="FILE", type=path,
                    help="configuration to write (default .config)")
     p.set_defaults(func=cmd_defconfig)
 
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("savedefconfig", help="write the minimal defconfig of a .config")
     add_arch(p)
     _add_config(p)
-    p.add_argument("-o", "--output", default="defconfig", metavar="FILE",
+    p.add_argument("-o", "--output", default="defconfig", metavar="FILE", type=path,
                    help="minimal configuration to write (default defconfig)")
     p.set_defaults(func=cmd_savedefconfig)
 

@@ -30,7 +30,7 @@ from kbuild import build
 from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kprobe_args,
                                    add_run_args, check_drain, check_function_tracer,
                                    function_tracer, int_in, kprobe_counts, kprobe_lines,
-                                   kprobe_session, overrides, print_json, print_kprobe_counts,
+                                   kprobe_session, overrides, path, print_json, print_kprobe_counts,
                                    run_traced, timing, trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
@@ -115,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "only these functions' calls and what they call")
     p.add_argument("-b", type=int_in(1, MAX_KB), default=None, metavar="KB",
                    help="buffer per CPU in KiB (sub-buffers of --subbuf-size bytes)")
-    p.add_argument("-o", default="trace.dat", metavar="FILE", dest="output",
+    p.add_argument("-o", default="trace.dat", metavar="FILE", dest="output", type=path,
                    help="output file (default trace.dat)")
     p.add_argument("-C", default="global", metavar="CLOCK", dest="clock",
                    help="trace clock: global, kisim's modeled clock (the only one)")

@@ -18,7 +18,7 @@ from pathlib import Path
 from kbuild import build
 from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_kprobe_args,
                                    add_run_args, check_drain, filter_args, kprobe_counts,
-                                   kprobe_lines, kprobe_session, overrides, print_json,
+                                   kprobe_lines, kprobe_session, overrides, path, print_json,
                                    print_kprobe_counts, run_traced, trace_options)
 from sim.guest import Guest, check_workload
 from tracing.ctf import TraceInfo
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--probes", default="kmem,sched", metavar="LIST",
                    help=f"events or groups, comma-separated: {', '.join(PROBE_EVENTS)}; "
                         f"groups {', '.join(GROUPS)} (default kmem,sched)")
-    p.add_argument("--out", required=True, metavar="DIR",
+    p.add_argument("--out", required=True, metavar="DIR", type=path,
                    help=f"trace directory to write. {POLICY}")
     p.add_argument("--format", choices=FORMATS, default="ctf",
                    help=f"{help_text(FORMATS)} (default ctf)")
