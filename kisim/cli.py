@@ -104,6 +104,7 @@ def _dispatch(argv: list[str] | None) -> int:
     """Import the commands, run one; map what it raises to an exit status (see the
     module doc; a signal's exception goes up to :func:`main`)."""
     from kbuild.image import forget_warnings
+    from kisim.commands.common import check_parsed
     from kisim.progress import ambient
     from sim import signals
     from sim.errors import GuestFault
@@ -115,6 +116,7 @@ def _dispatch(argv: list[str] | None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as done:      # --help, or argparse's one-line usage error
             return done.code if isinstance(done.code, int) else 2
+        check_parsed(args)
         quiet = args.command not in SPINNER_COMMANDS or getattr(args, "json", False)
         with ambient(f"kisim {args.command}: running", enabled=not quiet):
             status = args.func(args) or 0

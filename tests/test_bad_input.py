@@ -120,6 +120,8 @@ CASES: list[tuple[str, ...]] = [
     ("trace", "--arch", A, "--out", ""), ("record", "--arch", A, "-o", "", "kmalloc"),
     ("defconfig", "--arch", A, "-o", "{dir}/c/"),
     ("ftrace", "--arch", A, "--format", "chrome", "--out", "{link}"),
+    # options that do something only with another
+    ("boot", "--arch", A, "--module-werror"), ("patchcheck", "--arch", A, "--protocol-timeout", "5"),
     # a module list with an empty name (',' was an IndexError; '' built the directory)
     ("symbols", "--arch", A, "--module", ","), ("symbols", "--arch", A, "--module", ""),
     ("boot", "--arch", A, "--module", "{dir}/a.c,"),

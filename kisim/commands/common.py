@@ -88,6 +88,13 @@ def add_layouts(parser: argparse.ArgumentParser) -> None:
                              "range (docs/timing.md)")
 
 
+def check_parsed(args: argparse.Namespace) -> None:
+    """What every command refuses once its options are parsed: ``--module-werror``
+    with no ``--module`` to make strict."""
+    only_with("--module", [("--module-werror", getattr(args, "module_werror", False)
+                            and not getattr(args, "modules", None))])
+
+
 def only_with(needed: str, options: Iterable[tuple[str, bool]], why: str = "") -> None:
     """Options given (each a flag and whether it was) that do something only with
     ``needed``: refused in one line rather than ignored."""

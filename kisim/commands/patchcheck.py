@@ -17,7 +17,7 @@ import tempfile
 
 import fsio
 from kisim.commands.common import (add_arch, add_cpus, add_jobs, add_json, add_modules, add_set,
-                                   arch_of, jobs, overrides, print_json)
+                                   arch_of, jobs, only_with, overrides, print_json)
 from kisim.errors import INTERRUPTED, UsageError
 from kisim.progress import progress
 from patchcheck.checker import KINDS, Finding
@@ -68,6 +68,9 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     if args.guest_protocol is not None and not args.modules:
         raise UsageError("--guest-protocol NAME checks a C function of a --module file: it "
                          "needs --module")
+    only_with("--protocol", [("--protocol-timeout", args.protocol_timeout
+                              != DEFAULT_PROTOCOL_TIMEOUT and not args.protocol)],
+              "the kisim protocols and the guest's code are not timed by it")
     if not 0 < args.protocol_timeout <= MAX_PROTOCOL_TIMEOUT:   # also refuses nan
         raise UsageError(f"--protocol-timeout {args.protocol_timeout:g}: seconds in "
                          f"(0, {MAX_PROTOCOL_TIMEOUT:g}]")
