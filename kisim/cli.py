@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Emulated multi-architecture kernel instrumentation simulator: "
                     "x86-64, ARM and PowerPC guests under Unicorn, with markers, "
                     "immediate values, jump labels, tracepoints, ftrace and kprobes.")
+    parser.add_argument("--version", action="version", version=f"kisim {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
@@ -81,6 +82,16 @@ def build_parser() -> argparse.ArgumentParser:
         if hasattr(module, "register"):
             module.register(sub)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml), or "unknown" run from
+    a checkout that was never installed."""
+    from importlib import metadata
+    try:
+        return metadata.version("kisim")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -101,3 +101,11 @@ def test_demo_compares_dormant_and_active_costs(capsys) -> None:
     for name in NAMES:
         assert runs[(name, "dormant")]["checksum_ok"] and runs[(name, "armed")]["checksum_ok"]
         assert runs[(name, "armed")]["instructions"] > runs[(name, "dormant")]["instructions"]
+
+
+def test_version_names_the_installed_distribution(capsys) -> None:
+    """``kisim --version``: pyproject.toml's version, as the package was installed."""
+    from importlib import metadata
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"kisim {metadata.version('kisim')}\n"

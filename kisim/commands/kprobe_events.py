@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_kprobe_events(args: argparse.Namespace) -> int:
     lines = kprobe_lines(args)
     if not lines:
-        raise UsageError("give a definition or --file FILE")
+        raise UsageError(f"--file {args.kprobe_events}: no definition in it" if args.kprobe_events
+                         else "give a definition or --file FILE")
     guest = Guest(build(args.arch, overrides=overrides(args)), cpus=1)
     events = kprobe_events(guest, attach(guest), lines)
     tks = list(events.events.values()) if events else []

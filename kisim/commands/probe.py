@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arch(p)
-    p.add_argument("location", metavar="FILE:LINE", help="source line, e.g. kernel/slab.c:225")
+    p.add_argument("location", metavar="FILE:LINE", help="source line, e.g. kernel/slab.c:232")
     p.add_argument("--fetch", metavar="VAR,...", help="variables to read at each hit")
     p.add_argument("--workload", required=True, metavar="W",
                    help=f"workload to run: {', '.join(WORKLOADS)}, or a --module's MODULE:FUNC")
