@@ -20,6 +20,7 @@ from patcher.errors import PatchError
 from probes.kprobes import Kprobe, Kprobes, Kretprobe
 from sim.asm import disasm_one
 from sim.elf import SymbolTable
+from sim.errors import UnmappedAccess
 from sim.guest import Guest, check_workload
 
 _AT = re.compile(r"^(?P<sym>(?:[A-Za-z_]\w*:)?[A-Za-z_][\w.]*)"
@@ -129,7 +130,11 @@ class ProbeRuns:
         guest = Guest(self.kernel, **self.kw)
         kprobes = Kprobes(guest)
         addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
-        before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
+        try:
+            before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len),
+                                addr)
+        except UnmappedAccess:      # no text there: register_kprobe() says so, as the kernel
+            before = None
         if ret:
             rp = kprobes.register_kretprobe(Kretprobe(
                 symbol_name=symbol, offset=offset, handler=handler or "kretprobe_empty_handler"))

@@ -1401,3 +1401,11 @@ def test_ring_buffers_installed_directly_validate_their_sizes(sizes, message) ->
     with pytest.raises(TraceError, match=message):
         RingBuffers.install(Machine("x86_64"), 0x1000, 0x200000, mode="discard",
                             max_record=64, **sizes)
+
+
+def test_a_kprobe_offset_past_any_text_is_the_kernels_einval(capsys) -> None:
+    """kmalloc+4 GiB: register_kprobe's -EINVAL (not in kernel text), not the host's
+    failed read of the bytes there."""
+    assert main(["kprobe", "--arch", A, "--at", "kmalloc+0x100000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "EINVAL" in err and "not in a kernel text function" in err
