@@ -19,6 +19,7 @@ import pickle
 import re
 import select
 import signal
+import tempfile
 from dataclasses import dataclass
 from typing import Callable
 
@@ -86,16 +87,25 @@ def _ks_asm(arch: Arch, text: str, address: int) -> bytes:
 def _ks_asm_within(arch: Arch, text: str, address: int, seconds: float) -> bytes:
     """:func:`_ks_asm` in a forked child killed after ``seconds``: Keystone's
     parser never returns on some malformed directives (``.endif ~0``,
-    ``.nop ~0``, ``.endr -1``), and a call into C cannot be interrupted."""
+    ``.nop ~0``, ``.endr -1``), and a call into C cannot be interrupted. What
+    it writes to stderr is a warning that it changed the text's meaning
+    (``.fill`` of a size over 8 truncated to 8): an :class:`AsmError`, in one
+    line, instead of a few raw lines and a result that is not the text's."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:                                   # the child: assemble, report, exit
         try:
             os.close(read_end)
-            try:
-                result: tuple[str, object] = ("code", _ks_asm(arch, text, address))
-            except keystone.KsError as err:
-                result = ("error", err.errno)
+            with tempfile.TemporaryFile() as said:  # what Keystone writes to stderr
+                os.dup2(said.fileno(), 2)
+                try:
+                    result: tuple[str, object] = ("code", _ks_asm(arch, text, address))
+                except keystone.KsError as err:
+                    result = ("error", err.errno)
+                said.seek(0)
+                warning = said.read(4096).decode("ascii", "replace").strip()
+            if warning and result[0] == "code":
+                result = ("warning", warning.splitlines()[0])
             with os.fdopen(write_end, "wb") as out:
                 out.write(pickle.dumps(result))
         finally:
@@ -112,6 +122,8 @@ def _ks_asm_within(arch: Arch, text: str, address: int, seconds: float) -> bytes
     kind, value = pickle.loads(data)
     if kind == "error":
         raise keystone.KsError(value)
+    if kind == "warning":       # it assembled something else than the text says
+        raise AsmError(f"{arch.name}: Keystone: {value} (in {text.strip()[:60]!r})")
     return value                                   # type: ignore[return-value]
 
 

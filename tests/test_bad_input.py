@@ -37,6 +37,7 @@ CASES: list[tuple[str, ...]] = [
     ("asm", "--arch", A), ("asm", "--arch", A, "nop", "-f", "{bin}"),
     ("asm", "--arch", A, "-f", "{bin}"), ("asm", "--arch", A, "-f", "{latin1}"),
     ("asm", "--arch", A, "-f", "{nul}"),            # Keystone would stop at the NUL
+    ("asm", "--arch", A, ".fill 1, 100000, 0"),     # Keystone: truncated to 8, on stderr
     ("asm", "--arch", A, "-f", "{missing}"), ("asm", "--arch", A, "-f", "{dir}"),
     ("asm", "--arch", A, "-f", "{fifo_dir}"),
     ("asm", "--arch", "x86_64", "mov rax, \u2460"), ("asm", "--arch", A, "no_such_mnemonic"),
