@@ -121,6 +121,8 @@ CASES: list[tuple[str, ...]] = [
     ("trace", "--arch", A, "--out", ""), ("record", "--arch", A, "-o", "", "kmalloc"),
     ("defconfig", "--arch", A, "-o", "{dir}/c/"),
     ("ftrace", "--arch", A, "--format", "chrome", "--out", "{link}"),
+    # a definition that defines nothing (the kernel skips a blank line or a comment)
+    ("kprobe-events", "--arch", A, ""), ("kprobe-events", "--arch", A, "# only a comment"),
     # options that do something only with another
     ("boot", "--arch", A, "--module-werror"), ("patchcheck", "--arch", A, "--protocol-timeout", "5"),
     # a module list with an empty name (',' was an IndexError; '' built the directory)
@@ -758,7 +760,7 @@ def test_an_out_dir_being_written_is_refused(argv, tmp_path, capsys) -> None:
         assert _snapshot(tmp_path) == before
     finally:
         holder.release()
-    assert list(out.iterdir()) == []                    # the lock file goes with the lock
+    assert not out.exists()         # the lock file goes with the lock, and the empty DIR it made
 
 
 @pytest.mark.slow
@@ -1410,3 +1412,19 @@ def test_a_kprobe_offset_past_any_text_is_the_kernels_einval(capsys) -> None:
     assert main(["kprobe", "--arch", A, "--at", "kmalloc+0x100000000"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "EINVAL" in err and "not in a kernel text function" in err
+
+
+def test_a_run_that_writes_no_trace_leaves_no_directory_it_made(tmp_path) -> None:
+    """The directories a claim made go again when the run ends without a trace (an
+    error, Ctrl-C), if nothing is in them; one the user had, or a written trace, stays."""
+    from tracing.outdir import OutDir
+    OutDir(tmp_path / "a" / "b").release()
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "mine").mkdir()
+    OutDir(tmp_path / "mine" / "t").release()
+    assert [p.name for p in tmp_path.iterdir()] == ["mine"] and not any((tmp_path / "mine").iterdir())
+    kept = OutDir(tmp_path / "mine" / "t")
+    (tmp_path / "mine" / "t" / "metadata").write_text("x")
+    kept.commit([tmp_path / "mine" / "t" / "metadata"])
+    assert sorted(p.name for p in (tmp_path / "mine" / "t").iterdir()) == [".kisim-trace",
+                                                                       "metadata"]

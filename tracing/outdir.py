@@ -48,6 +48,10 @@ class OutDir:
         if self.path.is_symlink():      # the stamp and the lock are no guard through a link
             raise TraceError(f"{self.path}: a symbolic link; kisim writes a trace only into "
                              "a directory named directly")
+        #: The directories this claim makes, outermost first: a run that ends without
+        #: a trace (an error, Ctrl-C) removes them again if they are still empty.
+        self.created = [d for d in (*reversed(self.path.parents), self.path)
+                        if not os.path.lexists(d)]
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
@@ -93,8 +97,14 @@ class OutDir:
         return lock
 
     def release(self) -> None:
-        """Unlock the directory: this run writes nothing more there."""
+        """Unlock the directory: this run writes nothing more there. The directories
+        the claim made and nothing was written into go (rmdir() takes only empty ones)."""
         self._lock()
+        for made in reversed(self.created):
+            try:
+                os.rmdir(made)
+            except OSError:
+                break
 
     def _stamped(self) -> set[str]:
         stamp = fsio.check_output(self.path / STAMP)

@@ -37,9 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_kprobe_events(args: argparse.Namespace) -> int:
     lines = kprobe_lines(args)
-    if not lines:
-        raise UsageError(f"--file {args.kprobe_events}: no definition in it" if args.kprobe_events
-                         else "give a definition or --file FILE")
+    if not any(line.strip() and not line.lstrip().startswith("#")
+               for text in lines for line in text.splitlines()):
+        raise UsageError("no definition given: blank lines and comments define nothing"
+                         + (f" (--file {args.kprobe_events})" if args.kprobe_events else "")
+                         if lines or args.kprobe_events else "give a definition or --file FILE")
     guest = Guest(build(args.arch, overrides=overrides(args)), cpus=1)
     events = kprobe_events(guest, attach(guest), lines)
     tks = list(events.events.values()) if events else []
