@@ -123,6 +123,7 @@ CASES: list[tuple[str, ...]] = [
     ("ftrace", "--arch", A, "--format", "chrome", "--out", "{link}"),
     # a definition that defines nothing (the kernel skips a blank line or a comment)
     ("kprobe-events", "--arch", A, ""), ("kprobe-events", "--arch", A, "# only a comment"),
+    ("record", "--arch", A, "-e", "kmem", "fib", "--workload", "kmalloc"),  # which one?
     # options that do something only with another
     ("boot", "--arch", A, "--module-werror"), ("patchcheck", "--arch", A, "--protocol-timeout", "5"),
     # a module list with an empty name (',' was an IndexError; '' built the directory)

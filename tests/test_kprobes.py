@@ -698,3 +698,14 @@ def test_hc_kprobe_is_served_by_the_hypercall_table(arch: str) -> None:
     assert result.ok and kp.hits > 0
     assert result.hypercalls["HC_KPROBE"] == traps - sum(
         c["events"].get("trap", 0) for c in base.per_cpu) == kp.hits
+
+
+@pytest.mark.slow
+def test_cli_kprobe_list_view_checks_the_run_behind_it(capsys) -> None:
+    """``kisim kprobe --at X list`` prints the kprobes/list lines of a real run, whose
+    checksum ``--expect`` checks as in the run view: a wrong one exits 1."""
+    from kisim.cli import main
+    assert main(["kprobe", "--arch", "x86_64", "--at", "kmalloc", "list"]) == 0
+    assert capsys.readouterr().out.split()[1:3] == ["k", "kmalloc+0x0"]
+    assert main(["kprobe", "--arch", "x86_64", "--at", "kmalloc", "list", "--workload", "fib",
+                 "--expect", "0x1"]) == 1

@@ -97,7 +97,7 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
             print_json({"list": list(cost.list_lines)})
         else:
             print("\n".join(cost.list_lines))
-        return 0
+        return 0 if cost.checksum_ok else 1      # the run behind it checked --expect too
     if args.json:
         print_json(cost.to_json())
         return 0 if cost.checksum_ok else 1

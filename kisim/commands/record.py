@@ -127,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json(p)
     for flag in UNSUPPORTED:
         p.add_argument(flag, action=_Refuse, nargs="?", help=argparse.SUPPRESS)
-    p.set_defaults(func=cmd_record)
+    p.set_defaults(func=cmd_record, workload=None)     # None: not given (cmd_record)
 
 
 def _probes(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...],
@@ -195,8 +195,10 @@ def _kprobe_filters(later: list[tuple[str, str | None]], events) -> tuple[tuple[
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    if args.command is not None:
-        args.workload = args.command
+    if args.command is not None and args.workload is not None:
+        raise UsageError(f"WORKLOAD {args.command} and --workload {args.workload}: "
+                         "name the workload once")
+    args.workload = args.command or args.workload or "hackbench"
     check_workload(args.workload, args.size)
     if args.clock != "global":
         raise UsageError(f"-C {args.clock}: kisim records with one clock, the modeled "
