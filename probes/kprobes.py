@@ -618,7 +618,7 @@ class Kprobes:
 
         The first time, an aggr_kprobe takes the first probe's place in
         kprobe_table (init_aggr_kprobe, with its own copy of the
-        instruction) and lists it; each new probe joins the list
+        instruction) and lists it; each new probe joins the list at its head
         (add_new_kprobe). A probe with a post_handler gives the aggr_kprobe
         aggr_post_handler, which also stops it being optimized. Where faults
         are delivered, its fault_handler is aggr_fault_handler.
@@ -645,11 +645,13 @@ class Kprobes:
         kp.struct = struct if struct is not None else self._pool_struct(index)
         kp.slot, kp.orig, kp.breakpoint, kp.boostable = ap.slot, ap.orig, ap.breakpoint, ap.boostable
         ainsn = tuple(self.read_field(ap, f"ainsn{i}") for i in range(4))
+        # add_new_kprobe: list_add_rcu() puts it first, so the newest probe's handlers
+        # run first (aggr_pre_handler walks the list) and kprobes/list shows it first
         self._write_struct(kp, Prepared(length=0, opcode=self.read_field(ap, "opcode"), slot=b"",
                                         ainsn=ainsn, boostable=kp.boostable, kind=""),
-                           handlers, 0)
-        self._relink(self._field_addr(ap, "list"), "list", 0, kp.struct)
-        ap.members.append(kp)
+                           handlers, 0, self.read_field(ap, "list"))
+        self._write_field(ap, "list", kp.struct)
+        ap.members.insert(0, kp)
         self._by_struct[kp.struct] = kp
         if kp.post_handler is not None and ap.post_handler is None:
             self.unoptimize_kprobe(ap)

@@ -12,7 +12,7 @@ from arches.kprobe import KprobeRefused
 from kbuild import build
 from patcher.errors import PatchError
 from patcher.instrument import attach
-from probes.kprobes import Kprobe, Kprobes, arch_kprobes
+from probes.kprobes import FIELDS, Kprobe, Kprobes, arch_kprobes
 from sim import Machine
 from sim.guest import Guest
 from lab.transparency import count_executions, every_instruction
@@ -380,8 +380,8 @@ def test_disabling_every_aggregated_probe_disarms(arch: str) -> None:
     a = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
     b = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
     armed = g.machine.read(addr, 4)
-    k.disable_kprobe(a)
-    assert g.machine.read(addr, 4) == armed and k.list()[0].endswith("[DISABLED]")
+    k.disable_kprobe(a)                 # listed after b: add_new_kprobe puts b first
+    assert g.machine.read(addr, 4) == armed and k.list()[1].endswith("[DISABLED]")
     k.disable_kprobe(b)
     assert g.machine.read(addr, 4) == before
     k.enable_kprobe(b)
@@ -390,6 +390,21 @@ def test_disabling_every_aggregated_probe_disarms(arch: str) -> None:
     assert a.hits == 0 and b.hits == executed(arch, [addr], 1)[addr] > 0
     k.unregister_kprobe(b)          # only the disabled one is left: disarmed
     assert g.machine.read(addr, 4) == before and k.list()[0].endswith("[DISABLED]")
+
+
+def test_the_newest_probe_at_an_address_is_listed_and_run_first(arch: str) -> None:
+    """add_new_kprobe (kernel/kprobes.c, v5.10) adds with list_add_rcu, at the head of
+    the aggr_kprobe's list: kprobes/list and aggr_pre_handler see the newest first."""
+    g = guest(arch)
+    k = Kprobes(g)
+    probes = [k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                       pre_handler="kprobe_empty_pre_handler"))
+              for _ in range(3)]
+    assert [kp.index for kp in probes[0].aggr.members] == [kp.index for kp in reversed(probes)]
+    heads = [k.read_field(probes[0].aggr, "list")]
+    for _ in probes[1:]:
+        heads.append(k.machine.read_word(heads[-1] + FIELDS.index("list") * g.arch.word))
+    assert heads == [kp.struct for kp in reversed(probes)]
 
 
 def test_aggregated_probes_optimized(arch: str) -> None:
@@ -496,7 +511,8 @@ def test_cli_kprobe_with_kprobe_shares_the_kretprobe_entry(arch: str, capsys) ->
         runs[bool(extra)] = json.loads(capsys.readouterr().out)
     alone, both = runs[False], runs[True]
     assert both["handlers"] == "kretprobe and a kprobe" and both["checksum_ok"]
-    assert [line.split()[1] for line in both["list_lines"]] == ["r", "k"]
+    # the kprobe, registered after the kretprobe, first (add_new_kprobe's list_add_rcu)
+    assert [line.split()[1] for line in both["list_lines"]] == ["k", "r"]
     assert [line.split()[1] for line in alone["list_lines"]] == ["r"]
     assert both["hits"] == alone["hits"] > 0
     assert both["traps_per_hit"] >= alone["traps_per_hit"]
