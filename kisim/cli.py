@@ -95,6 +95,9 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if sys.stdout is None:              # started with fd 1 closed: print() would drop it all
+        print("kisim: standard output is closed", file=sys.stderr)
+        return 2
     with _signals():
         try:
             return _dispatch(argv)

@@ -109,3 +109,15 @@ def test_version_names_the_installed_distribution(capsys) -> None:
 
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"kisim {metadata.version('kisim')}\n"
+
+
+def test_a_closed_standard_output_is_an_error() -> None:
+    """``kisim arches >&-``: Python starts with sys.stdout None and print() drops
+    everything; kisim says so and exits 2 (as ls does), not 0 with nothing written."""
+    import os
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "kisim", "arches"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=60,
+                          preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 2 and proc.stderr == "kisim: standard output is closed\n"
