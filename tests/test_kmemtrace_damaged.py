@@ -104,3 +104,15 @@ def test_a_stream_holding_its_packets_twice_is_refused(
     stream.write_bytes(stream.read_bytes() * 2)
     err = _refused(trace, capsys)
     assert f"channel0_1: packet at offset {ends[-1]} is number 0, after number" in err
+
+
+def test_a_trace_recorded_without_kmem_is_refused(tmp_path, capsys) -> None:
+    """Every kisim trace declares the kmem classes; its ``kisim_probes`` env says
+    whether it recorded them: a ``--probes sched`` trace is no empty report."""
+    out = tmp_path / "sched"
+    assert main(["trace", "--arch", "arm", "--workload", "kmalloc", "--size", "20",
+                 "--probes", "sched", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["kmemtrace", "report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no slab allocation events" in err

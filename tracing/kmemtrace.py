@@ -151,7 +151,10 @@ def analyze(trace_dir: str | Path) -> KmemReport:
     """Read a CTF trace once, streaming, and build the report."""
     trace = CtfTrace(trace_dir)
     names = {cls.name for cls in trace.meta.classes.values()}
-    if not names & set(ALLOCS):
+    # a kisim trace declares every event class; its env says which it recorded
+    recorded = trace.meta.env.get("kisim_probes")
+    if not names & set(ALLOCS) or (recorded is not None
+                                   and not set(recorded.split(",")) & set(ALLOCS)):
         raise TraceError(f"{trace_dir}: no slab allocation events in this trace "
                          "(record with --probes kmem)")
     _check_fields(trace)

@@ -68,6 +68,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
         args.mode, (options.subbuf_size, options.subbufs), args.drain_every,
         options.kprobe_events)),
         guest.arch.name, env={"kisim_workload": args.workload, "kisim_cpus": args.cpus,
+                              "kisim_probes": ",".join(probes),
                               "kisim_mode": args.mode,
                               "kisim_cpu_clock_hz": guest.arch.clock_hz})
     out = Path(args.out)
