@@ -242,21 +242,7 @@ class TraceSession:
         for event, expr in options.filters:
             name = builtin_event(event)
             if event in SYSTEMS:
-                recorded = [n for n in SYSTEMS[event] if n in options.probes]
-                if not recorded:
-                    raise TraceError(f"--filter {event}: no {event} event is recorded (--probes)")
-                compiled, failed = ({}, {}) if expr.strip() == "0" else system_filter(
-                    expr, {n: filter_fields(classes[n]) for n in SYSTEMS[event]})
-                for n in recorded:
-                    filters.pop(EVENT_IDS[n], None)
-                    if n in compiled:
-                        filters[EVENT_IDS[n]] = compiled[n]
-                unfiltered = [n for n in recorded if n in failed]
-                if unfiltered:
-                    self.error_log.append(
-                        f"events/{event}/filter: {expr!r} does not parse on "
-                        f"{', '.join(unfiltered)} ({failed[unfiltered[0]]}), which record "
-                        "unfiltered (process_system_preds)")
+                self._system_filter(filters, event, expr, options, classes)
             elif name is None:
                 if dynamic is None:
                     raise TraceError(f"--filter {event}: no such event (events: "
@@ -269,6 +255,26 @@ class TraceSession:
             else:
                 filters[EVENT_IDS[name]] = compile_filter(expr, filter_fields(classes[name]))
         return filters
+
+    def _system_filter(self, filters: dict[int, Predicate], system: str, expr: str,
+                       options: TraceOptions, classes: dict[str, EventClass]) -> None:
+        """``expr`` written to events/``system``/filter, into ``filters``: each recorded
+        event of the system filtered where it parses, unfiltered where it does not
+        (what error_log got, in :attr:`error_log`)."""
+        recorded = [n for n in SYSTEMS[system] if n in options.probes]
+        if not recorded:
+            raise TraceError(f"--filter {system}: no {system} event is recorded (--probes)")
+        compiled, failed = ({}, {}) if expr.strip() == "0" else system_filter(
+            expr, {n: filter_fields(classes[n]) for n in SYSTEMS[system]})
+        for n in recorded:
+            filters.pop(EVENT_IDS[n], None)
+            if n in compiled:
+                filters[EVENT_IDS[n]] = compiled[n]
+        unfiltered = [n for n in recorded if n in failed]
+        if unfiltered:
+            self.error_log.append(
+                f"events/{system}/filter: {expr!r} does not parse on {', '.join(unfiltered)} "
+                f"({failed[unfiltered[0]]}), which record unfiltered (process_system_preds)")
 
     def _event_filter(self, cpu: Cpu, rec: int, _a2: int, _a3: int) -> int:
         """HC_EVENT_FILTER: run the record's event filter (filter_match_preds); host
