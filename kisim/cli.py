@@ -31,6 +31,9 @@ from kisim.errors import INTERRUPTED, TERMINATED, Terminated, one_line, user_err
 SPINNER_COMMANDS = ("ftrace", "kprobe", "probe", "kmemtrace")
 
 
+_GIVEN = "_kisim_options_given"     # the options a parse has seen, by dest (removed after)
+
+
 class _StoreOnce(argparse._StoreAction):
     """An option of one value given twice is refused, where argparse keeps the last
     without a word (options that repeat say so: ``action="append"``)."""
@@ -46,9 +49,6 @@ class _StoreOnce(argparse._StoreAction):
         super().__call__(parser, namespace, values, option_string)
 
 
-_GIVEN = "_kisim_options_given"     # the options a parse has seen, by dest (removed after)
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2), for every subcommand too, and each
     option of one value given at most once (:class:`_StoreOnce`)."""
@@ -58,10 +58,12 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
-        namespace, rest = super().parse_known_args(args, namespace)
-        vars(namespace).pop(_GIVEN, None)
-        return namespace, rest
+    def parse_known_args(self, args: list[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, rest = super().parse_known_args(args, namespace)
+        vars(parsed).pop(_GIVEN, None)
+        return parsed, rest
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} -h')\n")
