@@ -38,7 +38,7 @@ TOOL_SECONDS = 120.0
 #: names one that refuse_special_includes() cannot see) and is stopped then.
 POLL_SECONDS = 1.0
 #: Devices a tool may hold open without reading one as a source.
-_STREAMS = frozenset({"/dev/urandom", "/dev/random", "/dev/tty"})
+_STREAMS = frozenset({os.devnull, "/dev/urandom", "/dev/random", "/dev/tty"})
 
 _live: set[subprocess.Popen[str]] = set()
 _live_lock = threading.Lock()
@@ -70,7 +70,7 @@ def run_tool(cmd: list[str], what: str, env: dict[str, str],
                 out, err = proc.communicate(timeout=POLL_SECONDS)
                 break
             except subprocess.TimeoutExpired:
-                held = [f for f in _special_files(proc.pid) if f not in _STREAMS]
+                held = _special_files(proc.pid)
                 if not set(held) & seen and time.monotonic() < deadline:
                     seen = set(held)
                     continue
@@ -98,9 +98,9 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 
 
 def _special_files(pid: int) -> list[str]:
-    """The FIFOs and devices (other than /dev/null) open in ``pid``'s process group,
-    and "a FIFO" for a process of it waiting in open() for a FIFO's writer
-    (fs/pipe.c ``wait_for_partner``, as its ``/proc/PID/wchan`` names it)."""
+    """The FIFOs and devices open in ``pid``'s process group (but /dev/null and
+    :data:`_STREAMS`), and "a FIFO" for a process of it waiting in open() for a
+    FIFO's writer (fs/pipe.c ``wait_for_partner``, as ``/proc/PID/wchan`` names it)."""
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         try:
@@ -110,7 +110,7 @@ def _special_files(pid: int) -> list[str]:
                 found.append("a FIFO")
             for fd in (entry / "fd").iterdir():
                 target = os.readlink(fd)
-                if target.startswith("/") and target != os.devnull:
+                if target.startswith("/") and target not in _STREAMS:
                     mode = os.stat(fd).st_mode
                     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                         found.append(target)
@@ -197,5 +197,5 @@ def _check(shown: str, text: bytes, at: int, directive: str, search: list[Path],
     return None
 
 
-__all__ = ["POLL_SECONDS", "TOOL_SECONDS", "check_tool_path", "refuse_special_includes", "run_tool",
-           "tool_pool"]
+__all__ = ["POLL_SECONDS", "TOOL_SECONDS", "check_tool_path", "refuse_special_includes",
+           "run_tool", "tool_pool"]

@@ -65,7 +65,7 @@ def _cs_mode(mode: tuple[int, int]) -> capstone.Cs:
     return cs
 
 
-def _non_ascii(text: str) -> str | None:
+def _unreadable(text: str) -> str | None:
     """``line N: ...`` for the first character of ``text`` Keystone cannot take:
     one beyond ASCII, or a NUL (it reads a C string, and would end the text
     there without a word), else None."""
@@ -158,7 +158,7 @@ def assemble(arch: Arch, text: str, address: int = 0, source: str | None = None,
     ``SOURCE`` defaulting to ``line``) as an assembler does.
     """
     where = f"{source}: " if source else ""
-    bad = _non_ascii(text)
+    bad = _unreadable(text)
     if bad:
         raise AsmError(f"{arch.name}: {where}{bad}")
     _bound(arch, text, address, where)

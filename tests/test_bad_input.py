@@ -103,7 +103,8 @@ CASES: list[tuple[str, ...]] = [
     # options of a --layouts sweep without one: refused, not ignored
     ("compare", "--arch", A, "--jobs", "2"), ("compare", "--arch", A, "--scheduler", "x:1"),
     ("compare", "--arch", A, "--vary-assumptions"), ("compare", "--arch", A, "--layout-seed", "5"),
-    ("validate", "--arch", A, "--layout-seed", "5"), ("validate", "--arch", A, "--vary-assumptions"),
+    ("validate", "--arch", A, "--layout-seed", "5"),
+    ("validate", "--arch", A, "--vary-assumptions"),
     ("asm", "--arch", A, "--cpus", "2", "nop"), ("asm", "--arch", A, "--seed", "3", "nop"),
     ("asm", "--arch", A, "--quantum", "5", "nop"),
     ("patchcheck", "--arch", A, "--replay", "3", "--seeds", "5"),
@@ -125,7 +126,8 @@ CASES: list[tuple[str, ...]] = [
     ("kprobe-events", "--arch", A, ""), ("kprobe-events", "--arch", A, "# only a comment"),
     ("record", "--arch", A, "-e", "kmem", "fib", "--workload", "kmalloc"),  # which one?
     # options that do something only with another
-    ("boot", "--arch", A, "--module-werror"), ("patchcheck", "--arch", A, "--protocol-timeout", "5"),
+    ("boot", "--arch", A, "--module-werror"),
+    ("patchcheck", "--arch", A, "--protocol-timeout", "5"),
     # a module list with an empty name (',' was an IndexError; '' built the directory)
     ("symbols", "--arch", A, "--module", ","), ("symbols", "--arch", A, "--module", ""),
     ("boot", "--arch", A, "--module", "{dir}/a.c,"),
@@ -1423,7 +1425,8 @@ def test_a_run_that_writes_no_trace_leaves_no_directory_it_made(tmp_path) -> Non
     assert list(tmp_path.iterdir()) == []
     (tmp_path / "mine").mkdir()
     OutDir(tmp_path / "mine" / "t").release()
-    assert [p.name for p in tmp_path.iterdir()] == ["mine"] and not any((tmp_path / "mine").iterdir())
+    assert [p.name for p in tmp_path.iterdir()] == ["mine"]
+    assert not any((tmp_path / "mine").iterdir())
     kept = OutDir(tmp_path / "mine" / "t")
     (tmp_path / "mine" / "t" / "metadata").write_text("x")
     kept.commit([tmp_path / "mine" / "t" / "metadata"])

@@ -37,11 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_kprobe_events(args: argparse.Namespace) -> int:
     lines = kprobe_lines(args)
+    if not (lines or args.kprobe_events):
+        raise UsageError("give a definition or --file FILE")
     if not any(line.strip() and not line.lstrip().startswith("#")
                for text in lines for line in text.splitlines()):
-        raise UsageError("no definition given: blank lines and comments define nothing"
-                         + (f" (--file {args.kprobe_events})" if args.kprobe_events else "")
-                         if lines or args.kprobe_events else "give a definition or --file FILE")
+        given = f" (--file {args.kprobe_events})" if args.kprobe_events else ""
+        raise UsageError(f"no definition given: blank lines and comments define nothing{given}")
     guest = Guest(build(args.arch, overrides=overrides(args)), cpus=1)
     events = kprobe_events(guest, attach(guest), lines)
     tks = list(events.events.values()) if events else []

@@ -62,9 +62,8 @@ def _spec(args: argparse.Namespace) -> CheckSpec:
     if args.modules and not (args.kernel or guest):
         raise UsageError("--module builds into the guest kernel (--kernel) or the guest's "
                          "patching code (--guest)")
-    if args.on_hang != "stop" and not guest:
-        raise UsageError(f"--on-hang {args.on_hang} is for the guest's patching code (--guest); "
-                         "a --protocol that does not return is stopped by --protocol-timeout")
+    only_with("--guest", [(f"--on-hang {args.on_hang}", args.on_hang != "stop" and not guest)],
+              "a --protocol that does not return is stopped by --protocol-timeout")
     if args.guest_protocol is not None and not args.modules:
         raise UsageError("--guest-protocol NAME checks a C function of a --module file: it "
                          "needs --module")

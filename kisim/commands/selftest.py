@@ -28,17 +28,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_selftest(args: argparse.Namespace) -> int:
+    sets = overrides(args)
     try:
-        suites = suites_for(args.arch, args.suite, overrides(args))
+        suites = suites_for(args.arch, args.suite, sets)
     except KeyError as err:
         raise UsageError(err.args[0]) from None
     if not suites:
         raise UsageError(f"no selftest suite applies to {args.arch}"
                          + (f" (--suite {args.suite})" if args.suite else ""))
-    clash = next(filter(None, (config_clash(s, overrides(args)) for s in suites)), None)
+    clash = next(filter(None, (config_clash(s, sets) for s in suites)), None)
     if clash:
         raise UsageError(clash)
-    results = [run_suite(suite, args.arch, overrides(args)) for suite in suites]
+    results = [run_suite(suite, args.arch, sets) for suite in suites]
     failed = any(not r.ok for r in results)
     if args.json:
         print_json({"arch": args.arch, "ok": not failed,
