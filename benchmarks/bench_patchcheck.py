@@ -90,20 +90,40 @@ def main() -> None:
         parallel, b = _timed(spec, args.seeds, args.jobs)
         assert a == b, f"{arch}: --jobs {args.jobs} differs from the serial run"
         rows.append({"arch": arch, "seeds": args.seeds, "serial_s": round(serial, 2),
-                     f"jobs{args.jobs}_s": round(parallel, 2),
+                     "jobs": args.jobs, "jobs_s": round(parallel, 2),
                      "speedup": round(serial / parallel, 2),
                      "findings": a["findings_total"],
-                     f"naive_peak_rss_mb_{args.seeds // 5}": _peak_mb(arch, args.seeds // 5),
-                     f"naive_peak_rss_mb_{args.seeds}": _peak_mb(arch, args.seeds)})
+                     "naive_peak_rss_mb": {str(n): _peak_mb(arch, n)
+                                           for n in (args.seeds // 5, args.seeds)}})
         if not args.json:
-            print(rows[-1], flush=True)
+            _print_sweep(rows[-1])
     for arch in NAMES:
         for row in _kinds(arch, args.kind_seeds):
             rows.append(row)
             if not args.json:
-                print(row, flush=True)
+                _print_kind(row)
     if args.json:
         print(json.dumps(rows, indent=2))
+
+
+def _print_sweep(row: dict) -> None:
+    """One arch's default loop: serial and parallel times, speed-up, peak RSS."""
+    if row["arch"] == NAMES[0]:
+        print(f"{'arch':8} {'seeds':>7} {'serial s':>9} {'--jobs':>6} {'s':>8} {'speedup':>7} "
+              f"{'findings':>8}  peak RSS MB (naive sweep of N seeds)")
+    rss = ", ".join(f"{n}: {mb}" for n, mb in row["naive_peak_rss_mb"].items())
+    print(f"{row['arch']:8} {row['seeds']:>7} {row['serial_s']:>9.2f} {row['jobs']:>6} "
+          f"{row['jobs_s']:>8.2f} {row['speedup']:>6.2f}x {row['findings']:>8}  {rss}", flush=True)
+
+
+def _print_kind(row: dict) -> None:
+    """One site kind's serial sweep, against the default loop's in the same run."""
+    if row["arch"] == NAMES[0] and row["sites"] == ",".join(DEFAULT_SITES):
+        print(f"\n{'arch':8} {'sites':14} {'seeds':>6} {'serial s':>9} {'per s':>7} "
+              f"{'vs default':>10} {'findings':>8}")
+    print(f"{row['arch']:8} {row['sites']:14} {row['seeds']:>6} {row['serial_s']:>9.2f} "
+          f"{row['interleavings_per_s']:>7} {row['time_vs_jump_call']:>9.2f}x "
+          f"{row['findings']:>8}", flush=True)
 
 
 if __name__ == "__main__":
