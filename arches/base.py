@@ -530,6 +530,10 @@ class Arch:
     variants: Mapping[str, "Arch"] = field(default_factory=dict)
     # The Kconfig symbol this arch is the variant for; "" for the base arch.
     variant: str = ""
+    # The kernel self-tests ported for a kernel built as this arch (or variant): C
+    # files of the package's selftests/ directory, which selftests/ builds as modules
+    # (Linux builds ARM's test-arm.c only without THUMB2_KERNEL, test-thumb.c only with it).
+    selftests: tuple[str, ...] = ()
     # Whether plain ``char`` is signed in the arch's C ABI (the ``signed:``
     # the kernel prints for char fields, ``is_signed_type(char)``): signed on
     # x86 (System V i386/AMD64 psABI), unsigned on ARM (AAPCS 7.1.1) and
@@ -835,10 +839,13 @@ class Kprobes(Capability):
     exception prologue (entered with the frame in args[0] and the handler in
     args[1]), and GUEST_SAVED_REGS, the pt_regs slots only that prologue and
     kprobe_exc_return save and restore (PowerPC XER, whose SO/OV/CA bits are
-    not in Unicorn's register read), and CAN_PROBE, whether arch_prepare_kprobe
+    not in Unicorn's register read), CAN_PROBE, whether arch_prepare_kprobe
     refuses an address that does not start an instruction by decoding the
     function from its start (v5.10 x86 ``can_probe``: -EILSEQ; ARM and
-    PowerPC have no such check)."""
+    PowerPC have no such check), and BACK_CHAIN, whether the ABI's stack frame
+    starts with a back chain word the trap entry must zero at the handler's
+    stack pointer, the frame STACK_HEADROOM leaves (PowerPC: word 0 of
+    STACK_FRAME_OVERHEAD, 0 ends the chain; x86 and ARM frames have none)."""
 
     NAME = "kprobes"
     CONSTANTS = {"PT_REGS": tuple, "EXTRA_REGS": dict, "SLOT_BYTES": int, "STACK_HEADROOM": int,
@@ -846,7 +853,8 @@ class Kprobes(Capability):
                  "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": tuple, "FAULT_TRAPS": dict,
                  "KPROBES_ON_FTRACE": bool,
                  "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple,
-                 "CAN_PROBE": bool, "REGS_OFFSET_NAMES": tuple, "FUNCTION_ARG_REGS": tuple}
+                 "CAN_PROBE": bool, "BACK_CHAIN": bool, "REGS_OFFSET_NAMES": tuple,
+                 "FUNCTION_ARG_REGS": tuple}
     #: v5.10 regs_query_register_offset's names (arch/*/kernel/ptrace.c
     #: regoffset_table), in struct pt_regs word order ("" for a word it does
     #: not name): the kprobe_events %REG names.
@@ -858,6 +866,7 @@ class Kprobes(Capability):
     TRAP_ENTRY: ClassVar[str | None] = None
     GUEST_SAVED_REGS: ClassVar[tuple[str, ...]] = ()
     CAN_PROBE: ClassVar[bool] = False
+    BACK_CHAIN: ClassVar[bool] = False
 
     def arch_prepare_kprobe(self, addr: int, code: bytes, slot: int) -> Prepared:
         """Copy and decode the instruction at ``addr`` (``code``: its bytes) for the

@@ -19,6 +19,7 @@ from typing import Callable
 from arches import Arch, get_arch
 from arches.base import PublishedHit
 from lab.published import EVENT, KRETPROBE_OVER_KPROBE, kprobes_hit, static_key_change
+from probes.kprobes import arch_kprobes
 
 #: The kprobe family's rows all probe the entries of kmalloc() and schedule() in the same
 #: build (nothing compiled in), with the same hits on one CPU.
@@ -97,13 +98,13 @@ def _ratio(claim: str, variable: str, rows: tuple[str, str], a: dict, b: dict,
 class Conditions:
     """Where and on what kernel a claim's figures were measured, and where kisim judges it.
 
-    ``cores``: the claim is judged only on an arch whose reference core is one of
-    these machines (by name); empty: on every arch. ``two_trap_kretprobe``: only
+    ``hit``: the claim is judged only on the arch of that published hit's ISA family
+    (its ``PUBLISHED`` holds it); None: on every arch. ``two_trap_kretprobe``: only
     where the kretprobe trampoline is itself a kprobe, as on the claim's kernels."""
 
     machines: str
     kernel: str
-    cores: tuple[str, ...] = ()
+    hit: PublishedHit | None = None
     two_trap_kretprobe: bool = False
     why: str = ""
 
@@ -111,8 +112,7 @@ class Conditions:
         """Why the claim is not judged on ``arch`` (None: it is, or no arch is named)."""
         if arch is None:
             return None
-        if self.cores and (arch.core is None
-                           or not any(c in arch.core.name for c in self.cores)):
+        if self.hit is not None and self.hit not in arch_kprobes(arch).PUBLISHED:
             return f"not judged on {arch.name}: {self.why}"
         if self.two_trap_kretprobe and not arch.ops.KRETPROBE_TRAMPOLINE_KPROBE:
             return (f"not judged on {arch.name}: its v5.10 kretprobe trampoline is plain code "
@@ -143,16 +143,15 @@ IMMEDIATE = Conditions(_P4, _LTTNG)
 STATIC_KEYS = Conditions("not named in the document (its listings are x86-64 code)",
                          "Linux v3.x (Documentation/static-keys.txt, perf stat)")
 ARMED = Conditions(_P4 + ", LTTV markers microbenchmark", _LTTNG)
-#: The ratio claims set two x86 machines' figures side by side: judged where the
-#: reference core is one of them.
-_X86_WHY = ("the claim sets x86 machines' figures side by side; judged on the arch whose "
-            "reference core is one of them")
+#: The ratio claims set two machines' figures side by side: judged on their ISA family.
+_FAMILY_WHY = ("the claim sets x86 machines' figures side by side; judged on the arch of "
+               "their ISA family")
 KPROBE_VS_MARKER = Conditions("AMD Opteron 246 2 GHz (kprobe) vs " + _P4 + " (marker)",
                               "Linux 2.6.1x (kprobes.txt, 2005) vs " + _LTTNG,
-                              cores=("Pentium 4", "Opteron"), why=_X86_WHY)
+                              hit=_OPTERON["k"], why=_FAMILY_WHY)
 OPTPROBE_VS_MARKER = Conditions("Intel Xeon E5410 2.33 GHz (optprobe) vs " + _P4 + " (marker)",
                                 "Linux 2.6.3x with optprobes (kprobes.txt) vs " + _LTTNG,
-                                cores=("Pentium 4", "Xeon"), why=_X86_WHY)
+                                hit=_XEON["o"], why=_FAMILY_WHY)
 KPROBE_PATHS = Conditions("Intel Xeon E5410 2.33 GHz", "Linux 2.6.3x with optprobes "
                           "(kprobes.txt, 'Optimized Probe Overhead')")
 KRETPROBE = Conditions("Intel Pentium M 1.5 GHz, AMD Opteron 246 2 GHz, IBM POWER5 1.66 GHz",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arches import Arch, get_arch
+from arches import NAMES, Arch, get_arch
 from kbuild import build
 from lab.compare import compare_arch
 from lab.kprobe import ProbeRuns
@@ -56,7 +56,9 @@ def _kprobe_steps(arch: Arch) -> list[dict]:
             steps.append({"optimize": optimize,
                           "cost": runs.measure(optimize=optimize).to_json()})
         except PatchError as err:
-            steps.append({"optimize": optimize, "refused": err.message})
+            steps.append({"optimize": optimize, "refused": err.message,
+                          "arches_with_optprobes": [name for name in NAMES
+                                                    if "optprobes" in get_arch(name).capabilities]})
     return steps
 
 

@@ -152,6 +152,7 @@ class Ftrace:
 
     # -- boot-time conversion --------------------------------------------------
     def ftrace_nop(self) -> bytes:
+        """An idle mcount site's nop: ftrace_nop_replace (arch/*/kernel/[trace/]ftrace.c)."""
         return self.ops.ftrace_nop_replace()
 
     def _reserve_all(self) -> None:
@@ -187,9 +188,6 @@ class Ftrace:
         self.init_stats = stats
 
     # -- filters ---------------------------------------------------------------
-    def _functions(self) -> list[str]:
-        return sorted({r.function for r in self.records}) if self.dynamic else []
-
     @functools.cached_property
     def _modules(self) -> dict[int, str | None]:
         """Each site's module (None: the kernel's own function), from the image's symbols."""

@@ -51,12 +51,14 @@ class StaticKeys:
         return self.count[key] > 0
 
     def static_key_slow_inc(self, key: int) -> None:
+        """kernel/jump_label.c (v5.10) static_key_slow_inc: the 0 -> 1 step patches the sites."""
         self._known(key)
         self.count[key] += 1
         if self.count[key] == 1:
             self.jump_label_update(key, True)
 
     def static_key_slow_dec(self, key: int) -> None:
+        """kernel/jump_label.c (v5.10) static_key_slow_dec: the 1 -> 0 step patches them back."""
         self._known(key)
         if self.count[key] == 0:
             raise PatchError("EINVAL", f"static key {key:#x} decremented below zero")

@@ -171,6 +171,7 @@ class Markers:
         return False
 
     def marker_probe_unregister(self, name: str, probe: Probe, private: object = None) -> None:
+        """Disconnect ``probe`` (kernel/marker.c, 2.6.27); ENOENT if it is not connected."""
         connected = self.probes.get(name, [])
         if (probe, private) not in connected:
             raise PatchError("ENOENT", f"marker {name}: probe not registered")
@@ -220,6 +221,7 @@ class Markers:
 
     # -- arming -----------------------------------------------------------
     def marker_arm(self, name: str) -> None:
+        """Count one arm; the first enables the sites (kernel/marker.c, 2.6.24)."""
         markers = self._markers(name)
         if not self.probes.get(name):
             raise PatchError("ENOENT", f"marker {name}: no probe registered to arm")
@@ -231,6 +233,7 @@ class Markers:
                 self._set_enabled(marker, True)
 
     def marker_disarm(self, name: str) -> None:
+        """Drop one arm; the last disables the sites (kernel/marker.c, 2.6.24)."""
         markers = self._markers(name)
         if self.armed[name] == 0:
             raise PatchError("EPERM", f"marker {name} is not armed")

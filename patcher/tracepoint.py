@@ -150,12 +150,6 @@ class Tracepoints:
         self.thread_info = struct(guest.elf, "thread_info")
         guest.hypercalls.register("HC_TRACEPOINT", self._hc_tracepoint)
 
-    def _point(self, name: str) -> Tracepoint:
-        try:
-            return self.points[name]
-        except KeyError:
-            raise PatchError("ENOENT", f"no tracepoint named {name!r}") from None
-
     # -- registration -----------------------------------------------------
     def tracepoint_probe_register(self, name: str, probe: TracepointProbe) -> int:
         """kernel/tracepoint.c (2.6.28): EEXIST for a probe already there; an
@@ -173,6 +167,7 @@ class Tracepoints:
         return 0
 
     def tracepoint_probe_unregister(self, name: str, probe: TracepointProbe) -> int:
+        """kernel/tracepoint.c (2.6.28): ENOENT for a probe not there; the last one disarms."""
         probes = self.probes.get(name, [])
         if probe not in probes:
             raise PatchError("ENOENT", f"tracepoint {name}: probe not registered")

@@ -28,7 +28,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from elftools.dwarf.die import DIE
 from elftools.dwarf.dwarf_expr import DWARFExprOp, DWARFExprParser
@@ -491,14 +491,5 @@ def evaluate(debug: DebugInfo, var: Variable, pc: int, reg: ReadRegister,
     return value
 
 
-def iter_unavailable(debug: DebugInfo, pc: int) -> Iterator[tuple[Variable, str]]:
-    """The variables in scope at ``pc`` that have no location there, and why."""
-    for var in debug.variables_at(pc):
-        try:
-            var.expression(debug, pc)
-        except Unavailable as why:
-            yield var, str(why)
-
-
 __all__ = ["DebugInfo", "DwarfError", "LineAddress", "Unavailable", "Variable",
-           "dwarf_registers", "evaluate", "iter_unavailable"]
+           "dwarf_registers", "evaluate"]

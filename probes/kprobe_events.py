@@ -92,7 +92,6 @@ MAX_ARG_NAME_LEN = 32
 MAX_ARGSTR_LEN = 63
 MAX_ARRAY_LEN = 64
 MAX_TRACE_ARGS = 128
-MAX_STRING_SIZE = 4096              # PATH_MAX
 FETCH_INSN_MAX = 16
 KRETPROBE_MAXACTIVE_MAX = 4096      # include/linux/kprobes.h
 WRITE_BUFSIZE = 4096                # trace.h: trace_parse_run_command's line limit

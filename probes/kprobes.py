@@ -108,7 +108,12 @@ GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_han
                  "pre_handler_kretprobe", "kretprobe_host_handler", "aggr_pre_handler",
                  "aggr_post_handler", "kretprobe_inst_table")
 
-Handler = "str | int | Callable[[Kprobe, KprobeRegs], int | None] | None"
+#: A Kprobe's pre_handler or post_handler (see :meth:`Kprobes._handler_addr`): a guest
+#: function by symbol name, a guest address (a module's function), a host callable
+#: ``handler(kp, regs)`` (a falsy result reads as 0), or None (no handler).
+Handler = str | int | Callable[["Kprobe", "KprobeRegs"], "int | None"] | None
+#: A Kprobe's fault_handler: the same, a host callable ``fault_handler(kp, regs, trapnr)``.
+FaultHandler = str | int | Callable[["Kprobe", "KprobeRegs", int], "int | None"] | None
 
 
 def hash_ptr(addr: int, bits: int) -> int:
@@ -175,11 +180,11 @@ class Kprobe:
     symbol_name: str | None = None
     offset: int = 0
     addr: int | None = None
-    pre_handler: object = None
-    post_handler: object = None
+    pre_handler: Handler = None
+    post_handler: Handler = None
     #: v5.10 ``fault_handler(kp, regs, trapnr)``: a fault in this probe's
     #: handlers; non-zero means it fixed the fault up (kprobe_fault_handler).
-    fault_handler: object = None
+    fault_handler: FaultHandler = None
     # Filled by register_kprobe.
     index: int = -1
     struct: int = 0
@@ -280,9 +285,6 @@ class KprobeRegs:
 
     def __setitem__(self, name: str, value: int) -> None:
         self._k.machine.write_word(self.frame + self._offset(name), value)
-
-    def to_dict(self) -> dict[str, int]:
-        return {name: self[name] for name in self._k.ops.PT_REGS if name}
 
 
 class Kprobes:
@@ -722,6 +724,7 @@ class Kprobes:
                 self._disarm(kp)
 
     def enable_kprobe(self, kp: Kprobe) -> None:
+        """Rearm a disabled probe, or its aggr_kprobe (kernel/kprobes.c enable_kprobe)."""
         if self.probes.get(kp.addr) is not kp and (kp.aggr is None or kp not in kp.aggr.members):
             raise PatchError("ENOENT", f"kprobe at {kp.addr or 0:#x} is not registered")
         if kp.disabled:
@@ -1098,7 +1101,7 @@ class Kprobes:
             self.machine.write_word(sp, self.fn["kprobe_exc_return"])
         else:
             cpu.set_reg(self.arch.ra, self.fn["kprobe_exc_return"])
-            if self.ops.STACK_HEADROOM:
+            if self.ops.BACK_CHAIN:
                 self.machine.write_word(sp, 0)      # an empty back chain (PowerPC ABI)
         cpu.set_reg(self.arch.sp, sp)
         cpu.set_reg(self.arch.args[0], frame)

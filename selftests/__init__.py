@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+import arches
+from arches import Arch
+
 
 class Status(enum.Enum):
     PASSED = "passed"
@@ -55,9 +58,9 @@ class Suite:
     name: str
     kernel_file: str            # the kernel source it is ported from
     version: str                # the kernel version it follows, e.g. "v5.10"
-    sources: Callable[[object], Sequence[Path]]
+    sources: Callable[[Arch], Sequence[Path]]
     config: Mapping[str, str] = field(default_factory=dict)
-    expected_cases: Callable[[object], int] | None = None
+    expected_cases: Callable[[Arch], int] | None = None
 
 
 @dataclass(frozen=True)
@@ -101,13 +104,13 @@ def parse_ktap(console: str) -> tuple[Case, ...]:
     return tuple(cases)
 
 
-def arch_source(arch: object, name: str) -> tuple[Path, ...]:
-    """``arches/<arch>/selftests/<name>`` if that arch's package ships it and the
-    arch (as configured) has kprobes, else nothing: the ``sources`` of an
-    arch-specific kprobes suite."""
-    import arches
-    path = Path(arches.__file__).resolve().parent / arch.name / "selftests" / name
-    return (path,) if path.is_file() and "kprobes" in arch.capabilities else ()
+def arch_source(arch: Arch, name: str) -> tuple[Path, ...]:
+    """``arches/<arch>/selftests/<name>`` if a kernel built as ``arch`` (the variant
+    its configuration selects) ports that self-test (:attr:`Arch.selftests`) and has
+    kprobes, else nothing: the ``sources`` of an arch-specific kprobes suite."""
+    if name not in arch.selftests or "kprobes" not in arch.capabilities:
+        return ()
+    return (Path(arches.__file__).resolve().parent / arch.name / "selftests" / name,)
 
 
 #: name -> Suite, filled by :func:`register` from the modules of this package.

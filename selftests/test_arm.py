@@ -7,15 +7,14 @@ scenarios and two register and memory patterns, first unprobed and then
 probed, and the registers, flags and test memory must be equal; a
 TEST_UNSUPPORTED case passes when register_kprobe refuses it (KTAP
 ``# SKIP refused``, with the instruction's encoding), a TEST_SUPPORTED
-one when it accepts it. The suite applies to an arch whose package has
-``selftests/test_arm.c``, built as its base variant: Linux builds
-test-arm.c only without CONFIG_THUMB2_KERNEL, whose kernel runs
-test-thumb.c instead (selftests/test_thumb.py; docs/selftest/test-arm.md).
+one when it accepts it. The suite applies to a kernel built as an arch that lists
+it (:attr:`arches.base.Arch.selftests`): Linux builds test-arm.c only
+without CONFIG_THUMB2_KERNEL, whose kernel runs test-thumb.c instead
+(selftests/test_thumb.py; docs/selftest/test-arm.md).
 """
 from __future__ import annotations
 
 from selftests import Suite, arch_source, register
-from selftests.test_thumb import VARIANT as THUMB2_KERNEL
 
 FILE = "test_arm.c"
 #: The result lines kprobe_arm_test_cases() prints (its KTAP plan "1..N").
@@ -26,7 +25,7 @@ SUITE = register(Suite(
     name="test-arm",
     kernel_file="arch/arm/probes/kprobes/test-arm.c (with test-core.c, test-core.h)",
     version="v5.10",
-    sources=lambda arch: arch_source(arch, FILE) if arch.variant != THUMB2_KERNEL else (),
+    sources=lambda arch: arch_source(arch, FILE),
     config={"KPROBES": "y"},
     expected_cases=lambda arch: CASES,
 ))

@@ -169,6 +169,22 @@ class Image:
         found = self.symbol_at(addr)
         return f"{found[0]}+{found[1]:#x}" if found else f"{addr:#x}"
 
+    def sizes(self) -> dict[str, int]:
+        """Bytes of text, read-only data, data and bss that the image loads, its
+        sections sorted as kernel/kernel.lds places them (``size``'s columns)."""
+        sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+        for s in self.sections.values():
+            if s.addr:
+                kind = ("text" if s.name == ".text" else "bss" if s.name == ".bss"
+                        else "rodata" if s.name in _READ_ONLY else "data")
+                sizes[kind] += s.size
+        return sizes
+
+
+#: The loaded sections kernel/kernel.lds places with .rodata (the rest but .text and .bss
+#: are data).
+_READ_ONLY = frozenset({".rodata", "__markers_strings", "__tracepoints_strings", "__mcount_loc"})
+
 
 _KINDS = {"STT_FUNC": "func", "STT_OBJECT": "object"}
 

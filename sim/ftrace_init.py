@@ -43,6 +43,10 @@ class InitStats:
     seconds: float             # host time
     modeled_cycles: float      # charged to the boot CPU (flushes, its serialization)
 
+    def to_json(self) -> dict:
+        return {"sites": self.sites, "host_seconds": round(self.seconds, 6),
+                "modeled_cycles": self.modeled_cycles}
+
 
 def has_dynamic_ftrace(image: Image, machine: Machine) -> bool:
     """Whether the image was built with CONFIG_DYNAMIC_FTRACE for an arch that has it."""

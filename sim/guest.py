@@ -45,7 +45,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 from pathlib import Path
 
 from arches import get_arch
@@ -60,6 +60,9 @@ from sim.modinit import FailedModule, ModuleInits
 from sim.self_patching import SelfPatching
 from sim.workloads import (DEFAULT_SIZES, WORKLOAD_NAME_LEN, WORKLOADS, WorkloadError,
                            check_workload, mix32, module_workload, reference_checksum)
+
+if TYPE_CHECKING:                       # the annotation only: kbuild is the layer above
+    from kbuild.image import Build
 
 #: Default instruction budget of a whole run (all CPUs): ~100x a default workload.
 MAX_INSTRUCTIONS = 300_000_000
@@ -402,7 +405,8 @@ class Guest:
                           patching=self.self_patching and self.self_patching.stats())
 
 
-def boot(build_or_elf, *, cpus: int = 1, workload: str = "hackbench", size: int | None = None,
+def boot(build_or_elf: Build | str | os.PathLike[str], *, cpus: int = 1,
+         workload: str = "hackbench", size: int | None = None,
          quantum: int = DEFAULT_QUANTUM, seed: int | None = None,
          max_instructions: int | None = MAX_INSTRUCTIONS, expect: int | None = None,
          timing: bool = False) -> BootResult:

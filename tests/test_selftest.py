@@ -21,6 +21,19 @@ PAIRS = [(arch, name) for arch in sorted(ARCHES) for name in sorted(SUITES)
 LONG = {"test-arm", "kprobes", "static_keys"}
 
 
+def test_an_arch_specific_suite_applies_where_the_arch_lists_its_file() -> None:
+    """The suites of one ISA's self-test apply exactly to the arches and variants whose
+    ``Arch.selftests`` lists their C file: ARM's test-arm.c to the A32 kernel only,
+    test-thumb.c to the Thumb-2 kernel only (as arch/arm/probes/kprobes/Makefile
+    builds one or the other), PowerPC's test_emulate_step.c to ppc32."""
+    kernels = {f"{a.name}{'+' + v if v else ''}": arch
+               for a in ARCHES.values() for v, arch in {"": a, **a.variants}.items()}
+    applies = {name: sorted(k for k, arch in kernels.items() if SUITES[name].sources(arch))
+               for name in ("test-arm", "test-thumb", "emulate_step")}
+    assert applies == {"test-arm": ["arm"], "test-thumb": ["arm+THUMB2_KERNEL"],
+                       "emulate_step": ["ppc32"]}
+
+
 @pytest.mark.parametrize(("arch", "suite"), [
     pytest.param(a, s, id=f"{a}-{s}", marks=[pytest.mark.slow] if s in LONG else [])
     for a, s in PAIRS])

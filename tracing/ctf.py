@@ -38,7 +38,7 @@ import uuid as uuidlib
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable, Sequence
+from typing import BinaryIO, Iterable, Mapping, Sequence
 
 import fsio
 from sim.event import NSEC_PER_SEC, Event, EventClass, FieldType
@@ -100,6 +100,12 @@ class TraceInfo:
     trace_uuid: uuidlib.UUID
     arch: str
     env: dict[str, int | str] = field(default_factory=dict)
+
+    def add_totals(self, totals: Mapping[str, int]) -> None:
+        """The run's final event counts, as ``kisim_events_NAME`` in the env, which
+        :mod:`tracing.ctfread` checks the streams against. A sink writes the env when
+        it closes, so a run adds these between its end and the sink's close."""
+        self.env.update({f"kisim_events_{k}": v for k, v in totals.items()})
 
 
 def metadata_text(info: TraceInfo, classes: Sequence[EventClass]) -> str:
@@ -252,10 +258,6 @@ class CtfWriter:
         self.bytes_written = 0
         self.events_written = 0
         self.packets_written = 0
-
-    def update_env(self, extra: dict[str, int | str]) -> None:
-        """Add ``extra`` to the metadata's env (e.g. the run's final event counts)."""
-        self.info.env.update(extra)
 
     def stream_path(self, cpu: int) -> Path:
         return self.dir / f"channel0_{cpu}"

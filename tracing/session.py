@@ -35,7 +35,7 @@ import fnmatch
 import struct
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from patcher.instrument import Instrumentation, attach
 from sim.guest import MAX_INSTRUCTIONS, Guest
@@ -83,6 +83,19 @@ class TraceOptions:
                 raise TraceError(f"{name} must be an integer, not {type(value).__name__}")
         if self.drain_every < 1:
             raise TraceError(f"drain_every must be at least 1 turn, not {self.drain_every}")
+
+    @classmethod
+    def from_config(cls, probes: tuple[str, ...], config: Mapping[str, str], *,
+                    subbuf_size: int | None = None, subbufs: int | None = None,
+                    **options: Any) -> TraceOptions:
+        """Options with the buffer geometry asked for, else the kernel's
+        (CONFIG_RING_BUFFER_SUBBUF_SIZE, CONFIG_RING_BUFFER_SUBBUFS), else the
+        defaults above (a kernel without TRACEPOINTS has neither symbol)."""
+        return cls(probes,
+                   subbuf_size=subbuf_size or int(config.get("RING_BUFFER_SUBBUF_SIZE")
+                                                  or cls.subbuf_size),
+                   subbufs=subbufs or int(config.get("RING_BUFFER_SUBBUFS") or cls.subbufs),
+                   **options)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
+from arches import Arch
 import fsio
 from sim.event import Event, EventClass
 from tracing.chrome import write_chrome
@@ -150,6 +151,15 @@ def trace_uuid(parameters: tuple) -> uuid.UUID:
     return uuid.uuid5(TRACE_NAMESPACE, repr(parameters))
 
 
+def run_info(arch: Arch, parameters: tuple, **env: int | str) -> TraceInfo:
+    """A run's trace metadata: the UUID its ``parameters`` give (:func:`trace_uuid`),
+    the guest's byte order and arch, and each of ``env`` as ``kisim_NAME``, followed
+    by the reference core's clock (``kisim_cpu_clock_hz``)."""
+    return TraceInfo(arch.endian, trace_uuid(parameters), arch.name,
+                     env={**{f"kisim_{k}": v for k, v in env.items()},
+                          "kisim_cpu_clock_hz": arch.clock_hz})
+
+
 def _ctf(out: OutDir | None, ctx: SinkContext) -> Sink:
     if out is None:
         raise TraceError("--format ctf needs --out DIR")
@@ -209,4 +219,4 @@ def help_text(names: Sequence[str], *, text_to_stdout: bool = False) -> str:
 
 
 __all__ = ["FORMATS", "Format", "Sink", "SinkContext", "TRACE_NAMESPACE", "TextSink",
-           "format_names", "get_format", "help_text", "open_sink", "trace_uuid"]
+           "format_names", "get_format", "help_text", "open_sink", "run_info", "trace_uuid"]

@@ -22,7 +22,10 @@ import signal
 import threading
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
+
+if TYPE_CHECKING:                       # the optional kisim[dask] extra
+    from distributed import Client
 
 JOBS_PER_CPU = 4           # the most worker processes per available CPU
 CONNECT_TIMEOUT = 3        # seconds to reach a Dask scheduler
@@ -103,7 +106,7 @@ def in_order(submit: Callable[[T], Future], items: Iterable[T], window: int, *,
             fut.cancel()
 
 
-def dask_client(address: str, error: type[Exception]):
+def dask_client(address: str, error: type[Exception]) -> Client:
     """A Dask distributed client for ``address`` (the optional ``kisim[dask]`` extra);
     ``error`` (one line) when Dask is missing or the scheduler cannot be reached."""
     try:

@@ -122,11 +122,6 @@ def cmodx_safe(old: bytes, new: bytes) -> bool:
     return _cmodx_ok(old) and _cmodx_ok(new)
 
 
-def patch_text(port: TextPort, addr: int, insn: bytes) -> None:
-    """One aligned 32-bit store, flush_icache_range, every CPU synchronized."""
-    patch_text_batch(port, [(addr, insn)])
-
-
 def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
     """``mov rX, #0`` (A32 data-processing immediate, rotate 0): its 8-bit
     immediate is the instruction's first byte in little-endian memory."""
@@ -191,6 +186,7 @@ _A32 = Arch(
     ops=ArmOps(),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_ARM",
+    selftests=("test_arm.c",),             # arch/arm/probes/kprobes/Makefile, !THUMB2_KERNEL
     # GNU EABI -pg: `push {lr}; bl __gnu_mcount_nc` (arch/arm/kernel/entry-ftrace.S).
     mcount_symbols=("__gnu_mcount_nc", "mcount"),
     # R_ARM_THM_CALL (10), R_ARM_THM_JUMP24 (30) to an ARM function (ELF for the
@@ -293,6 +289,7 @@ THUMB2 = dataclasses.replace(
     cc_target="thumb-linux-musleabi",
     cc_flags=("-mcpu=cortex_a15-neon-fpregs", "-mthumb", "-meabi", "gnu"),
     variant="THUMB2_KERNEL",
+    selftests=("test_thumb.c",),            # arch/arm/probes/kprobes/Makefile
 )
 ARCH = dataclasses.replace(_A32, variants={"THUMB2_KERNEL": THUMB2})
 

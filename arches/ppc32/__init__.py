@@ -107,11 +107,6 @@ def patch_instruction_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) 
     patch_words("ppc32", port, sites, ARCH.icache_line)
 
 
-def patch_instruction(port: TextPort, addr: int, insn: bytes) -> None:
-    """Store the word; dcbst; sync; icbi; sync; isync (every CPU synchronized)."""
-    patch_instruction_batch(port, [(addr, insn)])
-
-
 def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:
     """``li rX, 0`` (addi rX, 0, 0: opcode 14, rA 0): its SIMM is the low
     half-word, bytes 2..3 in big-endian memory."""
@@ -172,6 +167,7 @@ ARCH = Arch(
     ops=Ppc32Ops(),
     dwarf_regs=DWARF_REGS,
     elf_machine="EM_PPC",
+    selftests=("emulate_step.c",),         # arch/powerpc/lib/Makefile, PPC_EMULATE_SSTEP
     # -pg calls _mcount (arch/powerpc/kernel/trace/ftrace_32.S; ftrace_entry.S since 6.x).
     mcount_symbols=("_mcount",),
     snippets={

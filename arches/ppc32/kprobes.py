@@ -46,6 +46,10 @@ PUBLISHED = (PublishedHit("k", 0.77, _POWER5, 1656, _RST),
              PublishedHit("r", 1.26, _POWER5, 1656, _RST),
              PublishedHit("kr", 1.45, _POWER5, 1656, _RST))
 STACK_HEADROOM = 16                  # the callee saves LR at 4(r1) of this frame
+#: The frame STACK_HEADROOM leaves is a STACK_FRAME_OVERHEAD header (back chain, LR
+#: save word: arch/powerpc/include/asm/ptrace.h): the trap entry zeroes its back chain
+#: word, the end of the chain (the ABI's stack frame).
+BACK_CHAIN = True
 
 
 def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:

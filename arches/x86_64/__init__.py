@@ -46,7 +46,6 @@ TEXT_SYNC = TextSync(round_local=("serialize",), round_remote=("ipi", "serialize
 
 
 REL32 = (-(1 << 31), (1 << 31) - 1)
-REL8 = (-128, 127)
 
 
 def _rel(opcode: int, src: int, dst: int, length: int, reach: tuple[int, int]) -> bytes:
@@ -59,11 +58,6 @@ def _rel(opcode: int, src: int, dst: int, length: int, reach: tuple[int, int]) -
 def encode_jump(src: int, dst: int) -> bytes:
     """``jmp rel32`` (e9), the 5-byte form jump labels patch in."""
     return _rel(0xE9, src, dst, 5, REL32)
-
-
-def encode_jump8(src: int, dst: int) -> bytes:
-    """``jmp rel8`` (eb), used when a 2-byte site suffices."""
-    return _rel(0xEB, src, dst, 2, REL8)
 
 
 def encode_call(src: int, dst: int) -> bytes:
@@ -204,11 +198,6 @@ def text_poke_bp_batch(port: TextPort, sites: Sequence[tuple[int, bytes]]) -> No
             port.write_text(addr, insn[:1])
         if first:
             port.sync_all()
-
-
-def text_poke_bp(port: TextPort, addr: int, insn: bytes) -> None:
-    """One site through :func:`text_poke_bp_batch`."""
-    text_poke_bp_batch(port, [(addr, insn)])
 
 
 def imv_load_of_zero(insn: bytes, address: int, imv: int, size: int) -> bool:

@@ -46,9 +46,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
         out.update(cached=b.cached, key=b.key, sites=tables.counts(), config=args.config,
                    modules=[m.name for m in b.modules],
                    wall_seconds=round(wall, 3),
-                   ftrace_init=None if init is None else {
-                       "sites": init.sites, "host_seconds": round(init.seconds, 6),
-                       "modeled_cycles": init.modeled_cycles})
+                   ftrace_init=None if init is None else init.to_json())
         print_json(out)
         return 0 if result.ok else 1
     print(result.console, end="" if result.console.endswith("\n") else "\n")

@@ -13,7 +13,7 @@ from kbuild import Build, build
 from kisim.commands.common import (add_arch, add_config, add_json, chosen_config, overrides,
                                    print_json, sites_line)
 from kisim.progress import progress
-from patcher.tables import Tables, load_tables
+from patcher.tables import load_tables
 
 #: Options worth showing in the one-line configuration summary.
 SHOWN = ("SMP", "NR_CPUS", "MARKERS", "IMMEDIATE", "JUMP_LABEL", "TRACEPOINTS",
@@ -28,23 +28,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_build)
 
 
-def image_sizes(tables: Tables) -> dict[str, int]:
-    """Bytes of text, read-only data, data and bss of the loaded image."""
-    sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
-    for s in tables.image.sections.values():
-        if not s.addr:
-            continue
-        if s.name == ".text":
-            sizes["text"] += s.size
-        elif s.name == ".bss":
-            sizes["bss"] += s.size
-        elif s.name in (".rodata", "__markers_strings", "__tracepoints_strings", "__mcount_loc"):
-            sizes["rodata"] += s.size
-        else:
-            sizes["data"] += s.size
-    return sizes
-
-
 def config_summary(b: Build) -> str:
     return " ".join(f"{name}={b.config[name]}" for name in SHOWN if name in b.config)
 
@@ -56,7 +39,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         b = build(args.arch, choice.path, overrides=wanted,
                   step=lambda what: step(0, description=what))
     tables = load_tables(b.elf, b.spec)
-    sizes = image_sizes(tables)
+    sizes = tables.image.sizes()
     if args.json:
         print_json({"arch": b.arch, "elf": os.fspath(b.elf), "cached": b.cached,
                     "key": b.key, "seconds": round(b.seconds, 3),

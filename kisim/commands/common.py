@@ -225,9 +225,9 @@ def add_config(parser: argparse.ArgumentParser) -> None:
     add_set(parser)
 
 
-def add_set(parser: argparse.ArgumentParser) -> None:
+def add_set(parser: argparse.ArgumentParser, example: str = "MARKERS=n") -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="override one option, e.g. --set MARKERS=n (repeatable)")
+                        help=f"override one Kconfig option, e.g. --set {example} (repeatable)")
 
 
 def overrides(args: argparse.Namespace) -> dict[str, str]:
@@ -281,22 +281,33 @@ def timing(args: argparse.Namespace) -> bool:
 
 # -- a guest run --------------------------------------------------------------------------
 
-def add_run_args(p: argparse.ArgumentParser) -> None:
-    """--arch, --cpus, the workload, the kernel config and the machine's turn options."""
-    add_arch(p)
-    add_cpus(p)
-    p.add_argument("--workload", default="hackbench", metavar="W",
-                   help=f"workload to run: {', '.join(WORKLOADS)} (default hackbench)")
+def add_workload(p: argparse.ArgumentParser, default: str | None = "hackbench") -> None:
+    """--workload W (None: required, e.g. a module's MODULE:FUNC) and --size N."""
+    p.add_argument("--workload", default=default, required=default is None, metavar="W",
+                   help=f"workload to run: {', '.join(WORKLOADS)}, or a --module's MODULE:FUNC"
+                        + (f" (default {default})" if default else ""))
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (hackbench loops, kmalloc/getppid iterations, "
                         f"fib depth; 1..{MAX_SIZE}; default: the workload's own)")
-    add_config(p)
-    add_modules(p)
+
+
+def add_turns(p: argparse.ArgumentParser) -> None:
+    """--seed S and --quantum Q: how the machine cuts the CPUs' runs into turns."""
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="draw each turn's length from 1..quantum with this seed")
     p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=DEFAULT_QUANTUM,
                    metavar="Q", help=f"instructions per CPU turn, 1..{MAX_QUANTUM} "
                                      f"(default {DEFAULT_QUANTUM})")
+
+
+def add_run_args(p: argparse.ArgumentParser) -> None:
+    """--arch, --cpus, the workload, the kernel config and the machine's turn options."""
+    add_arch(p)
+    add_cpus(p)
+    add_workload(p)
+    add_config(p)
+    add_modules(p)
+    add_turns(p)
     p.add_argument("--max-instructions", type=int_in(1, MAX_BUDGET), default=MAX_INSTRUCTIONS,
                    metavar="N", help=f"instruction budget of the whole run, 1..{MAX_BUDGET} "
                                      f"(default {MAX_INSTRUCTIONS})")
@@ -343,10 +354,10 @@ def trace_options(args: argparse.Namespace, config: dict[str, str], probes: tupl
                   max_instructions: int | None) -> TraceOptions:
     """The session's options: --subbuf-size/--subbufs, else the Kconfig values."""
     check_drain(args)
-    size = args.subbuf_size or int(config.get("RING_BUFFER_SUBBUF_SIZE") or 4096)
-    count = args.subbufs or int(config.get("RING_BUFFER_SUBBUFS") or 8)
-    return TraceOptions(probes, subbuf_size=size, subbufs=count, mode=args.mode,
-                        drain_every=args.drain_every, max_instructions=max_instructions)
+    return TraceOptions.from_config(probes, config, subbuf_size=args.subbuf_size,
+                                    subbufs=args.subbufs, mode=args.mode,
+                                    drain_every=args.drain_every,
+                                    max_instructions=max_instructions)
 
 
 #: Bytes of a --kprobe-events file (tracefs takes 4095-byte lines, WRITE_BUFSIZE).

@@ -21,8 +21,8 @@ import json
 import fsio
 from arches import NAMES, get_arch
 from kisim.commands.common import (add_cpus, add_cycles, add_jobs, add_json, add_layouts,
-                                   add_modules, check_arches, jobs, layout_sweep, only_with,
-                                   path, print_json, timing, with_warnings)
+                                   add_modules, add_workload, check_arches, jobs, layout_sweep,
+                                   only_with, path, print_json, timing, with_warnings)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.compare import compare_arch, over_samples
@@ -31,7 +31,7 @@ from lab.measure import CompareError, CostModel, load_cost_model
 from lab.mechanisms import MECHANISMS, runs_per_arch, select
 from lab.samples import SampleError, run_samples, tasks
 from lab.verdict import FAILS, HOLDS, UNDECIDED
-from sim.guest import WORKLOADS, check_workload
+from sim.guest import check_workload
 from tracing.outdir import POLICY, OutDir
 
 #: The files ``--out DIR`` receives; kisim writes no other name there.
@@ -230,10 +230,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mechanism", action="extend", nargs="+", metavar="KEY",
                    help="only these rows (and the rows their figures come from): "
                         + ", ".join(m.key for m in MECHANISMS))
-    p.add_argument("--workload", default="kmalloc", metavar="W",
-                   help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
-    p.add_argument("--size", type=int, default=None, metavar="N",
-                   help="workload size (default: the workload's own)")
+    add_workload(p, "kmalloc")
     add_cpus(p)
     add_cycles(p, "timing")
     p.add_argument("--out", default="kisim-compare", metavar="DIR", type=path,

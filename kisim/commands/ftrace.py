@@ -17,18 +17,17 @@ import argparse
 from collections import Counter
 
 from kbuild import build
-from kisim.commands.common import (add_cycles, timing, MAX_QUANTUM, add_arch, add_buffer_args, add_config, add_cpus,
-                                   add_json, add_modules, check_drain, check_function_tracer,
-                                   function_tracer, int_in, overrides, path, print_json,
-                                   trace_options)
+from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_cycles,
+                                   add_json, add_modules, add_turns, add_workload, check_drain,
+                                   check_function_tracer, function_tracer, overrides, path,
+                                   print_json, timing, trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
-from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS, Guest, check_workload
-from tracing.ctf import TraceInfo
+from sim.guest import MAX_INSTRUCTIONS, Guest, check_workload
 from tracing.outdir import POLICY
 from tracing.session import EventList, TraceSession
 from tracing.sinks import (SinkContext, TextSink, format_names, get_format, help_text,
-                           open_sink, trace_uuid)
+                           open_sink, run_info)
 
 FORMATS = format_names(needs=(None, "function", "funcgraph"), aliases=True)
 #: The event family each tracer records.
@@ -39,9 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("ftrace", help="trace every guest function call (mcount / ftrace)")
     add_arch(p)
     add_cpus(p)
-    p.add_argument("--workload", default="hackbench", metavar="W",
-                   help=f"workload to run: {', '.join(WORKLOADS)} (default hackbench)")
-    p.add_argument("--size", type=int, default=None, metavar="N", help="workload size")
+    add_workload(p)
     p.add_argument("--tracer", choices=("function", "function_graph"), default="function")
     p.add_argument("--filter", action="append", default=[], metavar="GLOB",
                    help="set_ftrace_filter word (repeatable; the first replaces, "
@@ -61,9 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="print at most N trace lines (text formats)")
     add_config(p)
-    p.add_argument("--seed", type=int, default=None, metavar="S",
-                   help="draw each turn's length from 1..quantum with this seed")
-    p.add_argument("--quantum", type=int_in(1, MAX_QUANTUM), default=DEFAULT_QUANTUM, metavar="Q")
+    add_turns(p)
     add_modules(p)
     add_cycles(p, "count")
     add_json(p)
@@ -101,12 +96,11 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     options = trace_options(args, b.config, tracer.event_names, MAX_INSTRUCTIONS)
     session = TraceSession(guest, options)
     arch = guest.arch
-    info = TraceInfo(arch.endian, trace_uuid((
+    info = run_info(arch, (
         b.key, "ftrace", args.tracer, args.cpus, args.workload, args.size, args.seed,
         args.quantum, tuple(args.filter), tuple(args.notrace), args.glob, args.mode,
-        args.subbuf_size, args.subbufs, args.drain_every)), arch.name,
-        env={"kisim_workload": args.workload, "kisim_cpus": args.cpus,
-             "kisim_tracer": args.tracer, "kisim_cpu_clock_hz": arch.clock_hz})
+        args.subbuf_size, args.subbufs, args.drain_every),
+        workload=args.workload, cpus=args.cpus, tracer=args.tracer)
     sink = open_sink(fmt.name, args.out, SinkContext(info, session.classes, args.tracer,
                                                      tracer.symbols, guest.image))
     events = EventList(forward=sink)
@@ -116,7 +110,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     except BaseException:
         sink.abort()
         raise
-    info.env.update({f"kisim_events_{k}": v for k, v in result.total.to_json().items()})
+    info.add_totals(result.total.to_json())
     files = sink.close()
     lines = list(sink.lines()) if isinstance(sink, TextSink) else []
     if args.limit is not None:
@@ -129,9 +123,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
                "sites": len(tables.mcount),
                "sites_enabled": len(ft.enabled_sites()) if dynamic else len(tables.mcount),
                "functions_traced": ft.filtered_functions() if dynamic else None,
-               "boot_conversion": None if init is None else
-               {"sites": init.sites, "host_seconds": round(init.seconds, 6),
-                "modeled_cycles": init.modeled_cycles},
+               "boot_conversion": None if init is None else init.to_json(),
                "events": len(events), "calls": dict(per_func.most_common()),
                "buffers": result.to_json()["total"], "format": fmt.name,
                "files": [str(f) for f in files],

@@ -22,14 +22,13 @@ from __future__ import annotations
 import argparse
 
 from arches import get_arch
-from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules,
-                                   add_set, overrides, print_json, timing)
+from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules, add_set,
+                                   add_workload, overrides, print_json, timing)
 from kisim.errors import UsageError
 from kbuild import build
 from lab.kprobe import measure_kprobe
 from lab.report import breakdown_line
 from lab.transparency import every_instruction
-from sim.guest import WORKLOADS
 from sim.workloads import module_workload
 
 
@@ -61,9 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--with-kprobe", action="store_true",
                    help="with --ret, a kprobe with an empty pre_handler at the same entry "
                         "too: the two share an aggr_kprobe (kprobes.rst's \"kr\")")
-    p.add_argument("--workload", default="kmalloc", metavar="W",
-                   help=f"workload: {', '.join(WORKLOADS)} (default kmalloc)")
-    p.add_argument("--size", type=int, default=None, metavar="N", help="workload size")
+    add_workload(p, "kmalloc")
     add_cpus(p)
     add_modules(p)
     p.add_argument("--handler", default=None, metavar="FUNC",

@@ -16,6 +16,7 @@ from kbuild import build
 from kisim.commands.common import add_arch, add_set, kprobe_lines, overrides
 from kisim.errors import UsageError
 from patcher.instrument import attach
+from probes.kprobe_events import split_lines
 from probes.trace_kprobe import kprobe_events
 from sim.guest import Guest
 
@@ -39,8 +40,7 @@ def cmd_kprobe_events(args: argparse.Namespace) -> int:
     lines = kprobe_lines(args)
     if not (lines or args.kprobe_events):
         raise UsageError("give a definition or --file FILE")
-    if not any(line.strip() and not line.lstrip().startswith("#")
-               for text in lines for line in text.splitlines()):
+    if not any(True for text in lines for _ in split_lines(text)):
         given = f" (--file {args.kprobe_events})" if args.kprobe_events else ""
         raise UsageError(f"no definition given: blank lines and comments define nothing{given}")
     guest = Guest(build(args.arch, overrides=overrides(args)), cpus=1)

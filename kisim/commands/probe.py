@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import argparse
 
-from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules, arch_of,
-                                   overrides, print_json, timing)
+from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules, add_set,
+                                   add_workload, arch_of, overrides, print_json, timing)
 from kisim.errors import UsageError
 from lab.lineprobe import probe_line
 from probes.dwarf import DwarfError
 from probes.lineprobe import LineProbeError, parse_location
 from sim.errors import ConfigError
-from sim.guest import WORKLOADS, check_workload
+from sim.guest import check_workload
 
 SHOW_HITS = 5
 
@@ -78,12 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_arch(p)
     p.add_argument("location", metavar="FILE:LINE", help="source line, e.g. kernel/slab.c:232")
     p.add_argument("--fetch", metavar="VAR,...", help="variables to read at each hit")
-    p.add_argument("--workload", required=True, metavar="W",
-                   help=f"workload to run: {', '.join(WORKLOADS)}, or a --module's MODULE:FUNC")
-    p.add_argument("--size", type=int, default=None, metavar="N",
-                   help="workload size (default: the workload's own)")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="Kconfig override, e.g. --set CC_OPTIMIZE_FOR_SIZE=y")
+    add_workload(p, None)
+    add_set(p, "CC_OPTIMIZE_FOR_SIZE=y")
     add_cpus(p)
     add_modules(p)
     add_cycles(p, "timing")

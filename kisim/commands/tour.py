@@ -34,8 +34,8 @@ def _kprobe_step(step: dict) -> None:
     what = "kprobe" if not step["optimize"] else "optprobe"
     if "refused" in step:
         print(f"\n  optimize_kprobe refused: {step['refused']}.")
-        print("  (Linux selects HAVE_OPTPROBES on x86 and 32-bit ARM; on PowerPC only "
-              "for PPC64.)")
+        print("  (Linux selects HAVE_OPTPROBES per arch; kisim's arches that have it: "
+              f"{', '.join(step['arches_with_optprobes'])}.)")
         return
     c = step["cost"]
     print(f"\n  register_kprobe({SITE}){' + optimize_kprobe' if step['optimize'] else ''}: "

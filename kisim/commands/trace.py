@@ -21,11 +21,10 @@ from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json
                                    kprobe_lines, kprobe_session, overrides, path, print_json,
                                    print_kprobe_counts, run_traced, trace_options)
 from sim.guest import Guest, check_workload
-from tracing.ctf import TraceInfo
 from tracing.events import GROUPS, PROBE_EVENTS, parse_probes
 from tracing.outdir import POLICY
 from tracing.session import TraceResult
-from tracing.sinks import SinkContext, format_names, help_text, open_sink, trace_uuid
+from tracing.sinks import SinkContext, format_names, help_text, open_sink, run_info
 
 FORMATS = format_names()
 
@@ -63,19 +62,16 @@ def cmd_trace(args: argparse.Namespace) -> int:
                   quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))
     session, events = kprobe_session(guest, options)
-    info = TraceInfo(guest.arch.endian, trace_uuid((
+    info = run_info(guest.arch, (
         b.key, args.cpus, args.workload, args.size, args.seed, args.quantum, probes,
         args.mode, (options.subbuf_size, options.subbufs), args.drain_every,
-        options.kprobe_events)),
-        guest.arch.name, env={"kisim_workload": args.workload, "kisim_cpus": args.cpus,
-                              "kisim_probes": ",".join(probes),
-                              "kisim_mode": args.mode,
-                              "kisim_cpu_clock_hz": guest.arch.clock_hz})
+        options.kprobe_events), workload=args.workload, cpus=args.cpus,
+        probes=",".join(probes), mode=args.mode)
     out = Path(args.out)
     sink = open_sink(args.format, out, SinkContext(info, session.classes, image=guest.image,
                                                     dynamic=events))
     result = run_traced(session, sink, "tracing", args)
-    info.env.update({f"kisim_events_{k}": v for k, v in result.total.to_json().items()})
+    info.add_totals(result.total.to_json())
     files = sink.close()
     size = sum(f.stat().st_size for f in files)
     if args.json:
