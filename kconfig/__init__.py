@@ -170,8 +170,9 @@ def _why(sym: kconfiglib.Symbol) -> str:
     return "kconfiglib rejected the value"
 
 
-def _check_assignments(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
-    """Raise unless every assignment in ``path`` took (Zephyr's check_assigned_sym_values)."""
+def _untaken(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> list[str]:
+    """Each assignment in ``path`` that did not take, and why (Zephyr's
+    check_assigned_sym_values), as ``FILE:LINE: CONFIG_X=v did not take ...``."""
     where = _assignment_lines(path)
     problems = []
     for sym in kconf.unique_defined_syms:
@@ -182,12 +183,22 @@ def _check_assignments(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) 
             problems.append(f"{os.fspath(path)}:{where.get(sym.name, '?')}: "
                             f"CONFIG_{sym.name}={wanted} did not take "
                             f"(value is {sym.str_value}): {_why(sym)}")
-    if problems:
-        raise KconfigError("; ".join(problems))
+    return problems
 
 
 def _load_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
-    """Load a .config/defconfig into ``kconf`` strictly."""
+    """Load a .config/defconfig into ``kconf`` strictly: a malformed line, an unknown
+    symbol or an assignment that does not take is an error."""
+    _read_into(kconf, path)
+    problems = _untaken(kconf, path)
+    if problems:
+        raise KconfigError("; ".join(problems) + " ('kisim olddefconfig' gives each the "
+                           "value its Kconfig allows, as make olddefconfig does)")
+    return kconf
+
+
+def _read_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
+    """Read ``path`` into ``kconf``; a malformed line or an unknown symbol is an error."""
     if not Path(path).exists():
         raise KconfigError(f"{os.fspath(path)}: no such configuration file")
     if not Path(path).is_file():        # a FIFO or device would block or never end
@@ -201,8 +212,6 @@ def _load_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> kconf
     except OSError as err:
         raise KconfigError(f"{os.fspath(path)}: {err.strerror or err}") from None
     _raise_warnings(kconf)
-    _check_assignments(kconf, path)
-    return kconf
 
 
 def set_values(kconf: kconfiglib.Kconfig, values: dict[str, str], arch: str) -> None:
@@ -233,11 +242,17 @@ def load_config(arch: str, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
     return _load_into(load(arch), path)
 
 
-def olddefconfig(arch: str, path: str | os.PathLike[str]) -> kconfiglib.Kconfig:
-    """``make olddefconfig``: load ``path``, give new symbols their defaults, rewrite it."""
-    kconf = load_config(arch, path)
+def olddefconfig(arch: str, path: str | os.PathLike[str]) -> list[str]:
+    """``make olddefconfig`` (conf --olddefconfig): load ``path``, give new symbols
+    their defaults, and rewrite it. An assignment that cannot take (an unmet
+    dependency, a select, a range) gets the value the Kconfig gives it, as conf
+    does; the strict loads of every other command refuse one. Returns those
+    assignments, one line each, for the caller to report."""
+    kconf = load(arch)
+    _read_into(kconf, path)
+    changed = _untaken(kconf, path)
     write_config(kconf, path)
-    return kconf
+    return changed
 
 
 @contextlib.contextmanager

@@ -372,3 +372,26 @@ def test_the_host_library_is_keyed_by_the_cpu_it_was_built_for(tmp_path, monkeyp
     monkeypatch.setattr(host, "CPUINFO", tmp_path / "absent")
     host.host_cpu.cache_clear()
     assert host.host_cpu() == (platform.processor() or "unknown")
+
+
+@pytest.mark.parametrize("argv", [
+    ["trace", "--probes", "markers", "--out", "t"],
+    ["record", "-e", "markers", "-o", "t.dat"],
+    ["ftrace", "--json"],
+    ["boot", "--json"],
+])
+def test_every_command_that_builds_uses_dot_config(argv, tmp_path, monkeypatch, capsys):
+    """trace, record and ftrace, as build, boot and site, take ./.config when no
+    --config is given (their --help says so): a kernel without markers has none to
+    trace, where the defconfig's has them."""
+    monkeypatch.chdir(tmp_path)
+    kconf = kconfig.defconfig("arm")
+    kconf.syms["MARKERS"].set_value("n")
+    kconfig.write_config(kconf, tmp_path / ".config")
+    status = main([argv[0], "--arch", "arm", "--size", "2", *argv[1:]])
+    err = capsys.readouterr().err
+    assert f"kisim: using {tmp_path / '.config'} (./.config)" in err
+    if "markers" in argv:
+        assert status == 2 and "no markers in this kernel" in err
+    else:
+        assert status == 0

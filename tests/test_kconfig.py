@@ -143,7 +143,8 @@ def test_a_value_of_the_wrong_type_is_one_line(option: str, why: str, capsys) ->
 def test_capability_cannot_be_set_by_hand(arch: str, tmp_path: Path) -> None:
     off = write(tmp_path / "off", "# CONFIG_HAVE_KPROBES is not set\n")
     with pytest.raises(KconfigError, match=r"off:1: CONFIG_HAVE_KPROBES=n did not take "
-                                           r".*selected by (X86|ARM|PPC)( && !THUMB2_KERNEL)?$"):
+                                           r".*selected by (X86|ARM|PPC)( && !THUMB2_KERNEL)? "
+                                           r"\('kisim olddefconfig'"):
         kconfig.load_config(arch, off)
     on = write(tmp_path / "on", "CONFIG_MARKERS=y\nCONFIG_HAVE_OPTPROBES=y\n")
     if has_optprobes(arch):
@@ -277,6 +278,21 @@ def test_olddefconfig_fills_defaults(arch: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("arch", NAMES)
+def test_olddefconfig_resolves_what_a_strict_load_refuses(arch: str, tmp_path: Path) -> None:
+    """An assignment with an unmet dependency (KMEMTRACE=y, MARKERS=n) is refused by
+    every build, with the way out named; olddefconfig takes the Kconfig's value
+    (n), as conf --olddefconfig does, reports the line, and the result loads."""
+    cfg = write(tmp_path / ".config", "# CONFIG_MARKERS is not set\nCONFIG_KMEMTRACE=y\n")
+    with pytest.raises(KconfigError, match=r"KMEMTRACE=y did not take .*olddefconfig"):
+        kconfig.load_config(arch, cfg)
+    changed = kconfig.olddefconfig(arch, cfg)
+    assert changed == [f"{cfg}:2: CONFIG_KMEMTRACE=y did not take (value is n): "
+                       "unmet dependency MARKERS (=n)"]
+    assert kconfig.load_config(arch, cfg).syms["KMEMTRACE"].str_value == "n"
+    assert kconfig.olddefconfig(arch, cfg) == []
+
+
+@pytest.mark.parametrize("arch", NAMES)
 def test_config_hash_text_is_canonical(arch: str, tmp_path: Path) -> None:
     one = write(tmp_path / "one", "CONFIG_MARKERS=y\nCONFIG_KPROBES=y\n")
     two = write(tmp_path / "two", "# a comment\nCONFIG_KPROBES=y\n\nCONFIG_MARKERS=y\n")
@@ -320,10 +336,15 @@ def cli_error(capsys, argv: list[str]) -> str:
 @pytest.mark.parametrize("arch", NAMES)
 def test_cli_errors(arch: str, tmp_path: Path, capsys) -> None:
     bad = write(tmp_path / ".config", "CONFIG_KMEMTRACE=y\n")
-    assert "MARKERS" in cli_error(capsys, ["olddefconfig", "--arch", arch, "--config", str(bad)])
-    assert bad.read_text() == "CONFIG_KMEMTRACE=y\n"      # not rewritten
+    assert "MARKERS" in cli_error(capsys, ["savedefconfig", "--arch", arch, "--config", str(bad)])
     cli_error(capsys, ["savedefconfig", "--arch", arch, "--config", str(tmp_path / "none")])
     assert "TTY" in cli_error(capsys, ["menuconfig", "--arch", arch, "--config", str(bad)])
+    assert bad.read_text() == "CONFIG_KMEMTRACE=y\n"      # not rewritten
+    # olddefconfig resolves it (conf --olddefconfig): a warning, and the Kconfig's value
+    assert main(["olddefconfig", "--arch", arch, "--config", str(bad)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("kisim: warning: ") and "unmet dependency MARKERS" in err, err
+    assert "CONFIG_KMEMTRACE" not in bad.read_text()
 
 
 def test_cli_unknown_arch(capsys) -> None:

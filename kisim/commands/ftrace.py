@@ -19,8 +19,8 @@ from collections import Counter
 from kbuild import build
 from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_cycles,
                                    add_json, add_modules, add_turns, add_workload, check_drain,
-                                   check_function_tracer, function_tracer, overrides, path,
-                                   print_json, timing, trace_options)
+                                   check_function_tracer, config_note, function_tracer, overrides,
+                                   path, print_json, timing, trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from sim.guest import MAX_INSTRUCTIONS, Guest, check_workload
@@ -83,6 +83,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         raise UsageError(f"--glob {args.glob} sets the syntax of --filter and --notrace: "
                          "give one")
     check_drain(args)                        # before a possibly long build
+    config_note(args)
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     check_function_tracer(b, args.tracer, bool(args.filter or args.notrace))
     dynamic = b.is_set("DYNAMIC_FTRACE")

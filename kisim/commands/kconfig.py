@@ -52,7 +52,8 @@ def cmd_defconfig(args: argparse.Namespace) -> int:
 
 
 def cmd_olddefconfig(args: argparse.Namespace) -> int:
-    kconfig.olddefconfig(args.arch, args.config)
+    for line in kconfig.olddefconfig(args.arch, args.config):
+        print(f"kisim: warning: {line}", file=sys.stderr)
     print(f"# configuration written to {args.config}")
     return 0
 

@@ -28,10 +28,10 @@ from typing import NoReturn
 from arches import get_arch
 from kbuild import build
 from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kprobe_args,
-                                   add_run_args, check_drain, check_function_tracer,
+                                   add_run_args, check_drain, check_function_tracer, config_note,
                                    function_tracer, int_in, kprobe_counts, kprobe_lines,
-                                   kprobe_session, overrides, path, print_json, print_kprobe_counts,
-                                   run_traced, timing, trace_options)
+                                   kprobe_session, overrides, path, print_json,
+                                   print_kprobe_counts, run_traced, timing, trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from sim.guest import Guest, check_workload
@@ -217,6 +217,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         raise UsageError("no event or tracer to record: give -e EVENT or -p TRACER")
     check_drain(args)
     output = output_file(args.output)          # refused now, before the build and the run
+    config_note(args)
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     if tracer != "nop":
         check_function_tracer(b, tracer, bool(args.funcs or args.notrace or args.graph))

@@ -16,10 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from kbuild import build
-from kisim.commands.common import (add_cycles, timing, add_buffer_args, add_json, add_kprobe_args,
-                                   add_run_args, check_drain, filter_args, kprobe_counts,
-                                   kprobe_lines, kprobe_session, overrides, path, print_json,
-                                   print_kprobe_counts, run_traced, trace_options)
+from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kprobe_args,
+                                   add_run_args, check_drain, config_note, filter_args,
+                                   kprobe_counts, kprobe_lines, kprobe_session, overrides, path,
+                                   print_json, print_kprobe_counts, run_traced, timing,
+                                   trace_options)
 from sim.guest import Guest, check_workload
 from tracing.events import GROUPS, PROBE_EVENTS, parse_probes
 from tracing.outdir import POLICY
@@ -55,6 +56,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     check_workload(args.workload, args.size)
     probes = parse_probes(args.probes)
     check_drain(args)                 # before a possibly long build
+    config_note(args)
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     options = replace(trace_options(args, b.config, probes, args.max_instructions),
                       kprobe_events=kprobe_lines(args), filters=filter_args(args.filter))
