@@ -1,6 +1,7 @@
 """Guest modules: built in from any file, run as the workload, kprobes from guest C."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -89,6 +90,30 @@ def test_module_workload_registers_a_kprobe_and_is_traced(arch: Arch, prober: Pa
     assert main(["trace", "--arch", arch.name, "--module", str(prober), "--workload",
                  "prober:prober_run", "--size", str(size), "--expect", "1",
                  "--format", "text", "--out", str(tmp_path / "t2")]) == 1
+
+
+@pytest.mark.parametrize("command", [
+    ["record", "-e", "kmem", "-o", "{out}.dat"],
+    ["ftrace", "--filter", "prober_run"],
+    ["trace", "--format", "text", "--out", "{out}"],
+])
+def test_a_module_workload_without_expect_is_not_called_checked(
+        command: list[str], prober: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture) -> None:
+    """A MODULE:FUNC workload has no reference checksum: without --expect a run says
+    its checksum was not checked (as boot and kprobe do) and --json has
+    checksum_checked false; with --expect it is checked."""
+    argv = [command[0], "--arch", "arm", "--module", str(prober), "--workload",
+            "prober:prober_run", "--size", "3",
+            *(a.format(out=tmp_path / "t") for a in command[1:])]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    if command[0] != "trace":           # trace's summary names only a mismatch
+        assert "checksum not checked (a module's workload: --expect HEX checks it)" in out
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["checksum_checked"] is False
+    assert main([*argv, "--json", "--expect", "301"]) == 0
+    assert json.loads(capsys.readouterr().out)["checksum_checked"] is True
 
 
 def test_module_init_and_exit_run_and_printk_is_captured(prober: Path) -> None:

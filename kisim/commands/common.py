@@ -21,6 +21,7 @@ from patcher.instrument import attach
 from probes.trace_kprobe import kprobe_events
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
 from sim.machine import MAX_CPUS
+from sim.workloads import module_workload
 from tracing.ring import MAX_RING_BYTES, MAX_SUBBUF_SIZE, MAX_SUBBUFS, MODES
 from tracing.session import TraceOptions, TraceSession
 from workers import JOBS_PER_CPU, max_jobs
@@ -254,6 +255,28 @@ def config_note(args: argparse.Namespace) -> None:
     """Resolve ``args.config`` in place (--config, else ./.config, else the defconfig)."""
     path = chosen_config(args).path
     args.config = None if path is None else str(path)
+
+
+def cpus_text(n: int) -> str:
+    """``1 CPU``, ``2 CPUs``."""
+    return f"{n} CPU" + ("s" if n != 1 else "")
+
+
+def checksum_checked(args: argparse.Namespace) -> bool:
+    """Whether a run's checksum is checked: a built-in workload's against its
+    reference, a module's ``MODULE:FUNC`` only against ``--expect HEX``."""
+    return args.expect is not None or not module_workload(args.workload)
+
+
+def checksum_word(args: argparse.Namespace, ok: bool) -> str:
+    """What a run's checksum was found to be, for a summary line."""
+    if not ok:
+        return "MISMATCH"
+    if args.expect is not None:
+        return "as expected (--expect)"
+    if not checksum_checked(args):
+        return "not checked (a module's workload: --expect HEX checks it)"
+    return "matches the reference"
 
 
 def sites_line(counts: dict[str, int]) -> str:

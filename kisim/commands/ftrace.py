@@ -19,8 +19,9 @@ from collections import Counter
 from kbuild import build
 from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_cycles,
                                    add_json, add_modules, add_turns, add_workload, check_drain,
-                                   check_function_tracer, config_note, function_tracer, overrides,
-                                   path, print_json, timing, trace_options)
+                                   check_function_tracer, checksum_checked, checksum_word,
+                                   config_note, function_tracer, overrides, path, print_json,
+                                   timing, trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from sim.guest import MAX_INSTRUCTIONS, Guest, check_workload
@@ -128,7 +129,8 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
                "events": len(events), "calls": dict(per_func.most_common()),
                "buffers": result.to_json()["total"], "format": fmt.name,
                "files": [str(f) for f in files],
-               "checksum_ok": result.checksum_ok, "instructions": result.instructions,
+               "checksum_ok": result.checksum_ok, "checksum_checked": checksum_checked(args),
+               "instructions": result.instructions,
                "modeled_cycles": result.modeled_cycles}
     if args.json:
         summary["trace"] = lines
@@ -142,7 +144,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     print(f"# {len(events)} events ({t.produced} produced, {t.discarded} discarded, "
           f"{t.overwritten} overwritten), {summary['sites_enabled']} of "
           f"{len(tables.mcount)} mcount sites live{conv}; checksum "
-          f"{'ok' if result.checksum_ok else 'MISMATCH'}; {result.instructions:,} "
+          f"{checksum_word(args, result.checksum_ok)}; {result.instructions:,} "
           f"instructions, {result.modeled_cycles:,.0f} modeled cycles")
     if files:
         print(f"# trace: {args.out} ({fmt.name}, {', '.join(f.name for f in files)})")

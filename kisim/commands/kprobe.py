@@ -23,13 +23,12 @@ import argparse
 
 from arches import get_arch
 from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules, add_set,
-                                   add_workload, overrides, print_json, timing)
+                                   add_workload, checksum_word, overrides, print_json, timing)
 from kisim.errors import UsageError
 from kbuild import build
 from lab.kprobe import measure_kprobe
 from lab.report import breakdown_line
 from lab.transparency import every_instruction
-from sim.workloads import module_workload
 
 
 VIEWS = ("run", "list")
@@ -110,18 +109,8 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
               "cycles")
         print(f"  stalls/hit    {breakdown_line(cost.breakdown)}")
     print(f"  cycles from   {cost.cycles}")
-    print(f"  checksum      {_checksum_word(args, cost.checksum_ok)}")
+    print(f"  checksum      {checksum_word(args, cost.checksum_ok)}")
     return 0 if cost.checksum_ok else 1
-
-
-def _checksum_word(args: argparse.Namespace, ok: bool) -> str:
-    if not ok:
-        return "MISMATCH"
-    if args.expect is not None:
-        return "as expected (--expect)"
-    if module_workload(args.workload):
-        return "not checked (a module's workload: --expect HEX checks it)"
-    return "matches the reference"
 
 
 def _every_instruction(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import tempfile
 
 import fsio
 from kisim.commands.common import (add_arch, add_cpus, add_jobs, add_json, add_modules, add_set,
-                                   arch_of, jobs, only_with, overrides, print_json)
+                                   arch_of, cpus_text, jobs, only_with, overrides, print_json)
 from kisim.errors import INTERRUPTED, UsageError
 from kisim.progress import progress
 from patchcheck.checker import KINDS, Finding
@@ -33,7 +33,7 @@ KERNEL_SEEDS = 20          # each one boots the guest kernel and runs hackbench
 
 def _print(result: CheckResult, show: int) -> None:
     spec = result.spec
-    print(f"patchcheck {spec.label}: {result.protocol}, {spec.cpus} CPUs, sites "
+    print(f"patchcheck {spec.label}: {result.protocol}, {cpus_text(spec.cpus)}, sites "
           f"{','.join(spec.sites)}: "
           f"{result.interleavings} interleavings in {result.seconds:.1f} s, "
           f"{result.total} findings in {result.seeds_with_findings} interleavings"
@@ -118,7 +118,7 @@ def _ablate(args: argparse.Namespace, spec: CheckSpec, seeds: range, **kw: objec
                     "seeds": len(seeds), "interrupted": interrupted,
                     "rows": [r.to_json() for r in rows]})
     else:
-        print(f"patchcheck {spec.label} --ablate: {name}, {spec.cpus} CPUs, sites "
+        print(f"patchcheck {spec.label} --ablate: {name}, {cpus_text(spec.cpus)}, sites "
               f"{','.join(spec.sites)}, each step removed in turn, up to {len(seeds)} seeds each"
               + (" (interrupted)" if interrupted else ""))
         step = max([22] + [len(r.step) + 1 for r in rows])

@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 
 from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules, add_set,
-                                   add_workload, arch_of, overrides, print_json, timing)
+                                   add_workload, arch_of, checksum_checked, checksum_word,
+                                   overrides, print_json, timing)
 from kisim.errors import UsageError
 from lab.lineprobe import probe_line
 from probes.dwarf import DwarfError
@@ -43,6 +44,7 @@ def _run(args: argparse.Namespace) -> int:
                      size=args.size, overrides=overrides(args), modules=args.modules,
                      expect=args.expect, timing=timing(args))
     ok = doc["checksum_ok"]
+    doc["checksum_checked"] = checksum_checked(args)
     if args.json:
         print_json(doc)
         return 0 if ok else 1
@@ -55,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"    {v['kind']:9} {v['type']:24} {v['name']:12} {v['location']}")
     print("\n  kprobes/list:\n" + "\n".join(f"    {entry}" for entry in doc["kprobes"]))
     print(f"\n{args.workload} on {args.cpus} CPU(s): {doc['hits']} hits, checksum "
-          f"{'ok' if ok else 'WRONG'}")
+          f"{checksum_word(args, ok)}")
     cost = doc["cost_per_hit"]
     if cost:
         print(f"  cost per hit (vs the same run unprobed"

@@ -28,7 +28,8 @@ from typing import NoReturn
 from arches import get_arch
 from kbuild import build
 from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kprobe_args,
-                                   add_run_args, check_drain, check_function_tracer, config_note,
+                                   add_run_args, check_drain, check_function_tracer,
+                                   checksum_checked, checksum_word, config_note, cpus_text,
                                    function_tracer, int_in, kprobe_counts, kprobe_lines,
                                    kprobe_session, overrides, path, print_json,
                                    print_kprobe_counts, run_traced, timing, trace_options)
@@ -246,16 +247,17 @@ def cmd_record(args: argparse.Namespace) -> int:
     if args.json:
         data = result.to_json()
         data.update(tracer=tracer, output=str(output), trace_bytes=size,
+                    checksum_checked=checksum_checked(args),
                     kprobe_event_counts=kprobe_counts(events))
         print_json(data)
         return 0 if result.checksum_ok else 1
     recorded = [*options.probes, *(f"{g}:{e}" for g, e in (events.events if events else ()))]
     for cpu in range(result.cpus):       # trace-cmd record's closing per-CPU stats
         print(sink.stats[cpu].text(cpu) if cpu in sink.stats else f"CPU: {cpu}\n(no events)")
-    print(f"{result.arch}, {result.cpus} CPUs, {result.workload}: events "
+    print(f"{result.arch}, {cpus_text(result.cpus)}, {result.workload}: events "
           f"{', '.join(recorded) or 'none'}; tracer {tracer}; {result.total.recorded:,} recorded, "
           f"{result.total.discarded:,} discarded, {result.total.overwritten:,} overwritten; "
-          f"checksum {'ok' if result.checksum_ok else 'MISMATCH'}")
+          f"checksum {checksum_word(args, result.checksum_ok)}")
     print_kprobe_counts(events)
     print(f"trace: {output} (trace.dat version 6, {size:,} bytes)")
     return 0 if result.checksum_ok else 1

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from kbuild import build
 from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kprobe_args,
-                                   add_run_args, check_drain, config_note, filter_args,
-                                   kprobe_counts, kprobe_lines, kprobe_session, overrides, path,
-                                   print_json, print_kprobe_counts, run_traced, timing,
-                                   trace_options)
+                                   add_run_args, check_drain, checksum_checked, config_note,
+                                   cpus_text, filter_args, kprobe_counts, kprobe_lines,
+                                   kprobe_session, overrides, path, print_json,
+                                   print_kprobe_counts, run_traced, timing, trace_options)
 from sim.guest import Guest, check_workload
 from tracing.events import GROUPS, PROBE_EVENTS, parse_probes
 from tracing.outdir import POLICY
@@ -79,6 +79,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if args.json:
         data = result.to_json()
         data.update(format=args.format, out=str(out), trace_bytes=size,
+                    checksum_checked=checksum_checked(args),
                     files=[str(f) for f in files], trace_uuid=str(info.trace_uuid),
                     kprobe_event_counts=kprobe_counts(events))
         print_json(data)
@@ -92,7 +93,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 def _print_summary(r: TraceResult, fmt: str, out: Path, size: int) -> None:
     o = r.options
-    print(f"{r.arch}, {r.cpus} CPUs, {r.workload} (size {r.size}): probes {', '.join(o.probes)}")
+    print(f"{r.arch}, {cpus_text(r.cpus)}, {r.workload} (size {r.size}): "
+          f"probes {', '.join(o.probes)}")
     print(f"buffers: {o.subbufs} x {o.subbuf_size} bytes per CPU, {o.mode} mode, "
           f"drained every {o.drain_every} turn(s)")
     head = ("CPU", "produced", "recorded", "discarded", "overwritten", "packets", "lost pkts")
