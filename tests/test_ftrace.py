@@ -441,6 +441,19 @@ def test_cli_ftrace_json(capsys):
     assert out["trace"][0].startswith("CPU ")
 
 
+@pytest.mark.parametrize("fmt", ["ftrace", "graph", "seed"])
+def test_cli_ftrace_limit_counts_trace_lines_after_the_header(fmt, capsys):
+    """--limit N prints the format's whole '#' header and then N lines of the trace."""
+    argv = ["ftrace", "--arch", "arm", "--size", "2", "--format", fmt,
+            *(["--tracer", "function_graph"] if fmt == "graph" else [])]
+    assert main(argv) == 0
+    whole = capsys.readouterr().out.splitlines()[:-1]          # less the summary line
+    header = [line for line in whole if line.startswith("#")]
+    assert main([*argv, "--limit", "2"]) == 0
+    limited = capsys.readouterr().out.splitlines()[:-1]
+    assert limited == whole[:len(header) + 2] and len(whole) > len(header) + 2
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_function_events_go_through_the_ring_buffers_with_exact_loss_accounting(name):

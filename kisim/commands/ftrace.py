@@ -57,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"trace directory for --format ctf|chrome|trace-cmd. {POLICY}")
     add_buffer_args(p)
     p.add_argument("--limit", type=int, default=None, metavar="N",
-                   help="print at most N trace lines (text formats)")
+                   help="print at most N trace lines after the format's '#' header "
+                        "(text formats)")
     add_config(p)
     add_turns(p)
     add_modules(p)
@@ -115,8 +116,10 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     info.add_totals(result.total.to_json())
     files = sink.close()
     lines = list(sink.lines()) if isinstance(sink, TextSink) else []
-    if args.limit is not None:
-        lines = lines[:args.limit]
+    if args.limit is not None:             # the header, then N lines of the trace
+        head = next((i for i, line in enumerate(lines) if not line.startswith("#")),
+                    len(lines))
+        lines = lines[:head + args.limit]
     events = events.events
     per_func = Counter(tracer.symbols.name(e.values[0]) for e in events
                        if e.name in ("function", "funcgraph_entry"))
