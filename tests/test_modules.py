@@ -397,3 +397,29 @@ def test_patchcheck_kernel_builds_the_modules_in(prober: Path) -> None:
     assert f"--kernel --module {prober}" in spec.replay_command(3)
     assert main(["patchcheck", "--arch", "arm", "--kernel", "--module", str(prober),
                  "--seeds", "1"]) == 0
+
+
+MARKED = """#include <linux/module.h>
+#include <linux/marker.h>
+noinline unsigned long mk_fill(unsigned long n)
+{
+\ttrace_mark(mk_event, "n %lu", n);
+\treturn n * 3;
+}
+"""
+
+
+def test_site_and_kprobe_events_take_a_module(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture) -> None:
+    """A module's own marker is shown by ``kisim site``, and ``kisim kprobe-events``
+    defines a probe on a module's function, as trace and record take them."""
+    module = tmp_path / "mk.c"
+    module.write_text(MARKED)
+    assert main(["site", "--arch", "arm", "--module", str(module), "mk_event"]) == 0
+    out = capsys.readouterr().out
+    assert "marker mk_event, 1 __markers record(s), 1 enable site(s)" in out
+    assert "function=mk_fill" in out
+    assert main(["kprobe-events", "--arch", "ppc32", "--module", str(module),
+                 "p:myf mk_fill n=%gpr3"]) == 0
+    assert capsys.readouterr().out.startswith("p:kprobes/myf mk_fill n=%gpr3\n")
+    assert main(["kprobe-events", "--arch", "ppc32", "p:myf mk_fill"]) == 2

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from kbuild import build
-from kisim.commands.common import add_arch, add_set, kprobe_lines, overrides
+from kisim.commands.common import add_arch, add_modules, add_set, kprobe_lines, overrides
 from kisim.errors import UsageError
 from patcher.instrument import attach
 from probes.kprobe_events import split_lines
@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--file", dest="kprobe_events", metavar="FILE",
                    help="definitions, one a line, '#' comments")
     add_set(p)
+    add_modules(p, expect=False)
     p.set_defaults(func=cmd_kprobe_events)
 
 
@@ -43,7 +44,7 @@ def cmd_kprobe_events(args: argparse.Namespace) -> int:
     if not any(True for text in lines for _ in split_lines(text)):
         given = f" (--file {args.kprobe_events})" if args.kprobe_events else ""
         raise UsageError(f"no definition given: blank lines and comments define nothing{given}")
-    guest = Guest(build(args.arch, overrides=overrides(args)), cpus=1)
+    guest = Guest(build(args.arch, overrides=overrides(args), modules=args.modules), cpus=1)
     events = kprobe_events(guest, attach(guest), lines)
     tks = list(events.events.values()) if events else []
     for tk in tks:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 
 from kbuild import build
-from kisim.commands.common import (add_arch, add_config, add_json, config_note, overrides,
-                                   print_json)
+from kisim.commands.common import (add_arch, add_config, add_json, add_modules, config_note,
+                                   overrides, print_json)
 from lab.site import site_views
 from patcher.instrument import attach
 from sim.guest import Guest
@@ -36,7 +36,7 @@ def _print_view(arch: str, name: str, view: dict) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config_note(args)
-    b = build(args.arch, args.config, overrides=overrides(args))
+    b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     inst = attach(Guest(b, cpus=1))
     views = site_views(inst, args.name, args.kind)
     if args.json:
@@ -67,5 +67,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     which.add_argument("--tracepoint", dest="kind", action="store_const", const="tracepoint",
                        help="NAME is a tracepoint (for names that are both)")
     add_config(p)
+    add_modules(p, expect=False)
     add_json(p)
     p.set_defaults(func=run)
