@@ -46,11 +46,14 @@ class _Expired(BaseException):
 def check_signature(fn: object, name: str) -> None:
     """Refuse, before any run, a protocol that cannot be called as ``fn(port, sites)``."""
     try:
-        inspect.signature(fn).bind(None, None)        # type: ignore[arg-type]
-    except TypeError as err:
-        raise ProtocolError(f"--protocol {name}: must take (port, sites): {err}") from None
+        signature = inspect.signature(fn)              # type: ignore[arg-type]
     except ValueError:                  # no signature to inspect (a builtin): try at run time
-        pass
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError:                   # its words are the call's ("too many ... arguments")
+        raise ProtocolError(f"--protocol {name}: must take (port, sites); it takes "
+                            f"{signature}") from None
 
 
 def guarded(fn: TextPokeBatch, name: str, timeout: float | None) -> TextPokeBatch:

@@ -53,6 +53,7 @@ import unicorn
 
 from arches import Arch, TrapKind
 from arches.base import FetchSync, GuestPatching
+from kbuild.errors import ModuleError
 from kbuild.image import REPO
 from patchcheck.guest_image import build_guest
 from patchcheck.sites import BASE, CheckerError, arch_hooks, arch_label
@@ -174,8 +175,14 @@ class GuestSide:
         patching = REPO / self.hooks.PATCHING_C if own else Path(patching)
         self.__name__ = (protocol or (self.hooks.PATCHING_C if own else patching.name)) + \
             (f" without {ablation}" if ablation else "")
-        elf = build_guest(self.arch, (patching, *map(Path, sources)), macros, werror=werror,
-                          first_user=int(own))
+        try:
+            elf = build_guest(self.arch, (patching, *map(Path, sources)), macros,
+                              werror=werror, first_user=int(own))
+        except ModuleError as err:      # the harness's call of it is what did not link
+            if protocol is not None and f"undefined symbol: {protocol} " in str(err):
+                raise CheckerError(f"--guest-protocol {protocol}: no function {protocol} in "
+                                   f"{', '.join(map(str, sources))}") from None
+            raise
         self.image = self.machine.load_elf(str(elf))
         self.symbols = self.image.symbols
         if protocol is not None and not any(name == protocol

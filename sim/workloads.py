@@ -52,7 +52,8 @@ def check_workload(name: str, size: int | None = None) -> None:
             raise WorkloadError(f"workload {name[:40]!r}...: MODULE:FUNC is at most "
                                 f"{WORKLOAD_NAME_LEN - 1} bytes (boot_params.workload)")
     elif name not in WORKLOADS:
-        raise WorkloadError(f"unknown workload {name!r} (valid: {', '.join(WORKLOADS)})")
+        raise WorkloadError(f"unknown workload {name!r} (valid: {', '.join(WORKLOADS)}, "
+                            "or a module's function as MODULE:FUNC)")
     low = 0 if parts is not None else 1     # a built-in workload's 0 is its default size
     if size is not None and (not isinstance(size, int) or isinstance(size, bool)):
         raise WorkloadError(f"workload size must be an integer, not {type(size).__name__}")

@@ -85,7 +85,7 @@ def test_unknown_workload_lists_the_valid_ones():
     with pytest.raises(WorkloadError) as err:
         boot(build("arm"), workload="dbench")
     assert str(err.value) == ("unknown workload 'dbench' (valid: fib, getppid, hackbench, "
-                              "kmalloc, kmem_errors)")
+                              "kmalloc, kmem_errors, or a module's function as MODULE:FUNC)")
     with pytest.raises(WorkloadError, match="size"):
         boot(build("arm"), workload="fib", size=0)
 
@@ -295,4 +295,5 @@ def test_boot_command_unknown_workload(capsys):
     assert main(["boot", "--arch", "x86_64", "--workload", "dbench"]) == 2
     err = capsys.readouterr().err
     assert err == ("kisim: error: unknown workload 'dbench' (valid: fib, getppid, "
-                   "hackbench, kmalloc, kmem_errors)\n")
+                   "hackbench, kmalloc, kmem_errors, or a module's function as "
+                   "MODULE:FUNC)\n")

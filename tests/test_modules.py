@@ -423,3 +423,15 @@ def test_site_and_kprobe_events_take_a_module(tmp_path: Path,
                  "p:myf mk_fill n=%gpr3"]) == 0
     assert capsys.readouterr().out.startswith("p:kprobes/myf mk_fill n=%gpr3\n")
     assert main(["kprobe-events", "--arch", "ppc32", "p:myf mk_fill"]) == 2
+
+
+def test_a_kprobe_the_workload_never_reaches_says_so(prober: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    """No hits, no missed hits: the run view says the workload never ran the probed
+    instruction, and where a --module is built, how its function would run."""
+    assert main(["kprobe", "--arch", "arm", "--at", "sys_getppid", "--cycles", "count"]) == 0
+    assert "per hit       none: kmalloc never ran sys_getppid+0x0\n" in capsys.readouterr().out
+    assert main(["kprobe", "--arch", "arm", "--at", "prober_run", "--module", str(prober),
+                 "--cycles", "count"]) == 0
+    assert ("never ran prober_run+0x0; a --module's function runs in a --workload "
+            "MODULE:FUNC") in capsys.readouterr().out

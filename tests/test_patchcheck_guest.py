@@ -334,6 +334,15 @@ def test_cli_refuses_a_guest_protocol_that_is_no_c_name(tmp_path, capsys) -> Non
     assert "'bad name'" in err and "C function name" in err
 
 
+def test_cli_a_guest_protocol_the_module_lacks_is_named(tmp_path, capsys) -> None:
+    """The harness calls the protocol by name, so a name no module defines fails at
+    the link: said as the option's error, not as the harness's undefined symbol."""
+    own = _c_file(tmp_path, "own_poke", THE_ARCHS_OWN)
+    err = _one_line_exit_2(["--arch", GUEST_ARCHES[0], "--guest", "--module", own,
+                            "--guest-protocol", "nosuch"], capsys)
+    assert f"--guest-protocol nosuch: no function nosuch in {own}" in err, err
+
+
 def test_cli_a_module_with_a_syntax_error_is_the_compilers_first_error(tmp_path,
                                                                        capsys) -> None:
     broken = _c_file(tmp_path, "broken_poke", THE_ARCHS_OWN.replace(

@@ -75,7 +75,7 @@ def _one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str
 
 
 @pytest.mark.parametrize("name, says", [("raises", "raised ValueError: boom"),
-                                        ("one_argument", "must take (port, sites)"),
+                                        ("one_argument", "must take (port, sites); it takes (port)"),
                                         ("recurses", "recursed too deeply")])
 def test_a_protocol_that_fails_is_one_line_naming_it(protocols, name, says, capsys) -> None:
     err = _one_line_exit_2(["patchcheck", "--arch", "arm", "--seeds", "3",

@@ -311,7 +311,8 @@ def add_workload(p: argparse.ArgumentParser, default: str | None = "hackbench") 
                         + (f" (default {default})" if default else ""))
     p.add_argument("--size", type=int, default=None, metavar="N",
                    help="workload size (hackbench loops, kmalloc/getppid iterations, "
-                        f"fib depth; 1..{MAX_SIZE}; default: the workload's own)")
+                        f"fib depth; 1..{MAX_SIZE}, a module's function 0..{MAX_SIZE}; "
+                        "default: the workload's own)")
 
 
 def add_turns(p: argparse.ArgumentParser) -> None:

@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tracer", choices=("function", "function_graph"), default="function")
     p.add_argument("--filter", action="append", default=[], metavar="GLOB",
                    help="set_ftrace_filter word (repeatable; the first replaces, "
-                        "the others append)")
+                        "the others append); GLOB:mod:MODULE takes a --module's functions "
+                        "that match, ':mod:MODULE' all of them")
     p.add_argument("--notrace", action="append", default=[], metavar="GLOB",
                    help="set_ftrace_notrace word (repeatable); notrace wins")
     p.add_argument("--glob", choices=("2.6.28", "full"), default="2.6.28",

@@ -15,24 +15,38 @@ from kisim.commands.common import add_arch, path
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the four configuration subcommands."""
-    p = subparsers.add_parser("defconfig", help="write a .config from the arch's defconfig")
+    p = subparsers.add_parser("defconfig", help="write a .config from the arch's defconfig",
+                              description="Write the full configuration of arches/ARCH/"
+                                          "defconfig (make defconfig), keeping FILE.old.")
     add_arch(p)
     p.add_argument("-o", "--output", default=".config", metavar="FILE", type=path,
                    help="configuration to write (default .config)")
     p.set_defaults(func=cmd_defconfig)
 
-    p = subparsers.add_parser("menuconfig", help="edit a .config in kconfiglib's terminal menuconfig")
+    p = subparsers.add_parser("menuconfig",
+                              help="edit a .config in kconfiglib's terminal menuconfig",
+                              description="Edit --config in kconfiglib's menuconfig (make "
+                                          "menuconfig; a terminal is needed). Saves are written "
+                                          "under a temporary name and renamed, keeping FILE.old.")
     add_arch(p)
     _add_config(p)
     p.set_defaults(func=cmd_menuconfig)
 
     p = subparsers.add_parser("olddefconfig",
-                              help="update a .config: new symbols get their defaults")
+                              help="update a .config: new symbols get their defaults",
+                              description="Update --config as make olddefconfig does: new "
+                                          "symbols get their defaults, and an assignment that "
+                                          "cannot take (an unmet dependency, a select, a range) "
+                                          "the value its Kconfig allows, with a warning line "
+                                          "each. FILE.old keeps the previous file.")
     add_arch(p)
     _add_config(p)
     p.set_defaults(func=cmd_olddefconfig)
 
-    p = subparsers.add_parser("savedefconfig", help="write the minimal defconfig of a .config")
+    p = subparsers.add_parser("savedefconfig", help="write the minimal defconfig of a .config",
+                              description="Write the minimal configuration that gives --config "
+                                          "(make savedefconfig): only the values that differ "
+                                          "from their defaults.")
     add_arch(p)
     _add_config(p)
     p.add_argument("-o", "--output", default="defconfig", metavar="FILE", type=path,

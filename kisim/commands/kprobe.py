@@ -29,6 +29,7 @@ from kbuild import build
 from lab.kprobe import measure_kprobe
 from lab.report import breakdown_line
 from lab.transparency import every_instruction
+from sim.workloads import module_workload
 
 
 VIEWS = ("run", "list")
@@ -108,6 +109,10 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
               f"{cost.traps_per_hit:g} trap(s), {cost.modeled_cycles_per_hit:,.1f} modeled "
               "cycles")
         print(f"  stalls/hit    {breakdown_line(cost.breakdown)}")
+    elif not cost.nmissed:
+        hint = ("; a --module's function runs in a --workload MODULE:FUNC"
+                if args.modules and not module_workload(args.workload) else "")
+        print(f"  per hit       none: {cost.workload} never ran {cost.at}{hint}")
     print(f"  cycles from   {cost.cycles}")
     print(f"  checksum      {checksum_word(args, cost.checksum_ok)}")
     return 0 if cost.checksum_ok else 1
