@@ -65,6 +65,18 @@ class _Parser(argparse.ArgumentParser):
         vars(parsed).pop(_GIVEN, None)
         return parsed, rest
 
+    def parse_args(self, args: list[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """argparse's, but words no parser took are the subcommand's error (the
+        subcommand's parser leaves them to this one, which would name itself)."""
+        parsed, rest = self.parse_known_args(args, namespace)
+        if rest:
+            command = getattr(parsed, "command", None)
+            prog = f"{self.prog} {command}" if command else self.prog
+            self.exit(2, f"{prog}: error: unrecognized arguments: {' '.join(rest)} "
+                         f"(see '{prog} -h')\n")
+        return parsed
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} -h')\n")
 

@@ -121,3 +121,24 @@ def test_a_closed_standard_output_is_an_error() -> None:
                           stderr=subprocess.PIPE, text=True, timeout=60,
                           preexec_fn=lambda: os.close(1))
     assert proc.returncode == 2 and proc.stderr == "kisim: standard output is closed\n"
+
+
+@pytest.mark.parametrize("argv, prog", [
+    (["boot", "--arch", "arm", "--at", "kmalloc"], "kisim boot"),
+    (["record", "--arch", "arm", "kmalloc", "more"], "kisim record"),
+])
+def test_words_no_option_takes_are_the_subcommands_error(argv, prog, capsys) -> None:
+    """An argument the subcommand does not take is its error, pointing at its help
+    (argparse would have the top-level parser name itself)."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{prog}: error: unrecognized arguments: ") and err.count("\n") == 1
+    assert err.rstrip().endswith(f"(see '{prog} -h')")
+
+
+def test_record_takes_its_workload_without_renaming_the_command() -> None:
+    """trace-cmd's ``record ... COMMAND`` positional is record's workload; the parsed
+    subcommand (which the spinner and a guest fault's JSON name) stays ``record``."""
+    from kisim.cli import build_parser
+    args = build_parser().parse_args(["record", "--arch", "arm", "-e", "kmem", "kmalloc"])
+    assert args.command == "record" and args.named_workload == "kmalloc"

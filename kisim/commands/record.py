@@ -121,7 +121,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-C", default="global", metavar="CLOCK", dest="clock",
                    help="trace clock: global, kisim's modeled clock (the only one)")
     add_kprobe_args(p)
-    p.add_argument("command", nargs="?", default=None, metavar="WORKLOAD",
+    p.add_argument("named_workload", nargs="?", default=None, metavar="WORKLOAD",
                    help="what to run (like --workload; default hackbench)")
     add_buffer_args(p)
     add_cycles(p, "count")
@@ -196,10 +196,10 @@ def _kprobe_filters(later: list[tuple[str, str | None]], events) -> tuple[tuple[
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    if args.command is not None and args.workload is not None:
-        raise UsageError(f"WORKLOAD {args.command} and --workload {args.workload}: "
+    if args.named_workload is not None and args.workload is not None:
+        raise UsageError(f"WORKLOAD {args.named_workload} and --workload {args.workload}: "
                          "name the workload once")
-    args.workload = args.command or args.workload or "hackbench"
+    args.workload = args.named_workload or args.workload or "hackbench"
     check_workload(args.workload, args.size)
     if args.clock != "global":
         raise UsageError(f"-C {args.clock}: kisim records with one clock, the modeled "
