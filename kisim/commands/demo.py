@@ -44,24 +44,27 @@ def run(args: argparse.Namespace) -> int:
         print_json({"site_loop": rows, "kprobe": kprobes, "hackbench_markers": kernel})
         return 0 if all(r["checksum_ok"] for r in kernel + kprobes) else 1
     print(f"One dormant site per loop iteration, {args.iterations} iterations, one CPU.\n")
-    print(f"{'arch':8} {'site':15} {'instructions':>12} {'modeled cycles':>15} {'per iteration':>14}")
+    print(f"{'arch':8} {'site':15} {'instructions':>12} {'modeled cycles':>15} "
+          f"{'per iteration':>14}")
     for r in rows:
-        print(f"{r['arch']:8} {r['site']:15} {r['instructions']:>12} "
-              f"{r['modeled_cycles']:>15g} {r['modeled_cycles_per_iteration']:>14.1f}")
+        print(f"{r['arch']:8} {r['site']:15} {r['instructions']:>12,} "
+              f"{r['modeled_cycles']:>15,.1f} {r['modeled_cycles_per_iteration']:>14.1f}")
     print(f"\nA registered kprobe (empty guest pre_handler) on {KPROBE_AT}, getppid workload "
           f"({args.iterations} calls per task), one CPU; cost per hit over the run without it:\n")
-    print(f"{'arch':8} {'how the instruction runs':24} {'hits':>6} {'instructions':>12} "
+    how = max(len("how the instruction runs"), *(len(r["kind"]) for r in kprobes))
+    print(f"{'arch':8} {'how the instruction runs':{how}} {'hits':>6} {'instructions':>12} "
           f"{'modeled cycles':>15} {'traps':>6} {'checksum':>9}")
     for r in kprobes:
-        print(f"{r['arch']:8} {r['kind']:24} {r['hits']:>6} {r['instructions_per_hit']:>12.1f} "
-              f"{r['modeled_cycles_per_hit']:>15.1f} {r['traps_per_hit']:>6.1f} "
-              f"{'ok' if r['checksum_ok'] else 'WRONG':>9}")
+        print(f"{r['arch']:8} {r['kind']:{how}} {r['hits']:>6,} "
+              f"{r['instructions_per_hit']:>12.1f} "
+              f"{r['modeled_cycles_per_hit']:>15,.1f} {r['traps_per_hit']:>6.1f} "
+              f"{'ok' if r['checksum_ok'] else 'MISMATCH':>9}")
     print("\nGuest kernel (defconfig), hackbench on 2 CPUs, every marker dormant vs armed "
           "to the no-op guest probe:\n")
     print(f"{'arch':8} {'markers':8} {'instructions':>12} {'modeled cycles':>15} {'checksum':>9}")
     for r in kernel:
         print(f"{r['arch']:8} {r['markers']:8} {r['instructions']:>12,} "
-              f"{r['modeled_cycles']:>15,.0f} {'ok' if r['checksum_ok'] else 'WRONG':>9}")
+              f"{r['modeled_cycles']:>15,.0f} {'ok' if r['checksum_ok'] else 'MISMATCH':>9}")
     print("\nModeled cycles come from:")
     for r in rows:
         print(f"  {r['arch']:8} {r['cycles']}")
@@ -71,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="dormant site vs a registered kprobe, and markers, on every arch",
-                       description=__doc__)
+    p = sub.add_parser("demo", help="dormant site vs a registered kprobe, and markers, on "
+                                    "every arch", description=__doc__)
     p.add_argument("--iterations", type=int, default=1000, metavar="N",
                    help=f"loop iterations and getppid calls per task, 1..{MAX_ITERATIONS} "
                         "(default 1000)")
