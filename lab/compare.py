@@ -37,8 +37,8 @@ from arches import Arch, get_arch
 from arches.base import ReferenceCore
 from lab.measure import CompareError, Cost, CostModel, cycles_from, measure
 from lab.kprobe import path_letters
-from lab.mechanisms import (KPROBE_POINTS, NONE, SITES, Run, Unavailable, mechanism, run_once,
-                            select)
+from lab.mechanisms import (KERNEL_POINTS, NONE, Run, Unavailable, mechanism, run_once, select,
+                            site_points)
 from lab.orderings import orderings
 from lab.verdict import judge, spread
 from probes.kprobes import arch_kprobes
@@ -119,14 +119,19 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
                  advance: Callable[..., None] = lambda *a, **k: None,
                  modules: Sequence = (), expect: int | None = None,
                  timing: bool = True, layout: int | None = None,
-                 core: ReferenceCore | None = None) -> dict:
+                 core: ReferenceCore | None = None,
+                 sites: Sequence[str] | None = None) -> dict:
     """The mechanisms of :data:`MECHANISMS` (or those :func:`select` picks) on one arch:
     the table as a JSON-ready dict. ``layout``: every build in the randomized text
     layout of that seed (:mod:`kbuild.layout`); None: as kernel/kernel.lds links it.
     ``core``: the timing model's core (other values of the reference core's
-    assumptions); None: the arch's reference core."""
+    assumptions); None: the arch's reference core. ``sites``: the markers and
+    tracepoints to arm (a module's own: :func:`lab.mechanisms.site_points`), the
+    kprobe family at the functions holding them; None: the kernel's kmalloc and
+    sched_switch (:data:`lab.mechanisms.KERNEL_POINTS`)."""
     arch = get_arch(arch_name)
     mechs = select(mechanisms)
+    points = KERNEL_POINTS if sites is None else site_points(arch, sites, modules)
     model = model or CostModel()
     if memory_pressure and not timing:
         raise CompareError("memory pressure needs the timing model (--cycles timing): "
@@ -134,7 +139,7 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
     if memory_pressure and size is None and workload in DEFAULT_SIZES:
         size = max(1, DEFAULT_SIZES[workload] // PRESSURE_SIZE_DIVISOR)
     kw = dict(workload=workload, cpus=cpus, size=size, modules=modules, expect=expect,
-              timing=timing, layout=layout, core=core,
+              timing=timing, layout=layout, core=core, points=points,
               workload_config={"WORKLOAD_MEMORY_PRESSURE": "y"} if memory_pressure else {})
     counted_here = lambda m: m.passes_from is None      # noqa: E731
     # Nothing compiled in: the uninstrumented run counts their points' passes.
@@ -188,8 +193,8 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
             published=m.published, detail=active.detail))
     name_kprobe_paths(arch, rows)
     doc = {"arch": arch.name, "layout": layout, "workload": workload, "cpus": cpus,
-           "sites": list(SITES),
-           "kprobe_points": list(KPROBE_POINTS),
+           "sites": list(points.sites),
+           "kprobe_points": list(points.functions),
            "exact": cpus == 1,      # with more CPUs, runs also differ in interleaving
            "memory_pressure": memory_pressure, "size": DEFAULT_SIZES.get(workload) if size is None else size,
            "checksums_ok": all(checks),

@@ -38,8 +38,56 @@ from probes.lineprobe import LineProbe
 from sim.guest import Guest
 from tracing.session import TraceOptions, TraceSession
 
-#: The instrumentation points every mechanism is armed at.
+#: The instrumentation points every mechanism is armed at by default.
 SITES = ("kmalloc", "sched_switch")
+#: Functions holding the kmalloc and sched_switch sites: the kprobe family and the
+#: function tracer instrument their entries (one pass each per site pass on one CPU).
+KPROBE_POINTS = ("kmalloc", "schedule")
+#: Ring-buffer events of the same two tracepoints (tracing/events.py).
+RECORDED = ("kmem_kmalloc", "sched_switch")
+#: Line probes: a line next to each site (file, its function's header, the line's text),
+#: and the variables each hit fetches.
+LINES = (("kernel/slab.c", "void *kmalloc(", "if (size > KMALLOC_MAX_SIZE)", ("size", "flags")),
+         ("kernel/sched.c", "void schedule(void)", "prev_task[cpu] = prev;", ("prev", "next")))
+
+
+@dataclass(frozen=True)
+class Points:
+    """Where the mechanisms are armed: the markers and tracepoints named ``sites``,
+    the ``functions`` holding them (the kprobe family, the function tracer), the
+    ``recorded`` ring-buffer events of the same tracepoints, and the ``lines`` of the
+    line probes (:data:`LINES`' form). None: the row has no counterpart there (a
+    module's own site has no event class or source line of kisim's)."""
+
+    sites: tuple[str, ...]
+    functions: tuple[str, ...]
+    recorded: tuple[str, ...] | None = None
+    lines: tuple[tuple[str, str, str, tuple[str, ...]], ...] | None = None
+
+
+#: The kernel's two sites, kmalloc and sched_switch, and everything around them.
+KERNEL_POINTS = Points(SITES, KPROBE_POINTS, RECORDED, LINES)
+
+
+def site_points(arch: Arch, sites: Sequence[str], modules: Sequence = ()) -> Points:
+    """The points of the markers and tracepoints named ``sites`` (a module's own, say):
+    the functions holding their enable sites, read off the defconfig build's tables
+    with ``modules``; no ring-buffer event or source line of kisim's."""
+    tables = attach(Guest(build(arch.name, modules=modules))).tables
+    functions: dict[str, None] = {}
+    for name in sites:
+        found = [*tables.markers_named(name),
+                 *(tp for tp in tables.tracepoints if tp.name == name)]
+        if not found:
+            known = {*tables.marker_names(), *(tp.name for tp in tables.tracepoints)}
+            raise CompareError(f"--site {name}: no marker or tracepoint of that name "
+                               f"(known: {', '.join(sorted(known))})")
+        for point in found:
+            for addr in point.sites:
+                where = tables.image.symbol_at(addr)
+                if where is not None:
+                    functions[where[0]] = None
+    return Points(tuple(sites), tuple(functions))
 
 #: Every build: the defconfig without the function tracer (only the mcount row has it).
 BASE_CONFIG = {"FUNCTION_TRACER": "n"}
@@ -47,8 +95,9 @@ BASE_CONFIG = {"FUNCTION_TRACER": "n"}
 class Target:
     """One guest being set up for one run; each subsystem is attached on first use."""
 
-    def __init__(self, guest: Guest) -> None:
+    def __init__(self, guest: Guest, points: Points = KERNEL_POINTS) -> None:
         self.guest = guest
+        self.points = points
         self._inst: Instrumentation | None = None
         self._kprobes: Kprobes | None = None
         self.tracer: FunctionTracer | None = None
@@ -100,15 +149,22 @@ def _tracepoint_sites(t: Target) -> list[int]:
 
 
 def _arm_markers(t: Target) -> Armed:
-    for name in SITES:
-        fmt = t.inst.tables.markers_named(name)[0].format
-        t.inst.markers.marker_probe_register(name, fmt, t.empty)
+    named = [(name, found[0]) for name in t.points.sites
+             if (found := t.inst.tables.markers_named(name))]
+    if not named:
+        raise Unavailable(f"no marker named {' or '.join(t.points.sites)}")
+    for name, marker in named:
+        t.inst.markers.marker_probe_register(name, marker.format, t.empty)
         t.inst.markers.marker_arm(name)
     return Armed(t.counter([t.empty]))
 
 
 def _arm_tracepoints(t: Target) -> Armed:
-    for name in SITES:
+    known = {tp.name for tp in t.inst.tables.tracepoints}
+    named = [name for name in t.points.sites if name in known]
+    if not named:
+        raise Unavailable(f"no tracepoint named {' or '.join(t.points.sites)}")
+    for name in named:
         t.inst.tracepoints.register_trace(name, t.empty)
     return Armed(t.counter([t.empty]))
 
@@ -131,8 +187,12 @@ def _recording(session: TraceSession, detail: str) -> Armed:
 
 
 def _arm_recorder(t: Target) -> Armed:
-    return _recording(TraceSession(t.guest, TraceOptions(probes=RECORDED)),
-                      f"events {', '.join(RECORDED)} into the per-CPU ring buffers")
+    recorded = t.points.recorded
+    if recorded is None:
+        raise Unavailable("the recorder writes kisim's event classes (tracing/events.py), "
+                          f"which {' and '.join(t.points.sites)} has none of")
+    return _recording(TraceSession(t.guest, TraceOptions(probes=recorded)),
+                      f"events {', '.join(recorded)} into the per-CPU ring buffers")
 
 
 def _mcount_sites(t: Target) -> list[int]:
@@ -152,8 +212,8 @@ def _trace_functions(t: Target, which: str) -> Armed:
 
 
 def _arm_function_tracer(t: Target) -> Armed:
-    t.tracer.ftrace.write_filter(" ".join(KPROBE_POINTS))
-    return _trace_functions(t, f"set_ftrace_filter {' '.join(KPROBE_POINTS)}")
+    t.tracer.ftrace.write_filter(" ".join(t.points.functions))
+    return _trace_functions(t, f"set_ftrace_filter {' '.join(t.points.functions)}")
 
 
 def _mcount_calls(t: Target) -> list[int]:
@@ -167,7 +227,7 @@ def _arm_every_function(t: Target) -> Armed:
 
 
 def _kprobe_points(t: Target) -> list[int]:
-    return [t.guest.image.symbols[name] for name in KPROBE_POINTS]
+    return [t.guest.image.symbols[name] for name in t.points.functions]
 
 
 def _kprobe_armer(post: bool = False, optimize: bool = False) -> Callable[[Target], Armed]:
@@ -175,7 +235,7 @@ def _kprobe_armer(post: bool = False, optimize: bool = False) -> Callable[[Targe
         kps = [t.kprobes.register_kprobe(Kprobe(
             symbol_name=name, pre_handler="kprobe_empty_pre_handler",
             post_handler="kprobe_empty_post_handler" if post else None))
-            for name in KPROBE_POINTS]
+            for name in t.points.functions]
         if optimize:
             try:
                 for kp in kps:
@@ -192,16 +252,18 @@ def _kprobe_armer(post: bool = False, optimize: bool = False) -> Callable[[Targe
 def _arm_kretprobes(t: Target) -> Armed:
     rps = [t.kprobes.register_kretprobe(Kretprobe(symbol_name=name,
                                                   handler="kretprobe_empty_handler"))
-           for name in KPROBE_POINTS]
+           for name in t.points.functions]
     return Armed(lambda: sum(rp.kp.hits for rp in rps),
                  outcome=lambda: "entry probe " + ", ".join(sorted({t.kprobes.kind(rp.kp)
                                                                     for rp in rps})))
 
 
-def _line_numbers() -> list[tuple[str, int, tuple[str, ...]]]:
-    """Each of :data:`LINES` as (file, line number, variables), from the kernel source."""
+def _line_numbers(lines: Sequence[tuple[str, str, str, tuple[str, ...]]]
+                  ) -> list[tuple[str, int, tuple[str, ...]]]:
+    """Each of ``lines`` (:data:`LINES`' form) as (file, line number, variables), from
+    the kernel source."""
     out = []
-    for file, function, text, fetch in LINES:
+    for file, function, text, fetch in lines:
         lines = (KERNEL.parent / file).read_text().splitlines()
         start = next(n for n, line in enumerate(lines) if function in line)
         out.append((file, next(n + 1 for n in range(start, len(lines)) if text in lines[n]),
@@ -229,7 +291,7 @@ def _debug_info(elf: Path, arch: Arch) -> DebugInfo:
 def _line_probes(t: Target) -> list[LineProbe]:
     debug = _debug_info(t.guest.elf, t.guest.arch)
     return [LineProbe(t.kprobes, debug, file, line, fetch)
-            for file, line, fetch in _line_numbers()]
+            for file, line, fetch in _line_numbers(t.points.lines or ())]
 
 
 def _line_sites(t: Target) -> list[int]:
@@ -237,6 +299,9 @@ def _line_sites(t: Target) -> list[int]:
 
 
 def _arm_line_probes(t: Target) -> Armed:
+    if t.points.lines is None:
+        raise Unavailable(f"no source line of kisim's beside {' and '.join(t.points.sites)}: "
+                          "kisim probe FILE:LINE puts one on a line of yours")
     probes = _line_probes(t)
     for p in probes:
         p.arm()
@@ -279,16 +344,6 @@ class Mechanism:
 NONE = {"MARKERS": "n", "TRACEPOINTS": "n"}
 MARKER_ONLY = {"MARKERS": "y", "KMEMTRACE": "y", "TRACEPOINTS": "n", "JUMP_LABEL": "n"}
 TRACEPOINT_ONLY = {"MARKERS": "n", "TRACEPOINTS": "y", "JUMP_LABEL": "y", "IMMEDIATE": "n"}
-
-#: Functions holding the kmalloc and sched_switch sites: the kprobe family and the
-#: function tracer instrument their entries (one pass each per site pass on one CPU).
-KPROBE_POINTS = ("kmalloc", "schedule")
-#: Ring-buffer events of the same two tracepoints (tracing/events.py).
-RECORDED = ("kmem_kmalloc", "sched_switch")
-#: Line probes: a line next to each site (file, its function's header, the line's text),
-#: and the variables each hit fetches.
-LINES = (("kernel/slab.c", "void *kmalloc(", "if (size > KMALLOC_MAX_SIZE)", ("size", "flags")),
-         ("kernel/sched.c", "void schedule(void)", "prev_task[cpu] = prev;", ("prev", "next")))
 
 MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism("marker_flag", "marker, memory flag", {**MARKER_ONLY, "IMMEDIATE": "n"},
@@ -389,11 +444,11 @@ def run_once(arch: Arch, config: Mapping[str, str], *, workload: str, cpus: int,
              count: tuple[Mechanism, ...] = (), modules: Sequence = (),
              expect: int | None = None, timing: bool = False,
              workload_config: Mapping[str, str] = {}, layout: int | None = None,
-             core: ReferenceCore | None = None) -> Run:
+             core: ReferenceCore | None = None, points: Points = KERNEL_POINTS) -> Run:
     """Build with ``config`` and ``workload_config`` (and the guest ``modules``; in the
     randomized text layout of seed ``layout``, :mod:`kbuild.layout`), set up ``mech``
-    (armed or not), run the workload (on the timing model with ``timing``, of ``core``
-    if given, else of the arch's reference core).
+    (armed or not) at ``points``, run the workload (on the timing model with
+    ``timing``, of ``core`` if given, else of the arch's reference core).
 
     The passes of each mechanism in ``count`` are counted on the way.
     """
@@ -401,7 +456,7 @@ def run_once(arch: Arch, config: Mapping[str, str], *, workload: str, cpus: int,
                   modules=modules, layout=layout)
     guest = Guest(image, cpus=cpus, workload=workload, size=size, expect=expect, timing=timing,
                   core=core)
-    target = Target(guest)
+    target = Target(guest, points)
     if mech is not None and mech.boot is not None:
         mech.boot(target)
     passes = {m.key: target.counter(m.sites(target)) for m in count}

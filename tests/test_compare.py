@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -416,3 +417,37 @@ def test_kprobe_rows_have_no_path_without_the_rows_that_decide_it():
     rows = [Row("kprobe", "k", 1, 1, {}, {"per_hit_events": {"trap": 2.0}}, None, ""),
             Row("kretprobe", "r", 1, 1, {}, {"per_hit_events": {"trap": 1.0}}, None, "")]
     assert kprobe_paths(rows) == {}
+
+
+#: A module whose my_fill() holds a marker of its own (docs/compare.md, "Your own site").
+MY_MARKER = Path(__file__).resolve().parent.parent / "examples" / "my_marker.c"
+
+
+@pytest.mark.parametrize("name", ["arm", "ppc32"])
+def test_a_modules_own_site_is_compared(name):
+    """--site arms a module's own marker, and the kprobe family at the function that
+    holds it: one hit per call of each; the rows with no counterpart there (its
+    tracepoint, the ring buffer, the line probe) say why instead of running."""
+    doc = compare_arch(name, workload="my_marker:my_run", size=50, modules=[MY_MARKER],
+                       timing=False, expect=sum(n ^ i for n in range(50) for i in range(4)),
+                       sites=["my_event"],
+                       mechanisms=["marker_imv", "tracepoint_jump_label", "ring_buffer",
+                                   "kprobe", "kretprobe", "line_probe"])
+    assert doc["sites"] == ["my_event"] and doc["kprobe_points"] == ["my_fill"]
+    assert doc["checksums_ok"]
+    for key in ("marker_imv", "kprobe", "kretprobe"):
+        assert _row(doc, key)["hits"] == 50, key
+    assert _row(doc, "kprobe")["passes"] == 50
+    unavailable = {key: _row(doc, key)["unavailable"]
+                   for key in ("tracepoint_jump_label", "ring_buffer", "line_probe")}
+    assert "no tracepoint named my_event" in unavailable["tracepoint_jump_label"]
+    assert "event classes" in unavailable["ring_buffer"]
+    assert "kisim probe FILE:LINE" in unavailable["line_probe"]
+
+
+def test_a_site_of_no_marker_or_tracepoint_is_one_line(tmp_path, capsys):
+    assert main(["compare", "--arch", "arm", "--site", "nosuch", "--mechanism", "kprobe",
+                 "--cycles", "count", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kisim: error: --site nosuch: no marker or tracepoint of that name "
+                          "(known: ") and err.count("\n") == 1

@@ -50,7 +50,7 @@ def _published(ordering: dict) -> str:
 def print_table(doc: dict) -> None:
     base = doc["uninstrumented"]
     print(f"\n{doc['arch']}: {doc['workload']} on {doc['cpus']} CPU(s), sites "
-          f"{', '.join(doc['sites'])}"
+          f"{', '.join(doc['sites'])} (functions {', '.join(doc['kprobe_points'])})"
           + (f", memory pressure (size {doc['size']}, each step walks 2x the outermost cache)"
              if doc["memory_pressure"] else ""))
     print(f"uninstrumented: {base['instructions']:,} instructions, "
@@ -68,7 +68,7 @@ def print_table(doc: dict) -> None:
                 f"{_fmt(d['per_pass_modeled_cycles']):>13} "
                 f"{d['percent_over_uninstrumented']:>7.2f}% ")
         if a is None:
-            print(line + f"  not on {doc['arch']}: {r['unavailable']}")
+            print(line + f"  not armed: {r['unavailable']}")
             continue
         print(line + f"{r['hits']:>6,} {_fmt(a['per_hit_instructions']):>10} "
               f"{_fmt(a['per_hit_modeled_cycles']):>11} "
@@ -106,7 +106,8 @@ def print_samples(doc: dict) -> None:
     """One arch over samples: each row's median and range, each ordering's k/N verdict."""
     seeds = doc["layouts"]
     print(f"\n{doc['arch']}: {doc['workload']} on {doc['cpus']} CPU(s), sites "
-          f"{', '.join(doc['sites'])}, over {doc['n']} layouts (seeds {seeds[0]}.."
+          f"{', '.join(doc['sites'])} (functions {', '.join(doc['kprobe_points'])}), "
+          f"over {doc['n']} layouts (seeds {seeds[0]}.."
           f"{seeds[-1]}; one alone: --layouts 1 --layout-seed SEED"
           + (" --vary-assumptions" if doc["assumptions"][0] is not None else "") + ")"
           + (", memory pressure" if doc["memory_pressure"] else ""))
@@ -119,7 +120,7 @@ def print_samples(doc: dict) -> None:
     print(f"  {'':32} {'median [min, max]':>32} {'median [min, max]':>36}")
     for r in doc["rows"]:
         armed = (_spread(r["active"]["per_hit_modeled_cycles_spread"]) if r["active"]
-                 else f"not on {doc['arch']}")
+                 else "not armed")
         print(f"  {r['label']:32} {_spread(r['dormant']['per_pass_modeled_cycles_spread']):>32}"
               f" {armed:>36}")
     print(f"  published orderings over the {doc['n']} layouts (holds: in at least 95 %; "
@@ -147,7 +148,8 @@ def _over_layouts(args: argparse.Namespace, arches: list[str], model: CostModel,
                  vary=args.vary_assumptions, workload=args.workload, cpus=args.cpus,
                  size=args.size, model=model,
                  memory_pressure=args.memory_pressure, mechanisms=args.mechanism,
-                 modules=args.modules, expect=args.expect, timing=timing(args))
+                 modules=args.modules, expect=args.expect, timing=timing(args),
+                 sites=args.site)
     docs: dict[str, list[dict]] = {name: [] for name in arches}
     with progress("kisim compare", total=len(todo), enabled=not args.json) as advance:
         for task, doc in zip(todo, run_samples(todo, jobs=jobs(args),
@@ -165,7 +167,8 @@ def _as_linked(args: argparse.Namespace, arches: list[str], model: CostModel,
         return [compare_arch(name, workload=args.workload, cpus=args.cpus, size=args.size,
                              model=model, memory_pressure=args.memory_pressure,
                              mechanisms=args.mechanism, advance=advance, modules=args.modules,
-                             expect=args.expect, timing=timing(args)) for name in arches]
+                             expect=args.expect, timing=timing(args), sites=args.site)
+                for name in arches]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -231,6 +234,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only these rows (and the rows their figures come from): "
                         + ", ".join(m.key for m in MECHANISMS))
     add_workload(p, "kmalloc")
+    p.add_argument("--site", action="append", default=None, metavar="NAME",
+                   help="arm the markers and tracepoints named NAME (e.g. a --module's own "
+                        "trace_mark()), and the kprobe family and function tracer at the "
+                        "functions holding them, instead of the kernel's kmalloc and "
+                        "sched_switch; the ring-buffer and line-probe rows have no "
+                        "counterpart there (repeatable)")
     add_cpus(p)
     add_cycles(p, "timing")
     p.add_argument("--out", default="kisim-compare", metavar="DIR", type=path,
