@@ -451,13 +451,37 @@ class AblationRow:
                 "seeds_run": self.seeds_run, "replay": self.replay}
 
 
-def ablate(spec: CheckSpec, seeds: range,
-           **kw: object) -> tuple[str, list[AblationRow], bool]:
+@dataclass
+class AblationResult:
+    """A protocol checked as written and with each step removed in turn."""
+
+    spec: CheckSpec
+    protocol: str
+    seeds: int
+    rows: list[AblationRow]         # the protocol as written first
+    interrupted: bool               # Ctrl-C cut it short
+
+    @property
+    def ok(self) -> bool:
+        """The protocol as written is clean over every seed, and every step it
+        takes is needed: without it some interleaving breaks."""
+        base, removed = self.rows[0], self.rows[1:]
+        return (not self.interrupted and base.seeds_run == self.seeds and not base.caught
+                and all(r.caught for r in removed))
+
+    def to_json(self) -> dict:
+        spec = self.spec
+        return {"arch": spec.arch, **({"set": dict(spec.overrides)} if spec.overrides else {}),
+                "protocol": self.protocol, "cpus": spec.cpus, "sites": list(spec.sites),
+                "seeds": self.seeds, "interrupted": self.interrupted, "ok": self.ok,
+                "rows": [r.to_json() for r in self.rows]}
+
+
+def ablate(spec: CheckSpec, seeds: range, **kw: object) -> AblationResult:
     """Check ``spec``'s protocol as written, then with each step removed in turn.
 
     Each variant runs until its first finding (at most ``seeds``); the
-    protocol as written runs all of ``seeds``. Returns the protocol's name,
-    the rows (the unmodified protocol first) and whether Ctrl-C cut it short.
+    protocol as written runs all of ``seeds``.
     """
     rows = []
     for name in [None] + ablation_names(spec):
@@ -469,5 +493,5 @@ def ablate(spec: CheckSpec, seeds: range,
                                 first.kind if first else None, result.interleavings,
                                 variant.replay_command(first.seed) if first else None))
         if result.interrupted:
-            return _cached(spec).protocol_name, rows, True
-    return _cached(spec).protocol_name, rows, False
+            break
+    return AblationResult(spec, _cached(spec).protocol_name, len(seeds), rows, result.interrupted)

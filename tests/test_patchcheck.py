@@ -49,9 +49,9 @@ def test_sites_straddle_fetch_boundaries_where_pieces_are_smaller(arch) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_removed_step_is_caught_and_the_protocol_is_clean(name) -> None:
-    protocol, rows, interrupted = ablate(CheckSpec(name, 2), range(1000), jobs=1)
-    assert not interrupted
-    base, variants = rows[0], rows[1:]
+    done = ablate(CheckSpec(name, 2), range(1000), jobs=1)
+    assert done.ok and not done.interrupted
+    base, variants = done.rows[0], done.rows[1:]
     assert base.step == "(none)" and not base.caught and base.seeds_run == 1000
     assert {r.step for r in variants} == STEPS[name]
     for r in variants:
@@ -286,3 +286,19 @@ def test_memory_stays_flat_in_the_number_of_seeds(arch) -> None:
     result = sweep(spec, range(300, 1500))
     assert result.total > 1000
     assert _rss_kb() - before < 2048, "1,200 more seeds must not grow memory by 2 MB"
+
+
+def test_an_ablation_is_ok_only_when_clean_as_written_and_every_step_caught() -> None:
+    """The verdict --ablate exits with (and --json prints as "ok")."""
+    from patchcheck.sweep import AblationResult, AblationRow
+
+    def done(base_caught=False, base_seeds=10, removed=(True,), interrupted=False):
+        rows = [AblationRow("(none)", base_caught, None, None, base_seeds, None)]
+        rows += [AblationRow(f"step {i}", c, 0 if c else None, None, 10, None)
+                 for i, c in enumerate(removed)]
+        return AblationResult(CheckSpec("arm", 2), "p", 10, rows, interrupted)
+    assert done().ok and done().to_json()["ok"] is True
+    assert not done(removed=(True, False)).ok           # a step nothing needs
+    assert not done(base_caught=True).ok                 # the protocol as written breaks
+    assert not done(base_seeds=9).ok                     # it ran fewer seeds than asked
+    assert not done(interrupted=True).ok

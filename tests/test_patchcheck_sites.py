@@ -67,9 +67,9 @@ def test_real_protocol_is_clean_on_the_kind_and_both_forms_run(name, kind) -> No
 @pytest.mark.slow
 @pytest.mark.parametrize("name,kind", CLEAN_CASES)
 def test_every_removed_step_is_caught_on_the_kind(name, kind) -> None:
-    protocol, rows, interrupted = ablate(CheckSpec(name, 2, sites=kind), range(ABLATE_SEEDS))
-    assert not interrupted
-    base, variants = rows[0], rows[1:]
+    done = ablate(CheckSpec(name, 2, sites=kind), range(ABLATE_SEEDS))
+    assert done.ok and not done.interrupted
+    base, variants = done.rows[0], done.rows[1:]
     assert not base.caught and base.seeds_run == ABLATE_SEEDS
     assert variants, "a protocol with no step to remove checks nothing"
     for r in variants:
@@ -87,8 +87,8 @@ def test_all_kinds_together_are_clean_and_ablations_caught(arch) -> None:
     for site in checker.sites:                 # no block is skipped or fallen into
         for form in (site.dormant, site.live):
             assert checker.executed[f"during {form.name}"], (site.kind, form.name)
-    protocol, rows, _ = ablate(spec, range(400))
-    assert not rows[0].caught and all(r.caught for r in rows[1:]), rows
+    done = ablate(spec, range(400))
+    assert done.ok, done.rows
 
 
 def test_a_step_that_orders_nothing_is_not_offered(arch) -> None:

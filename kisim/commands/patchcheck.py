@@ -107,20 +107,14 @@ def _seeds(args: argparse.Namespace, default: int) -> range:
 def _ablate(args: argparse.Namespace, spec: CheckSpec, seeds: range, **kw: object) -> int:
     if args.without is not None:
         raise UsageError("--ablate removes each step in turn; drop --without")
-    name, rows, interrupted = ablate(spec, seeds, **kw)
-    clean = rows[0].seeds_run == len(seeds) and not rows[0].caught
-    ok = clean and all(r.caught for r in rows[1:]) and not interrupted
+    done = ablate(spec, seeds, **kw)
+    rows = done.rows
     if args.json:
-        print_json({"arch": spec.arch,
-                    **({"set": dict(spec.overrides)} if spec.overrides else {}),
-                    "protocol": name, "cpus": spec.cpus,
-                    "sites": list(spec.sites),
-                    "seeds": len(seeds), "interrupted": interrupted,
-                    "rows": [r.to_json() for r in rows]})
+        print_json(done.to_json())
     else:
-        print(f"patchcheck {spec.label} --ablate: {name}, {cpus_text(spec.cpus)}, sites "
-              f"{','.join(spec.sites)}, each step removed in turn, up to {len(seeds)} seeds each"
-              + (" (interrupted)" if interrupted else ""))
+        print(f"patchcheck {spec.label} --ablate: {done.protocol}, {cpus_text(spec.cpus)}, "
+              f"sites {','.join(spec.sites)}, each step removed in turn, up to {len(seeds)} "
+              "seeds each" + (" (interrupted)" if done.interrupted else ""))
         step = max([22] + [len(r.step) + 1 for r in rows])
         kind = max([12] + [len(r.kind or "") + 1 for r in rows])
         print(f"  {'step removed':<{step}} {'caught':<7} {'seeds run':<10} {'first seed':<11} "
@@ -129,9 +123,9 @@ def _ablate(args: argparse.Namespace, spec: CheckSpec, seeds: range, **kw: objec
             seed = "-" if r.first_seed is None else str(r.first_seed)
             print(f"  {r.step:<{step}} {'yes' if r.caught else 'no':<7} {r.seeds_run:<10} "
                   f"{seed:<11} {r.kind or '-':<{kind}} {r.replay or ''}".rstrip())
-    if interrupted:
+    if done.interrupted:
         return INTERRUPTED
-    return 0 if ok else 1
+    return 0 if done.ok else 1
 
 
 def run(args: argparse.Namespace) -> int:
