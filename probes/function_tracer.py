@@ -18,12 +18,14 @@ turns addresses into ``func+off/size`` from the ELF symbols.
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Iterable, Literal
 
 from patcher.ftrace import ftrace_for
 from patcher.tables import Tables
+from sim.event import Event
 from sim.guest import Guest
 
 Tracer = Literal["function", "function_graph", "selftest"]
@@ -89,6 +91,19 @@ class FunctionTracer:
 
     def stop(self) -> None:
         self.ftrace.unregister_ftrace_function()
+
+    def summary(self, events: Iterable[Event]) -> dict:
+        """What the tracer did over the run that recorded ``events``: mcount sites and
+        how many are live (every one without DYNAMIC_FTRACE: its calls are never
+        nops), the functions set_ftrace_filter let through (None without
+        DYNAMIC_FTRACE), and each traced function's calls, most called first."""
+        ft, sites = self.ftrace, len(self.tables.mcount)
+        calls = Counter(self.symbols.name(e.values[0]) for e in events
+                        if e.name in ("function", "funcgraph_entry"))
+        return {"dynamic_ftrace": ft.dynamic, "sites": sites,
+                "sites_enabled": len(ft.enabled_sites()) if ft.dynamic else sites,
+                "functions_traced": ft.filtered_functions() if ft.dynamic else None,
+                "calls": dict(calls.most_common())}
 
     def recursion_caught(self) -> list[int]:
         """Per CPU: tracer entries the "disabled" counter refused."""

@@ -14,7 +14,6 @@ options) into a sink of ``tracing.sinks``. Text formats go to stdout;
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 
 from kbuild import build
 from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_cycles,
@@ -89,13 +88,11 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     config_note(args)
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
     check_function_tracer(b, args.tracer, bool(args.filter or args.notrace))
-    dynamic = b.is_set("DYNAMIC_FTRACE")
     tables = load_tables(b.elf, b.spec)
     guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
                   quantum=args.quantum, seed=args.seed, expect=args.expect,
                   timing=timing(args))
     tracer = function_tracer(guest, tables, args.tracer, args.filter, args.notrace, args.glob)
-    ft = tracer.ftrace
     init = guest.ftrace_boot               # the boot converted every site (ftrace_init)
     options = trace_options(args, b.config, tracer.event_names, MAX_INSTRUCTIONS)
     session = TraceSession(guest, options)
@@ -122,15 +119,13 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
                     len(lines))
         lines = lines[:head + args.limit]
     events = events.events
-    per_func = Counter(tracer.symbols.name(e.values[0]) for e in events
-                       if e.name in ("function", "funcgraph_entry"))
+    traced = tracer.summary(events)
     summary = {"arch": b.arch, "cpus": args.cpus, "workload": args.workload,
-               "tracer": args.tracer, "dynamic_ftrace": dynamic,
-               "sites": len(tables.mcount),
-               "sites_enabled": len(ft.enabled_sites()) if dynamic else len(tables.mcount),
-               "functions_traced": ft.filtered_functions() if dynamic else None,
+               "tracer": args.tracer, "dynamic_ftrace": traced["dynamic_ftrace"],
+               "sites": traced["sites"], "sites_enabled": traced["sites_enabled"],
+               "functions_traced": traced["functions_traced"],
                "boot_conversion": None if init is None else init.to_json(),
-               "events": len(events), "calls": dict(per_func.most_common()),
+               "events": len(events), "calls": traced["calls"],
                "buffers": result.to_json()["total"], "format": fmt.name,
                "files": [str(f) for f in files],
                "checksum_ok": result.checksum_ok, "checksum_checked": checksum_checked(args),
@@ -147,7 +142,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     t = result.total
     print(f"# {len(events)} events ({t.produced} produced, {t.discarded} discarded, "
           f"{t.overwritten} overwritten), {summary['sites_enabled']} of "
-          f"{len(tables.mcount)} mcount sites live{conv}; checksum "
+          f"{summary['sites']} mcount sites live{conv}; checksum "
           f"{checksum_word(args, result.checksum_ok)}; {result.instructions:,} "
           f"instructions, {result.modeled_cycles:,.0f} modeled cycles")
     if files:
