@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 from arches import Arch, get_arch
@@ -206,6 +207,20 @@ def compare_arch(arch_name: str, *, workload: str = "kmalloc", cpus: int = 1,
     return doc
 
 
+def compare_document(docs: list[dict], plots: Sequence[Path],
+                     cost_model_file: str | None) -> dict:
+    """``compare.json``: each arch's document (:func:`compare_arch`, or
+    :func:`over_samples` of its samples), the plots drawn from them and the cost
+    model file they were costed with (None: the arches' own tables)."""
+    return {"kind": "kisim-compare", "modeled": True,
+            "note": "cycles are modeled cycles (each arch document's 'cycles' says from "
+                    "what: the reference core's timing model or counts only; charged "
+                    "events' sources in cost_model), not measurements; instruction counts "
+                    "are exact",
+            "cost_model_file": cost_model_file, "arches": docs,
+            "plots": [str(p) for p in plots]}
+
+
 def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -255,5 +270,5 @@ def over_samples(docs: list[dict]) -> dict:
     return out
 
 
-__all__ = ["Row", "compare_arch", "kprobe_paths", "kprobe_published", "name_kprobe_paths",
+__all__ = ["Row", "compare_arch", "compare_document", "kprobe_paths", "kprobe_published", "name_kprobe_paths",
            "over_samples"]

@@ -25,7 +25,7 @@ from kisim.commands.common import (add_cpus, add_cycles, add_jobs, add_json, add
                                    only_with, path, print_json, timing, with_warnings)
 from kisim.errors import UsageError
 from kisim.progress import progress
-from lab.compare import compare_arch, over_samples
+from lab.compare import compare_arch, compare_document, over_samples
 from lab.report import breakdown_line
 from lab.measure import CompareError, CostModel, load_cost_model
 from lab.mechanisms import MECHANISMS, runs_per_arch, select
@@ -196,15 +196,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(err)) from None
         from lab.plot import plot       # matplotlib only when plotting
         plots = plot(docs, out.path)
-        document = {"kind": "kisim-compare", "modeled": True,
-                    "note": "cycles are modeled cycles (each arch document's 'cycles' says "
-                            "from what: the reference core's timing model or counts only; "
-                            "charged events' sources in cost_model), not measurements; "
-                            "instruction counts are exact",
-                    "cost_model_file": args.cost_model, "arches": docs,
-                    "plots": [str(p) for p in plots]}
         report = out.target("compare.json")
-        document = with_warnings(document)
+        document = with_warnings(compare_document(docs, plots, args.cost_model))
         fsio.atomic_write(report, json.dumps(document, indent=2) + "\n")
     except BaseException:
         out.release()
