@@ -9,7 +9,6 @@ records unfiltered. trace-cmd's ``record -e SYSTEM -f FILTER`` writes that file
 """
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -18,10 +17,10 @@ import pytest
 from arches import get_arch
 from kbuild import build
 from kisim.cli import main
-from kisim.commands.record import _probes
 from sim.guest import Guest
 from tracing.events import GROUPS, event_classes, parse_probes
 from tracing.filter import filter_fields, system_filter
+from tracing.selection import select
 from tracing.session import EventList, TraceOptions, TraceSession
 
 KMEM = GROUPS["kmem"]          # kmalloc, kmem_cache_alloc: bytes_req; kfree, kmem_cache_free: not
@@ -55,9 +54,8 @@ def test_record_minus_e_system_writes_the_system_filter() -> None:
     """trace-cmd's expand_event: ``-e kmem -f`` (and ``all``, globs) is events/kmem/filter;
     ``-e kmem:kmalloc``, ``-e kmem:*`` and ``-e kmalloc`` write each event's own file."""
     def filters(*events: str) -> tuple:
-        ns = argparse.Namespace(arch="x86_64", events=[[e, "bytes_req > 64"] for e in events],
-                                kprobe_event=[], kprobe_events=None)
-        return _probes(ns)[1]
+        return select(get_arch("x86_64"), [(e, "bytes_req > 64") for e in events],
+                      kprobe_events=False).filters
     assert filters("kmem") == filters("k*") == (("kmem", "bytes_req > 64"),)
     assert filters("kmem:kmalloc") == filters("kmalloc") == (("kmem_kmalloc", "bytes_req > 64"),)
     assert [name for name, _ in filters("kmem:*")] == list(KMEM)

@@ -21,7 +21,6 @@ the markers called NAME (a glob).
 from __future__ import annotations
 
 import argparse
-import fnmatch
 from dataclasses import replace
 from typing import NoReturn
 
@@ -36,9 +35,8 @@ from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kp
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from sim.guest import Guest, check_workload
-from tracing.events import event_classes
-from tracing.tracedat import (TraceDatSink, marker_spec, match_event, output_file,
-                              select_events, tracefs_name)
+from tracing.selection import kprobe_filters, select, subbufs_for
+from tracing.tracedat import TraceDatSink, output_file
 
 TRACERS = ("nop", "function", "function_graph")
 #: The most -b may ask for, KiB per CPU (tracing.ring.MAX_RING_BYTES bounds all CPUs).
@@ -131,70 +129,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_record, workload=None)     # None: not given (cmd_record)
 
 
-def _probes(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...],
-                                               list[tuple[str, str | None]]]:
-    """The events the -e flags enable, their filters by event or system name, and
-    the -e specs no built-in event matches (kprobe events', known once defined)."""
-    classes = event_classes(get_arch(args.arch)).values()
-    system_of = {c.name: tracefs_name(c)[0] for c in classes}
-    names: list[str] = []
-    filters = []
-    later = []
-    for spec, expr in args.events:
-        found = ["marker"] if marker_spec(spec) else select_events(spec, classes)
-        if expr is not None and "marker" in found:
-            raise UsageError(f"-e {spec} -f: kisim filters tracepoint and kprobe events, "
-                             "not markers")
-        if not found:
-            later.append((spec, expr))
-        names += [n for n in found if n not in names]
-        if expr is not None:
-            systems = _systems(spec, found, system_of)
-            filters += [(system, expr) for system in systems]
-            filters += [(n, expr) for n in found if system_of[n] not in systems]
-    if later and not (args.kprobe_event or args.kprobe_events):
-        known = ", ".join(":".join(tracefs_name(c)) for c in classes
-                          if tracefs_name(c)[0] != "ftrace")
-        raise UsageError(f"-e {later[0][0]}: no such event (events: {known})")
-    return tuple(names), tuple(filters), later
-
-
-def _systems(spec: str, found: list[str], system_of: dict[str, str]) -> list[str]:
-    """The systems whose filter ``-e SPEC -f`` writes: trace-cmd's expand_event
-    writes ``events/SYSTEM/filter`` for a spec without ``:`` (globs; ``all``:
-    every system), each event's own file for ``SYSTEM:EVENT`` or an event's name."""
-    if ":" in spec:
-        return []
-    glob = "*" if spec == "all" else spec
-    return list(dict.fromkeys(system_of[n] for n in found
-                              if fnmatch.fnmatchcase(system_of[n], glob)))
-
-
-def _markers(args: argparse.Namespace) -> tuple[str, ...]:
-    """The marker names ``-e markers:NAME`` asks for; empty (every marker) when
-    there is none, or when another ``-e`` enables the whole ``marker`` event."""
-    classes = event_classes(get_arch(args.arch)).values()
-    names = [marker_spec(spec) for spec, _ in args.events]
-    if any(name is None and "marker" in select_events(spec, classes)
-           for name, (spec, _) in zip(names, args.events)):
-        return ()
-    return tuple(name for name in names if name is not None)
-
-
-def _kprobe_filters(later: list[tuple[str, str | None]], events) -> tuple[tuple[str, str], ...]:
-    """The filters of the -e specs naming kprobe events (``GROUP:EVENT``, globs):
-    every kprobe event is recorded; a spec matching none is refused."""
-    filters = []
-    for spec, expr in later:
-        found = [f"{g}/{e}" for g, e in (events.events if events else ())
-                 if match_event(spec, g, e)]
-        if not found:
-            known = ", ".join(f"{g}:{e}" for g, e in (events.events if events else ()))
-            raise UsageError(f"-e {spec}: no such event (kprobe events: {known or 'none'})")
-        filters += [(name, expr) for name in found if expr is not None]
-    return tuple(filters)
-
-
 def cmd_record(args: argparse.Namespace) -> int:
     if args.named_workload is not None and args.workload is not None:
         raise UsageError(f"WORKLOAD {args.named_workload} and --workload {args.workload}: "
@@ -212,8 +146,9 @@ def cmd_record(args: argparse.Namespace) -> int:
         raise UsageError("-l/-n filter the function tracers; -p nop has none")
     if args.graph and tracer != "function_graph":
         raise UsageError(f"-g sets the function_graph tracer's functions; not for -p {tracer}")
-    probes, filters, later = _probes(args)
     lines = kprobe_lines(args)
+    chosen = select(get_arch(args.arch), [tuple(e) for e in args.events], bool(lines))
+    probes = chosen.probes
     if not probes and tracer == "nop" and not lines:
         raise UsageError("no event or tracer to record: give -e EVENT or -p TRACER")
     check_drain(args)
@@ -231,12 +166,12 @@ def cmd_record(args: argparse.Namespace) -> int:
                              args.notrace, graph=args.graph)
         probes += ft.event_names
     options = replace(trace_options(args, b.config, probes, args.max_instructions),
-                      markers=_markers(args))
+                      markers=chosen.markers)
     if args.b is not None:
-        options = replace(options, subbufs=max(2, -(-args.b * 1024 // options.subbuf_size)))
+        options = replace(options, subbufs=subbufs_for(args.b, options.subbuf_size))
     session, events = kprobe_session(
-        guest, replace(options, filters=filters, kprobe_events=lines),
-        lambda events: _kprobe_filters(later, events))
+        guest, replace(options, filters=chosen.filters, kprobe_events=lines),
+        lambda events: kprobe_filters(chosen.kprobe_specs, events))
     options = session.options
     sink = TraceDatSink(output, guest.arch.name, session.classes, guest.image, events)
     if ft is not None:
