@@ -59,7 +59,9 @@ def kprobe_row(arch: Arch, iterations: int, timing: bool = True) -> dict:
                           timing=timing).to_json()
 
 
-MAX_ITERATIONS = 32767        # the loop counter is a 16-bit signed immediate on PPC
+#: The most every arch's demo_setup snippet loads (the smallest reach of their immediates:
+#: a 16-bit signed one; tests/test_cli_core.py checks it).
+MAX_ITERATIONS = 32767
 
 
 def kernel_markers(arch: Arch, armed: bool, timing: bool = True) -> dict:

@@ -142,3 +142,20 @@ def test_record_takes_its_workload_without_renaming_the_command() -> None:
     from kisim.cli import build_parser
     args = build_parser().parse_args(["record", "--arch", "arm", "-e", "kmem", "kmalloc"])
     assert args.command == "record" and args.named_workload == "kmalloc"
+
+
+def test_the_demos_iteration_limit_is_the_smallest_reach_of_the_arches() -> None:
+    """MAX_ITERATIONS is the most every arch's demo_setup snippet can load: each
+    assembles it, and some arch cannot take one more."""
+    from arches import ARCHES
+    from lab.demo import MAX_ITERATIONS
+    from sim.asm import AsmError, assemble
+
+    def fits(arch, n: int) -> bool:
+        try:
+            assemble(arch, arch.snippet("demo_setup", n=n), 0x1000)
+        except AsmError:
+            return False
+        return True
+    assert all(fits(arch, MAX_ITERATIONS) for arch in ARCHES.values())
+    assert not all(fits(arch, MAX_ITERATIONS + 1) for arch in ARCHES.values())
