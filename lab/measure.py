@@ -16,11 +16,15 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import fsio
 from arches import Arch
 from sim.timing import EMPTY, Breakdown, cycles_from
+
+if TYPE_CHECKING:
+    from sim.guest import BootResult
+    from sim.machine import Machine
 
 #: The cost-table events a cost model may override.
 EVENTS = ("insn", "trap", "ipi", "serialize", "icache_flush", "clock_read")
@@ -115,7 +119,7 @@ class Tally:
     stalls: Breakdown = EMPTY        # the timing model's; EMPTY on a count-only machine
 
     @classmethod
-    def of(cls, result) -> Tally:
+    def of(cls, result: BootResult) -> Tally:
         """The tally of a :class:`sim.guest.BootResult` (its per-CPU counts)."""
         events: Counter[str] = Counter()
         stalls = EMPTY
@@ -126,7 +130,7 @@ class Tally:
         return cls(result.instructions, +events, stalls)
 
     @classmethod
-    def of_machine(cls, machine) -> Tally:
+    def of_machine(cls, machine: Machine) -> Tally:
         """The tally of a :class:`sim.machine.Machine` so far (every CPU)."""
         events: Counter[str] = Counter()
         for c in machine.cpus:

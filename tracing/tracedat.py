@@ -37,6 +37,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 import fsio
 from arches import get_arch
+from sim.elf import Image
 from sim.event import Event, EventClass, FieldType, u
 from tracing.ctf import PacketInfo
 from tracing.errors import TraceError
@@ -472,7 +473,7 @@ def _kallsyms_type(image, sym) -> str:
     return letter.lower() if sym.unit is not None else letter
 
 
-def kallsyms(image) -> str:
+def kallsyms(image: Image) -> str:
     """``/proc/kallsyms`` of a guest image: ``ADDR TYPE NAME`` and ``\t[MODULE]`` for a
     module's symbols (kernel/kallsyms.c ``s_show``), by address. One name per
     address, a function's where there is one: libtraceevent picks an arbitrary
