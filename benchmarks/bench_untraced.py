@@ -58,9 +58,6 @@ def measure(tree: Path, size: int, cache: str) -> dict[str, float]:
 
 
 def main() -> int:
-    if len(sys.argv) == 3 and sys.argv[1] == "--child":
-        child(int(sys.argv[2]))
-        return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--base", required=True, help="the git revision to compare with")
     p.add_argument("--size", type=int, default=25_000, help="kmalloc iterations (default 25000)")
@@ -99,4 +96,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run_main(main)
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        child(int(sys.argv[2]))       # in the tree on PYTHONPATH: none of this tree's kisim
+    else:
+        run_main(main)
