@@ -98,5 +98,5 @@ def main() -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         child(int(sys.argv[2]))       # in the tree on PYTHONPATH: none of this tree's kisim
-    else:
-        run_main(main)
+        sys.exit(0)
+    run_main(main)
