@@ -31,6 +31,7 @@ from lab.measure import CompareError, Tally
 from lab.published import EVENT, IMMEDIATE, LTTNG, STATIC_KEYS, mcount_text, static_key_change
 from patcher.errors import PatchError
 from patcher.instrument import Instrumentation, attach
+from patcher.tables import load_tables
 from probes.dwarf import DebugInfo
 from probes.function_tracer import FunctionTracer
 from probes.kprobes import Kprobe, Kprobes, Kretprobe
@@ -73,7 +74,8 @@ def site_points(arch: Arch, sites: Sequence[str], modules: Sequence = ()) -> Poi
     """The points of the markers and tracepoints named ``sites`` (a module's own, say):
     the functions holding their enable sites, read off the defconfig build's tables
     with ``modules``; no ring-buffer event or source line of kisim's."""
-    tables = attach(Guest(build(arch.name, modules=modules))).tables
+    kernel = build(arch.name, modules=modules)
+    tables = load_tables(kernel.elf, kernel.spec)
     functions: dict[str, None] = {}
     for name in sites:
         found = [*tables.markers_named(name),
@@ -88,6 +90,7 @@ def site_points(arch: Arch, sites: Sequence[str], modules: Sequence = ()) -> Poi
                 if where is not None:
                     functions[where[0]] = None
     return Points(tuple(sites), tuple(functions))
+
 
 #: Every build: the defconfig without the function tracer (only the mcount row has it).
 BASE_CONFIG = {"FUNCTION_TRACER": "n"}
