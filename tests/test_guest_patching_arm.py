@@ -12,12 +12,12 @@ import unicorn
 
 from arches import get_arch
 from arches.arm import guest_patching as gp
-from arches.base import FetchSync, GuestPatching, TrapKind
+from arches.base import FetchSync, GuestPatching
 from kbuild.image import default_cache_dir
 from patchcheck.guest_image import build_guest
 from sim.asm import assemble, disassemble
 from sim.elf import read_elf
-from sim.machine import UNHANDLED, Machine, TrapPriority
+from sim.machine import Machine
 
 REPO = Path(__file__).resolve().parents[1]
 ARM = get_arch("arm")

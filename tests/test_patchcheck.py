@@ -172,7 +172,7 @@ def user_module(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_user_protocol_through_the_api(arch, user_module) -> None:
-    from userpatch.protocols import stores_flush_sync, stores_sync
+    from userpatch.protocols import stores_flush_sync
 
     # one store is the whole site, and the arch lets the CPUs run through it (not ARM)
     safe = arch.insn_align >= arch.site_len and _runs_through_the_default_sites(arch)

@@ -25,7 +25,7 @@ import keystone
 from arches.arm import PSR_T_BIT, encode_jump
 from arches.arm.probes_decode import arm_prepare
 from arches.base import Kprobes, Optprobes, PublishedHit, TrapFrame
-from arches.kprobe import KprobeRefused, Prepared
+from arches.kprobe import Prepared
 
 MAX_INSN_SIZE = 2                    # arch/arm/include/asm/probes.h: insn + mov pc, lr
 SLOT_BYTES = MAX_INSN_SIZE * 4       # KPROBE_SLOT_BYTES in asm/kprobes.h

@@ -142,7 +142,7 @@ def _every_instruction(args: argparse.Namespace) -> int:
         print(f"    {m.where} ({m.address:#x}): {m.hits:,} hits, ran {m.counted:,} times")
     print(f"  nmissed       {found.nmissed:,}")
     value = "none" if found.checksum is None else f"{found.checksum:#x}"
-    print(f"  checksum      {value}: {_checksum_word(args, found.checksum_ok)}"
+    print(f"  checksum      {value}: {checksum_word(args, found.checksum_ok)}"
           + (", the same as without probes" if found.checksum_ok else ""))
     if not found.ok:
         print(f"  not ok        {found.failure}")
