@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from arches import Arch
+from kisim.cli import main
 from tracing import babeltrace
 from tracing.ctfread import CtfTrace
 
@@ -132,3 +133,23 @@ def test_probe_lists_and_groups() -> None:
                                                   "sched_wakeup")
     with pytest.raises(ProbeListError):
         parse_probes("kmalloc")          # the tracepoint's name, not the event's
+
+
+def test_a_run_says_which_files_of_the_earlier_output_it_removed(tmp_path: Path,
+                                                                 capsys) -> None:
+    """--out DIR replaces the earlier kisim output there (the policy --help states); the
+    files it takes away without writing them again are named on stderr, and a run
+    that writes the same files again says nothing."""
+    out = tmp_path / "t"
+    argv = ["trace", "--arch", "arm", "--size", "5", "--cycles", "count", "--out", str(out)]
+    assert main([*argv, "--cpus", "2"]) == 0
+    assert "removed" not in capsys.readouterr().err
+    assert main([*argv, "--cpus", "2"]) == 0
+    assert "removed" not in capsys.readouterr().err
+    assert main(argv) == 0                            # one CPU: no channel0_1
+    assert f"kisim: {out}: removed channel0_1 of the kisim output there before" in \
+        capsys.readouterr().err
+    assert main(["compare", "--arch", "arm", "--mechanism", "kprobe", "--cycles", "count",
+                 "--size", "5", "--out", str(out)]) == 0
+    assert f"kisim: {out}: removed channel0_0, metadata of the kisim output" in \
+        capsys.readouterr().err

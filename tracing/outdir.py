@@ -56,6 +56,8 @@ class OutDir:
             self.path.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
             raise TraceError(f"{self.path}: not a directory") from None
+        #: The files of the earlier output that :meth:`commit` removed (not written again).
+        self.removed: list[str] = []
         self._lock = self._claim()
         try:
             self.previous = self._stamped()
@@ -135,6 +137,7 @@ class OutDir:
             try:
                 if stat.S_ISREG(os.lstat(path).st_mode):
                     path.unlink()
+                    self.removed.append(stale)
             except FileNotFoundError:
                 pass
         fsio.atomic_write(self.path / STAMP, json.dumps(

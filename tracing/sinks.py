@@ -42,6 +42,10 @@ TRACE_NAMESPACE = uuid.UUID("6b697369-6d2d-7472-6163-652d63746631")
 class Sink(Protocol):
     """Consumes packets of drained events; ``close`` finishes the output."""
 
+    #: The directory it writes into (None: a file, or nothing), whose ``removed``
+    #: names what ``close`` took away of the earlier output there.
+    out: OutDir | None
+
     def write_packet(self, packet: PacketInfo, events: Iterable[Event]) -> int: ...
 
     def close(self) -> list[Path]: ...

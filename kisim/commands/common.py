@@ -22,6 +22,7 @@ from probes.trace_kprobe import kprobe_events
 from sim.guest import DEFAULT_QUANTUM, MAX_INSTRUCTIONS, WORKLOADS
 from sim.machine import MAX_CPUS
 from sim.workloads import module_workload
+from tracing.outdir import OutDir
 from tracing.ring import MAX_RING_BYTES, MAX_SUBBUF_SIZE, MAX_SUBBUFS, MODES
 from tracing.session import TraceOptions, TraceSession
 from workers import JOBS_PER_CPU, max_jobs
@@ -255,6 +256,14 @@ def config_note(args: argparse.Namespace) -> None:
     """Resolve ``args.config`` in place (--config, else ./.config, else the defconfig)."""
     path = chosen_config(args).path
     args.config = None if path is None else str(path)
+
+
+def note_removed(out: OutDir | None) -> None:
+    """Say which files of the directory's earlier kisim output the run removed, as
+    the --out policy has it (those it did not write again), on stderr."""
+    if out is not None and out.removed:
+        print(f"kisim: {out.path}: removed {', '.join(out.removed)} of the kisim output "
+              "there before, which this run does not write", file=sys.stderr)
 
 
 def cpus_text(n: int) -> str:

@@ -22,7 +22,8 @@ import fsio
 from arches import NAMES, get_arch
 from kisim.commands.common import (add_cpus, add_cycles, add_jobs, add_json, add_layouts,
                                    add_modules, add_workload, check_arches, jobs, layout_sweep,
-                                   only_with, path, print_json, timing, with_warnings)
+                                   note_removed, only_with, path, print_json, timing,
+                                   with_warnings)
 from kisim.errors import UsageError
 from kisim.progress import progress
 from lab.compare import compare_arch, compare_document, over_samples
@@ -203,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
         out.release()
         raise
     out.commit([report, *plots])
+    note_removed(out)
     if args.json:
         print_json(document)
     else:

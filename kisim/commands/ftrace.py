@@ -19,8 +19,8 @@ from kbuild import build
 from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_cycles,
                                    add_json, add_modules, add_turns, add_workload, check_drain,
                                    check_function_tracer, checksum_checked, checksum_word,
-                                   config_note, function_tracer, overrides, path, print_json,
-                                   timing, trace_options)
+                                   config_note, function_tracer, note_removed, overrides, path,
+                                   print_json, timing, trace_options)
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from sim.guest import MAX_INSTRUCTIONS, Guest, check_workload
@@ -113,6 +113,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         raise
     info.add_totals(result.total.to_json())
     files = sink.close()
+    note_removed(sink.out)
     lines = list(sink.lines()) if isinstance(sink, TextSink) else []
     if args.limit is not None:             # the header, then N lines of the trace
         head = next((i for i, line in enumerate(lines) if not line.startswith("#")),

@@ -19,7 +19,7 @@ from kbuild import build
 from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kprobe_args,
                                    add_run_args, check_drain, checksum_checked, config_note,
                                    cpus_text, filter_args, kprobe_counts, kprobe_lines,
-                                   kprobe_session, overrides, path, print_json,
+                                   kprobe_session, note_removed, overrides, path, print_json,
                                    print_kprobe_counts, run_traced, timing, trace_options)
 from sim.guest import Guest, check_workload
 from tracing.events import GROUPS, PROBE_EVENTS, parse_probes
@@ -75,6 +75,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     result = run_traced(session, sink, "tracing", args)
     info.add_totals(result.total.to_json())
     files = sink.close()
+    note_removed(sink.out)
     size = sum(f.stat().st_size for f in files)
     if args.json:
         data = result.to_json()
