@@ -21,6 +21,12 @@ from probes.kprobes import arch_kprobes
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+#: The same figure gives the same file: SVG element ids hashed from a fixed salt
+#: (matplotlib draws a random one per process), and no creation date in the SVG
+#: (PNG carries none).
+SAME_BYTES = {"svg.hashsalt": "kisim compare"}
+NO_DATE = {"svg": {"Date": None}}
+
 #: The event figure drawn beside a row's modeled bars: (section, mechanism) -> cycles.
 BESIDE: dict[tuple[str, str], float] = {
     ("dormant", "marker_flag"): EVENT["L1-hit flag load per site"],
@@ -112,8 +118,9 @@ def plot(docs: list[dict], out_dir: Path, stem: str = "compare") -> list[Path]:
                  "not measurements", fontsize=11)
     try:
         for path in paths:
-            with fsio.atomic_open(path, "wb") as f:
-                fig.savefig(f, dpi=110, format=path.suffix[1:])
+            fmt = path.suffix[1:]
+            with fsio.atomic_open(path, "wb") as f, matplotlib.rc_context(SAME_BYTES):
+                fig.savefig(f, dpi=110, format=fmt, metadata=NO_DATE.get(fmt))
     finally:
         plt.close(fig)
     return paths

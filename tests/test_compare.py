@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -451,3 +453,20 @@ def test_a_site_of_no_marker_or_tracepoint_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("kisim: error: --site nosuch: no marker or tracepoint of that name "
                           "(known: ") and err.count("\n") == 1
+
+
+def test_the_plots_are_the_same_bytes_run_after_run(tmp_path):
+    """Two processes plot the same comparison into the same bytes: the SVG has no
+    creation date and its element ids do not come from a per-process random salt."""
+    outs = [tmp_path / "a", tmp_path / "b"]
+    for out in outs:
+        subprocess.run([sys.executable, "-m", "kisim", "compare", "--arch", "arm", "--mechanism",
+                        "kprobe", "--cycles", "count", "--size", "5", "--out", str(out)],
+                       check=True, capture_output=True)
+    for name in ("compare.svg", "compare.png", "compare.json"):
+        first, second = ((out / name).read_bytes() for out in outs)
+        if name == "compare.json":           # it names its own plots' paths
+            first = first.replace(str(outs[0]).encode(), b"OUT")
+            second = second.replace(str(outs[1]).encode(), b"OUT")
+        assert first == second, name
+    assert b"dc:date" not in (outs[0] / "compare.svg").read_bytes()
