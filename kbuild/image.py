@@ -67,7 +67,7 @@ JOBS = 2
 MAX_IMAGE_BYTES = 256 << 20
 
 #: Bump when the build procedure changes in a way the inputs do not show.
-FORMAT = "kisim-build-3"      # 3: build.json records what each module defines
+FORMAT = "kisim-build-4"      # 4: sources named relative to the checkout (prefix_maps)
 
 #: ``step(description)``: called as each build step starts (for progress).
 Step = Callable[[str], None]
@@ -241,6 +241,16 @@ def _run(cmd: list[str], what: str, env: dict[str, str]) -> None:
         raise BuildError(f"{what} failed (exit {proc.returncode}):\n{diagnostics}")
 
 
+def prefix_maps(*dirs: Path) -> list[str]:
+    """``-ffile-prefix-map`` of each of ``dirs`` to ``.``, a directory inside another
+    last (the compiler takes the last that matches): the debug information and
+    ``__FILE__`` name sources relative to the checkout and the build directory, so an
+    image is the same bytes wherever either lies, as its cache key, which holds
+    neither, says."""
+    return [f"-ffile-prefix-map={os.fspath(d)}=."
+            for d in sorted(dirs, key=lambda d: len(os.fspath(d)))]
+
+
 def _rel(path: Path) -> str:
     """``path`` relative to the repository when inside it (stable in messages and DWARF)."""
     try:
@@ -350,7 +360,7 @@ def _compile_all(arch: Arch, flags: list[str], config: Mapping[str, str], includ
                  modules: tuple[Module, ...] = ()) -> tuple[list[Path], list[str]]:
     arch_include = REPO / "arches" / arch.name / "include"
     incs = ["-I", os.fspath(include), "-I", os.fspath(KERNEL / "include"),
-            "-I", os.fspath(arch_include)]
+            "-I", os.fspath(arch_include), *prefix_maps(REPO, objdir.parent)]
     patching = set(patching_sources(arch))
 
     def one(src: Path) -> Path:

@@ -25,7 +25,8 @@ from pathlib import Path
 from arches import Arch
 from kbuild import cache
 from kbuild.image import (CFLAGS, LDFLAGS, PATCHING, PATCHING_SOURCES, REPO, _rel, _run,
-                          _zig, _zig_env, compiler_version, default_cache_dir, report_warnings)
+                          _zig, _zig_env, compiler_version, default_cache_dir, prefix_maps,
+                          report_warnings)
 from kbuild.errors import ModuleError
 from kbuild.modules import NOT_FOR_MODULES, first_error, warnings_of
 from kbuild.tools import run_tool
@@ -35,7 +36,7 @@ GUEST_SOURCES = (*PATCHING_SOURCES, GUEST_DIR / "harness.c")
 LINKER_SCRIPT = GUEST_DIR / "guest.lds"
 ELF = "guest.elf"
 GUEST_FILES = (ELF,)
-FORMAT = "kisim-patchcheck-guest-1"
+FORMAT = "kisim-patchcheck-guest-2"   # 2: sources named relative to the checkout
 
 
 def guest_flags(arch: Arch, macros: tuple[str, ...] = ()) -> list[str]:
@@ -83,7 +84,8 @@ def build_guest(arch: Arch, sources: tuple[Path, ...], macros: tuple[str, ...] =
         for unit in units:
             obj = work / f"{len(objs)}-{unit.stem}.o"
             user = unit in sources[first_user:]
-            warnings += _tool(_zig("cc", *(user_flags if user else flags), "-c",
+            warnings += _tool(_zig("cc", *(user_flags if user else flags),
+                                   *prefix_maps(REPO, work), "-c",
                                    os.fspath(unit), "-o", os.fspath(obj)),
                               f"{arch.name}: compiling {_rel(unit)}", env, unit, user)
             objs.append(obj)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -395,3 +396,29 @@ def test_every_command_that_builds_uses_dot_config(argv, tmp_path, monkeypatch, 
         assert status == 2 and "no markers in this kernel" in err
     else:
         assert status == 0
+
+
+@pytest.mark.parametrize("arch", NAMES)
+def test_an_image_names_no_directory_of_this_machine(arch, tmp_path) -> None:
+    """The debug information and __FILE__ name sources relative to the checkout and
+    the build directory (-ffile-prefix-map), so an image is the same bytes wherever
+    either lies, as its cache key (which holds neither) says: neither the checkout's
+    path nor the cache's appears in it, nor in one with a module built in."""
+    module = tmp_path / "m.c"
+    module.write_text('#include <linux/bug.h>\nunsigned long m_run(unsigned long n)\n'
+                      '{\n\tWARN_ON(n > 1000);\n\treturn n;\n}\n')
+    for b in (build(arch), build(arch, modules=[module])):
+        data = b.elf.read_bytes()
+        for where in (image.REPO, kbuild.default_cache_dir()):
+            assert os.fspath(where).encode() not in data, (b.elf, where)
+        assert b"kernel/slab.c" in data                 # named, relative
+
+
+@pytest.mark.parametrize("arch", NAMES)
+def test_the_patch_checkers_guest_names_no_directory_of_this_machine(arch) -> None:
+    """The same for the patch checker's guest (patchcheck/guest_image.py)."""
+    from patchcheck.guest_image import build_guest
+    spec = get_arch(arch)
+    data = build_guest(spec, (image.REPO / spec.ops.PATCHING_C,)).read_bytes()
+    for where in (image.REPO, kbuild.default_cache_dir()):
+        assert os.fspath(where).encode() not in data, where
