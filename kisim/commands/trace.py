@@ -17,10 +17,11 @@ from pathlib import Path
 
 from kbuild import build
 from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kprobe_args,
-                                   add_run_args, check_drain, checksum_checked, config_note,
-                                   cpus_text, filter_args, kprobe_counts, kprobe_lines,
-                                   kprobe_session, note_removed, overrides, path, print_json,
-                                   print_kprobe_counts, run_traced, timing, trace_options)
+                                   add_run_args, check_drain, checksum_checked, checksum_word,
+                                   config_note, cpus_text, filter_args, kprobe_counts,
+                                   kprobe_lines, kprobe_session, note_removed, overrides, path,
+                                   print_json, print_kprobe_counts, run_traced, timing,
+                                   trace_options)
 from sim.guest import Guest, check_workload
 from tracing.events import GROUPS, PROBE_EVENTS, parse_probes
 from tracing.outdir import POLICY
@@ -86,6 +87,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
         print_json(data)
     else:
         _print_summary(result, args.format, out, size)
+        if not result.checksum_ok or not checksum_checked(args):
+            print(f"workload checksum {checksum_word(args, result.checksum_ok)}")
         for name, count in result.filtered.items():
             print(f"event {name}: {count:,} kept out by its filter")
         print_kprobe_counts(events)
@@ -107,5 +110,3 @@ def _print_summary(r: TraceResult, fmt: str, out: Path, size: int) -> None:
     print(f"produced = recorded + discarded + overwritten on every CPU; "
           f"{r.instructions:,} guest instructions, {r.seconds:.2f} s host time")
     print(f"trace: {out} ({fmt}, {size:,} bytes)")
-    if not r.checksum_ok:
-        print("workload checksum MISMATCH")
