@@ -359,8 +359,9 @@ def _compile_all(arch: Arch, flags: list[str], config: Mapping[str, str], includ
                  objdir: Path, env: dict[str, str], step: Step,
                  modules: tuple[Module, ...] = ()) -> tuple[list[Path], list[str]]:
     arch_include = REPO / "arches" / arch.name / "include"
-    incs = ["-I", os.fspath(include), "-I", os.fspath(KERNEL / "include"),
-            "-I", os.fspath(arch_include), *prefix_maps(REPO, objdir.parent)]
+    # where headers are found, and how every path is named in the image (prefix_maps)
+    paths = ["-I", os.fspath(include), "-I", os.fspath(KERNEL / "include"),
+             "-I", os.fspath(arch_include), *prefix_maps(REPO, objdir.parent)]
     patching = set(patching_sources(arch))
 
     def one(src: Path) -> Path:
@@ -368,7 +369,7 @@ def _compile_all(arch: Arch, flags: list[str], config: Mapping[str, str], includ
         rel = _rel(src)
         step(f"{arch.name}: compiling {rel}")
         own = patching_flags(flags, config) if src in patching else flags
-        _run(_zig("cc", *own, *incs, "-c", rel, "-o", os.fspath(obj)),
+        _run(_zig("cc", *own, *paths, "-c", rel, "-o", os.fspath(obj)),
              f"{arch.name}: compiling {rel}", env)
         return obj
 
@@ -376,7 +377,7 @@ def _compile_all(arch: Arch, flags: list[str], config: Mapping[str, str], includ
         obj = objdir / _module_object_name(mod, rel)
         step(f"{arch.name}: compiling module {mod.name} ({rel})")
         warnings.extend(_compile_module(
-            mod, _zig("cc", *module_flags(flags, mod), *incs, "-I", os.fspath(copy),
+            mod, _zig("cc", *module_flags(flags, mod), *paths, "-I", os.fspath(copy),
                       "-c", os.fspath(src), "-o", os.fspath(obj)), env, copy))
         return obj
 

@@ -270,5 +270,5 @@ def over_samples(docs: list[dict]) -> dict:
     return out
 
 
-__all__ = ["Row", "compare_arch", "compare_document", "kprobe_paths", "kprobe_published", "name_kprobe_paths",
-           "over_samples"]
+__all__ = ["Row", "compare_arch", "compare_document", "kprobe_paths", "kprobe_published",
+           "name_kprobe_paths", "over_samples"]

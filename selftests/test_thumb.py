@@ -5,8 +5,8 @@ harness of test-core.c / test-core.h in ``test_core.h``, shared with
 test-arm) from Linux v5.10. As in Linux, which builds test-thumb.c only
 with CONFIG_THUMB2_KERNEL, the suite applies to a kernel built as an arch
 variant that lists it (:attr:`arches.base.Arch.selftests`: ARM's Thumb-2
-kernel, ``kisim selftest --arch arm --set THUMB2_KERNEL=y``). Every case of kprobe_thumb16_test_cases() and
-kprobe_thumb32_test_cases() runs first unprobed and then probed under the
+kernel, ``kisim selftest --arch arm --set THUMB2_KERNEL=y``). Every case of
+kprobe_thumb16_test_cases() and kprobe_thumb32_test_cases() runs first unprobed and then probed under the
 kernel's flag scenarios (16, the 16 and four IT states, or every IT state)
 and must give the same registers, flags and test memory; a
 TEST_UNSUPPORTED case passes when register_kprobe refuses it (KTAP

@@ -74,9 +74,10 @@ def _one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str
     return err
 
 
-@pytest.mark.parametrize("name, says", [("raises", "raised ValueError: boom"),
-                                        ("one_argument", "must take (port, sites); it takes (port)"),
-                                        ("recurses", "recursed too deeply")])
+@pytest.mark.parametrize("name, says", [
+    ("raises", "raised ValueError: boom"),
+    ("one_argument", "must take (port, sites); it takes (port)"),
+    ("recurses", "recursed too deeply")])
 def test_a_protocol_that_fails_is_one_line_naming_it(protocols, name, says, capsys) -> None:
     err = _one_line_exit_2(["patchcheck", "--arch", "arm", "--seeds", "3",
                             "--protocol", f"{protocols}:{name}"], capsys)
