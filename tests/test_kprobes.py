@@ -725,3 +725,47 @@ def test_cli_kprobe_list_view_checks_the_run_behind_it(capsys) -> None:
     assert capsys.readouterr().out.split()[1:3] == ["k", "kmalloc+0x0"]
     assert main(["kprobe", "--arch", "x86_64", "--at", "kmalloc", "list", "--workload", "fib",
                  "--expect", "0x1"]) == 1
+
+
+def _assembled(arch: str, text: str, address: int) -> bytes:
+    """The test's oracle: Keystone, which kisim itself no longer runs for a detour."""
+    import keystone
+    encoding, _ = keystone.Ks(*get_arch(arch).ks_mode).asm(text, address)
+    return bytes(encoding)
+
+
+def _template_text(arch: str, struct_addr: int, callback: int) -> str:
+    """The detour's template as assembly, in the order the arch writes it."""
+    if arch == "arm":
+        return ("sub sp, sp, #136; stm sp, {r0-r12, sp, lr}; add r3, sp, #136; "
+                "str r3, [sp, #52]; mrs r4, apsr; str r4, [sp, #64]; mov r1, sp; "
+                f"movw r0, #{struct_addr & 0xFFFF}; movt r0, #{struct_addr >> 16}; "
+                f"and r4, sp, #4; sub sp, sp, r4; bl {callback:#x}; add sp, sp, r4; "
+                "ldr r1, [sp, #64]; msr APSR_nzcvq, r1")
+    regs = ("r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi").split()
+    save = "; ".join(f"mov qword ptr [rsp + {8 * i}], {r}" for i, r in enumerate(regs))
+    load = "; ".join(f"mov {r}, qword ptr [rsp + {8 * i}]" for i, r in enumerate(regs))
+    return (f"lea rsp, [rsp - 168]; {save}; pushfq; pop rax; mov qword ptr [rsp + 144], rax; "
+            f"lea rax, [rsp + 168]; mov qword ptr [rsp + 152], rax; "
+            f"movabs rdi, {struct_addr:#x}; mov rsi, rsp; call {callback:#x}; "
+            f"push qword ptr [rsp + 144]; popfq; {load}; lea rsp, [rsp + 168]")
+
+
+@pytest.mark.parametrize("arch", [a for a in NAMES if "optprobes" in get_arch(a).capabilities])
+def test_the_optprobe_template_is_the_bytes_an_assembler_writes(arch: str) -> None:
+    """The detour's template is written from its encoding bits (opt.c and opt-arm.c
+    copy an assembled template): it equals an assembler's bytes for buffers,
+    callbacks and struct addresses across their range."""
+    import random
+    ops = arch_kprobes(get_arch(arch))
+    nop = get_arch(arch).nop(4 if arch == "arm" else 1)
+    rng = random.Random(0x0B7)
+    for _ in range(50):
+        addr = 0xC0000000 + 4 * rng.randrange(1 << 20)
+        buffer = addr + 4 * rng.randrange(1 << 18)
+        callback = buffer + 4 * rng.randrange(-(1 << 18), 1 << 18)
+        struct_addr = rng.randrange(1 << 32)
+        detour, _ = ops.arch_prepare_optimized_kprobe(addr, (addr, nop * 16), buffer,
+                                                      callback, struct_addr)
+        want = _assembled(arch, _template_text(arch, struct_addr, callback), buffer)
+        assert detour[:len(want)] == want

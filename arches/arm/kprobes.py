@@ -20,9 +20,7 @@ from typing import Callable
 
 import struct
 
-import keystone
-
-from arches.arm import PSR_T_BIT, encode_jump
+from arches.arm import PSR_T_BIT, encode_call, encode_jump
 from arches.arm.probes_decode import arm_prepare
 from arches.base import Kprobes, Optprobes, PublishedHit, TrapFrame
 from arches.kprobe import Prepared
@@ -110,13 +108,34 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
 # -- optprobes (arch/arm/probes/kprobes/opt-arm.c, v5.10) ---------------------
 
 OPTPROBE_BUFFER_BYTES = 128          # asm/kprobes-core.h
-_LDM_SP_ALL = struct.pack("<I", 0xE89DFFFF)    # ldm sp, {r0-r15}: clang and keystone refuse it
-_LDM_SP_NO_PC = struct.pack("<I", 0xE89D7FFF)  # ldm sp, {r0-r14}: the direct-exec restore
+# The template's fixed words, A32 encodings (ARM ARM A8.8): opt-arm.c
+# assembles its template into the kernel and copies its bytes, so kisim
+# writes the bytes too; a test checks each against an assembler.
+_SUB_SP_136 = 0xE24DD088                       # sub sp, sp, #136 (sizeof pt_regs + 64)
 _STM_SP_NO_PC = 0xE88D7FFF                     # stm sp, {r0-r14}
+_SAVE_SP_AND_FLAGS = (0xE28D3088,              # add r3, sp, #136
+                      0xE58D3034,              # str r3, [sp, #52]: regs->ARM_sp
+                      0xE10F4000,              # mrs r4, apsr
+                      0xE58D4040,              # str r4, [sp, #64]: regs->ARM_cpsr
+                      0xE1A0100D)              # mov r1, sp: regs
+_ALIGN_SP = (0xE20D4004,                       # and r4, sp, #4 (kept across the call)
+             0xE04DD004)                       # sub sp, sp, r4
+_RESTORE_FLAGS = (0xE08DD004,                  # add sp, sp, r4
+                  0xE59D1040,                  # ldr r1, [sp, #64]
+                  0xE128F001)                  # msr APSR_nzcvq, r1
+_LDM_SP_ALL = 0xE89DFFFF                       # ldm sp, {r0-r15}: clang refuses to write it
+_LDM_SP_NO_PC = 0xE89D7FFF                     # ldm sp, {r0-r14}: the direct-exec restore
 
 
-def _movw_movt(reg: str, value: int) -> str:
-    return f"movw {reg}, #{value & 0xFFFF}; movt {reg}, #{value >> 16}"
+def _words(*words: int) -> bytes:
+    return struct.pack(f"<{len(words)}I", *words)
+
+
+def _movw_movt(rd: int, value: int) -> bytes:
+    """``movw rd, #lo; movt rd, #hi`` (A8.8.102, A8.8.106: imm4:imm12 split)."""
+    def mov(opcode: int, half: int) -> int:
+        return opcode | (half >> 12) << 16 | rd << 12 | half & 0xFFF
+    return _words(mov(0xE3000000, value & 0xFFFF), mov(0xE3400000, value >> 16))
 
 
 def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer: int,
@@ -139,20 +158,16 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
     """
     start, code = function
     asi = arm_prepare(int.from_bytes(code[addr - start:addr - start + 4], "little"))
-    ks = keystone.Ks(keystone.KS_ARCH_ARM, keystone.KS_MODE_ARM)
-    sub, _ = ks.asm("sub sp, sp, #136", buffer)
     # r0-r14 as stored, then regs->ARM_sp and ARM_cpsr; r4 keeps the AEABI
     # alignment pad across the call.
-    body, _ = ks.asm("add r3, sp, #136; str r3, [sp, #52]; mrs r4, apsr; str r4, [sp, #64]; "
-                     f"mov r1, sp; {_movw_movt('r0', struct_addr)}; "
-                     f"and r4, sp, #4; sub sp, sp, r4; bl {callback:#x}; add sp, sp, r4; "
-                     "ldr r1, [sp, #64]; msr APSR_nzcvq, r1", buffer + 8)
-    detour = bytes(sub) + struct.pack("<I", _STM_SP_NO_PC) + bytes(body)
+    detour = _words(_SUB_SP_136, _STM_SP_NO_PC, *_SAVE_SP_AND_FLAGS) + _movw_movt(0, struct_addr)
+    detour += _words(*_ALIGN_SP)
+    detour += encode_call(buffer + len(detour), callback) + _words(*_RESTORE_FLAGS)
     if not asi.register_usage_flags >> ARM_REG_PC & 1:
         tail = buffer + len(detour) + 8
-        return detour + _LDM_SP_NO_PC + code[addr - start:addr - start + 4] + encode_jump(
+        return detour + _words(_LDM_SP_NO_PC) + code[addr - start:addr - start + 4] + encode_jump(
             tail, addr + 4), 4
-    return detour + _LDM_SP_ALL, 4
+    return detour + _words(_LDM_SP_ALL), 4
 
 
 def arch_optimize_kprobe(addr: int, buffer: int, breakpoint: bytes) -> bytes:

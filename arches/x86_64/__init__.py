@@ -79,7 +79,7 @@ _REGS = ("rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 "
 
 INT3 = b"\xcc"
 SYSCALL = bytes.fromhex("0f05")    # kisim's hypercall instruction
-_REG_NUM = ("rax rcx rdx rbx rsp rbp rsi rdi "
+REG_NUM = ("rax rcx rdx rbx rsp rbp rsi rdi "
             "r8 r9 r10 r11 r12 r13 r14 r15").split()
 
 
@@ -106,7 +106,7 @@ def _mov_imm(insn: bytes) -> tuple[str, int, int] | None:
     if len(insn) != i + size:
         return None
     value = int.from_bytes(insn[i:], "little", signed=size < width)
-    return _REG_NUM[reg], width, value & ((1 << 8 * width) - 1)
+    return REG_NUM[reg], width, value & ((1 << 8 * width) - 1)
 
 
 def int3_emulation(insn: bytes) -> str:

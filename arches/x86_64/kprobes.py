@@ -14,12 +14,11 @@ from __future__ import annotations
 from typing import Callable
 
 import capstone
-import keystone
 from capstone import x86_const
 
 from arches.base import Kprobes, Optprobes, PublishedHit, TrapFrame
 from arches.kprobe import KprobeRefused, Prepared
-from arches.x86_64 import INT3, SYSCALL, encode_jump
+from arches.x86_64 import INT3, REG_NUM, SYSCALL, encode_call, encode_jump
 
 MAX_INSN_SIZE = 16                  # arch/x86/include/asm/kprobes.h
 SLOT_BYTES = MAX_INSN_SIZE          # KPROBE_SLOT_BYTES in asm/kprobes.h
@@ -165,6 +164,43 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
 OPTPROBE_BUFFER_BYTES = 256          # asm/kprobes-core.h
 # The detour saves every pt_regs GPR slot (struct pt_regs order, 8 bytes each).
 _GPR_SLOTS = [(i * 8, name) for i, name in enumerate(PT_REGS[:15])]
+_FLAGS_SLOT, _SP_SLOT, _FRAME = 144, 152, 168     # pt_regs flags, sp; the frame below rsp
+# opt.c assembles its template into the kernel and copies its bytes, so
+# kisim writes the bytes too (SDM vol. 2 ch. 2: REX, ModRM, SIB, each
+# displacement in its shortest form); a test checks them against an assembler.
+_REX_W, _REX_R = 0x48, 0x04
+_PUSHFQ, _POPFQ, _POP_RAX = b"\x9c", b"\x9d", b"\x58"
+_MOV_RSI_RSP = bytes.fromhex("4889e6")          # mov rsi, rsp: regs
+
+
+def _rsp_operand(opcode: bytes, reg: int, disp: int, wide: bool = True) -> bytes:
+    """``opcode reg, [rsp + disp]`` (or ``[rsp + disp], reg``): the base rsp needs a SIB;
+    ``wide`` is REX.W, a 64-bit operand where the default is 32."""
+    rex = bytes([_REX_W | (_REX_R if reg >= 8 else 0)]) if wide else b""
+    mod = 0 if disp == 0 else 1 if -128 <= disp < 128 else 2
+    size = (0, 1, 4)[mod]
+    return (rex + opcode + bytes([mod << 6 | (reg & 7) << 3 | 4, 0x24])
+            + disp.to_bytes(size, "little", signed=True))
+
+
+def _gprs(opcode: bytes) -> bytes:
+    return b"".join(_rsp_operand(opcode, REG_NUM.index(name), off) for off, name in _GPR_SLOTS)
+
+
+def _template(struct: int, buffer: int, callback: int) -> bytes:
+    """optprobe_template_entry: save pt_regs below rsp, ``optimized_callback(op, regs)``,
+    restore; ``lea``, not sub/add, around the saved flags keeps the probed code's flags."""
+    lea, mov_store, mov_load, push = b"\x8d", b"\x89", b"\x8b", b"\xff"
+    rax, rsp = REG_NUM.index("rax"), REG_NUM.index("rsp")
+    head = (_rsp_operand(lea, rsp, -_FRAME) + _gprs(mov_store) + _PUSHFQ + _POP_RAX
+            + _rsp_operand(mov_store, rax, _FLAGS_SLOT) + _rsp_operand(lea, rax, _FRAME)
+            + _rsp_operand(mov_store, rax, _SP_SLOT)
+            + bytes([_REX_W, 0xB8 + REG_NUM.index("rdi")]) + struct.to_bytes(8, "little")
+            + _MOV_RSI_RSP)
+    return (head + encode_call(buffer + len(head), callback)
+            + _rsp_operand(push, 6, _FLAGS_SLOT, wide=False)    # ff /6: push r/m64
+            + _POPFQ + _gprs(mov_load)
+            + _rsp_operand(lea, rsp, _FRAME))
 
 
 def _relocated(insn: capstone.CsInsn, dest: int) -> bytes:
@@ -218,16 +254,7 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
         target = _branch_target(insn)
         if target is not None and addr < target < addr + length:
             raise KprobeRefused(f"a branch at {insn.address:#x} jumps into the detoured region")
-    save = "; ".join(f"mov qword ptr [rsp + {off}], {reg}" for off, reg in _GPR_SLOTS)
-    load = "; ".join(f"mov {reg}, qword ptr [rsp + {off}]" for off, reg in _GPR_SLOTS)
-    # lea, not sub/add, around the saved flags: the probed code's flags survive.
-    head = (f"lea rsp, [rsp - 168]; {save}; pushfq; pop rax; mov qword ptr [rsp + 144], rax; "
-            f"lea rax, [rsp + 168]; mov qword ptr [rsp + 152], rax; "
-            f"movabs rdi, {struct:#x}; mov rsi, rsp; "
-            f"call {callback:#x}; push qword ptr [rsp + 144]; popfq; {load}; "
-            f"lea rsp, [rsp + 168]")
-    encoding, _ = keystone.Ks(keystone.KS_ARCH_X86, keystone.KS_MODE_64).asm(head, buffer)
-    buf = bytearray(encoding)
+    buf = bytearray(_template(struct, buffer, callback))
     for insn in region:
         buf += _relocated(insn, buffer + len(buf))
     buf += encode_jump(buffer + len(buf), addr + length)
