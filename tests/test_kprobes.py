@@ -1,10 +1,12 @@
 """Kprobes executed for real: registration, the hit path, refusals (probes/kprobes.py)."""
 from __future__ import annotations
 
+import random
 import struct
 from collections import Counter
 
 import capstone
+import keystone
 import pytest
 
 from arches import ARCHES, NAMES, get_arch
@@ -729,7 +731,6 @@ def test_cli_kprobe_list_view_checks_the_run_behind_it(capsys) -> None:
 
 def _assembled(arch: str, text: str, address: int) -> bytes:
     """The test's oracle: Keystone, which kisim itself no longer runs for a detour."""
-    import keystone
     encoding, _ = keystone.Ks(*get_arch(arch).ks_mode).asm(text, address)
     return bytes(encoding)
 
@@ -756,7 +757,6 @@ def test_the_optprobe_template_is_the_bytes_an_assembler_writes(arch: str) -> No
     """The detour's template is written from its encoding bits (opt.c and opt-arm.c
     copy an assembled template): it equals an assembler's bytes for buffers,
     callbacks and struct addresses across their range."""
-    import random
     ops = arch_kprobes(get_arch(arch))
     nop = get_arch(arch).nop(4 if arch == "arm" else 1)
     rng = random.Random(0x0B7)
