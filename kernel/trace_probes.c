@@ -137,9 +137,11 @@ DEFINE_PROBE(sched_wakeup, (struct task_struct *t), rb_sched_wakeup(commit, t));
  * probe address, arguments, strings) in this CPU's kprobe_event_record,
  * or answers 0 when the event's filter rejects it; the probe then records
  * it as the kernel does: reserve, copy, commit. The record's first u16 is
- * its event id (common_type). See probes/trace_kprobe.py.
+ * its event id (common_type). See probes/trace_kprobe.py. The slot holds
+ * the largest record the kernel's ring buffer takes (ring_buffer.c
+ * BUF_MAX_DATA_SIZE, under a page); the host answers 0 for a larger one.
  */
-#define KPROBE_EVENT_RECORD	1024
+#define KPROBE_EVENT_RECORD	4096
 u8 kprobe_event_record[CONFIG_NR_CPUS][KPROBE_EVENT_RECORD] __attribute__((aligned(8)));
 
 static notrace void kprobe_event_commit(unsigned long len)

@@ -20,7 +20,8 @@ argument's fetch program (``process_fetch_insn``) on the trapped
 ``(fault)`` for a string), lays the record out as the event's ``format``
 says, applies the event's filter, and leaves it in the CPU's
 ``kprobe_event_record``; the guest reserves, copies and commits it (guest
-instructions). The fetch and the filter cost no guest instructions: the
+instructions). A record over the largest the ring buffer takes is lost, as
+``ring_buffer_lock_reserve`` refuses it, and counted (``TraceKprobe.lost``). The fetch and the filter cost no guest instructions: the
 kernel's would (docs/kprobe_events.md says what that leaves out).
 """
 from __future__ import annotations
@@ -42,16 +43,17 @@ from sim.errors import ConfigError
 from sim.guest import Guest
 from sim.machine import Cpu
 from tracing.errors import TraceError
+from tracing.events import HEADER
 from tracing.filter import COMM_KEY, CPU_KEY, FilterField, Predicate, compile_filter
+from tracing.tracedat import buf_max_data_size
 
-#: kernel/trace_probes.c: bytes of one CPU's kprobe_event_record, the largest
-#: record a kprobe event makes (strings are cut to fit, as
-#: strncpy_from_kernel_nofault cuts at its maxlen).
+#: kernel/trace_probes.c: bytes of one CPU's kprobe_event_record, at least the
+#: largest record the kernel's ring buffer takes (BUF_MAX_DATA_SIZE).
 KPROBE_EVENT_RECORD = int(re.search(r"^#define\s+KPROBE_EVENT_RECORD\s+(\d+)", (
     Path(__file__).resolve().parent.parent / "kernel/trace_probes.c").read_text(), re.M).group(1))
 #: ring buffer event ids of kprobe events start here (after kernel/include/linux/ring_buffer.h's).
 FIRST_EVENT_ID = 64
-RB_HEADER_BYTES = 32                  # struct rb_event_header
+MAX_STRING_SIZE = 4096                # kernel/trace/trace_probe.h: PATH_MAX, its NUL included
 FAULT = "(fault)"
 
 
@@ -66,6 +68,7 @@ class TraceKprobe:
     #: The event's filter (tracing/filter.py): fields by name -> keep.
     filter: Predicate | None = None
     filtered: int = 0                     # hits the filter kept out of the buffer
+    lost: int = 0                         # hits whose record the ring buffer could not take
 
     @property
     def hits(self) -> int:
@@ -93,6 +96,8 @@ class TraceKprobes:
         self._prefix = "<" if self.arch.endian == "little" else ">"
         self._symbols = Symbolizer(kprobes.tables)
         self._ops = kprobes.ops
+        #: bytes of the largest record kept (:meth:`fit`)
+        self.largest = min(KPROBE_EVENT_RECORD, buf_max_data_size(self.arch.word))
         guest.hypercalls.register("HC_KPROBE_EVENT", self._hit)
 
     # -- the kprobe_events file -------------------------------------------------
@@ -234,10 +239,10 @@ class TraceKprobes:
             fields.append((arg.name, _field_type(arg) if not arg.count else STRING))
         return EventClass(ev.event, tuple(fields), output=lambda e: self.print_line(e))
 
-    @property
-    def max_record(self) -> int:
-        """The largest ring-buffer record of a kprobe event, header included."""
-        return RB_HEADER_BYTES + KPROBE_EVENT_RECORD
+    def fit(self, payload: int) -> None:
+        """The ring buffer takes records of at most ``payload`` bytes: a larger one is
+        lost, as the kernel's is over BUF_MAX_DATA_SIZE (``ring_buffer_lock_reserve``)."""
+        self.largest = min(self.largest, payload)
 
     def classes(self) -> list[EventClass]:
         return [tk.cls for tk in self.events.values()]
@@ -259,6 +264,9 @@ class TraceKprobes:
             tk, ev, _ = self._by_struct[obj]
             heads = (self.machine.read_word(obj + FIELDS.index("addr") * word),)
         record = self._fetch(tk, ev, heads, regs, cpu)
+        if len(record) > self.largest:      # not reserved: the filter never sees it
+            tk.lost += 1
+            return 0
         if tk.filter is not None and not tk.filter(self._filter_values(tk, record, cpu)):
             tk.filtered += 1
             return 0
@@ -285,8 +293,7 @@ class TraceKprobes:
             at = ev.head_size + arg.offset
             for k, value in enumerate(items):
                 if arg.type.is_string:
-                    room = KPROBE_EVENT_RECORD - len(rec) - len(dyn)
-                    text = b"" if value is None or room <= 0 else value[:room - 1] + b"\0"
+                    text = b"" if value is None else value + b"\0"
                     loc = (len(text) << 16) | (len(rec) + len(dyn))
                     struct.pack_into(p + "I", rec, at + 4 * k, loc)
                     dyn += text
@@ -397,9 +404,10 @@ class TraceKprobes:
         return out
 
     def _string(self, addr: int) -> bytes | None:
-        """fetch_store_string: the NUL-terminated string at ``addr`` (None: a fault)."""
+        """fetch_store_string: the NUL-terminated string at ``addr``, cut to
+        MAX_STRING_SIZE with its NUL (fetch_store_strlen); None: a fault."""
         out = bytearray()
-        while len(out) < KPROBE_EVENT_RECORD:
+        while len(out) < MAX_STRING_SIZE - 1:
             c = self._read(addr + len(out), 1)
             if c is None:
                 return None
@@ -471,7 +479,7 @@ class KprobeEventLayout:
 
     def decode(self, cpu: int, header: tuple, body: bytes, offset: int) -> Event:
         ts, _id, size, tid, comm = header
-        rec = body[offset:offset + size - RB_HEADER_BYTES]
+        rec = body[offset:offset + size - struct.calcsize(HEADER)]
         return self.owner.decode(self.tk, rec, cpu, ts, tid,
                                  comm.split(b"\0", 1)[0].decode("utf-8", "replace"))
 

@@ -85,6 +85,36 @@ def test_filter_keeps_events_out_of_the_buffer() -> None:
     assert tk.filtered and tk.filtered + len(sizes) == tk.probes[0][1].hits
 
 
+@pytest.mark.slow
+def test_a_record_the_ring_buffer_cannot_take_is_lost_and_counted() -> None:
+    """Records up to the largest a sub-buffer holds are kept whole (1,552 bytes here:
+    three 64-element arrays); a larger one is lost and counted, as
+    ring_buffer_lock_reserve refuses one over BUF_MAX_DATA_SIZE, and the guest
+    runs on (it had written past its CPU's record slot)."""
+    array = "=+0(%sp):x64[64]"
+    fits = " ".join(f"a{i}{array}" for i in range(3))
+    over = " ".join(f"b{i}{array}" for i in range(8))      # 4,112 bytes: over 4,024
+    got, events = _run("x86_64", [f"p:fits kmalloc {fits}", f"p:over kfree {over}"], size=5)
+    kept = [e for e in got if e.name == "fits"]
+    tk_fits, tk_over = events.events[("kprobes", "fits")], events.events[("kprobes", "over")]
+    assert kept and len(kept) == tk_fits.hits and tk_fits.lost == 0
+    assert all(e.fields[f"a{i}"].count(",") == 63 for e in kept for i in range(3))
+    assert tk_over.hits and tk_over.lost == tk_over.hits
+    assert not [e for e in got if e.name == "over"]
+    assert events.largest == 4096 - 40 - 32      # the default sub-buffer, less both headers
+
+
+def test_a_string_is_cut_at_max_string_size() -> None:
+    """fetch_store_strlen reads at most MAX_STRING_SIZE bytes, its NUL included."""
+    guest = Guest(build("x86_64"), cpus=1, workload="kmalloc", size=5)
+    events = kprobe_events(guest, attach(guest), ("p:a kmalloc",))
+    heap = guest.image.symbols["heap"]
+    guest.machine.write(heap, b"k" * 5000 + b"\0")
+    assert events._string(heap) == b"k" * 4095
+    guest.machine.write(heap + 2000, b"\0")
+    assert events._string(heap) == b"k" * 2000
+
+
 def test_registration_refusals_are_the_kernels() -> None:
     guest = Guest(build("x86_64"), cpus=1, workload="kmalloc", size=5)
     events = kprobe_events(guest, attach(guest), ("p:a kmalloc size=%di",))

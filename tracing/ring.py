@@ -122,6 +122,12 @@ class RingBuffers:
                                base + cpu * per_cpu)
         return cls(machine, channel, base, subbuf_size, nr_subbufs, mode)
 
+    @property
+    def largest_payload(self) -> int:
+        """Bytes of the largest record's payload a sub-buffer holds beside its header
+        (the guest's ring_buffer_reserve pads header and payload to 8 bytes)."""
+        return self.subbuf_size - self._sub.size - self._head.size
+
     def add_layouts(self, layouts: dict) -> None:
         """Decode records of more event ids (kprobe events, defined at run time):
         id -> an object with ``decode(cpu, header, body, offset)``."""

@@ -155,7 +155,8 @@ class EventList:
 class DynamicEvents(Protocol):
     """Events defined at run time that record into the same buffers."""
 
-    max_record: int           # bytes of the largest record, header included
+    def fit(self, payload: int) -> None:
+        """Records of more than ``payload`` bytes are lost (and counted)."""
 
     def classes(self) -> list[EventClass]: ...
 
@@ -191,13 +192,13 @@ class TraceSession:
         largest = max(record_size(arch, name) for name in classes)
         if dynamic is not None:
             self.classes += dynamic.classes()
-            largest = max(largest, dynamic.max_record)
         self.ring = RingBuffers.install(
             self.machine, symbols["ring_buffer_channel"],
             self.inst.tracepoints.pool.base + RING_GAP,
             subbuf_size=options.subbuf_size, nr_subbufs=options.subbufs, mode=options.mode,
             max_record=largest)
         if dynamic is not None:
+            dynamic.fit(self.ring.largest_payload)
             self.ring.add_layouts(dynamic.layouts())
         self._layouts = record_layouts(arch)
         self._head = struct.Struct(("<" if arch.endian == "little" else ">") + HEADER)

@@ -52,6 +52,13 @@ MAGIC = b"\x17\x08\x44tracing"
 VERSION = 6
 #: The guest's PAGE_SIZE on every kisim arch; trace-cmd walks the data page by page.
 PAGE_SIZE = 4096
+
+
+def buf_max_data_size(long_size: int) -> int:
+    """The largest event a ring-buffer page takes (ring_buffer.c BUF_MAX_DATA_SIZE:
+    the page less its header, a u64 time stamp and a local_t commit, less the 8
+    bytes of an event's header and length); ``ring_buffer_lock_reserve`` refuses more."""
+    return PAGE_SIZE - (8 + long_size) - 8
 #: Option ids (enum tracecmd_file_options, trace-cmd-private.h).
 OPTION_DONE, OPTION_CPUSTAT, OPTION_TRACECLOCK = 0, 2, 4
 #: The clock, as tracefs ``trace_clock`` shows the chosen one: kisim's modeled
@@ -388,7 +395,7 @@ class CpuPages:
         if not self.open:
             self._open_page(ts)
             chunk = self._event(type_len, body, 0)
-            if len(chunk) > self._room():
+            if len(chunk) > self.data_size:
                 raise TraceError(f"trace.dat: an event of {len(payload)} bytes does not "
                                  f"fit a {PAGE_SIZE}-byte page")
         self._data += chunk
@@ -403,7 +410,8 @@ class CpuPages:
         return self._header(type_len, delta) + body
 
     def _room(self) -> int:
-        """Data bytes a page holds, less the stored lost-event count on a marked page."""
+        """Data bytes a page holds, less the stored lost-event count on a marked page
+        (unless its first event needs them: :meth:`close_page`)."""
         return self.data_size - (self.long_size if self._page_missed else 0)
 
     def _open_page(self, ts: int) -> None:
@@ -417,9 +425,12 @@ class CpuPages:
             return
         commit = len(self._data)
         data = bytes(self._data)
-        if self._page_missed:
-            commit |= RB_MISSED_EVENTS | RB_MISSED_STORED
-            data += self._page_missed.to_bytes(self.long_size, "big" if self.big else "little")
+        if self._page_missed:           # the count where the page has room for it
+            commit |= RB_MISSED_EVENTS      # (ring_buffer_read_page)
+            if self.data_size - len(data) >= self.long_size:
+                commit |= RB_MISSED_STORED
+                data += self._page_missed.to_bytes(self.long_size,
+                                                   "big" if self.big else "little")
         self.pages.append(self.head.pack(self._page_ts, commit) + data.ljust(self.data_size, b"\0"))
         self.open = False
 

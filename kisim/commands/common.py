@@ -426,15 +426,19 @@ def kprobe_session(guest: Any, options: TraceOptions,
 
 
 def kprobe_counts(events: Any) -> list[dict[str, Any]]:
-    """Each kprobe event's hits and the hits its filter kept out (for --json)."""
-    return [{"event": f"{group}/{name}", "id": tk.id, "hits": tk.hits, "filtered": tk.filtered}
+    """Each kprobe event's hits, those its filter kept out and those lost for a record
+    larger than the ring buffer takes (for --json)."""
+    return [{"event": f"{group}/{name}", "id": tk.id, "hits": tk.hits, "filtered": tk.filtered,
+             "lost": tk.lost}
             for (group, name), tk in (events.events.items() if events else ())]
 
 
 def print_kprobe_counts(events: Any) -> None:
     for c in kprobe_counts(events):
+        lost = (f", {c['lost']:,} lost: a record over the ring buffer's largest "
+                f"({events.largest:,} bytes)" if c["lost"] else "")
         print(f"kprobe event {c['event']}: {c['hits']:,} hits, {c['filtered']:,} kept out "
-              "by its filter")
+              f"by its filter{lost}")
 
 
 def kprobe_lines(args: argparse.Namespace) -> tuple[str, ...]:
