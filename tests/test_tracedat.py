@@ -28,13 +28,15 @@ from sim.guest import Guest
 from tracing import babeltrace, tracecmd
 from tracing.ctf import PacketInfo, TraceInfo
 from tracing.events import event_classes, parse_probes
+from tracing.errors import TraceError
 from tracing.outdir import OutDir
 from tracing.session import EventList, TraceOptions, TraceResult, TraceSession
 from tracing.sinks import SinkContext, open_sink
 from tracing.text import kernel_line, render
 from tracing.tracedat import (OPTION_CPUSTAT, OPTION_DONE, OPTION_TRACECLOCK, PAGE_SIZE,
-                              TRACE_CLOCK, TRACEFS_FIELDS, TS_MASK, CpuPages, TraceDatSink,
-                              event_format, marker_spec, select_events, tracefs_name)
+                              RB_MISSED_EVENTS, RB_MISSED_STORED, TRACE_CLOCK, TRACEFS_FIELDS,
+                              TS_MASK, CpuPages, TraceDatSink, buf_max_data_size, event_format,
+                              marker_spec, select_events, tracefs_name)
 
 needs_tc = pytest.mark.skipif(tracecmd.available() is None,
                               reason="trace-cmd is not installed and apt is not available "
@@ -127,6 +129,23 @@ def test_time_extend_encoding() -> None:
         assert words == [word(1, 0), int.from_bytes(b"\1\2\3\4", order), word(30, 9), 5,
                          word(1, 0)]
         assert int.from_bytes(pages.pages[0][8:16], order) == 24      # commit: 3 words x 8
+
+
+def test_a_lost_count_is_stored_only_where_the_page_has_room() -> None:
+    """ring_buffer_read_page stores the lost count after the events when it fits; a
+    page its first event fills (BUF_MAX_DATA_SIZE) says only that events were lost."""
+    for long_size in (8, 4):
+        full, room = CpuPages("<", long_size), CpuPages("<", long_size)
+        for pages, payload in ((full, buf_max_data_size(long_size)), (room, 100)):
+            pages.add(1, b"\1")
+            pages.lost(3)
+            pages.add(2, bytes(payload))
+            pages.finish()
+        for pages, stored in ((full, 0), (room, RB_MISSED_STORED)):
+            commit = int.from_bytes(pages.pages[1][8:8 + long_size], "little")
+            assert commit & (RB_MISSED_EVENTS | RB_MISSED_STORED) == RB_MISSED_EVENTS | stored
+        with pytest.raises(TraceError, match="does not fit"):
+            full.add(3, bytes(buf_max_data_size(long_size) + 1))
 
 
 def test_format_text_is_tracefs_shape(arch: Arch) -> None:
