@@ -854,11 +854,13 @@ class Kprobes(Capability):
                  "KPROBES_ON_FTRACE": bool,
                  "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple,
                  "CAN_PROBE": bool, "BACK_CHAIN": bool, "REGS_OFFSET_NAMES": tuple,
-                 "FUNCTION_ARG_REGS": tuple}
+                 "REGS_OFFSET_ALIASES": dict, "FUNCTION_ARG_REGS": tuple}
     #: v5.10 regs_query_register_offset's names (arch/*/kernel/ptrace.c
     #: regoffset_table), in struct pt_regs word order ("" for a word it does
     #: not name): the kprobe_events %REG names.
     REGS_OFFSET_NAMES: ClassVar[tuple[str, ...]] = ()
+    #: Other names regoffset_table gives a word of REGS_OFFSET_NAMES (alias -> name).
+    REGS_OFFSET_ALIASES: ClassVar[dict[str, str]] = {}
     #: The registers v5.10 regs_get_kernel_argument reads, first argument
     #: first, where the arch selects HAVE_FUNCTION_ARG_ACCESS_API (else empty:
     #: no kprobe_events $argN).

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 from arches import Arch
 from probes.kprobes import arch_kprobes
@@ -182,7 +182,8 @@ class ProbeTarget:
     """The facts of one kernel that a definition is checked against.
 
     ``regs``: ``regs_query_register_offset``'s names in ``struct pt_regs``
-    word order (the arch's ``REGS_OFFSET_NAMES``); ``arg_regs``: the
+    word order (the arch's ``REGS_OFFSET_NAMES``), ``aliases`` the other
+    names it takes (``REGS_OFFSET_ALIASES``); ``arg_regs``: the
     registers ``regs_get_kernel_argument`` reads (empty: no
     HAVE_FUNCTION_ARG_ACCESS_API); ``thread_size``: bytes of a kernel stack
     (``$stackN`` up to THREAD_SIZE / sizeof(long)); ``lookup``:
@@ -196,6 +197,12 @@ class ProbeTarget:
     thread_size: int
     lookup: Callable[[str], int | None] = lambda name: None
     symbol_at: Callable[[int], tuple[str, int] | None] = lambda addr: None
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def reg_index(self, name: str) -> int | None:
+        """regs_query_register_offset, in words: None for a name it does not know."""
+        name = self.aliases.get(name, name)
+        return self.regs.index(name) if name and name in self.regs else None
 
     @property
     def max_stack(self) -> int:
@@ -347,6 +354,15 @@ def split_lines(text: str) -> Iterator[str]:
             yield line
 
 
+def split_symbol_offset(symbol: str, bits: int) -> tuple[str, int | None]:
+    """traceprobe_split_symbol_offset: ``SYM[+|-OFFS]`` as (SYM, OFFS), cut at the
+    first '+' or '-'; OFFS is None where kstrtol refuses it (-EINVAL)."""
+    cut = min((i for i in (symbol.find("+"), symbol.find("-")) if i >= 0), default=-1)
+    if cut < 0:
+        return symbol, 0
+    return symbol[:cut], kstrtol(symbol[cut:], 0, bits)
+
+
 def parse_kprobe_event(line: str, target: ProbeTarget) -> KprobeEvent | ProbeDeletion:
     """One kprobe_events line (trace_kprobe_create, create_or_delete_trace_kprobe)."""
     argv = line.split()
@@ -385,12 +401,10 @@ def parse_kprobe_event(line: str, target: ProbeTarget) -> KprobeEvent | ProbeDel
             if symbol[pct:] != "%return":
                 raise log.err(pct, "BAD_ADDR_SUFFIX")
             symbol, is_return = symbol[:pct], True
-        cut = min((i for i in (symbol.find("+"), symbol.find("-")) if i >= 0), default=-1)
-        if cut >= 0:
-            value = kstrtol(symbol[cut:], 0, target.bits)
-            if value is None or value < 0 or value > 0xFFFFFFFF:
-                raise log.err(0, "BAD_PROBE_ADDR")
-            symbol, offset = symbol[:cut], value
+        symbol, value = split_symbol_offset(symbol, target.bits)
+        if value is None or value < 0 or value > 0xFFFFFFFF:
+            raise log.err(0, "BAD_PROBE_ADDR")
+        offset = value
         fentry = target.on_func_entry(symbol, offset)
         if offset and is_return and not fentry:
             raise log.err(0, "BAD_RETPROBE")
@@ -402,7 +416,9 @@ def parse_kprobe_event(line: str, target: ProbeTarget) -> KprobeEvent | ProbeDel
         name = (f"{'r' if is_return else 'p'}_{symbol}_{offset}" if symbol is not None
                 else f"{'r' if is_return else 'p'}_0x{addr:0{target.bits // 4}x}")
         event = name[:1] + re.sub(r"[:.]", "_", name[1:MAX_EVENT_NAME_LEN - 1])
-    flags = _Flags(is_return, fentry)
+    # TPARG_FL_RETURN is set only where a symbol names the probe: an address
+    # kretprobe has no $retval (v5.10 __trace_kprobe_create)
+    flags = _Flags(is_return and symbol is not None, fentry)
     args: list[ProbeArg] = []
     size = 0
     for i, text in enumerate(argv[2:2 + MAX_TRACE_ARGS]):
@@ -513,7 +529,7 @@ def _parse_arg_body(name: str, arg: str, size: int, flags: _Flags, target: Probe
         ftype = find_fetch_type(tname, target.bits)
     if ftype is None:
         raise log.err(tpos, "BAD_TYPE")
-    code: list[tuple] = [("nop",)] * FETCH_INSN_MAX
+    code: list[tuple] = [("nop",)] * (FETCH_INSN_MAX - 1) + [("end",)]   # FETCH_OP_END
     at = _parse_fetch(arg, ftype, code, 0, flags, target, log, offset)
     op = code[at][0]
     if ftype.is_string:
@@ -576,9 +592,10 @@ def _parse_fetch(arg: str, ftype: FetchType, code: list[tuple], at: int, flags: 
     if first == "$":
         code[at] = _parse_var(arg[1:], flags, target, log, offs)
     elif first == "%":
-        if not arg[1:] or arg[1:] not in target.regs:
+        index = target.reg_index(arg[1:])
+        if index is None:
             raise log.err(offs, "BAD_REG_NAME")
-        code[at] = ("reg", target.regs.index(arg[1:]))
+        code[at] = ("reg", index)
     elif first == "@":
         if arg[1:2].isdigit():
             value = kstrtoull(arg[1:], 0, target.bits)
@@ -691,7 +708,7 @@ def probe_target(arch: Arch, image: Image) -> ProbeTarget:
             return None
 
     return ProbeTarget(arch.bits, ops.REGS_OFFSET_NAMES, ops.FUNCTION_ARG_REGS, THREAD_SIZE,
-                       lookup, image.symbol_at)
+                       lookup, image.symbol_at, ops.REGS_OFFSET_ALIASES)
 
 
 def parse_kprobe_events(lines: Iterable[str],
@@ -702,4 +719,4 @@ def parse_kprobe_events(lines: Iterable[str],
 
 __all__ = ["ERRORS", "FetchType", "KprobeEvent", "ProbeArg", "ProbeDeletion", "ProbeEventError",
            "ProbeTarget", "TraceProbeLog", "find_fetch_type", "parse_kprobe_event",
-           "parse_kprobe_events", "probe_target", "split_lines"]
+           "parse_kprobe_events", "probe_target", "split_lines", "split_symbol_offset"]

@@ -36,7 +36,7 @@ from patcher.instrument import Instrumentation
 from probes.function_tracer import Symbolizer
 from probes.kprobe_events import (FetchType, KprobeEvent, ProbeArg, ProbeDeletion, ProbeEventError,
                                   ProbeTarget, TraceProbeLog, parse_kprobe_event, probe_target,
-                                  split_lines)
+                                  split_lines, split_symbol_offset)
 from probes.kprobes import FIELDS, RI_FIELDS, Kprobe, Kprobes, Kretprobe
 from sim.event import STRING, Event, EventClass, FieldType, s, u
 from sim.errors import ConfigError
@@ -153,9 +153,9 @@ class TraceKprobes:
         for arg in ev.args:
             code = list(arg.code)
             for i, insn in enumerate(code):
-                if insn[0] == "symbol":
-                    name, sign, off = re.match(r"([^+-]*)([+-]?)(.*)", insn[1]).groups()
-                    code[i + 1] = ("imm", self.target.lookup(name) + int(sign + (off or "0"), 0))
+                if insn[0] == "symbol":             # checked by _register_probe
+                    name, offset = split_symbol_offset(insn[1], self.target.bits)
+                    code[i + 1] = ("imm", self.target.lookup(name) + offset)
             args.append(replace(arg, code=tuple(c for c in code if c[0] != "symbol")))
         return replace(ev, args=tuple(args))
 
@@ -167,11 +167,12 @@ class TraceKprobes:
         try:
             if addr is not None and self._within_notrace_func(addr + ev.offset):
                 raise PatchError("EINVAL", f"Could not probe notrace function {ev.symbol}")
-            for arg in ev.args:
-                for insn in arg.code:
-                    if insn[0] == "symbol" and self.target.lookup(
-                            re.split(r"[+-]", insn[1], maxsplit=1)[0]) is None:
-                        raise PatchError("ENOENT", f"no symbol {insn[1]!r} for @{insn[1]}")
+            for insn in (c for a in ev.args for c in a.code if c[0] == "symbol"):
+                name, offset = split_symbol_offset(insn[1], self.target.bits)
+                if offset is None:                  # traceprobe_update_arg: -EINVAL
+                    raise PatchError("EINVAL", f"@{insn[1]}: an offset kstrtol refuses")
+                if self.target.lookup(name) is None:
+                    raise PatchError("ENOENT", f"no symbol {name!r} for @{insn[1]}")
             for insn in (c for a in ev.args for c in a.code if c[0] == "reg"):
                 if insn[1] >= len(self._ops.PT_REGS):
                     raise PatchError("EINVAL", f"%{self.target.regs[insn[1]]} names no word "

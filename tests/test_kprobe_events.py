@@ -30,7 +30,8 @@ def _target(arch: str = "x86_64", bits: int = 64) -> ProbeTarget:
     def symbol_at(addr: int) -> tuple[str, int] | None:
         return next(((n, addr - a) for n, (a, size) in FUNCS.items() if a <= addr < a + size), None)
 
-    return ProbeTarget(bits, ops.REGS_OFFSET_NAMES, ops.FUNCTION_ARG_REGS, 16384, lookup, symbol_at)
+    return ProbeTarget(bits, ops.REGS_OFFSET_NAMES, ops.FUNCTION_ARG_REGS, 16384, lookup, symbol_at,
+                       ops.REGS_OFFSET_ALIASES)
 
 
 X86 = _target()
@@ -105,6 +106,17 @@ REFUSED = [
      "DOC: arrays only on memory fetchargs"),
     ("r vfs_read ^$arg1", "Invalid $-valiable specified", "DOC: $argN only on function entry"),
     ("p vfs_read+4 ^$arg1", "Invalid $-valiable specified", "DOC: $argN only on function entry"),
+    # v5.10 source: TPARG_FL_RETURN is set only where a symbol names the probe
+    ("r 0x1000 ^$retval", "$retval is not available on probe", "SRC: an address kretprobe"),
+    # kstrtoll negates what follows '-' with _kstrtoull, which takes no '+'
+    ("p vfs_read ^-+8(%ax)", "Invalid dereference offset", "SRC: kstrtoll '-+'"),
+    ("p vfs_read arg1=\\^-+5", "Invalid immediate value", "SRC: kstrtoll '-+'"),
+    ("p ^vfs_read-+0", "Invalid probed address or symbol", "SRC: kstrtoll '-+'"),
+    # FETCH_OP_END holds the program's last slot
+    ("p vfs_read ^" + "+0(" * 13 + "@0" + ")" * 13 + ":x8[2]", "Dereference is too much nested",
+     "SRC: the last slot is FETCH_OP_END (array)"),
+    ("p vfs_read " + "+0(" * 13 + "@0" + ")" * 13 + ":^b1@0/8", "Invalid bitfield",
+     "SRC: the last slot is FETCH_OP_END (bitfield)"),
 ]
 
 
@@ -213,13 +225,20 @@ def test_kretprobe_fields_on_a_32_bit_kernel() -> None:
 
 @pytest.mark.parametrize("arch,good,bad", [
     ("x86_64", "%di", "%r0"), ("arm", "%r0", "%di"), ("arm", "%ORIG_r0", "%orig_r0"),
-    ("ppc32", "%gpr3", "%r3"), ("ppc32", "%link", "%lr")])
+    ("ppc32", "%gpr3", "%R3"), ("ppc32", "%r3", "%r32"), ("ppc32", "%link", "%lr")])
 def test_register_names_are_the_arch_table(arch: str, good: str, bad: str) -> None:
-    """Each arch's v5.10 regs_query_register_offset names, exact strcmp."""
+    """Each arch's v5.10 regs_query_register_offset names, exact strcmp (PowerPC's
+    ptrace-view.c names each GPR both r<N> and gpr<N>: one word)."""
     target = _target(arch, get_arch(arch).bits)
     assert parse_kprobe_event(f"p vfs_read {good}", target).args[0].code[0][0] == "reg"
     with pytest.raises(ProbeEventError, match="Invalid register name"):
         parse_kprobe_event(f"p vfs_read {bad}", target)
+
+
+def test_a_powerpc_gpr_has_two_names_for_one_word() -> None:
+    target = _target("ppc32", 32)
+    assert [parse_kprobe_event(f"p vfs_read %{r}3", target).args[0].code[0]
+            for r in ("r", "gpr")] == [("reg", 3)] * 2
 
 
 def test_arg_n_only_where_the_arch_has_the_api() -> None:

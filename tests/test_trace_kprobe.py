@@ -126,12 +126,21 @@ def test_registration_refusals_are_the_kernels() -> None:
         ("p kmalloc v=@no_such_symbol", "Invalid probed address or symbol", 2),
         # NOKPROBE and notrace: within_notrace_func (dynamic ftrace is on)
         ("p ring_buffer_reserve", "Failed to register probe event", 2),
+        # traceprobe_update_arg: kstrtol refuses the offset (-EINVAL), before the lookup
+        ("p kmalloc v=@kfree+foo", "Failed to register probe event", 2),
+        ("p kmalloc v=@kfree+0b1", "Failed to register probe event", 2),
+        ("p kmalloc v=@kfree+1_0", "Failed to register probe event", 2),
+        ("p kmalloc v=@no_such_symbol+foo", "Failed to register probe event", 2),
     ]
     for line, message, pos in cases:
         with pytest.raises(ProbeEventError) as err:
             events.write(line)
         assert str(err.value) == f"trace_kprobe: error: {message}", line
         assert err.value.pos == pos, line
+    events.write("p:b kmalloc v=@kfree+010")      # kstrtol, base 0: octal
+    assert events._by_struct[events.events[("kprobes", "b")].probes[0][1].struct][1].args[0] \
+        .code[0] == ("imm", guest.image.symbols["kfree"] + 8)
+    events.write("-:b")
     events.write("p:a kfree size=%di")            # multi-probe: a second place, same args
     assert [p.symbol for p, _ in events.events[("kprobes", "a")].probes] == ["kmalloc", "kfree"]
     events.write("-:a")

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 
 
-def kstrtoull(s: str, base: int = 0, bits: int = 64) -> int | None:
-    """kstrtoull: an optional '+', then the whole string in ``base`` (0: 0x hex,
-    0 octal, else decimal), one trailing newline allowed; None on any error."""
+def _kstrtoull(s: str, base: int, bits: int) -> int | None:
+    """_kstrtoull: the whole string in ``base`` (0: 0x hex, 0 octal, else decimal),
+    one trailing newline allowed; None on any error. No sign."""
     s = s[:-1] if s.endswith("\n") else s
-    s = s[1:] if s.startswith("+") else s
     if base == 0:
         base = 16 if s[:2].lower() == "0x" and len(s) > 2 else 8 if s[:1] == "0" else 10
     if base == 16 and s[:2].lower() == "0x":
@@ -21,10 +20,16 @@ def kstrtoull(s: str, base: int = 0, bits: int = 64) -> int | None:
     return value if value < 1 << bits else None
 
 
+def kstrtoull(s: str, base: int = 0, bits: int = 64) -> int | None:
+    """kstrtoull: an optional '+', then :func:`_kstrtoull`."""
+    return _kstrtoull(s[1:] if s.startswith("+") else s, base, bits)
+
+
 def kstrtol(s: str, base: int = 0, bits: int = 64) -> int | None:
-    """kstrtoll for a ``bits``-wide long: a leading '-' negates."""
+    """kstrtoll for a ``bits``-wide long: a leading '-' negates what follows it,
+    which may not have a sign of its own ('-+8' is refused); else :func:`kstrtoull`."""
     if s.startswith("-"):
-        value = kstrtoull(s[1:], base, bits)
+        value = _kstrtoull(s[1:], base, bits)
         return -value if value is not None and value <= 1 << (bits - 1) else None
     value = kstrtoull(s, base, bits)
     return value if value is not None and value < 1 << (bits - 1) else None

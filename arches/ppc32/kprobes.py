@@ -29,6 +29,9 @@ EXTRA_REGS: dict[str, int] = {}
 #: mq, trap, dar and dsisr parse but name no saved word. No
 #: HAVE_FUNCTION_ARG_ACCESS_API in v5.10 powerpc, so no $argN. Assumed: no
 #: r0..r31 aliases (later kernels' GPR_OFFSET_NAME has them; v5.10 not verified).
+#: v5.10 arch/powerpc/kernel/ptrace/ptrace-view.c GPR_OFFSET_NAME names each
+#: GPR twice, r<N> first, then gpr<N>.
+REGS_OFFSET_ALIASES = {f"r{i}": f"gpr{i}" for i in range(32)}
 REGS_OFFSET_NAMES = tuple(f"gpr{i}" for i in range(32)) + (
     "nip", "msr", "", "ctr", "link", "xer", "ccr", "mq", "trap", "dar", "dsisr")
 TRAP_ENTRY = "kprobe_exc_entry"      # the guest's exception prologue: mfxer
