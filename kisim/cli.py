@@ -80,6 +80,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} -h')\n")
 
+    def _parse_optional(self, arg_string: str):  # type: ignore[no-untyped-def]
+        """argparse's, but a word starting '-:' is a kprobe_events deletion
+        (``-:[GRP/]EVENT``), not an option: no option of kisim's starts so."""
+        if arg_string.startswith("-:"):
+            return None
+        return super()._parse_optional(arg_string)
+
 
 def build_parser() -> argparse.ArgumentParser:
     from kisim import commands

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from arches import Arch
 from probes.kprobes import arch_kprobes
@@ -108,13 +108,15 @@ _GOOD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")     # trace.h is_good_name
 
 class ProbeEventError(ValueError):
     """A definition v5.10 refuses: its error_log entry (``err`` None: the write
-    fails with -EINVAL and the kernel logs nothing, as for ``$comm:x64``)."""
+    fails, -EINVAL or the errno ``strerror`` names, and the kernel logs nothing,
+    as for ``$comm:x64``)."""
 
-    def __init__(self, err: str | None, command: str, pos: int, why: str = "") -> None:
+    def __init__(self, err: str | None, command: str, pos: int, why: str = "",
+                 strerror: str = "Invalid argument") -> None:
         self.err, self.command, self.pos = err, command, pos
         #: kisim's reason for a registration refusal (the kernel's pr_warn or errno).
         self.reason = ""
-        text = ERRORS[err] if err else f"write error: Invalid argument ({why})"
+        text = ERRORS[err] if err else f"write error: {strerror} ({why})"
         super().__init__(f"trace_kprobe: error: {text}" if err else text)
 
     @property
@@ -263,15 +265,27 @@ class KprobeEvent:
         """The fixed part of a record (head and arguments), before any string."""
         return self.head_size + sum(a.size for a in self.args)
 
+    def place(self) -> str:
+        """Where it probes, as trace_kprobe_show prints it (the raw address: v5.10's
+        ``%p`` would hash it)."""
+        if self.symbol is None:
+            return f"0x{self.addr:0{self.bits // 4}x}"
+        return f"{self.symbol}+{self.offset}" if self.offset else self.symbol
+
     def show(self) -> str:
         """The line reading ``kprobe_events`` prints (trace_kprobe_show)."""
         head = ("r" + (str(self.maxactive) if self.maxactive else "") if self.is_return
                 else "p") + f":{self.group}/{self.event}"
-        if self.symbol is None:
-            place = f"0x{self.addr:0{self.bits // 4}x}"
-        else:
-            place = f"{self.symbol}+{self.offset}" if self.offset else self.symbol
-        return " ".join([head, place] + [f"{a.name}={a.comm}" for a in self.args])
+        return " ".join([head, self.place()] + [f"{a.name}={a.comm}" for a in self.args])
+
+    def matches(self, words: Sequence[str]) -> bool:
+        """trace_kprobe_match_command_head: no words, or the place and then the
+        first arguments as ``NAME=FETCHARG`` (trace_probe_match_command_args)."""
+        if not words:
+            return True
+        args = words[1:]
+        return words[0] == self.place() and len(args) <= len(self.args) and all(
+            word == f"{a.name}={a.comm}" for word, a in zip(args, self.args))
 
     def print_fmt(self) -> str:
         """traceprobe_set_print_fmt (__set_print_fmt)."""
@@ -320,10 +334,12 @@ def _field_line(f: tuple[str, str, int, int, bool]) -> str:
 
 @dataclass(frozen=True)
 class ProbeDeletion:
-    """``-:[GRP/]EVENT``: delete an event (dyn_event_release)."""
+    """``-:[GRP/]EVENT [PLACE [NAME=FETCHARG]...]``: delete the probes of the event
+    that match the words given, every probe of it without (dyn_event_release)."""
 
     group: str | None
     event: str
+    words: tuple[str, ...] = ()
 
 
 # -- the parser ---------------------------------------------------------------------
@@ -432,12 +448,15 @@ def parse_kprobe_event(line: str, target: ProbeTarget) -> KprobeEvent | ProbeDel
 
 
 def _parse_deletion(argv: list[str]) -> ProbeDeletion:
-    """dyn_event_release: ``-:[GRP/]EVENT`` (anything else: -EINVAL, no log)."""
+    """dyn_event_release: ``-:[GRP/]EVENT`` (anything else: -EINVAL, no log); the
+    group is up to the first '/'."""
     head = argv[0]
-    if len(head) < 3 or head[1] != ":":
+    group, slash, event = head[2:].partition("/")
+    if not slash:
+        group, event = "", group
+    if head[1:2] != ":" or not event:
         raise ProbeEventError(None, " ".join(argv), 0, "deletion is -:[GRP/]EVENT")
-    group, _, event = head[2:].rpartition("/")
-    return ProbeDeletion(group or None, event)
+    return ProbeDeletion(group if slash else None, event, tuple(argv[1:]))
 
 
 def _parse_event_name(text: str, log: TraceProbeLog, offset: int) -> tuple[str, str]:

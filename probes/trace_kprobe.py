@@ -115,14 +115,28 @@ class TraceKprobes:
         return self._register(parsed)
 
     def _delete(self, d: ProbeDeletion, line: str) -> None:
-        """dyn_event_release: every probe of the event goes (-ENOENT: none)."""
-        key = next((k for k in self.events if k[1] == d.event and d.group in (None, k[0])), None)
-        if key is None:
-            raise ProbeEventError(None, line.strip(), 0, "no such event (ENOENT)")
-        for _, probe in self.events.pop(key).probes:
-            (self.kprobes.unregister_kretprobe if isinstance(probe, Kretprobe)
-             else self.kprobes.unregister_kprobe)(probe)
-            del self._by_struct[probe.struct]
+        """dyn_event_release: every probe that trace_kprobe_match takes goes, in every
+        group unless one is named; an event with no probe left goes too (-ENOENT: none)."""
+        gone = 0
+        for key, tk in list(self.events.items()):
+            if key[1] != d.event or d.group not in (None, key[0]):
+                continue
+            for ev, probe in [p for p in tk.probes if p[0].matches(d.words)]:
+                (self.kprobes.unregister_kretprobe if isinstance(probe, Kretprobe)
+                 else self.kprobes.unregister_kprobe)(probe)
+                del self._by_struct[probe.struct]
+                tk.probes.remove((ev, probe))
+                gone += 1
+            if not tk.probes:
+                del self.events[key]
+        if not gone:
+            raise ProbeEventError(None, line.strip(), 0, "no probe matches it",
+                                  strerror="No such file or directory")
+
+    def listing(self) -> list[str]:
+        """Reading ``kprobe_events``: each probe's line in the order it was defined
+        (the dyn_event list, probes_seq_show)."""
+        return [ev.show() for _, ev, _ in self._by_struct.values()]
 
     def _register(self, ev: KprobeEvent) -> TraceKprobe:
         """register_trace_kprobe: append to an existing event, or a new one."""

@@ -147,6 +147,36 @@ def test_registration_refusals_are_the_kernels() -> None:
     assert not events.events and not events.kprobes.probes
 
 
+def test_a_deletion_takes_what_dyn_event_release_matches() -> None:
+    """-:[GRP/]EVENT [PLACE [ARGS]] deletes each probe trace_kprobe_match takes, in
+    every group unless one is named, and nothing that does not match (-ENOENT);
+    reading kprobe_events lists the probes in the order they were defined."""
+    guest = Guest(build("x86_64"), cpus=1, workload="kmalloc", size=5)
+    events = kprobe_events(guest, attach(guest), ("p:a kmalloc size=%di", "p:b kfree",
+                                                  "p:a kmalloc+4 size=%di", "p:g/a kfree"))
+    a, b, a4, ga = ("p:kprobes/a kmalloc size=%di", "p:kprobes/b kfree",
+                    "p:kprobes/a kmalloc+4 size=%di", "p:g/a kfree")
+    assert events.listing() == [a, b, a4, ga]
+    for line in ("-:kprobes/a kfree", "-:a kmalloc size=%si", "-:a kmalloc size=%di more=%ax",
+                 "-:nosuch", "-:/a", "-:g/b"):
+        with pytest.raises(ProbeEventError, match="No such file or directory"):
+            events.write(line)
+    assert events.listing() == [a, b, a4, ga]
+    events.write("-:a kmalloc size=%di")           # one probe of the two of kprobes/a
+    assert events.listing() == [b, a4, ga]
+    events.write("-:a")                            # the rest of it, and g/a
+    assert events.listing() == [b] and len(events.kprobes.probes) == 1
+    events.write("p:a kmalloc")                    # defined again: listed last
+    assert events.listing() == [b, "p:kprobes/a kmalloc"]
+
+
+def test_cli_takes_a_deletion_as_a_definition(capsys) -> None:
+    """'-:EVENT' is a definition, not an option of kisim's."""
+    from kisim.cli import main
+    assert main(["kprobe-events", "--arch", "x86_64", "p:a kmalloc", "p:b kfree", "-:a"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "p:kprobes/b kfree"
+
+
 def test_bitfield_keeps_v510s_integer_promotion() -> None:
     """FETCH_OP_MOD_BF on a u8: C promotes to int before the shifts, so b4@0/8
     of 0xff is 0xff in v5.10 (the high bits are not shifted out); a u32 is exact."""

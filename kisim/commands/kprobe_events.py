@@ -46,11 +46,9 @@ def cmd_kprobe_events(args: argparse.Namespace) -> int:
         raise UsageError(f"no definition given: blank lines and comments define nothing{given}")
     guest = Guest(build(args.arch, overrides=overrides(args), modules=args.modules), cpus=1)
     events = kprobe_events(guest, attach(guest), lines)
-    tks = list(events.events.values()) if events else []
-    for tk in tks:
-        for ev, _ in tk.probes:
-            print(ev.show())
-    for tk in tks:
+    for line in events.listing() if events else ():
+        print(line)
+    for tk in events.events.values() if events else ():
         print(f"\n# events/{tk.event.group}/{tk.event.event}/format")
         print(tk.format(), end="")
     return 0
