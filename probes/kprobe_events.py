@@ -661,7 +661,9 @@ def _parse_fetch(arg: str, ftype: FetchType, code: list[tuple], at: int, flags: 
     elif first == "\\":
         if arg[1:2] == '"':
             body = arg[2:]
-            if not body.endswith('"'):
+            # __parse_imm_string checks str[len - 1]: of an empty body, the opening
+            # quote, so '\"' is the empty string
+            if body and not body.endswith('"'):
                 raise log.err(offs + 2 + len(body), "IMMSTR_NO_CLOSE")
             code[at] = ("data", body[:-1])
         else:

@@ -137,12 +137,27 @@ def test_refused_with_the_kernels_error_and_caret(case: str, message: str, sourc
     assert log[2] == " " * (11 + pos) + "^"
 
 
+def test_a_long_command_is_logged_as_tracing_log_err_keeps_it() -> None:
+    """v5.10 tracing_log_err: '\\n  Command: CMD\\n' cut to 255 bytes (the newline
+    before the caret goes with the command's end) and the caret's pos a u8."""
+    args = " ".join(f"a{i}=%ax" for i in range(40))
+    command = f"p:a vfs_read {args} bad=%rax"
+    with pytest.raises(ProbeEventError) as err:
+        parse_kprobe_event(command, X86)
+    pos = command.index("%rax")
+    assert pos > 256 and len(command) > 243
+    message, kept = err.value.error_log().split("\n")
+    assert message == "trace_kprobe: error: Invalid register name"
+    assert kept == "  Command: " + command[:243] + " " * (11 + pos % 256) + "^"
+
+
 #: (definition, what reading kprobe_events shows, print fmt, source)
 ACCEPTED = [
     ("p vfs_read %ax", "p:kprobes/p_vfs_read_0 vfs_read arg1=%ax",
      '"(%lx) arg1=0x%Lx", REC->__probe_ip, REC->arg1', "AS GOODREG"),
     ("p vfs_read @_sdata", None, None, "AS"), ("p vfs_read @0x1234", None, None, "AS"),
     ("p vfs_read @_sdata+10", None, None, "AS"), ("p vfs_read @_sdata-10", None, None, "AS"),
+    ('p vfs_read s=\\"', None, None, "SRC: __parse_imm_string reads the opening quote: ''"),
     ("p vfs_read $stack", None, None, "AS"), ("p vfs_read $stack0", None, None, "AS"),
     ("p vfs_read $stack1", None, None, "AS"),
     ("r vfs_read $retval", "r:kprobes/r_vfs_read_0 vfs_read arg1=$retval",
