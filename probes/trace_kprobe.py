@@ -64,7 +64,8 @@ class TraceKprobe:
     event: KprobeEvent                    # the first definition: names, types, format
     id: int
     cls: EventClass
-    probes: list[tuple[KprobeEvent, Kprobe | Kretprobe]] = field(default_factory=list)
+    #: its probes, in the order defined; None: a module's not loaded (pending)
+    probes: list[tuple[KprobeEvent, Kprobe | Kretprobe | None]] = field(default_factory=list)
     #: The event's filter (tracing/filter.py): fields by name -> keep.
     filter: Predicate | None = None
     filtered: int = 0                     # hits the filter kept out of the buffer
@@ -73,7 +74,8 @@ class TraceKprobe:
     @property
     def hits(self) -> int:
         """Hits of all its probes (a kretprobe's: its entry probe's)."""
-        return sum(p.hits if isinstance(p, Kprobe) else p.kp.hits for _, p in self.probes)
+        return sum(p.hits if isinstance(p, Kprobe) else p.kp.hits for _, p in self.probes
+                   if p is not None)
 
     def format(self) -> str:
         """The tracefs ``events/GROUP/EVENT/format`` text."""
@@ -92,6 +94,10 @@ class TraceKprobes:
         self.events: dict[tuple[str, str], TraceKprobe] = {}
         self._next_id = FIRST_EVENT_ID          # ids are not reused after a deletion
         self._by_struct: dict[int, tuple[TraceKprobe, KprobeEvent, Kprobe | Kretprobe]] = {}
+        #: every probe, in the order defined (the kernel's list of dynamic events)
+        self._defined: list[tuple[KprobeEvent, Kprobe | Kretprobe | None]] = []
+        #: what register_trace_kprobe warned of (pr_warn), one line each
+        self.warnings: list[str] = []
         self._record = guest.image.symbols["kprobe_event_record"]
         self._prefix = "<" if self.arch.endian == "little" else ">"
         self._symbols = Symbolizer(kprobes.tables)
@@ -122,10 +128,12 @@ class TraceKprobes:
             if key[1] != d.event or d.group not in (None, key[0]):
                 continue
             for ev, probe in [p for p in tk.probes if p[0].matches(d.words)]:
-                (self.kprobes.unregister_kretprobe if isinstance(probe, Kretprobe)
-                 else self.kprobes.unregister_kprobe)(probe)
-                del self._by_struct[probe.struct]
+                if probe is not None:
+                    (self.kprobes.unregister_kretprobe if isinstance(probe, Kretprobe)
+                     else self.kprobes.unregister_kprobe)(probe)
+                    del self._by_struct[probe.struct]
                 tk.probes.remove((ev, probe))
+                self._defined.remove((ev, probe))
                 gone += 1
             if not tk.probes:
                 del self.events[key]
@@ -136,7 +144,7 @@ class TraceKprobes:
     def listing(self) -> list[str]:
         """Reading ``kprobe_events``: each probe's line in the order it was defined
         (the dyn_event list, probes_seq_show)."""
-        return [ev.show() for _, ev, _ in self._by_struct.values()]
+        return [ev.show() for ev, _ in self._defined]
 
     def _register(self, ev: KprobeEvent) -> TraceKprobe:
         """register_trace_kprobe: append to an existing event, or a new one."""
@@ -157,7 +165,9 @@ class TraceKprobes:
             self._next_id += 1
         tk = old
         tk.probes.append((ev, probe))
-        self._by_struct[probe.struct] = (tk, self._resolve_args(ev), probe)
+        self._defined.append((ev, probe))
+        if probe is not None:
+            self._by_struct[probe.struct] = (tk, self._resolve_args(ev), probe)
         self.events[(ev.group, ev.event)] = tk
         return tk
 
@@ -173,8 +183,10 @@ class TraceKprobes:
             args.append(replace(arg, code=tuple(c for c in code if c[0] != "symbol")))
         return replace(ev, args=tuple(args))
 
-    def _register_probe(self, ev: KprobeEvent, log: TraceProbeLog) -> Kprobe | Kretprobe:
-        """__register_trace_kprobe, and the kernel's errno -> error_log mapping."""
+    def _register_probe(self, ev: KprobeEvent, log: TraceProbeLog) -> Kprobe | Kretprobe | None:
+        """__register_trace_kprobe, and the kernel's errno -> error_log mapping;
+        None where -ENOENT names a module not loaded, which register_trace_kprobe
+        leaves pending (kisim loads no module later: it never fires)."""
         log.index = 1
         where = dict(symbol_name=ev.symbol, offset=ev.offset, addr=ev.addr)
         addr = (self.target.lookup(ev.symbol) if ev.symbol is not None else ev.addr)
@@ -196,6 +208,10 @@ class TraceKprobes:
                     **where, handler="kretprobe_event_handler", maxactive=ev.maxactive))
             return self.kprobes.register_kprobe(Kprobe(**where, pre_handler="kprobe_event_handler"))
         except PatchError as err:
+            if err.errno == "ENOENT" and not self._module_exists(ev):
+                self.warnings.append(f"{ev.place()}: This probe might be able to register "
+                                     "after target module is loaded. Continue.")
+                return None
             if err.errno == "ENOMEM":
                 raise ProbeEventError(None, " ".join(ev.argv), 0, err.message) from None
             code = {"EILSEQ": "BAD_INSN_BNDRY", "ENOENT": "BAD_PROBE_ADDR"}.get(
@@ -203,6 +219,13 @@ class TraceKprobes:
             refusal = log.err(0, code)
             refusal.reason = err.message
             raise refusal from None
+
+    def _module_exists(self, ev: KprobeEvent) -> bool:
+        """trace_kprobe_module_exist: a symbol with no MOD: is the kernel's."""
+        if ev.symbol is None:
+            return False
+        module, colon, _ = ev.symbol.partition(":")
+        return not colon or module in self.guest.image.symbols.modules
 
     def _within_notrace_func(self, addr: int) -> bool:
         """within_notrace_func (v5.10, CONFIG_DYNAMIC_FTRACE without

@@ -170,6 +170,23 @@ def test_a_deletion_takes_what_dyn_event_release_matches() -> None:
     assert events.listing() == [b, "p:kprobes/a kmalloc"]
 
 
+@pytest.mark.slow
+def test_a_probe_on_a_module_not_loaded_is_pending() -> None:
+    """register_trace_kprobe: -ENOENT where MOD: names no loaded module is not an
+    error; the event stays defined, with the kernel's warning, and never fires;
+    a function the kernel lacks is still refused."""
+    got, events = _run("x86_64", ["p:m nosuchmod:foo", "p:k kmalloc"], size=5)
+    assert events.listing() == ["p:kprobes/m nosuchmod:foo", "p:kprobes/k kmalloc"]
+    assert events.warnings == ["nosuchmod:foo: This probe might be able to register after "
+                               "target module is loaded. Continue."]
+    assert events.events[("kprobes", "m")].hits == 0 and not [e for e in got if e.name == "m"]
+    assert [e for e in got if e.name == "k"]
+    with pytest.raises(ProbeEventError, match="Invalid probed address or symbol"):
+        events.write("p nosuchfunc")
+    events.write("-:m")
+    assert events.listing() == ["p:kprobes/k kmalloc"]
+
+
 def test_cli_takes_a_deletion_as_a_definition(capsys) -> None:
     """'-:EVENT' is a definition, not an option of kisim's."""
     from kisim.cli import main

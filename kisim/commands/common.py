@@ -417,12 +417,19 @@ def kprobe_session(guest: Any, options: TraceOptions,
     What its filters left in error_log is printed as warnings."""
     inst = attach(guest)
     events = kprobe_events(guest, inst, options.kprobe_events)
+    warn_kprobe_events(events)
     if filters is not None:
         options = replace(options, filters=options.filters + filters(events))
     session = TraceSession(guest, options, inst, events)
     for entry in session.error_log:
         print(f"kisim: warning: {entry}", file=sys.stderr)
     return session, events
+
+
+def warn_kprobe_events(events: Any) -> None:
+    """What registering the kprobe events warned of (the kernel's pr_warn), on stderr."""
+    for line in events.warnings if events else ():
+        print(f"kisim: warning: trace_kprobe: {line}", file=sys.stderr)
 
 
 def kprobe_counts(events: Any) -> list[dict[str, Any]]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 
 from kbuild import build
-from kisim.commands.common import add_arch, add_modules, add_set, kprobe_lines, overrides
+from kisim.commands.common import (add_arch, add_modules, add_set, kprobe_lines, overrides,
+                                   warn_kprobe_events)
 from kisim.errors import UsageError
 from patcher.instrument import attach
 from probes.kprobe_events import split_lines
@@ -46,6 +47,7 @@ def cmd_kprobe_events(args: argparse.Namespace) -> int:
         raise UsageError(f"no definition given: blank lines and comments define nothing{given}")
     guest = Guest(build(args.arch, overrides=overrides(args), modules=args.modules), cpus=1)
     events = kprobe_events(guest, attach(guest), lines)
+    warn_kprobe_events(events)
     for line in events.listing() if events else ():
         print(line)
     for tk in events.events.values() if events else ():
