@@ -22,6 +22,11 @@ def check_int(what: str, value: object) -> None:
         raise TypeError(f"{what} must be an int, not {type(value).__name__}")
 
 
+#: Instructions a fault report replays at most to find the faulting turn's last
+#: blocks (a second or two on the scratch engine): a longer turn's has none.
+REPLAY_LIMIT = 10_000_000
+
+
 @dataclass
 class GuestFault(Exception):
     """The guest did something that ends the run.
@@ -37,7 +42,8 @@ class GuestFault(Exception):
     pc: int
     insn: str
     registers: dict[str, int] = field(default_factory=dict)
-    last_blocks: list[int] = field(default_factory=list)
+    #: the faulting turn's last blocks; None: the turn was too long to replay
+    last_blocks: list[int] | None = field(default_factory=list)
     instructions: int = 0
 
     def __post_init__(self) -> None:
@@ -52,7 +58,9 @@ class GuestFault(Exception):
         regs = [f"{name:>{width}} = {value:#0{18 if value >> 32 else 10}x}"
                 for name, value in self.registers.items()]
         rows = ["   ".join(regs[i:i + 4]) for i in range(0, len(regs), 4)]
-        blocks = " ".join(f"{b:#x}" for b in self.last_blocks) or "(none)"
+        blocks = (f"(not replayed: the turn ran over {REPLAY_LIMIT:,} instructions; a "
+                  "smaller --quantum keeps them)" if self.last_blocks is None
+                  else " ".join(f"{b:#x}" for b in self.last_blocks) or "(none)")
         return "\n".join([
             f"kisim: guest fault: {self.reason}",
             f"  arch {self.arch}, CPU {self.cpu}, PC {self.pc:#x}: {self.insn}",

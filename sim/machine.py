@@ -52,7 +52,7 @@ from sim.clock import ModeledClock
 from sim.elf import Image, read_elf
 from sim.event import cycles_to_ns
 from sim.inflight import forget_inflight_exception
-from sim.errors import ConfigError, GuestFault, UnmappedAccess, check_int
+from sim.errors import REPLAY_LIMIT, ConfigError, GuestFault, UnmappedAccess, check_int
 from sim.native import (CountState, CpuState, MemoryMap, add_hook, count_hook, library,
                         new_engine, use_virtual_tlb)
 from sim.textlock import TextMutex, text_mutex
@@ -748,12 +748,13 @@ class Cpu:
         self.instructions += executed
         return executed
 
-    def replay_last_blocks(self) -> list[int]:
+    def replay_last_blocks(self) -> list[int] | None:
         """Block addresses of the current turn, replayed on a scratch Unicorn.
 
         The replay starts from this turn's saved registers over a copy of
         memory as it is now, with traps stepped over, so it is a faithful
-        trail whenever the turn's own stores did not change its path.
+        trail whenever the turn's own stores did not change its path. A turn
+        over :data:`REPLAY_LIMIT` is not replayed (None); a signal stops the replay.
         """
         if self._turn_start is None:
             return []
@@ -781,8 +782,11 @@ class Cpu:
         saved = self._turn_start
         start = self.arch.resume_address(saved.reg_read(self.arch.uc_regs[self.arch.pc]),
                                          lambda name: saved.reg_read(self.arch.uc_regs[name]))
+        if self._turn_budget > REPLAY_LIMIT:
+            return None                     # a trail the report can do without
         try:
-            scratch.emu_start(start, UNTIL_NEVER, count=self._turn_budget)
+            with signals.emulating(scratch):    # a signal stops it, and is raised after
+                scratch.emu_start(start, UNTIL_NEVER, count=self._turn_budget)
         except unicorn.UcError:
             pass
         return list(blocks)

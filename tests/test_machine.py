@@ -11,6 +11,7 @@ import unicorn
 from arches import ARCHES, TrapKind
 from sim import ConfigError, GuestFault, Machine, UNHANDLED
 from sim.machine import SPIN_BASE as SPIN_BASE_FOR_TEST, TrapPriority
+from sim.errors import REPLAY_LIMIT
 from sim.native import new_engine, use_virtual_tlb
 from sim.textlock import LockNotHeld
 from sim.asm import assemble, disassemble
@@ -205,6 +206,20 @@ def test_a_machine_without_the_trail_faults_with_no_last_blocks(arch) -> None:
         run.machine.run(max_instructions=10_000)
     assert info.value.last_blocks == [] and info.value.reason == "unmapped memory read"
     assert all(cpu._turn_start is None for cpu in run.machine.cpus)
+
+
+def test_a_turn_too_long_to_replay_faults_without_its_last_blocks(arch) -> None:
+    """A fault report replays its turn for the last blocks only up to REPLAY_LIMIT
+    instructions (a --quantum of 10**9 took minutes, deaf to Ctrl-C), and says so."""
+    run = load_snippet(arch, UNMAPPED[arch.name], 1, quantum=REPLAY_LIMIT + 1)
+    with pytest.raises(GuestFault) as info:
+        run.machine.run(max_instructions=REPLAY_LIMIT * 2)
+    assert info.value.last_blocks is None
+    assert "not replayed: the turn ran over 10,000,000 instructions" in info.value.report()
+    run = load_snippet(arch, UNMAPPED[arch.name], 1, quantum=REPLAY_LIMIT)
+    with pytest.raises(GuestFault) as info:
+        run.machine.run(max_instructions=REPLAY_LIMIT * 2)
+    assert info.value.last_blocks and info.value.last_blocks[0] == SNIPPET_BASE
 
 
 def test_unicorn_gets_64_bit_addresses_counts_and_registers_whole() -> None:
