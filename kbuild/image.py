@@ -215,8 +215,9 @@ def cache_key(arch: Arch, config_text: str, flags: list[str],
     for path in input_files(arch):
         add(_rel(path), path.read_bytes())
     for module in modules:               # the name, where diagnostics point, every file
-        add(f"module:{module.name}", f"{module.path}\0{module.root}\0{module.digest}".encode()
-            + b"\0".join(os.fspath(f.path).encode() for f in module.sources))
+        add(f"module:{module.name}",       # fsencode: a path need not be UTF-8
+            b"\0".join(map(os.fsencode, (module.path, module.root, module.digest)))
+            + b"\0".join(os.fsencode(f.path) for f in module.sources))
     if layout is not None:
         add("layout", f"{LAYOUT_FORMAT}\0{layout.seed}".encode())
     return h.hexdigest()

@@ -93,8 +93,8 @@ class Module:
     def compiled_text(self, source: ModuleFile) -> bytes:
         """What the compiler reads for ``source``: a #line directive naming the
         user's file, then the source."""
-        quoted = os.fspath(source.path).replace("\\", "\\\\").replace('"', '\\"')
-        return f'#line 1 "{quoted}"\n'.encode() + source.data
+        quoted = os.fsencode(source.path).replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+        return b'#line 1 "' + quoted + b'"\n' + source.data     # a path need not be UTF-8
 
     def write_tree(self, where: Path) -> list[tuple[Path, ModuleFile]]:
         """Write the files the compiler reads under ``where`` (the copy of

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -193,6 +194,19 @@ def test_bad_c_is_one_line_with_file_and_line(tmp_path: Path,
     assert f"{bad}:5:" in err and "undeclared" in err
     with pytest.raises(ModuleError, match=r"bad\.c:5:\d+: error"):
         build("ppc32", modules=[bad])
+
+
+def test_a_module_in_a_directory_whose_name_is_not_utf8_builds(tmp_path: Path) -> None:
+    """A path is bytes: a module's directory named in Latin-1 builds, and its
+    diagnostics name it (the cache key and the #line directive encoded it as UTF-8)."""
+    where = tmp_path / os.fsdecode(b"caf\xe9")
+    where.mkdir()
+    good, bad = where / "good.c", where / "bad.c"
+    good.write_text("#include <linux/module.h>\n\nint g(void)\n{\n\treturn 1;\n}\n")
+    bad.write_text("#include <linux/module.h>\n\nint f(void)\n{\n\treturn undeclared;\n}\n")
+    assert build("arm", modules=[good]).elf.exists()
+    with pytest.raises(ModuleError, match=r"bad\.c:5:\d+: error"):
+        build("arm", modules=[bad])
 
 
 def test_bad_module_inputs_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
