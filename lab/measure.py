@@ -91,6 +91,8 @@ def load_cost_model(path: str | Path, arch_names: tuple[str, ...]) -> CostModel:
         raise CompareError(str(err)) from None
     except ValueError as err:        # TOMLDecodeError, or an int of over 4300 digits
         raise CompareError(f"{path}: not valid TOML: {err}") from None
+    except RecursionError:           # tomllib recurses once per level of nesting
+        raise CompareError(f"{path}: not valid TOML: nested too deeply") from None
     for scope, table in data.items():
         if scope != "default" and scope not in arch_names:
             raise CompareError(f"{path}: [{scope}] is neither [default] nor an arch "

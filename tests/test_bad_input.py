@@ -1093,6 +1093,23 @@ def test_a_cost_model_integer_of_many_digits_is_one_line(digits, tmp_path, capsy
     assert _snapshot(tmp_path) == before
 
 
+def test_input_nested_past_the_parser_is_one_line(kmem_trace, tmp_path, capsys) -> None:
+    """JSON and TOML nested deeper than Python's parsers recurse (RecursionError, not
+    a ValueError): a trace stamp read by kmemtrace and by a trace writing over it,
+    and a cost model."""
+    trace = _copy(kmem_trace, tmp_path / "t")
+    (trace / ".kisim-trace").write_text("[" * 2000 + "]" * 2000)
+    model = tmp_path / "deep.toml"
+    model.write_text("a = " + "[" * 1000 + "]" * 1000 + "\n")
+    for argv in (["kmemtrace", "report", str(trace)],
+                 ["trace", "--arch", A, "--size", "5", "--out", str(trace)],
+                 ["compare", "--arch", A, "--cost-model", str(model), "--out",
+                  str(tmp_path / "out")]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and ("trace stamp" in err or "nested too deeply" in err), err
+
+
 @pytest.mark.parametrize("body, message", [
     pytest.param("while True:\n    pass\n", "importing badproto did not return within 2 s",
                  marks=pytest.mark.slow),           # waits out the 2 s timeout

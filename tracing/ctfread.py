@@ -122,7 +122,7 @@ def _check_stamped(path: Path, text: str) -> None:
     try:
         digest = json.loads(fsio.read_text(stamp, limit=STAMP_LIMIT,
                                            what="trace stamp")).get("sha256", {}).get("metadata")
-    except (ValueError, AttributeError, fsio.UnsafePath):
+    except (ValueError, AttributeError, RecursionError, fsio.UnsafePath):
         raise TraceError(f"{stamp}: not a kisim trace stamp") from None
     if digest is not None and hashlib.sha256(text.encode()).hexdigest() != digest:
         raise TraceError(f"{path}: corrupt metadata: its SHA-256 is not the one kisim "

@@ -115,7 +115,7 @@ class OutDir:
         try:
             files = json.loads(fsio.read_text(stamp, limit=STAMP_LIMIT, what="trace stamp"))
             names = set(files["files"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):    # nested past the parser
             raise TraceError(f"{stamp}: not a kisim trace stamp; use an empty "
                              "directory") from None
         if not all(isinstance(n, str) and n and "/" not in n and not n.startswith(".")
