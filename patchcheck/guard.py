@@ -25,6 +25,7 @@ from typing import Iterator
 
 from arches.base import TextPokeBatch
 from patchcheck.sites import CheckerError
+from sim import signals
 from sim.errors import GuestFault
 
 #: Seconds one run of a user protocol may take (--protocol-timeout). A run
@@ -69,7 +70,9 @@ def guarded(fn: TextPokeBatch, name: str, timeout: float | None) -> TextPokeBatc
         except RecursionError:
             raise ProtocolError(f"--protocol {name}: recursed too deeply "
                                 "(RecursionError)") from None
-        except Exception as err:                     # the user's code: any error at all
+        except BaseException as err:                 # the user's code: any error at all
+            if isinstance(err, (SystemExit, _Expired)) or signals.is_signal(err):
+                raise                                # time_limited's, or the user's Ctrl-C
             raise ProtocolError(f"--protocol {name}: raised {type(err).__name__}: "
                                 f"{err}") from None
     return run

@@ -67,6 +67,11 @@ def arrived(exc: BaseException) -> None:
             uc.emu_stop()
 
 
+def is_signal(exc: BaseException) -> bool:
+    """Whether ``exc`` is the exception of a signal that arrived (not one code raised)."""
+    return bool(_pending) and exc is _pending[0]
+
+
 def raise_pending() -> None:
     """Raise the exception of a signal that arrived, if one did."""
     if _pending:

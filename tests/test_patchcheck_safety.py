@@ -45,6 +45,18 @@ def recurses(port, sites):
     return recurses(port, sites)
 
 
+class Boom(BaseException):
+    pass
+
+
+def raises_base(port, sites):
+    raise Boom("not an Exception")
+
+
+def raises_interrupt(port, sites):
+    raise KeyboardInterrupt          # the code's, not the user's Ctrl-C
+
+
 def loops(port, sites):
     while True:
         try:
@@ -77,7 +89,9 @@ def _one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str
 @pytest.mark.parametrize("name, says", [
     ("raises", "raised ValueError: boom"),
     ("one_argument", "must take (port, sites); it takes (port)"),
-    ("recurses", "recursed too deeply")])
+    ("recurses", "recursed too deeply"),
+    ("raises_base", "raised Boom: not an Exception"),
+    ("raises_interrupt", "raised KeyboardInterrupt")])
 def test_a_protocol_that_fails_is_one_line_naming_it(protocols, name, says, capsys) -> None:
     err = _one_line_exit_2(["patchcheck", "--arch", "arm", "--seeds", "3",
                             "--protocol", f"{protocols}:{name}"], capsys)
