@@ -204,13 +204,16 @@ class _Parsed(NamedTuple):
 #: run. The most kept; each read still gets its own Image and SymbolTable.
 _PARSED: OrderedDict[tuple[int, int, int, int], _Parsed] = OrderedDict()
 PARSED_KEPT = 16
+#: Bytes of an ELF file read_elf opens: an image of kbuild's largest (256 MiB
+#: loaded, MAX_IMAGE_BYTES), with room for its symbols and debug information.
+MAX_ELF_FILE = 512 << 20
 
 
 def read_elf(path: str | Path) -> Image:
     """Parse a static ELF; :class:`ConfigError` if it is not one we can run."""
     path = Path(path)
     try:
-        with fsio.open_regular(path, what="ELF image") as f:     # never a FIFO or device
+        with fsio.open_regular(path, limit=MAX_ELF_FILE, what="ELF image") as f:  # no FIFO
             st = os.fstat(f.fileno())
             key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             parsed = _PARSED.get(key)

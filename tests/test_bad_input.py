@@ -505,6 +505,21 @@ def test_read_elf_refuses_a_fifo(tmp_path) -> None:
         read_elf(tmp_path / "vmlinux")
 
 
+def test_read_elf_takes_the_file_of_the_largest_image_a_build_makes(tmp_path) -> None:
+    """A module's initialised 80 MiB array built (MAX_IMAGE_BYTES is 256 MiB) and
+    then was refused by the loader's 64 MiB input limit; a file over
+    MAX_ELF_FILE is still refused, unread (both sparse)."""
+    from sim.elf import MAX_ELF_FILE, read_elf
+    from sim.errors import ConfigError
+    for size, says in ((100 << 20, "not an ELF|ELF"), (MAX_ELF_FILE + 1, "over the")):
+        path = tmp_path / f"vmlinux-{size}"
+        with open(path, "wb") as f:
+            f.truncate(size)
+        with pytest.raises(ConfigError, match=says) as err:
+            read_elf(path)
+        assert ("over the" in str(err.value)) == (size > MAX_ELF_FILE), err.value
+
+
 # -- issue 18: --json on a guest fault, for every command that runs a guest -----------
 
 def test_json_guest_fault_from_a_real_run(capsys, tmp_path) -> None:
