@@ -66,16 +66,20 @@ def config_arch(path: Path) -> str | None:
 def resolve_config(arch: str, config: str | os.PathLike[str] | None) -> ConfigChoice:
     """The configuration to build ``arch`` from.
 
-    ``config`` (a --config argument) wins; else ``./.config`` if it exists
-    and is a regular file; else the defconfig. Raises
-    :class:`ConfigChoiceError` (one line) when ``./.config`` is for another
-    arch.
+    ``config`` (a --config argument) wins; else ``./.config`` if it exists;
+    else the defconfig. Raises :class:`ConfigChoiceError` (one line) when
+    ``./.config`` is for another arch, or is there but not a regular file
+    (a directory, a FIFO, a device, a link to nothing), which is not taken
+    silently for no ``.config``.
     """
     name = get_arch(arch).name
     if config is not None:
         return ConfigChoice(Path(config), "--config")
-    if not DOT_CONFIG.is_file():
+    if not os.path.lexists(DOT_CONFIG):
         return ConfigChoice(None, "defconfig")
+    if not DOT_CONFIG.is_file():
+        raise ConfigChoiceError("./.config is not a regular file: remove it, or pass "
+                                "--config FILE")
     other = config_arch(DOT_CONFIG)
     if other is not None and other != name:
         raise ConfigChoiceError(f"./.config is for {other}, not {name}: pass --config FILE, "

@@ -33,6 +33,9 @@ from arches import get_arch
 
 #: ``$(srctree)``: the repository root, the parent of this package.
 SRCTREE = Path(__file__).resolve().parent.parent
+#: Bytes of a configuration file read: a kisim .config is about 2 KiB, and
+#: Linux's allyesconfig for x86_64 about 300 KiB.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 class KconfigError(Exception):
@@ -204,6 +207,10 @@ def _read_into(kconf: kconfiglib.Kconfig, path: str | os.PathLike[str]) -> None:
     if not Path(path).is_file():        # a FIFO or device would block or never end
         raise KconfigError(f"{os.fspath(path)}: not a regular file; a configuration is read "
                            "only from a regular file")
+    size = Path(path).stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise KconfigError(f"{os.fspath(path)}: a configuration of {size:,} bytes, over the "
+                           f"{MAX_CONFIG_BYTES:,}-byte limit")
     kconf.warnings.clear()
     try:
         kconf.load_config(os.fspath(path))

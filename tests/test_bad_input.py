@@ -520,6 +520,27 @@ def test_read_elf_takes_the_file_of_the_largest_image_a_build_makes(tmp_path) ->
         assert ("over the" in str(err.value)) == (size > MAX_ELF_FILE), err.value
 
 
+def test_a_configuration_over_its_limit_or_a_dot_config_not_a_file_is_one_line(
+        tmp_path, monkeypatch, capsys) -> None:
+    """A .config has a size limit (a 200 MB comment took 500 MB of memory and
+    built); a ./.config that is not a regular file is refused, not passed over
+    for the defconfig."""
+    from kconfig import MAX_CONFIG_BYTES
+    big = tmp_path / "big.cfg"
+    big.write_text("#" * MAX_CONFIG_BYTES + "\n")
+    for command in ("build", "olddefconfig", "savedefconfig"):
+        assert main([command, "--arch", A, "--config", str(big)]) == 2
+        assert "-byte limit" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)
+    for make in (lambda p: p.symlink_to(tmp_path / "nothing"), os.mkfifo, os.mkdir):
+        make(tmp_path / ".config")
+        assert main(["boot", "--arch", A, "--size", "2"]) == 2
+        err = capsys.readouterr().err
+        assert err == "kisim: error: ./.config is not a regular file: remove it, or pass " \
+                      "--config FILE\n"
+        (os.rmdir if (tmp_path / ".config").is_dir() else os.unlink)(tmp_path / ".config")
+
+
 # -- issue 18: --json on a guest fault, for every command that runs a guest -----------
 
 def test_json_guest_fault_from_a_real_run(capsys, tmp_path) -> None:
