@@ -115,3 +115,15 @@ def test_filter_event_names_tracefs_and_kisim() -> None:
                                        "sched/sched_switch")] == \
         ["kmem_kmalloc", "kmem_kmalloc", "kmem_kmalloc", "sched_switch"]
     assert builtin_event("kprobes/sched_switch") is None and builtin_event("myprobe") is None
+
+
+def test_a_filter_the_filter_file_would_not_take_is_refused() -> None:
+    """event_filter_write: a write of PAGE_SIZE bytes or more (the expression and
+    echo's newline) is -EINVAL; one byte less is parsed."""
+    from tracing.errors import TraceError
+    from tracing.filter import FILTER_WRITE_LIMIT
+    bangs = FILTER_WRITE_LIMIT - 2 - len("size > 1")
+    fits = "!" * bangs + "size > 1"                 # size is 0: true where the '!' are odd
+    assert compile_filter(fits, FIELDS)(_values()) is bool(bangs % 2)
+    with pytest.raises(TraceError, match="under 4,096 with its newline"):
+        compile_filter("!" + fits, FIELDS)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from sim.event import EventClass
-from tracing.errors import error_log_entry
+from tracing.errors import MAX_FILTER_STR_VAL, TraceError, error_log_entry
 from tracing.kstrtox import kstrtol, kstrtoull
 
 #: trace_events_filter.c OPS, in match order.
@@ -38,7 +38,9 @@ ERRORS = {
     "INVALID_VALUE": "Invalid value (did you forget quotes)?", "ERRNO": "Error",
     "NO_FILTER": "No filter found",
 }
-MAX_FILTER_STR_VAL = 256             # trace.h
+#: v5.10 trace_events_filter.c event_filter_write (and the system filter's): a
+#: write of PAGE_SIZE bytes or more is -EINVAL; echo adds a newline to the expression.
+FILTER_WRITE_LIMIT = 4096
 NUM_BUF = 24                         # parse_pred's num_buf
 TASK_COMM_LEN = 16
 LOC = "event filter parse error"     # tracing_log_err's location for filters
@@ -214,6 +216,10 @@ def compile_filter(expr: str, fields: Sequence[FilterField]) -> Predicate:
     field name, the common fields by theirs, the generic CPU and comm at
     :data:`CPU_KEY` and :data:`COMM_KEY`.
     """
+    if len(expr.encode()) + 1 >= FILTER_WRITE_LIMIT:
+        raise TraceError(f"a filter of {len(expr.encode()):,} bytes: the filter file takes "
+                         f"under {FILTER_WRITE_LIMIT:,} with its newline (write error: "
+                         "Invalid argument)")
     parens, preds = _calc_stack(expr)
     if not preds:
         raise FilterError("ERRNO", expr, 0)
