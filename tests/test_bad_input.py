@@ -541,6 +541,26 @@ def test_a_configuration_over_its_limit_or_a_dot_config_not_a_file_is_one_line(
         (os.rmdir if (tmp_path / ".config").is_dir() else os.unlink)(tmp_path / ".config")
 
 
+@pytest.mark.slow                       # waits out the handshake's 6 s
+def test_a_scheduler_that_accepts_and_never_answers_is_one_line(capsys) -> None:
+    """Client's timeout bounds the connect, not Dask's handshake: a listener that
+    accepts and says nothing held compare, validate and patchcheck for ever."""
+    import socket
+    from workers import CONNECT_TIMEOUT
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        port = server.getsockname()[1]
+        begin = time.monotonic()
+        assert main(["compare", "--arch", A, "--layouts", "2", "--cycles", "count",
+                     "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+        took = time.monotonic() - begin
+    err = capsys.readouterr().err
+    assert err == (f"kisim: error: --scheduler tcp://127.0.0.1:{port}: no answer within "
+                   f"{2 * CONNECT_TIMEOUT} s (is a Dask scheduler listening there?)\n")
+    assert took < 2 * CONNECT_TIMEOUT + 10
+
+
 # -- issue 18: --json on a guest fault, for every command that runs a guest -----------
 
 def test_json_guest_fault_from_a_real_run(capsys, tmp_path) -> None:

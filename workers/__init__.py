@@ -113,10 +113,27 @@ def dask_client(address: str, error: type[Exception]) -> Client:
         from distributed import Client
     except ImportError:
         raise error("--scheduler needs Dask: pip install 'kisim[dask]'") from None
-    try:
-        return Client(address, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as err:
-        raise error(f"--scheduler {address}: cannot connect: {err}") from None
+    made: list[Client | BaseException] = []
+
+    def connect() -> None:
+        try:
+            made.append(Client(address, timeout=CONNECT_TIMEOUT))
+        except BaseException as err:    # handed to the caller's thread
+            made.append(err)
+
+    # Client's timeout bounds the TCP connect, not Dask's handshake: a port that
+    # accepts and never answers holds it for ever. A daemon thread dies with us.
+    thread = threading.Thread(target=connect, name="kisim-dask-connect", daemon=True)
+    thread.start()
+    thread.join(2 * CONNECT_TIMEOUT)
+    if not made:
+        raise error(f"--scheduler {address}: no answer within {2 * CONNECT_TIMEOUT} s "
+                    "(is a Dask scheduler listening there?)")
+    if isinstance(made[0], (OSError, TimeoutError, ValueError)):
+        raise error(f"--scheduler {address}: cannot connect: {made[0]}") from None
+    if isinstance(made[0], BaseException):
+        raise made[0]
+    return made[0]
 
 
 def ordered_map(task: Callable[[T], R], items: Iterable[T], *, jobs: int = 1,
