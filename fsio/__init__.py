@@ -58,6 +58,24 @@ def check_output(path: str | os.PathLike[str]) -> Path:
     return target
 
 
+def check_writable(path: str | os.PathLike[str]) -> Path:
+    """:func:`check_output`, and a file made and removed where the output will go
+    (its nearest directory that exists): refused now, not after a run, where no
+    file can be made, whatever the permission bits tell root (a read-only
+    mount, sysfs)."""
+    target = check_output(path)
+    where = target.absolute().parent
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=where)
+    except OSError as err:
+        raise UnsafePath(f"{target}: cannot write into {where}: {err.strerror or err}") from None
+    os.close(fd)
+    os.unlink(probe)
+    return target
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
     """Open a temporary file beside ``path``; on a clean exit rename it over
@@ -65,8 +83,11 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_open: mode {mode!r} (only 'w' or 'wb')")
     target = check_output(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:                  # name the user's file, not the temporary one
+        raise UnsafePath(f"{target}: cannot write it: {err.strerror or err}") from None
     try:
         with os.fdopen(fd, mode) as f:
             yield f
@@ -142,4 +163,4 @@ def _umask() -> int:
 
 
 __all__ = ["DEFAULT_INPUT_LIMIT", "UnsafePath", "atomic_open", "atomic_write",
-           "check_output", "open_regular", "read_regular", "read_text"]
+           "check_output", "check_writable", "open_regular", "read_regular", "read_text"]

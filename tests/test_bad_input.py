@@ -561,6 +561,22 @@ def test_a_scheduler_that_accepts_and_never_answers_is_one_line(capsys) -> None:
     assert took < 2 * CONNECT_TIMEOUT + 10
 
 
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="no sysfs here")
+def test_an_output_where_no_file_can_be_made_is_refused_before_the_run(capsys) -> None:
+    """sysfs takes no new file whatever the permission bits say (to root too): the
+    run is refused at once, naming the user's file, not after it (a 44 s sweep
+    lost its summary) naming a temporary file."""
+    for argv, path in ((["patchcheck", "--arch", A, "--seeds", "5000", "--findings-out"],
+                        "/sys/kernel/f.jsonl"),
+                       (["record", "--arch", A, "-e", "kmem", "--size", "3000", "-o"],
+                        "/sys/kernel/x.dat")):
+        begin = time.monotonic()
+        assert main([*argv, path]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"kisim: error: {path}: cannot write into /sys/kernel")
+        assert time.monotonic() - begin < 5
+
+
 # -- issue 18: --json on a guest fault, for every command that runs a guest -----------
 
 def test_json_guest_fault_from_a_real_run(capsys, tmp_path) -> None:

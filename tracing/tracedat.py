@@ -508,13 +508,15 @@ def kallsyms(image: Image) -> str:
 
 
 def output_file(path: str | os.PathLike[str]) -> Path:
-    """``path`` if a trace.dat may be written there (:func:`fsio.check_output`, in
-    a directory kisim can write into), else :class:`TraceError`."""
+    """``path`` if a trace.dat may be written there (:func:`fsio.check_writable`, in
+    a directory that exists), else :class:`TraceError`."""
     target = fsio.check_output(path)
-    parent = target.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise TraceError(f"{target}: {parent} is not a directory kisim can write into")
-    return target
+    if not target.parent.is_dir():
+        raise TraceError(f"{target}: {target.parent} is not a directory")
+    try:
+        return fsio.check_writable(target)
+    except fsio.UnsafePath as err:
+        raise TraceError(str(err)) from None
 
 
 class TraceDatSink:

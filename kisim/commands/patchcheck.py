@@ -142,7 +142,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.findings_out is not None:
         if args.ablate:
             raise UsageError("--findings-out lists a sweep's findings; --ablate has none")
-        fsio.check_output(args.findings_out)          # refused before the run, not after
+        fsio.check_writable(args.findings_out)        # refused before the run, not after
     workers = jobs(args)
     # Findings stream to an anonymous file; --findings-out FILE is replaced by
     # it only when the sweep completes, so a failed or cut-short run leaves FILE as it was.
