@@ -577,6 +577,18 @@ def test_an_output_where_no_file_can_be_made_is_refused_before_the_run(capsys) -
         assert time.monotonic() - begin < 5
 
 
+@pytest.mark.parametrize("pager", ["false", "sh -c 'exit 3'", "/nonexistent", "cat"])
+def test_the_tour_is_never_lost_to_a_failing_pager(pager, monkeypatch, capfd) -> None:
+    """pydoc.pager ignored the pager's exit: PAGER=false showed nothing and
+    exited 0. A failing pager now leaves the text on stdout, with a warning."""
+    from kisim.commands.tour import page
+    monkeypatch.setenv("PAGER", pager)
+    page("the tour\n")
+    out, err = capfd.readouterr()
+    assert out == "the tour\n"
+    assert ("the pager" in err) == (pager != "cat")
+
+
 # -- issue 18: --json on a guest fault, for every command that runs a guest -----------
 
 def test_json_guest_fault_from_a_real_run(capsys, tmp_path) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 import io
-import pydoc
+import os
+import subprocess
 import sys
 from contextlib import redirect_stdout
 
@@ -115,8 +116,24 @@ def run(args: argparse.Namespace) -> int:
     buf = io.StringIO()
     with redirect_stdout(buf):
         print_tour(facts)
-    pydoc.pager(buf.getvalue())
+    page(buf.getvalue())
     return 0
+
+
+def page(text: str) -> None:
+    """``text`` through ``$PAGER`` (a shell command, ``less`` by default, as pydoc
+    and git run it); printed here, with a warning, where the pager fails, so it
+    is never lost (pydoc.pager ignores the pager's exit)."""
+    command = os.environ.get("PAGER") or "less"
+    try:
+        done = subprocess.run(command, shell=True, input=text.encode(), check=False)
+        failed = done.returncode != 0
+    except OSError:
+        failed = True
+    if failed:
+        print(f"kisim: warning: the pager ({command!r}) failed; printing here",
+              file=sys.stderr)
+        sys.stdout.write(text)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
