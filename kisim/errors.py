@@ -34,10 +34,13 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 
 def one_line(err: BaseException) -> str:
-    """The error as one line; an OSError as ``FILE: reason``."""
+    """The error as one line; an OSError as ``FILE: reason``. A character that does
+    not print (a terminal's escape, a NUL from a user's file) is shown escaped."""
     if isinstance(err, OSError) and err.strerror:
-        return f"{err.filename}: {err.strerror}" if err.filename else err.strerror
-    return " ".join(str(err).split())
+        text = f"{err.filename}: {err.strerror}" if err.filename else err.strerror
+    else:
+        text = " ".join(str(err).split())
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 INTERRUPTED = 130    # 128 + SIGINT (2): the shell's convention, bash(1) "EXIT STATUS"
 TERMINATED = 143     # 128 + SIGTERM (15)

@@ -589,6 +589,17 @@ def test_the_tour_is_never_lost_to_a_failing_pager(pager, monkeypatch, capfd) ->
     assert ("the pager" in err) == (pager != "cat")
 
 
+def test_an_error_line_prints_no_control_character(tmp_path, capsys) -> None:
+    """A .config line of terminal escapes and NULs came back raw in the error line;
+    it is escaped (the user's terminal is not the input's to drive)."""
+    cfg = tmp_path / "esc.cfg"
+    cfg.write_bytes(b"CONFIG_MARKERS=y\n\x1b[31mRED\x1b]0;TITLE\x07\x00\n")
+    assert main(["build", "--arch", A, "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err[:-1].isprintable(), repr(err)
+    assert "\\x1b[31mRED" in err
+
+
 # -- issue 18: --json on a guest fault, for every command that runs a guest -----------
 
 def test_json_guest_fault_from_a_real_run(capsys, tmp_path) -> None:
