@@ -354,11 +354,13 @@ def menuconfig(arch: str, path: str | os.PathLike[str]) -> None:
     import menuconfig as kconfiglib_menuconfig  # kconfiglib's menuconfig.py
     with _output(path) as target:
         fsio.check_output(f"{target}.old")
+    created = None                  # the defconfig written for a new file, until saved over
     if target.exists():
         kconf = load_config(arch, target)
     else:
         kconf = defconfig(arch)
         write_config(kconf, target)
+        created = target.read_bytes()
 
     def saved(what: str, filename: str, write: Callable[[], None]) -> str:
         """A save from its menus, written as every other output is (_write());
@@ -386,6 +388,8 @@ def menuconfig(arch: str, path: str | os.PathLike[str]) -> None:
         try:
             kconfiglib_menuconfig.menuconfig(kconf)
         except curses.error as err:
+            if created is not None and target.read_bytes() == created:
+                target.unlink()     # a file of the user's name they never saw
             raise KconfigError(f"menuconfig: terminal error: {err} (is TERM set?)") from None
 
 

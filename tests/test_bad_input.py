@@ -6,6 +6,7 @@ directory holding a few fixture files; ``{dir}``, ``{fifo}``, ``{bin}``,
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -598,6 +599,25 @@ def test_an_error_line_prints_no_control_character(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err[:-1].isprintable(), repr(err)
     assert "\\x1b[31mRED" in err
+
+
+def test_menuconfig_that_cannot_start_leaves_no_new_file(tmp_path) -> None:
+    """menuconfig --config NEW writes the defconfig there first; a terminal it cannot
+    drive took it with an error and left the file (a pty, TERM unknown)."""
+    import pty
+    target = tmp_path / "new.cfg"
+    argv = [sys.executable, "-m", "kisim", "menuconfig", "--arch", A, "--config", str(target)]
+    pid, fd = pty.fork()
+    if pid == 0:                                     # the child: a terminal of its own
+        os.environ["TERM"] = "nosuchterm"
+        os.execv(sys.executable, argv)
+    out = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(fd, 4096):
+            out += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 2, out
+    assert b"terminal error" in out and not target.exists()
 
 
 # -- issue 18: --json on a guest fault, for every command that runs a guest -----------
