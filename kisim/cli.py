@@ -21,6 +21,7 @@ import pkgutil
 import signal
 import sys
 import threading
+import time
 from types import FrameType
 from typing import Iterator, NoReturn
 
@@ -115,7 +116,38 @@ def _version() -> str:
         return "unknown"
 
 
+#: Seconds the process waits at exit for threads still running, before it leaves them.
+STRAY_SECONDS = 2.0
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The ``kisim`` command: ``argv`` (default: the process's) parsed and run;
+    the exit status."""
+    status = _main(argv)
+    if argv is None:                    # the program, not a caller in this process
+        _leave_stray_threads(status)
+    return status
+
+
+def _leave_stray_threads(status: int) -> None:
+    """End the process now if threads are still running after :data:`STRAY_SECONDS`
+    (a ``--protocol`` module's, say): the interpreter would wait for them at exit,
+    for ever. One ending on its own (a pool's manager thread) is waited for."""
+    deadline = time.monotonic() + STRAY_SECONDS
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    stray = [t.name for t in threading.enumerate()
+             if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if stray:
+        print(f"kisim: warning: not waiting for {len(stray)} thread(s) still running "
+              f"({', '.join(stray[:3])}): started by a --protocol module?", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _main(argv: list[str] | None) -> int:
     if sys.stdout is None:              # started with fd 1 closed: print() would drop it all
         print("kisim: standard output is closed", file=sys.stderr)
         return 2

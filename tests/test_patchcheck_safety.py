@@ -265,3 +265,20 @@ def test_workers_die_with_a_killed_parent(tmp_path) -> None:
     while time.monotonic() < deadline and any(_alive(p, s) for p, s in workers.items()):
         time.sleep(0.1)
     assert not [pid for pid, start in workers.items() if _alive(pid, start)]
+
+
+def test_a_protocol_that_leaves_a_thread_running_does_not_hold_the_exit(tmp_path) -> None:
+    """The interpreter waits at exit for every non-daemon thread: one a --protocol
+    started, and never ends, held kisim for ever after its error line."""
+    (tmp_path / "threaded.py").write_text(
+        "import threading, time\n\ndef spin():\n    while True:\n        time.sleep(0.1)\n\n"
+        "def proto(port, sites):\n    threading.Thread(target=spin).start()\n"
+        "    raise ValueError('after thread')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    begin = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "kisim", "patchcheck", "--arch", "arm",
+                           "--seeds", "2", "--protocol", "threaded:proto"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2 and time.monotonic() - begin < 30
+    assert "raised ValueError: after thread" in done.stderr
+    assert "not waiting for 1 thread(s) still running" in done.stderr
