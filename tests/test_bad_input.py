@@ -73,6 +73,7 @@ CASES: list[tuple[str, ...]] = [
     ("asm", "--arch", A, "-f", "{fifo}"), ("asm", "--arch", A, "-f", "/dev/zero"),
     ("boot", "--arch", A, "--config", "{fifo}"), ("boot", "--arch", A, "--config", "/dev/zero"),
     ("kmemtrace", "report", "{fifo}"), ("kmemtrace", "report", "{missing}"),
+    ("kmemtrace", "report", ""),             # not the current directory, unasked
     # issue 18: stated limits, checked before work starts
     ("asm", "--arch", A, "--run", ".fill 33554432,1,0x90"), ("asm", "--arch", A, ".space 100000000"),
     ("asm", "--arch", A, ".rept 100000000\nnop\n.endr"), ("asm", "--arch", A, ".org 0x40000000"),

@@ -28,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError(f"--limit must be at least 1, not {args.limit}")
+    if not args.trace:                  # Path("") is the current directory
+        raise UsageError("TRACE_DIR is empty: name the trace's directory ('.' for this one)")
     report = analyze(args.trace)
     if args.json:
         print_json(report.to_json())
