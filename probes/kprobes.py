@@ -675,12 +675,20 @@ class Kprobes:
             raise
         return done
 
+    def _registered(self, kp: Kprobe) -> bool:
+        """__get_valid_kprobe: in kprobe_table, or in the list of an aggr_kprobe there."""
+        return self.probes.get(kp.addr) is kp or (kp.aggr is not None and kp in kp.aggr.members)
+
     def unregister_kprobe(self, kp: Kprobe) -> None:
         """Disarm, unlink from kprobe_table and free the struct (kernel/kprobes.c).
 
         A probe of an aggr_kprobe leaves its list (__unregister_kprobe_top);
-        the aggr_kprobe goes with its last probe.
+        the aggr_kprobe goes with its last probe. One not registered only gets
+        ``addr`` None, as unregister_kprobes() sets it NULL: it returns nothing.
         """
+        if not self._registered(kp):
+            kp.addr = None
+            return
         ap = kp.aggr
         if ap is not None and kp in ap.members:
             self._relink(self._field_addr(ap, "list"), "list", kp.struct,
@@ -696,8 +704,6 @@ class Kprobes:
             if all(m.disabled for m in ap.members):
                 self.disable_kprobe(ap)
             return
-        if self.probes.get(kp.addr) is not kp:
-            raise PatchError("ENOENT", f"kprobe at {kp.addr or 0:#x} is not registered")
         if not kp.disabled:
             self._disarm(kp)
         self._relink(self._bucket(kp.addr), "next", kp.struct, self.read_field(kp, "next"))
@@ -712,7 +718,10 @@ class Kprobes:
 
     def disable_kprobe(self, kp: Kprobe) -> None:
         """Disarm but keep registered ([DISABLED] in the list); a probe of an
-        aggr_kprobe is only flagged, and the aggr_kprobe disarmed with the last."""
+        aggr_kprobe is only flagged, and the aggr_kprobe disarmed with the last.
+        -EINVAL for one not registered (__disable_kprobe)."""
+        if not self._registered(kp):
+            raise PatchError("EINVAL", f"kprobe at {kp.addr or 0:#x} is not registered")
         if not kp.disabled:
             if not kp.members and kp.aggr is None:
                 self._disarm(kp)
@@ -724,9 +733,10 @@ class Kprobes:
                 self._disarm(kp)
 
     def enable_kprobe(self, kp: Kprobe) -> None:
-        """Rearm a disabled probe, or its aggr_kprobe (kernel/kprobes.c enable_kprobe)."""
-        if self.probes.get(kp.addr) is not kp and (kp.aggr is None or kp not in kp.aggr.members):
-            raise PatchError("ENOENT", f"kprobe at {kp.addr or 0:#x} is not registered")
+        """Rearm a disabled probe, or its aggr_kprobe (kernel/kprobes.c enable_kprobe);
+        -EINVAL for one not registered (__get_valid_kprobe)."""
+        if not self._registered(kp):
+            raise PatchError("EINVAL", f"kprobe at {kp.addr or 0:#x} is not registered")
         if kp.disabled:
             self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_DISABLED)
             kp.disabled = False
@@ -805,9 +815,11 @@ class Kprobes:
     def unregister_kretprobe(self, rp: Kretprobe) -> None:
         """Remove the entry probe; instances in flight still return through the
         trampoline, but lose their kretprobe (v5.10 cleanup_rp_inst: ri->rp =
-        NULL), so no handler runs for them and they are not recycled."""
+        NULL), so no handler runs for them and they are not recycled. One not
+        registered only gets ``addr`` None (unregister_kretprobes returns nothing)."""
         if rp.kp is None or self._rp_by_struct.get(rp.struct) is not rp:
-            raise PatchError("ENOENT", "kretprobe is not registered")
+            rp.addr = None
+            return
         self.unregister_kprobe(rp.kp)
         word = self.arch.word
         rp_field = RI_FIELDS.index("rp") * word

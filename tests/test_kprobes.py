@@ -233,8 +233,14 @@ def test_disable_enable_unregister_restore_text(arch: str) -> None:
     k.unregister_kprobe(kp)
     assert g.machine.read(addr, 4) == orig
     assert k.list() == []
-    with pytest.raises(PatchError, match="ENOENT"):
-        k.unregister_kprobe(kp)
+    # v5.10: enable_kprobe and __disable_kprobe are -EINVAL for a probe not
+    # registered; unregister_kprobes returns nothing and sets its addr NULL
+    for call in (k.enable_kprobe, k.disable_kprobe):
+        for probe in (kp, Kprobe(symbol_name=FUNCTION)):
+            with pytest.raises(PatchError, match="EINVAL"):
+                call(probe)
+    k.unregister_kprobe(kp)
+    assert kp.addr is None and g.machine.read(addr, 4) == orig
 
 
 def test_disabled_probe_is_not_hit(arch: str) -> None:
