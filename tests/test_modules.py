@@ -150,6 +150,7 @@ static struct kprobe nosym = { .symbol_name = "no_such_function" };
 static struct kprobe blacklisted = { .symbol_name = "kprobe_handler" };
 static struct kprobe both = { .symbol_name = "kmalloc", .addr = (kprobe_opcode_t *)0x1000 };
 static struct kprobe twice = { .symbol_name = "kmalloc" };
+static struct kretprobe rp = { .kp.symbol_name = "kmalloc" };
 
 static int __init refusals_init(void)
 {
@@ -163,6 +164,9 @@ static int __init refusals_init(void)
 	register_kprobe(&blacklisted);
 	printk("reason: %s\n", kprobe_last_refusal);
 	unregister_kprobe(&twice);
+	printk("kretprobe: %d %d %d %d\n", disable_kretprobe(&rp), register_kretprobe(&rp),
+	       disable_kretprobe(&rp), enable_kretprobe(&rp));
+	unregister_kretprobe(&rp);
 	return 0;
 }
 module_init(refusals_init);
@@ -177,6 +181,8 @@ def test_refusals_return_the_kernels_errno(arch: Arch, tmp_path: Path) -> None:
     # -ENOENT unknown symbol, -EINVAL blacklist, both symbol and addr, re-registration,
     # enable_kprobe of an unregistered probe.
     assert "refusals: -2 -22 -22 -22 -22" in "".join(guest.console)
+    # include/linux/kprobes.h's disable_kretprobe and enable_kretprobe, through the kprobe
+    assert "kretprobe: -22 0 0 0" in "".join(guest.console)
     assert re.search(r"reason: kprobe: kprobe_handler\+0x0 is blacklisted "
                      r"\(NOKPROBE_SYMBOL\(kprobe_handler\)\)", "".join(guest.console))
     reasons = guest.services["KPROBE"].__self__.refusals

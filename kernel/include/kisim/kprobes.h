@@ -148,6 +148,17 @@ void unregister_kretprobes(struct kretprobe **rps, int num);
 int enable_kprobe(struct kprobe *kp);
 int disable_kprobe(struct kprobe *kp);
 
+/* include/linux/kprobes.h: a kretprobe is enabled and disabled by its kprobe. */
+static inline int enable_kretprobe(struct kretprobe *rp)
+{
+	return enable_kprobe(&rp->kp);
+}
+
+static inline int disable_kretprobe(struct kretprobe *rp)
+{
+	return disable_kprobe(&rp->kp);
+}
+
 /*
  * kisim's addition: why the last module call above was refused, as the
  * host's one-line reason (the kernel returns the errno and prints
