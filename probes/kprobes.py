@@ -430,39 +430,10 @@ class Kprobes:
         raise PatchError("EINVAL", f"kprobe: {addr:#x} is not in a kernel text function")
 
     def _check_address(self, addr: int, blacklist: bool = True) -> None:
+        """In v5.10's order: check_kprobe_address_safe (the ftrace site, then kernel
+        text, the blacklist and text others reserve: -EINVAL), then
+        arch_prepare_kprobe (alignment, the instruction set, can_probe: -EILSEQ)."""
         start, size, name = self._function(addr)
-        isa = self._isa.get(start, self.arch.code_isa)
-        if isa != self.arch.code_isa:       # arch_prepare_kprobe decodes the kernel's own set
-            names = self.arch.isa_names
-            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is {names[isa]} code: "
-                                       f"this kernel's kprobes decode {names[self.arch.code_isa]} "
-                                       "instructions only (arch_prepare_kprobe)")
-        for fn in self.tables.nokprobe if blacklist else ():
-            if fn.address <= addr < fn.address + max(fn.size, 1):
-                raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is blacklisted "
-                                           f"(NOKPROBE_SYMBOL({fn.name}))")
-        if start <= self.guest.image.entry < start + size:
-            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is entry text "
-                                       "(the boot entry runs before it has a stack)")
-        section = self.guest.image.sections.get(".kprobes.text")
-        if section is not None and section.addr <= addr < section.addr + section.size:
-            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is in .kprobes.text")
-        if addr % self.arch.insn_align:
-            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is not an "
-                                       "instruction boundary (misaligned)")
-        if self.ops.CAN_PROBE:              # x86 can_probe(): decode from the function start
-            code = self.recover(start, size)
-            boundary = None
-            for boundary, _, _, _ in self._md.disasm_lite(code, start):
-                if boundary >= addr:
-                    break
-            if boundary != addr:            # arch_prepare_kprobe: !can_probe() is -EILSEQ
-                raise PatchError("EILSEQ", f"kprobe: {name}+{addr - start:#x} is not an "
-                                           "instruction boundary (can_probe)")
-        at = bisect.bisect_right(self._data, (addr, float("inf"))) - 1
-        if at >= 0 and self._data[at][0] <= addr < self._data[at][1]:
-            raise PatchError("EINVAL", f"kprobe: {name}+{addr - start:#x} is data in text "
-                                       "(a literal pool), not an instruction")
         where = f"kprobe: {name}+{addr - start:#x}"
         site = self.ftrace_location(addr)
         if site is not None:                    # arch_check_ftrace_location
@@ -472,9 +443,38 @@ class Kprobes:
             if addr != site:
                 raise PatchError("EILSEQ", f"{where} is inside the ftrace (mcount) site "
                                            f"at {site:#x} (arch_check_ftrace_location)")
+        for fn in self.tables.nokprobe if blacklist else ():
+            if fn.address <= addr < fn.address + max(fn.size, 1):
+                raise PatchError("EINVAL", f"{where} is blacklisted (NOKPROBE_SYMBOL({fn.name}))")
+        if start <= self.guest.image.entry < start + size:
+            raise PatchError("EINVAL", f"{where} is entry text (the boot entry runs before "
+                                       "it has a stack)")
+        section = self.guest.image.sections.get(".kprobes.text")
+        if section is not None and section.addr <= addr < section.addr + section.size:
+            raise PatchError("EINVAL", f"{where} is in .kprobes.text")
         owner = self.reserved_by(addr, 1)
         if owner is not None:
             raise PatchError("EINVAL", f"{where} is {owner} (check_kprobe_address_safe)")
+        isa = self._isa.get(start, self.arch.code_isa)
+        if isa != self.arch.code_isa:       # arch_prepare_kprobe decodes the kernel's own set
+            names = self.arch.isa_names
+            raise PatchError("EINVAL", f"{where} is {names[isa]} code: this kernel's kprobes "
+                                       f"decode {names[self.arch.code_isa]} instructions only "
+                                       "(arch_prepare_kprobe)")
+        if addr % self.arch.insn_align:
+            raise PatchError("EINVAL", f"{where} is not an instruction boundary (misaligned)")
+        if self.ops.CAN_PROBE:              # x86 can_probe(): decode from the function start
+            code = self.recover(start, size)
+            boundary = None
+            for boundary, _, _, _ in self._md.disasm_lite(code, start):
+                if boundary >= addr:
+                    break
+            if boundary != addr:            # arch_prepare_kprobe: !can_probe() is -EILSEQ
+                raise PatchError("EILSEQ", f"{where} is not an instruction boundary (can_probe)")
+        at = bisect.bisect_right(self._data, (addr, float("inf"))) - 1
+        if at >= 0 and self._data[at][0] <= addr < self._data[at][1]:
+            raise PatchError("EINVAL", f"{where} is data in text (a literal pool), not an "
+                                       "instruction")
 
     def reserved_by(self, addr: int, length: int) -> str | None:
         """Who else owns text in ``[addr, addr+length)``: a static key's site

@@ -127,14 +127,17 @@ def test_kprobe_on_a_static_key_site_is_refused_and_the_key_still_works(
 
 def test_kprobe_on_jump_label_and_imv_sites_is_einval(arch: str) -> None:
     """Host API, with and without the patcher attached: static key and
-    immediate-value sites are refused with EINVAL (never EBUSY)."""
+    immediate-value sites are refused with EINVAL (never EBUSY), every byte of
+    a jump label site too: check_kprobe_address_safe runs before can_probe's
+    -EILSEQ (arch_prepare_kprobe)."""
     for attached in (False, True):
         g = guest(arch)
         inst = attach(g) if attached else None
         k = Kprobes(g)
         tables = k.tables
         for entry in tables.jump_entries[:3]:
-            refused(k, Kprobe(addr=entry.code), "EINVAL", "jump_label_text_reserved")
+            for byte in range(0, len(entry.insn), k.arch.insn_align):
+                refused(k, Kprobe(addr=entry.code + byte), "EINVAL", "jump_label_text_reserved")
         for entry in tables.imv[:3]:
             refused(k, Kprobe(addr=entry.insn), "EINVAL", "immediate value")
         if inst is not None:                    # the owners still patch their sites
