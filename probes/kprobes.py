@@ -1051,12 +1051,24 @@ class Kprobes:
     def __iter__(self) -> Iterator[Kprobe]:
         return iter(sorted(self.probes.values(), key=lambda k: k.addr))
 
+    def _table_order(self) -> Iterator[Kprobe]:
+        """The registered probes (aggr_kprobes in place of their probes) as the
+        guest's kprobe_table chains hold them."""
+        tops = {kp.struct: kp for kp in self.probes.values()}
+        for bucket in range(1 << KPROBE_HASH_BITS):
+            node = self.machine.read_word(self.sym["kprobe_table"] + bucket * self.arch.word)
+            while node:
+                yield tops[node]
+                node = self.read_field(tops[node], "next")
+
     def list(self) -> list[str]:
         """debugfs kprobes/list: address, type, symbol+offset, flags; each probe of
-        an aggr_kprobe on its own line, [OPTIMIZED] from the aggr_kprobe (report_probe)."""
+        an aggr_kprobe on its own line, [OPTIMIZED] from the aggr_kprobe (report_probe).
+        In kprobe_table's order, as show_kprobe_addr walks it: bucket by bucket,
+        each bucket's chain from its head (the newest first)."""
         width = self.arch.bits // 4
         lines = []
-        for top in self:
+        for top in self._table_order():
             for kp in top.members or [top]:
                 flags = ("[DISABLED]" if kp.disabled else "") + (
                     "[OPTIMIZED]" if top.optimized else "") + ("[FTRACE]" if top.ftrace else "")

@@ -775,3 +775,17 @@ def test_the_optprobe_template_is_the_bytes_an_assembler_writes(arch: str) -> No
                                                       callback, struct_addr)
         want = _assembled(arch, _template_text(arch, struct_addr, callback), buffer)
         assert detour[:len(want)] == want
+
+
+def test_the_list_walks_kprobe_table(arch: str) -> None:
+    """debugfs kprobes/list (show_kprobe_addr) walks kprobe_table bucket by bucket,
+    each chain from its head: the newest probe of a bucket first, not by address."""
+    from probes.kprobes import KPROBE_HASH_BITS, hash_ptr
+    g = guest(arch)
+    k = Kprobes(g)
+    names = ("kfree", "kmalloc", "schedule", "ksize", "kmem_cache_alloc", "kmem_cache_free")
+    probes = [k.register_kprobe(Kprobe(symbol_name=n, pre_handler="kprobe_empty_pre_handler"))
+              for n in names]
+    order = sorted(range(len(probes)), key=lambda i: (hash_ptr(probes[i].addr, g.arch.bits), -i))
+    assert [line.split()[2] for line in k.list()] == [f"{names[i]}+0x0" for i in order]
+    assert 1 < len({hash_ptr(p.addr, g.arch.bits) for p in probes}) <= 1 << KPROBE_HASH_BITS
