@@ -1072,8 +1072,10 @@ class Kprobes:
             for kp in top.members or [top]:
                 flags = ("[DISABLED]" if kp.disabled else "") + (
                     "[OPTIMIZED]" if top.optimized else "") + ("[FTRACE]" if top.ftrace else "")
+                # "%px  %s  %s+0x%x  %s " with no module name (" "), then the
+                # flags: a line without flags ends in four spaces
                 lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
-                             f"{flags}".rstrip())
+                             f"{flags}")
         return lines
 
     # -- the trap path ------------------------------------------------------

@@ -228,7 +228,7 @@ def test_disable_enable_unregister_restore_text(arch: str) -> None:
     assert g.machine.read(addr, 4) == orig
     assert k.list()[0].endswith(f"{FUNCTION}+0x0    [DISABLED]")
     k.enable_kprobe(kp)
-    assert k.list()[0].endswith(f"  k  {FUNCTION}+0x0")
+    assert k.list()[0].endswith(f"  k  {FUNCTION}+0x0    ")     # report_probe's format
     assert g.run().ok and kp.hits > 0
     k.unregister_kprobe(kp)
     assert g.machine.read(addr, 4) == orig
