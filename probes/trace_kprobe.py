@@ -21,8 +21,9 @@ argument's fetch program (``process_fetch_insn``) on the trapped
 says, applies the event's filter, and leaves it in the CPU's
 ``kprobe_event_record``; the guest reserves, copies and commits it (guest
 instructions). A record over the largest the ring buffer takes is lost, as
-``ring_buffer_lock_reserve`` refuses it, and counted (``TraceKprobe.lost``). The fetch and the filter cost no guest instructions: the
-kernel's would (docs/kprobe_events.md says what that leaves out).
+``ring_buffer_lock_reserve`` refuses it, and counted (``TraceKprobe.lost``).
+The fetch and the filter cost no guest instructions: the kernel's would
+(docs/kprobe_events.md says what that leaves out).
 """
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ KPROBE_EVENT_RECORD = int(re.search(r"^#define\s+KPROBE_EVENT_RECORD\s+(\d+)", (
 #: ring buffer event ids of kprobe events start here (after kernel/include/linux/ring_buffer.h's).
 FIRST_EVENT_ID = 64
 MAX_STRING_SIZE = 4096                # kernel/trace/trace_probe.h: PATH_MAX, its NUL included
+HEADER_BYTES = struct.calcsize(HEADER)  # struct rb_event_header, before each record
 FAULT = "(fault)"
 
 
@@ -517,7 +519,7 @@ class KprobeEventLayout:
 
     def decode(self, cpu: int, header: tuple, body: bytes, offset: int) -> Event:
         ts, _id, size, tid, comm = header
-        rec = body[offset:offset + size - struct.calcsize(HEADER)]
+        rec = body[offset:offset + size - HEADER_BYTES]
         return self.owner.decode(self.tk, rec, cpu, ts, tid,
                                  comm.split(b"\0", 1)[0].decode("utf-8", "replace"))
 

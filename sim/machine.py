@@ -758,6 +758,8 @@ class Cpu:
         """
         if self._turn_start is None:
             return []
+        if self._turn_budget > REPLAY_LIMIT:
+            return None                     # a trail the report can do without
         scratch = new_engine(self.arch.uc_mode)
         for region in self.machine.memory.regions:
             scratch.mem_map(region.base, region.size, region.perms)
@@ -782,8 +784,6 @@ class Cpu:
         saved = self._turn_start
         start = self.arch.resume_address(saved.reg_read(self.arch.uc_regs[self.arch.pc]),
                                          lambda name: saved.reg_read(self.arch.uc_regs[name]))
-        if self._turn_budget > REPLAY_LIMIT:
-            return None                     # a trail the report can do without
         try:
             with signals.emulating(scratch):    # a signal stops it, and is raised after
                 scratch.emu_start(start, UNTIL_NEVER, count=self._turn_budget)

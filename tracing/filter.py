@@ -216,8 +216,9 @@ def compile_filter(expr: str, fields: Sequence[FilterField]) -> Predicate:
     field name, the common fields by theirs, the generic CPU and comm at
     :data:`CPU_KEY` and :data:`COMM_KEY`.
     """
-    if len(expr.encode()) + 1 >= FILTER_WRITE_LIMIT:
-        raise TraceError(f"a filter of {len(expr.encode()):,} bytes: the filter file takes "
+    written = len(expr.encode())
+    if written + 1 >= FILTER_WRITE_LIMIT:
+        raise TraceError(f"a filter of {written:,} bytes: the filter file takes "
                          f"under {FILTER_WRITE_LIMIT:,} with its newline (write error: "
                          "Invalid argument)")
     parens, preds = _calc_stack(expr)

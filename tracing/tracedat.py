@@ -52,13 +52,6 @@ MAGIC = b"\x17\x08\x44tracing"
 VERSION = 6
 #: The guest's PAGE_SIZE on every kisim arch; trace-cmd walks the data page by page.
 PAGE_SIZE = 4096
-
-
-def buf_max_data_size(long_size: int) -> int:
-    """The largest event a ring-buffer page takes (ring_buffer.c BUF_MAX_DATA_SIZE:
-    the page less its header, a u64 time stamp and a local_t commit, less the 8
-    bytes of an event's header and length); ``ring_buffer_lock_reserve`` refuses more."""
-    return PAGE_SIZE - (8 + long_size) - 8
 #: Option ids (enum tracecmd_file_options, trace-cmd-private.h).
 OPTION_DONE, OPTION_CPUSTAT, OPTION_TRACECLOCK = 0, 2, 4
 #: The clock, as tracefs ``trace_clock`` shows the chosen one: kisim's modeled
@@ -342,6 +335,13 @@ class _Encoder:
                 struct.pack_into(self.prefix + (code if f.signed else code.upper()),
                                  buf, f.offset, value)
         return bytes(buf)
+
+
+def buf_max_data_size(long_size: int) -> int:
+    """The largest event a ring-buffer page takes (ring_buffer.c BUF_MAX_DATA_SIZE:
+    the page less its header, a u64 time stamp and a local_t commit, less the 8
+    bytes of an event's header and length); ``ring_buffer_lock_reserve`` refuses more."""
+    return PAGE_SIZE - (8 + long_size) - 8
 
 
 class CpuPages:

@@ -27,8 +27,7 @@ EXTRA_REGS: dict[str, int] = {}
 #: v5.10 arch/powerpc/kernel/ptrace regoffset_table (PPC32: mq, not softe), in
 #: pt_regs order (orig_gpr3 is not named); kisim's pt_regs stops at ccr, so
 #: mq, trap, dar and dsisr parse but name no saved word. No
-#: HAVE_FUNCTION_ARG_ACCESS_API in v5.10 powerpc, so no $argN. Assumed: no
-#: r0..r31 aliases (later kernels' GPR_OFFSET_NAME has them; v5.10 not verified).
+#: HAVE_FUNCTION_ARG_ACCESS_API in v5.10 powerpc, so no $argN.
 #: v5.10 arch/powerpc/kernel/ptrace/ptrace-view.c GPR_OFFSET_NAME names each
 #: GPR twice, r<N> first, then gpr<N>.
 REGS_OFFSET_ALIASES = {f"r{i}": f"gpr{i}" for i in range(32)}
