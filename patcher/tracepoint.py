@@ -7,27 +7,24 @@ one only after a grace period. The first probe activates the tracepoint's
 enable mechanism (a static key, an immediate value or the state word), the
 last one deactivates it.
 
-Grace period: as in classic RCU, a CPU is quiescent once it has
-context-switched (``__switch_to_asm``) or halted; ``__DO_TRACE`` never
-holds the array across a switch. An old array returns to the pool when
-every CPU has been quiescent since the swap. The context switch is
-watched only while an old array waits: a Unicorn code hook slows every
-block, not only the watched one (docs/unicorn.md).
+An old array returns to the pool after a grace period
+(:mod:`patcher.rcu`): ``__DO_TRACE`` never holds the array across a
+context switch.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Union
 
 from patcher.enable import set_enabled
 from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
 from patcher.jump_label import StaticKeys
+from patcher.rcu import GracePeriods
 from patcher.tables import Tables, Tracepoint
 from sim.dwarf import struct
 from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import TASK_COMM_LEN, Guest
-from sim.machine import Cpu, Watch
+from sim.machine import Cpu
 
 POOL_SIZE = 0x10000
 HostProbe = Callable[[Event], None]
@@ -61,32 +58,23 @@ def event_classes(word_bits: int) -> dict[str, EventClass]:
     }
 
 
-@dataclass
-class _Retired:
-    array: int
-    waiting: set[int]        # CPUs that have not been quiescent since the swap
-
-
 class ArrayPool:
     """Guest memory for probe arrays, freed after a grace period.
 
     ``region`` picks which ``POOL_SIZE`` window above the image this pool
     maps, so that tracepoints and markers each own one. ``retire`` queues
     an array swapped out; it returns to the pool once every CPU has been
-    quiescent (context switch or halt) since the swap.
+    quiescent (context switch or halt) since the swap (:mod:`patcher.rcu`).
     """
 
     def __init__(self, guest: Guest, region: int = 0, slots: int = 16) -> None:
         top = max(seg.vaddr + seg.memsz for seg in guest.image.segments)
         self.base = ((top + 0xFFFFF) & ~0xFFFFF) + region * POOL_SIZE
-        self.machine = guest.machine
-        self.machine.map(self.base, POOL_SIZE, "rw")
+        guest.machine.map(self.base, POOL_SIZE, "rw")
         self.slot = slots * guest.arch.word
         self.free = list(range(self.base, self.base + POOL_SIZE, self.slot))
-        self.retired: list[_Retired] = []
         self.freed = 0
-        self._switch = guest.image.symbols["__switch_to_asm"]
-        self._watch: Watch | None = None     # on context switches, during a grace period
+        self.rcu = GracePeriods(guest)
 
     def alloc(self) -> int:
         if not self.free:
@@ -95,40 +83,20 @@ class ArrayPool:
 
     def retire(self, array: int) -> None:
         """Free ``array`` once every running CPU has been quiescent."""
-        waiting = {c.index for c in self.machine.cpus if not c.halted}
-        self.retired.append(_Retired(array, waiting))
-        self._reap()
-        if self.retired and self._watch is None:
-            self._watch = self.machine.watch(self._switch, self._quiescent)
+        self.rcu.call_rcu(lambda: self._free(array))
 
-    def _quiescent(self, cpu: Cpu) -> None:
-        for retired in self.retired:
-            retired.waiting.discard(cpu.index)
-        self._reap()
-
-    def _reap(self) -> None:
-        halted = {c.index for c in self.machine.cpus if c.halted}
-        keep = []
-        for retired in self.retired:
-            if retired.waiting - halted:
-                keep.append(retired)
-            else:
-                self.free.append(retired.array)
-                self.freed += 1
-        self.retired = keep
-        if not keep and self._watch is not None:
-            self.machine.unwatch(self._watch)       # a watch slows every block: only while needed
-            self._watch = None
+    def _free(self, array: int) -> None:
+        self.free.append(array)
+        self.freed += 1
 
     @property
     def watching(self) -> bool:
         """Whether context switches are watched (a grace period is running)."""
-        return self._watch is not None
+        return self.rcu.watching
 
     def pending(self) -> int:
         """Old arrays still waiting for their grace period."""
-        self._reap()
-        return len(self.retired)
+        return self.rcu.pending()
 
 
 class Tracepoints:

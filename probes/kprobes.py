@@ -50,6 +50,7 @@ from arches.kprobe import KprobeRefused, Prepared
 from patcher.errors import PatchError
 from patcher.ftrace import Ftrace, ftrace_for
 from patcher.imv import imv_insn_len
+from patcher.rcu import GracePeriods
 from patcher.tables import Tables, load_tables
 from patcher.text import TextPatcher
 from sim.elf import SymbolError
@@ -266,6 +267,40 @@ class Kretprobe:
         return self.owner.read_rp(self, "nmissed")
 
 
+class _Extents:
+    """The free byte ranges of kretprobe_instance_area, taken first fit.
+
+    v5.10 kmallocs each instance at register_kretprobe and kfrees it once
+    the kretprobe is unregistered and the instance is back (free_rp_inst,
+    or the trampoline for one in flight); kisim's kernel carves them from
+    one static area, so the host keeps what is free of it.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.free: list[tuple[int, int]] = [(0, size)]      # (offset, bytes), by offset
+
+    def largest(self) -> int:
+        return max((n for _, n in self.free), default=0)
+
+    def take(self, size: int) -> int:
+        """The offset of ``size`` bytes, from the first range that holds them."""
+        i, (start, n) = next((i, r) for i, r in enumerate(self.free) if r[1] >= size)
+        if n == size:
+            del self.free[i]
+        else:
+            self.free[i] = (start + size, n - size)
+        return start
+
+    def give(self, start: int, size: int) -> None:
+        """Free ``size`` bytes at ``start``, merged with the ranges beside them."""
+        i = bisect.bisect(self.free, (start, size))
+        self.free.insert(i, (start, size))
+        if i + 1 < len(self.free) and start + size == self.free[i + 1][0]:
+            self.free[i] = (start, size + self.free.pop(i + 1)[1])
+        if i > 0 and sum(self.free[i - 1]) == start:
+            self.free[i - 1] = (self.free[i - 1][0], self.free[i - 1][1] + self.free.pop(i)[1])
+
+
 class KprobeRegs:
     """The saved ``struct pt_regs`` of a hit, by register name (host handlers)."""
 
@@ -312,7 +347,15 @@ class Kprobes:
         self._by_struct: dict[int, Kprobe] = {}
         self._free = list(range(KPROBE_POOL))
         self._free_rp = list(range(KRETPROBE_POOL))
-        self._ri_used = 0                         # bytes of kretprobe_instance_area handed out
+        self._ri_area = _Extents(KRETPROBE_INSTANCE_BYTES)
+        # struct -> its instances' (offset, bytes) and its kretprobe_pool index, if pooled
+        self._rp_blocks: dict[int, tuple[int, int, int | None]] = {}
+        # instances of unregistered kretprobes past their grace period, some still in flight
+        self._orphans: list[tuple[int, int]] = []
+        self._rcu = GracePeriods(guest)
+        self._caller: int | None = None           # the CPU of a guest module's call
+        self._trampoline_handler = next((start, start + size) for start, size, name
+                                        in guest.image.functions if name == "trampoline_handler")
         self._rp_by_struct: dict[int, Kretprobe] = {}
         self._trampoline: Kprobe | None = None
         self.optimize_delay_ns = optimize_delay_ns
@@ -777,26 +820,31 @@ class Kprobes:
         maxactive = rp.maxactive if rp.maxactive > 0 else len(self.machine.cpus)
         word = self.arch.word
         ri_bytes = -(-(len(RI_FIELDS) * word + rp.data_size) // word) * word
+        self._reclaim()
         if (rp.data_size < 0 or (struct is None and not self._free_rp)
-                or self._ri_used + maxactive * ri_bytes > KRETPROBE_INSTANCE_BYTES):
+                or self._ri_area.largest() < maxactive * ri_bytes):
+            waiting = self._rcu.pending() + len(self._orphans)
             raise PatchError("ENOMEM", f"kretprobe: no room for {maxactive} more instances "
-                                       f"of {ri_bytes} bytes")
+                                       f"of {ri_bytes} bytes" + (
+                                           f" ({waiting} unregistered kretprobes wait for a "
+                                           "grace period or their instances in flight)"
+                                           if waiting else ""))
         if self.ops.KRETPROBE_TRAMPOLINE_KPROBE and self._trampoline is None:
             # arch_init_kprobes: the trampoline is a kprobe (PowerPC).
             self._trampoline = self._register(
                 Kprobe(symbol_name="kretprobe_trampoline",
                        pre_handler="trampoline_probe_handler"), blacklist=False)
-        pooled = struct is None
-        if pooled:
-            struct = (self.sym["kretprobe_pool"]
-                      + self._free_rp[0] * (len(FIELDS) + len(RP_FIELDS)) * word)
+        index = self._free_rp[0] if struct is None else None
+        if index is not None:
+            struct = self.sym["kretprobe_pool"] + index * (len(FIELDS) + len(RP_FIELDS)) * word
         kp = Kprobe(addr=addr, pre_handler="pre_handler_kretprobe", probe_type="r")
         self._register(kp, struct=struct)
-        if pooled:
+        if index is not None:
             self._free_rp.pop(0)
-        area = self.sym["kretprobe_instance_area"] + self._ri_used
+        offset = self._ri_area.take(maxactive * ri_bytes)
+        self._rp_blocks[struct] = (offset, maxactive * ri_bytes, index)
+        area = self.sym["kretprobe_instance_area"] + offset
         instances = [area + i * ri_bytes for i in range(maxactive)]
-        self._ri_used += maxactive * ri_bytes
         for ri, nxt in zip(instances, instances[1:] + [0]):
             self.machine.write_word(ri, nxt)
             self.machine.write_word(ri + word, struct)
@@ -816,20 +864,58 @@ class Kprobes:
         """Remove the entry probe; instances in flight still return through the
         trampoline, but lose their kretprobe (v5.10 cleanup_rp_inst: ri->rp =
         NULL), so no handler runs for them and they are not recycled. One not
-        registered only gets ``addr`` None (unregister_kretprobes returns nothing)."""
+        registered only gets ``addr`` None (unregister_kretprobes returns nothing).
+
+        The struct's pool slot and its instances are freed after a grace
+        period (v5.10 synchronize_rcu, then free_rp_inst), the instances
+        once none is in flight any more (:meth:`_reclaim`)."""
         if rp.kp is None or self._rp_by_struct.get(rp.struct) is not rp:
             rp.addr = None
             return
         self.unregister_kprobe(rp.kp)
+        rp_field = RI_FIELDS.index("rp") * self.arch.word
+        for ri in self._instances_in_flight():
+            if self.machine.read_word(ri + rp_field) == rp.struct:
+                self.machine.write_word(ri + rp_field, 0)
+        del self._rp_by_struct[rp.struct]
+        offset, size, index = self._rp_blocks.pop(rp.struct)
+        self._rcu.call_rcu(lambda: self._orphaned(offset, size, index), caller=self._caller)
+
+    def _orphaned(self, offset: int, size: int, index: int | None) -> None:
+        """An unregistered kretprobe's grace period is over: no CPU is in its handlers."""
+        if index is not None:
+            self._free_rp.append(index)         # reused last, as kprobe_pool's structs
+        self._orphans.append((offset, size))
+
+    def _instances_in_flight(self) -> Iterator[int]:
+        """Every kretprobe_instance in kretprobe_inst_table: a probed call not yet returned."""
         word = self.arch.word
-        rp_field = RI_FIELDS.index("rp") * word
         for bucket in range(1 << KPROBE_HASH_BITS):
             ri = self.machine.read_word(self.sym["kretprobe_inst_table"] + bucket * word)
             while ri:
-                if self.machine.read_word(ri + rp_field) == rp.struct:
-                    self.machine.write_word(ri + rp_field, 0)
+                yield ri
                 ri = self.machine.read_word(ri)
-        del self._rp_by_struct[rp.struct]
+
+    def _reclaim(self) -> None:
+        """Free the instances of unregistered kretprobes past their grace period,
+        each block once none of its instances is in flight and no CPU is in
+        trampoline_handler (between unlinking an instance and dropping it).
+        v5.10 kfrees each in-flight one as it returns; kisim frees a block
+        whole, so a call that never returns keeps its block."""
+        self._rcu.pending()                     # CPUs halted since: their grace periods end
+        start, end = self._trampoline_handler
+        if not self._orphans or any(start <= cpu.pc < end for cpu in self.machine.cpus):
+            return
+        area = self.sym["kretprobe_instance_area"]
+        flying = sorted(self._instances_in_flight())
+        keep = []
+        for offset, size in self._orphans:
+            i = bisect.bisect_left(flying, area + offset)
+            if i < len(flying) and flying[i] < area + offset + size:
+                keep.append((offset, size))
+            else:
+                self._ri_area.give(offset, size)
+        self._orphans = keep
 
     # -- the module API: guest C calls (HC_MODULE, MOD_KPROBE_*) ------------------
     def _module_call(self, cpu: Cpu, op: str, struct: int, _a3: int) -> int:
@@ -847,12 +933,15 @@ class Kprobes:
                     s, self._rp_by_struct, self.unregister_kretprobe)}[op]
         try:
             with self.text.on_cpu(cpu.index):
+                self._caller = cpu.index        # it sleeps in synchronize_rcu: quiescent
                 call(struct)
         except PatchError as err:
             self.refusals.append(f"{op.removeprefix('MOD_KPROBE_').lower()}: {err.message}")
             reason = err.message.encode()[:_DEFINES["KPROBE_REFUSAL_LEN"] - 1]
             self.machine.write(self.guest.image.symbols["kprobe_last_refusal"], reason + b"\0")
             return -ERRNO[err.errno]
+        finally:
+            self._caller = None
         return 0
 
     def _guest_word(self, struct: int, name: str) -> int:

@@ -576,6 +576,72 @@ def test_kretprobe_refusals(arch: str) -> None:
         assert info.value.errno == "EINVAL" and text in str(info.value)
 
 
+def test_kretprobe_memory_comes_back_after_a_grace_period(arch: str) -> None:
+    """unregister_kretprobe frees the struct's pool slot and its instances once
+    every CPU has been quiescent (v5.10 synchronize_rcu, free_rp_inst): before
+    that the memory is still taken, after it any number of cycles fit."""
+    from probes.kprobes import KRETPROBE_INSTANCE_BYTES, KRETPROBE_POOL, RP_FIELDS, Kretprobe
+    g = guest(arch)
+    k = Kprobes(g)
+    big = dict(symbol_name=FUNCTION, maxactive=1, data_size=KRETPROBE_INSTANCE_BYTES * 3 // 5)
+    k.unregister_kretprobe(k.register_kretprobe(Kretprobe(**big)))
+    with pytest.raises(PatchError) as info:
+        k.register_kretprobe(Kretprobe(**big))      # the CPU has not switched since
+    assert info.value.errno == "ENOMEM" and "grace period" in str(info.value)
+    assert g.run().ok                               # every CPU halts: quiescent
+    for _ in range(KRETPROBE_POOL + 10):            # each cycle's slot and instances reused
+        k.unregister_kretprobe(k.register_kretprobe(Kretprobe(**big)))
+    rp = k.register_kretprobe(Kretprobe(**big))
+    # a freed slot is reused last: slot 0 came back after the run, behind 1..255
+    index = (1 + KRETPROBE_POOL + 10) % KRETPROBE_POOL
+    assert rp.struct == g.image.symbols["kretprobe_pool"] + (
+        index * (len(FIELDS) + len(RP_FIELDS)) * get_arch(arch).word)
+
+
+@pytest.mark.slow
+def test_a_kretprobe_instance_in_flight_keeps_its_memory(arch: str) -> None:
+    """A kretprobe on schedule() unregistered while a task sleeps in it: its
+    instances stay taken until that call has returned (v5.10 frees it in the
+    trampoline), then a kretprobe as large fits again, in the same run."""
+    from probes.kprobes import KPROBE_HASH_BITS, KRETPROBE_INSTANCE_BYTES, RI_FIELDS, Kretprobe
+    g = guest(arch, cpus=2, workload="hackbench")
+    k = Kprobes(g)
+    word = get_arch(arch).word
+    data = KRETPROBE_INSTANCE_BYTES * 2 // 5 - len(RI_FIELDS) * word    # two take 4/5
+    first = k.register_kretprobe(Kretprobe(symbol_name="schedule", data_size=data))
+    area = g.image.symbols["kretprobe_instance_area"]
+    table = g.image.symbols["kretprobe_inst_table"]
+
+    def first_in_flight() -> bool:
+        """An instance of ``first`` in kretprobe_inst_table: a schedule() not returned."""
+        for bucket in range(1 << KPROBE_HASH_BITS):
+            ri = g.machine.read_word(table + bucket * word)
+            while ri:
+                if area <= ri < area + KRETPROBE_INSTANCE_BYTES * 4 // 5:
+                    return True
+                ri = g.machine.read_word(ri)
+        return False
+
+    seen: list[tuple[str, bool]] = []
+
+    def on_turn(_machine) -> None:
+        if not seen and first.kp is not None and first_in_flight():
+            k.unregister_kretprobe(first)
+            seen.append(("unregistered", True))
+        elif seen and seen[-1][0] != "fits":
+            flying = first_in_flight()
+            try:
+                k.register_kretprobe(Kretprobe(symbol_name=FUNCTION, data_size=data))
+                seen.append(("fits", flying))
+            except PatchError as err:
+                assert err.errno == "ENOMEM", err
+                seen.append(("ENOMEM", flying))
+
+    assert g.run(on_turn=on_turn).ok
+    assert ("ENOMEM", True) in seen, seen
+    assert seen[-1] == ("fits", False), seen
+
+
 # -- optprobes ----------------------------------------------------------------
 
 @pytest.mark.slow

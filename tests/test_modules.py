@@ -190,6 +190,44 @@ def test_refusals_return_the_kernels_errno(arch: Arch, tmp_path: Path) -> None:
     assert any("no_such_function" in r for r in reasons)
 
 
+CYCLES = r"""
+#include <linux/module.h>
+#include <linux/kprobes.h>
+
+static struct kretprobe rp = { .kp.symbol_name = "kmalloc", .data_size = 100000 };
+
+static int __init cycles_init(void)
+{
+	int i, failed = 0;
+
+	for (i = 0; i < 300; i++) {
+		/* lib/test_kprobes.c: addr and flags cleared for reuse */
+		rp.kp.addr = NULL;
+		rp.kp.flags = 0;
+		if (register_kretprobe(&rp))
+			failed++;
+		unregister_kretprobe(&rp);
+	}
+	printk("cycles: %d failed\n", failed);
+	return 0;
+}
+module_init(cycles_init);
+"""
+
+
+def test_a_module_registers_and_unregisters_a_kretprobe_again_and_again(
+        arch: Arch, tmp_path: Path) -> None:
+    """unregister_kretprobe() from guest C waits for its grace period
+    (synchronize_rcu) and frees the instances: 300 cycles of 100,000-byte
+    instances fit in the 256 KiB area (one CPU: the caller's own sleep is its
+    quiescent state)."""
+    path = tmp_path / "cycles.c"
+    path.write_text(CYCLES)
+    guest = Guest(build(arch.name, modules=[path]), workload="fib", size=2)
+    assert guest.run().ok
+    assert "cycles: 0 failed" in "".join(guest.console)
+
+
 def test_bad_c_is_one_line_with_file_and_line(tmp_path: Path,
                                               capsys: pytest.CaptureFixture) -> None:
     bad = tmp_path / "bad.c"
