@@ -34,7 +34,7 @@ struct kprobe *current_kprobe[CONFIG_NR_CPUS];
 unsigned long kprobe_hits[CONFIG_NR_CPUS][KPROBE_POOL];
 struct kprobe_ctlblk kprobe_ctlblk[CONFIG_NR_CPUS];
 u8 kprobe_insn_slots[KPROBE_POOL][KPROBE_SLOT_BYTES] __aligned(64);
-#ifdef ARCH_HAS_OPTPROBES
+#ifdef CONFIG_OPTPROBES
 /* Detour buffers of optimized probes, one per struct kprobe. */
 u8 optprobe_buffers[KPROBE_POOL][OPTPROBE_BUFFER_BYTES] __aligned(64);
 #endif
@@ -291,7 +291,7 @@ notrace int kprobe_fault_fixup_handler(struct kprobe *p, struct pt_regs *regs, i
 NOKPROBE_SYMBOL(kprobe_fault_fixup_handler);
 #endif
 
-#ifdef ARCH_HAS_OPTPROBES
+#ifdef CONFIG_OPTPROBES
 /*
  * The detour buffer's call (optimized_callback, arch/x86/kernel/kprobes/
  * opt.c and arch/arm/probes/kprobes/opt-arm.c): the pre_handler, or

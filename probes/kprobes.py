@@ -1302,12 +1302,15 @@ class Kprobes:
 
 
 def check_optprobes(guest: Guest) -> None:
-    """:class:`PatchError` (EINVAL) unless ``guest``'s kernel has optprobes (the arch
-    has them, and this build of it: not a Thumb-2 kernel)."""
+    """:class:`PatchError` (EINVAL) unless ``guest``'s kernel has optprobes: the arch
+    has them, this build of it too (not a Thumb-2 kernel), and CONFIG_OPTPROBES is set."""
     arch = guest.arch
-    if "optprobes" not in arch.capabilities or "optprobe_buffers" not in guest.image.symbols:
+    if "optprobes" not in arch.capabilities or arch.variant:
         built = f" ({arch.variant}=y)" if arch.variant else ""
         raise PatchError("EINVAL", f"kprobe: no optprobes on {arch.name}{built}")
+    if "optprobe_buffers" not in guest.image.symbols:
+        raise PatchError("EINVAL", f"kprobe: no optprobes in this {arch.name} kernel "
+                                   "(CONFIG_OPTPROBES is not set)")
 
 
 register_module_service("KPROBE", lambda guest: Kprobes(guest)._module_call)

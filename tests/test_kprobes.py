@@ -737,6 +737,20 @@ def test_optimizer_runs_after_its_modeled_delay(arch: str) -> None:
     assert traps - base_traps == hits_before        # one breakpoint trap per early hit
 
 
+def test_optprobes_off_in_kconfig_are_off(arch: str) -> None:
+    """CONFIG_OPTPROBES=n builds no detour buffers, and a probe is not optimized:
+    the Kconfig option decides, not only the arch's HAVE_OPTPROBES."""
+    if "optprobes" not in get_arch(arch).capabilities:
+        return
+    g = Guest(build(arch, overrides={"OPTPROBES": "n"}), workload="kmalloc", size=SIZE)
+    assert "optprobe_buffers" not in g.image.symbols
+    assert "optimized_callback" not in g.image.symbols
+    k = Kprobes(g)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    with pytest.raises(PatchError, match=r"CONFIG_OPTPROBES is not set"):
+        k.optimize_kprobe(kp)
+
+
 def test_optprobe_refusals(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)

@@ -134,7 +134,7 @@ __asm__(
  * calls optimized_callback(p, regs) (kernel/kprobes.c) and reloads r0-r15
  * from it.
  */
-#define ARCH_HAS_OPTPROBES
+/* built with CONFIG_OPTPROBES (HAVE_OPTPROBES if !THUMB2_KERNEL) */
 #define OPTPROBE_BUFFER_BYTES	128
 
 /* optimized_callback() hooks (opt-arm.c): the skipped registers. */

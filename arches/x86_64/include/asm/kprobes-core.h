@@ -177,7 +177,7 @@ __asm__(
  * runs the displaced
  * instructions and jumps back. No trap at all.
  */
-#define ARCH_HAS_OPTPROBES
+/* built with CONFIG_OPTPROBES (HAVE_OPTPROBES, arches/x86_64/Kconfig) */
 #define OPTPROBE_BUFFER_BYTES	256
 
 /* optimized_callback() hooks: the handler sees regs as after the int3. */
