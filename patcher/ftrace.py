@@ -282,7 +282,9 @@ class Ftrace:
         self.update()
 
     def set_ftrace_enabled(self, on: bool) -> None:
-        """The ftrace_enabled sysctl (the RFC's mcount_enabled)."""
+        """The ftrace_enabled sysctl (the RFC's mcount_enabled). Off, every site is a
+        nop, an ftrace-based kprobe's too (v5.10 ftrace_shutdown_sysctl:
+        FTRACE_DISABLE_CALLS); on, each calls what it wants again."""
         self.ftrace_enabled = on
         self.update()
 
@@ -299,7 +301,7 @@ class Ftrace:
         """What the site must call: ftrace_caller for the tracer,
         ftrace_regs_caller for a kprobe, ftrace_regs_list_caller for both."""
         traced = self.active and self.wanted(rec)
-        if rec.ip not in self.kprobed:
+        if rec.ip not in self.kprobed or not self.ftrace_enabled:
             return self.ftrace_addr if traced else None
         return self._symbol(KPROBE_CALLERS[traced])
 

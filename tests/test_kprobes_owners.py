@@ -180,6 +180,24 @@ def test_kprobe_on_an_mcount_site_follows_kprobes_on_ftrace(arch: str) -> None:
     assert g.machine.read(site, 5) == ft.ftrace_nop()
 
 
+def test_ftrace_enabled_off_silences_an_ftrace_based_kprobe(arch: str) -> None:
+    """v5.10 ftrace_shutdown_sysctl disables every call site, a kprobe's too: no
+    hits while the sysctl is off; on again, the site calls ftrace_regs_caller."""
+    g = guest(arch)
+    k = Kprobes(g)
+    if not k.ops.KPROBES_ON_FTRACE:
+        return
+    site = _mcount_site(k, "kmalloc")
+    kp = k.register_kprobe(Kprobe(addr=site, pre_handler="kprobe_empty_pre_handler"))
+    ft = k.ftrace()
+    ft.set_ftrace_enabled(False)
+    assert g.machine.read(site, 5) == ft.ftrace_nop()
+    assert g.run().ok and kp.hits == 0
+    ft.set_ftrace_enabled(True)
+    assert g.machine.read(site, 5) == g.arch.ops.ftrace_call_replace(
+        site, g.image.symbols["ftrace_regs_caller"])
+
+
 def test_ftrace_kprobe_and_the_function_tracer_share_a_site(arch: str) -> None:
     """Both work together: the site calls ftrace_regs_list_caller; the tracer
     counts every call and the kprobe hits every call; each alone afterwards."""
