@@ -6,14 +6,13 @@ a module's calls and the host's act on one set of mechanisms.
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
-from patcher.jump_label import OWNER, StaticKeys, arch_jump_label_transform
+from patcher.jump_label import StaticKeys, arch_jump_label_transform, jump_label_update
 from patcher.markers import Markers
-from patcher.tables import JumpEntry, Tables, load_tables
+from patcher.tables import Tables, load_tables
 from patcher.text import MachinePort, TextPatcher
 from patcher.tracepoint import Tracepoints
 from sim.guest import ERRNO, Guest, ModuleCall, register_module_service
@@ -59,8 +58,8 @@ class ModuleApi:
       kernel/jump_label.c (v5.10). The guest keeps the key's count and its
       rules; here every ``__jump_table`` site of the key becomes what
       ``jump_label_type()`` gives, the jump when ``enabled ^ branch`` (bit 0
-      of the entry's key field, v5.10's ``jump_entry_is_branch()``), in one
-      batch of the arch's protocol.
+      of the entry's key field, v5.10's ``jump_entry_is_branch()``), as
+      :func:`patcher.jump_label.jump_label_update` applies them.
     - ``MOD_MARKER_*``: marker_probe_register / _unregister (kernel/marker.c)
       and marker_arm / _disarm, with a guest probe function; a2 points at
       ``{ name, format, probe, probe_private }``.
@@ -74,9 +73,6 @@ class ModuleApi:
     def __init__(self, inst: Instrumentation) -> None:
         self.inst = inst
         self.machine = inst.guest.machine
-        self.sites: dict[int, list[JumpEntry]] = defaultdict(list)
-        for entry in inst.tables.jump_entries:
-            self.sites[entry.key & ~1].append(entry)
         self.refusals: list[str] = []
 
     def serve(self) -> None:
@@ -115,12 +111,11 @@ class ModuleApi:
         """Rewrite the sites of ``key`` whose text differs from jump_label_type().
         A count of -1 (the first enable, patching) counts as enabled."""
         enabled = self.machine.read_word(key, 4) != 0
-        with self.inst.text.batch() as batch:
-            for entry in self.sites.get(key, ()):
-                expected, new = arch_jump_label_transform(self.machine.arch, entry,
-                                                          enabled ^ bool(entry.key & 1))
-                if self.machine.read(entry.code, len(new)) != new:
-                    batch.queue(entry.code, expected, new, OWNER)
+        changes = ((entry, *arch_jump_label_transform(self.machine.arch, entry,
+                                                      enabled ^ bool(entry.key & 1)))
+                   for entry in (self.inst.keys.sites.get(key, ()) if self.inst.keys else ()))
+        jump_label_update(self.inst.text, ((entry, old, new) for entry, old, new in changes
+                                           if self.machine.read(entry.code, len(new)) != new))
 
     def _marker_args(self, block: int) -> tuple[str, int, int, int]:
         word = self.machine.arch.word

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, defaultdict
+from typing import Iterable
 
 from arches import Arch
 from patcher.errors import PatchError
@@ -34,6 +35,23 @@ def arch_jump_label_transform(arch: Arch, entry: JumpEntry, enable: bool) -> tup
     return (entry.insn, jump) if enable else (jump, entry.insn)
 
 
+def jump_label_update(patcher: TextPatcher,
+                      changes: Iterable[tuple[JumpEntry, bytes, bytes]]) -> None:
+    """__jump_label_update (kernel/jump_label.c, v5.10) for ``(entry, expected, new)``.
+
+    With HAVE_JUMP_LABEL_BATCH (:attr:`Arch.jump_label_batch`) every site
+    is queued and applied in one run of the arch's protocol
+    (arch_jump_label_transform_queue, _apply); without it each site is
+    arch_jump_label_transform, a run of its own (ARM a stop_machine each).
+    """
+    changes = list(changes)
+    runs = [changes] if patcher.arch.jump_label_batch else [[c] for c in changes]
+    for run in runs:
+        with patcher.batch() as batch:
+            for entry, expected, new in run:
+                batch.queue(entry.code, expected, new, OWNER)
+
+
 class StaticKeys:
     """Every static key of one image, keyed by the key's address."""
 
@@ -45,10 +63,11 @@ class StaticKeys:
         self.warnings: Counter[str] = Counter()
         for entry in entries:
             patcher.reserve(entry.code, len(entry.insn), OWNER)
-            self.sites[entry.key].append(entry)
+            self.sites[entry.key & ~1].append(entry)    # bit 0: the site's branch
 
     def enabled(self, key: int) -> bool:
-        return self.count[key] > 0
+        """static_key_enabled(): static_key_count() > 0, a negative count reading as 1."""
+        return self.count[key] != 0
 
     def static_key_slow_inc(self, key: int) -> None:
         """kernel/jump_label.c (v5.10) static_key_slow_inc: the 0 -> 1 step patches the sites."""
@@ -58,13 +77,16 @@ class StaticKeys:
             self.jump_label_update(key, True)
 
     def static_key_slow_dec(self, key: int) -> None:
-        """kernel/jump_label.c (v5.10) static_key_slow_dec: the 1 -> 0 step patches them back."""
+        """kernel/jump_label.c (v5.10) static_key_slow_dec: the 1 -> 0 step patches them
+        back. Any other count is decremented by static_key_slow_try_dec, which WARNs
+        (every time) when the count it found was already negative: 0 -> -1 is silent."""
         self._known(key)
-        if self.count[key] == 0:
-            raise PatchError("EINVAL", f"static key {key:#x} decremented below zero")
-        self.count[key] -= 1
-        if self.count[key] == 0:
+        found = self.count[key]
+        self.count[key] = found - 1
+        if found == 1:
             self.jump_label_update(key, False)
+        elif found < 0:
+            self._warn("static_key_slow_dec", key, "jump label: negative count!")
 
     def static_key_enable(self, key: int) -> None:
         """kernel/jump_label.c (v5.10) static_key_enable_cpuslocked: a key
@@ -74,8 +96,9 @@ class StaticKeys:
         if self.count[key] > 0:
             self._warn_on_once("static_key_enable", self.count[key] != 1, key)
             return
-        self.count[key] = 1
-        self.jump_label_update(key, True)
+        if self.count[key] == 0:            # a negative count is left as it is
+            self.count[key] = 1
+            self.jump_label_update(key, True)
 
     def static_key_disable(self, key: int) -> None:
         """kernel/jump_label.c (v5.10) static_key_disable_cpuslocked: only a
@@ -91,21 +114,24 @@ class StaticKeys:
     def _warn_on_once(self, where: str, condition: bool, key: int) -> None:
         """WARN_ON_ONCE (include/asm-generic/bug.h): every hit is counted in
         :attr:`warnings`; the first one at ``where`` is logged."""
-        if not condition:
-            return
+        if condition:
+            self._warn(where, key, once=True)
+
+    def _warn(self, where: str, key: int, message: str = "", once: bool = False) -> None:
+        """WARN at ``where``: counted in :attr:`warnings`, and logged (only the
+        first time, ``once``)."""
         self.warnings[where] += 1
-        if self.warnings[where] == 1:
-            log.warning("WARNING: %s: static key %#x has count %d", where, key,
-                        self.count[key])
+        if not once or self.warnings[where] == 1:
+            log.warning("WARNING: %s: static key %#x has count %d%s", where, key,
+                        self.count[key], f": {message}" if message else "")
 
     def _known(self, key: int) -> None:
         if key not in self.sites:
             raise PatchError("ENOENT", f"no __jump_table site tests key {key:#x}")
 
     def jump_label_update(self, key: int, enable: bool) -> None:
-        """Rewrite every site of ``key`` in one batch (the key's new state: ``enable``)."""
+        """Rewrite every site of ``key`` (the key's new state: ``enable``)."""
         arch = self.patcher.arch
-        with self.patcher.batch() as batch:
-            for entry in self.sites[key]:
-                expected, new = arch_jump_label_transform(arch, entry, enable)
-                batch.queue(entry.code, expected, new, OWNER)
+        jump_label_update(self.patcher, (
+            (entry, *arch_jump_label_transform(arch, entry, enable ^ bool(entry.key & 1)))
+            for entry in self.sites[key]))

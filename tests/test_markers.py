@@ -171,8 +171,30 @@ def test_static_key_sites_flip_between_nop_and_jump(arch, builds) -> None:
         assert int(insn.op_str.lstrip("#"), 16) == e.target
     keys.static_key_slow_dec(key)
     assert all(guest_read(inst, e.code, len(e.insn)) == e.insn for e in entries)
-    with pytest.raises(PatchError):
+
+
+def test_a_static_key_below_zero_goes_on_as_v5_10s(arch, builds, caplog) -> None:
+    """kernel/jump_label.c (v5.10) static_key_slow_try_dec: 0 -> -1 is silent, and
+    only a count already negative WARNs; the sites stay as they are, -1 reads as
+    enabled (static_key_count), static_key_enable leaves it, and an inc brings it
+    back to 0 without patching."""
+    inst = attach(guest_for(builds, arch, "jump_label"))
+    keys = inst.keys
+    key, entries = next(iter(keys.sites.items()))
+    with caplog.at_level("WARNING", logger="patcher.jump_label"):
         keys.static_key_slow_dec(key)
+        assert keys.count[key] == -1 and keys.enabled(key) and not keys.warnings
+        keys.static_key_slow_dec(key)
+        assert keys.count[key] == -2 and keys.warnings == {"static_key_slow_dec": 1}
+        keys.static_key_slow_dec(key)
+    assert keys.warnings == {"static_key_slow_dec": 2} and len(caplog.records) == 2
+    assert "jump label: negative count!" in caplog.records[0].getMessage()
+    keys.static_key_enable(key)
+    assert keys.count[key] == -3
+    for _ in range(3):
+        keys.static_key_slow_inc(key)
+    assert keys.count[key] == 0 and not keys.enabled(key)
+    assert all(guest_read(inst, e.code, len(e.insn)) == e.insn for e in entries)
 
 
 def guest_read(inst, addr, size):

@@ -370,7 +370,7 @@ def test_static_keys_from_a_module(arch: Arch, tmp_path: Path) -> None:
     assert result.checksum == 0x02_2c_2c_13, hex(result.checksum or 0)
     assert result.console.count("WARNING: kernel/jump_label.c") == 1
     api = guest.services["STATIC"].__self__
-    sites = {e.code: e for entries in api.sites.values() for e in entries
+    sites = {e.code: e for entries in api.inst.keys.sites.values() for e in entries
              if e.function == "branches"}
     assert len(sites) == 6
     # The text, not a flag load, decides: the sites now hold the kernel's types.

@@ -83,16 +83,64 @@ def test_both_builds_charge_each_flip_the_same(name, monkeypatch) -> None:
     kernel's sync_core(), isb or isync on the patching CPU is charged as the host
     patcher's local serialization is."""
     for y in "yn":
-        totals = [Counter() for _ in range(4)]
-        with monkeypatch.context() as mp:
-            _count_charges(mp, totals)
-            build = kbuild.build(name, overrides={"PATCHING_IN_GUEST": y}, modules=[EXAMPLE])
-            guest = Guest(build, cpus=4, workload="flip_key:run", size=10, quantum=1000,
-                          expect=10)
-            attach(guest)
-            assert guest.run().ok
+        guest, charged = _flips(name, monkeypatch, y, EXAMPLE, "flip_key:run", 10)
         assert (guest.self_patching is not None) == (y == "y")
-        assert _tuples(totals) == _expected(name, 20, 4, 0), y
+        assert charged == _expected(name, 20, 4, 0), y
+
+
+def _flips(name: str, monkeypatch, y: str, module: Path, workload: str,
+           expect: int) -> tuple[Guest, list[tuple[int, int]]]:
+    """``module``'s ``workload`` (10 flips from CPU 0) on 4 CPUs, with
+    PATCHING_IN_GUEST=``y``: the guest, and what its patching charged each CPU."""
+    totals = [Counter() for _ in range(4)]
+    with monkeypatch.context() as mp:
+        _count_charges(mp, totals)
+        build = kbuild.build(name, overrides={"PATCHING_IN_GUEST": y}, modules=[module])
+        guest = Guest(build, cpus=4, workload=workload, size=10, quantum=1000, expect=expect)
+        attach(guest)
+        assert guest.run().ok
+    return guest, _tuples(totals)
+
+
+THREE_SITES = r"""
+#include <linux/module.h>
+#include <linux/jump_label.h>
+
+static DEFINE_STATIC_KEY_FALSE(three);
+
+static noinline unsigned long a(void) { return static_branch_unlikely(&three) ? 1 : 0; }
+static noinline unsigned long b(void) { return static_branch_unlikely(&three) ? 2 : 0; }
+static noinline unsigned long c(void) { return static_branch_unlikely(&three) ? 4 : 0; }
+
+unsigned long run(unsigned long size)
+{
+	unsigned long i, taken = 0;
+
+	for (i = 0; i < size; i++) {
+		static_branch_enable(&three);
+		taken += a() + b() + c();
+		static_branch_disable(&three);
+		taken += a() + b() + c();
+	}
+	return taken;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PER_FLIP))
+def test_a_key_of_three_sites_is_one_batch_only_where_the_arch_queues(
+        name, monkeypatch, tmp_path) -> None:
+    """v5.10 __jump_label_update: x86 (HAVE_JUMP_LABEL_BATCH) queues a key's three
+    sites into one text_poke_bp(); ARM and PowerPC call arch_jump_label_transform()
+    per site, three stop_machine()s on ARM. The host patcher and the kernel's own
+    code charge the same (4 CPUs, 10 enables and 10 disables from CPU 0)."""
+    module = tmp_path / "three.c"
+    module.write_text(THREE_SITES)
+    runs = 1 if get_arch(name).jump_label_batch else 3
+    for y in "yn":
+        _, charged = _flips(name, monkeypatch, y, module, "three:run", 70)
+        assert charged == _expected(name, 20 * runs, 4, 0), y
 
 
 #: Per kprobe armed or disarmed: IPIs and serializations on each CPU but the patching

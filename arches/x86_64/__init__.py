@@ -267,6 +267,7 @@ ARCH = Arch(
     branch_reach=REL32,
     encode_jump=encode_jump,
     encode_call=encode_call,
+    jump_label_batch=True,          # arch/x86/include/asm/jump_label.h, v5.10
     kprobe_breakpoint=kprobe_breakpoint,
     ops=X86Ops(),
     dwarf_regs=DWARF_REGS,
