@@ -124,7 +124,7 @@ class ModuleApi:
 
     def _marker_register(self, block: int, _a3: int) -> None:
         name, fmt, probe, private = self._marker_args(block)
-        self.inst.markers.marker_probe_register(name, self._name(fmt) if fmt else "", probe,
+        self.inst.markers.marker_probe_register(name, self._name(fmt) if fmt else None, probe,
                                                 private)
 
     def _marker_unregister(self, block: int, _a3: int) -> None:

@@ -7,17 +7,27 @@ before tracepoints replaced markers in-tree (markers were removed in
 - ``marker_probe_register(name, format, probe, private)`` on a name no site
   has creates a pending entry and returns 0 (``add_marker``); its probes
   connect when a site of that name appears.
-- A registration whose format differs from the entry's is ``EPERM``. A site
-  whose format differs from the registered one is left disabled, with the
-  kernel's "Format mismatch for probe" notice (``set_marker``), and the
+- A registration whose format differs from the entry's is ``EPERM``; a
+  format of None (NULL) checks nothing, and an entry without one takes
+  the site's when it connects (``marker_set_format``). A site whose format
+  differs from the registered one is left disabled, with the kernel's
+  "Format mismatch for probe" notice (``set_marker``), and the
   registration still returns 0.
-- The same probe and private data twice is ``EBUSY``.
+- The same probe and private data twice is ``EBUSY``. A refusal for room
+  (``ENOMEM``) leaves the entry as it was.
+- Unregistering a probe that is not there: ``ENOENT`` only for a name with
+  no probe at all. With one probe registered ``marker_entry_remove_probe``
+  WARNs and removes that one anyway; with several it rebuilds the same
+  array, and nothing changes.
 
 ``marker_arm`` / ``marker_disarm`` reference count the enable (the 2.6.24
-interface the issue's rows describe): arming a marker with no probe is
-``ENOENT``, disarming below zero ``EPERM``. The enable flips only the
-mechanism the ``.config`` chose: an immediate value, a static key, or the
-``state`` byte alone.
+interface the issue's rows describe; 2.6.27 enables on registration
+instead): both are ``ENOENT`` for a name with no probe registered (no
+entry), disarming below zero is ``EPERM``, and an arm counts even where no
+site of the name exists or its format differs, which then stays disabled.
+The last probe's unregistration drops the entry with its arms and
+disables the sites. The enable flips only the mechanism the ``.config``
+chose: an immediate value, a static key, or the ``state`` byte alone.
 
 A probe is a guest function (an address in the image, a 2.6.27
 ``marker_probe_func`` taking its private data as a word) or a host
@@ -116,6 +126,7 @@ class Markers:
         self.probes: dict[str, list[tuple[Probe, object]]] = {}
         self.armed: Counter[str] = Counter()
         self.formats: dict[str, str] = {}       # the registry entry's format, per name
+        self.enabled: set[str] = set()          # names whose sites an arm enabled
         self.notices: list[str] = []            # the kernel's printk notices
         symbols = tables.image.symbols
         self.empty = symbols.pointer("__mark_empty_function")
@@ -137,11 +148,11 @@ class Markers:
         except KeyError:
             raise PatchError("ENOENT", f"no marker named {name!r}") from None
 
-    def marker_probe_register(self, name: str, format: str, probe: Probe,
+    def marker_probe_register(self, name: str, format: str | None, probe: Probe,
                               private: object = None) -> int:
         """Connect ``probe`` (kernel/marker.c, 2.6.27); 0, or :class:`PatchError`."""
-        entry_format = self.formats.setdefault(name, format)
-        if format != entry_format:
+        entry_format = self.formats.get(name)
+        if format is not None and entry_format is not None and format != entry_format:
             raise PatchError("EPERM", f"marker {name}: format {format!r} differs from the "
                                       f"registered {entry_format!r}")
         connected = self.probes.setdefault(name, [])
@@ -150,8 +161,14 @@ class Markers:
         if isinstance(probe, int) and not isinstance(private, (int, type(None))):
             raise PatchError("EINVAL", f"marker {name}: a guest probe's private data is a word")
         connected.append((probe, private))
-        if name in self.sites:
-            self._connect(name)
+        if format is not None:
+            self.formats.setdefault(name, format)
+
+        def undo() -> None:
+            connected.remove((probe, private))
+            if entry_format is None:
+                self.formats.pop(name, None)
+        self._update(name, undo)
         return 0
 
     def pending(self) -> list[str]:
@@ -159,9 +176,10 @@ class Markers:
         return sorted(n for n, probes in self.probes.items() if probes and n not in self.sites)
 
     def _format_ok(self, name: str) -> bool:
-        """set_marker's check: a site whose format differs stays disabled, with a notice."""
+        """set_marker's check: a site whose format differs stays disabled, with a
+        notice; an entry registered without a format takes the site's."""
         site_format = self.sites[name][0].format
-        entry_format = self.formats.get(name, site_format)
+        entry_format = self.formats.setdefault(name, site_format)
         if entry_format == site_format:
             return True
         notice = (f"Format mismatch for probe {name} ({entry_format}), "
@@ -171,15 +189,48 @@ class Markers:
         return False
 
     def marker_probe_unregister(self, name: str, probe: Probe, private: object = None) -> None:
-        """Disconnect ``probe`` (kernel/marker.c, 2.6.27); ENOENT if it is not connected."""
+        """Disconnect ``probe`` (kernel/marker.c, 2.6.27): ENOENT for a name with no
+        probe; the last probe takes the entry, its arms and its format with it."""
         connected = self.probes.get(name, [])
-        if (probe, private) not in connected:
-            raise PatchError("ENOENT", f"marker {name}: probe not registered")
-        connected.remove((probe, private))
+        if not connected:
+            raise PatchError("ENOENT", f"marker {name}: no probe registered")
+        if (probe, private) in connected:
+            index = connected.index((probe, private))
+        elif len(connected) == 1:
+            # marker_entry_remove_probe, one closure: WARN_ON(func != probe),
+            # WARN_ON(private != probe_private), and the closure goes anyway
+            self.notices.append(f"WARNING: marker {name}: unregistering a probe that is "
+                                "not the registered one, which goes instead")
+            index = 0
+        else:
+            return                              # the same array again: nothing changes
+        removed = connected.pop(index)
+        entry = (self.formats.get(name), self.armed[name], name in self.enabled)
         if not connected:
             self.formats.pop(name, None)
-        if name in self.sites:
+            self.armed.pop(name, None)
+            if name in self.enabled:
+                self._enable_sites(name, False)
+
+        def undo() -> None:
+            connected.insert(index, removed)
+            if entry[0] is not None:
+                self.formats[name] = entry[0]
+            self.armed[name] = entry[1]
+            if entry[2] and name not in self.enabled:
+                self._enable_sites(name, True)
+        self._update(name, undo)
+
+    def _update(self, name: str, undo: Callable[[], None]) -> None:
+        """set_marker on every site of ``name``; a refusal (ENOMEM) runs ``undo``
+        first, as the kernel returns before it changes the entry."""
+        if name not in self.sites:
+            return
+        try:
             self._connect(name)
+        except PatchError:
+            undo()
+            raise
 
     def _closures(self, name: str, marker: Marker) -> list[tuple[int, int]]:
         """(func, probe_private) of each guest closure the site must call."""
@@ -195,8 +246,12 @@ class Markers:
         """set_marker (2.6.27): ``single`` for one closure, else a new ``multi``
         array published before ``ptype``; an old array waits a grace period."""
         word = self.arch.word
-        for marker in self._markers(name):
-            closures = self._closures(name, marker)
+        plans = [(marker, self._closures(name, marker)) for marker in self._markers(name)]
+        if any(2 * (len(closures) + 1) > self.pool.slot // word for _, closures in plans):
+            raise PatchError("ENOMEM", f"marker {name}: too many probes")
+        if sum(len(closures) > 1 for _, closures in plans) > len(self.pool.free):
+            raise PatchError("ENOMEM", "probe-array pool exhausted")
+        for marker, closures in plans:      # nothing is written before room is certain
             old = self.arrays.pop(marker.address, 0)
             if len(closures) == 1:
                 func, private = closures[0]
@@ -207,8 +262,6 @@ class Markers:
                 # ``multi`` keeps the old array until its grace period: a CPU
                 # that read ptype 1 just before may still walk it.
             else:
-                if 2 * (len(closures) + 1) > self.pool.slot // word:
-                    raise PatchError("ENOMEM", f"marker {name}: too many probes")
                 new = self.pool.alloc()
                 for i, (func, private) in enumerate(closures + [(0, 0)]):
                     self.machine.write_word(new + 2 * i * word, func)
@@ -221,29 +274,29 @@ class Markers:
 
     # -- arming -----------------------------------------------------------
     def marker_arm(self, name: str) -> None:
-        """Count one arm; the first enables the sites (kernel/marker.c, 2.6.24)."""
-        markers = self._markers(name)
+        """Count one arm; the first enables the sites (kernel/marker.c, 2.6.24), except
+        where set_marker refuses them (a format mismatch) or the name has none."""
         if not self.probes.get(name):
             raise PatchError("ENOENT", f"marker {name}: no probe registered to arm")
-        if not self._format_ok(name):
-            return                          # set_marker refused the site: it stays disabled
         self.armed[name] += 1
-        if self.armed[name] == 1:
-            for marker in markers:
-                self._set_enabled(marker, True)
+        if self.armed[name] == 1 and name in self.sites and self._format_ok(name):
+            self._enable_sites(name, True)
 
     def marker_disarm(self, name: str) -> None:
         """Drop one arm; the last disables the sites (kernel/marker.c, 2.6.24)."""
-        markers = self._markers(name)
+        if not self.probes.get(name):
+            raise PatchError("ENOENT", f"marker {name}: no probe registered to disarm")
         if self.armed[name] == 0:
             raise PatchError("EPERM", f"marker {name} is not armed")
         self.armed[name] -= 1
-        if self.armed[name] == 0:
-            for marker in markers:
-                self._set_enabled(marker, False)
+        if self.armed[name] == 0 and name in self.enabled:
+            self._enable_sites(name, False)
 
-    def _set_enabled(self, marker: Marker, on: bool) -> None:
-        set_enabled(self.machine, marker.enable, marker.state_addr, 1, on, self.imv, self.keys)
+    def _enable_sites(self, name: str, on: bool) -> None:
+        for marker in self._markers(name):
+            set_enabled(self.machine, marker.enable, marker.state_addr, 1, on, self.imv,
+                        self.keys)
+        (self.enabled.add if on else self.enabled.discard)(name)
 
     # -- events -----------------------------------------------------------
     def _hc_marker(self, cpu: Cpu, address: int, array: int, count: int) -> None:

@@ -129,23 +129,37 @@ class Tracepoints:
         if name not in self.points:
             return 0
         tp = self.points[name]
-        self._publish(tp)
+        try:
+            self._publish(tp)
+        except PatchError:                  # ENOMEM: the entry as it was
+            probes.remove(probe)
+            raise
         if len(probes) == 1:
             self._activate(tp, True)
         return 0
 
     def tracepoint_probe_unregister(self, name: str, probe: TracepointProbe) -> int:
-        """kernel/tracepoint.c (2.6.28): ENOENT for a probe not there; the last one disarms."""
+        """kernel/tracepoint.c (2.6.28): ENOENT for a name with no probe (no entry);
+        a probe that is not there leaves the same probes (the array rebuilt
+        unchanged), 0; the last one disarms."""
         probes = self.probes.get(name, [])
+        if not probes:
+            raise PatchError("ENOENT", f"tracepoint {name}: no probe registered")
         if probe not in probes:
-            raise PatchError("ENOENT", f"tracepoint {name}: probe not registered")
-        probes.remove(probe)
+            return 0
         if name not in self.points:
+            probes.remove(probe)
             return 0
         tp = self.points[name]
-        if not probes:
+        index = probes.index(probe)
+        probes.remove(probe)
+        if not probes:                      # disable_tracepoint: the state, then funcs
             self._activate(tp, False)
-        self._publish(tp)
+        try:
+            self._publish(tp)
+        except PatchError:                  # ENOMEM (never for the last): as it was
+            probes.insert(index, probe)
+            raise
         return 0
 
     register_trace = tracepoint_probe_register        # the 2.6.28 register_trace_<name>()

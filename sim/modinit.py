@@ -20,7 +20,16 @@ if TYPE_CHECKING:
 UNDO = {"MOD_KPROBE_REGISTER": "MOD_KPROBE_UNREGISTER",
         "MOD_KPROBE_REGISTER_RET": "MOD_KPROBE_UNREGISTER_RET",
         "MOD_MARKER_REGISTER": "MOD_MARKER_UNREGISTER",
+        "MOD_MARKER_ARM": "MOD_MARKER_DISARM",
         "MOD_TRACEPOINT_REGISTER": "MOD_TRACEPOINT_UNREGISTER"}
+
+#: Calls whose a2 points at a block the caller built on its stack, in words
+#: (marker_probe_register's ``{ name, format, probe, private }``): the block
+#: is copied when the call is made, since that stack is reused by the time
+#: an undo runs, and handed to the undo from below the undoing CPU's stack.
+STACK_BLOCKS = {"MOD_MARKER_REGISTER": 4}
+#: Bytes left free below the stack pointer (x86-64's red zone is 128).
+STACK_GAP = 256
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,8 @@ class ModuleInits:
 
     def __init__(self, guest: Guest) -> None:
         self.guest = guest
-        self._made: list[tuple[str, str, int, int]] = []     # (module, op, a2, a3)
+        # (module, op, a2, a3, the block a2 pointed at if STACK_BLOCKS has op)
+        self._made: list[tuple[str, str, int, int, bytes]] = []
 
     def record(self, op: str, a2: int, a3: int, result: int) -> None:
         """A module API call returned ``result``: keep a registration made by an init."""
@@ -53,9 +63,12 @@ class ModuleInits:
         symbols = self.guest.image.symbols
         if "module_loading" not in symbols:
             return
-        name = self.guest.machine.read_word(symbols["module_loading"])
+        machine = self.guest.machine
+        name = machine.read_word(symbols["module_loading"])
         if name:
-            self._made.append((self.guest.read_string(name, 64), op, a2, a3))
+            block = machine.read(a2, STACK_BLOCKS[op] * machine.arch.word) \
+                if op in STACK_BLOCKS else b""
+            self._made.append((self.guest.read_string(name, 64), op, a2, a3, block))
 
     def failed(self, cpu: Cpu, call: Callable[[Cpu, str, int, int], int]) -> list[FailedModule]:
         """The modules whose init failed, each one's registrations undone by ``call``."""
@@ -71,9 +84,13 @@ class ModuleInits:
         failed = [FailedModule(self.guest.read_string(n, 64), e, by_number.get(-e))
                   for n, e in zip(names, errors)]
         gone = {f.name for f in failed}
-        for module, op, a2, a3 in reversed(self._made):
-            if module in gone:
-                call(cpu, UNDO[op], a2, a3)
+        for module, op, a2, a3, block in reversed(self._made):
+            if module not in gone:
+                continue
+            if block:
+                a2 = (cpu.reg(machine.arch.sp) - STACK_GAP - len(block)) & ~15
+                machine.write(a2, block)
+            call(cpu, UNDO[op], a2, a3)
         self._made = [m for m in self._made if m[0] not in gone]
         return failed
 

@@ -105,7 +105,8 @@ def test_registry_follows_2_6_27(arch, builds) -> None:
     markers.marker_arm("kmalloc")
     assert markers.notices == ["Format mismatch for probe kmalloc (type_id %s), "
                                f"marker ({KMALLOC_FMT})"]
-    assert text_snapshot(inst.guest) == original and markers.armed["kmalloc"] == 0
+    # 2.6.24 marker_arm counts the arm; set_marker leaves the site disabled
+    assert text_snapshot(inst.guest) == original and markers.armed["kmalloc"] == 1
     # a registration whose format differs from the entry's: EPERM
     with pytest.raises(PatchError) as e:
         markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe)
@@ -127,6 +128,57 @@ def test_registry_follows_2_6_27(arch, builds) -> None:
     assert e.value.errno == "EEXIST"
     assert tps.tracepoint_probe_register("no_such_tracepoint", tp_probe) == 0
     assert tps.tracepoint_probe_unregister("no_such_tracepoint", tp_probe) == 0
+
+
+def test_the_registry_edges_follow_the_kernel(arch, builds) -> None:
+    """kernel/marker.c (2.6.27, arm/disarm 2.6.24) and kernel/tracepoint.c (2.6.28)
+    at their edges: a NULL format takes the site's; unregistering a probe that
+    is not there is ENOENT only without an entry (one probe: WARN and it goes;
+    several: nothing changes); arm and disarm need an entry, not a site; the
+    last unregistration disables; a refusal for room leaves the entry as it was."""
+    inst = attach(guest_for(builds, arch))
+    markers, tps = inst.markers, inst.tracepoints
+    original = text_snapshot(inst.guest)
+    a, b, c = (lambda ev, priv: None for _ in range(3))
+    for call in (markers.marker_arm, markers.marker_disarm):
+        with pytest.raises(PatchError) as e:
+            call("kfree")                           # a site, no entry
+        assert e.value.errno == "ENOENT"
+    assert markers.marker_probe_register("kfree", None, a) == 0
+    markers.marker_arm("kfree")
+    assert markers.formats["kfree"] == inst.tables.markers_named("kfree")[0].format
+    assert text_snapshot(inst.guest) != original and not markers.notices
+    markers.marker_probe_unregister("kfree", b)      # one probe: WARN, a goes anyway
+    assert markers.probes["kfree"] == [] and "WARNING" in markers.notices[-1]
+    assert text_snapshot(inst.guest) == original and markers.armed["kfree"] == 0
+    with pytest.raises(PatchError) as e:
+        markers.marker_probe_unregister("kfree", a)
+    assert e.value.errno == "ENOENT"
+    markers.marker_probe_register("kfree", None, a)
+    markers.marker_probe_register("kfree", None, b)
+    markers.marker_probe_unregister("kfree", c)      # several: the same array, 0
+    assert markers.probes["kfree"] == [(a, None), (b, None)]
+    assert markers.marker_probe_register("no_site", "x %d", a) == 0
+    markers.marker_arm("no_site")                   # an entry without a site: counted
+    markers.marker_disarm("no_site")
+    guest_probes = [inst.tables.image.symbols.pointer("__mark_empty_function")] * 8
+    with pytest.raises(PatchError) as e:
+        for i, func in enumerate(guest_probes):
+            markers.marker_probe_register("kmalloc", KMALLOC_FMT, func, i)
+    assert e.value.errno == "ENOMEM" and len(markers.probes["kmalloc"]) == i
+    tp = lambda ev: None  # noqa: E731
+    with pytest.raises(PatchError) as e:
+        tps.tracepoint_probe_unregister("kfree", tp)
+    assert e.value.errno == "ENOENT"
+    probes = [(lambda ev: None) for _ in range(20)]
+    assert tps.tracepoint_probe_register("kfree", probes[0]) == 0
+    assert tps.tracepoint_probe_unregister("kfree", tp) == 0
+    assert tps.probes["kfree"] == [probes[0]]
+    guest_funcs = list(range(0x1000, 0x1000 + 4 * 20, 4))
+    with pytest.raises(PatchError) as e:
+        for func in guest_funcs:
+            tps.tracepoint_probe_register("kfree", func)
+    assert e.value.errno == "ENOMEM" and func not in tps.probes["kfree"]
 
 
 @pytest.mark.slow

@@ -432,6 +432,54 @@ def test_tracepoint_and_marker_probes_from_a_module(arch: Arch, tmp_path: Path) 
     assert "tracing: 0 -17 0 0" in result.console   # a second registration: -EEXIST
 
 
+KEEPS = r"""
+#include <linux/module.h>
+#include <linux/marker.h>
+
+static void on_free(void *probe_private, void *call_private, const char *fmt, va_list *args)
+{
+}
+
+static int __init keeps_init(void)
+{
+	return marker_probe_register("kmem_cache_free", NULL, on_free, NULL);
+}
+module_init(keeps_init);
+"""
+
+ARMS_AND_FAILS = r"""
+#include <linux/module.h>
+#include <linux/marker.h>
+#include <linux/errno.h>
+
+static void on_free(void *probe_private, void *call_private, const char *fmt, va_list *args)
+{
+}
+
+static int __init arms_init(void)
+{
+	marker_probe_register("kmem_cache_free", NULL, on_free, (void *)1);
+	marker_arm("kmem_cache_free");
+	return -EINVAL;
+}
+module_init(arms_init);
+"""
+
+
+def test_a_failed_init_takes_its_marker_arm_back(arch: Arch, tmp_path: Path) -> None:
+    """A module whose init fails has its marker_arm undone with its registration:
+    the marker another module's probe keeps registered is not left armed."""
+    keeps, arms = tmp_path / "keeps.c", tmp_path / "arms.c"
+    keeps.write_text(KEEPS)
+    arms.write_text(ARMS_AND_FAILS)
+    guest = Guest(build(arch.name, modules=[keeps, arms]), workload="fib", size=2)
+    result = guest.run()
+    assert [f.name for f in result.failed_modules] == ["arms"]
+    markers = guest.services["MARKER"].__self__.inst.markers
+    assert len(markers.probes["kmem_cache_free"]) == 1       # keeps' probe, NULL format
+    assert markers.armed["kmem_cache_free"] == 0 and "kmem_cache_free" not in markers.enabled
+
+
 def test_ftrace_and_line_probes_see_module_code(prober: Path,
                                                 capsys: pytest.CaptureFixture) -> None:
     assert main(["ftrace", "--arch", "arm", "--module", str(prober), "--workload",
