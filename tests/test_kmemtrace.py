@@ -24,12 +24,49 @@ from tracing.session import TraceOptions, TraceSession
 
 
 def record(arch: Arch, out: Path, workload: str, cpus: int = 2, size: int | None = None,
-           **opts) -> None:
-    guest = Guest(build(arch.name), cpus=cpus, workload=workload, size=size)
+           modules: tuple[Path, ...] = (), **opts) -> int | None:
+    """Record ``workload`` with the kmem probes into ``out``; its checksum."""
+    guest = Guest(build(arch.name, modules=modules), cpus=cpus, workload=workload, size=size)
     session = TraceSession(guest, TraceOptions(parse_probes("kmem"), **opts))
     with CtfWriter(out, TraceInfo(arch.endian, uuid.UUID(int=9), arch.name),
                    session.classes) as writer:
         assert session.run(writer).checksum_ok
+    return guest.checksum
+
+
+EXHAUST = r"""
+#include <linux/module.h>
+#include <linux/slab.h>
+
+/* kmalloc until it has failed `size` times: how many succeeded, << 16, | failures */
+unsigned long exhaust_run(unsigned long size)
+{
+	unsigned long got = 0, failed = 0;
+
+	while (failed < size && got < 4096) {
+		if (kmalloc(4096, GFP_KERNEL))
+			got++;
+		else
+			failed++;
+	}
+	return got << 16 | failed;
+}
+"""
+
+
+@pytest.mark.slow
+def test_failed_allocations_are_left_out(tmp_path: Path, arch: Arch) -> None:
+    """A kmalloc that returns NULL gave no memory: not a hit, no bytes, no leak at 0
+    (the 2008 patch's probe ignores it); the report counts it apart."""
+    module = tmp_path / "exhaust.c"
+    module.write_text(EXHAUST)
+    checksum = record(arch, tmp_path / "t", "exhaust:exhaust_run", cpus=1, size=40,
+                      modules=(module,))
+    got, failed = checksum >> 16, checksum & 0xFFFF
+    report = analyze(tmp_path / "t")
+    assert failed == 40 and report.failed == failed
+    assert all(ptr for ptr, _ in report.leaks) and len(report.leaks) >= got
+    assert report.allocs == sum(s.hits for s in report.sites.values())
 
 
 @pytest.mark.slow

@@ -84,6 +84,7 @@ class KmemReport:
     leaks: list[tuple[int, _Live]] = field(default_factory=list)
     allocs: int = 0
     frees: int = 0
+    failed: int = 0                 # allocations that returned NULL: left out
     cross_cpu: int = 0
     discarded: int = 0
     lost_packets: int = 0
@@ -118,7 +119,7 @@ class KmemReport:
                       "frag_percent": round(100.0 * wasted / self.bytes_alloc, 3)
                       if self.bytes_alloc else 0.0,
                       "allocs": self.allocs, "frees": self.frees,
-                      "cross_cpu_frees": self.cross_cpu},
+                      "failed_allocs": self.failed, "cross_cpu_frees": self.cross_cpu},
             "errors": [e.to_json() for e in self.errors],
             "error_counts": self.error_counts(),
             "never_freed": [{"ptr": ptr, "call_site": lv.site, "cpu": lv.cpu,
@@ -167,6 +168,9 @@ def analyze(trace_dir: str | Path) -> KmemReport:
             kind = ALLOCS[ev.name]
             ptr, site = f["ptr"], f["call_site"]
             req, alloc = f["bytes_req"], f["bytes_alloc"]
+            if not ptr:                 # the RFC's probe ignores it: no memory was given
+                report.failed += 1
+                continue
             report.allocs += 1
             s = report.sites.get(site) or report.sites.setdefault(site, Site(site))
             s.hits += 1
@@ -227,6 +231,8 @@ def format_report(report: KmemReport, limit: int | None = None) -> str:
               f"Total bytes wasted on internal fragmentation: {wasted:,}",
               f"Internal fragmentation: {frag:f}%",
               f"Cross CPU frees: {report.cross_cpu}/{report.frees}"]
+    if report.failed:
+        lines.append(f"Failed allocations (NULL, left out): {report.failed:,}")
     if report.discarded or report.lost_packets:
         lines.append(f"WARNING: {report.discarded} events discarded and "
                      f"{report.lost_packets} packets lost while tracing: "
