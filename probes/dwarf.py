@@ -184,7 +184,10 @@ class DebugInfo:
         want = file.lstrip("./")
         hits = sorted({f for f in self.files() if f == want or f.endswith("/" + want)})
         if not hits:
-            raise DwarfError(f"no source file {file!r} in the debug information")
+            hint = ("" if "." in want else
+                    f" (FILE:LINE names a source file; perf probe's FUNC:N form, "
+                    f"{want}:N, is not supported)")
+            raise DwarfError(f"no source file {file!r} in the debug information{hint}")
         if len(hits) > 1:
             raise DwarfError(f"{file!r} is ambiguous: {', '.join(hits)}")
         return hits[0]

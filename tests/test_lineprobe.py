@@ -156,6 +156,19 @@ def test_parse_location():
             parse_location(bad)
 
 
+def test_a_file_that_is_not_there_says_what_the_tools_accept():
+    """FUNC:N (perf probe's form) is not a file: the error says FILE:LINE is asked,
+    and that a whole path component is the unit of a suffix."""
+    image = build(NAMES[0])
+    with DebugInfo(image.elf, get_arch(image.arch)) as debug:
+        with pytest.raises(DwarfError, match=r"perf probe's FUNC:N form, kmalloc:N"):
+            debug.line_addresses("kmalloc", 16)
+        with pytest.raises(DwarfError, match=r"^no source file 'lab\.c' in the debug "
+                                             r"information$"):
+            debug.line_addresses("lab.c", 216)
+        assert debug.line_addresses("slab.c", 232)
+
+
 @pytest.mark.slow
 def test_cli_probe(capsys):
     arch = NAMES[0]
