@@ -752,6 +752,8 @@ class Kprobes:
         self._relink(self._bucket(kp.addr), "next", kp.struct, self.read_field(kp, "next"))
         del self.probes[kp.addr]
         self._free_struct(kp)
+        if not kp.ftrace:
+            self._reoptimize(kp.addr)
 
     def _free_struct(self, kp: Kprobe) -> None:
         self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_GONE)
@@ -774,6 +776,8 @@ class Kprobes:
                 self.disable_kprobe(kp.aggr)
             elif kp.members:
                 self._disarm(kp)
+            if self.probes.get(kp.addr) is kp and not kp.ftrace:
+                self._reoptimize(kp.addr)
 
     def enable_kprobe(self, kp: Kprobe) -> None:
         """Rearm a disabled probe, or its aggr_kprobe (kernel/kprobes.c enable_kprobe);
@@ -1033,7 +1037,9 @@ class Kprobes:
         if owner is not None:           # copy_optimized_instructions: -EBUSY
             raise PatchError("EBUSY", f"kprobe: cannot optimize {kp.describe()}: the "
                                       f"detoured region holds {owner}")
-        others = [a for a in self.probes if kp.addr < a < kp.addr + length]
+        # arch_check_optimized_kprobe: an enabled probe in the region blocks it
+        others = [a for a, p in self.probes.items()
+                  if kp.addr < a < kp.addr + length and not p.disabled]
         if others:
             raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: another probe "
                                        f"at {others[0]:#x} is in the detoured region")
@@ -1136,6 +1142,18 @@ class Kprobes:
         self.unoptimize_kprobe(kp)
         self.text.text_poke(kp.addr, kp.breakpoint, kp.orig, "kprobe")
         self.text.release(kp.addr, "kprobe")
+
+    def _reoptimize(self, addr: int) -> None:
+        """__disarm_kprobe(reopt): the optprobe whose region a probe at ``addr``
+        blocked is queued for the optimizer again (get_optimized_kprobe,
+        optimize_kprobe), once that probe is disabled or gone."""
+        for other in list(self.probes.values()):
+            if (other.opt_region and not other.optimized and other not in self._optimizing
+                    and other.addr < addr < other.addr + other.opt_region):
+                try:
+                    self.try_to_optimize_kprobe(other)
+                except PatchError:
+                    pass                    # disabled, or another probe still in its region
 
     def __iter__(self) -> Iterator[Kprobe]:
         return iter(sorted(self.probes.values(), key=lambda k: k.addr))

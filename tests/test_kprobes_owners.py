@@ -223,7 +223,8 @@ def test_ftrace_kprobe_and_the_function_tracer_share_a_site(arch: str) -> None:
 # -- kprobe x optprobe, optprobe x other owners -----------------------------------
 
 def test_a_kprobe_inside_an_optimized_region_unoptimizes_it(arch: str) -> None:
-    """__arm_kprobe: the optimized probe falls back to its breakpoint; both hit."""
+    """__arm_kprobe: the optimized probe falls back to its breakpoint; both hit.
+    __disarm_kprobe: when the inner probe goes, the outer is optimized again."""
     if arch != "x86_64":
         return                     # ARM's region is the probed word alone
     g = guest(arch)
@@ -243,6 +244,18 @@ def test_a_kprobe_inside_an_optimized_region_unoptimizes_it(arch: str) -> None:
                                      pre_handler="kprobe_empty_pre_handler"))
     assert not outer.optimized and g.machine.read(outer.addr, 1) == outer.breakpoint
     assert g.run().ok and outer.hits > 0 and inner.hits > 0
+    # __disarm_kprobe(reopt): once the inner probe is disabled, or goes, the outer
+    # is queued again (arch_check_optimized_kprobe passes a disabled probe)
+    for leave in ("disable_kprobe", "unregister_kprobe"):
+        if leave == "unregister_kprobe":
+            k.enable_kprobe(inner)              # __arm_kprobe: blocked again
+        assert not outer.optimized
+        getattr(k, leave)(inner)
+        assert not outer.optimized
+        k.wait_for_kprobe_optimizer()
+        assert outer.optimized
+        assert g.machine.read(outer.addr, len(outer.opt_jump)) == outer.opt_jump
+    assert k.list()[0].endswith("[OPTIMIZED]")
 
 
 def test_optimizing_over_another_owners_site_is_ebusy(arch: str) -> None:
