@@ -213,23 +213,29 @@ class Ftrace:
 
         ``append=False`` is ``>`` (clear, then add), ``True`` is ``>>``.
         Words are separated by white space; an empty write with ``>`` clears.
-        A word that matches no function is refused (EINVAL), as the file
-        write fails in today's kernels.
+        As in v5.10 the file is emptied when ``>`` opens it (O_TRUNC), each
+        word then goes in in turn, and what went in is committed when the
+        file closes: a word that matches no function fails the write
+        (EINVAL, ``ftrace_process_regex``) and leaves the words before it,
+        or with none of them an empty filter, which traces every function.
         """
         if not self.dynamic:
             raise PatchError("EPERM", "set_ftrace_filter needs CONFIG_DYNAMIC_FTRACE=y")
         if not isinstance(text, str):
             raise PatchError("EINVAL", f"set_ftrace_filter takes text, not "
                                        f"{type(text).__name__}")
-        words = text.split()
-        for word in words:
-            if not any(self._matches(word, rec) for rec in self.records):
-                raise PatchError("EINVAL", f"{word!r} matches no traceable function")
         target = self.notrace if notrace else self.filter
         if not append:
             target.clear()
-        target.extend(words)
-        self.update()
+        unmatched = None
+        for word in text.split():
+            if not any(self._matches(word, rec) for rec in self.records):
+                unmatched = word
+                break
+            target.append(word)
+        self.update()                       # ftrace_regex_release: the hash as written
+        if unmatched is not None:
+            raise PatchError("EINVAL", f"{unmatched!r} matches no traceable function")
 
     def write_graph_function(self, words: Sequence[str]) -> list[str]:
         """Write set_graph_function (2.6.30): the functions whose calls, and all

@@ -320,6 +320,26 @@ def test_filters_replace_append_and_notrace_wins(name):
         ft.write_filter("no_such_function")
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_a_failed_filter_write_keeps_what_went_in_before_it(name):
+    """v5.10: `>` empties the filter at open, words go in one by one, and the hash is
+    committed at close: `echo "kfree nosuch kmalloc" > set_ftrace_filter` fails
+    with kfree alone in the filter, and `echo nosuch >` leaves it empty (every
+    function traced)."""
+    t = tracer_for(name)
+    ft = t.ftrace
+    ft.write_filter("kmalloc")
+    with pytest.raises(PatchError, match="'nosuch' matches no traceable function"):
+        ft.write_filter("kfree nosuch kmalloc")
+    assert ft.filtered_functions() == ["kfree"]
+    with pytest.raises(PatchError):
+        ft.write_filter("kmalloc nosuch", append=True)
+    assert ft.filtered_functions() == ["kfree", "kmalloc"]
+    with pytest.raises(PatchError):
+        ft.write_filter("nosuch")
+    assert len(ft.filtered_functions()) == len({s.function for s in t.tables.mcount})
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_a_filter_patches_only_its_sites_records_exactly_their_calls_and_disabling_restores(
