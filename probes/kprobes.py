@@ -357,7 +357,6 @@ class Kprobes:
         self._trampoline_handler = next((start, start + size) for start, size, name
                                         in guest.image.functions if name == "trampoline_handler")
         self._rp_by_struct: dict[int, Kretprobe] = {}
-        self._trampoline: Kprobe | None = None
         self.optimize_delay_ns = optimize_delay_ns
         self._optimizing: list[Kprobe] = []       # kernel/kprobes.c optimizing_list
         self._optimizer_due: int | None = None    # when the delayed optimizer work runs
@@ -390,6 +389,13 @@ class Kprobes:
         guest.services["KPROBE"] = self._module_call      # the module API's host half
         self.refusals: list[str] = []             # why module calls were refused
         self.machine.add_trap_handler(self._on_trap, TrapPriority.KPROBES)
+        #: What arch_init_kprobes registers at boot: PowerPC's kretprobe_trampoline,
+        #: a kprobe whose pre_handler takes every probed return.
+        self.arch_probes: tuple[Kprobe, ...] = ()
+        if self.ops.KRETPROBE_TRAMPOLINE_KPROBE:
+            self.arch_probes = (self._register(Kprobe(
+                symbol_name="kretprobe_trampoline", pre_handler="trampoline_probe_handler"),
+                blacklist=False),)
 
     # -- the guest's struct kprobe ----------------------------------------
     def _field_addr(self, kp: Kprobe, name: str) -> int:
@@ -833,11 +839,6 @@ class Kprobes:
                                            f" ({waiting} unregistered kretprobes wait for a "
                                            "grace period or their instances in flight)"
                                            if waiting else ""))
-        if self.ops.KRETPROBE_TRAMPOLINE_KPROBE and self._trampoline is None:
-            # arch_init_kprobes: the trampoline is a kprobe (PowerPC).
-            self._trampoline = self._register(
-                Kprobe(symbol_name="kretprobe_trampoline",
-                       pre_handler="trampoline_probe_handler"), blacklist=False)
         index = self._free_rp[0] if struct is None else None
         if index is not None:
             struct = self.sym["kretprobe_pool"] + index * (len(FIELDS) + len(RP_FIELDS)) * word

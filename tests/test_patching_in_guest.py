@@ -128,6 +128,8 @@ def _operations(guest: Guest) -> list[tuple[str, bytes, int | None]]:
         step("optprobes")
     for kp in probes:
         kprobes.unregister_kprobe(kp)
+    for kp in kprobes.arch_probes:          # the kernel's own (PowerPC's trampoline) go too
+        kprobes.unregister_kprobe(kp)
     for name in markers:
         inst.markers.marker_disarm(name)
     for key in keys:
