@@ -591,11 +591,19 @@ def test_kretprobe_memory_comes_back_after_a_grace_period(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)
     big = dict(symbol_name=FUNCTION, maxactive=1, data_size=KRETPROBE_INSTANCE_BYTES * 3 // 5)
-    k.unregister_kretprobe(k.register_kretprobe(Kretprobe(**big)))
-    with pytest.raises(PatchError) as info:
-        k.register_kretprobe(Kretprobe(**big))      # the CPU has not switched since
-    assert info.value.errno == "ENOMEM" and "grace period" in str(info.value)
-    assert g.run().ok                               # every CPU halts: quiescent
+    refused = []
+
+    def after_the_first_turn(_machine) -> None:
+        """Once the CPU has run, outside its idle loop (before, it is quiescent)."""
+        if refused:
+            return
+        k.unregister_kretprobe(k.register_kretprobe(Kretprobe(**big)))
+        with pytest.raises(PatchError) as info:
+            k.register_kretprobe(Kretprobe(**big))  # the CPU has not switched since
+        refused.append(info.value)
+
+    assert g.run(on_turn=after_the_first_turn).ok   # every CPU halts: quiescent
+    assert refused[0].errno == "ENOMEM" and "grace period" in str(refused[0])
     for _ in range(KRETPROBE_POOL + 10):            # each cycle's slot and instances reused
         k.unregister_kretprobe(k.register_kretprobe(Kretprobe(**big)))
     rp = k.register_kretprobe(Kretprobe(**big))

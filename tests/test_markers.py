@@ -249,6 +249,17 @@ def test_a_static_key_below_zero_goes_on_as_v5_10s(arch, builds, caplog) -> None
     assert all(guest_read(inst, e.code, len(e.insn)) == e.insn for e in entries)
 
 
+def once(action):
+    """An on_turn hook that runs ``action`` after the first turn, and then nothing."""
+    done = []
+
+    def on_turn(_machine) -> None:
+        if not done:
+            done.append(True)
+            action()
+    return on_turn
+
+
 def guest_read(inst, addr, size):
     return inst.guest.machine.read(addr, size)
 
@@ -262,13 +273,16 @@ def test_tracepoint_probes_and_grace_period(arch, builds) -> None:
     seen_a, seen_b = [], []
     probe_a = lambda ev: seen_a.append(ev)  # noqa: E731
     probe_b = lambda ev: seen_b.append(ev)  # noqa: E731
-    tps.register_trace(name, probe_a)
-    tps.register_trace(name, probe_b)           # swaps a host-only array: same contents
-    with pytest.raises(PatchError) as e:
+    def register() -> None:
+        """From the first turn on, once a CPU has run (one that has not is quiescent)."""
         tps.register_trace(name, probe_a)
-    assert e.value.errno == "EEXIST"
-    assert tps.pool.watching, "a grace period watches context switches"
-    guest.run()
+        tps.register_trace(name, probe_b)       # swaps a host-only array: same contents
+        with pytest.raises(PatchError) as e:
+            tps.register_trace(name, probe_a)
+        assert e.value.errno == "EEXIST"
+        assert tps.pool.watching, "a grace period watches context switches"
+
+    guest.run(on_turn=once(register))
     assert seen_a and len(seen_a) == len(seen_b)
     assert tps.pending() == 0, "every old array is freed once all CPUs have switched"
     assert not tps.pool.watching, "and stops watching: a watch slows every block"
@@ -398,25 +412,28 @@ def test_two_guest_probes_share_a_marker_through_multi(arch, builds, drop) -> No
     m = inst.markers
     empty = inst.tables.image.symbols["__mark_empty_function"]
     events: list[Event] = []
-    m.marker_probe_register("kmalloc", KMALLOC_FMT, empty, 1)
-    m.marker_probe_register("kmalloc", KMALLOC_FMT, empty, 2)
     host = lambda ev, p: events.append(ev)  # noqa: E731
-    m.marker_probe_register("kmalloc", KMALLOC_FMT, host)
     site = inst.tables.markers_named("kmalloc")[0].address
     sites = len(inst.tables.markers_named("kmalloc"))
     ptype = lambda: guest.machine.read(site + m.ptype_offset, 1)[0]  # noqa: E731
-    assert ptype() == 1 and m.pool.pending() == sites  # the two-closure array, swapped out
-    expect = 2
-    if drop:
-        m.marker_probe_unregister("kmalloc", empty, 2)
-        assert ptype() == 1 and m.pool.pending() == 2 * sites
-        m.marker_probe_unregister("kmalloc", host)
-        assert ptype() == 0                 # one closure left: the single slot
-        expect = 1
-    m.marker_arm("kmalloc")
-    calls = []
-    guest.machine.watch(empty, lambda cpu: calls.append(cpu.index))
-    result = guest.run()
+    calls: list[int] = []
+
+    def register() -> None:
+        """From the first turn on, once the CPU has run (one that has not is quiescent)."""
+        m.marker_probe_register("kmalloc", KMALLOC_FMT, empty, 1)
+        m.marker_probe_register("kmalloc", KMALLOC_FMT, empty, 2)
+        m.marker_probe_register("kmalloc", KMALLOC_FMT, host)
+        assert ptype() == 1 and m.pool.pending() == sites  # the two-closure array, swapped out
+        if drop:
+            m.marker_probe_unregister("kmalloc", empty, 2)
+            assert ptype() == 1 and m.pool.pending() == 2 * sites
+            m.marker_probe_unregister("kmalloc", host)
+            assert ptype() == 0                 # one closure left: the single slot
+        m.marker_arm("kmalloc")
+        guest.machine.watch(empty, lambda cpu: calls.append(cpu.index))
+
+    expect = 1 if drop else 2
+    result = guest.run(on_turn=once(register))
     assert result.ok                        # the checksum stays right
     assert m.pool.pending() == 0 and m.pool.freed == (1 + 2 * drop) * sites  # grace period over
     if drop:

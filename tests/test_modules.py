@@ -215,15 +215,17 @@ module_init(cycles_init);
 """
 
 
+@pytest.mark.parametrize("cpus", [1, 2])
 def test_a_module_registers_and_unregisters_a_kretprobe_again_and_again(
-        arch: Arch, tmp_path: Path) -> None:
+        arch: Arch, tmp_path: Path, cpus: int) -> None:
     """unregister_kretprobe() from guest C waits for its grace period
     (synchronize_rcu) and frees the instances: 300 cycles of 100,000-byte
-    instances fit in the 256 KiB area (one CPU: the caller's own sleep is its
-    quiescent state)."""
+    instances fit in the 256 KiB area. The caller's own sleep is its CPU's
+    quiescent state; the other CPU, in its idle loop or not started yet, is
+    quiescent too."""
     path = tmp_path / "cycles.c"
     path.write_text(CYCLES)
-    guest = Guest(build(arch.name, modules=[path]), workload="fib", size=2)
+    guest = Guest(build(arch.name, modules=[path]), cpus=cpus, workload="fib", size=2)
     assert guest.run().ok
     assert "cycles: 0 failed" in "".join(guest.console)
 
