@@ -2,12 +2,12 @@
 
 A CPU is quiescent once it has context-switched (``__switch_to_asm``) or
 halted, while it sits in its idle loop (``cpu_idle``: classic RCU counts
-the idle task as quiescent), and before it has run at all: kisim's kernel never holds an
-RCU-protected pointer across a switch (``__DO_TRACE``, the kprobe
-handlers, which run with preemption off), nor in the idle loop. A callback runs once every CPU that was running when it was queued
-has been quiescent since. A caller that waits in ``synchronize_rcu``
-schedules away, so its own CPU is quiescent at once: it is passed as
-``caller``.
+the idle task as quiescent), and before it has run at all: kisim's kernel
+never holds an RCU-protected pointer across a switch (``__DO_TRACE``, the
+kprobe handlers, which run with preemption off), nor in the idle loop. A
+callback runs once every CPU that was not quiescent when it was queued has
+been quiescent since. A caller that waits in ``synchronize_rcu`` schedules
+away, so its own CPU is quiescent at once: it is passed as ``caller``.
 
 The context switch is watched only while a callback waits: a Unicorn code
 hook slows every block, not only the watched one (docs/unicorn.md).
