@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
-from patcher.jump_label import StaticKeys, arch_jump_label_transform, jump_label_update
+from patcher.jump_label import StaticKeys
 from patcher.markers import Markers
 from patcher.tables import Tables, load_tables
 from patcher.text import MachinePort, TextPatcher
@@ -110,12 +110,9 @@ class ModuleApi:
     def _jump_label_update(self, key: int, _a3: int) -> None:
         """Rewrite the sites of ``key`` whose text differs from jump_label_type().
         A count of -1 (the first enable, patching) counts as enabled."""
-        enabled = self.machine.read_word(key, 4) != 0
-        changes = ((entry, *arch_jump_label_transform(self.machine.arch, entry,
-                                                      enabled ^ bool(entry.key & 1)))
-                   for entry in (self.inst.keys.sites.get(key, ()) if self.inst.keys else ()))
-        jump_label_update(self.inst.text, ((entry, old, new) for entry, old, new in changes
-                                           if self.machine.read(entry.code, len(new)) != new))
+        if self.inst.keys is not None:
+            self.inst.keys.jump_label_update(key, self.machine.read_word(key, 4) != 0,
+                                             only_changed=True)
 
     def _marker_args(self, block: int) -> tuple[str, int, int, int]:
         word = self.machine.arch.word

@@ -129,9 +129,13 @@ class StaticKeys:
         if key not in self.sites:
             raise PatchError("ENOENT", f"no __jump_table site tests key {key:#x}")
 
-    def jump_label_update(self, key: int, enable: bool) -> None:
-        """Rewrite every site of ``key`` (the key's new state: ``enable``)."""
-        arch = self.patcher.arch
+    def jump_label_update(self, key: int, enable: bool, only_changed: bool = False) -> None:
+        """Rewrite every site of ``key`` (the key's new state: ``enable``) to what
+        jump_label_type() gives it; ``only_changed``: leave a site that holds that
+        already (a module's keys at jump_label_init, and the guest's own count)."""
+        arch, machine = self.patcher.arch, self.patcher.machine
+        changes = ((entry, *arch_jump_label_transform(arch, entry, enable ^ bool(entry.key & 1)))
+                   for entry in self.sites.get(key, ()))
         jump_label_update(self.patcher, (
-            (entry, *arch_jump_label_transform(arch, entry, enable ^ bool(entry.key & 1)))
-            for entry in self.sites[key]))
+            (entry, old, new) for entry, old, new in changes
+            if not only_changed or machine.read(entry.code, len(new)) != new))

@@ -894,12 +894,17 @@ class Kprobes:
 
     def _instances_in_flight(self) -> Iterator[int]:
         """Every kretprobe_instance in kretprobe_inst_table: a probed call not yet returned."""
+        return self._chains("kretprobe_inst_table")
+
+    def _chains(self, table: str) -> Iterator[int]:
+        """Every node of a guest hash table (kprobe_table, kretprobe_inst_table), bucket
+        by bucket, each chain from its head; a node's first word is its ``next``."""
         word = self.arch.word
         for bucket in range(1 << KPROBE_HASH_BITS):
-            ri = self.machine.read_word(self.sym["kretprobe_inst_table"] + bucket * word)
-            while ri:
-                yield ri
-                ri = self.machine.read_word(ri)
+            node = self.machine.read_word(self.sym[table] + bucket * word)
+            while node:
+                yield node
+                node = self.machine.read_word(node)
 
     def _reclaim(self) -> None:
         """Free the instances of unregistered kretprobes past their grace period,
@@ -1163,11 +1168,7 @@ class Kprobes:
         """The registered probes (aggr_kprobes in place of their probes) as the
         guest's kprobe_table chains hold them."""
         tops = {kp.struct: kp for kp in self.probes.values()}
-        for bucket in range(1 << KPROBE_HASH_BITS):
-            node = self.machine.read_word(self.sym["kprobe_table"] + bucket * self.arch.word)
-            while node:
-                yield tops[node]
-                node = self.read_field(tops[node], "next")
+        return (tops[node] for node in self._chains("kprobe_table"))
 
     def list(self) -> list[str]:
         """debugfs kprobes/list: address, type, symbol+offset, flags; each probe of

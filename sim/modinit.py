@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from sim.machine import CALL_GAP
+
 if TYPE_CHECKING:
     from sim.guest import Guest
     from sim.machine import Cpu
@@ -26,10 +28,9 @@ UNDO = {"MOD_KPROBE_REGISTER": "MOD_KPROBE_UNREGISTER",
 #: Calls whose a2 points at a block the caller built on its stack, in words
 #: (marker_probe_register's ``{ name, format, probe, private }``): the block
 #: is copied when the call is made, since that stack is reused by the time
-#: an undo runs, and handed to the undo from below the undoing CPU's stack.
+#: an undo runs, and handed to the undo from below the undoing CPU's stack
+#: (as far below it as a host call's frame, :data:`sim.machine.CALL_GAP`).
 STACK_BLOCKS = {"MOD_MARKER_REGISTER": 4}
-#: Bytes left free below the stack pointer (x86-64's red zone is 128).
-STACK_GAP = 256
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class ModuleInits:
             if module not in gone:
                 continue
             if block:
-                a2 = (cpu.reg(machine.arch.sp) - STACK_GAP - len(block)) & ~15
+                a2 = (cpu.reg(machine.arch.sp) - CALL_GAP - len(block)) & ~15
                 machine.write(a2, block)
             call(cpu, UNDO[op], a2, a3)
         self._made = [m for m in self._made if m[0] not in gone]
