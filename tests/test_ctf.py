@@ -190,3 +190,26 @@ def test_kernel_text_line_is_trace_print_context() -> None:
                                "bytes_alloc=16 gfp_flags=0xd0")
     lines = list(render("text", [ev]))
     assert lines[0] == "# tracer: nop" and lines[-1] == kernel_line(ev)
+
+
+def test_text_header_is_v5_10s_with_the_overrun_and_the_cpus(tmp_path: Path, arch: Arch) -> None:
+    """The text file's header is v5.10's with irq-info off (trace.c s_show,
+    print_event_info, print_func_help_header): entries in the buffer, then those plus
+    every CPU's overrun (a packet's cumulative events_overwritten), and #P."""
+    from tracing.outdir import OutDir
+    from tracing.sinks import SinkContext, TextSink
+    ctx = SinkContext(TraceInfo(arch.endian, uuid.UUID(int=44), arch.name), [KMALLOC],
+                      cpus=2)
+    sink = TextSink("text", OutDir(tmp_path / "t"), ctx)
+    sink.write_packet(PacketInfo(0, 0, 0, 9, 0, events_overwritten=4), _events(0, 1, 2))
+    sink.write_packet(PacketInfo(0, 1, 9, 19, 0, events_overwritten=7), _events(0, 10, 1))
+    sink.write_packet(PacketInfo(1, 0, 0, 9, 5, events_overwritten=0), _events(1, 2, 3))
+    sink.close()
+    lines = (tmp_path / "t" / "trace.txt").read_text().splitlines()
+    assert lines[:6] == ["# tracer: nop",
+                         "#",
+                         "# entries-in-buffer/entries-written: 6/13   #P:2",
+                         "#",
+                         "#           TASK-PID     CPU#   TIMESTAMP  FUNCTION",
+                         "#              | |         |       |         |"]
+    assert len(lines) == 6 + 6

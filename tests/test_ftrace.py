@@ -13,7 +13,7 @@ from kisim.cli import main
 from patcher.errors import PatchError
 from patcher.ftrace import arch_ftrace, ftrace_match
 from patcher.tables import load_tables
-from tracing.text import graph_lines, header, render
+from tracing.text import Header, graph_lines, header, render
 from probes.function_tracer import FunctionTracer, Symbolizer
 from tracing import babeltrace
 from tracing.session import EventList, TraceOptions, TraceResult, TraceSession
@@ -417,12 +417,12 @@ def test_2628_ftrace_text(name):
     t = tracer_for(name, dynamic=False)
     t.start()
     assert t.run().ok
-    lines = list(render("text", t.events, t.symbols, "function"))
-    assert "\n".join(lines[:4]) + "\n" == header("function")
+    lines = list(render("text", t.events, t.symbols, Header("function")))
+    assert "\n".join(lines[:6]) + "\n" == header(Header("function"), len(t.events))
     # trace_print_context (kernel/trace/trace_output.c): "%16s-%-5d [%03d]  %5lu.%06lu: "
     row = re.compile(r"^ {0,15}\S{1,16}-\d+ +\[\d{3}\]  +\d+\.\d{6}: \w+ <-\w+$")
-    assert all(row.match(line) for line in lines[4:]), lines[4:6]
-    assert lines[4].startswith("       swapper/0-0     [000]  ")
+    assert all(row.match(line) for line in lines[6:]), lines[6:8]
+    assert lines[6].startswith("       swapper/0-0     [000]  ")
 
 
 @pytest.mark.slow

@@ -32,7 +32,7 @@ from tracing.chrome import write_chrome
 from tracing.ctf import CtfWriter, PacketInfo, TraceInfo
 from tracing.errors import TraceError
 from tracing.outdir import OutDir
-from tracing.text import Symbols, render, time_order
+from tracing.text import Header, Symbols, render, time_order
 from tracing.tracedat import FILE as TRACE_DAT, TraceDatSink
 
 #: Namespace of the deterministic trace UUIDs (uuid5 of the run's parameters).
@@ -68,6 +68,8 @@ class SinkContext:
     #: The kprobe events (``probes.trace_kprobe.TraceKprobes``), whose trace.dat
     #: ``format`` and records are their own.
     dynamic: Any = None
+    #: The guest's CPUs (a text header's ``#P``).
+    cpus: int = 1
 
     @property
     def process(self) -> str:
@@ -119,9 +121,15 @@ class TextSink(_Buffered):
         super().__init__()
         self.fmt, self.out, self.ctx = fmt, out, ctx
         self.path = out.target(self.FILE) if out is not None else None
+        self.overwritten: dict[int, int] = {}     # CPU -> events overwritten (cumulative)
+
+    def write_packet(self, packet: PacketInfo, events: Iterable[Event]) -> int:
+        self.overwritten[packet.cpu] = packet.events_overwritten
+        return super().write_packet(packet, events)
 
     def lines(self) -> Iterable[str]:
-        return render(self.fmt, self.events, self.ctx.symbols, self.ctx.tracer)
+        head = Header(self.ctx.tracer, sum(self.overwritten.values()), self.ctx.cpus)
+        return render(self.fmt, self.events, self.ctx.symbols, head)
 
     def close(self) -> list[Path]:
         if self.out is None or self.path is None:

@@ -22,7 +22,8 @@ Timestamps and durations are the modeled clock (``sim.event``), not host time.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, Protocol
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 from sim.event import Event
 
@@ -35,12 +36,29 @@ class Symbols(Protocol):
     def offset_size(self, addr: int) -> str: ...
 
 
-def header(tracer: str) -> str:
-    """The ``trace`` file's header for ``tracer`` (columns of :func:`kernel_line`)."""
-    return (f"# tracer: {tracer}\n"
+@dataclass(frozen=True)
+class Header:
+    """What the ``trace`` file says above its events: the tracer, and for v5.10's
+    ``print_event_info`` the events overwritten before they could be read (the
+    ring buffer's overrun) and the CPUs online."""
+
+    tracer: str = "nop"
+    overwritten: int = 0
+    cpus: int = 1
+
+
+def header(head: Header, entries: int) -> str:
+    """v5.10's header with irq-info off (kernel/trace/trace.c ``s_show``,
+    ``print_event_info``, ``print_func_help_header`` without tgid): ``entries`` in
+    the buffer, of ``entries`` + the overrun written. The columns are the
+    kernel's, which do not line up with :func:`kernel_line`'s."""
+    return (f"# tracer: {head.tracer}\n"
             "#\n"
-            "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"
-            "#              | |         |          |         |\n")
+            f"# entries-in-buffer/entries-written: {entries}/{entries + head.overwritten}"
+            f"   #P:{head.cpus}\n"
+            "#\n"
+            "#           TASK-PID     CPU#   TIMESTAMP  FUNCTION\n"
+            "#              | |         |       |         |\n")
 
 
 GRAPH_HEADER = ("# tracer: function_graph\n"
@@ -83,9 +101,9 @@ def kernel_line(e: Event, sym: Symbols | None = None) -> str:
     return context + f"{e.name}: {_fields(e)}"
 
 
-def text_lines(events: Iterable[Event], sym: Symbols | None = None,
-               tracer: str = "nop") -> Iterator[str]:
-    yield from header(tracer).splitlines()
+def text_lines(events: Sequence[Event], sym: Symbols | None = None,
+               head: Header = Header()) -> Iterator[str]:
+    yield from header(head, len(events)).splitlines()
     for e in events:
         yield kernel_line(e, sym)
 
@@ -161,11 +179,11 @@ def graph_lines(events: Iterable[Event], sym: Symbols) -> Iterator[str]:
         i += 1
 
 
-#: Each text rendering: name -> (events in time order, symbols, tracer name) -> lines.
-RENDERERS: dict[str, Callable[[list[Event], Symbols | None, str], Iterator[str]]] = {
+#: Each text rendering: name -> (events in time order, symbols, header) -> lines.
+RENDERERS: dict[str, Callable[[list[Event], Symbols | None, Header], Iterator[str]]] = {
     "text": text_lines,
-    "seed": lambda events, sym, _tracer: seed_lines(events, sym),
-    "graph": lambda events, sym, _tracer: graph_lines(events, sym),
+    "seed": lambda events, sym, _head: seed_lines(events, sym),
+    "graph": lambda events, sym, _head: graph_lines(events, sym),
 }
 
 
@@ -175,12 +193,13 @@ def time_order(events: Iterable[Event]) -> list[Event]:
 
 
 def render(fmt: str, events: Iterable[Event], sym: Symbols | None = None,
-           tracer: str = "nop") -> Iterator[str]:
+           head: Header = Header()) -> Iterator[str]:
     """``fmt`` lines of ``events`` in time order."""
     if fmt not in RENDERERS:
         raise ValueError(f"unknown text format {fmt!r} (valid: {', '.join(RENDERERS)})")
-    return RENDERERS[fmt](time_order(events), sym, tracer)
+    return RENDERERS[fmt](time_order(events), sym, head)
 
 
-__all__ = ["GRAPH_HEADER", "RENDERERS", "Symbols", "graph_lines", "header", "kernel_line",
+__all__ = ["GRAPH_HEADER", "Header", "RENDERERS", "Symbols", "graph_lines", "header",
+           "kernel_line",
            "render", "seed_lines", "task_key", "text_lines", "time_order", "timestamp"]

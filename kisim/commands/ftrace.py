@@ -103,7 +103,8 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         args.subbuf_size, args.subbufs, args.drain_every),
         workload=args.workload, cpus=args.cpus, tracer=args.tracer)
     sink = open_sink(fmt.name, args.out, SinkContext(info, session.classes, args.tracer,
-                                                     tracer.symbols, guest.image))
+                                                     tracer.symbols, guest.image,
+                                                     cpus=args.cpus))
     events = EventList(forward=sink)
     tracer.start()
     try:

@@ -71,7 +71,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
         options.kprobe_events), workload=args.workload, cpus=args.cpus,
         probes=",".join(probes), mode=args.mode)
     out = Path(args.out)
-    sink = open_sink(args.format, out, SinkContext(info, session.classes, image=guest.image,
+    sink = open_sink(args.format, out, SinkContext(info, session.classes, cpus=args.cpus,
+                                                    image=guest.image,
                                                     dynamic=events))
     result = run_traced(session, sink, "tracing", args)
     info.add_totals(result.total.to_json())
