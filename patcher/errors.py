@@ -14,7 +14,8 @@ from sim.textlock import LockNotHeld
 
 __all__ = ["ERRNOS", "LockNotHeld", "PatchError"]
 
-ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE", "EEXIST", "EILSEQ")
+ERRNOS = ("EPERM", "EBUSY", "ENOENT", "EINVAL", "ENOMEM", "ERANGE", "EEXIST", "EILSEQ",
+          "ENODEV")
 
 
 class PatchError(Exception):
@@ -24,7 +25,8 @@ class PatchError(Exception):
     text, ``EINVAL`` the bytes found are not the ones expected or the site
     is malformed, ``ERANGE`` a branch cannot reach, ``ENOENT`` nothing to
     release, ``EILSEQ`` not an instruction boundary (x86 ``can_probe``),
-    ``EPERM`` and ``ENOMEM`` as the layers above define them.
+    ``ENODEV`` the facility is not there or was killed (ftrace after an
+    ``ftrace_bug``), ``EPERM`` and ``ENOMEM`` as the layers above define them.
     """
 
     def __init__(self, errno: str, message: str) -> None:

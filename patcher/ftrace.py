@@ -16,6 +16,11 @@ Follows kernel/trace/ftrace.c of Linux 2.6.28 (see ``docs/ftrace.md``):
   :class:`~patcher.text.Batch`, i.e. one run of the arch's cross-CPU
   protocol, as ``ftrace_make_call`` (nop -> ``call ftrace_caller``) or
   ``ftrace_make_nop`` (call -> nop), each compare-then-write.
+- **ftrace_bug.** A site that does not hold what the change expects is
+  marked failed and left alone, the other sites are changed, and ftrace is
+  killed (``ftrace_kill``): the pointer goes back to ``ftrace_stub``, the
+  sysctl off, and every later call is ENODEV. So is a boot whose conversion
+  met such a site.
 - **Filters.** ``set_ftrace_filter`` / ``set_ftrace_notrace`` with the
   2.6.28 glob rules (:func:`ftrace_match`) or full glob(7)
   (``glob="full"``, today's kernels); ``>`` replaces, ``>>`` appends, an
@@ -59,7 +64,7 @@ from patcher.tables import Tables
 from patcher.text import TextPatcher, text_mutex
 from sim.elf import Image
 from sim.errors import ConfigError
-from sim.ftrace_init import CAPABILITY, FtraceBug, InitStats, ftrace_init
+from sim.ftrace_init import CAPABILITY, InitStats, ftrace_init
 from sim.guest import Guest
 from sim.machine import Machine
 
@@ -110,6 +115,7 @@ class DynRecord:
     ip: int
     function: str
     target: int | None = None  # what the site calls now (None: the nop)
+    failed: bool = False       # FTRACE_FL_FAILED: ftrace_bug met it, ftrace leaves it be
 
     @property
     def enabled(self) -> bool:
@@ -141,6 +147,8 @@ class Ftrace:
         self.kprobed: set[int] = set()      # sites with an ftrace-based kprobe
         self.converted = False
         self.init_stats: InitStats | None = None
+        #: ftrace_bug's report once it has killed ftrace (ftrace_disabled)
+        self.disabled: str | None = None
 
     def _symbol(self, name: str, *, pointer: bool = False) -> int:
         """``name``'s address, or (``pointer``) the function pointer the guest calls."""
@@ -165,8 +173,9 @@ class Ftrace:
 
         A booted :class:`~sim.guest.Guest` has done this already (see
         :func:`ftrace_for`); this runs the same conversion
-        (:func:`sim.ftrace_init.ftrace_init`) on a bare machine. EINVAL if
-        a site is not the expected call (the kernel's ftrace_bug).
+        (:func:`sim.ftrace_init.ftrace_init`) on a bare machine. A site that
+        is not the expected call kills ftrace (:attr:`disabled`), as the
+        kernel's ftrace_bug does.
         """
         if not self.dynamic:
             raise PatchError("EPERM", "CONFIG_DYNAMIC_FTRACE=n: the mcount calls stay live")
@@ -174,18 +183,30 @@ class Ftrace:
             raise PatchError("EBUSY", "ftrace_init already converted the mcount sites")
         try:
             stats = ftrace_init(self.machine, [r.ip for r in self.records], self.mcount_addr)
-        except FtraceBug as bug:
-            raise PatchError("EINVAL", str(bug)) from None
         except ConfigError as err:
             raise PatchError("EPERM", str(err)) from None
         self.booted(stats)
         return stats
 
     def booted(self, stats: InitStats) -> None:
-        """Take over the sites boot converted (``stats``): each reserved for ftrace, a nop."""
+        """Take over the sites boot converted (``stats``): each reserved for ftrace, a
+        nop; if the conversion met an ftrace_bug, ftrace is dead from the start."""
         self._reserve_all()
         self.converted = True
         self.init_stats = stats
+        if stats.bug is not None:
+            self._kill(stats.bug)
+
+    def _kill(self, bug: str) -> None:
+        """ftrace_kill: ftrace_disabled, the sysctl off, the pointer back to the stub."""
+        self.disabled = bug
+        self.ftrace_enabled = False
+        self.machine.write_word(self.func_ptr, self.stub)
+
+    def _alive(self) -> None:
+        """ENODEV once ftrace_bug has killed ftrace (2.6.28 checks ftrace_disabled first)."""
+        if self.disabled is not None:
+            raise PatchError("ENODEV", f"ftrace is disabled since {self.disabled}")
 
     # -- filters ---------------------------------------------------------------
     @functools.cached_property
@@ -221,6 +242,7 @@ class Ftrace:
         """
         if not self.dynamic:
             raise PatchError("EPERM", "set_ftrace_filter needs CONFIG_DYNAMIC_FTRACE=y")
+        self._alive()
         if not isinstance(text, str):
             raise PatchError("EINVAL", f"set_ftrace_filter takes text, not "
                                        f"{type(text).__name__}")
@@ -245,6 +267,7 @@ class Ftrace:
         functions chosen."""
         if not self.dynamic:
             raise PatchError("EPERM", "set_graph_function needs CONFIG_DYNAMIC_FTRACE=y")
+        self._alive()
         chosen: dict[int, str] = {}
         for word in words:
             found = {rec.ip: rec.function for rec in self.records if self._matches(word, rec)}
@@ -279,11 +302,13 @@ class Ftrace:
     # -- the function pointer --------------------------------------------------
     def register_ftrace_function(self, func: int | str) -> None:
         """Make ``func`` the one traced function, replacing any other."""
+        self._alive()
         self.registered = self._symbol(func, pointer=True) if isinstance(func, str) else func
         self.update()
 
     def unregister_ftrace_function(self) -> None:
-        """clear_ftrace_function: back to ftrace_stub."""
+        """clear_ftrace_function: back to ftrace_stub (after an ftrace_bug, the pointer
+        alone: ftrace_shutdown patches nothing once ftrace is disabled)."""
         self.registered = None
         self.update()
 
@@ -291,15 +316,19 @@ class Ftrace:
         """The ftrace_enabled sysctl (the RFC's mcount_enabled). Off, every site is a
         nop, an ftrace-based kprobe's too (v5.10 ftrace_shutdown_sysctl:
         FTRACE_DISABLE_CALLS); on, each calls what it wants again."""
+        self._alive()
         self.ftrace_enabled = on
         self.update()
 
     def ftrace_set_kprobe(self, ip: int, on: bool) -> None:
         """Give the site at ``ip`` to an ftrace-based kprobe, or take it back
         (kernel/kprobes.c arm_kprobe_ftrace / disarm_kprobe_ftrace: the
-        kprobe_ftrace_ops filter gains or loses ``ip``)."""
+        kprobe_ftrace_ops filter gains or loses ``ip``). Once ftrace_bug has
+        killed ftrace, arming is ENODEV and disarming changes no text."""
         if not self.dynamic or ip not in self.sites:
             raise PatchError("EINVAL", f"{ip:#x} is not a dynamic ftrace site")
+        if on:
+            self._alive()
         (self.kprobed.add if on else self.kprobed.discard)(ip)
         self.update()
 
@@ -320,7 +349,11 @@ class Ftrace:
 
         All changes are one batch: one run of the arch's cross-CPU protocol.
         Calls go off before the function pointer does, and on after it.
+        Nothing once ftrace_bug has killed ftrace (ftrace_startup and
+        ftrace_shutdown return at once).
         """
+        if self.disabled is not None:
+            return 0
         func = self.registered if self.active else self.stub
         changed = 0
         if self.active:
@@ -338,20 +371,33 @@ class Ftrace:
             raise PatchError("EPERM", "dynamic ftrace sites are enabled only after ftrace_init")
         nop = self.ftrace_nop()
         changes = [(rec, want) for rec in self.records
-                   if (want := self._target(rec)) != rec.target]
+                   if not rec.failed and (want := self._target(rec)) != rec.target]
         if not changes:
             return 0
 
         def insn(rec: DynRecord, target: int | None) -> bytes:
             return nop if target is None else self.ops.ftrace_call_replace(rec.ip, target)
 
-        # ftrace_make_nop, ftrace_make_call, or (regs <-> not) ftrace_modify_call
+        # ftrace_make_nop, ftrace_make_call, or (regs <-> not) ftrace_modify_call;
+        # a site that is not what its record says is ftrace_bug's (2.6.28
+        # ftrace_replace_code: flagged failed, left alone, the others still done)
+        bugs = []
         with self.patcher.batch() as b:
             for rec, want in changes:
-                b.queue(rec.ip, insn(rec, rec.target), insn(rec, want), OWNER)
+                old = insn(rec, rec.target)
+                found = self.machine.read(rec.ip, len(old))
+                if found != old:
+                    rec.failed = True
+                    bugs.append(f"ftrace failed to modify {rec.function} ({rec.ip:#x}): "
+                                f"expected {old.hex(':')} actual: {found.hex(':')}")
+                    continue
+                b.queue(rec.ip, old, insn(rec, want), OWNER)
         for rec, want in changes:
-            rec.target = want
-        return len(changes)
+            if not rec.failed:
+                rec.target = want
+        if bugs:
+            self._kill(bugs[0])         # FTRACE_WARN_ON_ONCE: the first one kills
+        return len(changes) - len(bugs)
 
     def enabled_sites(self) -> list[int]:
         return [r.ip for r in self.records if r.enabled]

@@ -5,9 +5,12 @@ In Linux (2.6.28 ``kernel/trace/ftrace.c``), ``start_kernel`` calls
 ``__mcount_loc`` table the build linked in (``__start_mcount_loc`` ..
 ``__stop_mcount_loc``, one address per entry) and rewrites every call to
 the compiler's mcount as the arch's nop with ``ftrace_modify_code``:
-compare the bytes found with the expected call, refuse (``ftrace_bug``) on
-a mismatch, store, flush the instruction cache. No other CPU runs yet, so
-no cross-CPU protocol is needed.
+compare the bytes found with the expected call, store, flush the
+instruction cache. No other CPU runs yet, so no cross-CPU protocol is
+needed. A site that does not hold the call is ``ftrace_bug``: it warns and
+kills ftrace (``ftrace_kill``), ``ftrace_update_code`` converts nothing
+after it, and the kernel boots on with ftrace disabled; the sites not
+converted still call mcount, which returns at once.
 
 This is part of booting the guest, so :class:`sim.guest.Guest` does it
 whenever the image was built with ``CONFIG_DYNAMIC_FTRACE`` (it defines
@@ -39,13 +42,16 @@ class FtraceBug(ConfigError):
 class InitStats:
     """What boot-time conversion did."""
 
-    sites: int
+    sites: int                 # converted to the nop
     seconds: float             # host time
     modeled_cycles: float      # charged to the boot CPU (flushes, its serialization)
+    #: ftrace_bug's report of the site that could not be converted, which killed
+    #: ftrace (None: every site was converted)
+    bug: str | None = None
 
     def to_json(self) -> dict:
         return {"sites": self.sites, "host_seconds": round(self.seconds, 6),
-                "modeled_cycles": self.modeled_cycles}
+                "modeled_cycles": self.modeled_cycles, "ftrace_bug": self.bug}
 
 
 def has_dynamic_ftrace(image: Image, machine: Machine) -> bool:
@@ -69,8 +75,8 @@ def ftrace_modify_code(machine: Machine, ip: int, old: bytes, new: bytes) -> Non
     """
     found = machine.read(ip, len(old))
     if found != old:
-        raise FtraceBug(f"ftrace_bug at {ip:#x}: expected {old.hex(' ')}, "
-                        f"found {found.hex(' ')}")
+        raise FtraceBug(f"ftrace failed to modify {ip:#x}: expected {old.hex(':')} "
+                        f"actual: {found.hex(':')}")
     machine.memory.write(ip, new)
 
 
@@ -79,9 +85,10 @@ def ftrace_init(machine: Machine, sites: Sequence[int], mcount_addr: int) -> Ini
 
     Each site must hold ``ftrace_call_replace(ip, mcount_addr)``; the
     written lines are flushed on CPU 0 (charged to it) and CPU 0
-    serializes once. Raises :class:`FtraceBug` on a site that does not hold
-    the call (nothing after it is written) and :class:`ConfigError` once a
-    CPU has run.
+    serializes once. The first site that does not hold the call stops the
+    conversion (2.6.28 ``ftrace_update_code`` bails once ``ftrace_bug`` has
+    killed ftrace): it and the sites after it keep their calls, and
+    :attr:`InitStats.bug` says why. :class:`ConfigError` once a CPU has run.
     """
     if machine.total_instructions:
         raise ConfigError("ftrace_init must run before the CPUs start")
@@ -90,15 +97,23 @@ def ftrace_init(machine: Machine, sites: Sequence[int], mcount_addr: int) -> Ini
     before = boot.modeled_cycles
     started = time.perf_counter()
     nop = ops.ftrace_nop_replace()
+    converted: list[int] = []
+    bug = None
     with machine.text_mutex:
         for ip in sites:
-            ftrace_modify_code(machine, ip, ops.ftrace_call_replace(ip, mcount_addr), nop)
-        for begin, end in icache_lines([(ip, ip + len(nop)) for ip in sites],
+            try:
+                ftrace_modify_code(machine, ip, ops.ftrace_call_replace(ip, mcount_addr), nop)
+            except FtraceBug as err:
+                bug = str(err)
+                break
+            converted.append(ip)
+        for begin, end in icache_lines([(ip, ip + len(nop)) for ip in converted],
                                        machine.arch.icache_line):
             machine.write_text(begin, machine.read(begin, end - begin))   # mark the lines
             machine.flush_icache(begin, end, cpu=boot.index)
         machine.sync_cpu(boot.index)
-    return InitStats(len(sites), time.perf_counter() - started, boot.modeled_cycles - before)
+    return InitStats(len(converted), time.perf_counter() - started,
+                     boot.modeled_cycles - before, bug)
 
 
 def boot_convert(machine: Machine, image: Image) -> tuple[list[int], InitStats] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -18,7 +19,7 @@ from probes.function_tracer import FunctionTracer, Symbolizer
 from tracing import babeltrace
 from tracing.session import EventList, TraceOptions, TraceResult, TraceSession
 from sim.errors import ConfigError
-from sim.ftrace_init import FtraceBug, ftrace_init, mcount_loc
+from sim.ftrace_init import FtraceBug, ftrace_init, ftrace_modify_code, mcount_loc
 from sim.event import Event
 from sim.guest import DEFAULT_QUANTUM, Guest
 from sim.machine import Machine
@@ -144,14 +145,68 @@ def _unbooted(name: str) -> tuple[Machine, list[int], int]:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_ftrace_modify_code_refuses_a_site_that_is_not_the_expected_call(name):
+def test_a_site_that_is_not_the_expected_call_kills_ftrace_at_boot(name):
+    """2.6.28 ftrace_code_disable: ftrace_bug warns and kills ftrace, ftrace_update_code
+    converts nothing after it, and the kernel boots on with every ftrace call ENODEV."""
     machine, sites, mcount = _unbooted(name)
-    nop = arch_ftrace(machine.arch).ftrace_nop_replace()
+    ops = arch_ftrace(machine.arch)
+    nop = ops.ftrace_nop_replace()
     machine.write(sites[3], nop)                          # someone else changed it
-    with pytest.raises(FtraceBug, match="expected"):
-        ftrace_init(machine, sites, mcount)
+    stats = ftrace_init(machine, sites, mcount)
+    assert stats.sites == 3 and "actual: " + nop.hex(":") in stats.bug
+    assert [machine.read(ip, len(nop)) for ip in sites[:4]] == [nop] * 4
+    assert all(machine.read(ip, len(nop)) == ops.ftrace_call_replace(ip, mcount)
+               for ip in sites[4:])                       # still calls to mcount
+    with pytest.raises(FtraceBug, match="actual"):
+        ftrace_modify_code(machine, sites[3], ops.ftrace_call_replace(sites[3], mcount), nop)
     machine2, sites2, mcount2 = _unbooted(name)           # the control: untouched, accepted
-    assert ftrace_init(machine2, sites2, mcount2).sites == len(sites2)
+    stats2 = ftrace_init(machine2, sites2, mcount2)
+    assert stats2.sites == len(sites2) and stats2.bug is None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_after_an_ftrace_bug_every_ftrace_call_is_enodev(name):
+    t = tracer_for(name)
+    ft, ops = t.ftrace, arch_ftrace(t.guest.arch)
+    assert ft.disabled is None
+    ft.booted(replace(ft.init_stats, bug="ftrace failed to modify 0x0"))
+    assert t.machine.read_word(ft.func_ptr) == ft.stub and not ft.ftrace_enabled
+    for call in (t.start, lambda: ft.write_filter("kmalloc"),
+                 lambda: ft.set_ftrace_enabled(True),
+                 lambda: ft.ftrace_set_kprobe(ft.sites[0], True)):
+        with pytest.raises(PatchError, match="ENODEV: ftrace is disabled since ftrace failed"):
+            call()
+    before = site_bytes(t)
+    t.stop()                                              # the pointer alone, no text
+    assert site_bytes(t) == before and set(before.values()) == {ops.ftrace_nop_replace()}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_changed_site_is_ftrace_bug_the_others_are_patched_and_ftrace_dies(name):
+    """2.6.28 ftrace_replace_code: the record is flagged failed and left alone, the
+    loop goes on, and ftrace_bug kills ftrace: the pointer is ftrace_stub again."""
+    for tamper in (True, False):                          # False: the control
+        t = tracer_for(name, size=20)
+        ft, ops = t.ftrace, arch_ftrace(t.guest.arch)
+        nop, victim = ops.ftrace_nop_replace(), ft.records[5]
+        other = bytes(b ^ 0xFF for b in nop)
+        if tamper:
+            t.machine.write(victim.ip, other)
+        t.start()
+        calls = {ip for ip, b in site_bytes(t).items()
+                 if b == ops.ftrace_call_replace(ip, ft.ftrace_addr)}
+        if not tamper:
+            assert ft.disabled is None and len(calls) == len(ft.records)
+            assert t.machine.read_word(ft.func_ptr) != ft.stub
+            continue
+        assert victim.failed and t.machine.read(victim.ip, len(nop)) == other
+        assert calls == {r.ip for r in ft.records} - {victim.ip}
+        assert victim.function in ft.disabled and "actual: " + other.hex(":") in ft.disabled
+        assert t.machine.read_word(ft.func_ptr) == ft.stub
+        t.machine.write(victim.ip, nop)                   # the guest can run through it
+        assert t.run().ok and not t.events                # the calls reach ftrace_stub
+        with pytest.raises(PatchError, match="ENODEV"):
+            ft.register_ftrace_function("ftrace_selftest_recursive_call")
 
 
 @pytest.mark.parametrize("name", NAMES)

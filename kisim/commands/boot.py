@@ -77,4 +77,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
         print(f"ftrace: {init.sites} mcount sites converted to nops before the CPUs started "
               f"({init.seconds * 1e3:.2f} ms host, {init.modeled_cycles:,.0f} modeled cycles "
               "on CPU 0)")
+        if init.bug is not None:
+            print(f"ftrace: {init.bug}: ftrace_bug killed ftrace; the sites from there on "
+                  "still call mcount")
     return 0 if result.ok else 1
