@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Slab tracepoints (include/trace/kmemtrace.h, 2.6.29). */
+/* Slab tracepoints (include/trace/kmemtrace.h, 2.6.30: "kmemtrace: use tracepoints"). */
 #ifndef _TRACE_KMEM_H
 #define _TRACE_KMEM_H
 
