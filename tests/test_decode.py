@@ -79,10 +79,10 @@ class Decoded(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_uint8), ("cacheop", ctypes.c_uint8),
                 ("accesses", ctypes.c_uint8), ("cond", ctypes.c_uint8),
                 ("unmodeled", ctypes.c_uint8), ("cond_reg", ctypes.c_int8),
-                ("cls", ctypes.c_uint8), ("described", ctypes.c_uint8), ("at", Address),
-                ("access", Access * MAX_ACCESSES), ("reads", ctypes.c_uint64),
-                ("writes", ctypes.c_uint64), ("updates", ctypes.c_uint32),
-                ("update_reads", ctypes.c_uint32)]
+                ("cls", ctypes.c_uint8), ("described", ctypes.c_uint8),
+                ("reads", ctypes.c_uint64), ("writes", ctypes.c_uint64),
+                ("updates", ctypes.c_uint32), ("update_reads", ctypes.c_uint32),
+                ("at", Address), ("access", Access * MAX_ACCESSES)]
 
     @property
     def kind_name(self) -> str:

@@ -127,12 +127,15 @@ struct kisim_decoded {
 	int8_t cond_reg;	/* the register cond reads, as the instruction executes */
 	uint8_t cls;		/* enum kisim_class */
 	uint8_t described;	/* reads and writes below are the instruction's (0: unknown) */
-	struct kisim_address at;	/* KISIM_CACHEOP's line */
-	struct kisim_access access[KISIM_MAX_ACCESSES];
+	/* the register masks before the accesses: with the timing model's decode-slot
+	 * header they fill the slot's first host cache line, all that an instruction
+	 * without accesses reads (sim/native/timing.c, struct kt_decode_slot) */
 	uint64_t reads;		/* KISIM_R masks */
 	uint64_t writes;
 	uint32_t updates;	/* of writes, a base the address generation writes back */
 	uint32_t update_reads;	/* what that is computed from (general registers: bits < 32) */
+	struct kisim_address at;	/* KISIM_CACHEOP's line */
+	struct kisim_access access[KISIM_MAX_ACCESSES];
 };
 
 /*

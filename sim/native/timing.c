@@ -310,8 +310,10 @@ struct kt_decode_slot {
 	struct kisim_decoded d;
 };
 
-/* Two host cache lines: a slot of 136 bytes cost 4 host instructions per guest one. */
+/* Two host cache lines: a slot of 136 bytes cost 4 host instructions per guest one. The
+ * first holds all an instruction without accesses reads (the register masks of decode.h). */
 _Static_assert(sizeof(struct kt_decode_slot) == 128, "a decode slot is 128 bytes");
+_Static_assert(offsetof(struct kt_decode_slot, d.at) == 64, "the masks end the first line");
 
 struct kt_record {
 	uint64_t pc;			/* the instruction that made it */
