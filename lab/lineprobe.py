@@ -16,7 +16,7 @@ from kbuild import build
 from lab.measure import Tally, measure
 from probes.dwarf import DebugInfo, Unavailable
 from probes.kprobes import Kprobes
-from probes.lineprobe import MECHANISM, LineProbe
+from probes.lineprobe import MECHANISM, LineProbe, resolve_location
 from sim.guest import Guest
 
 
@@ -36,19 +36,21 @@ def _in_scope(debug: DebugInfo, address: int) -> list[dict]:
     return scope
 
 
-def probe_line(arch: Arch, file: str, line: int, fetch: list[str], *, workload: str,
+def probe_line(arch: Arch, location: str, fetch: list[str], *, workload: str,
                cpus: int = 1, size: int | None = None,
                overrides: dict[str, str] | None = None, modules: Sequence = (),
                expect: int | None = None, timing: bool = True) -> dict:
-    """Probe ``file:line`` under ``workload``: its sites, hits, fetched values and cost per hit.
+    """Probe ``location`` (``FILE:LINE`` or ``FUNC:N``) under ``workload``: its sites,
+    hits, fetched values and cost per hit.
 
-    Raises the probe layer's errors (no such line or variable, a kprobe
-    refusal) for the caller to report."""
+    Raises the probe layer's errors (no such line, function or variable, a
+    kprobe refusal) for the caller to report."""
     image = build(arch.name, overrides=overrides, modules=modules)
     kw = dict(cpus=cpus, workload=workload, size=size, expect=expect, timing=timing)
     guest = Guest(image, **kw)
     kprobes = Kprobes(guest)
     with DebugInfo(image.elf, arch) as debug:
+        file, line = resolve_location(debug, location)
         probe = LineProbe(kprobes, debug, file, line, fetch)
         sites = [{"address": la.address, "function": la.function,
                   "in_scope": _in_scope(debug, la.address)} for la in probe.addresses]
@@ -58,7 +60,8 @@ def probe_line(arch: Arch, file: str, line: int, fetch: list[str], *, workload: 
     base = Tally.of(Guest(image, **kw).run())
     cost = measure(arch, base, Tally.of(result), len(probe.hits))
     per_address = Counter(h.address for h in probe.hits)
-    return {"arch": arch.name, "file": probe.addresses[0].file, "line": line,
+    return {"arch": arch.name, "location": location, "file": probe.addresses[0].file,
+            "line": line,
             "optimization": next(f for f in image.info["cflags"] if f.startswith("-O")),
             "mechanism": MECHANISM, "workload": workload, "cpus": cpus,
             "checksum_ok": result.ok, "sites": sites, "kprobes": listing,

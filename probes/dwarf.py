@@ -18,6 +18,11 @@ July 2008: "you don't need a nop ... you just need a line number"):
   (``DW_OP_breg*``, ``DW_OP_fbreg`` over the function's
   ``DW_AT_frame_base``, ``DW_OP_addr``), computed value
   (``DW_OP_stack_value``), and ``DW_OP_piece`` composites of those.
+* :meth:`DebugInfo.fetch`: perf probe's local-variable arguments,
+  ``VAR->member``, ``VAR.member`` and ``VAR[N]`` in any chain, through the
+  variable's type (struct and union members, anonymous ones included,
+  arrays and pointers) to a scalar; :meth:`DebugInfo.function_line` gives
+  ``FUNC:N`` its file and line.
 
 DWARF register numbers come from ``arches/<arch>/dwarf.py``.
 """
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -36,6 +42,7 @@ from elftools.dwarf.locationlists import BaseAddressEntry, LocationParser
 from elftools.elf.elffile import ELFFile
 
 from arches import Arch
+from sim.errors import UnmappedAccess
 
 
 class DwarfError(ValueError):
@@ -72,6 +79,70 @@ class Variable:
     def expression(self, debug: DebugInfo, pc: int) -> list[DWARFExprOp]:
         """The location expression valid at ``pc``; :class:`Unavailable` if none."""
         return debug.location_at(self.die, pc)
+
+
+#: One step after a fetch argument's variable, in perf probe's syntax (v5.10
+#: tools/perf/util/probe-event.c, parse_perf_probe_arg): ``->m``, ``.m`` or ``[N]``.
+_STEP = re.compile(r"->([A-Za-z_]\w*)|\.([A-Za-z_]\w*)|\[(\d{1,9})\]")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_AGGREGATES = ("DW_TAG_structure_type", "DW_TAG_union_type")
+
+
+def is_identifier(text: str) -> bool:
+    """A C name (perf probe's test of whether a probe point is a function or a file)."""
+    return _IDENT.fullmatch(text) is not None
+
+
+def parse_fetch(text: str) -> tuple[str, list[tuple[str, str | int]]]:
+    """``"c->size"`` -> ``("c", [("->", "size")])``: the variable and each step after it."""
+    head = _IDENT.match(text)
+    steps: list[tuple[str, str | int]] = []
+    pos = head.end() if head else 0
+    while head and pos < len(text) and (step := _STEP.match(text, pos)):
+        steps.append(("->", step[1]) if step[1] else (".", step[2]) if step[2]
+                     else ("[]", int(step[3])))
+        pos = step.end()
+    if head is None or pos != len(text):
+        raise DwarfError(f"fetch {text!r}: expected VAR, VAR->member, VAR.member or VAR[N] "
+                         "(perf probe's local-variable syntax)")
+    return head.group(), steps
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """What one fetch argument reads: its variable, then a path through it.
+
+    ``ops`` turns the variable into the value: ``("deref", 0)`` takes the
+    pointer reached so far as the address of what follows, ``("offset", n)``
+    moves n bytes on. The value is ``size`` bytes there."""
+
+    text: str
+    variable: Variable
+    ops: tuple[tuple[str, int], ...]
+    type_name: str
+    size: int
+    signed: bool
+
+
+def _target(t: DIE) -> DIE | None:
+    """What a pointer, typedef, qualifier or array refers to (None: void)."""
+    return t.get_DIE_from_attribute("DW_AT_type") if "DW_AT_type" in t.attributes else None
+
+
+def _real(t: DIE | None) -> DIE | None:
+    """``t`` without typedefs and qualifiers (die_get_real_type in perf)."""
+    while t is not None and t.tag in ("DW_TAG_typedef", "DW_TAG_const_type",
+                                      "DW_TAG_volatile_type", "DW_TAG_restrict_type"):
+        t = _target(t)
+    return t
+
+
+def _count(subrange: DIE) -> int | None:
+    """The elements of one array dimension (None: unbounded, a flexible array)."""
+    attrs = subrange.attributes
+    if "DW_AT_count" in attrs:
+        return attrs["DW_AT_count"].value
+    return attrs["DW_AT_upper_bound"].value + 1 if "DW_AT_upper_bound" in attrs else None
 
 
 #: Reads guest memory: (address, size) -> bytes.
@@ -151,6 +222,23 @@ class DebugInfo:
         """(file path as compiled, line, address) for every is_stmt row."""
         return [(f, n, a) for f, n, a, stmt in self._all_rows if stmt]
 
+    def _cu_files(self, cu) -> tuple[list[str], int]:
+        """The paths of a CU's file table as compiled, and the number of its first
+        entry (DWARF 4 numbers files from 1, DWARF 5 from 0)."""
+        program = self.dwarf.line_program_for_CU(cu)
+        if program is None:
+            return [], 0
+        dirs = program["include_directory"]
+        base = 1 if cu.header["version"] < 5 else 0
+        names = []
+        for entry in program["file_entry"]:
+            name = entry.name.decode()
+            d = entry.dir_index - base if cu.header["version"] < 5 else entry.dir_index
+            if entry.dir_index and 0 <= d < len(dirs):
+                name = f"{dirs[d].decode()}/{name}"
+            names.append(name)
+        return names, base
+
     @cached_property
     def _all_rows(self) -> list[tuple[str, int, int, bool]]:
         """(file path as compiled, line, address, is_stmt) for every row of every CU."""
@@ -159,16 +247,7 @@ class DebugInfo:
             program = self.dwarf.line_program_for_CU(cu)
             if program is None:
                 continue
-            files = program["file_entry"]
-            dirs = program["include_directory"]
-            base = 1 if cu.header["version"] < 5 else 0   # DWARF 4 numbers files from 1
-            names = []
-            for entry in files:
-                name = entry.name.decode()
-                d = entry.dir_index - base if cu.header["version"] < 5 else entry.dir_index
-                if entry.dir_index and 0 <= d < len(dirs):
-                    name = f"{dirs[d].decode()}/{name}"
-                names.append(name)
+            names, base = self._cu_files(cu)
             for entry in program.get_entries():
                 state = entry.state
                 if state is None or state.end_sequence:
@@ -177,6 +256,28 @@ class DebugInfo:
                              bool(state.is_stmt)))
         return rows
 
+    def function_line(self, name: str) -> tuple[str, int]:
+        """The file and line that declare function ``name`` (``DW_AT_decl_file``,
+        ``DW_AT_decl_line``), where perf probe's ``FUNC:N`` counts from (v5.10
+        probe-finder.c probe_point_search_cb: the line ``decl_line + N``)."""
+        found = set()
+        for cu in self.dwarf.iter_CUs():
+            names, base = self._cu_files(cu)
+            for die in cu.iter_DIEs():
+                attrs = die.attributes
+                if (die.tag == "DW_TAG_subprogram" and "DW_AT_declaration" not in attrs
+                        and "DW_AT_decl_line" in attrs and _name(die) == name
+                        and 0 <= attrs["DW_AT_decl_file"].value - base < len(names)):
+                    found.add((names[attrs["DW_AT_decl_file"].value - base],
+                               attrs["DW_AT_decl_line"].value))
+        if not found:
+            raise DwarfError(f"no function {name!r} in the debug information")
+        if len(found) > 1:
+            raise DwarfError(f"function {name!r} is defined in several places ("
+                             + ", ".join(f"{f}:{n}" for f, n in sorted(found))
+                             + "): give FILE:LINE")
+        return found.pop()
+
     def files(self) -> list[str]:
         return sorted({f for f, _, _ in self._rows})
 
@@ -184,10 +285,7 @@ class DebugInfo:
         want = file.lstrip("./")
         hits = sorted({f for f in self.files() if f == want or f.endswith("/" + want)})
         if not hits:
-            hint = ("" if "." in want else
-                    f" (FILE:LINE names a source file; perf probe's FUNC:N form, "
-                    f"{want}:N, is not supported)")
-            raise DwarfError(f"no source file {file!r} in the debug information{hint}")
+            raise DwarfError(f"no source file {file!r} in the debug information")
         if len(hits) > 1:
             raise DwarfError(f"{file!r} is ambiguous: {', '.join(hits)}")
         return hits[0]
@@ -293,6 +391,103 @@ class DebugInfo:
         raise DwarfError(f"no variable {name!r} in scope at {pc:#x} "
                          f"(in scope: {', '.join(v.name for v in self.variables_at(pc))})")
 
+    def fetch(self, pc: int, text: str) -> Fetch:
+        """``text`` at ``pc``: a variable in scope, then ``->m``, ``.m`` and ``[N]``
+        steps through its type to a scalar, as perf probe takes them (v5.10
+        probe-finder.c convert_variable_fields): ``->`` needs a pointer to a
+        struct or union, ``.`` the struct or union itself, ``[N]`` an array or
+        a pointer. DwarfError names the step that does not fit."""
+        name, steps = parse_fetch(text)
+        var = self.variable(pc, name)
+        holder = _attr_die(var.die, "DW_AT_type")
+        t = _target(holder) if holder is not None else None
+        ops: list[tuple[str, int]] = []
+        done = name
+
+        def refuse(why: str) -> DwarfError:
+            return DwarfError(f"fetch {text!r}: {done} is {self._type_of(t)[0]}: {why}")
+
+        for op, arg in steps:
+            real = _real(t)
+            pointer = real is not None and real.tag == "DW_TAG_pointer_type"
+            if op == "[]":
+                if real is not None and real.tag == "DW_TAG_array_type":
+                    t, stride = self._element(real, int(arg), text, done)
+                elif pointer:
+                    ops.append(("deref", 0))
+                    t = _target(real)
+                    stride = self._type_of(t)[1]
+                    if not stride:
+                        raise refuse("what it points to has no size")
+                else:
+                    raise refuse("not an array or a pointer")
+                ops.append(("offset", int(arg) * stride))
+            else:
+                if op == "->":
+                    if not pointer:
+                        raise refuse("not a pointer" + (" (use '.')" if real is not None and
+                                                         real.tag in _AGGREGATES else ""))
+                    ops.append(("deref", 0))
+                    real = _real(_target(real))
+                elif pointer:
+                    raise refuse("a pointer: use '->'")
+                if real is None or real.tag not in _AGGREGATES:
+                    raise refuse(f"{'what it points to is ' if op == '->' else ''}"
+                                 "not a struct or union")
+                offset, t = self._member(real, str(arg), text, done)
+                ops.append(("offset", offset))
+            done += f"[{arg}]" if op == "[]" else f"{op}{arg}"
+        type_name, size, signed = self._type_of(t)
+        real = _real(t)
+        if real is None or size == 0 or real.tag in (*_AGGREGATES, "DW_TAG_array_type"):
+            raise refuse("not a scalar: fetch a member or an element of it")
+        return Fetch(text, var, tuple(ops), type_name, size, signed)
+
+    def _member(self, aggregate: DIE, name: str, text: str, done: str) -> tuple[int, DIE]:
+        """The offset and type of member ``name``, found in anonymous members too."""
+        for child in aggregate.iter_children():
+            if child.tag != "DW_TAG_member":
+                continue
+            attr = child.attributes.get("DW_AT_data_member_location")
+            if attr is None:
+                offset = 0
+            elif attr.form in ("DW_FORM_exprloc", "DW_FORM_block1"):
+                (op,) = self._exprs.parse_expr(attr.value)     # DW_OP_plus_uconst n
+                offset = op.args[0]
+            else:
+                offset = attr.value
+            inner = _real(_target(child))
+            if _name(child) is None and inner is not None and inner.tag in _AGGREGATES:
+                try:
+                    deeper, t = self._member(inner, name, text, done)
+                    return offset + deeper, t
+                except DwarfError:
+                    continue
+            if _name(child) == name:
+                if "DW_AT_bit_size" in child.attributes:
+                    raise DwarfError(f"fetch {text!r}: {done}'s {name} is a bit field, "
+                                     "which kisim does not fetch")
+                return offset, _target(child)
+        members = [n for c in aggregate.iter_children()
+                   if c.tag == "DW_TAG_member" and (n := _name(c))]
+        raise DwarfError(f"fetch {text!r}: {self._type_of(aggregate)[0]} has no member "
+                         f"{name!r} (members: {', '.join(members)})")
+
+    def _element(self, array: DIE, index: int, text: str, done: str) -> tuple[DIE, int]:
+        """The element type and stride of a one-dimensional array, ``index`` checked
+        against its bound where it has one."""
+        ranges = [c for c in array.iter_children() if c.tag == "DW_TAG_subrange_type"]
+        if len(ranges) != 1:
+            raise DwarfError(f"fetch {text!r}: {done} has {len(ranges)} dimensions; kisim "
+                             "indexes one-dimensional arrays")
+        element = _target(array)
+        stride = (array.attributes["DW_AT_byte_stride"].value
+                  if "DW_AT_byte_stride" in array.attributes else self._type_of(element)[1])
+        count = _count(ranges[0])
+        if count is not None and index >= count:
+            raise DwarfError(f"fetch {text!r}: {done} has {count} elements, no [{index}]")
+        return element, stride
+
     def _is_static(self, die: DIE) -> bool:
         """A function-local static (fixed address, e.g. a marker's struct): not a probe variable."""
         loc = die.attributes.get("DW_AT_location")
@@ -308,24 +503,30 @@ class DebugInfo:
     def _type(self, die: DIE) -> tuple[str, int, bool]:
         """(C spelling, byte size, signed) of a variable's type."""
         holder = _attr_die(die, "DW_AT_type")
-        if holder is None:
-            return "void", 0, False
-        t = holder.get_DIE_from_attribute("DW_AT_type")
+        return self._type_of(_target(holder) if holder is not None else None)
+
+    def _type_of(self, t: DIE | None) -> tuple[str, int, bool]:
+        """(C spelling, byte size, signed) of type ``t`` (None: void)."""
         prefix = ""
-        while t.tag in ("DW_TAG_typedef", "DW_TAG_const_type", "DW_TAG_volatile_type"):
+        while t is not None and t.tag in ("DW_TAG_typedef", "DW_TAG_const_type",
+                                          "DW_TAG_volatile_type", "DW_TAG_restrict_type"):
             if t.tag == "DW_TAG_typedef":
-                name = _name(t) or "?"
-                _, size, signed = self._type(t)
-                return prefix + name, size, signed
-            prefix += {"DW_TAG_const_type": "const ", "DW_TAG_volatile_type": "volatile "}[t.tag]
-            if "DW_AT_type" not in t.attributes:
-                return prefix + "void", 0, False
-            t = t.get_DIE_from_attribute("DW_AT_type")
+                _, size, signed = self._type_of(_target(t))
+                return prefix + (_name(t) or "?"), size, signed
+            prefix += {"DW_TAG_const_type": "const ", "DW_TAG_volatile_type": "volatile ",
+                       "DW_TAG_restrict_type": ""}[t.tag]
+            t = _target(t)
+        if t is None:
+            return prefix + "void", 0, False
         if t.tag == "DW_TAG_pointer_type":
-            target = "void"
-            if "DW_AT_type" in t.attributes:
-                target = self._type(t)[0]
-            return f"{prefix}{target} *", self.arch.word, False
+            return f"{prefix}{self._type_of(_target(t))[0]} *", self.arch.word, False
+        if t.tag == "DW_TAG_array_type":
+            element, size, _ = self._type_of(_target(t))
+            counts = [_count(c) for c in t.iter_children() if c.tag == "DW_TAG_subrange_type"]
+            for n in counts:
+                size = size * n if n is not None else 0
+            return (prefix + element + "".join(f"[{'' if n is None else n}]" for n in counts),
+                    size, False)
         size = t.attributes["DW_AT_byte_size"].value if "DW_AT_byte_size" in t.attributes else 0
         signed = False
         if "DW_AT_encoding" in t.attributes:
@@ -466,33 +667,55 @@ class _Eval:
 
 
 def evaluate(debug: DebugInfo, var: Variable, pc: int, reg: ReadRegister,
-             mem: ReadMemory) -> int:
-    """The value of ``var`` at ``pc`` (stopped there, before that instruction runs).
+             mem: ReadMemory, fetch: Fetch | None = None) -> int:
+    """The value of ``var`` at ``pc`` (stopped there, before that instruction runs),
+    or of what ``fetch`` reaches through it.
 
-    :class:`Unavailable` when DWARF gives no location here. Values wider
-    than a register are assembled from their pieces in the guest's byte order.
+    :class:`Unavailable` when DWARF gives no location here, or a step reads
+    memory that is not there. Values wider than a register are assembled
+    from their pieces in the guest's byte order.
     """
     arch = debug.arch
-    ops = var.expression(debug, pc)
-    pieces = _Eval(arch, debug.regs, reg, mem, var.frame_base).run(ops)
-    size = var.size or arch.word
-    data = b""
-    for piece in pieces:
-        n = piece.size if piece.size is not None else size
-        if piece.kind == "mem":
-            data += mem(piece.where, n)
-        else:
+    pieces = _Eval(arch, debug.regs, reg, mem, var.frame_base).run(var.expression(debug, pc))
+    where: int | bytes        # the object: at an address, or its bytes (registers, values)
+    if len(pieces) == 1 and pieces[0].kind == "mem" and pieces[0].size is None:
+        where = pieces[0].where
+    else:
+        where = b""
+        for piece in pieces:
+            n = piece.size if piece.size is not None else (var.size or arch.word)
+            if piece.kind == "mem":
+                where += _read(mem, piece.where, n)
+                continue
             value = piece.where
             if piece.kind == "reg":
                 value = _Eval(arch, debug.regs, reg, mem, None).register(piece.where)
             raw = (value & ((1 << (8 * max(n, arch.word))) - 1)).to_bytes(
                 max(n, arch.word), arch.endian)
-            data += raw[-n:] if arch.endian == "big" else raw[:n]
-    value = int.from_bytes(data[:size], arch.endian)
-    if var.signed and size and value >> (8 * size - 1):
+            where += raw[-n:] if arch.endian == "big" else raw[:n]
+    for op, n in fetch.ops if fetch else ():
+        if op == "deref":
+            where = arch.to_int(_read(mem, where, arch.word))
+        else:
+            where = where + n if isinstance(where, int) else where[n:]
+    size, signed = (fetch.size, fetch.signed) if fetch else (var.size or arch.word, var.signed)
+    value = int.from_bytes(_read(mem, where, size), arch.endian)
+    if signed and value >> (8 * size - 1):
         value -= 1 << (8 * size)
     return value
 
 
-__all__ = ["DebugInfo", "DwarfError", "LineAddress", "Unavailable", "Variable",
-           "dwarf_registers", "evaluate"]
+def _read(mem: ReadMemory, where: int | bytes, size: int) -> bytes:
+    """``size`` bytes at an address in guest memory, or the first of an object's bytes."""
+    if isinstance(where, bytes):
+        if len(where) < size:
+            raise Unavailable(f"{size} bytes past the {len(where)} the location describes")
+        return where[:size]
+    try:
+        return mem(where, size)
+    except UnmappedAccess:
+        raise Unavailable(f"no memory at {where:#x}") from None
+
+
+__all__ = ["DebugInfo", "DwarfError", "Fetch", "LineAddress", "Unavailable", "Variable",
+           "dwarf_registers", "evaluate", "is_identifier", "parse_fetch"]

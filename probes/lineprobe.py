@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from patcher.errors import PatchError
-from probes.dwarf import DebugInfo, DwarfError, LineAddress, Unavailable, evaluate
+from probes.dwarf import (DebugInfo, DwarfError, LineAddress, Unavailable, evaluate,
+                          is_identifier)
 from probes.kprobes import Kprobe, KprobeRegs, Kprobes
 
 #: How the probe is placed (stated in every output).
@@ -42,11 +43,25 @@ class LineHit:
 
 
 def parse_location(text: str) -> tuple[str, int]:
-    """``"kernel/slab.c:225"`` -> ``("kernel/slab.c", 225)``; DwarfError when malformed."""
-    file, sep, line = text.rpartition(":")
-    if not sep or not file or not (line.isascii() and line.isdigit()) or int(line) < 1:
-        raise DwarfError(f"probe point {text!r}: expected FILE:LINE, e.g. kernel/slab.c:225")
-    return file, int(line)
+    """``"kernel/slab.c:225"`` -> ``("kernel/slab.c", 225)``, ``"kmalloc:16"`` ->
+    ``("kmalloc", 16)``; DwarfError when malformed."""
+    where, sep, line = text.rpartition(":")
+    if (not sep or not where or not (line.isascii() and line.isdigit() and len(line) < 10)
+            or int(line) < (0 if is_identifier(where) else 1)):
+        raise DwarfError(f"probe point {text!r}: expected FILE:LINE or FUNC:N, e.g. "
+                         "kernel/slab.c:232 or kmalloc:16")
+    return where, int(line)
+
+
+def resolve_location(debug: DebugInfo, text: str) -> tuple[str, int]:
+    """The file and line of ``FILE:LINE``, or of perf probe's ``FUNC:N``: the line N
+    after the one that declares FUNC, in its file (a C name is a function, as
+    perf probe's parse_perf_probe_point takes it)."""
+    where, line = parse_location(text)
+    if not is_identifier(where):
+        return where, line
+    file, declared = debug.function_line(where)
+    return file, declared + line
 
 
 class LineProbe:
@@ -65,13 +80,12 @@ class LineProbe:
             raise LineProbeError(f"{file}:{line}: no code for this line (the compiler placed "
                                  f"none; nearest lines with code: {near or 'none'})")
         self.fetch = list(fetch)
-        for la in self.addresses:       # every name must at least be in scope there
-            for name in self.fetch:
-                debug.variable(la.address, name)
+        # every argument must name a variable in scope at every address, and a path
+        # through its type that ends in a scalar
+        self._fetches = {la.address: {text: debug.fetch(la.address, text)
+                                      for text in self.fetch} for la in self.addresses}
         self.hits: list[LineHit] = []
         self.kps: list[Kprobe] = []
-        self._vars = {la.address: {v.name: v for v in debug.variables_at(la.address)}
-                      for la in self.addresses}
 
     def arm(self) -> None:
         """register_kprobe on each address of the line; a refusal undoes the others."""
@@ -102,15 +116,15 @@ class LineProbe:
             return address if name == pc else regs[name]
 
         hit = LineHit(regs.cpu, address)
-        for name in self.fetch:
-            var = self._vars[address][name]
+        for text, fetch in self._fetches[address].items():
             try:
-                hit.values[name] = evaluate(self.debug, var, address, reg,
-                                            self.kprobes.machine.read)
+                hit.values[text] = evaluate(self.debug, fetch.variable, address, reg,
+                                            self.kprobes.machine.read, fetch)
             except (Unavailable, KeyError) as why:
-                hit.unavailable[name] = str(why).strip("'\"")
+                hit.unavailable[text] = str(why).strip("'\"")
         self.hits.append(hit)
         return 0
 
 
-__all__ = ["LineHit", "LineProbe", "LineProbeError", "MECHANISM", "parse_location"]
+__all__ = ["LineHit", "LineProbe", "LineProbeError", "MECHANISM", "parse_location",
+           "resolve_location"]

@@ -13,7 +13,8 @@ from kisim.cli import main
 from patcher.instrument import attach
 from probes.dwarf import DebugInfo, DwarfError, Unavailable, _Eval
 from probes.kprobes import Kprobes
-from probes.lineprobe import MECHANISM, LineProbe, LineProbeError, parse_location
+from probes.lineprobe import (MECHANISM, LineProbe, LineProbeError, parse_location,
+                              resolve_location)
 from sim.guest import Guest
 
 SLAB = Path(__file__).resolve().parent.parent / "kernel" / "slab.c"
@@ -30,6 +31,8 @@ def _line_of(text: str, after: str | None = None) -> int:
 TRACE_LINE = _line_of("trace_kmalloc(_RET_IP_, ret, size")
 #: kmalloc()'s `void *ret;`: a declaration, no code.
 DECL_LINE = _line_of("void *ret;", after="noinline void *kmalloc(")
+#: The line that declares kmalloc(), where perf probe's kmalloc:N counts from.
+KMALLOC_LINE = _line_of("noinline void *kmalloc(")
 
 
 @pytest.fixture(scope="module", params=NAMES)
@@ -56,18 +59,24 @@ def test_line_without_code(image):
             LineProbe(Kprobes(guest), debug, "kernel/slab.c", DECL_LINE, ["size"])
 
 
+def _marked(image, size: int | None = None) -> tuple[Guest, Kprobes, list]:
+    """A 1-CPU kmalloc guest whose kmalloc marker records every call (the reference
+    the fetched values are checked against), and its kprobes."""
+    guest = Guest(image, cpus=1, workload="kmalloc", size=size)
+    inst = attach(guest)
+    events: list = []
+    fmt = inst.tables.markers_named("kmalloc")[0].format
+    inst.markers.marker_probe_register("kmalloc", fmt, lambda e, _p: events.append(e))
+    inst.markers.marker_arm("kmalloc")
+    return guest, Kprobes(guest, text=inst.text, tables=inst.tables), events
+
+
 @pytest.mark.slow
 def test_fetched_values_equal_the_marker_at_the_same_call(image):
     """size and flags read through DWARF at every kprobe hit equal what the kmalloc marker
     reports for the same call; the probe is a real kprobe (breakpoint in text, traps)."""
     arch = get_arch(image.arch)
-    guest = Guest(image, cpus=1, workload="kmalloc")
-    inst = attach(guest)
-    events = []
-    fmt = inst.tables.markers_named("kmalloc")[0].format
-    inst.markers.marker_probe_register("kmalloc", fmt, lambda e, _p: events.append(e))
-    inst.markers.marker_arm("kmalloc")
-    kprobes = Kprobes(guest, text=inst.text, tables=inst.tables)
+    guest, kprobes, events = _marked(image)
     with DebugInfo(image.elf, arch) as debug:
         probe = LineProbe(kprobes, debug, "kernel/slab.c", TRACE_LINE,
                           ["size", "flags", "ret"])
@@ -152,22 +161,147 @@ def test_optimization_level_follows_kconfig():
 
 def test_parse_location():
     assert parse_location("kernel/slab.c:225") == ("kernel/slab.c", 225)
-    for bad in ("slab.c", "slab.c:", ":3", "slab.c:x", "slab.c:0"):
-        with pytest.raises(DwarfError):
+    assert parse_location("kmalloc:16") == ("kmalloc", 16)
+    assert parse_location("kmalloc:0") == ("kmalloc", 0)     # the declaration line itself
+    for bad in ("slab.c", "slab.c:", ":3", "slab.c:x", "slab.c:0", "kmalloc:-1",
+                "kmalloc:99999999999"):
+        with pytest.raises(DwarfError, match="expected FILE:LINE or FUNC:N"):
             parse_location(bad)
 
 
-def test_a_file_that_is_not_there_says_what_the_tools_accept():
-    """FUNC:N (perf probe's form) is not a file: the error says FILE:LINE is asked,
-    and that a whole path component is the unit of a suffix."""
+def test_func_n_counts_from_the_declaration_line_as_perf_probe_does():
+    """v5.10 probe-finder.c: FUNC:N is the line decl_line + N of FUNC's file; a whole
+    path component is the unit of a file suffix."""
     image = build(NAMES[0])
     with DebugInfo(image.elf, get_arch(image.arch)) as debug:
-        with pytest.raises(DwarfError, match=r"perf probe's FUNC:N form, kmalloc:N"):
-            debug.line_addresses("kmalloc", 16)
+        offset = TRACE_LINE - KMALLOC_LINE
+        assert resolve_location(debug, f"kmalloc:{offset}") == ("kernel/slab.c", TRACE_LINE)
+        assert resolve_location(debug, f"slab.c:{TRACE_LINE}") == ("slab.c", TRACE_LINE)
+        with pytest.raises(DwarfError, match=r"^no function 'nosuch' in the debug"):
+            resolve_location(debug, "nosuch:3")
         with pytest.raises(DwarfError, match=r"^no source file 'lab\.c' in the debug "
                                              r"information$"):
             debug.line_addresses("lab.c", 216)
         assert debug.line_addresses("slab.c", 232)
+
+
+@pytest.mark.parametrize("text, error", [
+    ("size->x", r"size is size_t: not a pointer$"),
+    ("cachep.size", r"cachep is struct kmem_cache \*: a pointer: use '->'"),
+    ("cachep->nosuch", r"struct kmem_cache has no member 'nosuch' \(members: name, size,"),
+    ("cachep->lock", r"cachep->lock is spinlock_t: not a scalar"),
+    ("size[1]", r"size is size_t: not an array or a pointer"),
+    ("cachep->size->x", r"cachep->size is u32: not a pointer$"),
+    ("cachep->", "expected VAR, VAR->member"), ("1x", "expected VAR"),
+    ("cachep[-1]", "expected VAR"), ("nosuch->x", "no variable 'nosuch' in scope"),
+])
+def test_a_fetch_that_does_not_fit_the_types_is_refused_at_its_step(text, error):
+    image = build(NAMES[0])
+    with DebugInfo(image.elf, get_arch(image.arch)) as debug:
+        (site,) = debug.line_addresses("kernel/slab.c", TRACE_LINE)
+        with pytest.raises(DwarfError, match=error):
+            debug.fetch(site.address, text)
+        assert debug.fetch(site.address, "cachep->size").size == 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_fetched_members_equal_the_marker_at_the_same_call(name):
+    """cachep->size (a pointer, then a member) and cachep[0].size (index, then '.')
+    read through DWARF at each hit equal the kmalloc marker's bytes_alloc. Where the
+    compiler kept no location for cachep (ARM at -O2), every hit says so."""
+    image = build(name)
+    guest, kprobes, events = _marked(image, 100)
+    with DebugInfo(image.elf, get_arch(name)) as debug:
+        probe = LineProbe(kprobes, debug, "kernel/slab.c", TRACE_LINE,
+                          ["cachep->size", "cachep[0].size", "cachep->object_size"])
+        (site,) = probe.addresses
+        try:
+            debug.variable(site.address, "cachep").expression(debug, site.address)
+        except Unavailable as why:
+            gone = str(why)
+        else:
+            gone = None
+        probe.arm()
+        assert guest.run().ok
+    want = [e.fields["bytes_alloc"] for e in events]
+    if gone is not None:
+        assert len(probe.hits) == len(want) > 0 and not any(h.values for h in probe.hits)
+        assert all(h.unavailable["cachep->size"] == gone for h in probe.hits)
+        return
+    assert [h.values["cachep->size"] for h in probe.hits] == want
+    assert [h.values["cachep[0].size"] for h in probe.hits] == want
+    assert len(set(want)) > 3 and all(h.values["cachep->object_size"] for h in probe.hits)
+
+
+RECORDS = """\
+#include <linux/module.h>
+
+struct lp_inner {
+	u32 x;
+	union {
+		u32 word;
+		u8 bytes[4];
+	};
+};
+
+struct lp_rec {
+	u32 a;
+	u16 arr[3];
+	struct lp_inner in;
+};
+
+noinline unsigned long lp_touch(volatile struct lp_rec *r)
+{
+	return r->a + r->arr[1] + r->in.x;	/* probed through r */
+}
+
+unsigned long lp_run(unsigned long size)
+{
+	volatile struct lp_rec rec = { .a = 0, .arr = { 10, 20, 30 },
+				       .in = { .x = 9, .word = 0x01020304 } };
+	unsigned long sum = 0, i;
+
+	for (i = 0; i < size; i++) {
+		rec.a = i;
+		sum += lp_touch(&rec);	/* probed */
+	}
+	return sum;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_members_of_a_struct_in_memory_arrays_and_anonymous_unions(name, tmp_path):
+    """'.' on a struct variable that lives in memory, [N] on its array (bounded by
+    the array's DWARF count), and a member of an anonymous union inside it."""
+    source = tmp_path / "lp.c"
+    source.write_text(RECORDS)
+    line = RECORDS.splitlines().index("\t\tsum += lp_touch(&rec);\t/* probed */") + 1
+    image = build(name, modules=[source])
+    guest = Guest(image, cpus=1, workload="lp:lp_run", size=5)
+    with DebugInfo(image.elf, get_arch(name)) as debug:
+        (site, *_) = debug.line_addresses("lp.c", line)
+        with pytest.raises(DwarfError, match=r"rec\.arr has 3 elements, no \[3\]"):
+            debug.fetch(site.address, "rec.arr[3]")
+        probe = LineProbe(Kprobes(guest), debug, "lp.c", line,
+                          ["rec.a", "rec.arr[2]", "rec.in.x", "rec.in.word", "rec.in.bytes[0]"])
+        probe.arm()
+        inner = RECORDS.splitlines().index("\treturn r->a + r->arr[1] + r->in.x;"
+                                           "\t/* probed through r */") + 1
+        through = LineProbe(probe.kprobes, debug, "lp.c", inner,
+                            ["r->a", "r->arr[1]", "r->in.bytes[3]", "r[0].in.x"])
+        through.arm()
+        assert guest.run().ok
+    first = {h.values["rec.a"]: h.values for h in probe.hits}
+    assert sorted(first) == [0, 1, 2, 3, 4]
+    big = get_arch(name).endian == "big"
+    assert all(v["rec.arr[2]"] == 30 and v["rec.in.x"] == 9 and v["rec.in.word"] == 0x01020304
+               and v["rec.in.bytes[0]"] == (1 if big else 4) for v in first.values())
+    seen = sorted((h.values["r->a"], h.values["r->arr[1]"], h.values["r->in.bytes[3]"],
+                   h.values["r[0].in.x"]) for h in through.hits if h.values)
+    assert seen == [(i, 20, 4 if big else 1, 9) for i in range(5)]
 
 
 @pytest.mark.slow
@@ -194,15 +328,9 @@ def test_size_optimized_build_keeps_ret(name):
     its value there is the pointer the kmalloc marker reports for the same call."""
     image = build(name, overrides={"CC_OPTIMIZE_FOR_SIZE": "y"})
     assert "-Os" in image.info["cflags"]
-    guest = Guest(image, cpus=1, workload="kmalloc", size=200)
-    inst = attach(guest)
-    events = []
-    fmt = inst.tables.markers_named("kmalloc")[0].format
-    inst.markers.marker_probe_register("kmalloc", fmt, lambda e, _p: events.append(e))
-    inst.markers.marker_arm("kmalloc")
+    guest, kprobes, events = _marked(image, 200)
     with DebugInfo(image.elf, get_arch(name)) as debug:
-        probe = LineProbe(Kprobes(guest, text=inst.text, tables=inst.tables), debug,
-                          "kernel/slab.c", TRACE_LINE, ["ret", "size"])
+        probe = LineProbe(kprobes, debug, "kernel/slab.c", TRACE_LINE, ["ret", "size"])
         probe.arm()
         assert guest.run().ok
     assert [(h.values["ret"], h.values["size"]) for h in probe.hits] == \

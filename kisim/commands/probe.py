@@ -1,10 +1,12 @@
 """``kisim probe``: a line-number probe, placed from DWARF, on a running guest.
 
-``kisim probe --arch A FILE:LINE [--fetch VAR,...] --workload W`` builds
-the guest (its Kconfig chooses the optimization level, -O2 by default),
-finds the line's addresses in the DWARF line table, registers a kprobe on
-each one and, at every hit, reads the named variables through their DWARF
-locations from the registers the breakpoint trap saved. The same workload
+``kisim probe --arch A FILE:LINE|FUNC:N [--fetch VAR,...] --workload W``
+builds the guest (its Kconfig chooses the optimization level, -O2 by
+default), finds the line's addresses in the DWARF line table (FUNC:N, as in
+perf probe, is the line N after the one that declares FUNC), registers a
+kprobe on each one and, at every hit, reads the named variables through
+their DWARF locations from the registers the breakpoint trap saved; as in
+perf probe, VAR->member, VAR.member and VAR[N] follow the variable's type. The same workload
 also runs without the probe, so the cost of a hit (guest instructions,
 traps, modeled cycles) is exact on one CPU. A line without code, or a variable without a
 location at that address, is reported as such: the optimizer decides what
@@ -38,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
     check_workload(args.workload, args.size)
-    file, line = parse_location(args.location)
-    fetch = [v for v in (args.fetch or "").split(",") if v]
-    doc = probe_line(arch, file, line, fetch, workload=args.workload, cpus=args.cpus,
+    parse_location(args.location)           # malformed: refused before the build
+    fetch = [v.strip() for v in (args.fetch or "").split(",") if v.strip()]
+    doc = probe_line(arch, args.location, fetch, workload=args.workload, cpus=args.cpus,
                      size=args.size, overrides=overrides(args), modules=args.modules,
                      expect=args.expect, timing=timing(args))
     ok = doc["checksum_ok"]
@@ -49,7 +51,7 @@ def _run(args: argparse.Namespace) -> int:
         print_json(doc)
         return 0 if ok else 1
     print(f"modeled cycles from the {doc['cycles']}")
-    print(f"{arch.name}: {doc['file']}:{line} (built {doc['optimization']}), "
+    print(f"{arch.name}: {doc['file']}:{doc['line']} (built {doc['optimization']}), "
           f"{len(doc['sites'])} address(es); probe: {doc['mechanism']}")
     for site in doc["sites"]:
         print(f"\n  {site['address']:#x} in {site['function']}(): in scope")
@@ -78,8 +80,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arch(p)
-    p.add_argument("location", metavar="FILE:LINE", help="source line, e.g. kernel/slab.c:232")
-    p.add_argument("--fetch", metavar="VAR,...", help="variables to read at each hit")
+    p.add_argument("location", metavar="FILE:LINE|FUNC:N",
+                   help="source line, e.g. kernel/slab.c:232, or perf probe's line N after "
+                        "the one declaring FUNC, e.g. kmalloc:16")
+    p.add_argument("--fetch", metavar="VAR,...",
+                   help="variables to read at each hit; perf probe's VAR->member, "
+                        "VAR.member and VAR[N] follow pointers, structs and arrays "
+                        "(e.g. cachep->size)")
     add_workload(p, None)
     add_set(p, "CC_OPTIMIZE_FOR_SIZE=y")
     add_cpus(p)
