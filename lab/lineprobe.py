@@ -9,15 +9,22 @@ gives the cost of a hit, exact on one CPU. Used by ``kisim probe``.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Sequence
 
+import fsio
 from arches import Arch
 from kbuild import build
+from kbuild.image import REPO
 from lab.measure import Tally, measure
-from probes.dwarf import DebugInfo, Unavailable
+from probes.dwarf import DebugInfo, DwarfError, Unavailable
 from probes.kprobes import Kprobes
-from probes.lineprobe import MECHANISM, LineProbe, resolve_location
+from probes.lineprobe import MECHANISM, LineProbe, line_range, resolve_location
+from sim.elf import read_elf
 from sim.guest import Guest
+
+#: The largest source file -L reads.
+SOURCE_LIMIT = 4 << 20
 
 
 def _in_scope(debug: DebugInfo, address: int) -> list[dict]:
@@ -30,9 +37,9 @@ def _in_scope(debug: DebugInfo, address: int) -> list[dict]:
                              + ("(" + ",".join(map(str, op.args)) + ")" if op.args else "")
                              for op in ops)
         except Unavailable as why:
-            where = str(why)
+            where, ops = str(why), None
         scope.append({"name": var.name, "kind": var.kind, "type": var.type_name,
-                      "location": where})
+                      "location": where, "available": ops is not None})
     return scope
 
 
@@ -75,4 +82,51 @@ def probe_line(arch: Arch, location: str, fetch: list[str], *, workload: str,
                         "unavailable": h.unavailable} for h in probe.hits]}
 
 
-__all__ = ["probe_line"]
+def _source(path: str) -> list[str]:
+    """The lines of a source file the debug information names: a kernel file relative
+    to the repository (the build maps its directory to ``.``), a module's as given."""
+    where = Path(path) if Path(path).is_absolute() else REPO / path.removeprefix("./")
+    try:
+        return fsio.read_text(where, limit=SOURCE_LIMIT, what="source file").splitlines()
+    except fsio.UnsafePath as err:
+        raise DwarfError(str(err)) from None
+
+
+def list_lines(arch: Arch, spec: str, *, overrides: dict[str, str] | None = None,
+               modules: Sequence = ()) -> dict:
+    """perf probe -L: the lines of ``spec`` (:func:`probes.lineprobe.line_range`), each
+    with whether the compiler placed code for it (an is_stmt row: a line probe can go
+    there)."""
+    image = build(arch.name, overrides=overrides, modules=modules)
+    with DebugInfo(image.elf, arch) as debug:
+        rng = line_range(debug, spec)
+        code = set(debug.lines_with_code(rng.file))
+    text = _source(rng.file)
+    end = len(text) if rng.end is None else min(rng.end, len(text))
+    if rng.start > len(text):
+        raise DwarfError(f"line range {spec!r}: {rng.file} has {len(text)} lines")
+    return {"arch": arch.name, "range": spec, "function": rng.function, "file": rng.file,
+            "start": rng.start, "end": end, "offset": rng.offset,
+            "lines": [{"line": n, "shown": n - rng.offset, "code": n in code,
+                       "text": text[n - 1]} for n in range(rng.start, end + 1)]}
+
+
+def available_variables(arch: Arch, location: str, *,
+                        overrides: dict[str, str] | None = None, modules: Sequence = ()) -> dict:
+    """perf probe -V: at each address of ``location``, the variables in scope, each with
+    its type and whether it has a location there (and why not)."""
+    image = build(arch.name, overrides=overrides, modules=modules)
+    with DebugInfo(image.elf, arch) as debug:
+        file, line = resolve_location(debug, location)
+        addresses = debug.line_addresses(file, line)
+        if not addresses:
+            raise DwarfError(f"{location}: no code for this line")
+        elf = read_elf(image.elf)
+        sites = [{"address": la.address, "function": la.function,
+                  "offset": (elf.symbol_at(la.address) or (la.function, 0))[1],
+                  "in_scope": _in_scope(debug, la.address)} for la in addresses]
+    return {"arch": arch.name, "location": location, "file": addresses[0].file, "line": line,
+            "sites": sites}
+
+
+__all__ = ["available_variables", "list_lines", "probe_line"]

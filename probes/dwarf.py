@@ -124,6 +124,16 @@ class Fetch:
     signed: bool
 
 
+@dataclass(frozen=True)
+class FunctionLines:
+    """A function's place in its source file: the line that declares it and the last
+    of its lines that has code (the declaration where it has no code of its own)."""
+
+    file: str
+    decl: int
+    last: int
+
+
 def _target(t: DIE) -> DIE | None:
     """What a pointer, typedef, qualifier or array refers to (None: void)."""
     return t.get_DIE_from_attribute("DW_AT_type") if "DW_AT_type" in t.attributes else None
@@ -256,27 +266,39 @@ class DebugInfo:
                              bool(state.is_stmt)))
         return rows
 
-    def function_line(self, name: str) -> tuple[str, int]:
-        """The file and line that declare function ``name`` (``DW_AT_decl_file``,
-        ``DW_AT_decl_line``), where perf probe's ``FUNC:N`` counts from (v5.10
-        probe-finder.c probe_point_search_cb: the line ``decl_line + N``)."""
-        found = set()
+    def function_lines(self, name: str) -> FunctionLines:
+        """Where function ``name`` is in its source: the file and line that declare it
+        (``DW_AT_decl_file``, ``DW_AT_decl_line``), where perf probe's ``FUNC:N``
+        counts from (v5.10 probe-finder.c probe_point_search_cb: the line
+        ``decl_line + N``), and the last of its lines that has code."""
+        decls, code = set(), []
         for cu in self.dwarf.iter_CUs():
             names, base = self._cu_files(cu)
             for die in cu.iter_DIEs():
                 attrs = die.attributes
-                if (die.tag == "DW_TAG_subprogram" and "DW_AT_declaration" not in attrs
-                        and "DW_AT_decl_line" in attrs and _name(die) == name
+                if (die.tag != "DW_TAG_subprogram" or "DW_AT_declaration" in attrs
+                        or _name(die) != name):
+                    continue
+                if ("DW_AT_decl_line" in attrs
                         and 0 <= attrs["DW_AT_decl_file"].value - base < len(names)):
-                    found.add((names[attrs["DW_AT_decl_file"].value - base],
+                    decls.add((names[attrs["DW_AT_decl_file"].value - base],
                                attrs["DW_AT_decl_line"].value))
-        if not found:
+                if "DW_AT_low_pc" in attrs or "DW_AT_ranges" in attrs:
+                    code.append(die)
+        if not decls:
             raise DwarfError(f"no function {name!r} in the debug information")
-        if len(found) > 1:
+        if len(decls) > 1:
             raise DwarfError(f"function {name!r} is defined in several places ("
-                             + ", ".join(f"{f}:{n}" for f, n in sorted(found))
+                             + ", ".join(f"{f}:{n}" for f, n in sorted(decls))
                              + "): give FILE:LINE")
-        return found.pop()
+        file, decl = decls.pop()
+        last = max((n for f, n, a in self._rows
+                    if f == file and any(self._covers(d, a) for d in code)), default=decl)
+        return FunctionLines(file, decl, last)
+
+    def source_file(self, file: str) -> str:
+        """The path of ``file`` (a suffix of whole components) as the debug information has it."""
+        return self._match_file(file)
 
     def files(self) -> list[str]:
         return sorted({f for f, _, _ in self._rows})
@@ -717,5 +739,5 @@ def _read(mem: ReadMemory, where: int | bytes, size: int) -> bytes:
         raise Unavailable(f"no memory at {where:#x}") from None
 
 
-__all__ = ["DebugInfo", "DwarfError", "Fetch", "LineAddress", "Unavailable", "Variable",
+__all__ = ["DebugInfo", "DwarfError", "Fetch", "FunctionLines", "LineAddress", "Unavailable", "Variable",
            "dwarf_registers", "evaluate", "is_identifier", "parse_fetch"]

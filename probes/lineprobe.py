@@ -17,6 +17,7 @@ fetch itself is host work, not charged (docs/lineprobes.md).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from patcher.errors import PatchError
@@ -60,8 +61,57 @@ def resolve_location(debug: DebugInfo, text: str) -> tuple[str, int]:
     where, line = parse_location(text)
     if not is_identifier(where):
         return where, line
-    file, declared = debug.function_line(where)
-    return file, declared + line
+    found = debug.function_lines(where)
+    return found.file, found.decl + line
+
+
+@dataclass(frozen=True)
+class LineRange:
+    """Lines of one source file to list (perf probe -L): ``start`` to ``end`` (None:
+    the end of the file), each shown as its number less ``offset`` (a function's
+    declaration line, or 0)."""
+
+    function: str | None
+    file: str
+    start: int
+    end: int | None
+    offset: int
+
+
+_RANGE = re.compile(r"(?P<where>[^:]+)(?::(?P<start>\d{1,9})"
+                    r"(?:(?P<op>[+-])(?P<other>\d{1,9}))?)?")
+
+#: Lines perf probe -L shows past a function's last line with code (its closing brace).
+EXTRA_LINES = 2
+
+
+def line_range(debug: DebugInfo, spec: str) -> LineRange:
+    """perf probe -L's range (v5.10 probe-event.c parse_line_range_desc):
+    ``FUNC[:RLN[+NUM|-RLN2]]``, lines relative to FUNC's declaration, to a
+    little past its last line with code when no end is given; or
+    ``FILE[:ALN[+NUM|-ALN2]]``, absolute, to the end of the file."""
+    m = _RANGE.fullmatch(spec)
+    if m is None:
+        raise DwarfError(f"line range {spec!r}: expected FUNC[:N[+NUM|-M]] or "
+                         "FILE[:A[+NUM|-B]], e.g. kmalloc:0-20 or kernel/slab.c:216+20")
+    where, op = m["where"], m["op"]
+    start = int(m["start"]) if m["start"] else None
+    other = int(m["other"]) if m["other"] else None
+    if is_identifier(where):
+        found = debug.function_lines(where)
+        function, file, offset = where, found.file, found.decl
+        first = offset + (start or 0)
+        default_end: int | None = found.last + EXTRA_LINES
+    else:
+        if start == 0:
+            raise DwarfError(f"line range {spec!r}: lines of a file count from 1")
+        function, file, offset = None, debug.source_file(where), 0
+        first, default_end = start or 1, None
+    last = (first + other - 1 if op == "+" else offset + other if op == "-" else default_end)
+    if last is not None and last < first:
+        raise DwarfError(f"line range {spec!r}: the start line must not be after the end "
+                         "line")
+    return LineRange(function, file, first, last, offset)
 
 
 class LineProbe:
@@ -126,5 +176,5 @@ class LineProbe:
         return 0
 
 
-__all__ = ["LineHit", "LineProbe", "LineProbeError", "MECHANISM", "parse_location",
-           "resolve_location"]
+__all__ = ["EXTRA_LINES", "LineHit", "LineProbe", "LineProbeError", "LineRange", "MECHANISM",
+           "line_range", "parse_location", "resolve_location"]

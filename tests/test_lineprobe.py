@@ -366,3 +366,54 @@ def test_arch_without_dwarf_registers_is_refused_in_one_line():
     bare = dataclasses.replace(get_arch(NAMES[0]), name="bare", dwarf_regs={})
     with pytest.raises(DwarfError, match=r"^bare: no DWARF register numbering"):
         dwarf_registers(bare)
+
+
+def test_line_ranges_are_perf_probe_ls():
+    """v5.10 parse_line_range_desc: FUNC[:RLN[+NUM|-RLN2]] relative to the declaration
+    (to two lines past the last with code), FILE[:ALN[+NUM|-ALN2]] absolute."""
+    from probes.lineprobe import EXTRA_LINES, line_range
+    image = build(NAMES[0])
+    with DebugInfo(image.elf, get_arch(image.arch)) as debug:
+        last = max(n for n in debug.lines_with_code("kernel/slab.c")
+                   if debug.line_addresses("kernel/slab.c", n)[0].function == "kmalloc")
+        whole = line_range(debug, "kmalloc")
+        assert (whole.function, whole.file, whole.start, whole.end, whole.offset) == (
+            "kmalloc", "kernel/slab.c", KMALLOC_LINE, last + EXTRA_LINES, KMALLOC_LINE)
+        assert (line_range(debug, "kmalloc:5+6").start, line_range(debug, "kmalloc:5+6").end) \
+            == (KMALLOC_LINE + 5, KMALLOC_LINE + 10)
+        assert line_range(debug, "kmalloc:5-10").end == KMALLOC_LINE + 10
+        plain = line_range(debug, "slab.c:216")
+        assert (plain.function, plain.start, plain.end, plain.offset) == (None, 216, None, 0)
+        for bad, why in (("kmalloc:9-3", "start line must not be after"),
+                         ("slab.c:0", "count from 1"), ("kmalloc:x", "expected FUNC"),
+                         ("nosuch", "no function 'nosuch'"), ("nosuch.c:3", "no source file")):
+            with pytest.raises(DwarfError, match=why):
+                line_range(debug, bad)
+
+
+def test_cli_lists_lines_and_variables_as_perf_probe_does(capsys):
+    """-L numbers exactly the lines a probe can go on (relative to the declaration);
+    -V lists the variables at each address, and those with no location there."""
+    arch = NAMES[0]
+    assert main(["probe", "--arch", arch, "-L", "kmalloc"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "<kmalloc@kernel/slab.c:0>"
+    source = SLAB.read_text().splitlines()
+    image = build(arch)
+    with DebugInfo(image.elf, get_arch(arch)) as debug:
+        for i, text in enumerate(out[1:]):
+            line = KMALLOC_LINE + i
+            numbered = text[:9] != " " * 9
+            assert text[9:] == source[line - 1]
+            assert numbered == bool(debug.line_addresses("kernel/slab.c", line))
+            assert not numbered or int(text[:7]) == i
+    assert out[1 + TRACE_LINE - KMALLOC_LINE].startswith(f"{TRACE_LINE - KMALLOC_LINE:7d}  ")
+    assert out[1 + DECL_LINE - KMALLOC_LINE].startswith(" " * 9)
+    assert main(["probe", "--arch", arch, "-V", f"kmalloc:{TRACE_LINE - KMALLOC_LINE}"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"Available variables at kmalloc:{TRACE_LINE - KMALLOC_LINE}"
+    assert out[1].startswith("\t@<kmalloc+") and "\t\tsize_t\tsize" in out
+    assert any(v.startswith("\t\t(void *\tret: optimized out") for v in out)
+    assert main(["probe", "--arch", arch, "-L", "kmalloc:9-3"]) == 2
+    assert main(["probe", "--arch", arch]) == 2
+    assert "give a probe point" in capsys.readouterr().err

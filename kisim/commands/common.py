@@ -313,9 +313,12 @@ def timing(args: argparse.Namespace) -> bool:
 
 # -- a guest run --------------------------------------------------------------------------
 
-def add_workload(p: argparse.ArgumentParser, default: str | None = "hackbench") -> None:
-    """--workload W (None: required, e.g. a module's MODULE:FUNC) and --size N."""
-    p.add_argument("--workload", default=default, required=default is None, metavar="W",
+def add_workload(p: argparse.ArgumentParser, default: str | None = "hackbench", *,
+                 required: bool | None = None) -> None:
+    """--workload W and --size N. Without a default --workload is required (e.g. a
+    module's MODULE:FUNC), unless ``required`` is False: the command checks it."""
+    p.add_argument("--workload", default=default, metavar="W",
+                   required=default is None if required is None else required,
                    help=f"workload to run: {', '.join(WORKLOADS)}, or a --module's MODULE:FUNC"
                         + (f" (default {default})" if default else ""))
     p.add_argument("--size", type=int, default=None, metavar="N",

@@ -6,7 +6,13 @@ default), finds the line's addresses in the DWARF line table (FUNC:N, as in
 perf probe, is the line N after the one that declares FUNC), registers a
 kprobe on each one and, at every hit, reads the named variables through
 their DWARF locations from the registers the breakpoint trap saved; as in
-perf probe, VAR->member, VAR.member and VAR[N] follow the variable's type. The same workload
+perf probe, VAR->member, VAR.member and VAR[N] follow the variable's type.
+
+Without a run, as perf probe's -L and -V: ``-L FUNC[:N[+NUM|-M]]`` or
+``-L FILE[:A[+NUM|-B]]`` lists the source with the number of every line
+the compiler placed code for (relative to FUNC's declaration), and ``-V
+FILE:LINE|FUNC:N`` lists the variables at each address of the line, with
+those that have no location there and why. The same workload
 also runs without the probe, so the cost of a hit (guest instructions,
 traps, modeled cycles) is exact on one CPU. A line without code, or a variable without a
 location at that address, is reported as such: the optimizer decides what
@@ -20,7 +26,7 @@ from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add
                                    add_workload, arch_of, checksum_checked, checksum_word,
                                    overrides, print_json, timing)
 from kisim.errors import UsageError
-from lab.lineprobe import probe_line
+from lab.lineprobe import available_variables, list_lines, probe_line
 from probes.dwarf import DwarfError
 from probes.lineprobe import LineProbeError, parse_location
 from sim.errors import ConfigError
@@ -39,6 +45,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
+    if args.line is not None:
+        return _lines(args, list_lines(arch, args.line, overrides=overrides(args),
+                                       modules=args.modules))
+    if args.location is None:
+        raise UsageError("give a probe point, FILE:LINE or FUNC:N (or -L to list lines)")
+    if args.vars:
+        parse_location(args.location)
+        return _vars(args, available_variables(arch, args.location, overrides=overrides(args),
+                                               modules=args.modules))
+    if args.workload is None:
+        raise UsageError("--workload is required to run the probe (-V lists the variables "
+                         "without a run)")
     check_workload(args.workload, args.size)
     parse_location(args.location)           # malformed: refused before the build
     fetch = [v.strip() for v in (args.fetch or "").split(",") if v.strip()]
@@ -75,19 +93,56 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _lines(args: argparse.Namespace, doc: dict) -> int:
+    """perf probe -L's listing (v5.10 probe-event.c __show_line_range): the numbers of
+    lines with code, as "%7d  " before the line, and nine spaces before the others."""
+    if args.json:
+        print_json(doc)
+        return 0
+    head = (f"<{doc['function']}@{doc['file']}:{doc['start'] - doc['offset']}>"
+            if doc["function"] else f"<{doc['file']}:{doc['start']}>")
+    print(head)
+    for line in doc["lines"]:
+        print((f"{line['shown']:7d}  " if line["code"] else " " * 9) + line["text"])
+    return 0
+
+
+def _vars(args: argparse.Namespace, doc: dict) -> int:
+    """perf probe -V's listing (show_available_vars): each address as @<FUNC+OFFSET>,
+    then "TYPE\tNAME" of each variable with a location there; kisim adds the others,
+    with why they have none."""
+    if args.json:
+        print_json(doc)
+        return 0
+    print(f"Available variables at {doc['location']}")
+    for site in doc["sites"]:
+        print(f"\t@<{site['function']}+{site['offset']}>")
+        for v in site["in_scope"]:
+            print(f"\t\t{v['type']}\t{v['name']}" if v["available"] else
+                  f"\t\t({v['type']}\t{v['name']}: {v['location']})")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("probe", help="probe a source line (DWARF) and fetch variables",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arch(p)
-    p.add_argument("location", metavar="FILE:LINE|FUNC:N",
+    p.add_argument("location", metavar="FILE:LINE|FUNC:N", nargs="?",
                    help="source line, e.g. kernel/slab.c:232, or perf probe's line N after "
                         "the one declaring FUNC, e.g. kmalloc:16")
+    p.add_argument("-L", "--line", metavar="RANGE",
+                   help="list source lines with the numbers of those that have code, as "
+                        "perf probe -L: FUNC[:N[+NUM|-M]] (relative to FUNC's declaration) "
+                        "or FILE[:A[+NUM|-B]]; no run")
+    p.add_argument("-V", "--vars", action="store_true",
+                   help="list the variables at each address of the probe point, as perf "
+                        "probe -V (and those with no location there); no run")
     p.add_argument("--fetch", metavar="VAR,...",
                    help="variables to read at each hit; perf probe's VAR->member, "
                         "VAR.member and VAR[N] follow pointers, structs and arrays "
                         "(e.g. cachep->size)")
-    add_workload(p, None)
+    add_workload(p, None, required=False)
     add_set(p, "CC_OPTIMIZE_FOR_SIZE=y")
     add_cpus(p)
     add_modules(p)
