@@ -179,6 +179,14 @@ def _name(die: DIE) -> str | None:
     return None
 
 
+def _external(die: DIE) -> bool:
+    """A definition visible to other units (DW_AT_external, here or on its declaration)."""
+    if "DW_AT_external" in die.attributes:
+        return True
+    return ("DW_AT_specification" in die.attributes and "DW_AT_external"
+            in die.get_DIE_from_attribute("DW_AT_specification").attributes)
+
+
 def _attr_die(die: DIE, name: str) -> DIE | None:
     """``name`` on ``die`` or on the DIE it is an inlined/concrete copy of."""
     while die is not None:
@@ -407,11 +415,33 @@ class DebugInfo:
         return out
 
     def variable(self, pc: int, name: str) -> Variable:
+        """``name`` in scope at ``pc``, or else a variable of the file: one the
+        compilation unit holding ``pc`` defines (a global or a file-level static), as
+        perf probe's find_variable falls back to the unit's, or a global another unit
+        defines (clang emits no DIE for an ``extern`` declaration)."""
         for var in self.variables_at(pc):
             if var.name == name:
                 return var
-        raise DwarfError(f"no variable {name!r} in scope at {pc:#x} "
-                         f"(in scope: {', '.join(v.name for v in self.variables_at(pc))})")
+        found = self._file_variable(pc, name)
+        if found is None:
+            raise DwarfError(f"no variable {name!r} in scope at {pc:#x} (in scope: "
+                             f"{', '.join(v.name for v in self.variables_at(pc))}; nor is it "
+                             "a variable of the file or a global)")
+        type_name, size, signed = self._type(found)
+        return Variable(name, "global", type_name, size, signed, "(file)", found, None)
+
+    def _file_variable(self, pc: int, name: str) -> DIE | None:
+        """The file-level variable ``name`` of the unit covering ``pc``, else another
+        unit's global of that name."""
+        units = sorted(((not self._covers(cu.get_top_DIE(), pc), n, cu)
+                        for n, cu in enumerate(self.dwarf.iter_CUs())), key=lambda u: u[:2])
+        for elsewhere, _, cu in units:
+            for die in cu.get_top_DIE().iter_children():
+                if (die.tag == "DW_TAG_variable" and _name(die) == name
+                        and "DW_AT_location" in die.attributes
+                        and (not elsewhere or _external(die))):
+                    return die
+        return None
 
     def fetch(self, pc: int, text: str) -> Fetch:
         """``text`` at ``pc``: a variable in scope, then ``->m``, ``.m`` and ``[N]``

@@ -214,7 +214,8 @@ def test_fetched_members_equal_the_marker_at_the_same_call(name):
     guest, kprobes, events = _marked(image, 100)
     with DebugInfo(image.elf, get_arch(name)) as debug:
         probe = LineProbe(kprobes, debug, "kernel/slab.c", TRACE_LINE,
-                          ["cachep->size", "cachep[0].size", "cachep->object_size"])
+                          ["cachep->size", "cachep[0].size", "cachep->object_size",
+                           "kmalloc_caches[0].size", "kmalloc_caches[1].size"])
         (site,) = probe.addresses
         try:
             debug.variable(site.address, "cachep").expression(debug, site.address)
@@ -225,8 +226,12 @@ def test_fetched_members_equal_the_marker_at_the_same_call(name):
         probe.arm()
         assert guest.run().ok
     want = [e.fields["bytes_alloc"] for e in events]
+    smallest = {h.values["kmalloc_caches[0].size"] for h in probe.hits}   # a file static
+    assert len(smallest) == 1 and smallest.pop() in (8, 16, 32)
+    assert all(h.values["kmalloc_caches[1].size"] == 2 * h.values["kmalloc_caches[0].size"]
+               for h in probe.hits)
     if gone is not None:
-        assert len(probe.hits) == len(want) > 0 and not any(h.values for h in probe.hits)
+        assert len(probe.hits) == len(want) > 0
         assert all(h.unavailable["cachep->size"] == gone for h in probe.hits)
         return
     assert [h.values["cachep->size"] for h in probe.hits] == want
@@ -236,6 +241,8 @@ def test_fetched_members_equal_the_marker_at_the_same_call(name):
 
 RECORDS = """\
 #include <linux/module.h>
+
+extern int nr_cpus;		/* the kernel's (kernel/sched.c) */
 
 struct lp_inner {
 	u32 x;
@@ -266,7 +273,7 @@ unsigned long lp_run(unsigned long size)
 		rec.a = i;
 		sum += lp_touch(&rec);	/* probed */
 	}
-	return sum;
+	return sum + nr_cpus;
 }
 """
 
@@ -285,8 +292,11 @@ def test_members_of_a_struct_in_memory_arrays_and_anonymous_unions(name, tmp_pat
         (site, *_) = debug.line_addresses("lp.c", line)
         with pytest.raises(DwarfError, match=r"rec\.arr has 3 elements, no \[3\]"):
             debug.fetch(site.address, "rec.arr[3]")
+        with pytest.raises(DwarfError, match="nor is it a variable of the file or a global"):
+            debug.fetch(site.address, "mem_map")   # kernel/slab.c's static, not this file's
         probe = LineProbe(Kprobes(guest), debug, "lp.c", line,
-                          ["rec.a", "rec.arr[2]", "rec.in.x", "rec.in.word", "rec.in.bytes[0]"])
+                          ["rec.a", "rec.arr[2]", "rec.in.x", "rec.in.word", "rec.in.bytes[0]",
+                           "nr_cpus"])
         probe.arm()
         inner = RECORDS.splitlines().index("\treturn r->a + r->arr[1] + r->in.x;"
                                            "\t/* probed through r */") + 1
@@ -298,7 +308,8 @@ def test_members_of_a_struct_in_memory_arrays_and_anonymous_unions(name, tmp_pat
     assert sorted(first) == [0, 1, 2, 3, 4]
     big = get_arch(name).endian == "big"
     assert all(v["rec.arr[2]"] == 30 and v["rec.in.x"] == 9 and v["rec.in.word"] == 0x01020304
-               and v["rec.in.bytes[0]"] == (1 if big else 4) for v in first.values())
+               and v["rec.in.bytes[0]"] == (1 if big else 4) and v["nr_cpus"] == 1
+               for v in first.values())          # nr_cpus: the kernel's, found from extern
     seen = sorted((h.values["r->a"], h.values["r->arr[1]"], h.values["r->in.bytes[3]"],
                    h.values["r[0].in.x"]) for h in through.hits if h.values)
     assert seen == [(i, 20, 4 if big else 1, 9) for i in range(5)]
