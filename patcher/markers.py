@@ -204,7 +204,14 @@ class Markers:
             index = 0
         else:
             return                              # the same array again: nothing changes
-        removed = connected.pop(index)
+        self._remove(name, [index])
+
+    def _remove(self, name: str, indices: list[int]) -> None:
+        """marker_entry_remove_probe: the closures at ``indices`` go in one update of
+        the sites (one new array); the last takes the entry, its arms and format."""
+        connected = self.probes[name]
+        before = list(connected)
+        connected[:] = [c for i, c in enumerate(before) if i not in indices]
         entry = (self.formats.get(name), self.armed[name], name in self.enabled)
         if not connected:
             self.formats.pop(name, None)
@@ -213,13 +220,34 @@ class Markers:
                 self._enable_sites(name, False)
 
         def undo() -> None:
-            connected.insert(index, removed)
+            connected[:] = before
             if entry[0] is not None:
                 self.formats[name] = entry[0]
             self.armed[name] = entry[1]
             if entry[2] and name not in self.enabled:
                 self._enable_sites(name, True)
         self._update(name, undo)
+
+    def marker_probe_unregister_private_data(self, probe: Probe, private: object) -> None:
+        """Disconnect by private data (kernel/marker.c, 2.6.27): the first entry with a
+        closure (``probe``, ``private``) loses every closure whose private data is
+        ``private``, whatever its function; ENOENT if no entry has that closure.
+        2.6.27 takes the first entry of its hash table; kisim, of registration order."""
+        name = next((n for n, connected in self.probes.items()
+                     if (probe, private) in connected), None)
+        if name is None:
+            raise PatchError("ENOENT", "marker: no probe registered with that private data")
+        self._remove(name, [i for i, (_, priv) in enumerate(self.probes[name])
+                            if priv is private or priv == private])
+
+    def marker_get_private_data(self, name: str, probe: Probe, num: int) -> object:
+        """The private data of the ``num``-th closure of ``name`` whose function is
+        ``probe`` (kernel/marker.c, 2.6.27); ENOENT (the kernel's ERR_PTR) if there
+        is none."""
+        matches = [private for func, private in self.probes.get(name, []) if func == probe]
+        if not 0 <= num < len(matches):
+            raise PatchError("ENOENT", f"marker {name}: no closure {num} of that probe")
+        return matches[num]
 
     def _update(self, name: str, undo: Callable[[], None]) -> None:
         """set_marker on every site of ``name``; a refusal (ENOMEM) runs ``undo``

@@ -181,6 +181,35 @@ def test_the_registry_edges_follow_the_kernel(arch, builds) -> None:
     assert e.value.errno == "ENOMEM" and func not in tps.probes["kfree"]
 
 
+def test_private_data_finds_and_disconnects_closures(arch, builds) -> None:
+    """2.6.27's marker_get_private_data (the num-th closure of a probe, else
+    ERR_PTR(-ENOENT)) and marker_probe_unregister_private_data (every closure with
+    that private data goes from the first entry holding the pair, in one update)."""
+    inst = attach(guest_for(builds, arch))
+    markers = inst.markers
+    original = text_snapshot(inst.guest)
+    a, b = (lambda ev, priv: None for _ in range(2))
+    for probe, private in ((a, "p1"), (b, "p1"), (a, "p2")):
+        markers.marker_probe_register("kmalloc", KMALLOC_FMT, probe, private)
+    markers.marker_arm("kmalloc")
+    assert [markers.marker_get_private_data("kmalloc", p, n)
+            for p, n in ((a, 0), (a, 1), (b, 0))] == ["p1", "p2", "p1"]
+    for name, probe, num in (("kmalloc", a, 2), ("kmalloc", b, -1), ("kfree", a, 0)):
+        with pytest.raises(PatchError) as e:
+            markers.marker_get_private_data(name, probe, num)
+        assert e.value.errno == "ENOENT"
+    free = len(markers.pool.free)
+    markers.marker_probe_unregister_private_data(b, "p1")      # (a, p1) goes too
+    assert markers.probes["kmalloc"] == [(a, "p2")] and text_snapshot(inst.guest) != original
+    assert len(markers.pool.free) == free       # one update: to the single closure, no array
+    with pytest.raises(PatchError) as e:
+        markers.marker_probe_unregister_private_data(b, "p1")
+    assert e.value.errno == "ENOENT"
+    markers.marker_probe_unregister_private_data(a, "p2")      # the last: entry, arms go
+    assert not markers.probes["kmalloc"] and "kmalloc" not in markers.armed
+    assert text_snapshot(inst.guest) == original
+
+
 @pytest.mark.slow
 def test_arming_is_reference_counted_and_probes_stack(arch, builds) -> None:
     guest = guest_for(builds, arch, cpus=1)
