@@ -25,13 +25,6 @@ def imv_insn_len(arch: Arch, entry: ImvEntry) -> int:
     return entry.length or max(entry.imv + entry.size - entry.insn, arch.insn_align)
 
 
-def _fits(value: int, size: int, signed: bool) -> bool:
-    bits = 8 * size
-    if signed:
-        return -(1 << (bits - 1)) <= value < (1 << (bits - 1))
-    return 0 <= value < (1 << bits)
-
-
 class ImmediateValues:
     """Every immediate-value site of one image, grouped by variable."""
 
@@ -53,16 +46,32 @@ class ImmediateValues:
         return int.from_bytes(raw, arch.endian, signed=arch.imv_sign_extends)
 
     def imv_set(self, var: int, value: int, var_size: int = 1) -> None:
-        """Set ``var`` (``var_size`` bytes) to ``value`` and patch all its sites."""
+        """Set ``var`` (``var_size`` bytes) to ``value`` and patch all its sites.
+
+        As Desnoyers' ``imv_set`` assigns the variable, the value is converted
+        to its size as C converts it (256 in a char is 0). Each immediate gets
+        the value's low bytes. A site whose instruction would load another
+        value (an immediate narrower than the variable: ARM's imm8, PowerPC's
+        sign-extended ``li`` under a 4-byte variable) is refused, ERANGE,
+        before anything is written.
+        """
         sites = self.sites.get(var)
         if not sites:
             raise PatchError("ENOENT", f"no __imv site reads variable {var:#x}")
         arch = self.patcher.arch
+        mask = (1 << (8 * var_size)) - 1
+        value &= mask
         for entry in sites:
-            if not _fits(value, entry.size, arch.imv_sign_extends):
-                kind = "signed " if arch.imv_sign_extends else ""
-                raise PatchError("ERANGE", f"imv_set: {value} does not fit the {entry.size}-byte "
-                                           f"{kind}immediate of {entry.text!r} at {entry.insn:#x}")
+            bits = 8 * entry.size
+            loaded = value & ((1 << bits) - 1)
+            if arch.imv_sign_extends and loaded >> (bits - 1):
+                loaded -= 1 << bits
+            if loaded & mask != value:
+                kind = "sign-extended " if arch.imv_sign_extends else ""
+                raise PatchError("ERANGE", f"imv_set: {value:#x} in a {var_size}-byte variable: "
+                                           f"the {entry.size}-byte {kind}immediate of "
+                                           f"{entry.text!r} at {entry.insn:#x} would load "
+                                           f"{loaded & mask:#x}")
         machine = self.patcher.machine
         machine.write(var, arch.from_int(value, var_size))
         with self.patcher.batch() as batch:

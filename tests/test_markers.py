@@ -226,18 +226,28 @@ def test_arming_is_reference_counted_and_probes_stack(arch, builds) -> None:
 
 
 def test_imv_set_reaches_every_site_and_rejects_overflow(arch, builds) -> None:
+    """Desnoyers' imv_set assigns the variable (C's conversion to its size), then every
+    site's immediate; one that would load another value than the variable holds is
+    refused (ERANGE) before anything is written."""
     guest = guest_for(builds, arch)
     inst = attach(guest)
     imv = inst.imv
     var, sites = next(iter(imv.sites.items()))
     imv.imv_set(var, 1)
     assert all(imv.read(e) == 1 for e in sites)
-    too_big = 1 << (8 * sites[0].size)
+    imv.imv_set(var, 0x100 + 7)                         # a char: 263 is 7
+    assert all(imv.read(e) == 7 for e in sites) and guest.machine.read(var, 1) == b"\x07"
+    imv.imv_set(var, 1)
+    wide = 1 << (8 * sites[0].size)                     # a variable wider than its immediates
     with pytest.raises(PatchError) as e:
-        imv.imv_set(var, too_big)
-    assert e.value.errno == "ERANGE"
+        imv.imv_set(var, wide + 3, var_size=sites[0].size + 2)
+    assert e.value.errno == "ERANGE" and "would load 0x3" in e.value.message
     assert all(imv.read(e) == 1 for e in sites), "a refused imv_set writes nothing"
-    imv.imv_set(var, 0)
+    assert guest.machine.read(var, 1) == b"\x01"
+    if guest.arch.imv_sign_extends:     # PowerPC li: a u16's top half comes back by the cast
+        imv.imv_set(var, 0x8001, var_size=2)
+        assert all(imv.read(e) == 0x8001 - 0x10000 for e in sites)
+    imv.imv_set(var, 0, var_size=2 if guest.arch.imv_sign_extends else 1)
     assert all(imv.read(e) == 0 for e in sites)
 
 
