@@ -7,16 +7,17 @@ perf probe, is the line N after the one that declares FUNC), registers a
 kprobe on each one and, at every hit, reads the named variables through
 their DWARF locations from the registers the breakpoint trap saved; as in
 perf probe, VAR->member, VAR.member and VAR[N] follow the variable's type.
+The same workload also runs without the probe, so the cost of a hit (guest
+instructions, traps, modeled cycles) is exact on one CPU. A line without
+code, or a variable without a location at that address, is reported as
+such: the optimizer decides what a line-number probe can see (the "simple
+dprobe like markers" thread).
 
 Without a run, as perf probe's -L and -V: ``-L FUNC[:N[+NUM|-M]]`` or
 ``-L FILE[:A[+NUM|-B]]`` lists the source with the number of every line
 the compiler placed code for (relative to FUNC's declaration), and ``-V
 FILE:LINE|FUNC:N`` lists the variables at each address of the line, with
-those that have no location there and why. The same workload
-also runs without the probe, so the cost of a hit (guest instructions,
-traps, modeled cycles) is exact on one CPU. A line without code, or a variable without a
-location at that address, is reported as such: the optimizer decides what
-a line-number probe can see (the "simple dprobe like markers" thread).
+those that have no location there and why.
 """
 from __future__ import annotations
 
