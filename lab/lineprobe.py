@@ -19,7 +19,8 @@ from kbuild.image import REPO
 from lab.measure import Tally, measure
 from probes.dwarf import DebugInfo, DwarfError, Unavailable
 from probes.kprobes import Kprobes
-from probes.lineprobe import MECHANISM, LineProbe, line_range, resolve_location
+from probes.lineprobe import (MECHANISM, LineProbe, kprobe_definitions, line_range,
+                              resolve_location)
 from sim.elf import read_elf
 from sim.guest import Guest
 
@@ -129,4 +130,16 @@ def available_variables(arch: Arch, location: str, *,
             "sites": sites}
 
 
-__all__ = ["available_variables", "list_lines", "probe_line"]
+def definitions(arch: Arch, location: str, fetch: list[str], *,
+                overrides: dict[str, str] | None = None, modules: Sequence = ()) -> dict:
+    """perf probe -D: the kprobe_events definitions of a line probe
+    (:func:`probes.lineprobe.kprobe_definitions`), for ``kisim trace --kprobe-event``."""
+    image = build(arch.name, overrides=overrides, modules=modules)
+    with DebugInfo(image.elf, arch) as debug:
+        file, line = resolve_location(debug, location)
+        lines = kprobe_definitions(debug, read_elf(image.elf), file, line, fetch)
+    return {"arch": arch.name, "location": location, "file": file, "line": line,
+            "definitions": lines}
+
+
+__all__ = ["available_variables", "definitions", "list_lines", "probe_line"]

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from patcher.errors import PatchError
-from probes.dwarf import (DebugInfo, DwarfError, LineAddress, Unavailable, evaluate,
+from probes.dwarf import (DebugInfo, DwarfError, Fetch, LineAddress, Unavailable, evaluate,
                           is_identifier)
-from probes.kprobes import Kprobe, KprobeRegs, Kprobes
+from probes.kprobe_events import ProbeEventError, parse_kprobe_event, probe_target
+from probes.kprobes import Kprobe, KprobeRegs, Kprobes, arch_kprobes
+from sim.elf import Image
 
 #: How the probe is placed (stated in every output).
 MECHANISM = "kprobe (register_kprobe, host pre_handler reading DWARF locations from pt_regs)"
@@ -114,6 +117,110 @@ def line_range(debug: DebugInfo, spec: str) -> LineRange:
     return LineRange(function, file, first, last, offset)
 
 
+#: The group perf probe adds its events to (tools/perf/util/probe-event.h PERFPROBE_GROUP).
+GROUP = "probe"
+#: kernel/trace/trace_probe.h MAX_ARG_NAME_LEN, with its terminating NUL.
+_ARG_NAME_MAX = 31
+
+
+def kprobe_definitions(debug: DebugInfo, image: Image, file: str, line: int,
+                       fetch: Sequence[str]) -> list[str]:
+    """What ``perf probe -D`` prints for ``file:line``: a kprobe_events definition for
+    each address of the line, ``p:probe/FUNC_LN[_I] SYM+OFFS NAME=ARG:TYPE ...``, each
+    argument converted from the variable's DWARF location at that address (v5.10
+    tools/perf/util/probe-finder.c convert_variable_location and
+    convert_variable_fields): a register, ``+OFFS(%REG)`` for a variable in memory,
+    ``@ADDR`` for one at a fixed address, and one more ``+OFFS(...)`` for each
+    ``->``. Each definition is checked with kisim's own kprobe_events parser.
+    DwarfError where a variable has no location there, or one no fetch argument
+    can express (a computed value, pieces, a member of a struct held in registers)."""
+    addresses = debug.line_addresses(file, line)
+    if not addresses:
+        raise DwarfError(f"{file}:{line}: no code for this line")
+    ops = arch_kprobes(debug.arch)
+    regs = {pt: name for pt, name in zip(ops.PT_REGS, ops.REGS_OFFSET_NAMES) if pt and name}
+    target = probe_target(debug.arch, image)
+    out = []
+    for i, la in enumerate(addresses):
+        symbol, offset = image.symbol_at(la.address) or (f"{la.address:#x}", 0)
+        try:
+            base = debug.function_lines(la.function).decl
+        except DwarfError:                  # a name defined twice: the absolute line
+            base = 0
+        event = f"{GROUP}/{la.function}_L{line - base}" + (f"_{i}" if i else "")
+        args, names = [], set()
+        for text in fetch:
+            name = re.sub(r"\W+", "_", text).strip("_")[:_ARG_NAME_MAX]
+            if name in names:
+                continue
+            names.add(name)
+            args.append(f"{name}={_fetch_arg(debug, debug.fetch(la.address, text), la.address, regs)}")
+        definition = " ".join([f"p:{event}", f"{symbol}+{offset}", *args])
+        try:
+            parse_kprobe_event(definition, target)
+        except ProbeEventError as err:      # kisim's two halves disagree: say so
+            raise DwarfError(f"{definition!r}: kprobe_events refuses it: {err}") from None
+        out.append(definition)
+    return out
+
+
+def _fetch_arg(debug: DebugInfo, fetch: Fetch, pc: int, regs: dict[str, str]) -> str:
+    """``fetch`` at ``pc`` as a kprobe_events fetch argument with its type."""
+    try:
+        ops = fetch.variable.expression(debug, pc)
+    except Unavailable as why:
+        raise DwarfError(f"fetch {fetch.text!r} at {pc:#x}: {fetch.variable.name} is {why}; "
+                         "perf probe refuses such a variable") from None
+
+    def register(number: int) -> str:
+        name = regs.get(debug.regs.get(number, ""))
+        if name is None:
+            raise DwarfError(f"fetch {fetch.text!r}: DWARF register {number} is not in pt_regs")
+        return f"%{name}"
+
+    def located(expr: list) -> tuple[str, int, str | None]:
+        """("value", 0, ARG), or ("memory", OFFS, ARG): stored at ARG + OFFS (None: at
+        the absolute address OFFS)."""
+        op = expr[0] if len(expr) == 1 else None
+        name = op.op_name if op is not None else ""
+        if name.startswith("DW_OP_reg"):
+            return "value", 0, register(op.args[0] if name == "DW_OP_regx" else int(name[9:]))
+        if name.startswith("DW_OP_breg"):
+            number = op.args[0] if name == "DW_OP_bregx" else int(name[10:])
+            return "memory", op.args[-1], register(number)
+        if name == "DW_OP_addr":
+            return "memory", op.args[0], None
+        if name == "DW_OP_fbreg" and fetch.variable.frame_base:
+            kind, at, base = located(fetch.variable.frame_base)
+            if kind == "value":             # frame base {DW_OP_regN}: the register's value
+                return "memory", op.args[0], base
+            if base is not None:            # frame base {DW_OP_bregN off}
+                return "memory", at + op.args[0], base
+        raise DwarfError(f"fetch {fetch.text!r}: {fetch.variable.name}'s location here ("
+                         + " ".join(o.op_name for o in expr)
+                         + ") has no kprobe_events form")
+
+    def value(where: tuple[str, int, str | None]) -> str:
+        kind, at, base = where
+        if kind == "value":
+            return base
+        if base is None:
+            return f"@{at:#x}"
+        return f"{'+' if at >= 0 else '-'}{abs(at)}({base})"
+
+    where = located(ops)
+    for op, n in fetch.ops:
+        if op == "deref":
+            where = ("memory", 0, value(where))
+        elif where[0] == "memory":
+            where = ("memory", where[1] + n, where[2])
+        else:
+            raise DwarfError(f"fetch {fetch.text!r}: {fetch.variable.name} is in a register "
+                             "here; no kprobe_events argument takes a part of it")
+    kind = "x" if fetch.type_name.endswith("*") else "s" if fetch.signed else "u"
+    return f"{value(where)}:{kind}{8 * fetch.size}"
+
+
 class LineProbe:
     """A kprobe on every address of one source line, fetching named variables at each hit."""
 
@@ -176,5 +283,5 @@ class LineProbe:
         return 0
 
 
-__all__ = ["EXTRA_LINES", "LineHit", "LineProbe", "LineProbeError", "LineRange", "MECHANISM",
-           "line_range", "parse_location", "resolve_location"]
+__all__ = ["EXTRA_LINES", "GROUP", "LineHit", "LineProbe", "LineProbeError", "LineRange",
+           "MECHANISM", "kprobe_definitions", "line_range", "parse_location", "resolve_location"]

@@ -17,7 +17,10 @@ Without a run, as perf probe's -L and -V: ``-L FUNC[:N[+NUM|-M]]`` or
 ``-L FILE[:A[+NUM|-B]]`` lists the source with the number of every line
 the compiler placed code for (relative to FUNC's declaration), and ``-V
 FILE:LINE|FUNC:N`` lists the variables at each address of the line, with
-those that have no location there and why.
+those that have no location there and why. ``-D`` prints what perf probe
+-D prints: the kprobe_events definition of each address, the --fetch
+arguments converted from their DWARF locations, for ``kisim trace
+--kprobe-event``.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add
                                    add_workload, arch_of, checksum_checked, checksum_word,
                                    overrides, print_json, timing)
 from kisim.errors import UsageError
-from lab.lineprobe import available_variables, list_lines, probe_line
+from lab.lineprobe import available_variables, definitions, list_lines, probe_line
 from probes.dwarf import DwarfError
 from probes.lineprobe import LineProbeError, parse_location
 from sim.errors import ConfigError
@@ -51,16 +54,23 @@ def _run(args: argparse.Namespace) -> int:
                                        modules=args.modules))
     if args.location is None:
         raise UsageError("give a probe point, FILE:LINE or FUNC:N (or -L to list lines)")
+    parse_location(args.location)           # malformed: refused before the build
+    fetch = [v.strip() for v in (args.fetch or "").split(",") if v.strip()]
     if args.vars:
-        parse_location(args.location)
         return _vars(args, available_variables(arch, args.location, overrides=overrides(args),
                                                modules=args.modules))
+    if args.definition:
+        doc = definitions(arch, args.location, fetch, overrides=overrides(args),
+                          modules=args.modules)
+        if args.json:
+            print_json(doc)
+        else:
+            print("\n".join(doc["definitions"]))
+        return 0
     if args.workload is None:
         raise UsageError("--workload is required to run the probe (-V lists the variables "
                          "without a run)")
     check_workload(args.workload, args.size)
-    parse_location(args.location)           # malformed: refused before the build
-    fetch = [v.strip() for v in (args.fetch or "").split(",") if v.strip()]
     doc = probe_line(arch, args.location, fetch, workload=args.workload, cpus=args.cpus,
                      size=args.size, overrides=overrides(args), modules=args.modules,
                      expect=args.expect, timing=timing(args))
@@ -136,6 +146,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="list source lines with the numbers of those that have code, as "
                         "perf probe -L: FUNC[:N[+NUM|-M]] (relative to FUNC's declaration) "
                         "or FILE[:A[+NUM|-B]]; no run")
+    p.add_argument("-D", "--definition", action="store_true",
+                   help="print the kprobe_events definitions of the probe and its --fetch "
+                        "arguments, as perf probe -D, for kisim trace --kprobe-event; no run")
     p.add_argument("-V", "--vars", action="store_true",
                    help="list the variables at each address of the probe point, as perf "
                         "probe -V (and those with no location there); no run")
