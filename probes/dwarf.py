@@ -769,5 +769,5 @@ def _read(mem: ReadMemory, where: int | bytes, size: int) -> bytes:
         raise Unavailable(f"no memory at {where:#x}") from None
 
 
-__all__ = ["DebugInfo", "DwarfError", "Fetch", "FunctionLines", "LineAddress", "Unavailable", "Variable",
-           "dwarf_registers", "evaluate", "is_identifier", "parse_fetch"]
+__all__ = ["DebugInfo", "DwarfError", "Fetch", "FunctionLines", "LineAddress", "Unavailable",
+           "Variable", "dwarf_registers", "evaluate", "is_identifier", "parse_fetch"]

@@ -148,14 +148,14 @@ def kprobe_definitions(debug: DebugInfo, image: Image, file: str, line: int,
         except DwarfError:                  # a name defined twice: the absolute line
             base = 0
         event = f"{GROUP}/{la.function}_L{line - base}" + (f"_{i}" if i else "")
-        args, names = [], set()
-        for text in fetch:
-            name = re.sub(r"\W+", "_", text).strip("_")[:_ARG_NAME_MAX]
-            if name in names:
-                continue
-            names.add(name)
-            args.append(f"{name}={_fetch_arg(debug, debug.fetch(la.address, text), la.address, regs)}")
-        definition = " ".join([f"p:{event}", f"{symbol}+{offset}", *args])
+        args: dict[str, str] = {}
+        for text in dict.fromkeys(fetch):   # each once, in order
+            name = re.sub(r"\W+", "_", text).strip("_")[:_ARG_NAME_MAX - 3]
+            if name in args:                # a.b beside a_b: the second is numbered
+                name += f"_{len(args)}"
+            args[name] = _fetch_arg(debug, debug.fetch(la.address, text), la.address, regs)
+        definition = " ".join([f"p:{event}", f"{symbol}+{offset}",
+                               *(f"{name}={arg}" for name, arg in args.items())])
         try:
             parse_kprobe_event(definition, target)
         except ProbeEventError as err:      # kisim's two halves disagree: say so
