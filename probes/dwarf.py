@@ -21,7 +21,7 @@ July 2008: "you don't need a nop ... you just need a line number"):
 * :meth:`DebugInfo.fetch`: perf probe's local-variable arguments,
   ``VAR->member``, ``VAR.member`` and ``VAR[N]`` in any chain, through the
   variable's type (struct and union members, anonymous ones included,
-  arrays and pointers) to a scalar; :meth:`DebugInfo.function_line` gives
+  arrays and pointers) to a scalar; :meth:`DebugInfo.function_lines` gives
   ``FUNC:N`` its file and line.
 
 DWARF register numbers come from ``arches/<arch>/dwarf.py``.
@@ -497,6 +497,20 @@ class DebugInfo:
 
     def _member(self, aggregate: DIE, name: str, text: str, done: str) -> tuple[int, DIE]:
         """The offset and type of member ``name``, found in anonymous members too."""
+        found = self._find_member(aggregate, name)
+        if found is None:
+            members = [n for c in aggregate.iter_children()
+                       if c.tag == "DW_TAG_member" and (n := _name(c))]
+            raise DwarfError(f"fetch {text!r}: {self._type_of(aggregate)[0]} has no member "
+                             f"{name!r} (members: {', '.join(members)})")
+        offset, member = found
+        if "DW_AT_bit_size" in member.attributes:
+            raise DwarfError(f"fetch {text!r}: {done}'s {name} is a bit field, which kisim "
+                             "does not fetch")
+        return offset, _target(member)
+
+    def _find_member(self, aggregate: DIE, name: str) -> tuple[int, DIE] | None:
+        """The offset and DIE of member ``name``, looking into anonymous members."""
         for child in aggregate.iter_children():
             if child.tag != "DW_TAG_member":
                 continue
@@ -508,22 +522,14 @@ class DebugInfo:
                 offset = op.args[0]
             else:
                 offset = attr.value
+            if _name(child) == name:
+                return offset, child
             inner = _real(_target(child))
             if _name(child) is None and inner is not None and inner.tag in _AGGREGATES:
-                try:
-                    deeper, t = self._member(inner, name, text, done)
-                    return offset + deeper, t
-                except DwarfError:
-                    continue
-            if _name(child) == name:
-                if "DW_AT_bit_size" in child.attributes:
-                    raise DwarfError(f"fetch {text!r}: {done}'s {name} is a bit field, "
-                                     "which kisim does not fetch")
-                return offset, _target(child)
-        members = [n for c in aggregate.iter_children()
-                   if c.tag == "DW_TAG_member" and (n := _name(c))]
-        raise DwarfError(f"fetch {text!r}: {self._type_of(aggregate)[0]} has no member "
-                         f"{name!r} (members: {', '.join(members)})")
+                deeper = self._find_member(inner, name)
+                if deeper is not None:
+                    return offset + deeper[0], deeper[1]
+        return None
 
     def _element(self, array: DIE, index: int, text: str, done: str) -> tuple[DIE, int]:
         """The element type and stride of a one-dimensional array, ``index`` checked
