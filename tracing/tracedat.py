@@ -510,11 +510,10 @@ def kallsyms(image: Image) -> str:
 def output_file(path: str | os.PathLike[str]) -> Path:
     """``path`` if a trace.dat may be written there (:func:`fsio.check_writable`, in
     a directory that exists), else :class:`TraceError`."""
-    target = fsio.check_output(path)
-    if not target.parent.is_dir():
-        raise TraceError(f"{target}: {target.parent} is not a directory")
+    if not Path(path).parent.is_dir():
+        raise TraceError(f"{path}: {Path(path).parent} is not a directory")
     try:
-        return fsio.check_writable(target)
+        return fsio.check_writable(path)        # check_output's checks, then a test write
     except fsio.UnsafePath as err:
         raise TraceError(str(err)) from None
 
