@@ -93,8 +93,17 @@ def is_identifier(text: str) -> bool:
     return _IDENT.fullmatch(text) is not None
 
 
+#: The longest fetch text, and the most steps after its variable (kprobe_events'
+#: FETCH_INSN_MAX, 16, bounds the dereferences a definition can make).
+FETCH_TEXT_MAX = 256
+FETCH_STEPS_MAX = 16
+
+
 def parse_fetch(text: str) -> tuple[str, list[tuple[str, str | int]]]:
     """``"c->size"`` -> ``("c", [("->", "size")])``: the variable and each step after it."""
+    if len(text) > FETCH_TEXT_MAX:
+        raise DwarfError(f"fetch {text[:40]!r}...: {len(text)} characters, over the "
+                         f"{FETCH_TEXT_MAX}-character limit")
     head = _IDENT.match(text)
     steps: list[tuple[str, str | int]] = []
     pos = head.end() if head else 0
@@ -105,6 +114,9 @@ def parse_fetch(text: str) -> tuple[str, list[tuple[str, str | int]]]:
     if head is None or pos != len(text):
         raise DwarfError(f"fetch {text!r}: expected VAR, VAR->member, VAR.member or VAR[N] "
                          "(perf probe's local-variable syntax)")
+    if len(steps) > FETCH_STEPS_MAX:
+        raise DwarfError(f"fetch {text!r}: {len(steps)} steps after the variable, over the "
+                         f"{FETCH_STEPS_MAX} kprobe_events can dereference")
     return head.group(), steps
 
 

@@ -24,7 +24,8 @@ from typing import Sequence
 from patcher.errors import PatchError
 from probes.dwarf import (DebugInfo, DwarfError, Fetch, LineAddress, Unavailable, evaluate,
                           is_identifier)
-from probes.kprobe_events import ProbeEventError, parse_kprobe_event, probe_target
+from probes.kprobe_events import (MAX_TRACE_ARGS, ProbeEventError, parse_kprobe_event,
+                                  probe_target)
 from probes.kprobes import Kprobe, KprobeRegs, Kprobes, arch_kprobes
 from sim.elf import Image
 
@@ -236,7 +237,10 @@ class LineProbe:
             near = ", ".join(f"{n}" for n in (before, after) if n is not None)
             raise LineProbeError(f"{file}:{line}: no code for this line (the compiler placed "
                                  f"none; nearest lines with code: {near or 'none'})")
-        self.fetch = list(fetch)
+        self.fetch = list(dict.fromkeys(fetch))
+        if len(self.fetch) > MAX_TRACE_ARGS:
+            raise LineProbeError(f"{len(self.fetch)} variables to fetch, over the "
+                                 f"{MAX_TRACE_ARGS} a kprobe event takes (MAX_TRACE_ARGS)")
         # every argument must name a variable in scope at every address, and a path
         # through its type that ends in a scalar
         self._fetches = {la.address: {text: debug.fetch(la.address, text)

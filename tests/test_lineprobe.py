@@ -195,6 +195,8 @@ def test_func_n_counts_from_the_declaration_line_as_perf_probe_does():
     ("cachep->size->x", r"cachep->size is u32: not a pointer$"),
     ("cachep->", "expected VAR, VAR->member"), ("1x", "expected VAR"),
     ("cachep[-1]", "expected VAR"), ("nosuch->x", "no variable 'nosuch' in scope"),
+    ("cachep" + "->next" * 17, "17 steps after the variable, over the 16"),
+    ("x" * 300, "300 characters, over the 256-character limit"),
 ])
 def test_a_fetch_that_does_not_fit_the_types_is_refused_at_its_step(text, error):
     image = build(NAMES[0])
@@ -481,3 +483,11 @@ def test_cli_prints_the_definitions(capsys):
     assert re.fullmatch(rf"p:probe/kmalloc_L{rel} kmalloc\+\d+ size=%\w+:u(32|64)", line)
     assert main(["probe", "--arch", arch, "-D", f"kmalloc:{rel}", "--fetch", "ret"]) == 2
     assert "ret is optimized out at this address" in capsys.readouterr().err
+
+
+def test_a_line_probe_fetches_at_most_what_a_kprobe_event_takes():
+    image = build(NAMES[0])
+    with DebugInfo(image.elf, get_arch(image.arch)) as debug:
+        with pytest.raises(LineProbeError, match="129 variables to fetch, over the 128"):
+            LineProbe(Kprobes(Guest(image, workload="fib")), debug, "kernel/slab.c",
+                      TRACE_LINE, [f"v{i}" for i in range(129)] + ["v0"])
