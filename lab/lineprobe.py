@@ -20,7 +20,7 @@ from lab.measure import Tally, measure
 from probes.dwarf import DebugInfo, DwarfError, Unavailable
 from probes.kprobes import Kprobes
 from probes.lineprobe import (MECHANISM, LineProbe, kprobe_definitions, line_range,
-                              resolve_location)
+                              probe_addresses)
 from sim.elf import read_elf
 from sim.guest import Guest
 
@@ -58,8 +58,8 @@ def probe_line(arch: Arch, location: str, fetch: list[str], *, workload: str,
     guest = Guest(image, **kw)
     kprobes = Kprobes(guest)
     with DebugInfo(image.elf, arch) as debug:
-        file, line = resolve_location(debug, location)
-        probe = LineProbe(kprobes, debug, file, line, fetch)
+        file, line, addresses = probe_addresses(debug, location)
+        probe = LineProbe(kprobes, debug, file, line, fetch, addresses)
         sites = [{"address": la.address, "function": la.function,
                   "in_scope": _in_scope(debug, la.address)} for la in probe.addresses]
         probe.arm()
@@ -101,7 +101,7 @@ def list_lines(arch: Arch, spec: str, *, overrides: dict[str, str] | None = None
     image = build(arch.name, overrides=overrides, modules=modules)
     with DebugInfo(image.elf, arch) as debug:
         rng = line_range(debug, spec)
-        code = set(debug.lines_with_code(rng.file))
+        code = set(rng.code)
     text = _source(rng.file)
     end = len(text) if rng.end is None else min(rng.end, len(text))
     if rng.start > len(text):
@@ -118,8 +118,7 @@ def available_variables(arch: Arch, location: str, *,
     its type and whether it has a location there (and why not)."""
     image = build(arch.name, overrides=overrides, modules=modules)
     with DebugInfo(image.elf, arch) as debug:
-        file, line = resolve_location(debug, location)
-        addresses = debug.line_addresses(file, line)
+        file, line, addresses = probe_addresses(debug, location)
         if not addresses:
             raise DwarfError(f"{location}: no code for this line")
         elf = read_elf(image.elf)
@@ -136,8 +135,8 @@ def definitions(arch: Arch, location: str, fetch: list[str], *,
     (:func:`probes.lineprobe.kprobe_definitions`), for ``kisim trace --kprobe-event``."""
     image = build(arch.name, overrides=overrides, modules=modules)
     with DebugInfo(image.elf, arch) as debug:
-        file, line = resolve_location(debug, location)
-        lines = kprobe_definitions(debug, read_elf(image.elf), file, line, fetch)
+        file, line, _ = probe_addresses(debug, location)
+        lines = kprobe_definitions(debug, read_elf(image.elf), location, fetch)
     return {"arch": arch.name, "location": location, "file": file, "line": line,
             "definitions": lines}
 

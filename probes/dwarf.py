@@ -28,13 +28,14 @@ DWARF register numbers come from ``arches/<arch>/dwarf.py``.
 """
 from __future__ import annotations
 
+import bisect
 import io
 import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator, Sequence
 
 from elftools.dwarf.die import DIE
 from elftools.dwarf.dwarf_expr import DWARFExprOp, DWARFExprParser
@@ -143,7 +144,16 @@ class FunctionLines:
 
     file: str
     decl: int
+    #: the last of ``lines``
     last: int
+    #: the lines perf probe -L numbers for it (v5.10 die_walk_lines over the
+    #: function's DIE, each line reversible): its own rows, its entry as its
+    #: declaration line, the call lines of the copies it inlines
+    lines: tuple[int, ...] = ()
+
+
+#: A line that a DIE's entry pc stands for: (file, line, entry pc, DIE).
+_Point = tuple[str, int, int, DIE]
 
 
 def _target(t: DIE) -> DIE | None:
@@ -189,6 +199,15 @@ def _name(die: DIE) -> str | None:
         if ref in die.attributes:
             return _name(die.get_DIE_from_attribute(ref))
     return None
+
+
+def _inliner(die: DIE) -> DIE | None:
+    """The function or inlined copy an inlined copy sits in (lexical blocks skipped)."""
+    parent = die.get_parent()
+    while parent is not None and parent.tag not in ("DW_TAG_subprogram",
+                                                    "DW_TAG_inlined_subroutine"):
+        parent = parent.get_parent()
+    return parent
 
 
 def _external(die: DIE) -> bool:
@@ -312,9 +331,47 @@ class DebugInfo:
                              + ", ".join(f"{f}:{n}" for f, n in sorted(decls))
                              + "): give FILE:LINE")
         file, decl = decls.pop()
-        last = max((n for f, n, a in self._rows
-                    if f == file and any(self._covers(d, a) for d in code)), default=decl)
-        return FunctionLines(file, decl, last)
+        # the copies it inlines itself (not those an inlined copy inlines)
+        inlined = [(f, n, die, self._ranges(die)) for f, n, _, die in self._code_points[2]
+                   if _inliner(die) in code]
+
+        def own(line: int, address: int) -> bool:
+            """die_walk_lines over a function: a row inside a copy it inlines is its own
+            only on that copy's call line, or where the copy inlines the function."""
+            for f, n, die, ranges in inlined:
+                if any(begin <= address < end for begin, end in ranges):
+                    origin = _attr_die(die, "DW_AT_decl_line")
+                    return ((f, n) == (file, line) or origin is not None
+                            and origin.attributes["DW_AT_decl_line"].value == decl)
+            return True
+
+        rows = {(n, a) for f, n, a in self._rows if f == file
+                and any(self._covers(d, a) for d in code) and own(n, a)}
+        points = {(n, die_entry) for f, n, die, _ in inlined if f == file
+                  and (die_entry := self._entry_pc(die)) is not None}
+        points |= {(decl, a) for d in code if (a := self._entry_pc(d)) is not None}
+        lines = {n for n, a in rows | points if self._reversible(file, n, a)}
+        return FunctionLines(file, decl, max(lines, default=decl), tuple(sorted(lines)))
+
+    def function_entries(self, name: str) -> list[LineAddress]:
+        """Where perf probe puts ``FUNC`` (and ``FUNC:0``, its line 0 being no line at
+        all): v5.10 probe_point_search_cb takes the first definition of FUNC in its
+        unit's order. An out-of-line copy is probed at its entry; an abstract
+        definition, at the entry of each of its instances, out of line or inlined
+        (die_walk_instances)."""
+        found = self.function_lines(name)
+        first = next((die for cu in self.dwarf.iter_CUs()
+                      for die in cu.get_top_DIE().iter_children()
+                      if die.tag == "DW_TAG_subprogram" and _name(die) == name
+                      and "DW_AT_declaration" not in die.attributes), None)
+        entry = self._entry_pc(first) if first is not None else None
+        if entry is not None:
+            addresses = {entry}
+        else:
+            addresses = {p[2] for p in (*self._code_points[0], *self._code_points[1])
+                         if _name(p[3]) == name}
+        return [LineAddress(a, found.file, found.decl, self.function_at(a))
+                for a in sorted(addresses)]
 
     def source_file(self, file: str) -> str:
         """The path of ``file`` (a suffix of whole components) as the debug information has it."""
@@ -333,10 +390,30 @@ class DebugInfo:
         return hits[0]
 
     def line_addresses(self, file: str, line: int) -> list[LineAddress]:
-        """Every address where code for ``file:line`` starts; [] if the compiler placed none."""
+        """Every address where code for ``file:line`` starts, as v5.10 ``perf probe``
+        finds them (probe-finder.c find_probe_point_by_line over die_walk_lines): its
+        ``is_stmt`` rows, the entry of each function it declares, and the entry of
+        each inlined copy it calls or declares; [] if there are none."""
         path = self._match_file(file)
-        addrs = sorted({a for f, n, a in self._rows if f == path and n == line})
+        addrs = sorted({a for f, n, a in self._candidates() if f == path and n == line})
         return [LineAddress(a, path, line, self.function_at(a)) for a in addrs]
+
+    def check_representative(self, addresses: Sequence[LineAddress]) -> None:
+        """Refuse a line one of whose addresses reads back as another line of its file
+        (a function's entry reads back as its declaration line), as perf probe's
+        verify_representive_line does, naming the line to probe instead."""
+        for la in addresses:
+            found = self._line_info(la.address)
+            if found is None or found[0] != la.file or found[1] == la.line:
+                continue
+            relative = ""
+            try:
+                relative = f" ({la.function}:{found[1] - self.function_lines(la.function).decl})"
+            except DwarfError:
+                pass
+            raise DwarfError(f"{la.file}:{la.line} is sharing the address {la.address:#x} with "
+                             f"other lines: please try to probe at {la.file}:{found[1]}"
+                             f"{relative} instead")
 
     def line_at(self, address: int) -> tuple[str, int] | None:
         """The source line whose code holds ``address``: the last row at or before it."""
@@ -344,9 +421,34 @@ class DebugInfo:
         return (best[1], best[2]) if best else None
 
     def lines_with_code(self, file: str) -> list[int]:
-        """The lines of ``file`` that have at least one is_stmt row."""
+        """The lines of ``file`` a probe can go on, which perf probe -L numbers for a
+        file: those with an is_stmt row, the declaration line of each function with
+        code and the call line of each inlined copy (v5.10 die_walk_lines over a
+        unit, __die_walk_culines_cb)."""
         path = self._match_file(file)
-        return sorted({n for f, n, _ in self._rows if f == path})
+        return sorted({n for f, n, a in self._candidates() if f == path
+                       and self._reversible(f, n, a)})
+
+    def _candidates(self) -> Iterator[tuple[str, int, int]]:
+        """(file, line, address) of every is_stmt row and every place of
+        :attr:`_code_points`: what perf's die_walk_lines hands its callback."""
+        yield from self._rows
+        for f, n, a, _ in self._points():
+            yield f, n, a
+
+    def _reversible(self, file: str, line: int, address: int) -> bool:
+        """perf probe -L numbers a line only if its address reads back as it
+        (line_range_walk_cb: "Make sure this line can be reversible"). Where nothing
+        reads back, perf compares a line number cu_find_lineinfo never set, so what
+        it prints there depends on its stack; on kisim's x86-64 kernel perf 6.1
+        leaves most such lines unnumbered, and so does kisim (a probe can still go
+        there: line_addresses)."""
+        return self._line_info(address) == (file, line)
+
+    def _points(self) -> Iterator[_Point]:
+        """Every place of :attr:`_code_points`."""
+        for points in self._code_points:
+            yield from points
 
     def nearest_lines(self, file: str, line: int) -> tuple[int | None, int | None]:
         """The closest lines before and after ``line`` that have code."""
@@ -356,29 +458,95 @@ class DebugInfo:
         return (before[-1] if before else None, after[0] if after else None)
 
     # -- scopes and variables -------------------------------------------------------
-    def _covers(self, die: DIE, pc: int) -> bool:
+    def _ranges(self, die: DIE) -> list[tuple[int, int]]:
+        """The [begin, end) address ranges of ``die``, in DWARF order."""
         attrs = die.attributes
         if "DW_AT_low_pc" in attrs and "DW_AT_high_pc" in attrs:
             low = attrs["DW_AT_low_pc"].value
             high = attrs["DW_AT_high_pc"]
-            end = high.value if high.form == "DW_FORM_addr" else low + high.value
-            return low <= pc < end
-        if "DW_AT_ranges" in attrs:
-            ranges = self.dwarf.range_lists()
-            if ranges is None:
-                return False
-            cu_base = die.cu.get_top_DIE().attributes.get("DW_AT_low_pc")
-            base = cu_base.value if cu_base else 0
-            for entry in ranges.get_range_list_at_offset(attrs["DW_AT_ranges"].value, cu=die.cu):
-                if not hasattr(entry, "begin_offset"):
-                    base = entry.base_address
+            return [(low, high.value if high.form == "DW_FORM_addr" else low + high.value)]
+        ranges = self.dwarf.range_lists() if "DW_AT_ranges" in attrs else None
+        if ranges is None:
+            return []
+        cu_base = die.cu.get_top_DIE().attributes.get("DW_AT_low_pc")
+        base = cu_base.value if cu_base else 0
+        out = []
+        for entry in ranges.get_range_list_at_offset(attrs["DW_AT_ranges"].value, cu=die.cu):
+            if not hasattr(entry, "begin_offset"):
+                base = entry.base_address
+                continue
+            begin, end = entry.begin_offset, entry.end_offset
+            if not getattr(entry, "is_absolute", False):
+                begin, end = begin + base, end + base
+            out.append((begin, end))
+        return out
+
+    def _covers(self, die: DIE, pc: int) -> bool:
+        return any(begin <= pc < end for begin, end in self._ranges(die))
+
+    def _entry_pc(self, die: DIE) -> int | None:
+        """perf's die_entrypc: DW_AT_entry_pc or DW_AT_low_pc, else the first range."""
+        for name in ("DW_AT_entry_pc", "DW_AT_low_pc"):
+            attr = die.attributes.get(name)
+            if attr is not None and attr.form == "DW_FORM_addr":
+                return attr.value
+        ranges = self._ranges(die)
+        return ranges[0][0] if ranges else None
+
+    @cached_property
+    def _code_points(self) -> tuple[list[_Point], list[_Point], list[_Point]]:
+        """The places the line table does not give (v5.10 perf's __die_walk_funclines
+        and __die_walk_funclines_cb), each (file, line, entry pc, DIE): every function
+        with code of its own at its declaration line, every inlined copy at the
+        declaration line of what it inlines, and every inlined copy at its call line."""
+        functions: list = []
+        inlined: list = []
+        calls: list = []
+        for cu in self.dwarf.iter_CUs():
+            names, base = self._cu_files(cu)
+            for die in cu.iter_DIEs():
+                if die.tag not in ("DW_TAG_subprogram", "DW_TAG_inlined_subroutine"):
                     continue
-                begin, end = entry.begin_offset, entry.end_offset
-                if not getattr(entry, "is_absolute", False):
-                    begin, end = begin + base, end + base
-                if begin <= pc < end:
-                    return True
-        return False
+                entry = self._entry_pc(die)
+                if entry is None:
+                    continue
+                places = [(_attr_die(die, "DW_AT_decl_line"), "DW_AT_decl_file",
+                           "DW_AT_decl_line", functions if die.tag == "DW_TAG_subprogram"
+                           else inlined)]
+                if die.tag == "DW_TAG_inlined_subroutine":
+                    places.append((die, "DW_AT_call_file", "DW_AT_call_line", calls))
+                for holder, file_attr, line_attr, where in places:
+                    if holder is None or line_attr not in holder.attributes:
+                        continue
+                    index = holder.attributes[file_attr].value - base
+                    if 0 <= index < len(names):
+                        where.append((names[index], holder.attributes[line_attr].value,
+                                      entry, die))
+        return functions, inlined, calls
+
+    @cached_property
+    def _sorted_rows(self) -> list[tuple[int, int, str, int, bool]]:
+        """(address, table order, file, line, is_stmt) of every row, by address."""
+        return sorted((a, i, f, n, stmt) for i, (f, n, a, stmt) in enumerate(self._all_rows))
+
+    def _line_info(self, address: int) -> tuple[str, int] | None:
+        """The line perf reads back for ``address`` (v5.10 dwarf-aux.c
+        cu_find_lineinfo): a function's declaration line at its entry, else
+        cu_getsrc_die's row: from the last row at or before ``address`` (the first
+        of those at ``address`` itself), the first statement row, if it is not
+        past ``address``. None where there is none, or it is line 0."""
+        for file, line, entry, _ in self._code_points[0]:      # die_find_realfunc
+            if entry == address:
+                return file, line
+        rows = self._sorted_rows
+        i = bisect.bisect_right(rows, (address, float("inf"))) - 1
+        while i > 0 and rows[i][0] == address and rows[i - 1][0] == address:
+            i -= 1
+        while 0 <= i < len(rows) and rows[i][0] <= address:
+            if rows[i][4]:
+                return (rows[i][2], rows[i][3]) if rows[i][3] else None
+            i += 1
+        return None
 
     def _scope_chain(self, pc: int) -> list[DIE]:
         """Subprogram, then nested blocks / inlined subroutines covering ``pc``, outermost first."""

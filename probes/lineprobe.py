@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from patcher.errors import PatchError
 from probes.dwarf import (DebugInfo, DwarfError, Fetch, LineAddress, Unavailable, evaluate,
-                          is_identifier)
+                          is_identifier, parse_fetch)
 from probes.kprobe_events import (MAX_TRACE_ARGS, ProbeEventError, parse_kprobe_event,
                                   probe_target)
 from probes.kprobes import Kprobe, KprobeRegs, Kprobes, arch_kprobes
-from sim.elf import Image
+from sim.elf import Image, SymbolError
 
 #: How the probe is placed (stated in every output).
 MECHANISM = "kprobe (register_kprobe, host pre_handler reading DWARF locations from pt_regs)"
@@ -69,6 +69,23 @@ def resolve_location(debug: DebugInfo, text: str) -> tuple[str, int]:
     return found.file, found.decl + line
 
 
+def probe_addresses(debug: DebugInfo, text: str) -> tuple[str, int, list[LineAddress]]:
+    """The file, line and addresses of a probe point, as perf probe places it:
+    ``FILE:LINE`` and ``FUNC:N`` as :meth:`~probes.dwarf.DebugInfo.line_addresses`
+    finds lines, refused where an address stands for another line
+    (:meth:`~probes.dwarf.DebugInfo.check_representative`), and ``FUNC:0``, line 0
+    being no line to perf, the function itself: the entry of each of its copies."""
+    where, line = parse_location(text)
+    if is_identifier(where) and line == 0:
+        entries = debug.function_entries(where)
+        found = debug.function_lines(where)
+        return found.file, found.decl, entries
+    file, line = resolve_location(debug, text)
+    addresses = debug.line_addresses(file, line)
+    debug.check_representative(addresses)
+    return file, line, addresses
+
+
 @dataclass(frozen=True)
 class LineRange:
     """Lines of one source file to list (perf probe -L): ``start`` to ``end`` (None:
@@ -80,13 +97,16 @@ class LineRange:
     start: int
     end: int | None
     offset: int
+    #: the lines to number: a function's own, or every line of the file with code
+    code: tuple[int, ...] = ()
 
 
 _RANGE = re.compile(r"(?P<where>[^:]+)(?::(?P<start>\d{1,9})"
                     r"(?:(?P<op>[+-])(?P<other>\d{1,9}))?)?")
 
-#: Lines perf probe -L shows past a function's last line with code (its closing brace).
-EXTRA_LINES = 2
+#: Lines perf probe -L shows past a function's last line with code (its closing
+#: brace, then up to two more: v5.10 __show_line_range's NR_ADDITIONAL_LINES past it).
+EXTRA_LINES = 3
 
 
 def line_range(debug: DebugInfo, spec: str) -> LineRange:
@@ -103,19 +123,20 @@ def line_range(debug: DebugInfo, spec: str) -> LineRange:
     other = int(m["other"]) if m["other"] else None
     if is_identifier(where):
         found = debug.function_lines(where)
-        function, file, offset = where, found.file, found.decl
+        function, file, offset, code = where, found.file, found.decl, found.lines
         first = offset + (start or 0)
         default_end: int | None = found.last + EXTRA_LINES
     else:
         if start == 0:
             raise DwarfError(f"line range {spec!r}: lines of a file count from 1")
         function, file, offset = None, debug.source_file(where), 0
+        code = tuple(debug.lines_with_code(file))
         first, default_end = start or 1, None
     last = (first + other - 1 if op == "+" else offset + other if op == "-" else default_end)
     if last is not None and last < first:
         raise DwarfError(f"line range {spec!r}: the start line must not be after the end "
                          "line")
-    return LineRange(function, file, first, last, offset)
+    return LineRange(function, file, first, last, offset, code)
 
 
 #: The group perf probe adds its events to (tools/perf/util/probe-event.h PERFPROBE_GROUP).
@@ -124,39 +145,64 @@ GROUP = "probe"
 _ARG_NAME_MAX = 31
 
 
-def kprobe_definitions(debug: DebugInfo, image: Image, file: str, line: int,
+def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
                        fetch: Sequence[str]) -> list[str]:
-    """What ``perf probe -D`` prints for ``file:line``: a kprobe_events definition for
-    each address of the line, ``p:probe/FUNC_LN[_I] SYM+OFFS NAME=ARG:TYPE ...``, each
-    argument converted from the variable's DWARF location at that address (v5.10
-    tools/perf/util/probe-finder.c convert_variable_location and
-    convert_variable_fields): a register, ``+OFFS(%REG)`` for a variable in memory,
-    ``@ADDR`` for one at a fixed address, and one more ``+OFFS(...)`` for each
-    ``->``. Each definition is checked with kisim's own kprobe_events parser.
-    DwarfError where a variable has no location there, or one no fetch argument
-    can express (a computed value, pieces, a member of a struct held in registers)."""
-    addresses = debug.line_addresses(file, line)
+    """What ``perf probe -D`` prints for a probe point: one kprobe_events definition
+    per address, all of one event (v5.10 multi-probe events), ``p:probe/EVENT
+    SYM+OFFS NAME=ARG[:TYPE] ...``. EVENT is ``FUNC_LN`` for ``FUNC:N``, else the
+    function itself (probe-event.c). Each argument is converted from its variable's
+    DWARF location at that address (probe-finder.c convert_variable_location and
+    convert_variable_fields): a register, ``+OFFS(%REG)`` for a variable in
+    memory, ``@ADDR`` for one at a fixed address, one more ``+OFFS(...)`` per
+    ``->``; typed ``xN`` (unsigned) or ``sN``, a pointer untyped; named after its
+    last member, or its variable. Where a variable has no location at one address
+    but has at another, that address gets perf's magic number, 0xdeade12d;
+    where it has none at any, DwarfError, as perf refuses it. Each definition is
+    checked with kisim's own kprobe_events parser."""
+    file, line, addresses = probe_addresses(debug, location)
     if not addresses:
-        raise DwarfError(f"{file}:{line}: no code for this line")
+        raise DwarfError(f"{location}: no code for this line")
+    where, relative = parse_location(location)
+    event = (f"{where}_L{relative}" if is_identifier(where) and relative
+             else where if is_identifier(where) else addresses[0].function)
     ops = arch_kprobes(debug.arch)
     regs = {pt: name for pt, name in zip(ops.PT_REGS, ops.REGS_OFFSET_NAMES) if pt and name}
+
+    def objects(address: int) -> str:
+        """``@SYM+OFFS`` for a fixed address, as perf writes it, where SYM names one
+        object; else ``@ADDR``."""
+        for sym in image.symbols.entries:
+            if sym.kind == "object" and sym.addr <= address < sym.addr + max(sym.size, 1):
+                try:
+                    if image.symbols.get(sym.name) == sym.addr:
+                        return f"@{sym.name}+{address - sym.addr}"
+                except SymbolError:         # a name two modules define
+                    break
+        return f"@{address:#x}"
+
+    args: dict[str, list[str | DwarfError]] = {}
+    for text in dict.fromkeys(fetch):       # each once, in order
+        name = _arg_name(text)
+        if name in args:                    # two arguments of one name: the second numbered
+            name = f"{name}_{len(args)}"
+        args[name] = []
+        for la in addresses:
+            try:
+                args[name].append(_fetch_arg(debug, debug.fetch(la.address, text),
+                                             la.address, regs, objects))
+            except DwarfError as err:
+                args[name].append(err)
+        found = [a for a in args[name] if isinstance(a, str)]
+        if not found:
+            raise next(a for a in args[name] if isinstance(a, DwarfError))
+        magic = _MAGIC + found[0][found[0].index(":"):] if ":" in found[0] else _MAGIC
+        args[name] = [a if isinstance(a, str) else magic for a in args[name]]
     target = probe_target(debug.arch, image)
     out = []
     for i, la in enumerate(addresses):
         symbol, offset = image.symbol_at(la.address) or (f"{la.address:#x}", 0)
-        try:
-            base = debug.function_lines(la.function).decl
-        except DwarfError:                  # a name defined twice: the absolute line
-            base = 0
-        event = f"{GROUP}/{la.function}_L{line - base}" + (f"_{i}" if i else "")
-        args: dict[str, str] = {}
-        for text in dict.fromkeys(fetch):   # each once, in order
-            name = re.sub(r"\W+", "_", text).strip("_")[:_ARG_NAME_MAX - 3]
-            if name in args:                # a.b beside a_b: the second is numbered
-                name += f"_{len(args)}"
-            args[name] = _fetch_arg(debug, debug.fetch(la.address, text), la.address, regs)
-        definition = " ".join([f"p:{event}", f"{symbol}+{offset}",
-                               *(f"{name}={arg}" for name, arg in args.items())])
+        definition = " ".join([f"p:{GROUP}/{event}", f"{symbol}+{offset}",
+                               *(f"{name}={values[i]}" for name, values in args.items())])
         try:
             parse_kprobe_event(definition, target)
         except ProbeEventError as err:      # kisim's two halves disagree: say so
@@ -165,8 +211,25 @@ def kprobe_definitions(debug: DebugInfo, image: Image, file: str, line: int,
     return out
 
 
-def _fetch_arg(debug: DebugInfo, fetch: Fetch, pc: int, regs: dict[str, str]) -> str:
-    """``fetch`` at ``pc`` as a kprobe_events fetch argument with its type."""
+#: perf probe's value for a variable missing at one of a multi-probe event's addresses
+#: (tools/perf/util/probe-event.h DEFAULT_PROBE_MAGIC_NUM). perf writes the immediate
+#: as \deade12d, which v5.10's str_to_immediate refuses (it reads a number only
+#: after a digit or a sign), so kisim writes \0xdeade12d.
+_MAGIC = "\\0xdeade12d"
+
+
+def _arg_name(text: str) -> str:
+    """perf probe's name for an argument: its last member's, else its variable's
+    (probe-event.c parse_perf_probe_arg: "the last field name (not array index)")."""
+    _, steps = parse_fetch(text)
+    members = [str(arg) for op, arg in steps if op != "[]"]
+    return (members[-1] if members else text.split("[")[0])[:_ARG_NAME_MAX - 3]
+
+
+def _fetch_arg(debug: DebugInfo, fetch: Fetch, pc: int, regs: dict[str, str],
+               objects: Callable[[int], str]) -> str:
+    """``fetch`` at ``pc`` as a kprobe_events fetch argument with its type; ``objects``
+    names a fixed address."""
     try:
         ops = fetch.variable.expression(debug, pc)
     except Unavailable as why:
@@ -206,7 +269,7 @@ def _fetch_arg(debug: DebugInfo, fetch: Fetch, pc: int, regs: dict[str, str]) ->
         if kind == "value":
             return base
         if base is None:
-            return f"@{at:#x}"
+            return objects(at)
         return f"{'+' if at >= 0 else '-'}{abs(at)}({base})"
 
     where = located(ops)
@@ -218,8 +281,9 @@ def _fetch_arg(debug: DebugInfo, fetch: Fetch, pc: int, regs: dict[str, str]) ->
         else:
             raise DwarfError(f"fetch {fetch.text!r}: {fetch.variable.name} is in a register "
                              "here; no kprobe_events argument takes a part of it")
-    kind = "x" if fetch.type_name.endswith("*") else "s" if fetch.signed else "u"
-    return f"{value(where)}:{kind}{8 * fetch.size}"
+    if fetch.type_name.endswith("*"):        # a pointer: the kernel's default type
+        return value(where)
+    return f"{value(where)}:{'s' if fetch.signed else 'x'}{8 * fetch.size}"
 
 
 class LineProbe:
@@ -228,10 +292,12 @@ class LineProbe:
     mechanism = MECHANISM
 
     def __init__(self, kprobes: Kprobes, debug: DebugInfo, file: str, line: int,
-                 fetch: list[str] | tuple[str, ...] = ()) -> None:
+                 fetch: list[str] | tuple[str, ...] = (),
+                 addresses: list[LineAddress] | None = None) -> None:
         self.kprobes = kprobes
         self.debug = debug
-        self.addresses: list[LineAddress] = debug.line_addresses(file, line)
+        self.addresses: list[LineAddress] = (debug.line_addresses(file, line)
+                                             if addresses is None else addresses)
         if not self.addresses:
             before, after = debug.nearest_lines(file, line)
             near = ", ".join(f"{n}" for n in (before, after) if n is not None)
@@ -288,4 +354,5 @@ class LineProbe:
 
 
 __all__ = ["EXTRA_LINES", "GROUP", "LineHit", "LineProbe", "LineProbeError", "LineRange",
-           "MECHANISM", "kprobe_definitions", "line_range", "parse_location", "resolve_location"]
+           "MECHANISM", "kprobe_definitions", "line_range", "parse_location", "probe_addresses",
+           "resolve_location"]
