@@ -49,12 +49,15 @@ class LineHit:
 
 def parse_location(text: str) -> tuple[str, int]:
     """``"kernel/slab.c:225"`` -> ``("kernel/slab.c", 225)``, ``"kmalloc:16"`` ->
-    ``("kmalloc", 16)``; DwarfError when malformed."""
+    ``("kmalloc", 16)``, and a bare function, perf probe's ``FUNC``, as ``FUNC:0``;
+    DwarfError when malformed."""
+    if is_identifier(text):
+        return text, 0
     where, sep, line = text.rpartition(":")
     if (not sep or not where or not (line.isascii() and line.isdigit() and len(line) < 10)
             or int(line) < (0 if is_identifier(where) else 1)):
-        raise DwarfError(f"probe point {text!r}: expected FILE:LINE or FUNC:N, e.g. "
-                         "kernel/slab.c:232 or kmalloc:16")
+        raise DwarfError(f"probe point {text!r}: expected FILE:LINE, FUNC:N or FUNC, e.g. "
+                         "kernel/slab.c:232, kmalloc:16 or kmalloc")
     return where, int(line)
 
 

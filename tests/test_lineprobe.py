@@ -177,10 +177,11 @@ def test_optimization_level_follows_kconfig():
 def test_parse_location():
     assert parse_location("kernel/slab.c:225") == ("kernel/slab.c", 225)
     assert parse_location("kmalloc:16") == ("kmalloc", 16)
-    assert parse_location("kmalloc:0") == ("kmalloc", 0)     # the declaration line itself
+    assert parse_location("kmalloc:0") == ("kmalloc", 0)     # the function itself
+    assert parse_location("kmalloc") == ("kmalloc", 0)       # perf probe's FUNC
     for bad in ("slab.c", "slab.c:", ":3", "slab.c:x", "slab.c:0", "kmalloc:-1",
                 "kmalloc:99999999999"):
-        with pytest.raises(DwarfError, match="expected FILE:LINE or FUNC:N"):
+        with pytest.raises(DwarfError, match="expected FILE:LINE, FUNC:N or FUNC"):
             parse_location(bad)
 
 

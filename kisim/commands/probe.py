@@ -141,7 +141,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_arch(p)
     p.add_argument("location", metavar="FILE:LINE|FUNC:N", nargs="?",
                    help="source line, e.g. kernel/slab.c:232, or perf probe's line N after "
-                        "the one declaring FUNC, e.g. kmalloc:16")
+                        "the one declaring FUNC, e.g. kmalloc:16; FUNC alone (or FUNC:0) is "
+                        "the function's entry, as in perf probe")
     p.add_argument("-L", "--line", metavar="RANGE",
                    help="list source lines with the numbers of those that have code, as "
                         "perf probe -L: FUNC[:N[+NUM|-M]] (relative to FUNC's declaration) "
