@@ -185,7 +185,8 @@ def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
 
     args: dict[str, list[str | DwarfError]] = {}
     for text in dict.fromkeys(fetch):       # each once, in order
-        name = _arg_name(text)
+        given, text = split_name(text)
+        name = given or _arg_name(text)
         if name in args:                    # two arguments of one name: the second numbered
             name = f"{name}_{len(args)}"
         args[name] = []
@@ -219,6 +220,18 @@ def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
 #: as \deade12d, which v5.10's str_to_immediate refuses (it reads a number only
 #: after a digit or a sign), so kisim writes \0xdeade12d.
 _MAGIC = "\\0xdeade12d"
+
+
+def split_name(text: str) -> tuple[str | None, str]:
+    """perf probe's ``[NAME=]VAR...``: the argument's own name, if it gives one, and
+    what it fetches."""
+    name, sep, rest = text.partition("=")
+    if not sep:
+        return None, text
+    if not is_identifier(name) or len(name) > _ARG_NAME_MAX:
+        raise DwarfError(f"fetch {text!r}: NAME= takes a C name of at most "
+                         f"{_ARG_NAME_MAX} characters")
+    return name, rest
 
 
 def _arg_name(text: str) -> str:
@@ -312,7 +325,8 @@ class LineProbe:
                                  f"{MAX_TRACE_ARGS} a kprobe event takes (MAX_TRACE_ARGS)")
         # every argument must name a variable in scope at every address, and a path
         # through its type that ends in a scalar
-        self._fetches = {la.address: {text: debug.fetch(la.address, text)
+        self._fetches = {la.address: {split_name(text)[0] or text:
+                                      debug.fetch(la.address, split_name(text)[1])
                                       for text in self.fetch} for la in self.addresses}
         self.hits: list[LineHit] = []
         self.kps: list[Kprobe] = []
@@ -358,4 +372,4 @@ class LineProbe:
 
 __all__ = ["EXTRA_LINES", "GROUP", "LineHit", "LineProbe", "LineProbeError", "LineRange",
            "MECHANISM", "kprobe_definitions", "line_range", "parse_location", "probe_addresses",
-           "resolve_location"]
+           "resolve_location", "split_name"]

@@ -503,6 +503,12 @@ def test_cli_prints_the_definitions(capsys):
     assert main(["probe", "--arch", arch, "-D", f"kmalloc:{rel}", "--fetch", "size"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert re.fullmatch(rf"p:probe/kmalloc_L{rel} kmalloc\+\d+ size=%\w+:x(32|64)", line)
+    assert main(["probe", "--arch", arch, "-D", f"kmalloc:{rel}", "--fetch",
+                 "sz=size,n=kmalloc_caches[1].size"]) == 0     # perf's NAME=VAR
+    (line,) = capsys.readouterr().out.splitlines()
+    assert re.search(r" sz=%\w+:x(32|64) n=@kmalloc_caches\+\d+:x32$", line)
+    assert main(["probe", "--arch", arch, "-D", f"kmalloc:{rel}", "--fetch", "1x=size"]) == 2
+    assert "NAME= takes a C name" in capsys.readouterr().err
     assert main(["probe", "--arch", arch, "-D", f"kmalloc:{rel}", "--fetch", "ret"]) == 2
     assert "ret is optimized out at this address" in capsys.readouterr().err
 
