@@ -156,13 +156,14 @@ def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
     function itself (probe-event.c). Each argument is converted from its variable's
     DWARF location at that address (probe-finder.c convert_variable_location and
     convert_variable_fields): a register, ``+OFFS(%REG)`` for a variable in
-    memory, ``@ADDR`` for one at a fixed address, one more ``+OFFS(...)`` per
-    ``->``; typed ``xN`` (unsigned) or ``sN``, a pointer untyped; named after its
-    last member, or its variable. Where a variable has no location at one address
-    but has at another, that address gets perf's magic number, 0xdeade12d;
-    where it has none at any, DwarfError, as perf refuses it. Each definition is
-    checked with kisim's own kprobe_events parser."""
-    file, line, addresses = probe_addresses(debug, location)
+    memory, ``@SYM+OFFS`` for one at a fixed address, one more ``+OFFS(...)`` per
+    ``->``; typed ``xN`` (unsigned) or ``sN``, a pointer untyped; named as
+    ``NAME=`` names it, else after its last member, or its variable. Where a
+    variable has no location at one address but has at another, that address
+    gets perf's magic number, 0xdeade12d; where it has none at any, DwarfError,
+    as perf refuses it. Each definition is checked with kisim's own
+    kprobe_events parser."""
+    *_, addresses = probe_addresses(debug, location)
     if not addresses:
         raise DwarfError(f"{location}: no code for this line")
     where, relative = parse_location(location)
@@ -183,7 +184,7 @@ def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
                     break
         return f"@{address:#x}"
 
-    args: dict[str, list[str | DwarfError]] = {}
+    args: dict[str, list] = {}              # name -> its argument at each address
     for text in dict.fromkeys(fetch):       # each once, in order
         given, text = split_name(text)
         name = given or _arg_name(text)
