@@ -169,6 +169,15 @@ def _real(t: DIE | None) -> DIE | None:
     return t
 
 
+def register_operand(op: DWARFExprOp) -> int:
+    """The DWARF register number of ``DW_OP_reg*`` / ``DW_OP_breg*`` (DWARF 4 §2.5.1.2,
+    §2.6.1.1.3): in the opcode, or its first operand for the ``x`` forms."""
+    name = op.op_name
+    if name in ("DW_OP_regx", "DW_OP_bregx"):
+        return op.args[0]
+    return int(name[9:] if name.startswith("DW_OP_reg") else name[10:])
+
+
 def _count(subrange: DIE) -> int | None:
     """The elements of one array dimension (None: unbounded, a flexible array)."""
     attrs = subrange.attributes
@@ -249,6 +258,8 @@ class DebugInfo:
         # (DIE offset, pc) -> the expression there, or why there is none: a line
         # probe asks at every hit, and the DWARF never changes under it.
         self._locations: dict[tuple[int, int], list[DWARFExprOp] | Unavailable] = {}
+        # function name -> where it is in its source (a scan of every DIE, asked often)
+        self._function_lines: dict[str, FunctionLines] = {}
 
     def close(self) -> None:
         self._file.close()
@@ -310,6 +321,11 @@ class DebugInfo:
         (``DW_AT_decl_file``, ``DW_AT_decl_line``), where perf probe's ``FUNC:N``
         counts from (v5.10 probe-finder.c probe_point_search_cb: the line
         ``decl_line + N``), and the last of its lines that has code."""
+        if name not in self._function_lines:
+            self._function_lines[name] = self._find_function_lines(name)
+        return self._function_lines[name]
+
+    def _find_function_lines(self, name: str) -> FunctionLines:
         decls, code = set(), []
         for cu in self.dwarf.iter_CUs():
             names, base = self._cu_files(cu)
@@ -525,6 +541,15 @@ class DebugInfo:
         return functions, inlined, calls
 
     @cached_property
+    def _declared_at(self) -> dict[int, tuple[str, int]]:
+        """Each function's entry -> its declaration's file and line (the first function
+        at an address, as the units list them)."""
+        out: dict[int, tuple[str, int]] = {}
+        for file, line, entry, _ in self._code_points[0]:
+            out.setdefault(entry, (file, line))
+        return out
+
+    @cached_property
     def _sorted_rows(self) -> list[tuple[int, int, str, int, bool]]:
         """(address, table order, file, line, is_stmt) of every row, by address."""
         return sorted((a, i, f, n, stmt) for i, (f, n, a, stmt) in enumerate(self._all_rows))
@@ -535,9 +560,8 @@ class DebugInfo:
         cu_getsrc_die's row: from the last row at or before ``address`` (the first
         of those at ``address`` itself), the first statement row, if it is not
         past ``address``. None where there is none, or it is line 0."""
-        for file, line, entry, _ in self._code_points[0]:      # die_find_realfunc
-            if entry == address:
-                return file, line
+        if address in self._declared_at:                        # die_find_realfunc
+            return self._declared_at[address]
         rows = self._sorted_rows
         i = bisect.bisect_right(rows, (address, float("inf"))) - 1
         while i > 0 and rows[i][0] == address and rows[i - 1][0] == address:
@@ -850,11 +874,9 @@ class _Eval:
             elif name == "DW_OP_addr":
                 stack.append(args[0])
             elif name.startswith("DW_OP_reg"):
-                number = args[0] if name == "DW_OP_regx" else int(name[9:])
-                pending = _Piece("reg", number, None)
+                pending = _Piece("reg", register_operand(op), None)
             elif name.startswith("DW_OP_breg"):
-                number = args[0] if name == "DW_OP_bregx" else int(name[10:])
-                offset = args[-1]
+                number, offset = register_operand(op), args[-1]
                 stack.append((self.register(number) + offset) & mask)
             elif name == "DW_OP_fbreg":
                 stack.append((self.frame_base_value() + args[0]) & mask)
@@ -956,4 +978,5 @@ def _read(mem: ReadMemory, where: int | bytes, size: int) -> bytes:
 
 
 __all__ = ["DebugInfo", "DwarfError", "Fetch", "FunctionLines", "LineAddress", "Unavailable",
-           "Variable", "dwarf_registers", "evaluate", "is_identifier", "parse_fetch"]
+           "Variable", "dwarf_registers", "evaluate", "is_identifier", "parse_fetch",
+           "register_operand"]

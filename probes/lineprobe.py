@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 from patcher.errors import PatchError
 from probes.dwarf import (DebugInfo, DwarfError, Fetch, LineAddress, Unavailable, evaluate,
-                          is_identifier, parse_fetch)
+                          is_identifier, parse_fetch, register_operand)
 from probes.kprobe_events import (MAX_TRACE_ARGS, ProbeEventError, parse_kprobe_event,
                                   probe_target)
 from probes.kprobes import Kprobe, KprobeRegs, Kprobes, arch_kprobes
@@ -265,10 +265,9 @@ def _fetch_arg(debug: DebugInfo, fetch: Fetch, pc: int, regs: dict[str, str],
         op = expr[0] if len(expr) == 1 else None
         name = op.op_name if op is not None else ""
         if name.startswith("DW_OP_reg"):
-            return "value", 0, register(op.args[0] if name == "DW_OP_regx" else int(name[9:]))
+            return "value", 0, register(register_operand(op))
         if name.startswith("DW_OP_breg"):
-            number = op.args[0] if name == "DW_OP_bregx" else int(name[10:])
-            return "memory", op.args[-1], register(number)
+            return "memory", op.args[-1], register(register_operand(op))
         if name == "DW_OP_addr":
             return "memory", op.args[0], None
         if name == "DW_OP_fbreg" and fetch.variable.frame_base:
@@ -326,9 +325,10 @@ class LineProbe:
                                  f"{MAX_TRACE_ARGS} a kprobe event takes (MAX_TRACE_ARGS)")
         # every argument must name a variable in scope at every address, and a path
         # through its type that ends in a scalar
-        self._fetches = {la.address: {split_name(text)[0] or text:
-                                      debug.fetch(la.address, split_name(text)[1])
-                                      for text in self.fetch} for la in self.addresses}
+        named = [(given or text, path) for text in self.fetch
+                 for given, path in [split_name(text)]]
+        self._fetches = {la.address: {key: debug.fetch(la.address, path) for key, path in named}
+                         for la in self.addresses}
         self.hits: list[LineHit] = []
         self.kps: list[Kprobe] = []
 
