@@ -149,6 +149,8 @@ def library(arch: Arch) -> ctypes.CDLL:
                                      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     lib.kisim_timing_cpu.restype = ctypes.c_void_p
     lib.kisim_timing_cpu.argtypes = [ctypes.c_void_p, _u32, ctypes.c_void_p, ctypes.c_void_p]
+    lib.kisim_timing_hook.restype = ctypes.c_void_p
+    lib.kisim_timing_hook.argtypes = [ctypes.c_void_p]
     lib.kisim_timing_count.restype = ctypes.c_void_p
     lib.kisim_timing_count.argtypes = [ctypes.c_void_p, _u32]
     lib.kisim_timing_free.argtypes = [ctypes.c_void_p]
@@ -353,7 +355,7 @@ class TimingModel:
         self._handle = handle
         self._finalizer = weakref.finalize(self, lib.kisim_timing_free, handle)
         self._memory = machine.memory.table            # kept alive with the model
-        insn = ctypes.cast(lib.kisim_timing_insn, ctypes.c_void_p).value
+        insn = lib.kisim_timing_hook(handle)
         mem = ctypes.cast(lib.kisim_timing_mem, ctypes.c_void_p).value
         self._cpus = len(machine.cpus)
         for cpu in machine.cpus:

@@ -16,6 +16,7 @@
 
 enum kisim_kind {
 	KISIM_PLAIN = 0,	/* none of the below (conditionally executed ALU ops included) */
+	/* the branches, COND to COND_RET, in one run (the timing model tests the range) */
 	KISIM_COND,		/* conditional direct branch: direction predicted */
 	KISIM_JUMP,		/* unconditional direct branch: target from the BTB */
 	KISIM_CALL,		/* direct call: BTB, and pushes the return stack */

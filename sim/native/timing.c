@@ -5,7 +5,7 @@
  * accesses Unicorn reports. Cycles are modeled, not measured
  * (docs/timing.md).
  *
- * Each CPU's Unicorn calls kisim_timing_insn() for every instruction it
+ * Each CPU's Unicorn calls the code hook (on_insn()) for every instruction it
  * executes. Its data loads and stores come from the arch's decoder, their
  * addresses computed from the registers before the instruction runs, where
  * the decoder describes them (Decoder.accesses); elsewhere Unicorn calls
@@ -245,22 +245,36 @@ struct kt_stats {
 					 * (computed when the counters are read) */
 };
 
-/* The instruction whose timing is settled when the next one arrives (its accesses, outcome). */
+/*
+ * The instruction whose timing is settled when the next one arrives: what
+ * begin() takes from its decoding, then what it did (its accesses, its
+ * fetch), which settling clears (`rare` to `extra`; an address is read
+ * only where its count says there is one).
+ */
 struct kt_pending {
 	uint64_t reads, writes;
 	uint32_t updates, update_reads;	/* a base written back (struct kisim_decoded's) */
-	uint64_t load_addr;		/* its first load, for store-to-load forwarding */
-	uint64_t store_addr;
+	uint32_t cls;
+	uint32_t address_reads;		/* the registers of its data addresses */
+	uint32_t valid;
+	uint32_t rare;			/* fetch, walk or extra is not 0 */
+	uint32_t loads, stores, missed;
 	double load;			/* the latency of its slowest load */
 	double store;			/* the cycles its stores take to write */
 	double fetch;			/* front-end stall of its fetch */
 	double walk;			/* its data accesses' page walks */
 	double extra;			/* cache maintenance */
-	uint32_t valid;
-	uint32_t cls;
-	uint32_t loads, stores, missed;
-	uint32_t address_reads;		/* the registers of its data addresses */
+	uint64_t load_addr;		/* its first load, for store-to-load forwarding */
+	uint64_t store_addr;		/* its first store */
 };
+
+/* Settled: nothing pending, and what it did cleared for the next one. */
+static inline void clear_pending(struct kt_pending *p)
+{
+	p->valid = 0;
+	memset(&p->rare, 0, offsetof(struct kt_pending, load_addr)
+	       - offsetof(struct kt_pending, rare));
+}
 
 /* The out-of-order window of one CPU: times in modeled cycles of its own timeline. */
 struct kt_window {
@@ -335,7 +349,8 @@ struct kt_cpu {
 	uint64_t pc;			/* the instruction executing */
 	uint64_t pending_pc;
 	uint64_t pending_next;		/* its fall-through address */
-	uint64_t fetch_line;		/* the last I-line fetched, + 1 (0: none) */
+	uint64_t fetch_at;		/* the first byte of the last I-line fetched */
+	uint64_t fetch_room;		/* its bytes (0: none fetched since the last reset) */
 	struct kisim_decoded maintain;	/* a cache-maintenance instruction executing */
 	uint64_t maintain_next;		/* its next instruction's address */
 	uint64_t history;
@@ -759,12 +774,21 @@ static __attribute__((noinline)) double look_up_page(struct kt_cpu *t, uint32_t 
 	return cycles;
 }
 
-/* The page each side used last needs no lookup: the common case, inline. */
-static inline double translate(struct kt_cpu *t, uint32_t side, uint64_t addr)
+/*
+ * The page each side used last needs no lookup: the common case, inline.
+ * A walk's cycles go to the pending instruction's `stall` (its fetch or its walk).
+ */
+static inline void translate(struct kt_cpu *t, uint32_t side, uint64_t addr, double *stall)
 {
+	double cycles;
+
 	if (!t->m->cfg.tlb.sets[side] || (addr & t->tlb_last_mask[side]) + 1 == t->tlb_last[side])
-		return 0;
-	return look_up_page(t, side, addr);
+		return;
+	cycles = look_up_page(t, side, addr);
+	if (cycles) {
+		*stall += cycles;
+		t->p.rare = 1;
+	}
 }
 
 static inline void charge(struct kt_cpu *t, double cycles)
@@ -785,7 +809,7 @@ static void data_access(struct kt_cpu *t, bool store, uint64_t addr, uint32_t si
 	uint32_t l1 = m->path[1][0], shift = m->cfg.level[l1].line_shift;
 	struct kt_pending *p = &t->p;
 
-	p->walk += translate(t, 1, addr);
+	translate(t, 1, addr, &p->walk);
 	record(t, store ? KT_STORE : KT_LOAD, addr, size);
 	if (store) {
 		t->stats.stores++;
@@ -834,11 +858,12 @@ static __attribute__((noinline)) void fetch_lines(struct kt_cpu *t, uint64_t fir
 		uint64_t bit, *word;
 		double stall;
 
-		if (line + 1 == t->fetch_line)
+		if (line << shift == t->fetch_at && t->fetch_room)
 			continue;
-		t->fetch_line = line + 1;
+		t->fetch_at = line << shift;
+		t->fetch_room = 1ull << shift;
 		t->stats.fetches++;
-		t->p.fetch += translate(t, 0, line << shift);
+		translate(t, 0, line << shift, &t->p.fetch);
 		record(t, KT_FETCH, line << shift, 1u << shift);
 		served = side_load(m, t->index, 0, 0, line << shift, NULL);
 		word = fetched_word(m, line << shift, &bit);
@@ -851,17 +876,20 @@ static __attribute__((noinline)) void fetch_lines(struct kt_cpu *t, uint64_t fir
 		else
 			t->stats.fetch_cycles += stall;
 		t->p.fetch += stall;
+		t->p.rare = 1;
 	}
 }
 
 /* Instruction fetch of [addr, addr + size): inline while it stays in the last line. */
 static inline void fetch(struct kt_cpu *t, uint64_t addr, uint32_t size)
 {
-	uint32_t shift = t->m->cfg.level[t->m->path[0][0]].line_shift;
-	uint64_t first = addr >> shift, last = (addr + size - 1) >> shift;
+	uint64_t offset = addr - t->fetch_at;
 
-	if (first != last || first + 1 != t->fetch_line)
-		fetch_lines(t, first, last);
+	if (offset >= t->fetch_room || offset + size > t->fetch_room) {
+		uint32_t shift = t->m->cfg.level[t->m->path[0][0]].line_shift;
+
+		fetch_lines(t, addr >> shift, (addr + size - 1) >> shift);
+	}
 }
 
 /* ---- cache maintenance ---- */
@@ -919,7 +947,8 @@ static uint64_t shifted(const struct kt_machine *m, const struct kisim_address *
 }
 
 /* The address `a` names, with the registers as they are now (before the instruction). */
-static uint64_t effective(struct kt_cpu *t, const struct kisim_address *a, uint64_t next_pc)
+static inline __attribute__((always_inline)) uint64_t
+effective(struct kt_cpu *t, const struct kisim_address *a, uint64_t next_pc)
 {
 	uint64_t index = shifted(t->m, a, operand(t, a->index, next_pc));
 
@@ -935,6 +964,7 @@ static void cache_op(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t n
 	t->stats.cache_ops++;
 	t->stats.cache_op_cycles += m->cfg.cache_op;
 	t->p.extra += m->cfg.cache_op;
+	t->p.rare = 1;
 	switch (d->cacheop) {
 	case KISIM_OP_FLUSH_D:
 		maintain_d(m, t->index, addr, true, true);
@@ -960,7 +990,7 @@ static void cache_op(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t n
 		}
 		break;
 	}
-	t->fetch_line = 0;
+	t->fetch_room = 0;
 }
 
 /* ---- branch prediction ---- */
@@ -1158,7 +1188,8 @@ static uint32_t address_reads(const struct kisim_decoded *d)
  * bytes' host address compares them there; only a miss looks the region
  * up (text_at()).
  */
-static const struct kt_decode_slot *decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
+static inline __attribute__((always_inline)) const struct kt_decode_slot *
+decoded(struct kt_cpu *t, uint64_t addr, uint32_t size)
 {
 	static const struct kt_decode_slot plain = { .d.at = KISIM_NO_ADDRESS, .counted = 1 };
 	struct kt_machine *m = t->m;
@@ -1193,7 +1224,8 @@ static const struct kt_decode_slot *decoded(struct kt_cpu *t, uint64_t addr, uin
  * (Decoder.accesses): the registers are read before it runs, so a base it
  * updates counts with its old value, as the address does.
  */
-static void decoded_accesses(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t next_pc)
+static inline __attribute__((always_inline)) void
+decoded_accesses(struct kt_cpu *t, const struct kisim_decoded *d, uint64_t next_pc)
 {
 	struct kt_machine *m = t->m;
 
@@ -1500,13 +1532,13 @@ static inline uint32_t later_entry(const struct kt_window *w, const struct kt_co
  * younger dispatches before it completes. The CPU's clock is charged the
  * retirement's advance less the instruction cost its clock already counts.
  */
-static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, bool split)
+static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, bool split,
+							       uint32_t special)
 {
 	const struct kt_core *c = &t->m->cfg.core;
 	struct kt_pending *p = &t->p;
 	struct kt_window *w = &t->w;
 	const struct kt_class *k = &c->cls[p->cls];
-	uint32_t special = t->m->special[p->cls];
 	bool memory = (p->loads | p->stores) != 0;
 	uint32_t n = split ? entries(p) : 1;
 	uint64_t reads = p->reads, operands = 0;
@@ -1514,7 +1546,7 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 
 	/* dispatch (later() is a maximum: exact in any order) */
 	at = later(w->dispatched + t->m->dispatch_step * n, w->front_end);
-	if (p->fetch)
+	if (p->rare && p->fetch)
 		at = later(at, later(w->front_end, w->dispatched) + p->fetch);
 	at = later(at, w->rob[n == 1 ? w->rob_pos : later_entry(w, c, n)]);
 	if (p->stores)
@@ -1551,7 +1583,7 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 	if (p->loads)
 		lat += p->load;
 	done = issue + lat;
-	if (p->extra + p->walk > 0)	/* rare (both >= 0), and + 0 changes nothing */
+	if (p->rare && p->extra + p->walk > 0)	/* both >= 0, and + 0 changes nothing */
 		done = done + p->extra + p->walk;
 	if (operands) {			/* the operation once its load and its operands are in */
 		double in = 0;
@@ -1616,16 +1648,31 @@ static inline __attribute__((always_inline)) void window_step(struct kt_cpu *t, 
 	w->dispatched = at;
 	w->retired = retire;
 	charge(t, step);
-	*p = (struct kt_pending){ 0 };
+	clear_pending(p);
 }
 
-/* window_step() specialized both ways: one entry per instruction pays nothing for splitting. */
+/*
+ * window_step() for the pending instruction, built apart for the classes
+ * with nothing special (m->special[] 0, most instructions), which then
+ * test none of the special cases.
+ */
+static inline __attribute__((always_inline)) void step(struct kt_cpu *t, bool split)
+{
+	uint32_t special = t->m->special[t->p.cls];
+
+	if (special)
+		window_step(t, split, special);
+	else
+		window_step(t, split, 0);
+}
+
+/* step() specialized both ways: one entry per instruction pays nothing for splitting. */
 static inline __attribute__((always_inline)) void settle(struct kt_cpu *t)
 {
 	if (t->m->cfg.core.split_uops)
-		window_step(t, true);
+		step(t, true);
 	else
-		window_step(t, false);
+		step(t, false);
 }
 
 /* The instruction that now executes (decode()'s) becomes the pending one. */
@@ -1662,10 +1709,16 @@ static inline void begin(struct kt_cpu *t, const struct kisim_decoded *d, bool c
  * next instruction of its CPU, so that whatever Unicorn reports it doing
  * in between (QEMU probes the line of a PowerPC dcbf with a load) is not
  * taken for an access that refills the line.
+ *
+ * It comes in two builds, for cores that split instructions by port and
+ * for those that do not (window_step()'s `split`), so that neither tests
+ * which it is on every instruction: kisim_timing_hook() gives the
+ * machine's.
  */
-void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
+static inline __attribute__((always_inline)) void on_insn(void *uc, uint64_t addr,
+							  uint32_t size, struct kt_cpu *t,
+							  bool split)
 {
-	struct kt_cpu *t = user;
 	const struct kt_decode_slot *s;
 	const struct kisim_decoded *d;
 
@@ -1680,7 +1733,7 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 		cache_op(t, &t->maintain, t->maintain_next);
 	}
 	if (t->p.valid)
-		settle(t);
+		step(t, split);
 	if (t->pending)
 		resolve(t, addr);
 	t->stats.instructions++;
@@ -1689,23 +1742,32 @@ void kisim_timing_insn(void *uc, uint64_t addr, uint32_t size, void *user)
 	s = decoded(t, addr, size);
 	d = &s->d;
 	begin(t, d, s->counted, s->address_reads);
-	switch (d->kind) {
-	case KISIM_PLAIN:
-	case KISIM_TRAP:
-	case KISIM_SERIALIZE:
-		break;
-	case KISIM_CACHEOP:
-		t->maintain = *d;
-		t->maintain_next = addr + size;
-		break;
-	default:
+	if (d->kind >= KISIM_COND && d->kind <= KISIM_COND_RET) {	/* a branch */
 		t->pending = d->kind;
 		t->pending_pc = addr;
 		t->pending_next = addr + size;
-		break;
+	} else if (d->kind == KISIM_CACHEOP) {
+		t->maintain = *d;
+		t->maintain_next = addr + size;
 	}
 	if (t->m->cfg.decoded_accesses)
 		decoded_accesses(t, d, addr + size);
+}
+
+static void insn_split(void *uc, uint64_t addr, uint32_t size, void *user)
+{
+	on_insn(uc, addr, size, user, true);
+}
+
+static void insn_whole(void *uc, uint64_t addr, uint32_t size, void *user)
+{
+	on_insn(uc, addr, size, user, false);
+}
+
+/* The code hook for `m`'s CPUs (on_insn() for its core). */
+void *kisim_timing_hook(const struct kt_machine *m)
+{
+	return (void *)(m->cfg.core.split_uops ? insn_split : insn_whole);
 }
 
 /* ---- the machine's side: set up, text written, CPUs synced ---- */
@@ -1893,7 +1955,7 @@ void kisim_timing_text_written(struct kt_machine *m, uint64_t begin, uint64_t en
 			inval_i_everywhere(m, a << shift);
 	}
 	for (uint32_t c = 0; c < m->cfg.cpus; c++)
-		m->cpu[c].fetch_line = 0;
+		m->cpu[c].fetch_room = 0;
 }
 
 /* CPU `cpu` invalidates its instruction lines over [begin, end) (an icache flush). */
@@ -1903,7 +1965,7 @@ void kisim_timing_inval_i(struct kt_machine *m, uint32_t cpu, uint64_t begin, ui
 
 	for (uint64_t a = begin >> shift; a <= (end - 1) >> shift && begin < end; a++)
 		drop_line(m, k, cpu, a << shift);
-	m->cpu[cpu].fetch_line = 0;
+	m->cpu[cpu].fetch_room = 0;
 }
 
 /*
