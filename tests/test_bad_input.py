@@ -100,6 +100,14 @@ CASES: list[tuple[str, ...]] = [
     ("probe", "--arch", A, "--workload", "kmalloc", "kernel/slab.c:\u00b2"),
     ("probe", "--arch", A, "--workload", "kmalloc", "kernel/slab.c:\u0663"),
     ("probe", "--arch", A, "--workload", "kmalloc", "kernel/slab.c:0"),
+    # perf probe's modes go alone, and run nothing: what they would ignore is refused
+    ("probe", "--arch", A, "-L", "kmalloc", "-D"), ("probe", "--arch", A, "-V", "-D", "kmalloc"),
+    ("probe", "--arch", A, "-L", "kmalloc", "kmalloc:8"),
+    ("probe", "--arch", A, "-L", "kmalloc", "--fetch", "size"),
+    ("probe", "--arch", A, "-V", "kmalloc", "--fetch", "size"),
+    ("probe", "--arch", A, "-D", "kmalloc", "--workload", "kmalloc"),
+    ("probe", "--arch", A, "-D", "kmalloc", "--cpus", "2"),
+    ("probe", "--arch", A, "-D", "kmalloc", "--fetch", "size,"),
     ("kprobe", "--arch", A, "--at", "kmalloc+zz"), ("kprobe", "--arch", A, "--at", "\u00b2"),
     ("kmemtrace", "report", "{dir}", "--limit", "0"), ("kmemtrace", "report", "{dir}"),
     # options of a --layouts sweep without one: refused, not ignored

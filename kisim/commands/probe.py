@@ -31,8 +31,8 @@ from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add
                                    overrides, print_json, timing)
 from kisim.errors import UsageError
 from lab.lineprobe import available_variables, definitions, list_lines, probe_line
-from probes.dwarf import DwarfError
-from probes.lineprobe import LineProbeError, parse_location
+from probes.dwarf import DwarfError, parse_fetch
+from probes.lineprobe import LineProbeError, parse_location, split_name
 from sim.errors import ConfigError
 from sim.guest import check_workload
 
@@ -47,15 +47,37 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
 
 
+def _checked(args: argparse.Namespace) -> list[str]:
+    """The --fetch list, once the options are known to go together: as perf probe, an
+    option that the chosen mode would ignore is refused (-L, -V and -D run nothing;
+    -L lists a range, and -V shows every variable)."""
+    mode = next((flag for flag, on in (("-L", args.line is not None), ("-V", args.vars),
+                                       ("-D", args.definition)) if on), None)
+    unused = [option for option, given in (
+        ("a probe point", args.location is not None and mode == "-L"),
+        ("--fetch", args.fetch is not None and mode in ("-L", "-V")),
+        ("--workload", args.workload is not None), ("--size", args.size is not None),
+        ("--expect", args.expect is not None), ("--cpus", args.cpus != 1),
+        ("--cycles", args.cycles != "timing")) if given and mode]
+    if unused:
+        raise UsageError(f"{unused[0]} cannot be used with {mode}, which "
+                         + ("lists a range of lines" if mode == "-L" else
+                            "lists every variable" if unused[0] == "--fetch" else "runs nothing"))
+    if mode != "-L" and args.location is None:
+        raise UsageError("give a probe point, FILE:LINE or FUNC:N (or -L to list lines)")
+    fetch = [] if args.fetch is None else [v.strip() for v in args.fetch.split(",")]
+    for name in fetch:
+        parse_fetch(split_name(name)[1])    # malformed: refused before the build
+    return fetch
+
+
 def _run(args: argparse.Namespace) -> int:
     arch = arch_of(args)
+    fetch = _checked(args)
     if args.line is not None:
         return _lines(args, list_lines(arch, args.line, overrides=overrides(args),
                                        modules=args.modules))
-    if args.location is None:
-        raise UsageError("give a probe point, FILE:LINE or FUNC:N (or -L to list lines)")
     parse_location(args.location)           # malformed: refused before the build
-    fetch = [v.strip() for v in (args.fetch or "").split(",") if v.strip()]
     if args.vars:
         return _vars(args, available_variables(arch, args.location, overrides=overrides(args),
                                                modules=args.modules))
@@ -143,14 +165,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="source line, e.g. kernel/slab.c:232, or perf probe's line N after "
                         "the one declaring FUNC, e.g. kmalloc:16; FUNC alone (or FUNC:0) is "
                         "the function's entry, as in perf probe")
-    p.add_argument("-L", "--line", metavar="RANGE",
+    modes = p.add_mutually_exclusive_group()
+    modes.add_argument("-L", "--line", metavar="RANGE",
                    help="list source lines with the numbers of those that have code, as "
                         "perf probe -L: FUNC[:N[+NUM|-M]] (relative to FUNC's declaration) "
                         "or FILE[:A[+NUM|-B]]; no run")
-    p.add_argument("-D", "--definition", action="store_true",
+    modes.add_argument("-D", "--definition", action="store_true",
                    help="print the kprobe_events definitions of the probe and its --fetch "
                         "arguments, as perf probe -D, for kisim trace --kprobe-event; no run")
-    p.add_argument("-V", "--vars", action="store_true",
+    modes.add_argument("-V", "--vars", action="store_true",
                    help="list the variables at each address of the probe point, as perf "
                         "probe -V (and those with no location there); no run")
     p.add_argument("--fetch", metavar="VAR,...",
