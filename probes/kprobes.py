@@ -473,10 +473,12 @@ class Kprobes:
         return (base + kp.offset) & ~self.arch.code_isa
 
     def _function(self, addr: int) -> tuple[int, int, str]:
-        for start, size, name in self.guest.image.functions:
-            if start <= addr < start + size:
-                return start, size, name
-        raise PatchError("EINVAL", f"kprobe: {addr:#x} is not in a kernel text function")
+        """The function ``addr`` is in, as kallsyms sizes it (its padding included:
+        v5.10 can_probe() and can_optimize() take kallsyms_lookup_size_offset())."""
+        found = self.guest.image.kallsyms_lookup(addr)
+        if found is None:
+            raise PatchError("EINVAL", f"kprobe: {addr:#x} is not in a kernel text function")
+        return found
 
     def _check_address(self, addr: int, blacklist: bool = True) -> None:
         """In v5.10's order: check_kprobe_address_safe (the ftrace site, then kernel

@@ -155,15 +155,26 @@ class Image:
     sections: dict[str, Section]
     symbols: dict[str, int]       # a SymbolTable when read by read_elf
     functions: list[tuple[int, int, str]] = field(default_factory=list)  # (addr, size, name)
+    #: ``functions`` with kallsyms' sizes, where read_elf found them (:func:`_kallsyms`)
+    kallsyms: list[tuple[int, int, str]] | None = None
+
+    def kallsyms_lookup(self, addr: int) -> tuple[int, int, str] | None:
+        """``(start, size, name)`` of the function ``addr`` is in, as v5.10's
+        kallsyms_lookup_size_offset() sizes it: up to the next symbol, so that
+        the padding after a function (x86's nops to the next 16 bytes) is its."""
+        table = self.functions if self.kallsyms is None else self.kallsyms
+        i = bisect.bisect_right(table, (addr, float("inf"), "")) - 1
+        if i >= 0:
+            start, size, name = table[i]
+            if start <= addr < start + max(size, 1):
+                return start, size, name
+        return None
 
     def symbol_at(self, addr: int) -> tuple[str, int] | None:
-        """``(function, offset)`` containing ``addr``, as ``name+0x1c``."""
-        i = bisect.bisect_right(self.functions, (addr, float("inf"), "")) - 1
-        if i >= 0:
-            start, size, name = self.functions[i]
-            if start <= addr < start + max(size, 1):
-                return name, addr - start
-        return None
+        """``(function, offset)`` containing ``addr``, as ``name+0x1c`` (the kernel's
+        %pS: kallsyms, :meth:`kallsyms_lookup`)."""
+        found = self.kallsyms_lookup(addr)
+        return (found[2], addr - found[0]) if found else None
 
     def describe(self, addr: int) -> str:
         found = self.symbol_at(addr)
@@ -198,6 +209,7 @@ class _Parsed(NamedTuple):
     sections: Mapping[str, Section]
     symbols: tuple[Symbol, ...]
     functions: tuple[tuple[int, int, str], ...]
+    kallsyms: tuple[tuple[int, int, str], ...]
 
 
 #: Files parsed, by (device, inode, size, mtime): a sweep loads each kernel once per
@@ -229,7 +241,8 @@ def read_elf(path: str | Path) -> Image:
     except fsio.UnsafePath as err:
         raise ConfigError(str(err)) from None
     return Image(path, parsed.machine, parsed.entry, list(parsed.segments),
-                 dict(parsed.sections), SymbolTable(parsed.symbols), list(parsed.functions))
+                 dict(parsed.sections), SymbolTable(parsed.symbols), list(parsed.functions),
+                 list(parsed.kallsyms))
 
 
 def _parse(path: Path, f: BinaryIO) -> _Parsed:
@@ -261,6 +274,28 @@ def _parse(path: Path, f: BinaryIO) -> _Parsed:
             entries.append(Symbol(sym.name, value & ~isa, sym["st_size"],
                                   _KINDS.get(kind, "other"), unit if local else None,
                                   isa))
-    functions = {(s.addr, s.size, s.name) for s in entries if s.kind == "func"}
-    return _Parsed(arch.name, elf["e_entry"], segments, sections, tuple(entries),
-                   tuple(sorted(functions)))
+    functions = tuple(sorted({(s.addr, s.size, s.name) for s in entries if s.kind == "func"}))
+    return _Parsed(arch.name, elf["e_entry"], segments, sections, tuple(entries), functions,
+                   _kallsyms(functions, entries, sections.get(".text")))
+
+
+def _kallsyms(functions: tuple[tuple[int, int, str], ...], entries: Iterable[Symbol],
+              text: Section | None) -> tuple[tuple[int, int, str], ...]:
+    """``functions`` with the sizes kallsyms gives them (v5.10 kernel/kallsyms.c
+    get_symbol_pos(): a symbol ends where the next one starts, the last one at
+    _etext): each function's ELF size grown to the next symbol of the text (a
+    function or a label) or the end of .text. Only the bytes past its ELF end are
+    added, so a label inside a function does not cut it."""
+    if text is None:
+        return functions
+    end = text.addr + text.size
+    starts = sorted({s.addr for s in entries
+                     if s.kind in ("func", "other") and text.addr <= s.addr < end} | {end})
+    grown = []
+    for start, size, name in functions:
+        if not text.addr <= start < end:
+            grown.append((start, size, name))
+            continue
+        after = starts[bisect.bisect_left(starts, start + max(size, 1))]
+        grown.append((start, after - start, name))
+    return tuple(grown)

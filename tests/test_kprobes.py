@@ -786,6 +786,38 @@ def test_optprobe_refusals(arch: str) -> None:
             k.optimize_kprobe(kp2)
 
 
+def test_function_padding_is_the_functions_as_kallsyms_sizes_it(arch: str) -> None:
+    """v5.10's can_probe() and can_optimize() size a function by
+    kallsyms_lookup_size_offset(): to the next symbol. x86 pads functions to 16
+    bytes with nops, some with an int3: a probe on a padding nop registers and is
+    never hit, a detour may lie in the padding, and a padding int3 is refused as
+    another debugger's. With the ELF sizes, the nop was "not in a kernel text
+    function". ARM and PowerPC functions have no padding."""
+    g = guest(arch)
+    padded = [(elf, kall) for elf, kall in zip(g.image.functions, g.image.kallsyms)
+              if kall[1] > elf[1]]
+    if arch != "x86_64":
+        assert not padded and g.image.kallsyms == g.image.functions
+        return
+    assert all(elf[0] == kall[0] and elf[2] == kall[2] for elf, kall in padded)
+    md = capstone.Cs(*g.arch.cs_mode)
+    k = Kprobes(g)
+    int3 = None
+    for (start, size, name), (_, grown, _) in padded:
+        tail = list(md.disasm(g.machine.read(start + size, grown - size), start + size))
+        int3 = int3 or next((i.address for i in tail if i.mnemonic == "int3"), None)
+        if name == FUNCTION:
+            nop = next(i.address for i in tail
+                       if i.mnemonic == "nop" and start + grown - i.address >= 5)
+            offset = nop - start
+    kp = k.register_kprobe(Kprobe(addr=nop, pre_handler="kprobe_empty_pre_handler"))
+    assert f"{FUNCTION}+{offset:#x}" in probed(k)[-1]
+    k.optimize_kprobe(kp)                   # can_optimize: the jmp fits before the next symbol
+    assert probed(k)[-1].endswith("[OPTIMIZED]")
+    assert g.run().ok and kp.hits == 0
+    refused(k, Kprobe(addr=int3), "EINVAL", "int3")
+
+
 def test_refuses_data_in_text(arch: str) -> None:
     """A literal pool ($d mapping symbol) inside a function is data: EINVAL."""
     g = guest(arch)
