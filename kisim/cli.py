@@ -118,6 +118,10 @@ def _version() -> str:
 
 #: Seconds the process waits at exit for threads still running, before it leaves them.
 STRAY_SECONDS = 2.0
+#: A signal's exception raised before :mod:`sim.signals` was imported. Python may
+#: lose it (raised in a weakref callback of the imports): it is raised again once
+#: they are done.
+_early: list[BaseException] = []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,6 +179,8 @@ def _dispatch(argv: list[str] | None) -> int:
     from kisim.progress import ambient
     from sim import signals
     from sim.errors import GuestFault
+    if _early:
+        raise _early[0]                 # it came during the imports, and may have been lost
     forget_warnings()                   # this command's builds report their own
     parser = build_parser()
     args: argparse.Namespace | None = None
@@ -229,10 +235,13 @@ def _signals() -> Iterator[None]:
         exc = KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
         signals = sys.modules.get("sim.signals")
         if signals is None:
+            _early.append(exc)
             raise exc
         signals.arrived(exc)
 
     def unraisable(info: sys.UnraisableHookArgs) -> None:
+        if _early and info.exc_value is _early[0]:
+            return                      # lost, and raised again after the imports
         signals = sys.modules.get("sim.signals")
         (signals.unraisable if signals else sys.__unraisablehook__)(info)
 
@@ -244,6 +253,7 @@ def _signals() -> Iterator[None]:
         for sig, previous in old.items():
             signal.signal(sig, signal.SIG_IGN if fired else previous)
         sys.unraisablehook = old_hook
+        _early.clear()
         if "sim.signals" in sys.modules:
             sys.modules["sim.signals"].clear()
 

@@ -81,6 +81,33 @@ STUCK = ("#include <linux/kprobes.h>\n"
          "int stuck_pre(struct kprobe *p, struct pt_regs *regs)\n{\n\treturn 1;\n}\n")
 
 
+#: A SIGTERM whose exception the handler raises inside a weakref callback (as in
+#: importlib's module locks), where Python prints it and goes on: before the fix, the
+#: command then ran to its end and exited 0.
+LOST_SIGNAL = """
+import os, signal, sys, weakref
+from kisim import cli
+real = cli._dispatch
+def dispatch(argv):
+    o = type("O", (), {})()
+    weakref.finalize(o, os.kill, os.getpid(), signal.SIGTERM)
+    del o
+    return real(argv)
+cli._dispatch = dispatch
+sys.exit(cli.main(["arches"]))
+"""
+
+
+def test_a_signal_lost_before_the_imports_end_still_ends_the_command() -> None:
+    """The exception of a signal that came before sim.signals was imported is kept:
+    lost in a callback, it is raised again once the imports are done, so the
+    command ends as terminated (143), with its one line and no traceback."""
+    proc = subprocess.run([sys.executable, "-c", LOST_SIGNAL], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert proc.stderr == "kisim: terminated\n" and proc.stdout == ""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["arm", "ppc32"])
 def test_a_handler_returning_non_zero_in_place_is_stopped(name, tmp_path) -> None:
