@@ -183,6 +183,7 @@ def _dispatch(argv: list[str] | None) -> int:
         raise _early[0]                 # it came during the imports, and may have been lost
     forget_warnings()                   # this command's builds report their own
     parser = build_parser()
+    signals.raise_pending()             # one lost while the commands were imported
     args: argparse.Namespace | None = None
     try:
         try:
