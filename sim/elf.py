@@ -159,16 +159,21 @@ class Image:
     kallsyms: list[tuple[int, int, str]] | None = None
 
     def kallsyms_lookup(self, addr: int) -> tuple[int, int, str] | None:
-        """``(start, size, name)`` of the function ``addr`` is in, as v5.10's
+        """``(start, size, name)`` of the function ``addr`` is in, sized as v5.10's
         kallsyms_lookup_size_offset() sizes it: up to the next symbol, so that
-        the padding after a function (x86's nops to the next 16 bytes) is its."""
-        table = self.functions if self.kallsyms is None else self.kallsyms
-        i = bisect.bisect_right(table, (addr, float("inf"), "")) - 1
-        if i >= 0:
-            start, size, name = table[i]
-            if start <= addr < start + max(size, 1):
-                return start, size, name
-        return None
+        the padding after a function (x86's nops to the next 16 bytes) is its.
+        The function is the nearest one that holds ``addr`` by its ELF size, else
+        one that encloses it (an assembler label typed as a function inside a C
+        function's code: the C function), else the one whose padding it is in."""
+        i = bisect.bisect_right(self.functions, (addr, float("inf"), "")) - 1
+        if i < 0:
+            return None
+        start, size, _ = self.functions[i]
+        if addr >= start + max(size, 1):
+            i = next((j for j, (s, z, _) in enumerate(self.functions[:i]) if s <= addr < s + z),
+                     i)
+        start, size, name = (self.functions if self.kallsyms is None else self.kallsyms)[i]
+        return (start, size, name) if addr < start + max(size, 1) else None
 
     def symbol_at(self, addr: int) -> tuple[str, int] | None:
         """``(function, offset)`` containing ``addr``, as ``name+0x1c`` (the kernel's
