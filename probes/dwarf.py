@@ -361,8 +361,9 @@ class DebugInfo:
                             and origin.attributes["DW_AT_decl_line"].value == decl)
             return True
 
+        spans = [span for d in code for span in self._ranges(d)]
         rows = {(n, a) for f, n, a in self._rows if f == file
-                and any(self._covers(d, a) for d in code) and own(n, a)}
+                and any(begin <= a < end for begin, end in spans) and own(n, a)}
         points = {(n, die_entry) for f, n, die, _ in inlined if f == file
                   and (die_entry := self._entry_pc(die)) is not None}
         points |= {(decl, a) for d in code if (a := self._entry_pc(d)) is not None}
