@@ -325,7 +325,8 @@ struct kt_decode_slot {
 };
 
 /* Two host cache lines: a slot of 136 bytes cost 4 host instructions per guest one. The
- * first holds all an instruction without accesses reads (the register masks of decode.h). */
+ * first holds all an instruction without accesses reads (the register masks of decode.h),
+ * where the slots start on a line (kt_machine.decoded: calloc() gives 16 bytes past one). */
 _Static_assert(sizeof(struct kt_decode_slot) == 128, "a decode slot is 128 bytes");
 _Static_assert(offsetof(struct kt_decode_slot, d.at) == 64, "the masks end the first line");
 
@@ -385,7 +386,8 @@ struct kt_machine {
 	uint32_t path_len[2];
 	uint32_t private_len[2];		/* leading private levels of each side */
 	struct kt_cpu cpu[KISIM_MAX_CPUS];
-	struct kt_decode_slot *decoded;
+	struct kt_decode_slot *decoded;		/* KT_DECODE_SLOTS, from a host cache line */
+	void *decoded_block;			/* their allocation, for free() */
 	uint64_t small[KT_MAX_SMALL][2];	/* [begin, end) ranges of small pages, sorted */
 	uint32_t special[KISIM_CLASSES];	/* KT_S_*: what settle() does beyond the common
 						 * path for each class, from the core's table */
@@ -1793,7 +1795,7 @@ void kisim_timing_free(struct kt_machine *m)
 		free(m->cpu[c].tlb[0]);
 		free(m->cpu[c].tlb[1]);
 	}
-	free(m->decoded);
+	free(m->decoded_block);
 	free(m->record);
 	free(m);
 }
@@ -1891,9 +1893,11 @@ struct kt_machine *kisim_timing_new(const struct kt_config *cfg, struct kisim_me
 	if (!m->path_len[0] || !m->path_len[1] || !m->private_len[0] || !m->private_len[1])
 		goto fail;
 	m->d_memo = m->path[0][0] != m->path[1][0];	/* not a unified L1 */
-	m->decoded = calloc(KT_DECODE_SLOTS, sizeof(*m->decoded));
-	if (!m->decoded)
+	/* one slot more, to start on a line; calloc()'s pages stay untouched until used */
+	m->decoded_block = calloc(KT_DECODE_SLOTS + 1, sizeof(*m->decoded));
+	if (!m->decoded_block)
 		goto fail;
+	m->decoded = (void *)(((uintptr_t)m->decoded_block + 63) & ~(uintptr_t)63);
 	if (cfg->record_capacity) {
 		m->record = calloc(cfg->record_capacity, sizeof(*m->record));
 		if (!m->record)
