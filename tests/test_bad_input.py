@@ -552,7 +552,7 @@ def test_a_configuration_over_its_limit_or_a_dot_config_not_a_file_is_one_line(
 
 
 @pytest.mark.slow                       # waits out the handshake's 6 s
-def test_a_scheduler_that_accepts_and_never_answers_is_one_line(capsys) -> None:
+def test_a_scheduler_that_accepts_and_never_answers_is_one_line(tmp_path, capsys) -> None:
     """Client's timeout bounds the connect, not Dask's handshake: a listener that
     accepts and says nothing held compare, validate and patchcheck for ever."""
     import socket
@@ -563,7 +563,7 @@ def test_a_scheduler_that_accepts_and_never_answers_is_one_line(capsys) -> None:
         port = server.getsockname()[1]
         begin = time.monotonic()
         assert main(["compare", "--arch", A, "--layouts", "2", "--cycles", "count",
-                     "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+                     "--scheduler", f"tcp://127.0.0.1:{port}", "--out", str(tmp_path)]) == 2
         took = time.monotonic() - begin
     err = capsys.readouterr().err
     assert err == (f"kisim: error: --scheduler tcp://127.0.0.1:{port}: no answer within "
