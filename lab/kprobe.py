@@ -60,6 +60,10 @@ class KprobeCost:
     cycles: str = ""
     #: The timing model's counts and stall cycles per hit (empty when count-only).
     breakdown: dict = field(default_factory=dict)
+    #: A kretprobe's own: entries that found no free instance (struct kretprobe's
+    #: nmissed: their returns were not probed), and its instances; None for a kprobe.
+    kretprobe_nmissed: int | None = None
+    maxactive: int | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -135,6 +139,7 @@ class ProbeRuns:
                                 addr)
         except UnmappedAccess:      # no text there: register_kprobe() says so, as the kernel
             before = None
+        rp = None
         if ret:
             rp = kprobes.register_kretprobe(Kretprobe(
                 symbol_name=symbol, offset=offset, handler=handler or "kretprobe_empty_handler"))
@@ -166,7 +171,8 @@ class ProbeRuns:
             traps_per_hit=cost.traps,
             site_before=before, site_after=after,
             list_lines=tuple(line for line in kprobes.list() if f"{addr:x}  " in line),
-            cycles=guest.machine.cycles_from, breakdown=cost.breakdown)
+            cycles=guest.machine.cycles_from, breakdown=cost.breakdown,
+            kretprobe_nmissed=rp.nmissed if rp else None, maxactive=rp.maxactive if rp else None)
 
 
 def measure_kprobe(arch: str, at: str, *, post: bool = False, ret: bool = False,

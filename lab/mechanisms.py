@@ -256,9 +256,15 @@ def _arm_kretprobes(t: Target) -> Armed:
     rps = [t.kprobes.register_kretprobe(Kretprobe(symbol_name=name,
                                                   handler="kretprobe_empty_handler"))
            for name in t.points.functions]
-    return Armed(lambda: sum(rp.kp.hits for rp in rps),
-                 outcome=lambda: "entry probe " + ", ".join(sorted({t.kprobes.kind(rp.kp)
-                                                                    for rp in rps})))
+
+    def outcome() -> str:
+        """The entry probes' path, and the entries whose return went unprobed."""
+        said = "entry probe " + ", ".join(sorted({t.kprobes.kind(rp.kp) for rp in rps}))
+        missed = sum(rp.nmissed for rp in rps)
+        return said + (f"; {missed:,} of {sum(rp.kp.hits for rp in rps):,} entries found no "
+                       "free instance (kretprobe nmissed), their returns not probed"
+                       if missed else "")
+    return Armed(lambda: sum(rp.kp.hits for rp in rps), outcome=outcome)
 
 
 def _line_numbers(lines: Sequence[tuple[str, str, str, tuple[str, ...]]]

@@ -82,6 +82,9 @@ class Transparency:
     checksum_ok: bool           # every run's checksum matches the unprobed run's
     refused: list[Refusal] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)
+    #: ``ret``: the kretprobes' own nmissed, entries that found no free instance
+    #: (their returns were not probed; the entry probe's hit still counts).
+    kretprobe_nmissed: int = 0
 
     @property
     def ok(self) -> bool:
@@ -142,11 +145,11 @@ def _kprobe_callers(guest: Guest) -> list[tuple[int, int]]:
             if name == KPROBE_CALLERS[False]]
 
 
-def _register(kprobes: Kprobes, addr: int, entry: bool, mode: str) -> Kprobe:
+def _register(kprobes: Kprobes, addr: int, entry: bool, mode: str) -> Kprobe | Kretprobe:
     """One probe at ``addr`` as ``mode`` asks (PatchError: the kernel's refusal)."""
     if mode == "ret" and entry:
         return kprobes.register_kretprobe(Kretprobe(addr=addr,
-                                                    handler="kretprobe_empty_handler")).kp
+                                                    handler="kretprobe_empty_handler"))
     return kprobes.register_kprobe(Kprobe(
         addr=addr, pre_handler="kprobe_empty_pre_handler",
         post_handler="kprobe_empty_post_handler" if mode == "post" else None))
@@ -175,6 +178,7 @@ def every_instruction(kernel: Build, target: str | None = None, *, workload: str
     callers = _kprobe_callers(reference)
     refused: list[Refusal] = []
     probes: list[Kprobe] = []
+    kretprobes: list[Kretprobe] = []
     expected = Counter(counts)
     batches = 0
     checksum_ok, checksum = True, None
@@ -188,15 +192,18 @@ def every_instruction(kernel: Build, target: str | None = None, *, workload: str
                 later.append(addr)
                 continue
             try:
-                kp = _register(kprobes, addr, addr in entries, mode)
+                probe = _register(kprobes, addr, addr in entries, mode)
             except PatchError as err:
                 refused.append(Refusal(guest.image.describe(addr), addr, err.errno, err.message))
                 continue
-            probes.append(kp)
+            if isinstance(probe, Kretprobe):
+                kretprobes.append(probe)
+                probe = probe.kp
+            probes.append(probe)
             if mode == "opt":
                 try:
-                    kprobes.optimize_kprobe(kp)
-                    end = addr + kp.opt_region
+                    kprobes.optimize_kprobe(probe)
+                    end = addr + probe.opt_region
                 except PatchError:          # stays a kprobe: can_optimize() said no
                     pass
         result = guest.run()
@@ -217,7 +224,8 @@ def every_instruction(kernel: Build, target: str | None = None, *, workload: str
         optimized=sum(kp.optimized for kp in probes), batches=batches,
         hits=sum(kp.hits for kp in probes), counted=sum(expected[kp.addr] for kp in probes),
         nmissed=sum(kp.nmissed for kp in probes), checksum=checksum,
-        checksum_ok=checksum_ok and unprobed.ok, refused=refused, mismatches=mismatches)
+        checksum_ok=checksum_ok and unprobed.ok, refused=refused, mismatches=mismatches,
+        kretprobe_nmissed=sum(rp.nmissed for rp in kretprobes))
 
 
 __all__ = ["MODES", "Mismatch", "Refusal", "Transparency", "count_executions", "every_instruction",

@@ -570,6 +570,47 @@ def test_kretprobe_maxactive_and_nmissed(arch: str) -> None:
     assert len(returns) + rp.nmissed == rp.kp.hits
 
 
+def test_a_kretprobes_own_nmissed_is_reported(arch: str, tmp_path, capsys) -> None:
+    """``kisim kprobe --ret``, ``--every-instruction --ret`` and compare's kretprobe
+    row report the kretprobe's own nmissed, not only its entry probe's: on
+    ``schedule`` under kmalloc on 1 CPU, maxactive is 1 and the init task keeps
+    that instance in wait_for_children() for the whole run, so the other entries
+    find none free (v5.10 pre_handler_kretprobe: rp->nmissed++) and their returns
+    go unprobed, which a host handler counting the returns of the same run shows."""
+    import json
+    from kisim.cli import main
+    from probes.kprobes import Kretprobe
+    g = guest(arch)
+    returns: list[int] = []
+    rp = Kprobes(g).register_kretprobe(Kretprobe(symbol_name="schedule",
+                                                 handler=lambda rp, regs: returns.append(1)))
+    assert g.run().ok
+    missed = rp.kp.hits - len(returns)
+    assert missed > 0 and rp.maxactive == 1
+    assert main(["kprobe", "--arch", arch, "--at", "schedule", "--ret", "--size", str(SIZE),
+                 "--cycles", "count", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["hits"] == rp.kp.hits and doc["nmissed"] == 0
+    assert (doc["kretprobe_nmissed"], doc["maxactive"]) == (missed, 1)
+    assert main(["kprobe", "--arch", arch, "--at", "schedule", "--ret", "--size", str(SIZE),
+                 "--cycles", "count"]) == 0
+    assert f"kretprobe     nmissed {missed:,}: entries that found none of its 1" in \
+        capsys.readouterr().out
+    found = every_instruction(build(arch), "schedule", workload="kmalloc", size=SIZE, mode="ret")
+    assert found.ok and found.kretprobe_nmissed == missed
+    assert main(["compare", "--arch", arch, "--mechanism", "kretprobe", "--size", str(SIZE),
+                 "--cycles", "count", "--json", "--out", str(tmp_path)]) == 0
+    (row,) = [r for r in json.loads(capsys.readouterr().out)["arches"][0]["rows"]
+              if r["mechanism"] == "kretprobe"]
+    assert f"; {missed:,} of {row['hits']:,} entries found no free instance" in row["detail"]
+    assert main(["kprobe", "--arch", arch, "--at", FUNCTION, "--ret", "--size", str(SIZE),
+                 "--cycles", "count", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kretprobe_nmissed"] == 0
+    assert main(["kprobe", "--arch", arch, "--at", FUNCTION, "--size", str(SIZE),
+                 "--cycles", "count", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kretprobe_nmissed"] is None
+
+
 def test_kretprobe_refusals(arch: str) -> None:
     from probes.kprobes import Kretprobe
     g = guest(arch)

@@ -5,7 +5,9 @@ with ``--ret`` a kretprobe with an empty return handler, and with
 ``--with-kprobe`` a kprobe beside it on the same entry) is
 registered at ``SYMBOL[+OFF]`` of the defconfig kernel; the workload runs
 once without and once with it, so the difference divided by the hits is
-one hit's cost: exact guest instructions, traps and modeled cycles.
+one hit's cost: exact guest instructions, traps and modeled cycles. A
+kretprobe's own nmissed (entries that found none of its instances free,
+whose returns it did not probe) is printed beside the entry probe's.
 ``kisim kprobe list ...`` prints the probes at the address as debugfs
 ``kprobes/list`` does. ``SYMBOL`` may be ``MODULE:SYMBOL`` (a name several
 modules define must be).
@@ -14,7 +16,8 @@ modules define must be).
 instruction of that module's functions (or that one function), runs the
 workload on one CPU and checks each probe's hits against an unprobed run's
 count of that instruction (:mod:`lab.transparency`): probed, refused (with
-the kernel's reason), hits, mismatches, nmissed, and the checksum. Exit 1
+the kernel's reason), hits, mismatches, nmissed (and the kretprobes' own
+with ``--ret``), and the checksum. Exit 1
 on a mismatch or a wrong checksum.
 """
 from __future__ import annotations
@@ -104,6 +107,9 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     print(f"  site armed    {cost.site_after}")
     print(f"  hit path      {cost.kind}")
     print(f"  hits          {cost.hits:,}   nmissed {cost.nmissed:,}")
+    if cost.kretprobe_nmissed is not None:
+        print(f"  kretprobe     nmissed {cost.kretprobe_nmissed:,}: entries that found none of "
+              f"its {cost.maxactive} instance(s) free, whose return was not probed")
     if cost.hits:
         print(f"  per hit       {cost.instructions_per_hit:,.1f} guest instructions, "
               f"{cost.traps_per_hit:g} trap(s), {cost.modeled_cycles_per_hit:,.1f} modeled "
@@ -141,6 +147,9 @@ def _every_instruction(args: argparse.Namespace) -> int:
     for m in found.mismatches[:10]:
         print(f"    {m.where} ({m.address:#x}): {m.hits:,} hits, ran {m.counted:,} times")
     print(f"  nmissed       {found.nmissed:,}")
+    if mode == "ret":
+        print(f"  kretprobes    nmissed {found.kretprobe_nmissed:,} (entries that found no "
+              "free instance: their returns were not probed)")
     value = "none" if found.checksum is None else f"{found.checksum:#x}"
     print(f"  checksum      {value}: {checksum_word(args, found.checksum_ok)}"
           + (", the same as without probes" if found.checksum_ok else ""))
