@@ -74,6 +74,7 @@ def probe_line(arch: Arch, location: str, fetch: list[str], *, workload: str,
             "mechanism": MECHANISM, "workload": workload, "cpus": cpus,
             "checksum_ok": result.ok, "sites": sites, "kprobes": listing,
             "hits": len(probe.hits), "kprobe_hits": probe.kprobe_hits,
+            "nmissed": probe.nmissed,
             "cost_per_hit": None if cost.instructions is None else
             {"instructions": cost.instructions, "modeled_cycles": cost.modeled_cycles,
              "traps": cost.traps, "exact": cpus == 1, "breakdown": cost.breakdown},

@@ -352,6 +352,12 @@ class LineProbe:
         """Hits the guest's kprobe_hits counters saw (handlers ran)."""
         return sum(kp.hits for kp in self.kps)
 
+    @property
+    def nmissed(self) -> int:
+        """Hits taken while another kprobe ran on that CPU: stepped without the
+        handler (kprobes_inc_nmissed_count), so nothing was fetched for them."""
+        return sum(kp.nmissed for kp in self.kps)
+
     def _pre_handler(self, kp: Kprobe, regs: KprobeRegs) -> int:
         """Fetch each variable at ``kp.addr`` from the trapped registers and memory."""
         address = kp.addr

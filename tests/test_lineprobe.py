@@ -296,6 +296,51 @@ unsigned long lp_run(unsigned long size)
 """
 
 
+REENTRY = """\
+#include <linux/module.h>
+#include <linux/kprobes.h>
+
+noinline unsigned long lr_helper(unsigned long x)
+{
+	return x * 3 + 1;	/* probed */
+}
+
+static volatile unsigned long lr_sink;
+
+int lr_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	lr_sink = lr_helper((unsigned long)p);
+	return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_line_hit_inside_another_kprobes_handler_is_nmissed(name, tmp_path, capsys):
+    """A line whose code runs only inside a kprobe's pre_handler: each of its hits
+    finds that kprobe running on the CPU, is stepped without the handler
+    (v5.10 reenter: kprobes_inc_nmissed_count) and fetches nothing, which the line
+    probe reports as nmissed, one per hit of the outer probe; the CLI prints
+    nmissed for every line probe."""
+    from probes.kprobes import Kprobe
+    source = tmp_path / "lr.c"
+    source.write_text(REENTRY)
+    line = REENTRY.splitlines().index("\treturn x * 3 + 1;\t/* probed */") + 1
+    image = build(name, modules=[source])
+    guest = Guest(image, cpus=1, workload="kmalloc", size=20)
+    kprobes = Kprobes(guest)
+    outer = kprobes.register_kprobe(Kprobe(symbol_name="kmalloc", pre_handler="lr_pre"))
+    with DebugInfo(image.elf, get_arch(name)) as debug:
+        probe = LineProbe(kprobes, debug, "lr.c", line, ["x"])
+        probe.arm()
+        assert guest.run().ok
+    assert outer.hits > 0 and outer.nmissed == 0
+    assert probe.nmissed == outer.hits and probe.hits == [] and probe.kprobe_hits == 0
+    assert main(["probe", "--arch", name, "kmalloc:0", "--workload", "kmalloc", "--size", "20",
+                 "--cycles", "count", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["nmissed"] == 0
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_members_of_a_struct_in_memory_arrays_and_anonymous_unions(name, tmp_path):

@@ -109,8 +109,8 @@ def _run(args: argparse.Namespace) -> int:
         for v in site["in_scope"]:
             print(f"    {v['kind']:9} {v['type']:24} {v['name']:12} {v['location']}")
     print("\n  kprobes/list:\n" + "\n".join(f"    {entry}" for entry in doc["kprobes"]))
-    print(f"\n{args.workload} on {args.cpus} CPU(s): {doc['hits']} hits, checksum "
-          f"{checksum_word(args, ok)}")
+    print(f"\n{args.workload} on {args.cpus} CPU(s): {doc['hits']} hits, nmissed "
+          f"{doc['nmissed']}, checksum {checksum_word(args, ok)}")
     cost = doc["cost_per_hit"]
     if cost:
         print(f"  cost per hit (vs the same run unprobed"
