@@ -229,6 +229,11 @@ def _arm_every_function(t: Target) -> Armed:
     return _trace_functions(t, "every function")
 
 
+def _missed(count: int, what: str) -> str:
+    """A note of the hits a probe missed, none when it missed none: no loss goes unsaid."""
+    return f"; {count:,} {what}" if count else ""
+
+
 def _kprobe_points(t: Target) -> list[int]:
     return [t.guest.image.symbols[name] for name in t.points.functions]
 
@@ -248,7 +253,9 @@ def _kprobe_armer(post: bool = False, optimize: bool = False) -> Callable[[Targe
         return Armed(lambda: sum(kp.hits for kp in kps),
                      outcome=lambda: ", ".join(sorted({"optprobe (detour)" if kp.optimized
                                                        else t.kprobes.kind(kp)
-                                                       for kp in kps})))
+                                                       for kp in kps}))
+                     + _missed(sum(kp.nmissed for kp in kps), "hits nmissed (another kprobe "
+                               "running on the CPU: handlers skipped)"))
     return arm
 
 
@@ -259,11 +266,10 @@ def _arm_kretprobes(t: Target) -> Armed:
 
     def outcome() -> str:
         """The entry probes' path, and the entries whose return went unprobed."""
-        said = "entry probe " + ", ".join(sorted({t.kprobes.kind(rp.kp) for rp in rps}))
-        missed = sum(rp.nmissed for rp in rps)
-        return said + (f"; {missed:,} of {sum(rp.kp.hits for rp in rps):,} entries found no "
-                       "free instance (kretprobe nmissed), their returns not probed"
-                       if missed else "")
+        return ("entry probe " + ", ".join(sorted({t.kprobes.kind(rp.kp) for rp in rps}))
+                + _missed(sum(rp.nmissed for rp in rps),
+                          f"of {sum(rp.kp.hits for rp in rps):,} entries found no free "
+                          "instance (kretprobe nmissed), their returns not probed"))
     return Armed(lambda: sum(rp.kp.hits for rp in rps), outcome=outcome)
 
 
@@ -319,7 +325,9 @@ def _arm_line_probes(t: Target) -> Armed:
     def fetched() -> str:
         got = sum(len(h.values) for p in probes for h in p.hits)
         gone = sum(len(h.unavailable) for p in probes for h in p.hits)
-        return f"{got} values fetched, {gone} optimized out"
+        return (f"{got} values fetched, {gone} optimized out"
+                + _missed(sum(p.nmissed for p in probes), "hits nmissed (another kprobe "
+                          "running on the CPU: nothing fetched)"))
     return Armed(lambda: sum(p.kprobe_hits for p in probes), detail=f"kprobes at {where}",
                  outcome=fetched)
 
