@@ -79,6 +79,21 @@ class TraceKprobe:
         return sum(p.hits if isinstance(p, Kprobe) else p.kp.hits for _, p in self.probes
                    if p is not None)
 
+    @property
+    def nmissed(self) -> int:
+        """Hits its probes took while another kprobe ran on the CPU (no record):
+        kprobe_profile's second column (v5.10 probes_profile_seq_show)."""
+        return sum(p.nmissed if isinstance(p, Kprobe) else p.kp.nmissed for _, p in self.probes
+                   if p is not None)
+
+    @property
+    def kretprobe_nmissed(self) -> int | None:
+        """A return event's entries that found no free instance, whose returns it
+        did not record (struct kretprobe's nmissed, which v5.10's kprobe_profile
+        leaves out); None for an entry event."""
+        rps = [p for _, p in self.probes if isinstance(p, Kretprobe)]
+        return sum(rp.nmissed for rp in rps) if rps else None
+
     def format(self) -> str:
         """The tracefs ``events/GROUP/EVENT/format`` text."""
         return self.event.format(self.id)

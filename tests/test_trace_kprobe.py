@@ -38,6 +38,32 @@ def _run(arch: str, lines: list[str], size: int = 30, filters=None) -> tuple[lis
     return sink.events, events
 
 
+def test_a_return_events_missed_entries_are_counted(tmp_path, capsys) -> None:
+    """A return event on schedule under kmalloc on 1 CPU: maxactive 1, and the init
+    task keeps that instance in wait_for_children(), so all but one entry find none
+    free and their returns record nothing. The event's hits are its records plus
+    those entries (kretprobe_nmissed), and an entry event has none of them."""
+    import json
+    from kisim.cli import main
+    out = tmp_path / "t"
+    assert main(["trace", "--arch", "arm", "--workload", "kmalloc", "--size", "20",
+                 "--probes", "kmem_kfree", "--kprobe-event", "r:myr schedule",
+                 "--kprobe-event", "p:myk kmalloc", "--json", "--format", "text",
+                 "--out", str(out)]) == 0
+    counts = {c["event"]: c for c in json.loads(capsys.readouterr().out)["kprobe_event_counts"]}
+    records = sum(" myr: " in line for line in (out / "trace.txt").read_text().splitlines())
+    ret, entry = counts["kprobes/myr"], counts["kprobes/myk"]
+    assert ret["kretprobe_nmissed"] > 0 and ret["nmissed"] == 0
+    assert records + ret["kretprobe_nmissed"] == ret["hits"]
+    assert entry["kretprobe_nmissed"] is None and entry["nmissed"] == 0 and entry["hits"] > 0
+    assert main(["trace", "--arch", "arm", "--workload", "kmalloc", "--size", "20",
+                 "--probes", "kmem_kfree", "--kprobe-event", "r:myr schedule",
+                 "--out", str(out)]) == 0
+    assert (f"kprobe event kprobes/myr: {ret['hits']:,} hits, 0 nmissed, "
+            f"{ret['kretprobe_nmissed']:,} entries with no free kretprobe instance (returns "
+            "not recorded), 0 kept out by its filter") in capsys.readouterr().out
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", sorted(ARGS))
 def test_kprobe_and_kretprobe_events_record_the_calls(arch: str) -> None:

@@ -436,9 +436,11 @@ def warn_kprobe_events(events: Any) -> None:
 
 
 def kprobe_counts(events: Any) -> list[dict[str, Any]]:
-    """Each kprobe event's hits, those its filter kept out and those lost for a record
-    larger than the ring buffer takes (for --json)."""
-    return [{"event": f"{group}/{name}", "id": tk.id, "hits": tk.hits, "filtered": tk.filtered,
+    """Each kprobe event's hits, those missed while another kprobe ran (and a return
+    event's entries with no free instance), those its filter kept out and those lost
+    for a record larger than the ring buffer takes (for --json)."""
+    return [{"event": f"{group}/{name}", "id": tk.id, "hits": tk.hits, "nmissed": tk.nmissed,
+             "kretprobe_nmissed": tk.kretprobe_nmissed, "filtered": tk.filtered,
              "lost": tk.lost}
             for (group, name), tk in (events.events.items() if events else ())]
 
@@ -447,8 +449,10 @@ def print_kprobe_counts(events: Any) -> None:
     for c in kprobe_counts(events):
         lost = (f", {c['lost']:,} lost: a record over the ring buffer's largest "
                 f"({events.largest:,} bytes)" if c["lost"] else "")
-        print(f"kprobe event {c['event']}: {c['hits']:,} hits, {c['filtered']:,} kept out "
-              f"by its filter{lost}")
+        entries = (f", {c['kretprobe_nmissed']:,} entries with no free kretprobe instance "
+                   "(returns not recorded)" if c["kretprobe_nmissed"] else "")
+        print(f"kprobe event {c['event']}: {c['hits']:,} hits, {c['nmissed']:,} nmissed"
+              f"{entries}, {c['filtered']:,} kept out by its filter{lost}")
 
 
 def kprobe_lines(args: argparse.Namespace) -> tuple[str, ...]:
