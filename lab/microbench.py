@@ -389,6 +389,10 @@ def _probe_paths(arch: Arch, wanted: set[str], layout: int | None, core: Referen
         if not cost.hits or not cost.checksum_ok:
             raise MicrobenchError(f"kprobes: the probe at {at} ({kw or 'plain'}) was hit "
                                   f"{cost.hits} times, checksum ok: {cost.checksum_ok}")
+        if cost.nmissed or cost.kretprobe_nmissed:      # a hit without the whole path
+            raise MicrobenchError(f"kprobes: the probe at {at} ({kw or 'plain'}) missed "
+                                  f"{cost.nmissed} hits and {cost.kretprobe_nmissed or 0} "
+                                  "returns: its per-hit cost would average them in")
         return cost
     single, plain = run(post=True), run()
     letter = path_letters(single.traps_per_hit, plain.traps_per_hit)

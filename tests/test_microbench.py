@@ -384,3 +384,12 @@ def test_the_summary_counts_judged_figures_by_arch():
                 "figures": [fig(m)]} for i, m in enumerate((6.0, 6.0, 30.0))]
     assert within_2x_by_arch([figures_over_samples(samples)]) == {
         "a": {"judged": 1, "yes": 0, "no": 0, "undecided": 1}}
+
+
+def test_a_probe_path_that_missed_hits_is_refused_not_averaged() -> None:
+    """kprobes.rst's paths are measured per hit, so a probe that missed some (a
+    kretprobe on schedule, whose one instance the init task holds on 1 CPU) would
+    average hits without its path into the figure: the experiment refuses it."""
+    from lab.microbench import _probe_paths
+    with pytest.raises(MicrobenchError, match=r"missed 0 hits and \d+ returns"):
+        _probe_paths(get_arch("arm"), {"r"}, None, None, at="schedule", timing=False)
