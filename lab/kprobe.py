@@ -121,14 +121,15 @@ class ProbeRuns:
         self.base = Tally.of(unprobed.run())
 
     def measure(self, *, post: bool = False, ret: bool = False, with_kprobe: bool = False,
-                optimize: bool = False) -> KprobeCost:
+                optimize: bool = False, maxactive: int = 0) -> KprobeCost:
         """The workload run again with a kprobe (empty guest handlers), its cost per hit.
 
         ``ret`` places a kretprobe on the same function entry (``at`` must be
         one) whose empty handler runs at every return; its entry probe then
         carries the kprobe's place; ``with_kprobe`` adds a kprobe with the empty
         pre_handler there too (the two then share an aggr_kprobe: kprobes.rst's
-        "kr"). ``optimize`` runs the kprobe optimizer on the probe before the
+        "kr"). ``maxactive`` is the kretprobe's (0: v5.10's default, one instance per
+        possible CPU). ``optimize`` runs the kprobe optimizer on the probe before the
         workload."""
         symbol, offset, handler = self.symbol, self.offset, self.handler
         guest = Guest(self.kernel, **self.kw)
@@ -142,7 +143,8 @@ class ProbeRuns:
         rp = None
         if ret:
             rp = kprobes.register_kretprobe(Kretprobe(
-                symbol_name=symbol, offset=offset, handler=handler or "kretprobe_empty_handler"))
+                symbol_name=symbol, offset=offset, handler=handler or "kretprobe_empty_handler",
+                maxactive=maxactive))
             kp = rp.kp
             if with_kprobe:
                 kprobes.register_kprobe(Kprobe(symbol_name=symbol, offset=offset,
@@ -176,8 +178,9 @@ class ProbeRuns:
 
 
 def measure_kprobe(arch: str, at: str, *, post: bool = False, ret: bool = False,
-                   with_kprobe: bool = False, optimize: bool = False, **runs) -> KprobeCost:
+                   with_kprobe: bool = False, optimize: bool = False, maxactive: int = 0,
+                   **runs) -> KprobeCost:
     """Run a workload without and with one kprobe at ``at``: :class:`ProbeRuns`
     (``runs``: its options) and its :meth:`~ProbeRuns.measure`."""
     return ProbeRuns(arch, at, **runs).measure(post=post, ret=ret, with_kprobe=with_kprobe,
-                                               optimize=optimize)
+                                               optimize=optimize, maxactive=maxactive)

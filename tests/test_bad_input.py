@@ -109,6 +109,10 @@ CASES: list[tuple[str, ...]] = [
     ("probe", "--arch", A, "-D", "kmalloc", "--cpus", "2"),
     ("probe", "--arch", A, "-D", "kmalloc", "--fetch", "size,"),
     ("kprobe", "--arch", A, "--at", "kmalloc+zz"), ("kprobe", "--arch", A, "--at", "\u00b2"),
+    ("kprobe", "--arch", A, "--at", "kmalloc", "--maxactive", "3"),
+    ("kprobe", "--arch", A, "--at", "kmalloc", "--ret", "--maxactive", "0"),
+    ("kprobe", "--arch", A, "--at", "kmalloc", "--ret", "--maxactive", "4097"),
+    ("kprobe", "--arch", A, "--every-instruction", "kmalloc", "--ret", "--maxactive", "3"),
     ("kmemtrace", "report", "{dir}", "--limit", "0"), ("kmemtrace", "report", "{dir}"),
     # options of a --layouts sweep without one: refused, not ignored
     ("compare", "--arch", A, "--jobs", "2"), ("compare", "--arch", A, "--scheduler", "x:1"),

@@ -593,6 +593,11 @@ def test_a_kretprobes_own_nmissed_is_reported(arch: str, tmp_path, capsys) -> No
     assert doc["hits"] == rp.kp.hits and doc["nmissed"] == 0
     assert (doc["kretprobe_nmissed"], doc["maxactive"]) == (missed, 1)
     assert main(["kprobe", "--arch", arch, "--at", "schedule", "--ret", "--size", str(SIZE),
+                 "--maxactive", "8", "--cycles", "count", "--json"]) == 0
+    more = json.loads(capsys.readouterr().out)          # enough instances: none missed
+    assert (more["hits"], more["kretprobe_nmissed"], more["maxactive"]) == (doc["hits"], 0, 8)
+    assert more["instructions_per_hit"] > doc["instructions_per_hit"]
+    assert main(["kprobe", "--arch", arch, "--at", "schedule", "--ret", "--size", str(SIZE),
                  "--cycles", "count"]) == 0
     assert f"kretprobe     nmissed {missed:,}: entries that found none of its 1" in \
         capsys.readouterr().out

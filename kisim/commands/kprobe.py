@@ -26,11 +26,13 @@ import argparse
 
 from arches import get_arch
 from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add_modules, add_set,
-                                   add_workload, checksum_word, overrides, print_json, timing)
+                                   add_workload, checksum_word, int_in, overrides, print_json,
+                                   timing)
 from kisim.errors import UsageError
 from kbuild import build
 from lab.kprobe import measure_kprobe
 from lab.report import breakdown_line
+from probes.kprobe_events import KRETPROBE_MAXACTIVE_MAX
 from lab.transparency import every_instruction
 from sim.workloads import module_workload
 
@@ -60,6 +62,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "buffer; the optimizer delay is flushed, wait_for_kprobe_optimizer)")
     p.add_argument("--ret", action="store_true",
                    help="a kretprobe instead: its handler runs at every return")
+    p.add_argument("--maxactive", type=int_in(1, KRETPROBE_MAXACTIVE_MAX), default=0,
+                   metavar="N",
+                   help="with --ret, the kretprobe's instances (default: v5.10's, one per "
+                        "CPU); an entry that finds none free is the kretprobe's nmissed")
     p.add_argument("--with-kprobe", action="store_true",
                    help="with --ret, a kprobe with an empty pre_handler at the same entry "
                         "too: the two share an aggr_kprobe (kprobes.rst's \"kr\")")
@@ -85,10 +91,13 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
         raise UsageError("--opt takes a plain kprobe: no --post (never optimized), no --ret")
     if args.with_kprobe and not args.ret:
         raise UsageError("--with-kprobe adds a kprobe to a kretprobe: it needs --ret")
+    if args.maxactive and (not args.ret or args.every is not None):
+        raise UsageError("--maxactive sizes the kretprobe of --at ... --ret: it needs both")
     if args.every is not None:
         return _every_instruction(args)
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
                           ret=args.ret, with_kprobe=args.with_kprobe, optimize=args.opt,
+                          maxactive=args.maxactive,
                           cpus=args.cpus, size=args.size,
                           modules=args.modules, handler=args.handler, expect=args.expect,
                           timing=timing(args), overrides=overrides(args))
