@@ -32,8 +32,8 @@ from kisim.errors import UsageError
 from kbuild import build
 from lab.kprobe import measure_kprobe
 from lab.report import breakdown_line
-from probes.kprobe_events import KRETPROBE_MAXACTIVE_MAX
 from lab.transparency import every_instruction
+from probes.kprobe_events import KRETPROBE_MAXACTIVE_MAX
 from sim.workloads import module_workload
 
 
