@@ -103,8 +103,12 @@ class Transparency:
         return None
 
     def refusal_reasons(self) -> Counter[str]:
-        """How many instructions each reason refused (reasons without their place)."""
-        return Counter(f"{r.errno}: {r.reason.split(' is ', 1)[-1]}" for r in self.refused)
+        """How many instructions each reason refused: a reason without its place, what
+        follows the address it names ("X is ...", "cannot probe X: ...")."""
+        def why(r: Refusal) -> str:
+            _, named, after = r.reason.partition(r.where)
+            return after.removeprefix(" is ").removeprefix(": ") if named else r.reason
+        return Counter(f"{r.errno}: {why(r)}" for r in self.refused)
 
     def to_json(self) -> dict:
         return {**asdict(self), "ok": self.ok, "failure": self.failure}

@@ -962,3 +962,20 @@ def test_the_list_walks_kprobe_table(arch: str) -> None:
     order = sorted(range(len(probes)), key=lambda i: (hash_ptr(probes[i].addr, g.arch.bits), -i))
     assert [line.split()[2] for line in probed(k)] == [f"{names[i]}+0x0" for i in order]
     assert 1 < len({hash_ptr(p.addr, g.arch.bits) for p in probes}) <= 1 << KPROBE_HASH_BITS
+
+
+def test_refusal_reasons_group_without_the_place() -> None:
+    """--every-instruction's summary counts each reason once per kind, whichever
+    way the kernel's message names the address ("X is ...", "cannot probe X: ...")."""
+    from lab.transparency import Refusal, Transparency
+    swp = "SWP/SWPB (ARMv7 kernel), LDREX/STREX{,D,B,H}: not decoded (decode-arm.c)"
+    refused = [Refusal(f"schedule+{off:#x}", 0x1000 + off, "EINVAL",
+                       f"kprobe: cannot probe schedule+{off:#x}: {swp}") for off in (0x30, 0x34)]
+    refused.append(Refusal("schedule+0x10", 0x1010, "EINVAL", "kprobe: schedule+0x10 is an "
+                           "ftrace (mcount) site and arm has no KPROBES_ON_FTRACE"))
+    found = Transparency(arch="arm", workload="kmalloc", size=1, mode="pre", functions=1,
+                         probed=1, optimized=0, batches=1, hits=0, counted=0, nmissed=0,
+                         checksum=None, checksum_ok=True, refused=refused)
+    assert found.refusal_reasons() == {
+        f"EINVAL: {swp}": 2,
+        "EINVAL: an ftrace (mcount) site and arm has no KPROBES_ON_FTRACE": 1}
