@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -73,18 +74,20 @@ class TraceKprobe:
     filtered: int = 0                     # hits the filter kept out of the buffer
     lost: int = 0                         # hits whose record the ring buffer could not take
 
+    def _kprobes(self) -> Iterator[Kprobe]:
+        """Each registered probe's kprobe (a kretprobe's: its entry probe)."""
+        return (p if isinstance(p, Kprobe) else p.kp for _, p in self.probes if p is not None)
+
     @property
     def hits(self) -> int:
         """Hits of all its probes (a kretprobe's: its entry probe's)."""
-        return sum(p.hits if isinstance(p, Kprobe) else p.kp.hits for _, p in self.probes
-                   if p is not None)
+        return sum(kp.hits for kp in self._kprobes())
 
     @property
     def nmissed(self) -> int:
         """Hits its probes took while another kprobe ran on the CPU (no record):
         kprobe_profile's second column (v5.10 probes_profile_seq_show)."""
-        return sum(p.nmissed if isinstance(p, Kprobe) else p.kp.nmissed for _, p in self.probes
-                   if p is not None)
+        return sum(kp.nmissed for kp in self._kprobes())
 
     @property
     def kretprobe_nmissed(self) -> int | None:
