@@ -279,8 +279,21 @@ class TraceKprobes:
         tk.filter = compile_filter(expr, fields)
 
     def _filter_values(self, tk: TraceKprobe, record: bytes, cpu: Cpu) -> dict[str, int | str]:
-        """What a filter reads: the record's fields, its common fields, the CPU and comm."""
+        """What a filter reads: the record's fields, its common fields, the CPU and comm.
+
+        An array field reads as v5.10's predicates read it at the field's offset:
+        an array of strings as its first (``filter_pred_strloc``), any other as one
+        integer of the whole array's size (``filter_pred_32`` on a ``u8[4]``)."""
         values = dict(self.decode(tk, record).fields)
+        for arg in tk.event.args:
+            if not arg.count:
+                continue
+            at = tk.event.head_size + arg.offset
+            if arg.type.is_string:
+                values[arg.name] = self._string_at(record, at)
+            else:
+                values[arg.name] = int.from_bytes(record[at:at + arg.size], self.arch.endian,
+                                                  signed=arg.type.signed)
         common = struct.unpack_from(self._prefix + "HBBi", record)
         values.update(zip(("common_type", "common_flags", "common_preempt_count",
                            "common_pid"), common))
@@ -478,7 +491,7 @@ class TraceKprobes:
     def decode(self, tk: TraceKprobe, rec: bytes, cpu: int = 0, ts: int = 0, tid: int = 0,
                comm: str = "") -> Event:
         """The event of one record (the values in :attr:`TraceKprobe.cls` order)."""
-        ev, p, word = tk.event, self._prefix, self.arch.word
+        ev, word = tk.event, self.arch.word
         values: list[int | str] = [self.arch.to_int(rec[8 + i * word:8 + (i + 1) * word])
                                    for i in range(2 if ev.is_return else 1)]
         for arg, (_, ftype) in zip(ev.args, tk.cls.fields[len(values):]):
@@ -486,19 +499,21 @@ class TraceKprobes:
             items = []
             for k in range(arg.count or 1):
                 if arg.type.is_string:
-                    loc = struct.unpack_from(p + "I", rec, at + 4 * k)[0]
-                    length, off = loc >> 16, loc & 0xFFFF
-                    # Latin-1: one character per byte, so any bytes survive (encode)
-                    items.append(rec[off:off + length - 1].decode("latin-1")
-                                 if length else FAULT)
+                    items.append(self._string_at(rec, at + 4 * k))
                 else:
                     size = arg.type.size
-                    raw = int.from_bytes(rec[at + k * size:at + (k + 1) * size], self.arch.endian)
-                    items.append(raw - (1 << 8 * size) if arg.type.signed and raw >> (8 * size - 1)
-                                 else raw)
+                    items.append(int.from_bytes(rec[at + k * size:at + (k + 1) * size],
+                                                self.arch.endian, signed=arg.type.signed))
             values.append("{" + ",".join(self._value(arg.type, v) for v in items) + "}"
                           if arg.count else items[0])
         return Event(tk.cls, cpu, ts, tid, comm, tuple(values))
+
+    def _string_at(self, rec: bytes, at: int) -> str:
+        """The string whose ``__data_loc`` word is at ``at`` (length << 16 | offset; a
+        length of 0 is a fault). Latin-1: one character per byte, so any bytes survive."""
+        loc = struct.unpack_from(self._prefix + "I", rec, at)[0]
+        length, off = loc >> 16, loc & 0xFFFF
+        return rec[off:off + length - 1].decode("latin-1") if length else FAULT
 
     def _value(self, ftype: FetchType, v: int | str) -> str:
         """One value as the type's print function shows it (trace_probe.c PRINT_TYPE_FUNC)."""

@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from arches import get_arch
 from kbuild import build
 from patcher.instrument import attach
 from probes.kprobe_events import ProbeEventError
@@ -109,6 +110,43 @@ def test_filter_keeps_events_out_of_the_buffer() -> None:
     tk = events.events[("kprobes", "k")]
     assert sizes and all(s >= 1024 for s in sizes)
     assert tk.filtered and tk.filtered + len(sizes) == tk.probes[0][1].hits
+
+
+#: A stack word at kmalloc's entry that differs from call to call, per arch.
+STACK_WORD = {"x86_64": 8, "arm": 4, "ppc32": 4}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", sorted(STACK_WORD))
+def test_an_array_field_filters_as_one_integer_in_the_arch_byte_order(arch: str) -> None:
+    """v5.10 compares a ``u8[4]`` field as the u32 at its offset (filter_pred_32):
+    its bytes in the arch's order, big-endian on ppc32. A filter at the median of
+    an unfiltered run keeps exactly the calls above it."""
+    definition = f"p:k kmalloc w=+{STACK_WORD[arch]}($stack):u8[4]"
+    order = get_arch(arch).endian
+
+    def words(events: list) -> list[int]:
+        return [int.from_bytes(bytes(int(b) for b in e.fields["w"].strip("{}").split(",")),
+                               order) for e in events if e.name == "k"]
+
+    every = words(_run(arch, [definition])[0])
+    median = sorted(every)[len(every) // 2]
+    got, events = _run(arch, [definition], filters={"kprobes/k": f"w > {median:#x}"})
+    kept = words(got)
+    assert kept == [w for w in every if w > median] and 0 < len(kept) < len(every)
+    assert events.events[("kprobes", "k")].filtered == len(every) - len(kept)
+
+
+@pytest.mark.slow
+def test_a_string_array_filters_on_its_first_string() -> None:
+    """A ``string[2]`` field is a ``__data_loc char[][2]``: filter_pred_strloc reads
+    the first ``__data_loc`` word at its offset, so a filter sees the first string."""
+    definition = "p:k kmalloc s=+4($stack):string[2]"     # ppc32: strings from text
+    every = [e.fields["s"] for e in _run("ppc32", [definition])[0] if e.name == "k"]
+    got, events = _run("ppc32", [definition], filters={"kprobes/k": 's ~ "H*"'})
+    kept = [e.fields["s"] for e in got if e.name == "k"]
+    assert kept == [s for s in every if s.startswith('{"H')] and 0 < len(kept) < len(every)
+    assert events.events[("kprobes", "k")].filtered == len(every) - len(kept)
 
 
 @pytest.mark.slow

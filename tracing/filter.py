@@ -457,14 +457,16 @@ def _string_pred(field: FilterField, op: str, pattern: str) -> Predicate:
 
 
 def _number_pred(field: FilterField, op: str, value: int, s: str, pos: int) -> Predicate:
-    """select_comparison_fn (or filter_pred_cpu): compare at the field's width and sign."""
+    """select_comparison_fn (or filter_pred_cpu): compare at the field's width and sign.
+    An array field (``u8[4]``) is compared as v5.10 does, as one integer of its size:
+    its value here is that integer (the record's bytes in the arch's order)."""
     key = field.key or field.name
     if field.kind == "cpu":
         compare = _COMPARE.get(op)
         return (lambda values: compare(values[key], value)) if compare else (lambda values: False)
-    if "[" in field.type or field.size not in (1, 2, 4, 8):
-        # an array field: v5.10 compares its bytes as one integer of its size (and
-        # installs no comparison for other sizes); kisim refuses both
+    if field.size not in (1, 2, 4, 8):
+        # select_comparison_fn has no function for this size (an array of three
+        # bytes, say): v5.10 installs none, and the first event calls through NULL
         raise FilterError("ILLEGAL_FIELD_OP", s, pos)
     bits = 8 * field.size
     mask = (1 << bits) - 1
