@@ -502,6 +502,54 @@ notrace unsigned long kretprobe_find_ret_addr(struct task_struct *task, unsigned
 NOKPROBE_SYMBOL(kretprobe_find_ret_addr);
 NOKPROBE_SYMBOL(kretprobe_trampoline);
 
+/*
+ * v5.10 kprobe_busy_begin/end: a probe hit while this CPU runs kprobes' own
+ * bookkeeping is missed, as inside a handler (kprobe_handler() sees a
+ * current kprobe).
+ */
+static struct kprobe kprobe_busy;
+
+static __always_inline void kprobe_busy_begin(int cpu)
+{
+	preempt_disable();
+	current_kprobe[cpu] = &kprobe_busy;
+	kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
+}
+
+static __always_inline void kprobe_busy_end(int cpu)
+{
+	current_kprobe[cpu] = NULL;
+	preempt_enable();
+}
+
+/*
+ * v5.10 kprobe_flush_task(), called by finish_task_switch() once `tk` is
+ * dead: a task that died inside a probed call never returns through the
+ * trampoline, so its instances go back to their kretprobes (an
+ * unregistered kretprobe's are dropped, as the trampoline drops them).
+ */
+void kprobe_flush_task(struct task_struct *tk)
+{
+	struct kretprobe_instance *ri, **link;
+	int cpu = smp_processor_id();
+
+	kprobe_busy_begin(cpu);
+	link = &kretprobe_inst_table[kprobe_hash((unsigned long)tk)];
+	spin_lock(&kretprobe_table_lock);
+	while ((ri = *link)) {
+		if (ri->task != tk) {
+			link = &ri->next;
+			continue;
+		}
+		*link = ri->next;
+		if (ri->rp)
+			recycle_rp_inst(ri);
+	}
+	spin_unlock(&kretprobe_table_lock);
+	kprobe_busy_end(cpu);
+}
+NOKPROBE_SYMBOL(kprobe_flush_task);
+
 #ifdef ARCH_KRETPROBE_TRAMPOLINE_KPROBE
 /* The trampoline is a kprobe (PowerPC): its pre_handler jumps to the real return. */
 notrace int trampoline_probe_handler(struct kprobe *p, struct pt_regs *regs)

@@ -149,6 +149,7 @@ static void finish_task_switch(struct task_struct *prev)
 {
 	WRITE_ONCE(prev->on_cpu, 0);
 	if (prev->state == TASK_DEAD) {
+		kprobe_flush_task(prev);
 		free_thread_stack(prev->stack);
 		kmem_cache_free(task_cachep, prev);
 	}

@@ -616,6 +616,36 @@ def test_a_kretprobes_own_nmissed_is_reported(arch: str, tmp_path, capsys) -> No
     assert json.loads(capsys.readouterr().out)["kretprobe_nmissed"] is None
 
 
+def test_a_dead_tasks_kretprobe_instances_come_back(arch: str) -> None:
+    """A task that dies inside schedule() (do_exit()'s last call) never returns
+    through the trampoline; finish_task_switch() gives its instance back
+    (v5.10 kprobe_flush_task). With 8 instances on schedule under hackbench,
+    every task gone, all 8 are free again and none is left in
+    kretprobe_inst_table; without the flush, dead tasks hold them for good."""
+    from probes.kprobes import KPROBE_HASH_BITS, Kretprobe
+    g = guest(arch, workload="hackbench")
+    k = Kprobes(g)
+    returns: list[int] = []
+    rp = k.register_kretprobe(Kretprobe(symbol_name="schedule", maxactive=8,
+                                        handler=lambda rp, regs: returns.append(1)))
+    assert g.run().ok
+    read, table = g.machine.read_word, g.image.symbols["kretprobe_inst_table"]
+    word = get_arch(arch).word
+
+    def chain(node: int) -> list[int]:
+        nodes = []
+        while node:
+            nodes.append(node)
+            node = read(node)
+        return nodes
+
+    flying = [ri for b in range(1 << KPROBE_HASH_BITS) for ri in chain(read(table + b * word))]
+    free = chain(read(k._rp_addr(rp.struct, "free_instances")))
+    assert flying == [] and len(free) == 8
+    missed = read(k._rp_addr(rp.struct, "nmissed"))
+    assert 0 < len(returns) < rp.kp.hits - missed     # some probed calls died unreturned
+
+
 def test_kretprobe_refusals(arch: str) -> None:
     from probes.kprobes import Kretprobe
     g = guest(arch)

@@ -26,6 +26,15 @@
 #define NOKPROBE_SYMBOL(fname)	__NOKPROBE_SYMBOL(fname)
 #define __kprobes	__section(".kprobes.text")
 
+struct task_struct;
+
+/* finish_task_switch(): a dead task's kretprobe instances go back (kernel/kprobes.c) */
+#ifdef CONFIG_KPROBES
+void kprobe_flush_task(struct task_struct *tk);
+#else
+static inline void kprobe_flush_task(struct task_struct *tk) { }
+#endif
+
 /*
  * A module gets the whole kprobe API here, as with v5.10's header. The
  * kernel's own files include <kisim/kprobes.h> for it (the syscall path
