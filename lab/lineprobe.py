@@ -136,8 +136,7 @@ def definitions(arch: Arch, location: str, fetch: list[str], *,
     (:func:`probes.lineprobe.kprobe_definitions`), for ``kisim trace --kprobe-event``."""
     image = build(arch.name, overrides=overrides, modules=modules)
     with DebugInfo(image.elf, arch) as debug:
-        file, line, _ = probe_addresses(debug, location)
-        lines = kprobe_definitions(debug, read_elf(image.elf), location, fetch)
+        file, line, lines = kprobe_definitions(debug, read_elf(image.elf), location, fetch)
     return {"arch": arch.name, "location": location, "file": file, "line": line,
             "definitions": lines}
 

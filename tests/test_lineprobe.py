@@ -521,7 +521,7 @@ def test_definitions_record_what_the_tracepoint_records(name):
             with pytest.raises(DwarfError, match="cachep is optimized out"):
                 kprobe_definitions(debug, read_elf(image.elf), location, fetch)
             fetch.pop()
-        (line,) = kprobe_definitions(debug, read_elf(image.elf), location, fetch)
+        *_, (line,) = kprobe_definitions(debug, read_elf(image.elf), location, fetch)
     # perf names an argument after its last member: the second and third "size" are
     # numbered here, where perf would repeat the name and the kernel refuse it
     assert re.match(rf"p:probe/kmalloc_L{TRACE_LINE - KMALLOC_LINE} kmalloc\+\d+ size=\S+:x"
