@@ -150,7 +150,8 @@ _ARG_NAME_MAX = 31
 
 def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
                        fetch: Sequence[str]) -> tuple[str, int, list[str]]:
-    """The file and line of a probe point (:func:`probe_addresses`) and what
+    """The source file the probe point was found in (its first address's, as a
+    path of the debug information), its line (:func:`probe_addresses`), and what
     ``perf probe -D`` prints for it: one kprobe_events definition
     per address, all of one event (v5.10 multi-probe events), ``p:probe/EVENT
     SYM+OFFS NAME=ARG[:TYPE] ...``. EVENT is ``FUNC_LN`` for ``FUNC:N``, else the
@@ -164,7 +165,7 @@ def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
     gets perf's magic number, 0xdeade12d; where it has none at any, DwarfError,
     as perf refuses it. Each definition is checked with kisim's own
     kprobe_events parser."""
-    file, line, addresses = probe_addresses(debug, location)
+    _, line, addresses = probe_addresses(debug, location)
     if not addresses:
         raise DwarfError(f"{location}: no code for this line")
     where, relative = parse_location(location)
@@ -214,7 +215,7 @@ def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
         except ProbeEventError as err:      # kisim's two halves disagree: say so
             raise DwarfError(f"{definition!r}: kprobe_events refuses it: {err}") from None
         out.append(definition)
-    return file, line, out
+    return addresses[0].file, line, out
 
 
 #: perf probe's value for a variable missing at one of a multi-probe event's addresses

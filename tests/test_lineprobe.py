@@ -552,6 +552,11 @@ def test_cli_prints_the_definitions(capsys):
                  "sz=size,n=kmalloc_caches[1].size"]) == 0     # perf's NAME=VAR
     (line,) = capsys.readouterr().out.splitlines()
     assert re.search(r" sz=%\w+:x(32|64) n=@kmalloc_caches\+\d+:x32$", line)
+    # the file as -V and a probe run name it: the debug information's path, not as typed
+    assert main(["probe", "--arch", arch, "-D", f"slab.c:{TRACE_LINE}", "--fetch", "size",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["file"], doc["line"]) == ("kernel/slab.c", TRACE_LINE)
     assert main(["probe", "--arch", arch, "-D", f"kmalloc:{rel}", "--fetch", "1x=size"]) == 2
     assert "NAME= takes a C name" in capsys.readouterr().err
     assert main(["probe", "--arch", arch, "-D", f"kmalloc:{rel}", "--fetch", "ret"]) == 2
