@@ -68,7 +68,7 @@ def probe_line(arch: Arch, location: str, fetch: list[str], *, workload: str,
     base = Tally.of(Guest(image, **kw).run())
     cost = measure(arch, base, Tally.of(result), len(probe.hits))
     per_address = Counter(h.address for h in probe.hits)
-    return {"arch": arch.name, "location": location, "file": probe.addresses[0].file,
+    return {"arch": arch.name, "location": location, "file": file,
             "line": line,
             "optimization": next(f for f in image.info["cflags"] if f.startswith("-O")),
             "mechanism": MECHANISM, "workload": workload, "cpus": cpus,
@@ -126,7 +126,7 @@ def available_variables(arch: Arch, location: str, *,
         sites = [{"address": la.address, "function": la.function,
                   "offset": (elf.symbol_at(la.address) or (la.function, 0))[1],
                   "in_scope": _in_scope(debug, la.address)} for la in addresses]
-    return {"arch": arch.name, "location": location, "file": addresses[0].file, "line": line,
+    return {"arch": arch.name, "location": location, "file": file, "line": line,
             "sites": sites}
 
 

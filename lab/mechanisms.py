@@ -320,7 +320,7 @@ def _arm_line_probes(t: Target) -> Armed:
     probes = _line_probes(t)
     for p in probes:
         p.arm()
-    where = ", ".join(f"{p.addresses[0].file}:{p.addresses[0].line}" for p in probes)
+    where = ", ".join(f"{p.file}:{p.line}" for p in probes)
 
     def fetched() -> str:
         got = sum(len(h.values) for p in probes for h in p.hits)

@@ -73,7 +73,9 @@ def resolve_location(debug: DebugInfo, text: str) -> tuple[str, int]:
 
 
 def probe_addresses(debug: DebugInfo, text: str) -> tuple[str, int, list[LineAddress]]:
-    """The file, line and addresses of a probe point, as perf probe places it:
+    """The file (the debug information's path where the line has code, e.g.
+    ``kernel/slab.c`` for ``slab.c:225``), line and addresses of a probe point, as
+    perf probe places it:
     ``FILE:LINE`` and ``FUNC:N`` as :meth:`~probes.dwarf.DebugInfo.line_addresses`
     finds lines, refused where an address stands for another line
     (:meth:`~probes.dwarf.DebugInfo.check_representative`), and ``FUNC:0``, line 0
@@ -86,7 +88,7 @@ def probe_addresses(debug: DebugInfo, text: str) -> tuple[str, int, list[LineAdd
     file, line = resolve_location(debug, text)
     addresses = debug.line_addresses(file, line)
     debug.check_representative(addresses)
-    return file, line, addresses
+    return (addresses[0].file if addresses else file), line, addresses
 
 
 @dataclass(frozen=True)
@@ -150,8 +152,7 @@ _ARG_NAME_MAX = 31
 
 def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
                        fetch: Sequence[str]) -> tuple[str, int, list[str]]:
-    """The source file the probe point was found in (its first address's, as a
-    path of the debug information), its line (:func:`probe_addresses`), and what
+    """The source file and line of the probe point (:func:`probe_addresses`), and what
     ``perf probe -D`` prints for it: one kprobe_events definition
     per address, all of one event (v5.10 multi-probe events), ``p:probe/EVENT
     SYM+OFFS NAME=ARG[:TYPE] ...``. EVENT is ``FUNC_LN`` for ``FUNC:N``, else the
@@ -165,7 +166,7 @@ def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
     gets perf's magic number, 0xdeade12d; where it has none at any, DwarfError,
     as perf refuses it. Each definition is checked with kisim's own
     kprobe_events parser."""
-    _, line, addresses = probe_addresses(debug, location)
+    file, line, addresses = probe_addresses(debug, location)
     if not addresses:
         raise DwarfError(f"{location}: no code for this line")
     where, relative = parse_location(location)
@@ -215,7 +216,7 @@ def kprobe_definitions(debug: DebugInfo, image: Image, location: str,
         except ProbeEventError as err:      # kisim's two halves disagree: say so
             raise DwarfError(f"{definition!r}: kprobe_events refuses it: {err}") from None
         out.append(definition)
-    return addresses[0].file, line, out
+    return file, line, out
 
 
 #: perf probe's value for a variable missing at one of a multi-probe event's addresses
@@ -314,6 +315,7 @@ class LineProbe:
                  addresses: list[LineAddress] | None = None) -> None:
         self.kprobes = kprobes
         self.debug = debug
+        self.file, self.line = file, line
         self.addresses: list[LineAddress] = (debug.line_addresses(file, line)
                                              if addresses is None else addresses)
         if not self.addresses:
@@ -341,7 +343,7 @@ class LineProbe:
                 [Kprobe(addr=la.address, pre_handler=self._pre_handler)
                  for la in self.addresses])
         except PatchError as err:
-            raise LineProbeError(f"{self.addresses[0].file}:{self.addresses[0].line}: "
+            raise LineProbeError(f"{self.file}:{self.line}: "
                                  f"{err.message}") from None
 
     def disarm(self) -> None:

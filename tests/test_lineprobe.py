@@ -193,6 +193,8 @@ def test_func_n_counts_from_the_declaration_line_as_perf_probe_does():
         offset = TRACE_LINE - KMALLOC_LINE
         assert resolve_location(debug, f"kmalloc:{offset}") == ("kernel/slab.c", TRACE_LINE)
         assert resolve_location(debug, f"slab.c:{TRACE_LINE}") == ("slab.c", TRACE_LINE)
+        # placed, the point is named by the debug information's path, as every report prints it
+        assert probe_addresses(debug, f"slab.c:{TRACE_LINE}")[:2] == ("kernel/slab.c", TRACE_LINE)
         with pytest.raises(DwarfError, match=r"^no function 'nosuch' in the debug"):
             resolve_location(debug, "nosuch:3")
         with pytest.raises(DwarfError, match=r"^no source file 'lab\.c' in the debug "
