@@ -322,6 +322,7 @@ def test_host_code_that_does_not_compile_is_a_build_error(tmp_path) -> None:
         host_library(bad, cache_dir=tmp_path / "cache")
 
 
+@pytest.mark.slow
 def test_host_march_builds_for_the_cpu_it_names_and_refuses_what_is_not_one(
         tmp_path, monkeypatch) -> None:
     """KISIM_HOST_MARCH adds -march (a library valgrind runs), keyed apart from the
@@ -352,6 +353,7 @@ def test_host_march_builds_for_the_cpu_it_names_and_refuses_what_is_not_one(
     assert "\n" not in str(refused.value)
 
 
+@pytest.mark.slow
 def test_the_host_library_is_keyed_by_the_cpu_it_was_built_for(tmp_path, monkeypatch,
                                                                 request) -> None:
     """zig builds for the CPU it runs on: two CPUs of one architecture (a cache on a
@@ -398,6 +400,7 @@ def test_every_command_that_builds_uses_dot_config(argv, tmp_path, monkeypatch, 
         assert status == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", NAMES)
 def test_an_image_names_no_directory_of_this_machine(arch, tmp_path) -> None:
     """The debug information and __FILE__ name sources relative to the checkout and

@@ -455,6 +455,7 @@ def test_a_site_of_no_marker_or_tracepoint_is_one_line(tmp_path, capsys):
                           "(known: ") and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_the_plots_are_the_same_bytes_run_after_run(tmp_path):
     """Two processes plot the same comparison into the same bytes: the SVG has no
     creation date and its element ids do not come from a per-process random salt."""

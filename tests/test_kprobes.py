@@ -570,6 +570,7 @@ def test_kretprobe_maxactive_and_nmissed(arch: str) -> None:
     assert len(returns) + rp.nmissed == rp.kp.hits
 
 
+@pytest.mark.slow
 def test_a_kretprobes_own_nmissed_is_reported(arch: str, tmp_path, capsys) -> None:
     """``kisim kprobe --ret``, ``--every-instruction --ret`` and compare's kretprobe
     row report the kretprobe's own nmissed, not only its entry probe's: on

@@ -317,6 +317,7 @@ int lr_pre(struct kprobe *p, struct pt_regs *regs)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_a_line_hit_inside_another_kprobes_handler_is_nmissed(name, tmp_path, capsys):
     """A line whose code runs only inside a kprobe's pre_handler: each of its hits
