@@ -406,12 +406,25 @@ class TextSync:
     source: str
 
 
-def serialize_cost(core: "ReferenceCore") -> Cost:
-    """The ``serialize`` event: a serializing instruction a patching primitive runs,
-    charged outside the timing model (``--cycles count``, and the host patcher's
-    modeled ones) at the figure the timing model gives it (:attr:`ReferenceCore.serialize`)."""
-    return Cost(core.serialize.cycles, "a serializing instruction of the patching code "
-                f"outside the timing model: {core.name}'s. {core.serialize.source}")
+def core_costs(core: "ReferenceCore") -> dict[str, Cost]:
+    """The events every arch costs from its reference core, for :attr:`Arch.costs`:
+    ``insn``, the model unit; ``trap``, one exception entry and return, measured
+    apart from any kprobe figure (those are what the model is validated against);
+    ``ipi``, one interrupt round trip on each CPU at that figure; and ``serialize``,
+    a serializing instruction a patching primitive runs, charged outside the timing
+    model (``--cycles count``, and the host patcher's modeled ones) at the figure
+    the timing model gives it (:attr:`ReferenceCore.serialize`)."""
+    return {
+        "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
+                        "(assumption; no published CPI for this guest)"),
+        "trap": Cost(core.exception.cycles, f"{core.name}: exception entry + return. "
+                     f"{core.exception.source}"),
+        "ipi": Cost(core.exception.cycles, "a cross-CPU sync is one interrupt round trip on "
+                    "each CPU: the exception figure above"),
+        "serialize": Cost(core.serialize.cycles, "a serializing instruction of the patching "
+                          f"code outside the timing model: {core.name}'s. "
+                          f"{core.serialize.source}"),
+    }
 
 
 RegisterReader = Callable[[str], int]

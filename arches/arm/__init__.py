@@ -20,7 +20,7 @@ from unicorn import arm_const
 
 from arches.base import (Decoder, Arch, Cost, IsaState, SpinLoop, TextPort,
                          TextSync, TrapKind, TrapVector, check_reach, patch_words,
-                         serialize_cost, uc_register_map)
+                         core_costs, uc_register_map)
 from arches.arm.dwarf import DWARF_REGS
 
 BRANCH_REACH = (-0x2000000, 0x1FFFFFC)   # +-32 MB
@@ -31,13 +31,6 @@ PUSH_LR = (bytes.fromhex("00402de9"), bytes.fromhex("04e02de5"))
 
 
 from arches.arm.core import CORE  # noqa: E402  (the reference core: docs/timing.md)
-
-# A trap is one exception entry and return on the reference core, measured
-# apart from any kprobe figure (those are what the model is validated against).
-_EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return. "
-                  f"{CORE.exception.source}")
-_IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
-            "the exception figure above")
 
 #: v5.10 arch/arm/kernel/patch.c patch_text() is __patch_text() under
 #: stop_machine_cpuslocked() (generic: one IPI per other CPU), and __patch_text_real()
@@ -208,11 +201,7 @@ _A32 = Arch(
         "checker_body": "add r6, r6, #1; bx lr",
     },
     costs={
-        "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
-                        "(assumption; no published CPI for this guest)"),
-        "trap": _EXCEPTION,
-        "ipi": _IPI,
-        "serialize": serialize_cost(CORE),
+        **core_costs(CORE),
         "icache_flush": _FLUSH_LINE,
         "clock_read": Cost(1, "trace clock read = mrc p15 PMCCNTR: one instruction; no published "
                               "latency found, so the model unit (assumption)"),

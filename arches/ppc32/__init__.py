@@ -17,7 +17,7 @@ import unicorn
 from unicorn import ppc_const
 
 from arches.base import (Decoder, Arch, Cost, SpinLoop, TextPort, TextSync, TrapKind, TrapVector,
-                         check_reach, patch_words, serialize_cost, uc_register_map)
+                         check_reach, patch_words, core_costs, uc_register_map)
 from arches.ppc32.dwarf import DWARF_REGS
 
 #: PPC_INST_NOP (arch/powerpc/include/asm/ppc-opcode.h): ori 0,0,0, big-endian.
@@ -25,13 +25,6 @@ PPC_INST_NOP = (0x60000000).to_bytes(4, "big")
 
 
 from arches.ppc32.core import CORE  # noqa: E402  (the reference core: docs/timing.md)
-
-# A trap is one exception entry and return on the reference core, measured
-# apart from any kprobe figure (those are what the model is validated against).
-_EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return. "
-                  f"{CORE.exception.source}")
-_IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
-            "the exception figure above")
 
 #: v5.10 arch/powerpc/lib/code-patching.c patch_instruction() sends no IPI:
 #: __patch_instruction() stores the word, then dcbst, sync, icbi, sync, isync on the
@@ -183,11 +176,7 @@ ARCH = Arch(
         "checker_body": "addi 6, 6, 1; blr",
     },
     costs={
-        "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
-                        "(assumption; no published CPI for this guest)"),
-        "trap": _EXCEPTION,
-        "ipi": _IPI,
-        "serialize": serialize_cost(CORE),
+        **core_costs(CORE),
         "icache_flush": _FLUSH_LINE,
         "clock_read": Cost(1, "trace clock read = mftb: one instruction; no published latency "
                               "found, so the model unit (assumption)"),

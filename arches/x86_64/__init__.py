@@ -16,7 +16,7 @@ import unicorn
 from unicorn import x86_const
 
 from arches.base import (Decoder, Arch, Cost, EncodingError, SpinLoop, TextPort, TextSync,
-                         TrapFrame, TrapKind, TrapVector, check_reach, serialize_cost,
+                         TrapFrame, TrapKind, TrapVector, check_reach, core_costs,
                          split_out_of_line, uc_register_map, write_out_of_line)
 from arches.x86_64.dwarf import DWARF_REGS
 
@@ -25,13 +25,6 @@ P6_NOP5 = bytes.fromhex("0f1f440000")
 
 
 from arches.x86_64.core import CORE  # noqa: E402  (the reference core: docs/timing.md)
-
-# A trap is one exception entry and return on the reference core, measured
-# apart from any kprobe figure (those are what the model is validated against).
-_EXCEPTION = Cost(CORE.exception.cycles, f"{CORE.name}: exception entry + return. "
-                  f"{CORE.exception.source}")
-_IPI = Cost(CORE.exception.cycles, "a cross-CPU sync is one interrupt round trip on each CPU: "
-            "the exception figure above")
 
 #: v5.10 arch/x86/kernel/alternative.c text_poke_sync() is on_each_cpu(do_sync_core,
 #: NULL, 1): kernel/smp.c sends every other online CPU a call-function IPI, whose
@@ -289,11 +282,7 @@ ARCH = Arch(
         "contributory_fault": "mov ax, 0x1234; mov ds, ax",
     },
     costs={
-        "insn": Cost(1, "model unit: one modeled cycle per retired instruction "
-                        "(assumption; no published CPI for this guest)"),
-        "trap": _EXCEPTION,
-        "ipi": _IPI,
-        "serialize": serialize_cost(CORE),
+        **core_costs(CORE),
         "icache_flush": Cost(0, "x86 keeps the icache coherent with stores "
                                 "(Intel SDM vol. 3 §8.1.3); only serialization is needed"),
         "clock_read": Cost(7, "trace clock read = rdtsc: 6-7 clocks, not pairable, on the Pentium "
