@@ -258,6 +258,38 @@ def test_cli_takes_a_deletion_as_a_definition(capsys) -> None:
     assert capsys.readouterr().out.splitlines()[0] == "p:kprobes/b kfree"
 
 
+def test_cli_json_gives_each_events_probes_and_fields_as_its_format_does(capsys) -> None:
+    """--json: the listing, and each event's id, type, probes (at the address it
+    is registered at; none for a module not loaded) and fields, at the offsets and
+    sizes its format file gives."""
+    import json
+    import re
+    from kisim.cli import main
+    from sim.elf import read_elf
+    assert main(["kprobe-events", "--arch", "x86_64", "--json", "p:km kmalloc size=%di:u32 "
+                 "flags=%si:x16", "r:kmr kmalloc ret=$retval"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kprobe_events"] == ["p:kprobes/km kmalloc size=%di:u32 flags=%si:x16",
+                                    "r:kprobes/kmr kmalloc ret=$retval"]
+    kmalloc = read_elf(build("x86_64").elf).symbols["kmalloc"]
+    assert [(e["event"], e["type"], [p["address"] for p in e["probes"]]) for e in doc["events"]] \
+        == [("kprobes/km", "kprobe", [kmalloc]), ("kprobes/kmr", "kretprobe", [kmalloc])]
+    for e in doc["events"]:
+        assert e["format"].startswith(f"name: {e['event'].split('/')[1]}\nID: {e['id']}\n")
+        fields = [(f["type"], f["name"], f["offset"], f["size"]) for f in e["fields"]]
+        assert fields == [(t, n, int(o), int(z)) for t, n, o, z in re.findall(
+            r"field:(\S+) (\w+);\toffset:(\d+);\tsize:(\d+);", e["format"])
+            if not n.startswith(("common_", "__probe"))]
+    assert [f["offset"] for f in doc["events"][0]["fields"]] == [16, 20]
+    assert main(["kprobe-events", "--arch", "x86_64", "--json", "p:m nomod:func"]) == 0
+    later = json.loads(capsys.readouterr().out)             # registers once it is loaded
+    (pending,) = later["events"]
+    assert [w.split(": ", 1)[1] for w in later["trace_kprobe_warnings"]] == [
+        "This probe might be able to register after target module is loaded. Continue."]
+    assert pending["probes"] == [{"definition": "p:kprobes/m nomod:func", "place": "nomod:func",
+                                  "address": None}]
+
+
 def test_bitfield_keeps_v510s_integer_promotion() -> None:
     """FETCH_OP_MOD_BF on a u8: C promotes to int before the shifts, so b4@0/8
     of 0xff is 0xff in v5.10 (the high bits are not shifted out); a u32 is exact."""

@@ -4,21 +4,25 @@ Each definition (``--file`` first, then the arguments, in order) is written
 to the guest's ``kprobe_events`` file (probes/trace_kprobe.py): parsed with
 v5.10's rules and registered as a real kprobe or kretprobe on the built
 kernel, without running a workload. Prints what reading ``kprobe_events``
-shows, then each event's ``events/GRP/EVENT/format``. A definition v5.10
-refuses prints the kernel's error_log entry and exits 2. ``kisim trace
---kprobe-event`` records their hits.
+shows, then each event's ``events/GRP/EVENT/format``; ``--json`` gives the
+same as data: the listing, and each event's id, probes (with the address
+each is registered at, null while its module is not loaded) and record
+fields. A definition v5.10 refuses prints the kernel's error_log entry and
+exits 2. ``kisim trace --kprobe-event`` records their hits.
 """
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from kbuild import build
-from kisim.commands.common import (add_arch, add_modules, add_set, kprobe_lines, overrides,
-                                   warn_kprobe_events)
+from kisim.commands.common import (add_arch, add_json, add_modules, add_set, kprobe_lines,
+                                   overrides, print_json, warn_kprobe_events)
 from kisim.errors import UsageError
 from patcher.instrument import attach
 from probes.kprobe_events import split_lines
-from probes.trace_kprobe import kprobe_events
+from probes.kprobes import Kretprobe
+from probes.trace_kprobe import TraceKprobe, kprobe_events
 from sim.guest import Guest
 
 
@@ -35,7 +39,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="definitions, one a line, '#' comments")
     add_set(p)
     add_modules(p, expect=False)
+    add_json(p)
     p.set_defaults(func=cmd_kprobe_events)
+
+
+def event_doc(tk: TraceKprobe) -> dict[str, Any]:
+    """One event for --json: its probes, and its record's fields at the offsets its
+    format file gives them."""
+    ev = tk.event
+    return {"event": f"{ev.group}/{ev.event}", "id": tk.id,
+            "type": "kretprobe" if ev.is_return else "kprobe",
+            "probes": [{"definition": d.show(), "place": d.place(),
+                        "address": None if p is None else
+                        (p.kp if isinstance(p, Kretprobe) else p).addr}
+                       for d, p in tk.probes],
+            "fields": [{"name": a.name, "fetch": a.comm, "type": a.fieldtype,
+                        "offset": ev.head_size + a.offset, "size": a.size} for a in ev.args],
+            "format": tk.format()}
 
 
 def cmd_kprobe_events(args: argparse.Namespace) -> int:
@@ -48,9 +68,16 @@ def cmd_kprobe_events(args: argparse.Namespace) -> int:
     guest = Guest(build(args.arch, overrides=overrides(args), modules=args.modules), cpus=1)
     events = kprobe_events(guest, attach(guest), lines)
     warn_kprobe_events(events)
-    for line in events.listing() if events else ():
+    listing = events.listing() if events else []
+    found = list(events.events.values()) if events else []
+    if args.json:
+        print_json({"arch": args.arch, "kprobe_events": listing,
+                    "events": [event_doc(tk) for tk in found],
+                    "trace_kprobe_warnings": events.warnings if events else []})
+        return 0
+    for line in listing:
         print(line)
-    for tk in events.events.values() if events else ():
+    for tk in found:
         print(f"\n# events/{tk.event.group}/{tk.event.event}/format")
         print(tk.format(), end="")
     return 0
