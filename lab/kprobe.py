@@ -17,7 +17,7 @@ from arches.base import ReferenceCore
 from kbuild import build
 from lab.measure import Tally, measure
 from patcher.errors import PatchError
-from probes.kprobes import Kprobe, Kprobes, Kretprobe
+from probes.kprobes import BlacklistEntry, Kprobe, Kprobes, Kretprobe
 from sim.asm import disasm_one
 from sim.elf import SymbolTable
 from sim.errors import UnmappedAccess
@@ -184,3 +184,12 @@ def measure_kprobe(arch: str, at: str, *, post: bool = False, ret: bool = False,
     (``runs``: its options) and its :meth:`~ProbeRuns.measure`."""
     return ProbeRuns(arch, at, **runs).measure(post=post, ret=ret, with_kprobe=with_kprobe,
                                                optimize=optimize, maxactive=maxactive)
+
+
+def kprobe_blacklist(arch: str, *, modules: Sequence = (),
+                     overrides: dict[str, str] | None = None
+                     ) -> tuple[list[str], list[BlacklistEntry]]:
+    """debugfs ``kprobes/blacklist`` of the built kernel, its modules' entries
+    included, and the entries behind its lines (:meth:`probes.kprobes.Kprobes.blacklist`)."""
+    kprobes = Kprobes(Guest(build(arch, overrides=overrides, modules=modules), cpus=1))
+    return kprobes.blacklist(), kprobes.blacklist_entries

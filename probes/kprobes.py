@@ -174,6 +174,17 @@ def _check_fields(obj: object, ints: tuple[str, ...], optional: tuple[str, ...] 
                             f"{type(value).__name__}")
 
 
+@dataclass(frozen=True)
+class BlacklistEntry:
+    """One entry of v5.10's kprobe_blacklist (struct kprobe_blacklist_entry): the
+    addresses [start, end) of one function, and why it is listed."""
+
+    start: int
+    end: int
+    name: str
+    why: str
+
+
 @dataclass(eq=False)
 class Kprobe:
     """struct kprobe as the caller fills it: ``symbol_name`` + ``offset`` or ``addr``."""
@@ -343,6 +354,7 @@ class Kprobes:
                    ("kprobe_exc_return", "aggr_pre_handler", "aggr_post_handler")}
         self.text = text if text is not None else TextPatcher(self.machine)
         self.tables = tables if tables is not None else load_tables(guest.image, self.arch)
+        self.blacklist_entries = self._populate_kprobe_blacklist()
         self.probes: dict[int, Kprobe] = {}
         self._by_struct: dict[int, Kprobe] = {}
         self._free = list(range(KPROBE_POOL))
@@ -494,15 +506,12 @@ class Kprobes:
             if addr != site:
                 raise PatchError("EILSEQ", f"{where} is inside the ftrace (mcount) site "
                                            f"at {site:#x} (arch_check_ftrace_location)")
-        for fn in self.tables.nokprobe if blacklist else ():
-            if fn.address <= addr < fn.address + max(fn.size, 1):
-                raise PatchError("EINVAL", f"{where} is blacklisted (NOKPROBE_SYMBOL({fn.name}))")
+        why = self.within_kprobe_blacklist(addr) if blacklist else None
+        if why is not None:
+            raise PatchError("EINVAL", f"{where} is blacklisted ({why})")
         if start <= self.guest.image.entry < start + size:
             raise PatchError("EINVAL", f"{where} is entry text (the boot entry runs before "
                                        "it has a stack)")
-        section = self.guest.image.sections.get(".kprobes.text")
-        if section is not None and section.addr <= addr < section.addr + section.size:
-            raise PatchError("EINVAL", f"{where} is in .kprobes.text")
         owner = self.reserved_by(addr, 1)
         if owner is not None:
             raise PatchError("EINVAL", f"{where} is {owner} (check_kprobe_address_safe)")
@@ -526,6 +535,47 @@ class Kprobes:
         if at >= 0 and self._data[at][0] <= addr < self._data[at][1]:
             raise PatchError("EINVAL", f"{where} is data in text (a literal pool), not an "
                                        "instruction")
+
+    def _populate_kprobe_blacklist(self) -> list[BlacklistEntry]:
+        """populate_kprobe_blacklist (v5.10 kernel/kprobes.c): each NOKPROBE_SYMBOL
+        function in _kprobe_blacklist's order, then the functions of .kprobes.text
+        by address (kprobe_add_area_blacklist). Each runs from its entry for the
+        size kallsyms gives it (kprobe_add_ksym_blacklist): up to the next symbol,
+        so the padding after a function is blacklisted with it."""
+        image = self.guest.image
+        entries = []
+        for fn in self.tables.nokprobe:
+            _, size, name = image.kallsyms_lookup(fn.address)
+            entries.append(BlacklistEntry(fn.address, fn.address + size, name,
+                                          f"NOKPROBE_SYMBOL({fn.name})"))
+        section = image.sections.get(".kprobes.text")
+        for start, _, _ in image.functions if section is not None else ():
+            if section.addr <= start < section.addr + section.size:
+                _, size, name = image.kallsyms_lookup(start)
+                entries.append(BlacklistEntry(start, start + size, name, "in .kprobes.text"))
+        return entries
+
+    def within_kprobe_blacklist(self, addr: int) -> str | None:
+        """Why v5.10's within_kprobe_blacklist() holds for ``addr``, or None: in
+        .kprobes.text (arch_within_kprobe_blacklist), in an entry of the list, or
+        in a compiler's copy of a listed function (``NAME.suffix``: NAME's entry)."""
+        section = self.guest.image.sections.get(".kprobes.text")
+        if section is not None and section.addr <= addr < section.addr + section.size:
+            return "in .kprobes.text"
+        found = next((e.why for e in self.blacklist_entries if e.start <= addr < e.end), None)
+        at = self.guest.image.symbol_at(addr)
+        if found is None and at is not None and "." in at[0]:
+            # kprobe_lookup_name() (kallsyms_lookup_name): the first of that name
+            base = self.guest.image.symbols.candidates(at[0].partition(".")[0])
+            return self.within_kprobe_blacklist(base[0].addr) if base else None
+        return found
+
+    def blacklist(self) -> list[str]:
+        """debugfs kprobes/blacklist (kprobe_blacklist_seq_show): ``0x%px-0x%px\\t%ps``,
+        each entry's range and function, in the list's order."""
+        width = self.arch.bits // 4
+        return [f"0x{e.start:0{width}x}-0x{e.end:0{width}x}\t{e.name}"
+                for e in self.blacklist_entries]
 
     def reserved_by(self, addr: int, length: int) -> str | None:
         """Who else owns text in ``[addr, addr+length)``: a static key's site

@@ -287,6 +287,32 @@ def test_refuses_blacklist(arch: str) -> None:
     refused(k, Kprobe(symbol_name="no_such_function"), "ENOENT", "no symbol")
 
 
+def test_the_blacklist_is_kallsyms_sized_and_listed_as_debugfs_shows_it(arch: str,
+                                                                       capsys) -> None:
+    """v5.10 kprobe_add_ksym_blacklist: each NOKPROBE_SYMBOL function, in the
+    section's order, from its entry to where kallsyms ends it (the next symbol), so
+    the padding after it is refused too (x86 pads functions to 16 bytes with nops,
+    which can_probe would take); kprobes/blacklist prints each as
+    ``0x%px-0x%px\\t%ps``."""
+    g = guest(arch)
+    k = Kprobes(g)
+    width = g.arch.bits // 4
+    want = []
+    for fn in k.tables.nokprobe:
+        start, size, name = g.image.kallsyms_lookup(fn.address)
+        assert (start, name) == (fn.address, fn.name)
+        want.append(f"0x{start:0{width}x}-0x{start + size:0{width}x}\t{name}")
+        for addr in {start + size - 1, start + fn.size} - {start + size}:
+            refused(k, Kprobe(addr=addr), "EINVAL", f"NOKPROBE_SYMBOL({name})")
+    assert k.blacklist() == want and len(want) == len(k.tables.nokprobe) > 50
+    from kisim.cli import main
+    assert main(["kprobe", "blacklist", "--arch", arch]) == 0
+    assert capsys.readouterr().out.splitlines() == want
+    if arch == "x86_64":                    # functions with padding after their code
+        assert sum(e.end - e.start > fn.size
+                   for e, fn in zip(k.blacklist_entries, k.tables.nokprobe)) > 40
+
+
 def test_refuses_hypercall_instruction(arch: str) -> None:
     """The guest's hypercall instruction (syscall, svc, sc) is the host ABI: refused."""
     g = guest(arch)
@@ -500,7 +526,11 @@ def test_cli_kprobe_refusals(args: list[str], text: str, capsys) -> None:
 
 @pytest.mark.parametrize("args, text", [
     (["--at", "kmalloc", "--layout", "3"], "unrecognized arguments: --layout"),
-    (["--at", "kmalloc", "show"], "unknown view 'show' (views: run, list)"),
+    (["--at", "kmalloc", "show"], "unknown view 'show' (views: run, list, blacklist)"),
+    ([], "one of the arguments --at --every-instruction is required"),
+    (["list"], "one of the arguments --at --every-instruction is required"),
+    (["blacklist", "--every-instruction", "m"], "it takes no --every-instruction"),
+    (["blacklist", "--post"], "it takes no --post"),
 ])
 def test_cli_kprobe_names_what_is_wrong_in_its_arguments(args: list[str], text: str,
                                                          capsys) -> None:

@@ -6,6 +6,7 @@ symbol, ``kisim symbols``, ``kisim kprobe --every-instruction`` and the
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,46 @@ def test_workload_returns_an_unsigned_long(arch: str, sources: list[Path],
                  "--expect", "1234"]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH: expected 0x00001234" in out and "reference" not in out
+
+
+#: NOKPROBE_SYMBOL, __kprobes, and a compiler's copy of a listed function (GCC names
+#: its clones NAME.part.N, NAME.constprop.N, NAME.cold).
+BLACKLISTED = r"""
+#include <linux/module.h>
+#include <linux/kprobes.h>
+static noinline unsigned long bl_hidden(unsigned long n) { return n + 1; }
+NOKPROBE_SYMBOL(bl_hidden);
+__kprobes noinline unsigned long bl_first(unsigned long n) { return n * 3; }
+__kprobes noinline unsigned long bl_second(unsigned long n) { return n * 5; }
+unsigned long bl_run(unsigned long n) { return bl_hidden(n) + bl_first(n) + bl_second(n); }
+asm(".text\n.globl bl_hidden.part.0\n.type bl_hidden.part.0, @function\n"
+    "bl_hidden.part.0:\n\tret\n.size bl_hidden.part.0, 1\n");
+"""
+
+
+def test_the_blacklist_takes_kprobes_text_and_a_listed_functions_copies(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """v5.10 populate_kprobe_blacklist lists a module's NOKPROBE_SYMBOL function and
+    each function of .kprobes.text; within_kprobe_blacklist also refuses
+    ``NAME.suffix`` where NAME is listed. ``kisim kprobe blacklist`` prints them."""
+    source = tmp_path / "bl.c"
+    source.write_text(BLACKLISTED)
+    image = build("x86_64", modules=[source])
+    k = Kprobes(Guest(image, workload="bl:bl_run", size=3))
+    listed = {e.name: e.why for e in k.blacklist_entries}
+    assert (listed["bl_hidden"], listed["bl_first"], listed["bl_second"]) == (
+        "NOKPROBE_SYMBOL(bl_hidden)", "in .kprobes.text", "in .kprobes.text")
+    assert "bl_run" not in listed and "bl_hidden.part.0" not in listed
+    for name, why in (("bl_first", "in .kprobes.text"), ("bl_second", "in .kprobes.text"),
+                      ("bl_hidden.part.0", "NOKPROBE_SYMBOL(bl_hidden)")):
+        with pytest.raises(PatchError, match=rf"is blacklisted \({re.escape(why)}\)$"):
+            k.register_kprobe(Kprobe(symbol_name=name))
+    k.unregister_kprobe(k.register_kprobe(Kprobe(symbol_name="bl_run")))
+    assert main(["kprobe", "blacklist", "--arch", "x86_64", "--module", str(source),
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["blacklist"] == k.blacklist()
+    assert [(e["function"], e["why"]) for e in doc["entries"]][-2:] == [
+        ("bl_first", "in .kprobes.text"), ("bl_second", "in .kprobes.text")]
+    assert main(["kprobe", "blacklist", "--arch", "x86_64", "--at", "kmalloc"]) == 2
+    assert "it takes no --at" in capsys.readouterr().err

@@ -30,14 +30,14 @@ from kisim.commands.common import (add_arch, add_cpus, add_cycles, add_json, add
                                    timing)
 from kisim.errors import UsageError
 from kbuild import build
-from lab.kprobe import measure_kprobe
+from lab.kprobe import kprobe_blacklist, measure_kprobe
 from lab.report import breakdown_line
 from lab.transparency import every_instruction
 from probes.kprobe_events import KRETPROBE_MAXACTIVE_MAX
 from sim.workloads import module_workload
 
 
-VIEWS = ("run", "list")
+VIEWS = ("run", "list", "blacklist")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,11 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     # checked in cmd_kprobe, not by argparse's choices: an option this command does not
     # take (`--layout 3`) is then reported as such, not its value as a wrong view
-    p.add_argument("view", nargs="?", default="run", metavar="{run,list}",
+    p.add_argument("view", nargs="?", default="run", metavar="{run,list,blacklist}",
                    help="run: hits and cost per hit (default); list: the debugfs kprobes/list "
-                        "lines")
+                        "lines; blacklist: the debugfs kprobes/blacklist lines, what no "
+                        "kprobe may probe (no --at)")
     add_arch(p)
-    where = p.add_mutually_exclusive_group(required=True)
+    where = p.add_mutually_exclusive_group()   # one of them, unless the view is blacklist
     where.add_argument("--at", metavar="[MOD:]SYMBOL[+OFF]",
                        help="where to probe, e.g. kmalloc, kmalloc+0x4 or mymod:run")
     where.add_argument("--every-instruction", metavar="MOD|[MOD:]FUNC", dest="every",
@@ -85,6 +86,10 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     if args.view not in VIEWS:
         raise UsageError(f"unknown view {args.view!r} (views: {', '.join(VIEWS)})")
     get_arch(args.arch)
+    if args.view == "blacklist":
+        return _blacklist(args)
+    if args.at is None and args.every is None:
+        raise UsageError("one of the arguments --at --every-instruction is required")
     if args.ret and args.post:
         raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
     if args.opt and (args.ret or args.post):
@@ -131,6 +136,25 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     print(f"  cycles from   {cost.cycles}")
     print(f"  checksum      {checksum_word(args, cost.checksum_ok)}")
     return 0 if cost.checksum_ok else 1
+
+
+def _blacklist(args: argparse.Namespace) -> int:
+    probe = {"--at": args.at, "--every-instruction": args.every, "--post": args.post,
+             "--opt": args.opt, "--ret": args.ret, "--maxactive": args.maxactive,
+             "--with-kprobe": args.with_kprobe, "--handler": args.handler}
+    given = [name for name, value in probe.items() if value]
+    if given:
+        raise UsageError(f"the blacklist view lists what no kprobe may probe: it takes no "
+                         f"{given[0]} (--arch, --set and --module choose the kernel)")
+    lines, entries = kprobe_blacklist(args.arch, modules=args.modules,
+                                      overrides=overrides(args))
+    if args.json:
+        print_json({"blacklist": lines,
+                    "entries": [{"start": e.start, "end": e.end, "function": e.name,
+                                 "why": e.why} for e in entries]})
+    else:
+        print("\n".join(lines))
+    return 0
 
 
 def _every_instruction(args: argparse.Namespace) -> int:
