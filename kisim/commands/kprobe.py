@@ -9,8 +9,9 @@ one hit's cost: exact guest instructions, traps and modeled cycles. A
 kretprobe's own nmissed (entries that found none of its instances free,
 whose returns it did not probe) is printed beside the entry probe's.
 ``kisim kprobe list ...`` prints the probes at the address as debugfs
-``kprobes/list`` does. ``SYMBOL`` may be ``MODULE:SYMBOL`` (a name several
-modules define must be).
+``kprobes/list`` does, and ``kisim kprobe blacklist --arch A`` (no ``--at``)
+what no kprobe may probe, as debugfs ``kprobes/blacklist`` does.
+``SYMBOL`` may be ``MODULE:SYMBOL`` (a name several modules define must be).
 
 ``--every-instruction MOD|[MOD:]FUNC`` instead puts a probe on every
 instruction of that module's functions (or that one function), runs the
