@@ -296,8 +296,14 @@ class Ftrace:
             return False
         return not self.filter or any(self._matches(w, rec) for w in self.filter)
 
+    def traced_functions(self) -> list[str]:
+        """What the filters leave the tracer, one line per record in address order, as
+        reading available_filter_functions lists them (v5.10 t_show, ``%ps``): all
+        of them with no filter and no notrace word."""
+        return [rec.function for rec in self.records if self.wanted(rec)]
+
     def filtered_functions(self) -> list[str]:
-        return sorted({rec.function for rec in self.records if self.wanted(rec)})
+        return sorted(set(self.traced_functions()))
 
     # -- the function pointer --------------------------------------------------
     def register_ftrace_function(self, func: int | str) -> None:

@@ -376,6 +376,29 @@ def test_filters_replace_append_and_notrace_wins(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_cli_list_prints_available_filter_functions_as_the_filters_leave_them(name, capsys):
+    """``kisim ftrace --list``: one line per record in address order, as reading
+    available_filter_functions lists them; the filters take out what they would
+    from a run; no run, so no run's options."""
+    from kisim.cli import main
+    sites = sorted(tracer_for(name).tables.mcount, key=lambda s: s.address)
+    assert main(["ftrace", "--arch", name, "--list"]) == 0
+    assert capsys.readouterr().out.splitlines() == [s.function for s in sites]
+    assert main(["ftrace", "--arch", name, "--list", "--filter", "kmem*", "--notrace",
+                 "*free", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["functions"] == [s.function for s in sites if s.function.startswith("kmem")
+                                and not s.function.endswith("free")]
+    assert "kmem_cache_alloc" in doc["functions"]
+    for extra, text in ((["--format", "ctf"], "takes no --format"),
+                        (["--set", "DYNAMIC_FTRACE=n"], "needs CONFIG_DYNAMIC_FTRACE=y"),
+                        (["--filter", "nosuch"], "matches no traceable function")):
+        assert main(["ftrace", "--arch", name, "--list", *extra]) == 2
+        err = capsys.readouterr().err
+        assert text in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_a_failed_filter_write_keeps_what_went_in_before_it(name):
     """v5.10: `>` empties the filter at open, words go in one by one, and the hash is
     committed at close: `echo "kfree nosuch kmalloc" > set_ftrace_filter` fails

@@ -10,6 +10,10 @@ host consumer with exact loss accounting (``kisim trace``'s buffers and
 options) into a sink of ``tracing.sinks``. Text formats go to stdout;
 ``ctf`` writes a CTF 1.8 directory and ``chrome`` ``DIR/trace.json``
 (``--out DIR``).
+
+``--list`` runs nothing: it prints the functions the filters leave the
+tracer, in address order, as reading ``available_filter_functions`` lists
+them (all of them with no ``--filter`` and no ``--notrace``).
 """
 from __future__ import annotations
 
@@ -49,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--glob", choices=("2.6.28", "full"), default="2.6.28",
                    help="--filter and --notrace syntax: 2.6.28's x*, *x, *x* (default) or "
                         "full glob(7)")
+    p.add_argument("--list", action="store_true",
+                   help="print, without a run, the functions the filters leave the tracer "
+                        "(with no --filter and no --notrace, available_filter_functions)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help=f"{help_text(FORMATS, text_to_stdout=True)} (ftrace: text). Default: seed for function, "
                         "graph for function_graph; text formats print to stdout, ctf, "
@@ -68,6 +75,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_ftrace(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list(args)
     check_workload(args.workload, args.size)
     fmt = get_format(args.format or ("graph" if args.tracer == "function_graph" else "seed"))
     if not fmt.text and args.out is None:
@@ -81,9 +90,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be >= 0")
     if args.limit is not None and not fmt.text:
         raise UsageError(f"--limit counts printed lines; --format {fmt.name} writes files")
-    if args.glob != "2.6.28" and not (args.filter or args.notrace):
-        raise UsageError(f"--glob {args.glob} sets the syntax of --filter and --notrace: "
-                         "give one")
+    _check_glob(args)
     check_drain(args)                        # before a possibly long build
     config_note(args)
     b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
@@ -150,3 +157,33 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     if files:
         print(f"# trace: {args.out} ({fmt.name}, {', '.join(f.name for f in files)})")
     return 0 if result.checksum_ok else 1
+
+
+def _check_glob(args: argparse.Namespace) -> None:
+    if args.glob != "2.6.28" and not (args.filter or args.notrace):
+        raise UsageError(f"--glob {args.glob} sets the syntax of --filter and --notrace: "
+                         "give one")
+
+
+def _list(args: argparse.Namespace) -> int:
+    for option, given in (("--format", args.format), ("--out", args.out),
+                          ("--limit", args.limit)):
+        if given is not None:
+            raise UsageError(f"--list prints functions and runs nothing: it takes no {option}")
+    _check_glob(args)
+    config_note(args)
+    b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
+    check_function_tracer(b, args.tracer, bool(args.filter or args.notrace))
+    guest = Guest(b, cpus=1)
+    tracer = function_tracer(guest, load_tables(b.elf, b.spec), args.tracer, args.filter,
+                             args.notrace, args.glob)
+    if not tracer.ftrace.dynamic:
+        raise UsageError("--list reads available_filter_functions, which needs "
+                         "CONFIG_DYNAMIC_FTRACE=y")
+    functions = tracer.ftrace.traced_functions()
+    if args.json:
+        print_json({"arch": b.arch, "filter": args.filter, "notrace": args.notrace,
+                    "glob": args.glob, "functions": functions})
+    else:
+        print("\n".join(functions))
+    return 0
