@@ -871,7 +871,8 @@ class Kprobes(Capability):
                  "KPROBES_ON_FTRACE": bool,
                  "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple,
                  "CAN_PROBE": bool, "BACK_CHAIN": bool, "REGS_OFFSET_NAMES": tuple,
-                 "REGS_OFFSET_ALIASES": dict, "FUNCTION_ARG_REGS": tuple}
+                 "REGS_OFFSET_ALIASES": dict, "FUNCTION_ARG_REGS": tuple,
+                 "KRETPROBE_BLACKLIST": tuple}
     #: v5.10 regs_query_register_offset's names (arch/*/kernel/ptrace.c
     #: regoffset_table), in struct pt_regs word order ("" for a word it does
     #: not name): the kprobe_events %REG names.
@@ -882,6 +883,9 @@ class Kprobes(Capability):
     #: first, where the arch selects HAVE_FUNCTION_ARG_ACCESS_API (else empty:
     #: no kprobe_events $argN).
     FUNCTION_ARG_REGS: ClassVar[tuple[str, ...]] = ()
+    #: The functions register_kretprobe refuses (v5.10 kretprobe_blacklist[]); empty
+    #: where the arch defines kretprobe_blacklist_size 0 (every arch but x86).
+    KRETPROBE_BLACKLIST: ClassVar[tuple[str, ...]] = ()
     TRAP_ENTRY: ClassVar[str | None] = None
     GUEST_SAVED_REGS: ClassVar[tuple[str, ...]] = ()
     CAN_PROBE: ClassVar[bool] = False

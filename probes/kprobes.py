@@ -76,9 +76,6 @@ RP_FIELDS = ("handler", "entry_handler", "maxactive", "nmissed", "data_size", "f
 RI_FIELDS = ("next", "rp", "ret_addr", "task", "sp")
 KRETPROBE_POOL = _DEFINES["KRETPROBE_POOL"]
 KRETPROBE_INSTANCE_BYTES = _DEFINES["KRETPROBE_INSTANCE_BYTES"]
-#: Functions a return probe must not be put on (x86 kretprobe_blacklist[]):
-#: the context switch returns on another task's stack.
-KRETPROBE_BLACKLIST = ("__switch_to", "__switch_to_asm")
 KPROBE_HASH_BITS = _DEFINES["KPROBE_HASH_BITS"]
 KPROBE_POOL = _DEFINES["KPROBE_POOL"]
 FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED, FLAG_FTRACE = (
@@ -872,7 +869,7 @@ class Kprobes:
         where = self.guest.image.symbol_at(addr)
         if addr == self.sym["kretprobe_trampoline"]:
             raise PatchError("EINVAL", "kretprobe: not on the kretprobe trampoline itself")
-        if where is not None and where[0] in KRETPROBE_BLACKLIST:
+        if where is not None and where[0] in self.ops.KRETPROBE_BLACKLIST:
             raise PatchError("EINVAL", f"kretprobe: {where[0]} is in kretprobe_blacklist")
         if where is None or where[1] != 0:
             raise PatchError("EINVAL", f"kretprobe: {self.guest.image.describe(addr)} is not "

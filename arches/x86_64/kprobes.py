@@ -40,6 +40,9 @@ SINGLESTEP_INTNO = 1                # #DB
 KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
 KPROBES_ON_FTRACE = True            # arch/x86/Kconfig selects HAVE_KPROBES_ON_FTRACE (v5.10)
 CAN_PROBE = True                    # kprobes/core.c can_probe(): decode from the function start
+#: v5.10 arch/x86/kernel/kprobes/core.c kretprobe_blacklist[]: __switch_to, which
+#: returns on another task's stack; kisim's context switch is __switch_to_asm.
+KRETPROBE_BLACKLIST = ("__switch_to", "__switch_to_asm")
 _RST = "Documentation/trace/kprobes.rst, 'Probe Overhead'"
 _RST_OPT = "Documentation/trace/kprobes.rst, 'Optimized Probe Overhead'"
 _PENTIUM_M = "Pentium M 1495 MHz (i386)"
