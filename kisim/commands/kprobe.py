@@ -140,7 +140,8 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
 
 
 def _blacklist(args: argparse.Namespace) -> int:
-    probe = {"--at": args.at, "--every-instruction": args.every, "--post": args.post,
+    probe = {"--at": args.at is not None, "--every-instruction": args.every is not None,
+             "--post": args.post,
              "--opt": args.opt, "--ret": args.ret, "--maxactive": args.maxactive,
              "--with-kprobe": args.with_kprobe, "--handler": args.handler}
     given = [name for name, value in probe.items() if value]
