@@ -560,12 +560,14 @@ class Kprobes:
         if section is not None and section.addr <= addr < section.addr + section.size:
             return "in .kprobes.text"
         found = next((e.why for e in self.blacklist_entries if e.start <= addr < e.end), None)
+        if found is not None:
+            return found
         at = self.guest.image.symbol_at(addr)
-        if found is None and at is not None and "." in at[0]:
-            # kprobe_lookup_name() (kallsyms_lookup_name): the first of that name
-            base = self.guest.image.symbols.candidates(at[0].partition(".")[0])
-            return self.within_kprobe_blacklist(base[0].addr) if base else None
-        return found
+        if at is None or "." not in at[0]:
+            return None
+        # kprobe_lookup_name() (kallsyms_lookup_name): the first of that name
+        base = self.guest.image.symbols.candidates(at[0].partition(".")[0])
+        return self.within_kprobe_blacklist(base[0].addr) if base else None
 
     def blacklist(self) -> list[str]:
         """debugfs kprobes/blacklist (kprobe_blacklist_seq_show): ``0x%px-0x%px\\t%ps``,

@@ -18,6 +18,7 @@ them (all of them with no ``--filter`` and no ``--notrace``).
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from kbuild import build
 from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_cycles,
@@ -92,14 +93,9 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         raise UsageError(f"--limit counts printed lines; --format {fmt.name} writes files")
     _check_glob(args)
     check_drain(args)                        # before a possibly long build
-    config_note(args)
-    b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
-    check_function_tracer(b, args.tracer, bool(args.filter or args.notrace))
-    tables = load_tables(b.elf, b.spec)
-    guest = Guest(b, cpus=args.cpus, workload=args.workload, size=args.size,
-                  quantum=args.quantum, seed=args.seed, expect=args.expect,
-                  timing=timing(args))
-    tracer = function_tracer(guest, tables, args.tracer, args.filter, args.notrace, args.glob)
+    b, guest, tracer = _traced_guest(args, cpus=args.cpus, workload=args.workload,
+                                     size=args.size, quantum=args.quantum, seed=args.seed,
+                                     expect=args.expect, timing=timing(args))
     init = guest.ftrace_boot               # the boot converted every site (ftrace_init)
     options = trace_options(args, b.config, tracer.event_names, MAX_INSTRUCTIONS)
     session = TraceSession(guest, options)
@@ -159,6 +155,18 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
     return 0 if result.checksum_ok else 1
 
 
+def _traced_guest(args: argparse.Namespace, **guest: Any) -> tuple[Any, Guest, Any]:
+    """The kernel the arguments choose (built, its .config noted), a guest of it
+    (``guest``: its options), and the tracer on it with the filters written: what a
+    run and --list share."""
+    config_note(args)
+    b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
+    check_function_tracer(b, args.tracer, bool(args.filter or args.notrace))
+    machine = Guest(b, **guest)
+    return b, machine, function_tracer(machine, load_tables(b.elf, b.spec), args.tracer,
+                                       args.filter, args.notrace, args.glob)
+
+
 def _check_glob(args: argparse.Namespace) -> None:
     if args.glob != "2.6.28" and not (args.filter or args.notrace):
         raise UsageError(f"--glob {args.glob} sets the syntax of --filter and --notrace: "
@@ -171,12 +179,7 @@ def _list(args: argparse.Namespace) -> int:
         if given is not None:
             raise UsageError(f"--list prints functions and runs nothing: it takes no {option}")
     _check_glob(args)
-    config_note(args)
-    b = build(args.arch, args.config, overrides=overrides(args), modules=args.modules)
-    check_function_tracer(b, args.tracer, bool(args.filter or args.notrace))
-    guest = Guest(b, cpus=1)
-    tracer = function_tracer(guest, load_tables(b.elf, b.spec), args.tracer, args.filter,
-                             args.notrace, args.glob)
+    b, _, tracer = _traced_guest(args, cpus=1)
     if not tracer.ftrace.dynamic:
         raise UsageError("--list reads available_filter_functions, which needs "
                          "CONFIG_DYNAMIC_FTRACE=y")
