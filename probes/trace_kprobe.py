@@ -60,6 +60,11 @@ HEADER_BYTES = struct.calcsize(HEADER)  # struct rb_event_header, before each re
 FAULT = "(fault)"
 
 
+def entry_kprobe(probe: Kprobe | Kretprobe) -> Kprobe:
+    """The kprobe a probe registers: itself, or a kretprobe's entry probe (rp->kp)."""
+    return probe if isinstance(probe, Kprobe) else probe.kp
+
+
 @dataclass
 class TraceKprobe:
     """One kprobe event (struct trace_probe_event): its probes and its record class."""
@@ -75,8 +80,8 @@ class TraceKprobe:
     lost: int = 0                         # hits whose record the ring buffer could not take
 
     def _kprobes(self) -> Iterator[Kprobe]:
-        """Each registered probe's kprobe (a kretprobe's: its entry probe)."""
-        return (p if isinstance(p, Kprobe) else p.kp for _, p in self.probes if p is not None)
+        """Each registered probe's kprobe."""
+        return (entry_kprobe(p) for _, p in self.probes if p is not None)
 
     @property
     def hits(self) -> int:
@@ -613,4 +618,4 @@ def kprobe_events(guest: Guest, inst: Instrumentation,
 
 
 __all__ = ["FIRST_EVENT_ID", "KPROBE_EVENT_RECORD", "KprobeEventLayout", "TraceKprobe",
-           "TraceKprobes", "kprobe_events"]
+           "TraceKprobes", "entry_kprobe", "kprobe_events"]

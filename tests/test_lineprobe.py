@@ -115,6 +115,27 @@ def test_fetched_values_equal_the_marker_at_the_same_call(image):
 
 
 @pytest.mark.slow
+def test_disarm_unregisters_the_lines_kprobes_and_restores_its_text(image):
+    """disarm() unregisters each kprobe of the line: the text is the unprobed bytes again,
+    no kprobe of the line is left, and the line can be probed again."""
+    arch = get_arch(image.arch)
+    guest = Guest(image, cpus=1, workload="kmalloc")
+    kprobes = Kprobes(guest)
+    with DebugInfo(image.elf, arch) as debug:
+        probe = LineProbe(kprobes, debug, "kernel/slab.c", TRACE_LINE, ["size"])
+        (site,) = probe.addresses
+        before = guest.machine.read(site.address, arch.max_insn_len)
+        probe.arm()
+        armed = probe.kps
+        probe.disarm()
+        assert guest.machine.read(site.address, arch.max_insn_len) == before
+        assert probe.kps == [] and not any(kp in armed for kp in kprobes)
+        probe.arm()
+        assert guest.machine.read(site.address, arch.max_insn_len) != before
+        assert guest.run().ok and probe.kprobe_hits == len(probe.hits) > 1000
+
+
+@pytest.mark.slow
 def test_known_optimized_out_variable(image):
     """At -O2, `ret` has no location at the tracepoint line: reported, not invented."""
     arch = get_arch(image.arch)

@@ -255,9 +255,6 @@ class CtfWriter:
         self._metadata = self.out.target("metadata")
         self.files: list[Path] = []
         self.closed = False
-        self.bytes_written = 0
-        self.events_written = 0
-        self.packets_written = 0
 
     def stream_path(self, cpu: int) -> Path:
         return self.dir / f"channel0_{cpu}"
@@ -295,9 +292,6 @@ class CtfWriter:
         f.write(self._context.pack(packet.timestamp_begin, packet.timestamp_end, size_bits,
                                    size_bits, packet.seq, packet.events_discarded, packet.cpu))
         f.write(body)
-        self.bytes_written += size_bits // 8
-        self.events_written += count
-        self.packets_written += 1
         return count
 
     def close(self) -> list[Path]:

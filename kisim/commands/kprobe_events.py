@@ -21,8 +21,7 @@ from kisim.commands.common import (add_arch, add_json, add_modules, add_set, kpr
 from kisim.errors import UsageError
 from patcher.instrument import attach
 from probes.kprobe_events import split_lines
-from probes.kprobes import Kretprobe
-from probes.trace_kprobe import TraceKprobe, kprobe_events
+from probes.trace_kprobe import TraceKprobe, entry_kprobe, kprobe_events
 from sim.guest import Guest
 
 
@@ -50,8 +49,7 @@ def event_doc(tk: TraceKprobe) -> dict[str, Any]:
     return {"event": f"{ev.group}/{ev.event}", "id": tk.id,
             "type": "kretprobe" if ev.is_return else "kprobe",
             "probes": [{"definition": d.show(), "place": d.place(),
-                        "address": None if p is None else
-                        (p.kp if isinstance(p, Kretprobe) else p).addr}
+                        "address": None if p is None else entry_kprobe(p).addr}
                        for d, p in tk.probes],
             "fields": [{"name": a.name, "fetch": a.comm, "type": a.fieldtype,
                         "offset": ev.head_size + a.offset, "size": a.size} for a in ev.args],
