@@ -545,19 +545,26 @@ class Kprobes:
             _, size, name = image.kallsyms_lookup(fn.address)
             entries.append(BlacklistEntry(fn.address, fn.address + size, name,
                                           f"NOKPROBE_SYMBOL({fn.name})"))
-        section = image.sections.get(".kprobes.text")
-        for start, _, _ in image.functions if section is not None else ():
-            if section.addr <= start < section.addr + section.size:
+        first, end = self._kprobes_text
+        for start, _, _ in image.functions:
+            if first <= start < end:
                 _, size, name = image.kallsyms_lookup(start)
                 entries.append(BlacklistEntry(start, start + size, name, "in .kprobes.text"))
         return entries
+
+    @functools.cached_property
+    def _kprobes_text(self) -> tuple[int, int]:
+        """[__kprobes_text_start, __kprobes_text_end): the __kprobes functions
+        (kernel/kernel.lds, as v5.10's KPROBES_TEXT places them)."""
+        symbols = self.guest.image.symbols
+        return symbols["__kprobes_text_start"], symbols["__kprobes_text_end"]
 
     def within_kprobe_blacklist(self, addr: int) -> str | None:
         """Why v5.10's within_kprobe_blacklist() holds for ``addr``, or None: in
         .kprobes.text (arch_within_kprobe_blacklist), in an entry of the list, or
         in a compiler's copy of a listed function (``NAME.suffix``: NAME's entry)."""
-        section = self.guest.image.sections.get(".kprobes.text")
-        if section is not None and section.addr <= addr < section.addr + section.size:
+        first, end = self._kprobes_text
+        if first <= addr < end:
             return "in .kprobes.text"
         found = next((e.why for e in self.blacklist_entries if e.start <= addr < e.end), None)
         if found is not None:

@@ -390,6 +390,10 @@ def test_cli_list_prints_available_filter_functions_as_the_filters_leave_them(na
     assert doc["functions"] == [s.function for s in sites if s.function.startswith("kmem")
                                 and not s.function.endswith("free")]
     assert "kmem_cache_alloc" in doc["functions"]
+    # nothing left: an empty file, not an empty line
+    assert main(["ftrace", "--arch", name, "--list", "--filter", "kmalloc", "--notrace",
+                 "kmalloc"]) == 0
+    assert capsys.readouterr().out == ""
     for extra, text in ((["--format", "ctf"], "takes no --format"),
                         (["--set", "DYNAMIC_FTRACE=n"], "needs CONFIG_DYNAMIC_FTRACE=y"),
                         (["--filter", "nosuch"], "matches no traceable function")):

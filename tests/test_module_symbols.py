@@ -232,6 +232,13 @@ def test_the_blacklist_takes_kprobes_text_and_a_listed_functions_copies(
     assert (listed["bl_hidden"], listed["bl_first"], listed["bl_second"]) == (
         "NOKPROBE_SYMBOL(bl_hidden)", "in .kprobes.text", "in .kprobes.text")
     assert "bl_run" not in listed and "bl_hidden.part.0" not in listed
+    # in .text, between the symbols KPROBES_TEXT defines, each kallsyms-sized: to the next
+    entries = {e.name: e for e in k.blacklist_entries}
+    elf = k.guest.image
+    first, end = elf.symbols["__kprobes_text_start"], elf.symbols["__kprobes_text_end"]
+    text = elf.sections[".text"]
+    assert text.addr <= first <= entries["bl_first"].start < entries["bl_first"].end \
+        == entries["bl_second"].start < entries["bl_second"].end == end <= text.addr + text.size
     for name, why in (("bl_first", "in .kprobes.text"), ("bl_second", "in .kprobes.text"),
                       ("bl_hidden.part.0", "NOKPROBE_SYMBOL(bl_hidden)")):
         with pytest.raises(PatchError, match=rf"is blacklisted \({re.escape(why)}\)$"):

@@ -187,6 +187,6 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"arch": b.arch, "filter": args.filter, "notrace": args.notrace,
                     "glob": args.glob, "functions": functions})
-    else:
+    elif functions:                     # none left: the file is empty
         print("\n".join(functions))
     return 0
