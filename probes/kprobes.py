@@ -1076,8 +1076,21 @@ class Kprobes:
         optprobes, for a probe with a post_handler, a disabled one, or a
         region can_optimize() rejects.
         """
-        check_optprobes(self.guest)
         kp = kp.aggr or kp
+        buffer, detour, length = self._detour(kp)
+        with self.machine.text_mutex:       # arch_prepare_optimized_kprobe fills the buffer
+            self.machine.write_text(buffer, detour)
+        kp.opt_jump, kp.opt_region = self.ops.arch_optimize_kprobe(kp.addr, buffer,
+                                                                 kp.breakpoint), length
+        self._optimizing.append(kp)
+        if self._optimizer_due is None:     # kick_kprobe_optimizer: one delayed work
+            self._optimizer_due = self.now_ns() + self.optimize_delay_ns
+
+    def _detour(self, kp: Kprobe) -> tuple[int, bytes, int]:
+        """What optimizing the registered top-level probe ``kp`` would write, or
+        :class:`PatchError` with the reason v5.10 does not optimize it: its
+        buffer's address, the detour's bytes and the region's length. Writes nothing."""
+        check_optprobes(self.guest)
         if (self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized
                 or kp in self._optimizing):
             raise PatchError("EINVAL", "kprobe: only a registered, enabled, unoptimized probe "
@@ -1087,7 +1100,7 @@ class Kprobes:
         if kp.ftrace:
             raise PatchError("EINVAL", "kprobe: an ftrace-based kprobe is not optimized "
                                        "(try_to_optimize_kprobe)")
-        start, size, name = self._function(kp.addr)
+        start, size, _ = self._function(kp.addr)
         buffer = self.guest.image.symbols["optprobe_buffers"] + kp.index * self.ops.OPTPROBE_BUFFER_BYTES
         try:
             detour, length = self.ops.arch_prepare_optimized_kprobe(
@@ -1107,13 +1120,18 @@ class Kprobes:
         if others:
             raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: another probe "
                                        f"at {others[0]:#x} is in the detoured region")
-        with self.machine.text_mutex:       # arch_prepare_optimized_kprobe fills the buffer
-            self.machine.write_text(buffer, detour)
-        kp.opt_jump, kp.opt_region = self.ops.arch_optimize_kprobe(kp.addr, buffer,
-                                                                 kp.breakpoint), length
-        self._optimizing.append(kp)
-        if self._optimizer_due is None:     # kick_kprobe_optimizer: one delayed work
-            self._optimizer_due = self.now_ns() + self.optimize_delay_ns
+        return buffer, detour, length
+
+    def optimizable(self, kp: Kprobe) -> bool:
+        """Whether v5.10 would optimize ``kp`` (registered, not yet optimized) as its
+        register_kprobe() ends, with the optimization sysctl on: its kernel has
+        optprobes and try_to_optimize_kprobe() would queue it. kisim optimizes
+        only on request (docs/kprobes.md, "Not done")."""
+        try:
+            self._detour(kp.aggr or kp)
+        except PatchError:
+            return False
+        return True
 
     def now_ns(self) -> int:
         """Modeled time: the furthest any CPU's clock has run."""

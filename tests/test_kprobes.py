@@ -1,6 +1,7 @@
 """Kprobes executed for real: registration, the hit path, refusals (probes/kprobes.py)."""
 from __future__ import annotations
 
+import json
 import random
 import struct
 from collections import Counter
@@ -875,6 +876,49 @@ def test_optprobes_off_in_kconfig_are_off(arch: str) -> None:
     kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
     with pytest.raises(PatchError, match=r"CONFIG_OPTPROBES is not set"):
         k.optimize_kprobe(kp)
+
+
+def test_optimizable_says_what_v5_10_would_queue_for_the_optimizer(arch: str) -> None:
+    """Kprobes.optimizable(): what try_to_optimize_kprobe() would queue as v5.10's
+    register_kprobe() ends, which kisim leaves to --opt. It writes nothing, and
+    says no for a post_handler, a disabled probe, an optimized one, a kernel
+    without optprobes and an arch without them."""
+    g = guest(arch)
+    k = Kprobes(g)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    has = "optprobes" in get_arch(arch).capabilities
+    text = g.machine.read(kp.addr, 16)
+    buffers = g.image.symbols.get("optprobe_buffers")
+    before = g.machine.read(buffers, 64) if buffers else b""
+    assert k.optimizable(kp) is has
+    assert g.machine.read(kp.addr, 16) == text and not kp.optimized
+    assert (g.machine.read(buffers, 64) if buffers else b"") == before
+    post = k.register_kprobe(Kprobe(symbol_name="kfree", pre_handler="kprobe_empty_pre_handler",
+                                    post_handler="kprobe_empty_post_handler"))
+    assert not k.optimizable(post)
+    k.disable_kprobe(kp)
+    assert not k.optimizable(kp)
+    k.enable_kprobe(kp)
+    if has:
+        k.optimize_kprobe(kp)
+        assert kp.optimized and not k.optimizable(kp)
+        off = Kprobes(Guest(build(arch, overrides={"OPTPROBES": "n"}), workload="kmalloc",
+                            size=SIZE))
+        assert not off.optimizable(off.register_kprobe(
+            Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler")))
+
+
+@pytest.mark.slow
+def test_cli_kprobe_says_when_v5_10_would_optimize_the_probe(arch: str, capsys) -> None:
+    """kisim kprobe and demo name the probes v5.10 would queue for its optimizer."""
+    from kisim.cli import main
+    has = "optprobes" in get_arch(arch).capabilities
+    assert main(["kprobe", "--arch", arch, "--at", FUNCTION, "--size", str(SIZE)]) == 0
+    assert ("v5.10 would queue this probe" in capsys.readouterr().out) is has
+    for flag in ("--post", "--opt") if has else ():
+        assert main(["kprobe", "--arch", arch, "--at", FUNCTION, "--size", str(SIZE),
+                     flag, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["v5_10_would_optimize"] is False
 
 
 def test_optprobe_refusals(arch: str) -> None:

@@ -121,6 +121,9 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     print(f"  site before   {cost.site_before}")
     print(f"  site armed    {cost.site_after}")
     print(f"  hit path      {cost.kind}")
+    if cost.v5_10_would_optimize:
+        print("  optimizer     v5.10 would queue this probe for its optimizer when registering "
+              "it;\n                kisim does only with --opt (docs/kprobes.md, \"Not done\")")
     print(f"  hits          {cost.hits:,}   nmissed {cost.nmissed:,}")
     if cost.kretprobe_nmissed is not None:
         print(f"  kretprobe     nmissed {cost.kretprobe_nmissed:,}: entries that found none of "
