@@ -51,6 +51,9 @@ def _kprobe_step(step: dict) -> None:
           f"{'ok' if c['checksum_ok'] else 'WRONG'}; per hit "
           f"{c['instructions_per_hit']:.1f} guest instructions, {c['traps_per_hit']:.1f} traps, "
           f"{c['modeled_cycles_per_hit']:.1f} modeled cycles")
+    if c["v5_10_would_optimize"]:
+        print("  (v5.10 would already have queued this probe for its optimizer, which writes\n"
+              "  the jump 5 jiffies later; kisim does only when asked: optimize_kprobe)")
 
 
 def print_tour(t: dict) -> None:
