@@ -234,6 +234,14 @@ def _missed(count: int, what: str) -> str:
     return f"; {count:,} {what}" if count else ""
 
 
+def _queued(t: Target, kps: list[Kprobe]) -> str:
+    """A note of the probes v5.10 would have queued for its optimizer on registering
+    them, which kisim does only on request (Kprobes.optimizable): none, no note."""
+    n = sum(t.kprobes.optimizable(kp) for kp in kps)
+    return (f"; v5.10 would queue {'it' if len(kps) == 1 else f'{n} of {len(kps)}'} for its "
+            "optimizer at registration (kisim: on request)") if n else ""
+
+
 def _kprobe_points(t: Target) -> list[int]:
     return [t.guest.image.symbols[name] for name in t.points.functions]
 
@@ -255,7 +263,8 @@ def _kprobe_armer(post: bool = False, optimize: bool = False) -> Callable[[Targe
                                                        else t.kprobes.kind(kp)
                                                        for kp in kps}))
                      + _missed(sum(kp.nmissed for kp in kps), "hits nmissed (another kprobe "
-                               "running on the CPU: handlers skipped)"))
+                               "running on the CPU: handlers skipped)")
+                     + _queued(t, kps))
     return arm
 
 
@@ -269,7 +278,8 @@ def _arm_kretprobes(t: Target) -> Armed:
         return ("entry probe " + ", ".join(sorted({t.kprobes.kind(rp.kp) for rp in rps}))
                 + _missed(sum(rp.nmissed for rp in rps),
                           f"of {sum(rp.kp.hits for rp in rps):,} entries found no free "
-                          "instance (kretprobe nmissed), their returns not probed"))
+                          "instance (kretprobe nmissed), their returns not probed")
+                + _queued(t, [rp.kp for rp in rps]))
     return Armed(lambda: sum(rp.kp.hits for rp in rps), outcome=outcome)
 
 
@@ -327,7 +337,8 @@ def _arm_line_probes(t: Target) -> Armed:
         gone = sum(len(h.unavailable) for p in probes for h in p.hits)
         return (f"{got} values fetched, {gone} optimized out"
                 + _missed(sum(p.nmissed for p in probes), "hits nmissed (another kprobe "
-                          "running on the CPU: nothing fetched)"))
+                          "running on the CPU: nothing fetched)")
+                + _queued(t, [kp for p in probes for kp in p.kps]))
     return Armed(lambda: sum(p.kprobe_hits for p in probes), detail=f"kprobes at {where}",
                  outcome=fetched)
 

@@ -68,6 +68,12 @@ def test_kprobe_rows_are_real_kprobes(doc):
                                                 "marker_imv", "ring_buffer", "mcount")}) == 1
     line = _row(doc, "line_probe")
     assert "values fetched" in line["detail"] and line["hits"] == line["passes"]
+    # where the arch has optprobes, the plain rows say v5.10 would queue their probes
+    # for its optimizer; never a probe with a post_handler, never the optimized row
+    queued = "for its optimizer at registration"
+    for key in ("kprobe_boosted", "kretprobe", "line_probe"):
+        assert (queued in _row(doc, key)["detail"]) is (opt["active"] is not None), key
+    assert queued not in _row(doc, "kprobe")["detail"] and queued not in opt["detail"]
     # each kprobe row names its kprobes.rst path (name_kprobe_paths); no other row has one
     assert _row(doc, "kprobe")["kprobe_path"] == "k"
     assert _row(doc, "kretprobe")["kprobe_path"] in ("r", "rb")
