@@ -413,6 +413,11 @@ def test_cli_probe(capsys):
     assert doc["mechanism"] == MECHANISM and doc["kprobe_hits"] == doc["hits"]
     assert doc["cost_per_hit"]["traps"] >= 1 and doc["cost_per_hit"]["modeled_cycles"] > 0
     assert len(doc["kprobes"]) == len(doc["sites"])
+    # the line's kprobe is one v5.10's ARM optimizer would take (NAMES[0] is arm)
+    assert doc["v5_10_would_optimize"] == len(doc["sites"])
+    assert main(["probe", "--arch", "ppc32", f"kernel/slab.c:{TRACE_LINE}", "--fetch", "size",
+                 "--workload", "kmalloc", "--size", "50"]) == 0
+    assert "optimizer" not in capsys.readouterr().out          # no optprobes on PowerPC
     assert main(["probe", "--arch", arch, f"kernel/slab.c:{DECL_LINE}",
                  "--workload", "kmalloc"]) == 2
     assert "no code for this line" in capsys.readouterr().err
