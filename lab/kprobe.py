@@ -162,7 +162,7 @@ class ProbeRuns:
                 kprobes.optimize_kprobe(kp)
         after = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
         kind = "optprobe (detour)" if kp.optimized else kprobes.kind(kp)
-        would_optimize = not kp.optimized and kprobes.optimizable(kp)
+        would_optimize = kprobes.optimizable(kp)       # False once optimized
         result = guest.run()
         hits = kp.hits
         cost = measure(guest.arch, self.base, Tally.of(result), hits)

@@ -546,10 +546,11 @@ class Kprobes:
             entries.append(BlacklistEntry(fn.address, fn.address + size, name,
                                           f"NOKPROBE_SYMBOL({fn.name})"))
         first, end = self._kprobes_text
-        for start, _, _ in image.functions:
-            if first <= start < end:
-                _, size, name = image.kallsyms_lookup(start)
-                entries.append(BlacklistEntry(start, start + size, name, "in .kprobes.text"))
+        functions = image.functions         # by address: the range is a slice of it
+        for start, _, _ in functions[bisect.bisect_left(functions, (first,)):
+                                     bisect.bisect_left(functions, (end,))]:
+            _, size, name = image.kallsyms_lookup(start)
+            entries.append(BlacklistEntry(start, start + size, name, "in .kprobes.text"))
         return entries
 
     @functools.cached_property
