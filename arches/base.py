@@ -911,10 +911,17 @@ class Kprobes(Capability):
 
 
 class Optprobes(Capability):
-    """HAVE_OPTPROBES (arch/*/kernel/kprobes/opt*.c): a detour buffer's bytes."""
+    """HAVE_OPTPROBES (arch/*/kernel/kprobes/opt*.c): a detour buffer's bytes.
+
+    OPTPROBE_TRAP_RESUME is where in its detour buffer a breakpoint hit of a
+    probe flagged KPROBE_FLAG_OPTIMIZED but not yet optimized resumes, past
+    the template, at the displaced instructions (x86 setup_detour_execution,
+    TMPL_END_IDX); None where the arch's trap path ignores the flag (ARM).
+    The guest's <asm/kprobes-core.h> holds the same offset."""
 
     NAME = "optprobes"
-    CONSTANTS = {"OPTPROBE_BUFFER_BYTES": int}
+    CONSTANTS = {"OPTPROBE_BUFFER_BYTES": int, "OPTPROBE_TRAP_RESUME": (int, type(None))}
+    OPTPROBE_TRAP_RESUME: ClassVar[int | None] = None
 
     def arch_prepare_optimized_kprobe(self, addr: int, function: tuple[int, bytes],
                                       buffer: int, callback: int,

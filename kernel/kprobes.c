@@ -74,7 +74,12 @@ static __always_inline int kprobe_aggrprobe(struct kprobe *p)
 	return p->pre_handler == aggr_pre_handler;
 }
 
-notrace int aggr_pre_handler(struct kprobe *p, struct pt_regs *regs)
+/*
+ * Each enabled probe of the aggr_kprobe p's list runs its pre_handler, with
+ * kprobe_instance set to it: aggr_pre_handler() stops at the first that
+ * returns non-zero (@stop), opt_pre_handler() ignores what they return.
+ */
+static __always_inline int run_pre_handlers(struct kprobe *p, struct pt_regs *regs, int stop)
 {
 	int cpu = smp_processor_id();
 	struct kprobe *kp;
@@ -85,12 +90,17 @@ notrace int aggr_pre_handler(struct kprobe *p, struct pt_regs *regs)
 		kprobe_hits[cpu][kp->hit_index]++;
 		if (kp->pre_handler) {
 			kprobe_instance[cpu] = kp;
-			if (kp->pre_handler(kp, regs))
+			if (kp->pre_handler(kp, regs) && stop)
 				return 1;
 		}
 		kprobe_instance[cpu] = NULL;
 	}
 	return 0;
+}
+
+notrace int aggr_pre_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	return run_pre_handlers(p, regs, 1);
 }
 NOKPROBE_SYMBOL(aggr_pre_handler);
 
@@ -293,9 +303,20 @@ NOKPROBE_SYMBOL(kprobe_fault_fixup_handler);
 
 #ifdef CONFIG_OPTPROBES
 /*
+ * opt_pre_handler(): an optimized probe is always an aggr_kprobe (an
+ * optimized_kprobe, kernel/kprobes.c try_to_optimize_kprobe); the
+ * pre_handlers of its list run, their results ignored.
+ */
+notrace void opt_pre_handler(struct kprobe *p, struct pt_regs *regs)
+{
+	run_pre_handlers(p, regs, 0);
+}
+NOKPROBE_SYMBOL(opt_pre_handler);
+
+/*
  * The detour buffer's call (optimized_callback, arch/x86/kernel/kprobes/
- * opt.c and arch/arm/probes/kprobes/opt-arm.c): the pre_handler, or
- * nmissed when a kprobe is already running; then whatever stepping the
+ * opt.c and arch/arm/probes/kprobes/opt-arm.c): the probes' pre_handlers,
+ * or nmissed when a kprobe is already running; then whatever stepping the
  * arch's detour leaves to C.
  */
 notrace void optimized_callback(struct kprobe *p, struct pt_regs *regs)
@@ -309,8 +330,7 @@ notrace void optimized_callback(struct kprobe *p, struct pt_regs *regs)
 		current_kprobe[cpu] = p;
 		kprobe_ctlblk[cpu].kprobe_status = KPROBE_HIT_ACTIVE;
 		kprobe_hits[cpu][p->hit_index]++;
-		if (p->pre_handler)
-			p->pre_handler(p, regs);
+		opt_pre_handler(p, regs);
 		current_kprobe[cpu] = NULL;
 	}
 	arch_optprobe_step(p, regs, cpu);

@@ -17,7 +17,7 @@ from arches.base import ReferenceCore
 from kbuild import build
 from lab.measure import Tally, measure
 from patcher.errors import PatchError
-from probes.kprobes import BlacklistEntry, Kprobe, Kprobes, Kretprobe
+from probes.kprobes import BlacklistEntry, Kprobe, Kprobes, Kretprobe, has_optprobes
 from sim.asm import disasm_one
 from sim.elf import SymbolTable
 from sim.errors import UnmappedAccess
@@ -64,10 +64,14 @@ class KprobeCost:
     #: nmissed: their returns were not probed), and its instances; None for a kprobe.
     kretprobe_nmissed: int | None = None
     maxactive: int | None = None
-    #: v5.10 (CONFIG_OPTPROBES=y, the optimization sysctl on) would have queued the
-    #: probe for the optimizer as it registered it, which kisim does only on request
-    #: (docs/kprobes.md, "Not done"): this run's path is not that kernel's default.
-    v5_10_would_optimize: bool = False
+    #: The run's debug.kprobes-optimization sysctl; None in a kernel without optprobes.
+    optimization: bool | None = None
+    #: The probe and the kprobe optimizer as the run ended: "queued" (flagged
+    #: optimized, its jump not yet written: the optimizer runs OPTIMIZE_DELAY jiffies,
+    #: 20 ms of modeled time, after registration), "optimized" (before the run, with
+    #: ``optimize``), "optimized during the run" (its first hits trapped), or "" (not
+    #: queued: the sysctl, a post_handler, or a region the arch cannot detour).
+    optimizer: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -122,10 +126,13 @@ class ProbeRuns:
         unprobed = Guest(self.kernel, **self.kw)
         if handler is not None:
             check_handler(unprobed.image.symbols, handler)
+        #: The kernel has optprobes, and so the debug.kprobes-optimization sysctl.
+        self.optprobes = has_optprobes(unprobed)
         self.base = Tally.of(unprobed.run())
 
     def measure(self, *, post: bool = False, ret: bool = False, with_kprobe: bool = False,
-                optimize: bool = False, maxactive: int = 0) -> KprobeCost:
+                optimize: bool = False, maxactive: int = 0,
+                optimization: bool | None = None) -> KprobeCost:
         """The workload run again with a kprobe (empty guest handlers), its cost per hit.
 
         ``ret`` places a kretprobe on the same function entry (``at`` must be
@@ -133,11 +140,15 @@ class ProbeRuns:
         carries the kprobe's place; ``with_kprobe`` adds a kprobe with the empty
         pre_handler there too (the two then share an aggr_kprobe: kprobes.rst's
         "kr"). ``maxactive`` is the kretprobe's (0: v5.10's default, one instance per
-        possible CPU). ``optimize`` runs the kprobe optimizer on the probe before the
-        workload."""
+        possible CPU). ``optimize`` runs the kprobe optimizer before the workload, as
+        if its delay had passed; without it, a queued probe is optimized when the
+        run's modeled clock passes the delay. ``optimization`` sets the
+        debug.kprobes-optimization sysctl first (None: the kernel's default, on)."""
         symbol, offset, handler = self.symbol, self.offset, self.handler
         guest = Guest(self.kernel, **self.kw)
         kprobes = Kprobes(guest)
+        if optimization is not None:
+            kprobes.set_optimization(optimization)
         addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
         try:
             before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len),
@@ -161,9 +172,9 @@ class ProbeRuns:
             if optimize:
                 kprobes.optimize_kprobe(kp)
         after = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
-        kind = "optprobe (detour)" if kp.optimized else kprobes.kind(kp)
-        would_optimize = kprobes.optimizable(kp)       # False once optimized
-        result = guest.run()
+        before = kp.top.optimized
+        kind = "optprobe (detour)" if before else kprobes.kind(kp)
+        result = guest.run(on_turn=kprobes.kprobe_optimizer)
         hits = kp.hits
         cost = measure(guest.arch, self.base, Tally.of(result), hits)
         return KprobeCost(
@@ -172,7 +183,7 @@ class ProbeRuns:
             handlers=("kretprobe" + (" and a kprobe" if with_kprobe else "") if ret
                       else "pre+post" if post else "pre")
             + (f" ({handler})" if handler else ""),
-            kind=kind if kp.optimized or not hits else kprobes.kind(kp),
+            kind=kind if kp.top.optimized or not hits else kprobes.kind(kp),
             hits=hits, nmissed=kp.nmissed, checksum_ok=result.ok,
             instructions_per_hit=cost.instructions, modeled_cycles_per_hit=cost.modeled_cycles,
             traps_per_hit=cost.traps,
@@ -180,16 +191,19 @@ class ProbeRuns:
             list_lines=tuple(line for line in kprobes.list() if f"{addr:x}  " in line),
             cycles=guest.machine.cycles_from, breakdown=cost.breakdown,
             kretprobe_nmissed=rp.nmissed if rp else None, maxactive=rp.maxactive if rp else None,
-            v5_10_would_optimize=would_optimize)
+            optimization=kprobes.allow_optimization if kprobes.optprobes else None,
+            optimizer="optimized" if before else "optimized during the run"
+            if kp.top.optimized else "queued" if kprobes.queued(kp) else "")
 
 
 def measure_kprobe(arch: str, at: str, *, post: bool = False, ret: bool = False,
                    with_kprobe: bool = False, optimize: bool = False, maxactive: int = 0,
-                   **runs) -> KprobeCost:
+                   optimization: bool | None = None, **runs) -> KprobeCost:
     """Run a workload without and with one kprobe at ``at``: :class:`ProbeRuns`
     (``runs``: its options) and its :meth:`~ProbeRuns.measure`."""
     return ProbeRuns(arch, at, **runs).measure(post=post, ret=ret, with_kprobe=with_kprobe,
-                                               optimize=optimize, maxactive=maxactive)
+                                               optimize=optimize, maxactive=maxactive,
+                                               optimization=optimization)
 
 
 def kprobe_blacklist(arch: str, *, modules: Sequence = (),

@@ -64,8 +64,7 @@ def probe_line(arch: Arch, location: str, fetch: list[str], *, workload: str,
                   "in_scope": _in_scope(debug, la.address)} for la in probe.addresses]
         probe.arm()
         listing = kprobes.list()
-        queued = sum(kprobes.optimizable(kp) for kp in probe.kps)
-        result = guest.run()
+        result = guest.run(on_turn=kprobes.kprobe_optimizer)
     base = Tally.of(Guest(image, **kw).run())
     cost = measure(arch, base, Tally.of(result), len(probe.hits))
     per_address = Counter(h.address for h in probe.hits)
@@ -76,9 +75,12 @@ def probe_line(arch: Arch, location: str, fetch: list[str], *, workload: str,
             "checksum_ok": result.ok, "sites": sites, "kprobes": listing,
             "hits": len(probe.hits), "kprobe_hits": probe.kprobe_hits,
             "nmissed": probe.nmissed,
-            # of its kprobes, those v5.10 would queue for its optimizer on registering
-            # them, which kisim does only on request (docs/kprobes.md, "Not done")
-            "v5_10_would_optimize": queued,
+            # the kprobe optimizer as the run ended: of the line's kprobes, those
+            # queued at registration and still waiting (its 5 jiffies not passed),
+            # and those it optimized during the run; null without optprobes
+            "optimizer": {"queued": sum(kprobes.queued(kp) for kp in probe.kps),
+                          "optimized": sum(kp.top.optimized for kp in probe.kps)}
+            if kprobes.optprobes else None,
             "cost_per_hit": None if cost.instructions is None else
             {"instructions": cost.instructions, "modeled_cycles": cost.modeled_cycles,
              "traps": cost.traps, "exact": cpus == 1, "breakdown": cost.breakdown},

@@ -234,12 +234,15 @@ def _missed(count: int, what: str) -> str:
     return f"; {count:,} {what}" if count else ""
 
 
-def _queued(t: Target, kps: list[Kprobe]) -> str:
-    """A note of the probes v5.10 would have queued for its optimizer on registering
-    them, which kisim does only on request (Kprobes.optimizable): none, no note."""
-    n = sum(t.kprobes.optimizable(kp) for kp in kps)
-    return (f"; v5.10 would queue {'it' if len(kps) == 1 else f'{n} of {len(kps)}'} for its "
-            "optimizer at registration (kisim: on request)") if n else ""
+def _breakpoint_path(t: Target) -> str:
+    """Set debug.kprobes-optimization to 0 where the kernel has optprobes, before the
+    row's probes register: they keep their breakpoints (x86 would otherwise send a
+    queued probe's hits through its detour), as kprobes.rst measures k, b and r.
+    The note for the row's outcome; none where the kernel has no such sysctl."""
+    if not t.kprobes.optprobes:
+        return ""
+    t.kprobes.set_optimization(False)
+    return "; debug.kprobes-optimization=0"
 
 
 def _kprobe_points(t: Target) -> list[int]:
@@ -248,6 +251,7 @@ def _kprobe_points(t: Target) -> list[int]:
 
 def _kprobe_armer(post: bool = False, optimize: bool = False) -> Callable[[Target], Armed]:
     def arm(t: Target) -> Armed:
+        sysctl = "" if optimize else _breakpoint_path(t)
         kps = [t.kprobes.register_kprobe(Kprobe(
             symbol_name=name, pre_handler="kprobe_empty_pre_handler",
             post_handler="kprobe_empty_post_handler" if post else None))
@@ -259,16 +263,17 @@ def _kprobe_armer(post: bool = False, optimize: bool = False) -> Callable[[Targe
             except PatchError as err:
                 raise Unavailable(err.message) from None
         return Armed(lambda: sum(kp.hits for kp in kps),
-                     outcome=lambda: ", ".join(sorted({"optprobe (detour)" if kp.optimized
+                     outcome=lambda: ", ".join(sorted({"optprobe (detour)"
+                                                       if kp.top.optimized
                                                        else t.kprobes.kind(kp)
                                                        for kp in kps}))
                      + _missed(sum(kp.nmissed for kp in kps), "hits nmissed (another kprobe "
-                               "running on the CPU: handlers skipped)")
-                     + _queued(t, kps))
+                               "running on the CPU: handlers skipped)") + sysctl)
     return arm
 
 
 def _arm_kretprobes(t: Target) -> Armed:
+    sysctl = _breakpoint_path(t)
     rps = [t.kprobes.register_kretprobe(Kretprobe(symbol_name=name,
                                                   handler="kretprobe_empty_handler"))
            for name in t.points.functions]
@@ -279,7 +284,7 @@ def _arm_kretprobes(t: Target) -> Armed:
                 + _missed(sum(rp.nmissed for rp in rps),
                           f"of {sum(rp.kp.hits for rp in rps):,} entries found no free "
                           "instance (kretprobe nmissed), their returns not probed")
-                + _queued(t, [rp.kp for rp in rps]))
+                + sysctl)
     return Armed(lambda: sum(rp.kp.hits for rp in rps), outcome=outcome)
 
 
@@ -327,6 +332,7 @@ def _arm_line_probes(t: Target) -> Armed:
     if t.points.lines is None:
         raise Unavailable(f"no source line of kisim's beside {' and '.join(t.points.sites)}: "
                           "kisim probe FILE:LINE puts one on a line of yours")
+    sysctl = _breakpoint_path(t)
     probes = _line_probes(t)
     for p in probes:
         p.arm()
@@ -337,8 +343,7 @@ def _arm_line_probes(t: Target) -> Armed:
         gone = sum(len(h.unavailable) for p in probes for h in p.hits)
         return (f"{got} values fetched, {gone} optimized out"
                 + _missed(sum(p.nmissed for p in probes), "hits nmissed (another kprobe "
-                          "running on the CPU: nothing fetched)")
-                + _queued(t, [kp for p in probes for kp in p.kps]))
+                          "running on the CPU: nothing fetched)") + sysctl)
     return Armed(lambda: sum(p.kprobe_hits for p in probes), detail=f"kprobes at {where}",
                  outcome=fetched)
 

@@ -207,7 +207,7 @@ def every_instruction(kernel: Build, target: str | None = None, *, workload: str
             if mode == "opt":
                 try:
                     kprobes.optimize_kprobe(probe)
-                    end = addr + probe.opt_region
+                    end = addr + probe.top.opt_region
                 except PatchError:          # stays a kprobe: can_optimize() said no
                     pass
         result = guest.run()
@@ -225,7 +225,7 @@ def every_instruction(kernel: Build, target: str | None = None, *, workload: str
     return Transparency(
         arch=kernel.arch, workload=workload, size=unprobed.size, mode=mode,
         functions=len(functions), probed=len(probes),
-        optimized=sum(kp.optimized for kp in probes), batches=batches,
+        optimized=sum(kp.top.optimized for kp in probes), batches=batches,
         hits=sum(kp.hits for kp in probes), counted=sum(expected[kp.addr] for kp in probes),
         nmissed=sum(kp.nmissed for kp in probes), checksum=checksum,
         checksum_ok=checksum_ok and unprobed.ok, refused=refused, mismatches=mismatches,

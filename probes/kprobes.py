@@ -98,6 +98,9 @@ MAX_REENTRIES = 1000
 #: a jiffy at the default HZ=250 (kernel/Kconfig.hz) is 4 ms.
 OPTIMIZE_DELAY = 5
 TICK_NSEC = 1_000_000_000 // 250
+#: How a hit runs while its probe waits for the optimizer, where the arch's trap path
+#: already takes the detour (x86 setup_detour_execution): :meth:`Kprobes.kind`.
+QUEUED_PATH = "breakpoint, then the detour's copy (queued for the optimizer)"
 #: Symbols of kernel/kprobes.c the host needs.
 GUEST_SYMBOLS = ("kprobe_table", "kprobe_pool", "kprobe_insn_slots", "kprobe_handler",
                  "kprobe_debug_handler", "kprobe_exc_return", "kprobe_host_pre_handler",
@@ -216,6 +219,12 @@ class Kprobe:
 
     def __post_init__(self) -> None:
         _check_fields(self, ("offset", "addr"), optional=("addr",))
+
+    @property
+    def top(self) -> "Kprobe":
+        """The aggr_kprobe that holds this probe, or the probe itself: what
+        kprobe_table holds, what is armed and optimized."""
+        return self.aggr or self
 
     def _word(self, name: str) -> int:
         if self.owner is None:
@@ -367,6 +376,12 @@ class Kprobes:
                                         in guest.image.functions if name == "trampoline_handler")
         self._rp_by_struct: dict[int, Kretprobe] = {}
         self.optimize_delay_ns = optimize_delay_ns
+        #: CONFIG_OPTPROBES on an arch (and build) with optprobes: every kprobe that
+        #: can be is an optimized_kprobe (kernel/kprobes.c try_to_optimize_kprobe)
+        self.optprobes = has_optprobes(guest)
+        #: The debug.kprobes-optimization sysctl (kprobes_allow_optimization): on
+        #: by default; :meth:`set_optimization` is its handler
+        self.allow_optimization = self.optprobes
         self._optimizing: list[Kprobe] = []       # kernel/kprobes.c optimizing_list
         self._optimizer_due: int | None = None    # when the delayed optimizer work runs
         self._sites: set[int] = set()             # every address ever armed
@@ -421,9 +436,11 @@ class Kprobes:
 
     def kind(self, kp: Kprobe) -> str:
         """How a hit runs the instruction, from the guest's arch_specific_insn now."""
-        top = kp.aggr or kp
+        top = kp.top
         if top.ftrace:
             return "ftrace"
+        if top in self._optimizing and self.ops.OPTPROBE_TRAP_RESUME is not None:
+            return QUEUED_PATH
         ainsn = tuple(self.read_field(top, f"ainsn{i}") for i in range(4))
         return self.ops.describe_ainsn(ainsn, top.post_handler is not None)
 
@@ -652,6 +669,7 @@ class Kprobes:
         self._by_struct[kp.struct] = kp
         if not kp.disabled:
             self._arm(kp)
+        self.try_to_optimize_kprobe(kp)
         return kp
 
     def _fault_handler_addr(self, kp: Kprobe) -> int:
@@ -733,23 +751,7 @@ class Kprobes:
         aggr_post_handler, which also stops it being optimized. Where faults
         are delivered, its fault_handler is aggr_fault_handler.
         """
-        ap = old
-        if not old.members:
-            self.unoptimize_kprobe(old)          # the detour calls old's handlers alone
-            ap = Kprobe(pre_handler="aggr_pre_handler",
-                        post_handler="aggr_post_handler" if old.post_handler else None,
-                        disabled=old.disabled, members=[old], ftrace=old.ftrace)
-            prepared = self._prepare(ap, old.addr, self._free[0], None)
-            ap.breakpoint, ap.orig = old.breakpoint, old.orig
-            aggr_fault = (self.guest.image.symbols.pointer("aggr_fault_handler")
-                          if self._fault_traps else 0)
-            self._write_struct(ap, prepared, (
-                self.fn["aggr_pre_handler"],
-                self.fn["aggr_post_handler"] if old.post_handler else 0, aggr_fault),
-                self.read_field(old, "next"), old.struct)
-            self._relink(self._bucket(old.addr), "next", old.struct, ap.struct)
-            self._write_field(old, "next", 0)
-            self.probes[old.addr] = old.aggr = ap
+        ap = old if old.members else self._init_aggr_kprobe(old)
         index = self._free.pop(0)
         kp.addr, kp.index, kp.owner, kp.aggr = ap.addr, index, self, ap
         kp.struct = struct if struct is not None else self._pool_struct(index)
@@ -770,6 +772,38 @@ class Kprobes:
         if ap.disabled and not kp.disabled:
             self.enable_kprobe(ap)
         return kp
+
+    def _init_aggr_kprobe(self, old: Kprobe,
+                          detour: tuple[int, bytes, int] | None = None) -> Kprobe:
+        """alloc_aggr_kprobe and init_aggr_kprobe: an aggr_kprobe (with optprobes an
+        optimized_kprobe, its detour prepared where it can be, or ``detour`` as
+        :meth:`_prepare_detour` gave it) takes the place of the plain probe ``old`` in
+        kprobe_table and lists it."""
+        ap = Kprobe(pre_handler="aggr_pre_handler",
+                    post_handler="aggr_post_handler" if old.post_handler else None,
+                    disabled=old.disabled, members=[old], ftrace=old.ftrace)
+        prepared = self._prepare(ap, old.addr, self._free[0], None)
+        ap.breakpoint, ap.orig = old.breakpoint, old.orig
+        aggr_fault = (self.guest.image.symbols.pointer("aggr_fault_handler")
+                      if self._fault_traps else 0)
+        self._write_struct(ap, prepared, (
+            self.fn["aggr_pre_handler"],
+            self.fn["aggr_post_handler"] if old.post_handler else 0, aggr_fault),
+            self.read_field(old, "next"), old.struct)
+        self._relink(self._bucket(old.addr), "next", old.struct, ap.struct)
+        self._write_field(old, "next", 0)
+        self.probes[old.addr] = old.aggr = ap
+        if detour is None and self.optprobes and not ap.ftrace:
+            try:
+                detour = self._prepare_detour(ap.addr, ap.index)
+            except PatchError:
+                pass
+        if detour is not None:
+            buffer, code, ap.opt_region = detour
+            with self.machine.text_mutex:   # arch_prepare_optimized_kprobe fills the buffer
+                self.machine.write_text(buffer, code)
+            ap.opt_jump = self.ops.arch_optimize_kprobe(ap.addr, buffer, ap.breakpoint)
+        return ap
 
     def register_kprobes(self, kps: list[Kprobe]) -> list[Kprobe]:
         """Register each; on a refusal, unregister the ones already done and re-raise."""
@@ -811,6 +845,8 @@ class Kprobes:
                 self._write_field(ap, "post_handler", 0)
             if all(m.disabled for m in ap.members):
                 self.disable_kprobe(ap)
+            else:                                # its post_handler may have gone
+                self._optimize_kprobe(ap)
             return
         if not kp.disabled:
             self._disarm(kp)
@@ -1067,72 +1103,102 @@ class Kprobes:
 
     # -- optprobes ---------------------------------------------------------------
     def try_to_optimize_kprobe(self, kp: Kprobe) -> None:
-        """Prepare the detour and queue the probe for the kprobe optimizer.
+        """What register_kprobe() ends with in a kernel with optprobes (kernel/kprobes.c).
 
-        kernel/kprobes.c: the optimizer runs OPTIMIZE_DELAY jiffies after it
-        is kicked (``optimize_delay_ns`` of modeled time, measured on the
-        CPUs' clocks, when :meth:`kprobe_optimizer` is the run's ``on_turn``
-        hook); until then hits take the breakpoint path and the list shows
-        no ``[OPTIMIZED]``. Refused (EINVAL) where the arch has no
-        optprobes, for a probe with a post_handler, a disabled one, or a
-        region can_optimize() rejects.
+        Where the arch can prepare a detour for the plain probe ``kp`` (its
+        can_optimize() and copy_optimized_instructions()), an optimized_kprobe,
+        an aggr_kprobe with the detour in its buffer, takes ``kp``'s place, and
+        optimize_kprobe() queues it for the optimizer: whatever the sysctl, a
+        post_handler or a probe in the region, ``kp``'s hits now run through
+        aggr_pre_handler. Where it cannot (or no struct kprobe is left for the
+        aggr_kprobe, alloc_aggr_kprobe's failed kzalloc), ``kp`` stays as it is.
         """
-        kp = kp.aggr or kp
-        buffer, detour, length = self._detour(kp)
-        with self.machine.text_mutex:       # arch_prepare_optimized_kprobe fills the buffer
-            self.machine.write_text(buffer, detour)
-        kp.opt_jump, kp.opt_region = self.ops.arch_optimize_kprobe(kp.addr, buffer,
-                                                                 kp.breakpoint), length
-        self._optimizing.append(kp)
+        if not self.optprobes or kp.ftrace or not self._free:
+            return
+        try:
+            detour = self._prepare_detour(kp.addr, self._free[0])
+        except PatchError:
+            return
+        self._optimize_kprobe(self._init_aggr_kprobe(kp, detour))
+
+    def _prepare_detour(self, addr: int, index: int) -> tuple[int, bytes, int]:
+        """arch_prepare_optimized_kprobe for the optimized_kprobe at ``addr`` that takes
+        pool entry ``index``: its buffer's address, the detour's bytes and the region's
+        length, or :class:`PatchError` with the reason the kernel cannot prepare it.
+        Writes nothing."""
+        check_optprobes(self.guest)
+        start, size, name = self._function(addr)
+        where = f"{name}+{addr - start:#x}"
+        buffer = self.guest.image.symbols["optprobe_buffers"] + index * self.ops.OPTPROBE_BUFFER_BYTES
+        try:
+            detour, length = self.ops.arch_prepare_optimized_kprobe(
+                addr, (start, self.recover(start, size)), buffer,
+                self.guest.image.symbols["optimized_callback"], self._pool_struct(index))
+        except KprobeRefused as err:
+            raise PatchError("EINVAL", f"kprobe: cannot optimize {where}: {err}") from None
+        owner = self.reserved_by(addr, length)
+        if owner is None and any(addr <= s < addr + length for s in self._mcount):
+            owner = "an ftrace (mcount) site (ftrace_text_reserved)"
+        if owner is not None:           # copy_optimized_instructions: -EBUSY
+            raise PatchError("EBUSY", f"kprobe: cannot optimize {where}: the "
+                                      f"detoured region holds {owner}")
+        return buffer, detour, length
+
+    def _not_optimized(self, ap: Kprobe) -> str | None:
+        """Why optimize_kprobe() leaves the registered top-level probe ``ap`` as it is
+        (kernel/kprobes.c, and arch_check_optimized_kprobe), or None."""
+        if not ap.members or not ap.opt_region:
+            try:
+                self._prepare_detour(ap.addr, self._free[0] if self._free else ap.index)
+            except PatchError as err:
+                return err.message
+            return "kprobe: no struct kprobe was left for its optimized_kprobe"
+        if not self.allow_optimization:
+            return "kprobe: optimization is off (debug.kprobes-optimization = 0)"
+        if ap.disabled:
+            return "kprobe: a disabled probe is not optimized"
+        if ap.post_handler is not None:
+            return "kprobe: a probe with a post_handler is not optimized"
+        others = [a for a, p in self.probes.items()
+                  if ap.addr < a < ap.addr + ap.opt_region and not p.disabled]
+        if others:
+            return (f"kprobe: cannot optimize {ap.describe()}: another probe at "
+                    f"{others[0]:#x} is in the detoured region")
+        return None
+
+    def _optimize_kprobe(self, ap: Kprobe) -> None:
+        """optimize_kprobe: flag the optimized_kprobe ``ap`` KPROBE_FLAG_OPTIMIZED and
+        queue it for the optimizer, which runs OPTIMIZE_DELAY jiffies after it is
+        kicked (``optimize_delay_ns`` of modeled time, measured on the CPUs' clocks,
+        when :meth:`kprobe_optimizer` is the run's ``on_turn`` hook). Until then hits
+        take the breakpoint, and the arch's trap path may already use the detour
+        (x86 setup_detour_execution). Nothing where :meth:`_not_optimized` says why."""
+        if (not ap.opt_region or ap.optimized or ap in self._optimizing
+                or self._not_optimized(ap) is not None):
+            return
+        self._write_field(ap, "flags", self.read_field(ap, "flags") | FLAG_OPTIMIZED)
+        self._optimizing.append(ap)
         if self._optimizer_due is None:     # kick_kprobe_optimizer: one delayed work
             self._optimizer_due = self.now_ns() + self.optimize_delay_ns
 
-    def _detour(self, kp: Kprobe) -> tuple[int, bytes, int]:
-        """What optimizing the registered top-level probe ``kp`` would write, or
-        :class:`PatchError` with the reason v5.10 does not optimize it: its
-        buffer's address, the detour's bytes and the region's length. Writes nothing."""
-        check_optprobes(self.guest)
-        if (self.probes.get(kp.addr) is not kp or kp.disabled or kp.optimized
-                or kp in self._optimizing):
-            raise PatchError("EINVAL", "kprobe: only a registered, enabled, unoptimized probe "
-                                       "is optimized")
-        if kp.post_handler is not None:
-            raise PatchError("EINVAL", "kprobe: a probe with a post_handler is not optimized")
-        if kp.ftrace:
-            raise PatchError("EINVAL", "kprobe: an ftrace-based kprobe is not optimized "
-                                       "(try_to_optimize_kprobe)")
-        start, size, _ = self._function(kp.addr)
-        buffer = self.guest.image.symbols["optprobe_buffers"] + kp.index * self.ops.OPTPROBE_BUFFER_BYTES
-        try:
-            detour, length = self.ops.arch_prepare_optimized_kprobe(
-                kp.addr, (start, self.recover(start, size)), buffer,
-                self.guest.image.symbols["optimized_callback"], kp.struct)
-        except KprobeRefused as err:
-            raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: {err}") from None
-        owner = self.reserved_by(kp.addr, length)
-        if owner is None and any(kp.addr <= s < kp.addr + length for s in self._mcount):
-            owner = "an ftrace (mcount) site (ftrace_text_reserved)"
-        if owner is not None:           # copy_optimized_instructions: -EBUSY
-            raise PatchError("EBUSY", f"kprobe: cannot optimize {kp.describe()}: the "
-                                      f"detoured region holds {owner}")
-        # arch_check_optimized_kprobe: an enabled probe in the region blocks it
-        others = [a for a, p in self.probes.items()
-                  if kp.addr < a < kp.addr + length and not p.disabled]
-        if others:
-            raise PatchError("EINVAL", f"kprobe: cannot optimize {kp.describe()}: another probe "
-                                       f"at {others[0]:#x} is in the detoured region")
-        return buffer, detour, length
+    def queued(self, kp: Kprobe) -> bool:
+        """Whether ``kp``'s optimized_kprobe waits for the optimizer."""
+        return kp.top in self._optimizing
 
-    def optimizable(self, kp: Kprobe) -> bool:
-        """Whether v5.10 would optimize ``kp`` (registered, not yet optimized) as its
-        register_kprobe() ends, with the optimization sysctl on: its kernel has
-        optprobes and try_to_optimize_kprobe() would queue it. kisim optimizes
-        only on request (docs/kprobes.md, "Not done")."""
-        try:
-            self._detour(kp.aggr or kp)
-        except PatchError:
-            return False
-        return True
+    def set_optimization(self, allow: bool) -> None:
+        """The debug.kprobes-optimization sysctl (proc_kprobes_optimization_handler):
+        0 unoptimizes every probe (unoptimize_all_kprobes), 1 queues every one that
+        can be optimized (optimize_all_kprobes). EINVAL in a kernel without
+        optprobes, which has no such sysctl."""
+        check_optprobes(self.guest)
+        if allow == self.allow_optimization:
+            return
+        self.allow_optimization = allow
+        for ap in list(self.probes.values()):
+            if allow:
+                self._optimize_kprobe(ap)
+            else:
+                self.unoptimize_kprobe(ap)
 
     def now_ns(self) -> int:
         """Modeled time: the furthest any CPU's clock has run."""
@@ -1149,8 +1215,18 @@ class Kprobes:
         self._do_optimize(force=True)
 
     def optimize_kprobe(self, kp: Kprobe) -> None:
-        """Queue ``kp`` and run the optimizer now: int3 -> jmp into the detour."""
-        self.try_to_optimize_kprobe(kp)
+        """The probe as v5.10 has it once its optimizer has run, OPTIMIZE_DELAY
+        jiffies after registering it: the queue flushed (:meth:`wait_for_kprobe_optimizer`),
+        ``kp``'s breakpoint now a jump into its detour. :class:`PatchError` (EINVAL,
+        EBUSY) with the reason where the kernel does not optimize it."""
+        ap = kp.top
+        if not self._registered(kp):
+            raise PatchError("EINVAL", "kprobe: only a registered probe is optimized")
+        if not ap.optimized and ap not in self._optimizing:
+            why = ("kprobe: an ftrace-based kprobe is not optimized (try_to_optimize_kprobe)"
+                   if ap.ftrace else self._not_optimized(ap))
+            raise PatchError("EBUSY" if "holds" in (why or "") else "EINVAL",
+                             why or "kprobe: not queued for the optimizer")
         self.wait_for_kprobe_optimizer()
 
     def _inside(self, kp: Kprobe) -> bool:
@@ -1183,9 +1259,11 @@ class Kprobes:
         self._optimizer_due = self._optimizer_due if waiting else None
 
     def unoptimize_kprobe(self, kp: Kprobe) -> None:
-        """Put the int3 (and the original bytes after it) back; or drop it from the queue."""
+        """Put the int3 (and the original bytes after it) back; or drop it from the queue.
+        Either way its KPROBE_FLAG_OPTIMIZED is cleared."""
         if kp in self._optimizing:
             self._optimizing.remove(kp)
+            self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_OPTIMIZED)
         if not kp.optimized:
             return
         # arch_unoptimize_kprobe: int3 first, sync; then the displaced bytes,
@@ -1215,6 +1293,7 @@ class Kprobes:
         self.text.reserve(kp.addr, len(kp.breakpoint), "kprobe")
         self.text.text_poke(kp.addr, kp.orig, kp.breakpoint, "kprobe")
         self._sites.add(kp.addr)
+        self._optimize_kprobe(kp)           # __arm_kprobe: "Try to optimize"
 
     def _disarm(self, kp: Kprobe) -> None:
         """arch_disarm_kprobe: the original bytes back (disarm_kprobe_ftrace: the
@@ -1231,12 +1310,8 @@ class Kprobes:
         blocked is queued for the optimizer again (get_optimized_kprobe,
         optimize_kprobe), once that probe is disabled or gone."""
         for other in list(self.probes.values()):
-            if (other.opt_region and not other.optimized and other not in self._optimizing
-                    and other.addr < addr < other.addr + other.opt_region):
-                try:
-                    self.try_to_optimize_kprobe(other)
-                except PatchError:
-                    pass                    # disabled, or another probe still in its region
+            if other.opt_region and other.addr < addr < other.addr + other.opt_region:
+                self._optimize_kprobe(other)
 
     def __iter__(self) -> Iterator[Kprobe]:
         return iter(sorted(self.probes.values(), key=lambda k: k.addr))
@@ -1257,7 +1332,7 @@ class Kprobes:
         for top in self._table_order():
             for kp in top.members or [top]:
                 flags = ("[DISABLED]" if kp.disabled else "") + (
-                    "[OPTIMIZED]" if top.optimized else "") + ("[FTRACE]" if top.ftrace else "")
+                    "[OPTIMIZED]" if top.optimized or top in self._optimizing else "") + ("[FTRACE]" if top.ftrace else "")
                 # "%px  %s  %s+0x%x  %s " with no module name (" "), then the
                 # flags: a line without flags ends in four spaces
                 lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "
@@ -1396,6 +1471,15 @@ class Kprobes:
         handler = {KPROBE_HC_PRE: "pre_handler", KPROBE_HC_POST: "post_handler",
                    KPROBE_HC_RET: "handler"}[op]
         return int(getattr(owner, handler)(owner, regs_view) or 0)
+
+
+def has_optprobes(guest: Guest) -> bool:
+    """Whether ``guest``'s kernel has optprobes (:func:`check_optprobes`)."""
+    try:
+        check_optprobes(guest)
+    except PatchError:
+        return False
+    return True
 
 
 def check_optprobes(guest: Guest) -> None:

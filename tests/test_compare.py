@@ -45,8 +45,9 @@ def test_one_row_per_mechanism(doc):
         if r["mechanism"] in NOTHING_IN:
             assert r["dormant"]["instructions"] == doc["uninstrumented"]["instructions"]
             assert r["dormant"]["per_pass_modeled_cycles"] == 0
-        else:
-            assert r["dormant"]["percent_over_uninstrumented"] > 0
+        else:   # exact: a compiled-in site costs instructions (its modeled cycles
+            # may come out below the uninstrumented run's in one layout: docs/compare.md)
+            assert r["dormant"]["instructions"] > doc["uninstrumented"]["instructions"]
 
 
 @pytest.mark.slow
@@ -68,12 +69,12 @@ def test_kprobe_rows_are_real_kprobes(doc):
                                                 "marker_imv", "ring_buffer", "mcount")}) == 1
     line = _row(doc, "line_probe")
     assert "values fetched" in line["detail"] and line["hits"] == line["passes"]
-    # where the arch has optprobes, the plain rows say v5.10 would queue their probes
-    # for its optimizer; never a probe with a post_handler, never the optimized row
-    queued = "for its optimizer at registration"
-    for key in ("kprobe_boosted", "kretprobe", "line_probe"):
-        assert (queued in _row(doc, key)["detail"]) is (opt["active"] is not None), key
-    assert queued not in _row(doc, "kprobe")["detail"] and queued not in opt["detail"]
+    # where the kernel has optprobes, the breakpoint rows turn the optimizer off
+    # (debug.kprobes-optimization=0) and say so; the optimized row leaves it on
+    sysctl = "debug.kprobes-optimization=0"
+    for key in ("kprobe", "kprobe_boosted", "kretprobe", "line_probe"):
+        assert (sysctl in _row(doc, key)["detail"]) is (opt["active"] is not None), key
+    assert sysctl not in opt["detail"]
     # each kprobe row names its kprobes.rst path (name_kprobe_paths); no other row has one
     assert _row(doc, "kprobe")["kprobe_path"] == "k"
     assert _row(doc, "kretprobe")["kprobe_path"] in ("r", "rb")
@@ -353,9 +354,11 @@ def test_tour_runs_every_step(name, capsys):
     assert "byte(s) changed" in text and "NOT RUN" not in text
     # the kprobe step registered and ran one; the optprobe step ran or was refused by the arch
     assert "register_kprobe(kmalloc):" in text and "hits (" in text
-    assert "[OPTIMIZED]" in text or "optimize_kprobe refused: kprobe: no optprobes" in text
-    # kmalloc's entry is one v5.10 optimizes where the arch has optprobes: the tour says so
-    assert ("v5.10 would already have queued this probe" in text) is ("[OPTIMIZED]" in text)
+    assert "[OPTIMIZED]" in text or "not optimized: kprobe: no optprobes" in text
+    # kmalloc's entry is one v5.10 optimizes where the arch has optprobes: registering
+    # it queued it for the optimizer, and the tour says so
+    assert ("register_kprobe queued it for the kprobe optimizer" in text) is (
+        "[OPTIMIZED]" in text)
     assert "kisim probe kernel/slab.c:" in text and "hits; size read at" in text
     assert main(["tour", "--arch", "vax", "--no-pager"]) == 2
 

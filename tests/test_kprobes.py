@@ -5,6 +5,7 @@ import json
 import random
 import struct
 from collections import Counter
+from pathlib import Path
 
 import capstone
 import keystone
@@ -15,13 +16,14 @@ from arches.kprobe import KprobeRefused
 from kbuild import build
 from patcher.errors import PatchError
 from patcher.instrument import attach
-from probes.kprobes import FIELDS, Kprobe, Kprobes, arch_kprobes
+from probes.kprobes import FIELDS, QUEUED_PATH, Kprobe, Kprobes, arch_kprobes
 from sim import Machine
 from sim.guest import Guest
 from lab.transparency import count_executions, every_instruction
 from patcher.ftrace import KPROBE_CALLERS
 
 FUNCTION = "kmalloc"        # called from the kmalloc workload, with a loop and branches
+ROOT = Path(__file__).resolve().parents[1]
 SIZE = 300                  # kmalloc workload iterations: ~900 kmalloc calls, a fast run
 
 
@@ -236,7 +238,9 @@ def test_disable_enable_unregister_restore_text(arch: str) -> None:
     assert g.machine.read(addr, 4) == orig
     assert probed(k)[0].endswith(f"{FUNCTION}+0x0    [DISABLED]")
     k.enable_kprobe(kp)
-    assert probed(k)[0].endswith(f"  k  {FUNCTION}+0x0    ")     # report_probe's format
+    # report_probe's format; arming it queued it for the optimizer again (__arm_kprobe)
+    assert probed(k)[0].endswith(f"  k  {FUNCTION}+0x0    "
+                                 + ("[OPTIMIZED]" if k.optprobes else ""))
     assert g.run().ok and kp.hits > 0
     k.unregister_kprobe(kp)
     assert g.machine.read(addr, 4) == orig
@@ -405,7 +409,13 @@ def test_unregistering_one_aggregated_probe_keeps_the_other(arch: str) -> None:
     # The aggr_kprobe lost its only post_handler: boosting comes back (x86).
     assert k.read_field(kept.aggr, "post_handler") == 0
     if arch == "x86_64":
-        assert (post_kind, k.kind(kept)) == ("single-step (TF)", "boosted")
+        # v5.10 queues it for the optimizer again (__unregister_kprobe_top), and its
+        # flag sends a hit through the detour's copy; with the sysctl off, boosted
+        assert (post_kind, k.kind(kept)) == ("single-step (TF)", QUEUED_PATH)
+        k.set_optimization(False)
+        assert k.kind(kept) == "boosted" and not k.queued(kept)
+        k.set_optimization(True)
+        assert k.queued(kept)
     assert g.run().ok
     runs = executed(arch, [kept.addr], 1)[kept.addr]
     assert calls == Counter(kept=runs) and kept.hits == runs and gone.hits == 0
@@ -423,7 +433,10 @@ def test_disabling_every_aggregated_probe_disarms(arch: str) -> None:
     b = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
     armed = g.machine.read(addr, 4)
     k.disable_kprobe(a)                 # listed after b: add_new_kprobe puts b first
-    assert g.machine.read(addr, 4) == armed and probed(k)[1].endswith("[DISABLED]")
+    # report_probe: the probe's [DISABLED], then its aggr_kprobe's [OPTIMIZED] (queued)
+    optimized = "[OPTIMIZED]" if k.optprobes else ""
+    assert g.machine.read(addr, 4) == armed
+    assert probed(k)[1].endswith("[DISABLED]" + optimized)
     k.disable_kprobe(b)
     assert g.machine.read(addr, 4) == before
     k.enable_kprobe(b)
@@ -783,14 +796,14 @@ def test_optprobe_hits_without_traps(arch: str) -> None:
         return
     armed = g.machine.read(kp.addr, 8)
     k.optimize_kprobe(kp)
-    assert g.machine.read(kp.addr, len(kp.opt_jump)) == kp.opt_jump != armed[:len(kp.opt_jump)]
+    assert g.machine.read(kp.addr, len(kp.top.opt_jump)) == kp.top.opt_jump != armed[:len(kp.top.opt_jump)]
     assert probed(k)[0].endswith("[OPTIMIZED]")
     base = guest(arch).run()
     result = g.run()
     assert result.ok and kp.hits == executed(arch, [kp.addr], 1)[kp.addr] > 0
     traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
     assert traps == sum(c["events"].get("trap", 0) for c in base.per_cpu)
-    k.unoptimize_kprobe(kp)
+    k.unoptimize_kprobe(kp.top)
     assert g.machine.read(kp.addr, 8) == armed
 
 
@@ -818,7 +831,7 @@ def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
         direct = [kp for kp in optimized if k.read_field(kp, "ainsn2")]
         stepped = [kp for kp in optimized if not k.read_field(kp, "ainsn2")]
         assert direct and stepped
-        buffer = g.image.symbols["optprobe_buffers"] + direct[0].index * k.ops.OPTPROBE_BUFFER_BYTES
+        buffer = g.image.symbols["optprobe_buffers"] + direct[0].top.index * k.ops.OPTPROBE_BUFFER_BYTES
         detour = g.machine.read(buffer, k.ops.OPTPROBE_BUFFER_BYTES)
         assert direct[0].orig and g.machine.read(direct[0].addr, 4) != direct[0].orig
         assert struct.pack("<I", 0xE89D7FFF) + k.recover(direct[0].addr, 4) in detour
@@ -830,9 +843,9 @@ def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
 
 @pytest.mark.slow
 def test_optimizer_runs_after_its_modeled_delay(arch: str) -> None:
-    """try_to_optimize_kprobe queues; the optimizer runs once the modeled clock
-    passes the delay: earlier hits trap (int3 path) and the list has no
-    [OPTIMIZED]; later hits take the detour, with no trap."""
+    """register_kprobe queues the probe; the optimizer runs once the modeled clock
+    passes the delay. Queued, the probe is flagged (debugfs shows [OPTIMIZED]) and
+    its hits take one breakpoint trap each; optimized, none."""
     from probes.kprobes import OPTIMIZE_DELAY, TICK_NSEC
     if "optprobes" not in get_arch(arch).capabilities:
         return
@@ -843,25 +856,92 @@ def test_optimizer_runs_after_its_modeled_delay(arch: str) -> None:
     assert Kprobes(guest(arch)).optimize_delay_ns == OPTIMIZE_DELAY * TICK_NSEC == 20_000_000
     k = Kprobes(g, optimize_delay_ns=half)
     kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
-    k.try_to_optimize_kprobe(kp)
-    assert not kp.optimized and not probed(k)[0].endswith("[OPTIMIZED]")
+    assert k.queued(kp) and not kp.top.optimized and probed(k)[0].endswith("[OPTIMIZED]")
+    assert g.machine.read(kp.addr, len(kp.breakpoint)) == kp.breakpoint
     seen = []
 
     def on_turn(machine) -> None:
         k.kprobe_optimizer(machine)
-        if kp.optimized and not seen:
-            seen.append((k.now_ns(), kp.hits, probed(k)[0]))
-        elif not seen:
-            assert not probed(k)[0].endswith("[OPTIMIZED]")
+        if kp.top.optimized and not seen:
+            seen.append((k.now_ns(), kp.hits))
 
     result = g.run(on_turn=on_turn)
-    assert result.ok and seen
-    at, hits_before, line = seen[0]
-    assert at >= half and line.endswith("[OPTIMIZED]")
+    assert result.ok and seen and not k.queued(kp)
+    at, hits_before = seen[0]
+    assert at >= half
     assert 0 < hits_before < kp.hits == executed(arch, [kp.addr], 1)[kp.addr]
     traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
     base_traps = sum(c["events"].get("trap", 0) for c in base_result.per_cpu)
     assert traps - base_traps == hits_before        # one breakpoint trap per early hit
+
+
+def test_a_queued_probe_runs_from_its_detour_on_x86() -> None:
+    """setup_detour_execution (v5.10 arch/x86/kernel/kprobes/opt.c): a hit of a probe
+    queued for the optimizer, flagged KPROBE_FLAG_OPTIMIZED, runs the displaced
+    instructions from its detour buffer, past the template (TMPL_END_IDX), not
+    from its boost slot; with debug.kprobes-optimization=0, from the slot."""
+    from arches.x86_64 import kprobes as x86
+    from sim.errors import GuestFault
+    header = (ROOT / "arches/x86_64/include/asm/kprobes-core.h").read_text()
+    assert f"#define TMPL_END_IDX\t\t{x86.OPTPROBE_TRAP_RESUME}\n" in header
+    for allow in (True, False):
+        g = guest("x86_64")
+        k = Kprobes(g)
+        k.set_optimization(allow)
+        kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                      pre_handler="kprobe_empty_pre_handler"))
+        assert k.kind(kp) == (QUEUED_PATH if allow else "boosted")
+        with g.machine.text_mutex:          # ud2 in the boost slot: a hit that runs it faults
+            g.machine.write_text(kp.top.slot, b"\x0f\x0b")
+        if allow:
+            assert g.run().ok and kp.hits == executed("x86_64", [kp.addr], 1)[kp.addr] > 0
+        else:
+            with pytest.raises(GuestFault):
+                g.run()
+
+
+def test_register_kprobe_makes_an_optimized_kprobe_and_queues_it(arch: str) -> None:
+    """try_to_optimize_kprobe, as v5.10's register_kprobe ends with CONFIG_OPTPROBES:
+    the probe joins an optimized_kprobe (an aggr_kprobe, its detour already in its
+    buffer) that is flagged and queued for the optimizer. A post_handler aggregates
+    it but does not queue it; debug.kprobes-optimization=0 unqueues (or unoptimizes)
+    every probe and 1 queues them again. A kernel without optprobes has no such
+    sysctl and keeps the probe plain."""
+    from probes.kprobes import FLAG_OPTIMIZED
+    g = guest(arch)
+    k = Kprobes(g)
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    if "optprobes" not in get_arch(arch).capabilities:
+        assert kp.aggr is None and not k.queued(kp) and not k.optprobes
+        with pytest.raises(PatchError, match="no optprobes"):
+            k.set_optimization(False)
+        return
+    ap = kp.aggr
+    assert ap is not None and ap.members == [kp] and ap.opt_region > 0
+    assert k.read_field(ap, "pre_handler") == k.fn["aggr_pre_handler"]
+    assert k.read_field(ap, "flags") & FLAG_OPTIMIZED and k.queued(kp) and not ap.optimized
+    buffer = g.image.symbols["optprobe_buffers"] + ap.index * k.ops.OPTPROBE_BUFFER_BYTES
+    assert g.machine.read(buffer, 16) != bytes(16)
+    k.set_optimization(False)
+    assert not k.queued(kp) and not k.read_field(ap, "flags") & FLAG_OPTIMIZED
+    with pytest.raises(PatchError, match="debug.kprobes-optimization = 0"):
+        k.optimize_kprobe(kp)
+    k.set_optimization(True)
+    assert k.queued(kp)
+    k.optimize_kprobe(kp)
+    assert ap.optimized and k.read_field(ap, "flags") & FLAG_OPTIMIZED
+    k.set_optimization(False)
+    assert not ap.optimized and g.machine.read(kp.addr, len(kp.breakpoint)) == kp.breakpoint
+    other = Kprobes(guest(arch))
+    post = other.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                        pre_handler="kprobe_empty_pre_handler",
+                                        post_handler="kprobe_empty_post_handler"))
+    assert post.aggr is not None and not other.queued(post)
+    assert other.read_field(post.aggr, "post_handler") == other.fn["aggr_post_handler"]
+    off = Kprobes(Guest(build(arch, overrides={"OPTPROBES": "n"}), workload="kmalloc",
+                        size=SIZE))
+    assert off.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                      pre_handler="kprobe_empty_pre_handler")).aggr is None
 
 
 def test_optprobes_off_in_kconfig_are_off(arch: str) -> None:
@@ -878,47 +958,28 @@ def test_optprobes_off_in_kconfig_are_off(arch: str) -> None:
         k.optimize_kprobe(kp)
 
 
-def test_optimizable_says_what_v5_10_would_queue_for_the_optimizer(arch: str) -> None:
-    """Kprobes.optimizable(): what try_to_optimize_kprobe() would queue as v5.10's
-    register_kprobe() ends, which kisim leaves to --opt. It writes nothing, and
-    says no for a post_handler, a disabled probe, an optimized one, a kernel
-    without optprobes and an arch without them."""
-    g = guest(arch)
-    k = Kprobes(g)
-    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
-    has = "optprobes" in get_arch(arch).capabilities
-    text = g.machine.read(kp.addr, 16)
-    buffers = g.image.symbols.get("optprobe_buffers")
-    before = g.machine.read(buffers, 64) if buffers else b""
-    assert k.optimizable(kp) is has
-    assert g.machine.read(kp.addr, 16) == text and not kp.optimized
-    assert (g.machine.read(buffers, 64) if buffers else b"") == before
-    post = k.register_kprobe(Kprobe(symbol_name="kfree", pre_handler="kprobe_empty_pre_handler",
-                                    post_handler="kprobe_empty_post_handler"))
-    assert not k.optimizable(post)
-    k.disable_kprobe(kp)
-    assert not k.optimizable(kp)
-    k.enable_kprobe(kp)
-    if has:
-        k.optimize_kprobe(kp)
-        assert kp.optimized and not k.optimizable(kp)
-        off = Kprobes(Guest(build(arch, overrides={"OPTPROBES": "n"}), workload="kmalloc",
-                            size=SIZE))
-        assert not off.optimizable(off.register_kprobe(
-            Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler")))
-
-
 @pytest.mark.slow
-def test_cli_kprobe_says_when_v5_10_would_optimize_the_probe(arch: str, capsys) -> None:
-    """kisim kprobe and demo name the probes v5.10 would queue for its optimizer."""
+def test_cli_kprobe_says_what_the_optimizer_did(arch: str, capsys) -> None:
+    """kisim kprobe names the sysctl and where the probe stood with the optimizer;
+    --kprobes-optimization 0 keeps the breakpoint path, and is refused where the
+    kernel has no such sysctl."""
     from kisim.cli import main
     has = "optprobes" in get_arch(arch).capabilities
-    assert main(["kprobe", "--arch", arch, "--at", FUNCTION, "--size", str(SIZE)]) == 0
-    assert ("v5.10 would queue this probe" in capsys.readouterr().out) is has
-    for flag in ("--post", "--opt") if has else ():
-        assert main(["kprobe", "--arch", arch, "--at", FUNCTION, "--size", str(SIZE),
-                     flag, "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["v5_10_would_optimize"] is False
+    run = ["kprobe", "--arch", arch, "--at", FUNCTION, "--size", str(SIZE)]
+    assert main(run) == 0
+    out = capsys.readouterr().out
+    assert ("debug.kprobes-optimization=1; queued at registration" in out) is has
+    if not has:
+        assert "optimizer" not in out
+        assert main(run + ["--kprobes-optimization", "0"]) != 0
+        assert "no optprobes on ppc32" in capsys.readouterr().err
+        return
+    for flags, optimization, optimizer in ((["--post"], True, ""),
+                                           (["--opt"], True, "optimized"),
+                                           (["--kprobes-optimization", "0"], False, "")):
+        assert main(run + flags + ["--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert (doc["optimization"], doc["optimizer"]) == (optimization, optimizer)
 
 
 def test_optprobe_refusals(arch: str) -> None:

@@ -108,7 +108,9 @@ def test_guest_fault_handler_and_exact_traps(arch: str) -> None:
         result = g.run()
         assert result.ok and result.checksum == base.checksum
         assert kp.hits > 100 and kp.nmissed == kp.hits
-        per_hit = 1 if k.kind(kp) == "boosted" else 2    # breakpoint (+ single-step)
+        # the breakpoint, and a single-step trap unless the copy runs without one
+        # (boosted, or from the detour of a probe queued for the optimizer)
+        per_hit = 2 if k.kind(kp) == "single-step (TF)" else 1
         assert traps(result) - traps(base) == (per_hit + 1) * kp.hits
         runs.append((result.instructions, result.per_cpu))
     assert runs[0] == runs[1]
@@ -205,7 +207,8 @@ def test_fault_while_single_stepping_a_reentry_restores_the_previous_kprobe(arch
         g.run()
     assert err.value.pc == inner.addr != inner.slot
     assert inner.nmissed == 1 and inner.hits == 0
-    assert g.machine.read_word(k.sym["current_kprobe"]) == outer.struct
+    # the running kprobe is what kprobe_table holds: the optimized_kprobe v5.10 made
+    assert g.machine.read_word(k.sym["current_kprobe"]) == outer.top.struct
     assert outer.nmissed == 0          # the fault was in the step, not in a handler
 
 

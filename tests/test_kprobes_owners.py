@@ -239,22 +239,22 @@ def test_a_kprobe_inside_an_optimized_region_unoptimizes_it(arch: str) -> None:
             k.unregister_kprobe(outer)
             continue
         break
-    assert outer.optimized
+    assert outer.top.optimized
     inner = k.register_kprobe(Kprobe(addr=outer.addr + length,
                                      pre_handler="kprobe_empty_pre_handler"))
-    assert not outer.optimized and g.machine.read(outer.addr, 1) == outer.breakpoint
+    assert not outer.top.optimized and g.machine.read(outer.addr, 1) == outer.breakpoint
     assert g.run().ok and outer.hits > 0 and inner.hits > 0
     # __disarm_kprobe(reopt): once the inner probe is disabled, or goes, the outer
     # is queued again (arch_check_optimized_kprobe passes a disabled probe)
     for leave in ("disable_kprobe", "unregister_kprobe"):
         if leave == "unregister_kprobe":
             k.enable_kprobe(inner)              # __arm_kprobe: blocked again
-        assert not outer.optimized
+        assert not outer.top.optimized
         getattr(k, leave)(inner)
-        assert not outer.optimized
+        assert not outer.top.optimized
         k.wait_for_kprobe_optimizer()
-        assert outer.optimized
-        assert g.machine.read(outer.addr, len(outer.opt_jump)) == outer.opt_jump
+        assert outer.top.optimized
+        assert g.machine.read(outer.addr, len(outer.top.opt_jump)) == outer.top.opt_jump
     assert k.list()[0].endswith("[OPTIMIZED]")
 
 
@@ -450,7 +450,7 @@ def test_arm_optprobes_on_conditional_instructions(arch: str) -> None:
         except PatchError:
             continue
         k.optimize_kprobe(kp)
-        assert kp.optimized and g.machine.read(addr, 4)[3] >> 4 == word >> 28
+        assert kp.top.optimized and g.machine.read(addr, 4)[3] >> 4 == word >> 28
         probes.append(kp)
     assert probes
     assert g.run().ok

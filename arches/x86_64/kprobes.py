@@ -206,6 +206,12 @@ def _template(struct: int, buffer: int, callback: int) -> bytes:
             + _rsp_operand(lea, rsp, _FRAME))
 
 
+#: TMPL_END_IDX (asm/kprobes-core.h): the template's length, where the displaced
+#: instructions start, and where setup_detour_execution sends a breakpoint hit of a
+#: probe queued for the optimizer (the template does not depend on its arguments).
+OPTPROBE_TRAP_RESUME = len(_template(0, 0, 0))
+
+
 def _relocated(insn: capstone.CsInsn, dest: int) -> bytes:
     """__copy_instruction for the detour: re-target a RIP-relative displacement."""
     raw = bytearray(insn.bytes)

@@ -59,11 +59,11 @@ def run(args: argparse.Namespace) -> int:
               f"{r['instructions_per_hit']:>12.1f} "
               f"{r['modeled_cycles_per_hit']:>15,.1f} {r['traps_per_hit']:>6.1f} "
               f"{'ok' if r['checksum_ok'] else 'MISMATCH':>9}")
-    queued = [r["arch"] for r in kprobes if r["v5_10_would_optimize"]]
+    queued = [r["arch"] for r in kprobes if r["optimizer"] == "queued"]
     if queued:
-        print(f"\nOn {' and '.join(queued)}, v5.10 would also queue each probe for its optimizer "
-              "when registering it;\nkisim optimizes only on request (kisim kprobe --opt; "
-              "docs/kprobes.md, \"Not done\").")
+        print(f"\nOn {' and '.join(queued)}, register_kprobe also queued the probe for the "
+              "kprobe optimizer, which\nwrites its jump 5 jiffies later, after this run "
+              "(kisim kprobe --opt runs it first).")
     print("\nGuest kernel (defconfig), hackbench on 2 CPUs, every marker dormant vs armed "
           "to the no-op guest probe:\n")
     print(f"{'arch':8} {'markers':8} {'instructions':>12} {'modeled cycles':>15} {'checksum':>9}")

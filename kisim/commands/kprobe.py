@@ -39,6 +39,14 @@ from sim.workloads import module_workload
 
 
 VIEWS = ("run", "list", "blacklist")
+#: What the kprobe optimizer had done with the probe as the run ended (KprobeCost.optimizer).
+OPTIMIZER = {
+    "": "not queued (a post_handler, the sysctl, or a region the arch cannot detour)",
+    "queued": "queued at registration; the run ended before the optimizer's 5 jiffies "
+              "(--opt runs it first)",
+    "optimized": "optimized before the run (--opt)",
+    "optimized during the run": "optimized during the run, once its modeled clock passed "
+                                "5 jiffies: the first hits trapped"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,8 +68,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "one function); hits checked against an unprobed run")
     p.add_argument("--post", action="store_true", help="add a post_handler (no boosting)")
     p.add_argument("--opt", action="store_true",
-                   help="optimize the probe before the workload (int3 -> jmp into a detour "
-                        "buffer; the optimizer delay is flushed, wait_for_kprobe_optimizer)")
+                   help="run the kprobe optimizer before the workload, as if its 5-jiffy "
+                        "delay had passed (int3 -> jmp into a detour buffer); without it a "
+                        "probe queued at registration is optimized once the run's modeled "
+                        "clock passes 20 ms")
+    p.add_argument("--kprobes-optimization", type=int, choices=(0, 1), default=None,
+                   metavar="{0,1}",
+                   help="the debug.kprobes-optimization sysctl before registering (default: "
+                        "the kernel's, 1, where it has optprobes): 0 keeps every probe on "
+                        "its breakpoint path, as kprobes.rst measures k, b and r")
     p.add_argument("--ret", action="store_true",
                    help="a kretprobe instead: its handler runs at every return")
     p.add_argument("--maxactive", type=int_in(1, KRETPROBE_MAXACTIVE_MAX), default=0,
@@ -95,6 +110,11 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
         raise UsageError("--ret and --post do not combine (a kretprobe has no post_handler)")
     if args.opt and (args.ret or args.post):
         raise UsageError("--opt takes a plain kprobe: no --post (never optimized), no --ret")
+    if args.opt and args.kprobes_optimization == 0:
+        raise UsageError("--opt needs the optimizer: not with --kprobes-optimization 0")
+    if args.kprobes_optimization is not None and args.every is not None:
+        raise UsageError("--kprobes-optimization sets the sysctl for a run of --at: "
+                         "--every-instruction has its own modes")
     if args.with_kprobe and not args.ret:
         raise UsageError("--with-kprobe adds a kprobe to a kretprobe: it needs --ret")
     if args.maxactive and (not args.ret or args.every is not None):
@@ -104,6 +124,8 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     cost = measure_kprobe(args.arch, args.at, workload=args.workload, post=args.post,
                           ret=args.ret, with_kprobe=args.with_kprobe, optimize=args.opt,
                           maxactive=args.maxactive,
+                          optimization=(None if args.kprobes_optimization is None
+                                        else bool(args.kprobes_optimization)),
                           cpus=args.cpus, size=args.size,
                           modules=args.modules, handler=args.handler, expect=args.expect,
                           timing=timing(args), overrides=overrides(args))
@@ -121,9 +143,9 @@ def cmd_kprobe(args: argparse.Namespace) -> int:
     print(f"  site before   {cost.site_before}")
     print(f"  site armed    {cost.site_after}")
     print(f"  hit path      {cost.kind}")
-    if cost.v5_10_would_optimize:
-        print("  optimizer     v5.10 would queue this probe for its optimizer when registering "
-              "it;\n                kisim does only with --opt (docs/kprobes.md, \"Not done\")")
+    if cost.optimization is not None:
+        print(f"  optimizer     debug.kprobes-optimization={int(cost.optimization)}; "
+              + OPTIMIZER.get(cost.optimizer, cost.optimizer))
     print(f"  hits          {cost.hits:,}   nmissed {cost.nmissed:,}")
     if cost.kretprobe_nmissed is not None:
         print(f"  kretprobe     nmissed {cost.kretprobe_nmissed:,}: entries that found none of "

@@ -117,10 +117,11 @@ def _run(args: argparse.Namespace) -> int:
               f"{'' if cost['exact'] else ', inexact on >1 CPU'}): "
               f"{cost['instructions']:.1f} guest instructions, {cost['traps']:.1f} traps, "
               f"{cost['modeled_cycles']:.1f} modeled cycles")
-    if doc["v5_10_would_optimize"]:
-        print(f"  v5.10 would queue {doc['v5_10_would_optimize']} of its {len(doc['sites'])} "
-              "kprobe(s) for its optimizer at registration; kisim does only on request "
-              "(docs/kprobes.md)")
+    opt = doc["optimizer"]
+    if opt and (opt["queued"] or opt["optimized"]):
+        print(f"  optimizer: of its {len(doc['sites'])} kprobe(s), {opt['queued']} queued at "
+              f"registration and still waiting (5 jiffies not passed), {opt['optimized']} "
+              "optimized during the run")
     for h in doc["events"][:SHOW_HITS]:
         shown = [f"{k}={v:#x}" if v > 0xFFFF else f"{k}={v}" for k, v in h["values"].items()]
         shown += [f"{k}=<{why.split(' (')[0]}>" for k, why in h["unavailable"].items()]

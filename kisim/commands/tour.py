@@ -34,12 +34,12 @@ def _show_code(code: list[dict], mark: int) -> None:
 def _kprobe_step(step: dict) -> None:
     what = "kprobe" if not step["optimize"] else "optprobe"
     if "refused" in step:
-        print(f"\n  optimize_kprobe refused: {step['refused']}.")
+        print(f"\n  not optimized: {step['refused']}.")
         print("  (Linux selects HAVE_OPTPROBES per arch; kisim's arches that have it: "
               f"{', '.join(step['arches_with_optprobes'])}.)")
         return
     c = step["cost"]
-    print(f"\n  register_kprobe({SITE}){' + optimize_kprobe' if step['optimize'] else ''}: "
+    print(f"\n  register_kprobe({SITE}){', the optimizer run' if step['optimize'] else ''}: "
           f"{'; '.join(c['list_lines'])}")
     print(f"  before: {c['site_before']}")
     print(f"  armed:  {c['site_after']}")
@@ -51,9 +51,9 @@ def _kprobe_step(step: dict) -> None:
           f"{'ok' if c['checksum_ok'] else 'WRONG'}; per hit "
           f"{c['instructions_per_hit']:.1f} guest instructions, {c['traps_per_hit']:.1f} traps, "
           f"{c['modeled_cycles_per_hit']:.1f} modeled cycles")
-    if c["v5_10_would_optimize"]:
-        print("  (v5.10 would already have queued this probe for its optimizer, which writes\n"
-              "  the jump 5 jiffies later; kisim does only when asked: optimize_kprobe)")
+    if c["optimizer"] == "queued":
+        print("  (register_kprobe queued it for the kprobe optimizer, which writes the jump\n"
+              "  5 jiffies later, after this run: the optprobe below)")
 
 
 def print_tour(t: dict) -> None:

@@ -31,14 +31,45 @@ static __always_inline int arch_kprobe_skip(struct kprobe *p, struct pt_regs *re
 	return 0;
 }
 
+/* built with CONFIG_OPTPROBES (HAVE_OPTPROBES, arches/x86_64/Kconfig) */
+#define OPTPROBE_BUFFER_BYTES	256
+
+#ifdef CONFIG_OPTPROBES
 /*
- * setup_singlestep(): boost (jump into the slot, which jumps back) when
- * the copy is boostable and there is no post_handler; otherwise set TF,
- * clear IF and single-step the copy. Returns 1 when nothing is left to do.
+ * setup_detour_execution() (arch/x86/kernel/kprobes/opt.c): a probe that
+ * optimize_kprobe() has flagged KPROBE_FLAG_OPTIMIZED, even while it waits
+ * for the optimizer behind its int3, runs the displaced instructions from
+ * its detour buffer, past the template (TMPL_END_IDX bytes: kisim's
+ * OPTPROBE_TRAP_RESUME, arches/x86_64/kprobes.py), which jump back.
+ */
+#define TMPL_END_IDX		216
+extern u8 optprobe_buffers[][OPTPROBE_BUFFER_BYTES];
+
+static __always_inline int setup_detour_execution(struct kprobe *p, struct pt_regs *regs)
+{
+	if (!(p->flags & KPROBE_FLAG_OPTIMIZED))
+		return 0;
+	regs->ip = (unsigned long)&optprobe_buffers[p->hit_index][TMPL_END_IDX];
+	return 1;
+}
+#else
+static __always_inline int setup_detour_execution(struct kprobe *p, struct pt_regs *regs)
+{
+	return 0;
+}
+#endif
+
+/*
+ * setup_singlestep(): the detour's copy (above) for a probe flagged
+ * optimized; boost (jump into the slot, which jumps back) when the copy
+ * is boostable and there is no post_handler; otherwise set TF, clear IF
+ * and single-step the copy. Returns 1 when nothing is left to do.
  */
 static __always_inline int arch_setup_singlestep(struct kprobe *p, struct pt_regs *regs,
 						 struct kprobe_ctlblk *kcb, int cpu, int reenter)
 {
+	if (setup_detour_execution(p, regs))
+		return 1;
 	if (p->ainsn.boostable && !p->post_handler) {
 		regs->ip = (unsigned long)p->ainsn.insn;
 		return 1;
@@ -177,8 +208,6 @@ __asm__(
  * runs the displaced
  * instructions and jumps back. No trap at all.
  */
-/* built with CONFIG_OPTPROBES (HAVE_OPTPROBES, arches/x86_64/Kconfig) */
-#define OPTPROBE_BUFFER_BYTES	256
 
 /* optimized_callback() hooks: the handler sees regs as after the int3. */
 static __always_inline void arch_optprobe_regs(struct kprobe *p, struct pt_regs *regs)
