@@ -1144,27 +1144,29 @@ class Kprobes:
                                       f"detoured region holds {owner}")
         return buffer, detour, length
 
-    def _not_optimized(self, ap: Kprobe) -> str | None:
+    def _not_optimized(self, ap: Kprobe) -> PatchError | None:
         """Why optimize_kprobe() leaves the registered top-level probe ``ap`` as it is
         (kernel/kprobes.c, and arch_check_optimized_kprobe), or None."""
+        if ap.ftrace:
+            return PatchError("EINVAL", "kprobe: an ftrace-based kprobe is not optimized "
+                                        "(try_to_optimize_kprobe)")
         if not ap.members or not ap.opt_region:
             try:
                 self._prepare_detour(ap.addr, self._free[0] if self._free else ap.index)
             except PatchError as err:
-                return err.message
-            return "kprobe: no struct kprobe was left for its optimized_kprobe"
-        if not self.allow_optimization:
-            return "kprobe: optimization is off (debug.kprobes-optimization = 0)"
-        if ap.disabled:
-            return "kprobe: a disabled probe is not optimized"
-        if ap.post_handler is not None:
-            return "kprobe: a probe with a post_handler is not optimized"
-        others = [a for a, p in self.probes.items()
-                  if ap.addr < a < ap.addr + ap.opt_region and not p.disabled]
-        if others:
-            return (f"kprobe: cannot optimize {ap.describe()}: another probe at "
-                    f"{others[0]:#x} is in the detoured region")
-        return None
+                return err
+            return PatchError("ENOMEM", "kprobe: no struct kprobe was left for its "
+                                        "optimized_kprobe")
+        why = ("optimization is off (debug.kprobes-optimization = 0)"
+               if not self.allow_optimization else
+               "a disabled probe is not optimized" if ap.disabled else
+               "a probe with a post_handler is not optimized" if ap.post_handler else None)
+        if why is None:
+            others = [a for a, p in self.probes.items()
+                      if ap.addr < a < ap.addr + ap.opt_region and not p.disabled]
+            why = (f"cannot optimize {ap.describe()}: another probe at {others[0]:#x} is "
+                   "in the detoured region") if others else None
+        return PatchError("EINVAL", f"kprobe: {why}") if why else None
 
     def _optimize_kprobe(self, ap: Kprobe) -> None:
         """optimize_kprobe: flag the optimized_kprobe ``ap`` KPROBE_FLAG_OPTIMIZED and
@@ -1223,10 +1225,8 @@ class Kprobes:
         if not self._registered(kp):
             raise PatchError("EINVAL", "kprobe: only a registered probe is optimized")
         if not ap.optimized and ap not in self._optimizing:
-            why = ("kprobe: an ftrace-based kprobe is not optimized (try_to_optimize_kprobe)"
-                   if ap.ftrace else self._not_optimized(ap))
-            raise PatchError("EBUSY" if "holds" in (why or "") else "EINVAL",
-                             why or "kprobe: not queued for the optimizer")
+            raise self._not_optimized(ap) or PatchError(
+                "EINVAL", "kprobe: not queued for the optimizer")
         self.wait_for_kprobe_optimizer()
 
     def _inside(self, kp: Kprobe) -> bool:
@@ -1330,9 +1330,11 @@ class Kprobes:
         width = self.arch.bits // 4
         lines = []
         for top in self._table_order():
+            # kprobe_optimized(): the flag optimize_kprobe() sets as it queues the probe
+            optimized = "[OPTIMIZED]" if top.optimized or top in self._optimizing else ""
             for kp in top.members or [top]:
-                flags = ("[DISABLED]" if kp.disabled else "") + (
-                    "[OPTIMIZED]" if top.optimized or top in self._optimizing else "") + ("[FTRACE]" if top.ftrace else "")
+                flags = (("[DISABLED]" if kp.disabled else "") + optimized
+                         + ("[FTRACE]" if top.ftrace else ""))
                 # "%px  %s  %s+0x%x  %s " with no module name (" "), then the
                 # flags: a line without flags ends in four spaces
                 lines.append(f"{kp.addr:0{width}x}  {kp.probe_type}  {kp.describe()}    "

@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 ARCHES = ("arm", "ppc32", "x86_64")
 #: A figure as the README writes it: digits with thousands commas and decimals,
-#: not part of a name or a version (x86_64, 2.6.27).
-FIGURE = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.]*\d)")
+#: not part of a name or a version (x86_64, 2.6.27), negative after a space (-0.37),
+#: not after a digit (a range, 2.77-3.66).
+FIGURE = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w.]*\d)")
 
 
 def _readme() -> str:
@@ -75,6 +76,7 @@ def test_the_helpers_read_figures_as_written() -> None:
     assert figures("| x86_64 | 144 insns, 2 traps, 2775.3 cycles | 1,233,503 (1.000x) |") \
         == ["144", "2", "2775.3", "1,233,503"]
     assert figures("none (no kernel has 32-bit PowerPC optprobes) on 2.6.27") == []
+    assert figures("-0.37 / 140.12, 2.77-3.66") == ["-0.37", "140.12", "2.77", "3.66"]
     assert shown(2775.26, "2775.3") and shown(1233503, "1,233,503") and shown(1.0447, "1.045")
     assert not shown(1.54746, "1.548")
 
