@@ -172,8 +172,8 @@ class ProbeRuns:
             if optimize:
                 kprobes.optimize_kprobe(kp)
         after = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
-        before = kp.top.optimized
-        kind = "optprobe (detour)" if before else kprobes.kind(kp)
+        optimized_first = kp.top.optimized          # by ``optimize``, before the run
+        kind = "optprobe (detour)" if optimized_first else kprobes.kind(kp)
         result = guest.run(on_turn=kprobes.kprobe_optimizer)
         hits = kp.hits
         cost = measure(guest.arch, self.base, Tally.of(result), hits)
@@ -192,7 +192,7 @@ class ProbeRuns:
             cycles=guest.machine.cycles_from, breakdown=cost.breakdown,
             kretprobe_nmissed=rp.nmissed if rp else None, maxactive=rp.maxactive if rp else None,
             optimization=kprobes.allow_optimization if kprobes.optprobes else None,
-            optimizer="optimized" if before else "optimized during the run"
+            optimizer="optimized" if optimized_first else "optimized during the run"
             if kp.top.optimized else "queued" if kprobes.queued(kp) else "")
 
 

@@ -980,6 +980,8 @@ def test_cli_kprobe_says_what_the_optimizer_did(arch: str, capsys) -> None:
         assert main(run + flags + ["--json"]) == 0
         doc = json.loads(capsys.readouterr().out)
         assert (doc["optimization"], doc["optimizer"]) == (optimization, optimizer)
+        # the site as it was, and as the probe left it: a breakpoint, or the jump
+        assert isinstance(doc["site_before"], str) and doc["site_before"] != doc["site_after"]
 
 
 def test_optprobe_refusals(arch: str) -> None:
