@@ -94,6 +94,9 @@ STACK_GAP = 128
 #: in v5.10 as here. A stand-in for the run's instruction budget, which such a
 #: loop would take an hour to exhaust (~1 ms of host time per re-entry).
 MAX_REENTRIES = 1000
+#: Bytes a probe's saved text can span from its address: its breakpoint, or its
+#: optimized region (x86: the 5-byte jmp over whole instructions, at most 19).
+PROBE_REACH = 32
 #: The optimizer runs OPTIMIZE_DELAY jiffies after it is kicked (kernel/kprobes.c);
 #: a jiffy at the default HZ=250 (kernel/Kconfig.hz) is 4 ms.
 OPTIMIZE_DELAY = 5
@@ -362,6 +365,7 @@ class Kprobes:
         self.tables = tables if tables is not None else load_tables(guest.image, self.arch)
         self.blacklist_entries = self._populate_kprobe_blacklist()
         self.probes: dict[int, Kprobe] = {}
+        self._addrs: list[int] = []               # the keys of probes, sorted
         self._by_struct: dict[int, Kprobe] = {}
         self._free = list(range(KPROBE_POOL))
         self._free_rp = list(range(KRETPROBE_POOL))
@@ -382,7 +386,8 @@ class Kprobes:
         #: The debug.kprobes-optimization sysctl (kprobes_allow_optimization): on
         #: by default; :meth:`set_optimization` is its handler
         self.allow_optimization = self.optprobes
-        self._optimizing: list[Kprobe] = []       # kernel/kprobes.c optimizing_list
+        # kernel/kprobes.c optimizing_list, in queueing order (a dict as an ordered set)
+        self._optimizing: dict[Kprobe, None] = {}
         self._optimizer_due: int | None = None    # when the delayed optimizer work runs
         self._sites: set[int] = set()             # every address ever armed
         # Per CPU, the open trap frames: (pt_regs address, the fault trap's
@@ -472,7 +477,7 @@ class Kprobes:
     def recover(self, addr: int, size: int) -> bytes:
         """Text as it was before any of our breakpoints (recover_probed_instruction)."""
         code = bytearray(self.machine.read(addr, size))
-        for kp in self.probes.values():
+        for kp in self._near(addr - PROBE_REACH, addr + size):
             orig = kp.opt_orig if kp.optimized else kp.orig
             if not kp.disabled and kp.addr < addr + size and addr < kp.addr + len(orig):
                 # an optimized region may start before addr (__recover_optprobed_insn)
@@ -666,6 +671,7 @@ class Kprobes:
                            self.machine.read_word(self._bucket(addr)))
         self.machine.write_word(self._bucket(addr), kp.struct)
         self.probes[addr] = kp
+        bisect.insort(self._addrs, addr)
         self._by_struct[kp.struct] = kp
         if not kp.disabled:
             self._arm(kp)
@@ -852,6 +858,7 @@ class Kprobes:
             self._disarm(kp)
         self._relink(self._bucket(kp.addr), "next", kp.struct, self.read_field(kp, "next"))
         del self.probes[kp.addr]
+        self._addrs.pop(bisect.bisect_left(self._addrs, kp.addr))
         self._free_struct(kp)
         if not kp.ftrace:
             self._reoptimize(kp.addr)
@@ -1162,8 +1169,8 @@ class Kprobes:
                "a disabled probe is not optimized" if ap.disabled else
                "a probe with a post_handler is not optimized" if ap.post_handler else None)
         if why is None:
-            others = [a for a, p in self.probes.items()
-                      if ap.addr < a < ap.addr + ap.opt_region and not p.disabled]
+            others = [p.addr for p in self._near(ap.addr + 1, ap.addr + ap.opt_region)
+                      if not p.disabled]
             why = (f"cannot optimize {ap.describe()}: another probe at {others[0]:#x} is "
                    "in the detoured region") if others else None
         return PatchError("EINVAL", f"kprobe: {why}") if why else None
@@ -1179,7 +1186,7 @@ class Kprobes:
                 or self._not_optimized(ap) is not None):
             return
         self._write_field(ap, "flags", self.read_field(ap, "flags") | FLAG_OPTIMIZED)
-        self._optimizing.append(ap)
+        self._optimizing[ap] = None
         if self._optimizer_due is None:     # kick_kprobe_optimizer: one delayed work
             self._optimizer_due = self.now_ns() + self.optimize_delay_ns
 
@@ -1255,14 +1262,14 @@ class Kprobes:
             self.text.text_poke(kp.addr, current, kp.opt_jump, "kprobe")
             kp.optimized = True
             self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_OPTIMIZED)
-        self._optimizing = waiting
+        self._optimizing = dict.fromkeys(waiting)
         self._optimizer_due = self._optimizer_due if waiting else None
 
     def unoptimize_kprobe(self, kp: Kprobe) -> None:
         """Put the int3 (and the original bytes after it) back; or drop it from the queue.
         Either way its KPROBE_FLAG_OPTIMIZED is cleared."""
         if kp in self._optimizing:
-            self._optimizing.remove(kp)
+            del self._optimizing[kp]
             self._write_field(kp, "flags", self.read_field(kp, "flags") & ~FLAG_OPTIMIZED)
         if not kp.optimized:
             return
@@ -1284,11 +1291,11 @@ class Kprobes:
         if kp.ftrace:
             self.ftrace().ftrace_set_kprobe(kp.addr, True)
             return
-        for other in list(self.probes.values()):
+        for other in self._near(kp.addr - PROBE_REACH, kp.addr):
             # __arm_kprobe: an optimized probe whose region holds this address
             # falls back to its breakpoint (get_optimized_kprobe, unoptimize_kprobe).
             if (other.optimized or other in self._optimizing) and \
-                    other.addr < kp.addr < other.addr + other.opt_region:
+                    kp.addr < other.addr + other.opt_region:
                 self.unoptimize_kprobe(other)
         self.text.reserve(kp.addr, len(kp.breakpoint), "kprobe")
         self.text.text_poke(kp.addr, kp.orig, kp.breakpoint, "kprobe")
@@ -1309,12 +1316,17 @@ class Kprobes:
         """__disarm_kprobe(reopt): the optprobe whose region a probe at ``addr``
         blocked is queued for the optimizer again (get_optimized_kprobe,
         optimize_kprobe), once that probe is disabled or gone."""
-        for other in list(self.probes.values()):
-            if other.opt_region and other.addr < addr < other.addr + other.opt_region:
+        for other in self._near(addr - PROBE_REACH, addr):
+            if addr < other.addr + other.opt_region:
                 self._optimize_kprobe(other)
 
     def __iter__(self) -> Iterator[Kprobe]:
         return iter(sorted(self.probes.values(), key=lambda k: k.addr))
+
+    def _near(self, lo: int, hi: int) -> list[Kprobe]:
+        """The registered top-level probes at addresses in [lo, hi), in address order."""
+        return [self.probes[a] for a in
+                self._addrs[bisect.bisect_left(self._addrs, lo):bisect.bisect_left(self._addrs, hi)]]
 
     def _table_order(self) -> Iterator[Kprobe]:
         """The registered probes (aggr_kprobes in place of their probes) as the

@@ -11,6 +11,7 @@ entry clears TF and IF in the live flags (Intel SDM vol. 3 §6.12.1).
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import capstone
@@ -233,6 +234,13 @@ def _branch_target(insn: capstone.CsInsn) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=16)
+def _function_insns(start: int, code: bytes) -> tuple[capstone.CsInsn, ...]:
+    """A function's instructions: every probe registered in it prepares its detour
+    from the same original text (with CONFIG_OPTPROBES, each registration does)."""
+    return tuple(_MD.disasm(code, start))
+
+
 def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer: int,
                                   callback: int, struct: int) -> tuple[bytes, int]:
     """The detour buffer and the length of the detoured region, or KprobeRefused.
@@ -243,7 +251,7 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
     no branch in it targets bytes 1.. of the region.
     """
     start, code = function
-    insns = list(_MD.disasm(code, start))
+    insns = _function_insns(start, code)
     region, length = [], 0
     for insn in insns:
         if insn.address < addr:
