@@ -917,10 +917,14 @@ class Optprobes(Capability):
     probe flagged KPROBE_FLAG_OPTIMIZED but not yet optimized resumes, past
     the template, at the displaced instructions (x86 setup_detour_execution,
     TMPL_END_IDX); None where the arch's trap path ignores the flag (ARM).
-    The guest's <asm/kprobes-core.h> holds the same offset."""
+    The guest's <asm/kprobes-core.h> holds the same offset.
+    MAX_OPTIMIZED_LENGTH bounds a detoured region (asm/kprobes.h): the
+    generic code looks that far back for the optimized probe whose region
+    holds an address (get_optimized_kprobe)."""
 
     NAME = "optprobes"
-    CONSTANTS = {"OPTPROBE_BUFFER_BYTES": int, "OPTPROBE_TRAP_RESUME": (int, type(None))}
+    CONSTANTS = {"OPTPROBE_BUFFER_BYTES": int, "OPTPROBE_TRAP_RESUME": (int, type(None)),
+                 "MAX_OPTIMIZED_LENGTH": int}
     OPTPROBE_TRAP_RESUME: ClassVar[int | None] = None
 
     def arch_prepare_optimized_kprobe(self, addr: int, function: tuple[int, bytes],

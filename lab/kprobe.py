@@ -97,6 +97,16 @@ def check_handler(symbols: SymbolTable, name: str) -> None:
         raise PatchError("EINVAL", f"kprobe: handler {name!r} is {what}, not a function")
 
 
+def keep_breakpoints(kprobes: Kprobes) -> bool:
+    """Set debug.kprobes-optimization to 0 where the kernel has optprobes, before
+    probes register: they keep their breakpoints, as kprobes.rst measures k, b and
+    r (x86 would otherwise send a queued probe's hits through its detour).
+    Whether the kernel has the sysctl (and so whether it was set)."""
+    if kprobes.optprobes:
+        kprobes.set_optimization(False)
+    return kprobes.optprobes
+
+
 class ProbeRuns:
     """One kernel and workload, run once without a probe, and each probe placed at
     ``at`` measured against that run (:meth:`measure`): several probes at one site
@@ -132,7 +142,7 @@ class ProbeRuns:
 
     def measure(self, *, post: bool = False, ret: bool = False, with_kprobe: bool = False,
                 optimize: bool = False, maxactive: int = 0,
-                optimization: bool | None = None) -> KprobeCost:
+                optimization: bool | None = None, breakpoints: bool = False) -> KprobeCost:
         """The workload run again with a kprobe (empty guest handlers), its cost per hit.
 
         ``ret`` places a kretprobe on the same function entry (``at`` must be
@@ -143,12 +153,15 @@ class ProbeRuns:
         possible CPU). ``optimize`` runs the kprobe optimizer before the workload, as
         if its delay had passed; without it, a queued probe is optimized when the
         run's modeled clock passes the delay. ``optimization`` sets the
-        debug.kprobes-optimization sysctl first (None: the kernel's default, on)."""
+        debug.kprobes-optimization sysctl first (None: the kernel's default, on);
+        ``breakpoints`` sets it to 0 where the kernel has it (:func:`keep_breakpoints`)."""
         symbol, offset, handler = self.symbol, self.offset, self.handler
         guest = Guest(self.kernel, **self.kw)
         kprobes = Kprobes(guest)
         if optimization is not None:
             kprobes.set_optimization(optimization)
+        if breakpoints:
+            keep_breakpoints(kprobes)
         addr = kprobes.resolve(Kprobe(symbol_name=symbol, offset=offset))
         try:
             before = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len),

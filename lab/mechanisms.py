@@ -27,6 +27,7 @@ from arches import Arch
 from arches.base import ReferenceCore
 from kbuild import build
 from kbuild.image import KERNEL
+from lab.kprobe import keep_breakpoints
 from lab.measure import CompareError, Tally
 from lab.published import EVENT, IMMEDIATE, LTTNG, STATIC_KEYS, mcount_text, static_key_change
 from patcher.errors import PatchError
@@ -235,14 +236,9 @@ def _missed(count: int, what: str) -> str:
 
 
 def _breakpoint_path(t: Target) -> str:
-    """Set debug.kprobes-optimization to 0 where the kernel has optprobes, before the
-    row's probes register: they keep their breakpoints (x86 would otherwise send a
-    queued probe's hits through its detour), as kprobes.rst measures k, b and r.
-    The note for the row's outcome; none where the kernel has no such sysctl."""
-    if not t.kprobes.optprobes:
-        return ""
-    t.kprobes.set_optimization(False)
-    return "; debug.kprobes-optimization=0"
+    """The row's probes keep their breakpoints (:func:`keep_breakpoints`). The note
+    for the row's outcome; none where the kernel has no such sysctl."""
+    return "; debug.kprobes-optimization=0" if keep_breakpoints(t.kprobes) else ""
 
 
 def _kprobe_points(t: Target) -> list[int]:

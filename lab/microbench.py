@@ -385,11 +385,9 @@ def _probe_paths(arch: Arch, wanted: set[str], layout: int | None, core: Referen
     debug.kprobes-optimization sysctl at 0 where the kernel has it: kprobes.rst
     measures k, b and r unoptimized."""
     runs = ProbeRuns(arch.name, at, workload=workload, layout=layout, core=core, **measure)
-    # kprobes.rst's unoptimized paths: debug.kprobes-optimization=0 where it exists
-    unoptimized = {"optimization": False} if runs.optprobes else {}
 
     def run(**kw) -> KprobeCost:
-        cost = runs.measure(**({} if kw.get("optimize") else unoptimized), **kw)
+        cost = runs.measure(breakpoints=not kw.get("optimize"), **kw)
         if not cost.hits or not cost.checksum_ok:
             raise MicrobenchError(f"kprobes: the probe at {at} ({kw or 'plain'}) was hit "
                                   f"{cost.hits} times, checksum ok: {cost.checksum_ok}")

@@ -94,9 +94,6 @@ STACK_GAP = 128
 #: in v5.10 as here. A stand-in for the run's instruction budget, which such a
 #: loop would take an hour to exhaust (~1 ms of host time per re-entry).
 MAX_REENTRIES = 1000
-#: Bytes a probe's saved text can span from its address: its breakpoint, or its
-#: optimized region (x86: the 5-byte jmp over whole instructions, at most 19).
-PROBE_REACH = 32
 #: The optimizer runs OPTIMIZE_DELAY jiffies after it is kicked (kernel/kprobes.c);
 #: a jiffy at the default HZ=250 (kernel/Kconfig.hz) is 4 ms.
 OPTIMIZE_DELAY = 5
@@ -386,6 +383,10 @@ class Kprobes:
         #: The debug.kprobes-optimization sysctl (kprobes_allow_optimization): on
         #: by default; :meth:`set_optimization` is its handler
         self.allow_optimization = self.optprobes
+        #: How far before an address a probe's saved text may start: its breakpoint
+        #: (one instruction), or its optimized region (get_optimized_kprobe)
+        self.reach = max(self.arch.max_insn_len,
+                         self.ops.MAX_OPTIMIZED_LENGTH if self.optprobes else 0)
         # kernel/kprobes.c optimizing_list, in queueing order (a dict as an ordered set)
         self._optimizing: dict[Kprobe, None] = {}
         self._optimizer_due: int | None = None    # when the delayed optimizer work runs
@@ -477,7 +478,7 @@ class Kprobes:
     def recover(self, addr: int, size: int) -> bytes:
         """Text as it was before any of our breakpoints (recover_probed_instruction)."""
         code = bytearray(self.machine.read(addr, size))
-        for kp in self._near(addr - PROBE_REACH, addr + size):
+        for kp in self._near(addr - self.reach, addr + size):
             orig = kp.opt_orig if kp.optimized else kp.orig
             if not kp.disabled and kp.addr < addr + size and addr < kp.addr + len(orig):
                 # an optimized region may start before addr (__recover_optprobed_insn)
@@ -1143,6 +1144,9 @@ class Kprobes:
                 self.guest.image.symbols["optimized_callback"], self._pool_struct(index))
         except KprobeRefused as err:
             raise PatchError("EINVAL", f"kprobe: cannot optimize {where}: {err}") from None
+        if length > self.ops.MAX_OPTIMIZED_LENGTH:      # the arch's bug: self.reach misses it
+            raise ValueError(f"{self.arch.name}: a detoured region of {length} bytes at "
+                             f"{where}, past MAX_OPTIMIZED_LENGTH")
         owner = self.reserved_by(addr, length)
         if owner is None and any(addr <= s < addr + length for s in self._mcount):
             owner = "an ftrace (mcount) site (ftrace_text_reserved)"
@@ -1291,7 +1295,7 @@ class Kprobes:
         if kp.ftrace:
             self.ftrace().ftrace_set_kprobe(kp.addr, True)
             return
-        for other in self._near(kp.addr - PROBE_REACH, kp.addr):
+        for other in self._near(kp.addr - self.reach, kp.addr):
             # __arm_kprobe: an optimized probe whose region holds this address
             # falls back to its breakpoint (get_optimized_kprobe, unoptimize_kprobe).
             if (other.optimized or other in self._optimizing) and \
@@ -1316,7 +1320,7 @@ class Kprobes:
         """__disarm_kprobe(reopt): the optprobe whose region a probe at ``addr``
         blocked is queued for the optimizer again (get_optimized_kprobe,
         optimize_kprobe), once that probe is disabled or gone."""
-        for other in self._near(addr - PROBE_REACH, addr):
+        for other in self._near(addr - self.reach, addr):
             if addr < other.addr + other.opt_region:
                 self._optimize_kprobe(other)
 

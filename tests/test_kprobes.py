@@ -1004,6 +1004,25 @@ def test_optprobe_refusals(arch: str) -> None:
             k.optimize_kprobe(kp2)
 
 
+def test_the_reach_back_is_max_optimized_length(arch: str, monkeypatch) -> None:
+    """A probe's saved text starts at most one instruction, or MAX_OPTIMIZED_LENGTH
+    bytes (asm/kprobes.h, v5.10: x86 MAX_INSN_SIZE + DISP32_SIZE, ARM the probed
+    word), before an address it holds; an arch's detour past its bound is refused
+    loudly, as the bug it is."""
+    g = guest(arch)
+    k = Kprobes(g)
+    optprobes = "optprobes" in get_arch(arch).capabilities
+    assert k.reach == {"x86_64": 20, "arm": 4, "ppc32": 4}[arch]
+    if not optprobes:
+        return
+    kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+    assert 0 < kp.top.opt_region <= k.ops.MAX_OPTIMIZED_LENGTH
+    k.unregister_kprobe(kp)
+    monkeypatch.setattr(k.ops, "MAX_OPTIMIZED_LENGTH", kp.top.opt_region - 1)
+    with pytest.raises(ValueError, match="past MAX_OPTIMIZED_LENGTH"):
+        k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
+
+
 def test_function_padding_is_the_functions_as_kallsyms_sizes_it(arch: str) -> None:
     """v5.10's can_probe() and can_optimize() size a function by
     kallsyms_lookup_size_offset(): to the next symbol. x86 pads functions to 16

@@ -25,6 +25,7 @@ from patcher.ftrace import ftrace_for
 from patcher.imv import imv_insn_len
 from patcher.instrument import attach
 from probes.kprobes import Kprobe, Kprobes, Kretprobe
+from sim.errors import GuestFault
 from sim.guest import Guest
 
 SIZE = 100
@@ -256,6 +257,33 @@ def test_a_kprobe_inside_an_optimized_region_unoptimizes_it(arch: str) -> None:
         assert outer.top.optimized
         assert g.machine.read(outer.addr, len(outer.top.opt_jump)) == outer.top.opt_jump
     assert k.list()[0].endswith("[OPTIMIZED]")
+
+
+@pytest.mark.parametrize("reach", [None, 1])
+def test_the_regions_last_instruction_is_within_reach(reach: int | None) -> None:
+    """get_optimized_kprobe() looks back MAX_OPTIMIZED_LENGTH bytes (kernel/kprobes.c,
+    v5.10): a probe on the last instruction of a detoured region, the farthest from
+    its start, unoptimizes it too. The negative control looks back one breakpoint
+    only: the new int3 lands in the jump's displacement, and the guest jumps to
+    nowhere."""
+    g = guest("x86_64")
+    k = Kprobes(g)
+    start = g.image.symbols["kmalloc"]
+    starts = insns(g, "kmalloc")
+    first = k.register_kprobe(Kprobe(addr=start, pre_handler="kprobe_empty_pre_handler"))
+    k.optimize_kprobe(first)
+    region = first.top.opt_region
+    last = max(a for a, _, _ in starts if start < a < start + region)
+    if reach is not None:
+        k.reach = reach
+    second = k.register_kprobe(Kprobe(addr=last, pre_handler="kprobe_empty_pre_handler"))
+    if reach is not None:
+        with pytest.raises(GuestFault):
+            g.run()
+        return
+    assert not first.top.optimized and g.machine.read(start, 1) == b"\xcc"
+    assert g.machine.read(last, 1) == b"\xcc"
+    assert g.run().ok and first.hits == second.hits > 0
 
 
 def test_optimizing_over_another_owners_site_is_ebusy(arch: str) -> None:

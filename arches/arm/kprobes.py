@@ -108,6 +108,7 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
 # -- optprobes (arch/arm/probes/kprobes/opt-arm.c, v5.10) ---------------------
 
 OPTPROBE_BUFFER_BYTES = 128          # asm/kprobes-core.h
+MAX_OPTIMIZED_LENGTH = 4             # asm/kprobes.h: the probed word
 # The template's fixed words, A32 encodings (ARM ARM A8.8): opt-arm.c
 # assembles its template into the kernel and copies its bytes, so kisim
 # writes the bytes too; a test checks each against an assembler.

@@ -166,6 +166,7 @@ def describe_ainsn(ainsn: tuple[int, ...], post_handler: bool) -> str:
 # -- optprobes (arch/x86/kernel/kprobes/opt.c, v5.10) ------------------------
 
 OPTPROBE_BUFFER_BYTES = 256          # asm/kprobes-core.h
+MAX_OPTIMIZED_LENGTH = 16 + 4        # asm/kprobes.h: MAX_INSN_SIZE + DISP32_SIZE
 # The detour saves every pt_regs GPR slot (struct pt_regs order, 8 bytes each).
 _GPR_SLOTS = [(i * 8, name) for i, name in enumerate(PT_REGS[:15])]
 _FLAGS_SLOT, _SP_SLOT, _FRAME = 144, 152, 168     # pt_regs flags, sp; the frame below rsp
