@@ -21,7 +21,7 @@ from lab.microbench import (IMMEDIATE_C, IMMEDIATE_VARIANTS, Figure, MicrobenchE
                             markers_microbench, mcount_seed, windows, within_2x_by_arch)
 from lab.report import breakdown_line as report_line
 from lab.published import KRETPROBE_OVER_KPROBE, MARKERS_KPROBE_ADDED, MARKERS_PUBLISHED
-from probes.kprobes import arch_kprobes
+from probes.kprobes import QUEUED_PATH, arch_kprobes
 from sim.elf import read_elf
 from sim.guest import Guest
 from kbuild import build
@@ -327,6 +327,9 @@ def test_kprobes_rst_runs_each_path_it_compares(kprobes):
         assert paths["kr"]["instructions_per_hit"] > paths["r"]["instructions_per_hit"]
     if "o" in paths:
         assert traps["o"] == 0 and paths["o"]["kind"] == "optprobe (detour)"
+    # the others ran with debug.kprobes-optimization=0: no hit went through a detour
+    assert not {p["kind"] for k, p in paths.items() if k != "o"} & {QUEUED_PATH,
+                                                                    "optprobe (detour)"}
     figures = {f["figure"]: f for f in kprobes["figures"]}
     compared = 0
     for hit in ops.PUBLISHED:
