@@ -42,6 +42,11 @@ from lab.transparency import every_instruction
 from probes.kprobes import arch_kprobes
 
 
+#: CONFIG_KPROBE_POOL for --transparency: a probe on each of a kernel's 6,000-9,000
+#: probe-able instructions, and its aggr_kprobe where the optimizer could take it.
+TRANSPARENCY_POOL = 32768
+
+
 def transparency(arch: str, workload: str, size: int, post: bool,
                  overrides: dict[str, str]) -> dict:
     """A kprobe on every instruction of every kernel function, all at once
@@ -96,9 +101,11 @@ def main() -> int:
                         help="workload size (default: the workload's; --transparency: 50)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="for --transparency: build the kernel with this option, e.g. "
-                             "--set THUMB2_KERNEL=y (repeatable)")
+                             f"--set THUMB2_KERNEL=y (repeatable; default: KPROBE_POOL="
+                             f"{TRANSPARENCY_POOL}, room for a probe on every instruction)")
     args = parse_args(parser, size=2)
-    overrides = dict(item.partition("=")[::2] for item in args.set)
+    overrides = {"KPROBE_POOL": str(TRANSPARENCY_POOL)} | dict(
+        item.partition("=")[::2] for item in args.set)
     arches = [args.arch] if args.arch else list(ARCHES)
     if args.transparency:
         rows = [transparency(arch, workload, args.size or 50, post, overrides)

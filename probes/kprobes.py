@@ -77,7 +77,6 @@ RI_FIELDS = ("next", "rp", "ret_addr", "task", "sp")
 KRETPROBE_POOL = _DEFINES["KRETPROBE_POOL"]
 KRETPROBE_INSTANCE_BYTES = _DEFINES["KRETPROBE_INSTANCE_BYTES"]
 KPROBE_HASH_BITS = _DEFINES["KPROBE_HASH_BITS"]
-KPROBE_POOL = _DEFINES["KPROBE_POOL"]
 FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED, FLAG_FTRACE = (
     _DEFINES[f"KPROBE_FLAG_{n}"] for n in ("GONE", "DISABLED", "OPTIMIZED", "FTRACE"))
 KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET, KPROBE_HC_FAULT = (
@@ -364,7 +363,10 @@ class Kprobes:
         self.probes: dict[int, Kprobe] = {}
         self._addrs: list[int] = []               # the keys of probes, sorted
         self._by_struct: dict[int, Kprobe] = {}
-        self._free = list(range(KPROBE_POOL))
+        #: CONFIG_KPROBE_POOL: the struct kprobe entries the guest has room for
+        (pool,) = symbols.candidates("kprobe_pool")
+        self.pool = pool.size // (len(FIELDS) * self.arch.word)
+        self._free = list(range(self.pool))
         self._free_rp = list(range(KRETPROBE_POOL))
         self._ri_area = _Extents(KRETPROBE_INSTANCE_BYTES)
         # struct -> its instances' (offset, bytes) and its kretprobe_pool index, if pooled
@@ -437,7 +439,7 @@ class Kprobes:
     def hits(self, kp: Kprobe) -> int:
         word = self.arch.word
         return sum(self.machine.read_word(self.sym["kprobe_hits"]
-                                          + (cpu * KPROBE_POOL + kp.index) * word)
+                                          + (cpu * self.pool + kp.index) * word)
                    for cpu in range(len(self.machine.cpus)))
 
     def kind(self, kp: Kprobe) -> str:
@@ -661,7 +663,8 @@ class Kprobes:
         old = self.probes.get(addr)
         need = 1 if old is None or old.members else 2
         if len(self._free) < need:
-            raise PatchError("ENOMEM", f"kprobe: all {KPROBE_POOL} kprobes are in use")
+            raise PatchError("ENOMEM", f"kprobe: all {self.pool} kprobes are in use "
+                                       "(CONFIG_KPROBE_POOL)")
         pre = self._handler_addr(kp.pre_handler, "kprobe_host_pre_handler", "pre_handler")
         post = self._handler_addr(kp.post_handler, "kprobe_host_post_handler", "post_handler")
         fault = self._fault_handler_addr(kp)
@@ -737,7 +740,7 @@ class Kprobes:
                 self._write_field(kp, name, values[name])
         for cpu in range(len(self.machine.cpus)):
             self.machine.write_word(self.sym["kprobe_hits"]
-                                    + (cpu * KPROBE_POOL + kp.index) * self.arch.word, 0)
+                                    + (cpu * self.pool + kp.index) * self.arch.word, 0)
 
     def _relink(self, head: int, field_name: str, old: int, new: int) -> None:
         """Point the link in a chain (from ``head``, through ``field_name``) that

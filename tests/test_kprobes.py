@@ -274,6 +274,32 @@ def refused(k: Kprobes, kp: Kprobe, errno: str, text: str) -> str:
     return message
 
 
+def test_the_pool_is_config_kprobe_pool_and_ends_in_enomem(arch: str) -> None:
+    """CONFIG_KPROBE_POOL (kisim's) sizes the guest's pool of struct kprobe. Each
+    probe takes an entry and an aggr_kprobe one more (alloc_aggr_kprobe); past the
+    last, registration is ENOMEM, as a failed kzalloc is, and the probes already
+    there keep working. Outside its range the option does not take."""
+    from kconfig import KconfigError
+    g = Guest(build(arch, overrides={"KPROBE_POOL": "64"}), workload="kmalloc", size=SIZE)
+    k = Kprobes(g)
+    assert k.pool == 64 and Kprobes(guest(arch)).pool == 8192
+    probes = []
+    while len(probes) < 64:
+        try:
+            probes.append(k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                                   pre_handler="kprobe_empty_pre_handler")))
+        except PatchError as err:
+            assert err.errno == "ENOMEM" and "all 64 kprobes are in use" in str(err)
+            break
+    assert len(probes) == 64 - 1 - len(k.arch_probes)      # one aggr_kprobe
+    assert g.run().ok and len({kp.hits for kp in probes}) == 1 and probes[0].hits > 0
+    k.unregister_kprobe(probes.pop())
+    probes.append(k.register_kprobe(Kprobe(symbol_name=FUNCTION,
+                                           pre_handler="kprobe_empty_pre_handler")))
+    with pytest.raises(KconfigError, match="outside its range 64..65536"):
+        build(arch, overrides={"KPROBE_POOL": "63"})
+
+
 def test_refuses_non_boundary(arch: str) -> None:
     g = guest(arch)
     k = Kprobes(g)

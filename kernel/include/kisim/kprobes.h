@@ -21,7 +21,7 @@
 
 #define KPROBE_HASH_BITS	6	/* kernel/kprobes.c */
 #define KPROBE_TABLE_SIZE	(1 << KPROBE_HASH_BITS)
-#define KPROBE_POOL		8192	/* struct kprobe objects the host may hand out */
+#define KPROBE_POOL		CONFIG_KPROBE_POOL	/* struct kprobe objects the host may hand out */
 
 /* kprobe.flags (include/linux/kprobes.h) */
 #define KPROBE_FLAG_GONE	1
