@@ -851,15 +851,18 @@ class Kprobes(Capability):
     interrupt -> (guest handler, trap entry); empty where none can be), and
     whether the arch selects HAVE_KPROBES_ON_FTRACE in v5.10
     (KPROBES_ON_FTRACE: a probe on a dynamic ftrace site goes through ftrace;
-    without it that probe is refused). Two have defaults, for an arch whose
-    trap entry saves registers in guest code: TRAP_ENTRY, the guest symbol of that
+    without it that probe is refused). These have defaults: TRAP_ENTRY, for an
+    arch whose trap entry saves registers in guest code, the guest symbol of that
     exception prologue (entered with the frame in args[0] and the handler in
-    args[1]), and GUEST_SAVED_REGS, the pt_regs slots only that prologue and
+    args[1]), GUEST_SAVED_REGS, the pt_regs slots only that prologue and
     kprobe_exc_return save and restore (PowerPC XER, whose SO/OV/CA bits are
     not in Unicorn's register read), CAN_PROBE, whether arch_prepare_kprobe
     refuses an address that does not start an instruction by decoding the
     function from its start (v5.10 x86 ``can_probe``: -EILSEQ; ARM and
-    PowerPC have no such check), and BACK_CHAIN, whether the ABI's stack frame
+    PowerPC have no such check), INSN_SLOT_FIRST, whether arch_prepare_kprobe
+    takes its instruction slot (``get_insn_slot``, -ENOMEM) before it copies and
+    checks the instruction (x86 ``arch_copy_kprobe``), where ARM and PowerPC
+    refuse an instruction first, and BACK_CHAIN, whether the ABI's stack frame
     starts with a back chain word the trap entry must zero at the handler's
     stack pointer, the frame STACK_HEADROOM leaves (PowerPC: word 0 of
     STACK_FRAME_OVERHEAD, 0 ends the chain; x86 and ARM frames have none)."""
@@ -870,7 +873,8 @@ class Kprobes(Capability):
                  "KRETPROBE_TRAMPOLINE_KPROBE": bool, "PUBLISHED": tuple, "FAULT_TRAPS": dict,
                  "KPROBES_ON_FTRACE": bool,
                  "TRAP_ENTRY": (str, type(None)), "GUEST_SAVED_REGS": tuple,
-                 "CAN_PROBE": bool, "BACK_CHAIN": bool, "REGS_OFFSET_NAMES": tuple,
+                 "CAN_PROBE": bool, "INSN_SLOT_FIRST": bool, "BACK_CHAIN": bool,
+                 "REGS_OFFSET_NAMES": tuple,
                  "REGS_OFFSET_ALIASES": dict, "FUNCTION_ARG_REGS": tuple,
                  "KRETPROBE_BLACKLIST": tuple}
     #: v5.10 regs_query_register_offset's names (arch/*/kernel/ptrace.c
@@ -889,6 +893,7 @@ class Kprobes(Capability):
     TRAP_ENTRY: ClassVar[str | None] = None
     GUEST_SAVED_REGS: ClassVar[tuple[str, ...]] = ()
     CAN_PROBE: ClassVar[bool] = False
+    INSN_SLOT_FIRST: ClassVar[bool] = False
     BACK_CHAIN: ClassVar[bool] = False
 
     def arch_prepare_kprobe(self, addr: int, code: bytes, slot: int) -> Prepared:

@@ -661,16 +661,14 @@ class Kprobes:
         self._check_address(addr, blacklist)
         kp.ftrace = self.ftrace_location(addr) is not None
         old = self.probes.get(addr)
-        need = 1 if old is None or old.members else 2
-        if len(self._free) < need:
-            raise PatchError("ENOMEM", f"kprobe: all {self.pool} kprobes are in use "
-                                       "(CONFIG_KPROBE_POOL)")
+        if old is not None and len(self._free) < (1 if old.members else 2):
+            raise self._enomem()                # alloc_aggr_kprobe
         pre = self._handler_addr(kp.pre_handler, "kprobe_host_pre_handler", "pre_handler")
         post = self._handler_addr(kp.post_handler, "kprobe_host_post_handler", "post_handler")
         fault = self._fault_handler_addr(kp)
         if old is not None:
             return self._register_aggr(old, kp, struct, (pre, post, fault))
-        prepared = self._prepare(kp, addr, self._free[0], struct)
+        prepared = self._prepare(kp, addr, self._free[0] if self._free else None, struct)
         self._write_struct(kp, prepared, (pre, post, fault),
                            self.machine.read_word(self._bucket(addr)))
         self.machine.write_word(self._bucket(addr), kp.struct)
@@ -694,11 +692,20 @@ class Kprobes:
         return self._handler_addr(kp.fault_handler, "kprobe_host_fault_handler",
                                   "fault_handler")
 
-    def _prepare(self, kp: Kprobe, addr: int, index: int, struct: int | None) -> Prepared:
+    def _enomem(self) -> PatchError:
+        return PatchError("ENOMEM", f"kprobe: all {self.pool} kprobes are in use "
+                                    "(CONFIG_KPROBE_POOL)")
+
+    def _prepare(self, kp: Kprobe, addr: int, index: int | None,
+                 struct: int | None) -> Prepared:
         """arch_prepare_kprobe into the slot of pool entry ``index``, which ``kp`` takes;
         an ftrace-based kprobe (``kp.ftrace``) has no slot and no breakpoint
-        (kernel/kprobes.c prepare_kprobe)."""
-        slot = self.sym["kprobe_insn_slots"] + index * self.ops.SLOT_BYTES
+        (kernel/kprobes.c prepare_kprobe). With no entry left (``index`` None) it is
+        ENOMEM where the arch's get_insn_slot fails: before the copy on x86, after
+        ARM's and PowerPC's refusals (INSN_SLOT_FIRST)."""
+        if index is None and (kp.ftrace or self.ops.INSN_SLOT_FIRST):
+            raise self._enomem()
+        slot = self.sym["kprobe_insn_slots"] + (index or 0) * self.ops.SLOT_BYTES
         code = self.recover(addr, self.arch.max_insn_len)
         if kp.ftrace:
             prepared = Prepared(length=self.arch.ops.MCOUNT_INSN_SIZE, opcode=code[0],
@@ -710,6 +717,8 @@ class Kprobes:
                 start, _, name = self._function(addr)
                 raise PatchError("EINVAL", f"kprobe: cannot probe {name}+{addr - start:#x}: "
                                            f"{err}") from None
+        if index is None:
+            raise self._enomem()
         self._free.remove(index)
         kp.addr, kp.index, kp.slot, kp.owner = addr, index, slot, self
         kp.struct = struct if struct is not None else self._pool_struct(index)

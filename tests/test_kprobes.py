@@ -274,11 +274,20 @@ def refused(k: Kprobes, kp: Kprobe, errno: str, text: str) -> str:
     return message
 
 
+def _arch_refuses(k: Kprobes, addr: int) -> bool:
+    try:
+        k.ops.arch_prepare_kprobe(addr, k.recover(addr, k.arch.max_insn_len), 0)
+    except KprobeRefused:
+        return True
+    return False
+
+
 def test_the_pool_is_config_kprobe_pool_and_ends_in_enomem(arch: str) -> None:
     """CONFIG_KPROBE_POOL (kisim's) sizes the guest's pool of struct kprobe. Each
     probe takes an entry and an aggr_kprobe one more (alloc_aggr_kprobe); past the
-    last, registration is ENOMEM, as a failed kzalloc is, and the probes already
-    there keep working. Outside its range the option does not take."""
+    last, registration is ENOMEM where the kernel's kzalloc or get_insn_slot fails,
+    and the probes already there keep working. Outside its range the option does
+    not take."""
     from kconfig import KconfigError
     g = Guest(build(arch, overrides={"KPROBE_POOL": "64"}), workload="kmalloc", size=SIZE)
     k = Kprobes(g)
@@ -292,6 +301,13 @@ def test_the_pool_is_config_kprobe_pool_and_ends_in_enomem(arch: str) -> None:
             assert err.errno == "ENOMEM" and "all 64 kprobes are in use" in str(err)
             break
     assert len(probes) == 64 - 1 - len(k.arch_probes)      # one aggr_kprobe
+    # an instruction the arch refuses: x86 takes the slot first (ENOMEM), ARM and
+    # PowerPC refuse it first (EINVAL)
+    bad = next(a for name in ("kernel_init", "devm_add_action")
+               for a, _, _ in instructions(g, name) if _arch_refuses(k, a))
+    errno, text = {"x86_64": ("ENOMEM", "CONFIG_KPROBE_POOL")}.get(arch, ("EINVAL",
+                                                                         "cannot probe"))
+    refused(k, Kprobe(addr=bad), errno, text)
     assert g.run().ok and len({kp.hits for kp in probes}) == 1 and probes[0].hits > 0
     k.unregister_kprobe(probes.pop())
     probes.append(k.register_kprobe(Kprobe(symbol_name=FUNCTION,

@@ -41,6 +41,7 @@ SINGLESTEP_INTNO = 1                # #DB
 KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
 KPROBES_ON_FTRACE = True            # arch/x86/Kconfig selects HAVE_KPROBES_ON_FTRACE (v5.10)
 CAN_PROBE = True                    # kprobes/core.c can_probe(): decode from the function start
+INSN_SLOT_FIRST = True              # arch_prepare_kprobe: get_insn_slot, then arch_copy_kprobe
 #: v5.10 arch/x86/kernel/kprobes/core.c kretprobe_blacklist[]: __switch_to, which
 #: returns on another task's stack; kisim's context switch is __switch_to_asm.
 KRETPROBE_BLACKLIST = ("__switch_to", "__switch_to_asm")
