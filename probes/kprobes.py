@@ -705,6 +705,7 @@ class Kprobes:
         ARM's and PowerPC's refusals (INSN_SLOT_FIRST)."""
         if index is None and (kp.ftrace or self.ops.INSN_SLOT_FIRST):
             raise self._enomem()
+        # without an entry, the arch decodes for slot 0 only to refuse: nothing is written
         slot = self.sym["kprobe_insn_slots"] + (index or 0) * self.ops.SLOT_BYTES
         code = self.recover(addr, self.arch.max_insn_len)
         if kp.ftrace:
