@@ -436,10 +436,12 @@ class Kprobes:
     def read_field(self, kp: Kprobe, name: str) -> int:
         return self.machine.read_word(self._field_addr(kp, name))
 
+    def _hit_counter(self, cpu: int, kp: Kprobe) -> int:
+        """The address of ``kprobe_hits[cpu][kp->hit_index]``."""
+        return self.sym["kprobe_hits"] + (cpu * self.pool + kp.index) * self.arch.word
+
     def hits(self, kp: Kprobe) -> int:
-        word = self.arch.word
-        return sum(self.machine.read_word(self.sym["kprobe_hits"]
-                                          + (cpu * self.pool + kp.index) * word)
+        return sum(self.machine.read_word(self._hit_counter(cpu, kp))
                    for cpu in range(len(self.machine.cpus)))
 
     def kind(self, kp: Kprobe) -> str:
@@ -749,8 +751,7 @@ class Kprobes:
             if name not in CALLER_FIELDS:
                 self._write_field(kp, name, values[name])
         for cpu in range(len(self.machine.cpus)):
-            self.machine.write_word(self.sym["kprobe_hits"]
-                                    + (cpu * self.pool + kp.index) * self.arch.word, 0)
+            self.machine.write_word(self._hit_counter(cpu, kp), 0)
 
     def _relink(self, head: int, field_name: str, old: int, new: int) -> None:
         """Point the link in a chain (from ``head``, through ``field_name``) that
