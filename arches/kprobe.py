@@ -19,9 +19,8 @@ class KprobeRefused(ValueError):
 class Prepared:
     """arch_prepare_kprobe's result: slot contents and struct arch_specific_insn."""
 
-    length: int                       # bytes of the probed instruction
     opcode: int                       # struct kprobe.opcode
     slot: bytes                       # written at the slot address
     ainsn: tuple[int, int, int, int]  # struct arch_specific_insn, one word each
     boostable: bool                   # known at prepare time to skip the second trap
-    kind: str                         # how a hit runs the instruction, for the list view
+    kind: str                         # the decoder's choice (ARM's handler), for tests and errors

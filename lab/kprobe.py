@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from arches.base import ReferenceCore
 from kbuild import build
@@ -183,7 +183,7 @@ class ProbeRuns:
                 pre_handler=handler or "kprobe_empty_pre_handler",
                 post_handler="kprobe_empty_post_handler" if post else None))
             if optimize:
-                kprobes.optimize_kprobe(kp)
+                kprobes.optimize_now(kp)
         after = disasm_one(guest.arch, guest.machine.read(addr, guest.arch.max_insn_len), addr)
         optimized_first = kp.top.optimized          # by ``optimize``, before the run
         kind = "optprobe (detour)" if optimized_first else kprobes.kind(kp)
@@ -211,7 +211,7 @@ class ProbeRuns:
 
 def measure_kprobe(arch: str, at: str, *, post: bool = False, ret: bool = False,
                    with_kprobe: bool = False, optimize: bool = False, maxactive: int = 0,
-                   optimization: bool | None = None, **runs) -> KprobeCost:
+                   optimization: bool | None = None, **runs: Any) -> KprobeCost:
     """Run a workload without and with one kprobe at ``at``: :class:`ProbeRuns`
     (``runs``: its options) and its :meth:`~ProbeRuns.measure`."""
     return ProbeRuns(arch, at, **runs).measure(post=post, ret=ret, with_kprobe=with_kprobe,

@@ -255,7 +255,7 @@ def _kprobe_armer(post: bool = False, optimize: bool = False) -> Callable[[Targe
         if optimize:
             try:
                 for kp in kps:
-                    t.kprobes.optimize_kprobe(kp)
+                    t.kprobes.optimize_now(kp)
             except PatchError as err:
                 raise Unavailable(err.message) from None
         return Armed(lambda: sum(kp.hits for kp in kps),

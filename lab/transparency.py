@@ -206,7 +206,7 @@ def every_instruction(kernel: Build, target: str | None = None, *, workload: str
             probes.append(probe)
             if mode == "opt":
                 try:
-                    kprobes.optimize_kprobe(probe)
+                    kprobes.optimize_now(probe)
                     end = addr + probe.top.opt_region
                 except PatchError:          # stays a kprobe: can_optimize() said no
                     pass

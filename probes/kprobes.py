@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from struct import Struct
 from typing import Callable, Iterator
@@ -77,8 +78,8 @@ RI_FIELDS = ("next", "rp", "ret_addr", "task", "sp")
 KRETPROBE_POOL = _DEFINES["KRETPROBE_POOL"]
 KRETPROBE_INSTANCE_BYTES = _DEFINES["KRETPROBE_INSTANCE_BYTES"]
 KPROBE_HASH_BITS = _DEFINES["KPROBE_HASH_BITS"]
-FLAG_GONE, FLAG_DISABLED, FLAG_OPTIMIZED, FLAG_FTRACE = (
-    _DEFINES[f"KPROBE_FLAG_{n}"] for n in ("GONE", "DISABLED", "OPTIMIZED", "FTRACE"))
+FLAG_DISABLED, FLAG_OPTIMIZED, FLAG_FTRACE = (
+    _DEFINES[f"KPROBE_FLAG_{n}"] for n in ("DISABLED", "OPTIMIZED", "FTRACE"))
 KPROBE_HC_RETURN, KPROBE_HC_PRE, KPROBE_HC_POST, KPROBE_HC_RET, KPROBE_HC_FAULT = (
     _DEFINES[f"KPROBE_HC_{n}"] for n in ("RETURN", "PRE", "POST", "RET", "FAULT"))
 KPROBE_HC_SHIFT = _DEFINES["KPROBE_HC_SHIFT"]
@@ -116,9 +117,10 @@ Handler = str | int | Callable[["Kprobe", "KprobeRegs"], "int | None"] | None
 FaultHandler = str | int | Callable[["Kprobe", "KprobeRegs", int], "int | None"] | None
 
 
-def hash_ptr(addr: int, bits: int) -> int:
-    """include/linux/hash.h hash_long(addr, bits) for the arch's word size."""
-    if bits == 64:
+def hash_ptr(addr: int, word_bits: int) -> int:
+    """include/linux/hash.h hash_ptr(addr, KPROBE_HASH_BITS) on a ``word_bits``-bit
+    arch (hash_64 or hash_32, by the size of a long)."""
+    if word_bits == 64:
         return ((addr * 0x61C8864680B583EB) & (2**64 - 1)) >> (64 - KPROBE_HASH_BITS)
     return ((addr * 0x61C88647) & 0xFFFFFFFF) >> (32 - KPROBE_HASH_BITS)
 
@@ -196,15 +198,17 @@ class Kprobe:
     #: v5.10 ``fault_handler(kp, regs, trapnr)``: a fault in this probe's
     #: handlers; non-zero means it fixed the fault up (kprobe_fault_handler).
     fault_handler: FaultHandler = None
-    # Filled by register_kprobe.
+    #: KPROBE_FLAG_DISABLED: the caller's to set (registered disarmed), then
+    #: disable_kprobe's and enable_kprobe's; unregistering leaves it set.
+    disabled: bool = False
+    probe_type: str = "k"                       # "r": the entry probe of a kretprobe
+    # Filled by register_kprobe, afresh each time (:data:`_FILLED`).
     index: int = -1
     struct: int = 0
     slot: int = 0
     orig: bytes = b""
     breakpoint: bytes = b""
     boostable: bool = False
-    disabled: bool = False
-    probe_type: str = "k"                       # "r": the entry probe of a kretprobe
     optimized: bool = False
     #: KPROBE_FLAG_FTRACE: on an mcount site, reached through ftrace (no breakpoint).
     ftrace: bool = False
@@ -219,32 +223,44 @@ class Kprobe:
     def __post_init__(self) -> None:
         _check_fields(self, ("offset", "addr"), optional=("addr",))
 
+    def _refill(self) -> None:
+        """What an earlier registration filled in goes (register_kprobe initialises
+        the struct's own fields: a struct may be registered again once
+        unregistered, as lib/test_kprobes.c does)."""
+        fresh = Kprobe()
+        for name in _FILLED:
+            setattr(self, name, getattr(fresh, name))
+
     @property
     def top(self) -> "Kprobe":
         """The aggr_kprobe that holds this probe, or the probe itself: what
         kprobe_table holds, what is armed and optimized."""
         return self.aggr or self
 
-    def _word(self, name: str) -> int:
-        if self.owner is None:
-            raise PatchError("EINVAL", "kprobe is not registered")
-        return self.owner.read_field(self, name)
-
     @property
     def nmissed(self) -> int:
         """Hits while another kprobe was running on that CPU (handlers skipped)."""
-        return self._word("nmissed")
+        return _owner(self).read_field(self, "nmissed")
 
     @property
     def hits(self) -> int:
         """Hits that ran the handlers (kisim's per-CPU kprobe_hits, summed)."""
-        if self.owner is None:
-            raise PatchError("EINVAL", "kprobe is not registered")
-        return self.owner.hits(self)
+        return _owner(self).hits(self)
 
     def describe(self) -> str:
         where = self.owner.guest.image.symbol_at(self.addr) if self.owner else None
         return f"{where[0]}+{where[1]:#x}" if where else f"{self.addr:#x}"
+
+
+#: What register_kprobe fills in: the fields from ``index`` on.
+_FILLED = tuple(itertools.dropwhile(lambda name: name != "index", (f.name for f in fields(Kprobe))))
+
+
+def _owner(probe: "Kprobe | Kretprobe") -> "Kprobes":
+    """The manager ``probe`` was registered with: -EINVAL before it was."""
+    if probe.owner is None:
+        raise PatchError("EINVAL", f"{type(probe).__name__.lower()} is not registered")
+    return probe.owner
 
 
 @dataclass(eq=False)
@@ -257,17 +273,19 @@ class Kretprobe:
     back and no return is probed for that call; ``maxactive <= 0`` takes
     the kernel's default (one instance per possible CPU without
     CONFIG_PREEMPTION); each instance carries ``data_size`` bytes of
-    ``ri->data[]``.
+    ``ri->data[]``; ``disabled`` is ``rp->kp.flags``' KPROBE_FLAG_DISABLED (the
+    entry probe is registered disarmed, as trace_kprobe registers a disabled event).
     """
 
     symbol_name: str | None = None
     offset: int = 0
     addr: int | None = None
-    handler: object = None
-    entry_handler: str | None = None
+    handler: Handler = None
+    entry_handler: str | int | None = None
     maxactive: int = 0
     #: Bytes of ``ri->data[]`` each instance carries for the handlers (v5.10).
     data_size: int = 0
+    disabled: bool = False
     kp: Kprobe | None = field(default=None, repr=False)
     struct: int = 0
     owner: "Kprobes | None" = field(default=None, repr=False)
@@ -278,9 +296,7 @@ class Kretprobe:
     @property
     def nmissed(self) -> int:
         """Entries that found no free instance (the handler did not run for them)."""
-        if self.owner is None:
-            raise PatchError("EINVAL", "kretprobe is not registered")
-        return self.owner.read_rp(self, "nmissed")
+        return _owner(self).read_rp(self, "nmissed")
 
 
 class _Extents:
@@ -389,7 +405,9 @@ class Kprobes:
         #: (one instruction), or its optimized region (get_optimized_kprobe)
         self.reach = max(self.arch.max_insn_len,
                          self.ops.MAX_OPTIMIZED_LENGTH if self.optprobes else 0)
-        # kernel/kprobes.c optimizing_list, in queueing order (a dict as an ordered set)
+        # kernel/kprobes.c optimizing_list (a dict as an ordered set, in queueing
+        # order): list_add() puts each probe at its head, so the optimizer takes
+        # the newest first (_do_optimize)
         self._optimizing: dict[Kprobe, None] = {}
         self._optimizer_due: int | None = None    # when the delayed optimizer work runs
         self._sites: set[int] = set()             # every address ever armed
@@ -430,11 +448,12 @@ class Kprobes:
                 blacklist=False),)
 
     # -- the guest's struct kprobe ----------------------------------------
-    def _field_addr(self, kp: Kprobe, name: str) -> int:
-        return kp.struct + FIELDS.index(name) * self.arch.word
+    def _field_addr(self, struct: int, name: str) -> int:
+        """The address of field ``name`` of the guest's struct kprobe at ``struct``."""
+        return struct + FIELDS.index(name) * self.arch.word
 
     def read_field(self, kp: Kprobe, name: str) -> int:
-        return self.machine.read_word(self._field_addr(kp, name))
+        return self.machine.read_word(self._field_addr(kp.struct, name))
 
     def _hit_counter(self, cpu: int, kp: Kprobe) -> int:
         """The address of ``kprobe_hits[cpu][kp->hit_index]``."""
@@ -455,7 +474,7 @@ class Kprobes:
         return self.ops.describe_ainsn(ainsn, top.post_handler is not None)
 
     def _write_field(self, kp: Kprobe, name: str, value: int) -> None:
-        self.machine.write_word(self._field_addr(kp, name), value)
+        self.machine.write_word(self._field_addr(kp.struct, name), value)
 
     def _bucket(self, addr: int) -> int:
         return self.sym["kprobe_table"] + hash_ptr(addr, self.arch.bits) * self.arch.word
@@ -517,9 +536,11 @@ class Kprobes:
         return found
 
     def _check_address(self, addr: int, blacklist: bool = True) -> None:
-        """In v5.10's order: check_kprobe_address_safe (the ftrace site, then kernel
-        text, the blacklist and text others reserve: -EINVAL), then
-        arch_prepare_kprobe (alignment, the instruction set, can_probe: -EILSEQ)."""
+        """In v5.10's order: kernel text (:meth:`_function`), then
+        check_kprobe_address_safe (the ftrace site, the blacklist, the boot entry and
+        text others reserve: -EINVAL), then arch_prepare_kprobe (the instruction set
+        and alignment, -EINVAL; can_probe, -EILSEQ), and data in text (kisim refuses a
+        literal pool: docs/kprobes.md)."""
         start, size, name = self._function(addr)
         where = f"kprobe: {name}+{addr - start:#x}"
         site = self.ftrace_location(addr)
@@ -655,10 +676,10 @@ class Kprobes:
         return self._register(kp)
 
     def _register(self, kp: Kprobe, struct: int | None = None, blacklist: bool = True) -> Kprobe:
-        if kp.owner is self and (self.probes.get(kp.addr) is kp
-                                 or (kp.aggr is not None and kp in kp.aggr.members)):
+        if kp.owner is self and self._registered(kp):
             raise PatchError("EINVAL", "kprobe: this kprobe is already registered "
                                        "(check_kprobe_rereg)")
+        kp._refill()
         addr = self.resolve(kp)
         self._check_address(addr, blacklist)
         kp.ftrace = self.ftrace_location(addr) is not None
@@ -711,7 +732,7 @@ class Kprobes:
         slot = self.sym["kprobe_insn_slots"] + (index or 0) * self.ops.SLOT_BYTES
         code = self.recover(addr, self.arch.max_insn_len)
         if kp.ftrace:
-            prepared = Prepared(length=self.arch.ops.MCOUNT_INSN_SIZE, opcode=code[0],
+            prepared = Prepared(opcode=code[0],
                                 slot=b"", ainsn=(0, 0, 0, 0), boostable=False, kind="ftrace")
         else:
             try:
@@ -758,7 +779,7 @@ class Kprobes:
         holds ``old`` at ``new``."""
         link = head
         while (node := self.machine.read_word(link)) != old:
-            link = node + FIELDS.index(field_name) * self.arch.word
+            link = self._field_addr(node, field_name)
         self.machine.write_word(link, new)
 
     def _register_aggr(self, old: Kprobe, kp: Kprobe, struct: int | None,
@@ -780,7 +801,7 @@ class Kprobes:
         ainsn = tuple(self.read_field(ap, f"ainsn{i}") for i in range(4))
         # add_new_kprobe: list_add_rcu() puts it first, so the newest probe's handlers
         # run first (aggr_pre_handler walks the list) and kprobes/list shows it first
-        self._write_struct(kp, Prepared(length=0, opcode=self.read_field(ap, "opcode"), slot=b"",
+        self._write_struct(kp, Prepared(opcode=self.read_field(ap, "opcode"), slot=b"",
                                         ainsn=ainsn, boostable=kp.boostable, kind=""),
                            handlers, 0, self.read_field(ap, "list"))
         self._write_field(ap, "list", kp.struct)
@@ -827,7 +848,10 @@ class Kprobes:
         return ap
 
     def register_kprobes(self, kps: list[Kprobe]) -> list[Kprobe]:
-        """Register each; on a refusal, unregister the ones already done and re-raise."""
+        """Register each; on a refusal, unregister the ones already done and re-raise.
+        None to register is -EINVAL (v5.10: ``num <= 0``)."""
+        if not kps:
+            raise PatchError("EINVAL", "kprobe: register_kprobes of no kprobes")
         done: list[Kprobe] = []
         try:
             for kp in kps:
@@ -854,7 +878,7 @@ class Kprobes:
             return
         ap = kp.aggr
         if ap is not None and kp in ap.members:
-            self._relink(self._field_addr(ap, "list"), "list", kp.struct,
+            self._relink(self._field_addr(ap.struct, "list"), "list", kp.struct,
                          self.read_field(kp, "list"))
             ap.members.remove(kp)
             self._free_struct(kp)
@@ -879,7 +903,9 @@ class Kprobes:
             self._reoptimize(kp.addr)
 
     def _free_struct(self, kp: Kprobe) -> None:
-        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_GONE)
+        """The struct leaves the manager KPROBE_FLAG_DISABLED, as __unregister_kprobe_top's
+        __disable_kprobe leaves it (KPROBE_FLAG_GONE is kill_kprobe's, a module unloaded)."""
+        self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_DISABLED)
         self._by_struct.pop(kp.struct, None)
         self._free.append(kp.index)             # reused last: no CPU can still be in it
         kp.disabled = True
@@ -926,7 +952,11 @@ class Kprobes:
         """register_kretprobe: instances, then the entry kprobe (kernel/kprobes.c).
 
         ``struct`` is a guest struct kretprobe to use (a module's); None
-        takes one from kretprobe_pool[]."""
+        takes one from kretprobe_pool[]. Every check is made before anything
+        is taken, so a refusal leaves nothing behind."""
+        if self._rp_registered(rp):         # check_kprobe_rereg, as the stable series has it
+            raise PatchError("EINVAL", "kretprobe: this kretprobe is already registered "
+                                       "(check_kprobe_rereg)")
         try:
             addr = self.resolve(Kprobe(symbol_name=rp.symbol_name, offset=rp.offset,
                                        addr=rp.addr))
@@ -944,6 +974,8 @@ class Kprobes:
                                        "a function entry (kprobe_on_func_entry)")
         if rp.entry_handler is not None and callable(rp.entry_handler):
             raise PatchError("EINVAL", "kretprobe: entry_handler must be a guest function")
+        handler = self._handler_addr(rp.handler, "kretprobe_host_handler", "handler")
+        entry = self._handler_addr(rp.entry_handler, "kretprobe_host_handler", "entry_handler")
         maxactive = rp.maxactive if rp.maxactive > 0 else len(self.machine.cpus)
         word = self.arch.word
         ri_bytes = -(-(len(RI_FIELDS) * word + rp.data_size) // word) * word
@@ -959,7 +991,8 @@ class Kprobes:
         index = self._free_rp[0] if struct is None else None
         if index is not None:
             struct = self.sym["kretprobe_pool"] + index * (len(FIELDS) + len(RP_FIELDS)) * word
-        kp = Kprobe(addr=addr, pre_handler="pre_handler_kretprobe", probe_type="r")
+        kp = Kprobe(addr=addr, pre_handler="pre_handler_kretprobe", probe_type="r",
+                    disabled=rp.disabled)
         self._register(kp, struct=struct)
         if index is not None:
             self._free_rp.pop(0)
@@ -970,8 +1003,6 @@ class Kprobes:
         for ri, nxt in zip(instances, instances[1:] + [0]):
             self.machine.write_word(ri, nxt)
             self.machine.write_word(ri + word, struct)
-        handler = self._handler_addr(rp.handler, "kretprobe_host_handler", "handler")
-        entry = self._handler_addr(rp.entry_handler, "kretprobe_host_handler", "entry_handler")
         for name, value in (("handler", handler), ("entry_handler", entry),
                             ("maxactive", maxactive), ("nmissed", 0),
                             ("data_size", rp.data_size),
@@ -991,7 +1022,7 @@ class Kprobes:
         The struct's pool slot and its instances are freed after a grace
         period (v5.10 synchronize_rcu, then free_rp_inst), the instances
         once none is in flight any more (:meth:`_reclaim`)."""
-        if rp.kp is None or self._rp_by_struct.get(rp.struct) is not rp:
+        if not self._rp_registered(rp):
             rp.addr = None
             return
         self.unregister_kprobe(rp.kp)
@@ -1002,6 +1033,10 @@ class Kprobes:
         del self._rp_by_struct[rp.struct]
         offset, size, index = self._rp_blocks.pop(rp.struct)
         self._rcu.call_rcu(lambda: self._orphaned(offset, size, index), caller=self._caller)
+
+    def _rp_registered(self, rp: Kretprobe) -> bool:
+        """``rp`` is registered here (its struct is this manager's, and its own)."""
+        return rp.kp is not None and self._rp_by_struct.get(rp.struct) is rp
 
     def _orphaned(self, offset: int, size: int, index: int | None) -> None:
         """An unregistered kretprobe's grace period is over: no CPU is in its handlers."""
@@ -1074,7 +1109,7 @@ class Kprobes:
     def _guest_word(self, struct: int, name: str) -> int:
         if name in RP_FIELDS:
             return self.machine.read_word(self._rp_addr(struct, name))
-        return self.machine.read_word(struct + FIELDS.index(name) * self.arch.word)
+        return self.machine.read_word(self._field_addr(struct, name))
 
     def _guest_where(self, struct: int) -> dict:
         """symbol_name + offset or addr of a module's struct kprobe (_kprobe_addr:
@@ -1109,18 +1144,20 @@ class Kprobes:
         """unregister_k(ret)probes(): a probe that was not registered gets addr = NULL."""
         probe = registered.get(struct)
         if probe is None:
-            self.machine.write_word(struct + FIELDS.index("addr") * self.arch.word, 0)
+            self.machine.write_word(self._field_addr(struct, "addr"), 0)
         else:
             unregister(probe)
 
     def _guest_register_kretprobe(self, struct: int) -> None:
         if struct in self._rp_by_struct:
-            raise PatchError("EINVAL", "kretprobe: this kretprobe is already registered")
+            raise PatchError("EINVAL", "kretprobe: this kretprobe is already registered "
+                                       "(check_kprobe_rereg)")
         rp = Kretprobe(**self._guest_where(struct),
                        handler=self._guest_word(struct, "handler") or None,
                        entry_handler=self._guest_word(struct, "entry_handler") or None,
                        maxactive=_signed(self._guest_word(struct, "maxactive"), self.arch.bits),
-                       data_size=self._guest_word(struct, "data_size"))
+                       data_size=self._guest_word(struct, "data_size"),
+                       disabled=bool(self._guest_word(struct, "flags") & FLAG_DISABLED))
         self.register_kretprobe(rp, struct=struct)
 
     # -- optprobes ---------------------------------------------------------------
@@ -1162,7 +1199,7 @@ class Kprobes:
             raise ValueError(f"{self.arch.name}: a detoured region of {length} bytes at "
                              f"{where}, past MAX_OPTIMIZED_LENGTH")
         owner = self.reserved_by(addr, length)
-        if owner is None and any(addr <= s < addr + length for s in self._mcount):
+        if owner is None and self.ftrace_location_range(addr, addr + length - 1) is not None:
             owner = "an ftrace (mcount) site (ftrace_text_reserved)"
         if owner is not None:           # copy_optimized_instructions: -EBUSY
             raise PatchError("EBUSY", f"kprobe: cannot optimize {where}: the "
@@ -1241,7 +1278,7 @@ class Kprobes:
         """Run the queued optimizer work now (kernel/kprobes.c, flush_delayed_work)."""
         self._do_optimize(force=True)
 
-    def optimize_kprobe(self, kp: Kprobe) -> None:
+    def optimize_now(self, kp: Kprobe) -> None:
         """The probe as v5.10 has it once its optimizer has run, OPTIMIZE_DELAY
         jiffies after registering it: the queue flushed (:meth:`wait_for_kprobe_optimizer`),
         ``kp``'s breakpoint now a jump into its detour. :class:`PatchError` (EINVAL,
@@ -1266,10 +1303,11 @@ class Kprobes:
 
     def _do_optimize(self, force: bool = False) -> None:
         """do_optimize_kprobes: each queued probe's breakpoint becomes the jump
-        (x86 through text_poke_bp, ARM patch_text); a probe a CPU is still
+        (x86 through text_poke_bp, ARM patch_text), the newest first, as
+        arch_optimize_kprobes walks optimizing_list; a probe a CPU is still
         inside waits for a later turn (never when flushed between runs)."""
         waiting = []
-        for kp in self._optimizing:
+        for kp in reversed(self._optimizing):
             if not force and self._inside(kp):
                 waiting.append(kp)
                 continue
@@ -1280,7 +1318,7 @@ class Kprobes:
             self.text.text_poke(kp.addr, current, kp.opt_jump, "kprobe")
             kp.optimized = True
             self._write_field(kp, "flags", self.read_field(kp, "flags") | FLAG_OPTIMIZED)
-        self._optimizing = dict.fromkeys(waiting)
+        self._optimizing = dict.fromkeys(reversed(waiting))
         self._optimizer_due = self._optimizer_due if waiting else None
 
     def unoptimize_kprobe(self, kp: Kprobe) -> None:
@@ -1518,7 +1556,7 @@ def check_optprobes(guest: Guest) -> None:
     """:class:`PatchError` (EINVAL) unless ``guest``'s kernel has optprobes: the arch
     has them, this build of it too (not a Thumb-2 kernel), and CONFIG_OPTPROBES is set."""
     arch = guest.arch
-    if "optprobes" not in arch.capabilities or arch.variant:
+    if "optprobes" not in arch.capabilities:
         built = f" ({arch.variant}=y)" if arch.variant else ""
         raise PatchError("EINVAL", f"kprobe: no optprobes on {arch.name}{built}")
     if "optprobe_buffers" not in guest.image.symbols:

@@ -412,6 +412,99 @@ def test_refuses_double_registration(arch: str) -> None:
     refused(k, kp, "EINVAL", "already registered")
 
 
+def test_a_struct_registered_again_starts_afresh(arch: str) -> None:
+    """Unregistering leaves a struct KPROBE_FLAG_DISABLED, as __unregister_kprobe_top's
+    __disable_kprobe does, so registering it again with its flags kept gives a
+    disabled probe. Cleared, as lib/test_kprobes.c clears addr and flags, it is a
+    plain probe that disables, re-enables and hits: nothing of its earlier
+    registration, one of an aggr_kprobe's probes, is left in it."""
+    from probes.kprobes import FLAG_DISABLED
+    g = guest(arch)
+    k = Kprobes(g)
+    addr = g.image.symbols["kfree"]
+    original = g.machine.read(addr, 4)
+    kp = k.register_kprobe(Kprobe(symbol_name="kfree", pre_handler="kprobe_empty_pre_handler"))
+    other = k.register_kprobe(Kprobe(symbol_name="kfree", pre_handler="kprobe_empty_pre_handler"))
+    assert kp.aggr is not None and kp.aggr is other.aggr
+    k.unregister_kprobe(kp)
+    k.unregister_kprobe(other)
+    assert k.read_field(kp, "flags") & FLAG_DISABLED
+    kp.addr = None
+    k.register_kprobe(kp)
+    assert kp.disabled and probed(k) == [f"{addr:0{k.arch.word * 2}x}  k  kfree+0x0    [DISABLED]"]
+    k.unregister_kprobe(kp)
+    kp.addr, kp.disabled = None, False
+    k.register_kprobe(kp)
+    k.disable_kprobe(kp)
+    assert g.machine.read(addr, 4) == original and probed(k)[0].endswith("[DISABLED]")
+    k.enable_kprobe(kp)
+    assert g.run().ok and kp.hits > 0
+
+
+def test_a_probe_moved_to_an_ftrace_site_recovers_the_call() -> None:
+    """x86_64: a struct once registered on a plain instruction, registered again on
+    an mcount site (an ftrace-based probe, no breakpoint), keeps none of the
+    instruction it saved: the site recovers as its call, and the instruction
+    after it can be probed (can_probe decodes through it)."""
+    g = guest("x86_64")
+    k = Kprobes(g)
+    kp = k.register_kprobe(Kprobe(addr=g.image.symbols[FUNCTION],
+                                  pre_handler="kprobe_empty_pre_handler"))
+    k.unregister_kprobe(kp)
+    start = g.image.symbols["kfree"]
+    site = k.ftrace_location_range(start, start + 64)
+    kp.addr, kp.disabled = site, False
+    k.register_kprobe(kp)
+    assert kp.ftrace and k.recover(site, 5) == g.machine.read(site, 5)
+    k.register_kprobe(Kprobe(addr=site + 5, pre_handler="kprobe_empty_pre_handler"))
+
+
+def test_kretprobe_registration_leaves_nothing_when_refused(arch: str) -> None:
+    """register_kretprobe: the same struct twice is EINVAL (check_kprobe_rereg, as
+    the stable series has it), and unregistering it then removes its one entry
+    probe; a handler that is not a guest function is refused before anything is
+    taken (v5.10 frees what it took on every error path)."""
+    from probes.kprobes import Kretprobe
+    g = guest(arch)
+    k = Kprobes(g)
+    rp = k.register_kretprobe(Kretprobe(addr=g.image.symbols[FUNCTION],
+                                        handler="kretprobe_empty_handler"))
+    with pytest.raises(PatchError, match="already registered") as info:
+        k.register_kretprobe(rp)
+    assert info.value.errno == "EINVAL" and len(probed(k)) == 1
+    k.unregister_kretprobe(rp)
+    assert probed(k) == []
+    free = len(k._free), len(k._free_rp)
+    bad = Kretprobe(symbol_name=FUNCTION, handler="no_such_handler")
+    with pytest.raises(PatchError, match="no_such_handler"):
+        k.register_kretprobe(bad)
+    assert probed(k) == [] and bad.kp is None and (len(k._free), len(k._free_rp)) == free
+
+
+def test_a_disabled_kretprobe_registers_disarmed(arch: str) -> None:
+    """rp->kp.flags = KPROBE_FLAG_DISABLED (as trace_kprobe registers a disabled
+    event): registered, listed [DISABLED], the text untouched and no handler run
+    until it is enabled."""
+    from probes.kprobes import Kretprobe
+    g = guest(arch)
+    k = Kprobes(g)
+    addr = g.image.symbols[FUNCTION]
+    original = g.machine.read(addr, 4)
+    rp = k.register_kretprobe(Kretprobe(symbol_name=FUNCTION, handler="kretprobe_empty_handler",
+                                        disabled=True))
+    assert g.machine.read(addr, 4) == original and probed(k)[0].endswith("[DISABLED]")
+    assert g.run().ok and rp.kp.hits == 0
+    k.enable_kprobe(rp.kp)
+    assert g.machine.read(addr, 4) != original
+
+
+def test_register_kprobes_of_none_is_einval(arch: str) -> None:
+    """v5.10 register_kprobes: ``num <= 0`` is -EINVAL, as the guest's own is."""
+    with pytest.raises(PatchError) as info:
+        Kprobes(guest(arch)).register_kprobes([])
+    assert info.value.errno == "EINVAL"
+
+
 # -- several probes at one address (register_aggr_kprobe) ---------------------
 
 @pytest.mark.slow
@@ -513,7 +606,7 @@ def test_aggregated_probes_optimized(arch: str) -> None:
     k = Kprobes(g)
     a = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
     b = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
-    k.optimize_kprobe(b)
+    k.optimize_now(b)
     assert a.aggr.optimized and all(line.endswith("[OPTIMIZED]") for line in probed(k))
     base = guest(arch).run()
     result = g.run()
@@ -834,10 +927,10 @@ def test_optprobe_hits_without_traps(arch: str) -> None:
     kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
     if "optprobes" not in get_arch(arch).capabilities:
         with pytest.raises(PatchError, match="no optprobes"):
-            k.optimize_kprobe(kp)
+            k.optimize_now(kp)
         return
     armed = g.machine.read(kp.addr, 8)
-    k.optimize_kprobe(kp)
+    k.optimize_now(kp)
     assert g.machine.read(kp.addr, len(kp.top.opt_jump)) == kp.top.opt_jump != armed[:len(kp.top.opt_jump)]
     assert probed(k)[0].endswith("[OPTIMIZED]")
     base = guest(arch).run()
@@ -863,7 +956,7 @@ def test_optprobes_on_every_instruction_transparent(arch: str) -> None:
     optimized = []
     for kp in probes:
         try:
-            k.optimize_kprobe(kp)
+            k.optimize_now(kp)
             optimized.append(kp)
         except PatchError as err:
             assert err.errno in ("EINVAL", "EBUSY"), err
@@ -967,10 +1060,10 @@ def test_register_kprobe_makes_an_optimized_kprobe_and_queues_it(arch: str) -> N
     k.set_optimization(False)
     assert not k.queued(kp) and not k.read_field(ap, "flags") & FLAG_OPTIMIZED
     with pytest.raises(PatchError, match="debug.kprobes-optimization = 0"):
-        k.optimize_kprobe(kp)
+        k.optimize_now(kp)
     k.set_optimization(True)
     assert k.queued(kp)
-    k.optimize_kprobe(kp)
+    k.optimize_now(kp)
     assert ap.optimized and k.read_field(ap, "flags") & FLAG_OPTIMIZED
     k.set_optimization(False)
     assert not ap.optimized and g.machine.read(kp.addr, len(kp.breakpoint)) == kp.breakpoint
@@ -986,6 +1079,25 @@ def test_register_kprobe_makes_an_optimized_kprobe_and_queues_it(arch: str) -> N
                                       pre_handler="kprobe_empty_pre_handler")).aggr is None
 
 
+def test_the_optimizer_takes_the_newest_probe_first(arch: str, monkeypatch) -> None:
+    """optimize_kprobe queues with list_add(), at the head of optimizing_list, and
+    arch_optimize_kprobes walks the list from its head: the newest probe's jump is
+    written first."""
+    k = Kprobes(guest(arch))
+    probes = [k.register_kprobe(Kprobe(symbol_name=name, pre_handler="kprobe_empty_pre_handler"))
+              for name in (FUNCTION, "kfree")]
+    if not k.optprobes:
+        assert not any(k.queued(kp) for kp in probes)
+        return
+    poked = []
+    poke = k.text.text_poke
+    monkeypatch.setattr(k.text, "text_poke",
+                        lambda addr, *args: poked.append(addr) or poke(addr, *args))
+    k.wait_for_kprobe_optimizer()
+    assert poked == [kp.addr for kp in reversed(probes)]
+    assert all(kp.top.optimized for kp in probes)
+
+
 def test_optprobes_off_in_kconfig_are_off(arch: str) -> None:
     """CONFIG_OPTPROBES=n builds no detour buffers, and a probe is not optimized:
     the Kconfig option decides, not only the arch's HAVE_OPTPROBES."""
@@ -997,7 +1109,7 @@ def test_optprobes_off_in_kconfig_are_off(arch: str) -> None:
     k = Kprobes(g)
     kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler"))
     with pytest.raises(PatchError, match=r"CONFIG_OPTPROBES is not set"):
-        k.optimize_kprobe(kp)
+        k.optimize_now(kp)
 
 
 @pytest.mark.slow
@@ -1034,7 +1146,7 @@ def test_optprobe_refusals(arch: str) -> None:
     kp = k.register_kprobe(Kprobe(symbol_name=FUNCTION, pre_handler="kprobe_empty_pre_handler",
                                   post_handler="kprobe_empty_post_handler"))
     with pytest.raises(PatchError, match="post_handler"):
-        k.optimize_kprobe(kp)
+        k.optimize_now(kp)
     # x86: a conditional jump in the region cannot be relocated. ARM: a
     # conditional branch is optimized (opt-arm.c: the branch into the detour
     # takes its condition; tests/test_kprobes_owners.py).
@@ -1043,7 +1155,7 @@ def test_optprobe_refusals(arch: str) -> None:
     if jcc is not None:
         kp2 = k.register_kprobe(Kprobe(addr=jcc, pre_handler="kprobe_empty_pre_handler"))
         with pytest.raises(PatchError, match="cannot optimize"):
-            k.optimize_kprobe(kp2)
+            k.optimize_now(kp2)
 
 
 def test_the_reach_back_is_max_optimized_length(arch: str, monkeypatch) -> None:
@@ -1095,7 +1207,7 @@ def test_function_padding_is_the_functions_as_kallsyms_sizes_it(arch: str) -> No
             offset = nop - start
     kp = k.register_kprobe(Kprobe(addr=nop, pre_handler="kprobe_empty_pre_handler"))
     assert f"{FUNCTION}+{offset:#x}" in probed(k)[-1]
-    k.optimize_kprobe(kp)                   # can_optimize: the jmp fits before the next symbol
+    k.optimize_now(kp)                   # can_optimize: the jmp fits before the next symbol
     assert probed(k)[-1].endswith("[OPTIMIZED]")
     assert g.run().ok and kp.hits == 0
     refused(k, Kprobe(addr=int3), "EINVAL", "int3")

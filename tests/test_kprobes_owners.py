@@ -18,7 +18,7 @@ import pytest
 
 import patcher.instrument  # noqa: F401  (serves static keys from guest modules)
 from arches import NAMES, get_arch
-from arches.x86_64.kprobes import can_boost, decode
+from arches.x86_64.kprobes import _is_indirect_jump, can_boost, decode
 from kbuild import build
 from patcher.errors import PatchError
 from patcher.ftrace import ftrace_for
@@ -176,7 +176,7 @@ def test_kprobe_on_an_mcount_site_follows_kprobes_on_ftrace(arch: str) -> None:
     traps = sum(c["events"].get("trap", 0) for c in result.per_cpu)
     assert traps == sum(c["events"].get("trap", 0) for c in base.per_cpu)
     with pytest.raises(PatchError, match="ftrace-based"):
-        k.optimize_kprobe(kp)
+        k.optimize_now(kp)
     k.unregister_kprobe(kp)
     assert g.machine.read(site, 5) == ft.ftrace_nop()
 
@@ -235,7 +235,7 @@ def test_a_kprobe_inside_an_optimized_region_unoptimizes_it(arch: str) -> None:
             continue
         outer = k.register_kprobe(Kprobe(addr=addr, pre_handler="kprobe_empty_pre_handler"))
         try:
-            k.optimize_kprobe(outer)
+            k.optimize_now(outer)
         except PatchError:
             k.unregister_kprobe(outer)
             continue
@@ -271,7 +271,7 @@ def test_the_regions_last_instruction_is_within_reach(reach: int | None) -> None
     start = g.image.symbols["kmalloc"]
     starts = insns(g, "kmalloc")
     first = k.register_kprobe(Kprobe(addr=start, pre_handler="kprobe_empty_pre_handler"))
-    k.optimize_kprobe(first)
+    k.optimize_now(first)
     region = first.top.opt_region
     last = max(a for a, _, _ in starts if start < a < start + region)
     if reach is not None:
@@ -306,7 +306,7 @@ def test_optimizing_over_another_owners_site_is_ebusy(arch: str) -> None:
             except PatchError:
                 continue
             with pytest.raises(PatchError) as info:
-                k.optimize_kprobe(kp)
+                k.optimize_now(kp)
             if info.value.errno == "EBUSY":
                 seen.add(what)
             k.unregister_kprobe(kp)
@@ -365,10 +365,24 @@ def test_kretprobe_on_an_unknown_symbol_is_einval(arch: str) -> None:
     ("0f1f4000", True), ("0f44c1", True), ("0fafc1", True),
     ("2e90", False), ("67488b00", False),       # CS override, address size on one-byte
     ("0f8400000000", False), ("0f0b", False), ("0f01d0", False), ("660f3a0fc108", False),
-    ("e800000000", False), ("7400", False), ("4889c7", True)])
+    ("e800000000", False), ("7400", False), ("4889c7", True),
+    # prefixes as insn.c reads them, where Capstone's list leaves them out: a repeated
+    # one, and tzcnt's mandatory f3 (the two-byte 0f bc, boostable)
+    ("66662e0f1f840000000000", True), ("f3480fbcc0", True), ("2e2e90", False)])
 def test_x86_can_boost_follows_v5_10(code: str, boost: bool) -> None:
     insn = decode(bytes.fromhex(code), 0x1000)
     assert can_boost(insn) is boost
+
+
+@pytest.mark.parametrize("code,jump", [
+    ("ffe0", True), ("41ffe0", True), ("ff24c500000000", True), ("42ff24c500000000", True),
+    ("ff28", True), ("41ff20", True), ("ffd0", False), ("41ffd0", False), ("ff30", False)])
+def test_x86_indirect_jumps_are_found_past_their_prefixes(code: str, jump: bool) -> None:
+    """opt.c __insn_is_indirect_jump reads the opcode after the prefixes, so
+    ``41 ff e0`` (jmp r8) keeps its function from being optimized; ff /5 is a far
+    jump, ff /2 a
+    call and ff /6 a push."""
+    assert _is_indirect_jump(decode(bytes.fromhex(code), 0x1000)) is jump
 
 
 KRET = r"""
@@ -477,7 +491,7 @@ def test_arm_optprobes_on_conditional_instructions(arch: str) -> None:
             kp = k.register_kprobe(Kprobe(addr=addr, pre_handler="kprobe_empty_pre_handler"))
         except PatchError:
             continue
-        k.optimize_kprobe(kp)
+        k.optimize_now(kp)
         assert kp.top.optimized and g.machine.read(addr, 4)[3] >> 4 == word >> 28
         probes.append(kp)
     assert probes

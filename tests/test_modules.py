@@ -190,6 +190,48 @@ def test_refusals_return_the_kernels_errno(arch: Arch, tmp_path: Path) -> None:
     assert any("no_such_function" in r for r in reasons)
 
 
+FLAGS = r"""
+#include <linux/module.h>
+#include <linux/kprobes.h>
+
+static struct kprobe again = { .symbol_name = "kmalloc" };
+static struct kretprobe off = { .kp.symbol_name = "kfree", .kp.flags = KPROBE_FLAG_DISABLED };
+
+static int __init flags_init(void)
+{
+	int first = register_kprobe(&again);
+
+	unregister_kprobe(&again);
+	printk("left: %d %lu\n", first, again.flags);
+	again.addr = NULL;	/* its flags kept */
+	printk("again: %d %lu\n", register_kprobe(&again), again.flags & KPROBE_FLAG_DISABLED);
+	unregister_kprobe(&again);
+	printk("off: %d %lu\n", register_kretprobe(&off), off.kp.flags & KPROBE_FLAG_DISABLED);
+	printk("on: %d %lu\n", enable_kretprobe(&off), off.kp.flags & KPROBE_FLAG_DISABLED);
+	unregister_kretprobe(&off);
+	return 0;
+}
+module_init(flags_init);
+"""
+
+
+def test_a_modules_flags_are_the_kernels(arch: Arch, tmp_path: Path) -> None:
+    """KPROBE_FLAG_DISABLED as v5.10 keeps it: unregister_kprobe leaves a struct
+    disabled (__unregister_kprobe_top's __disable_kprobe; KPROBE_FLAG_GONE is
+    kill_kprobe's), so a struct registered again with its flags kept comes back
+    disabled; and a struct kretprobe with the flag set registers disarmed until
+    enable_kretprobe (register_kprobe: p->flags &= KPROBE_FLAG_DISABLED)."""
+    path = tmp_path / "flags.c"
+    path.write_text(FLAGS)
+    guest = Guest(build(arch.name, modules=[path]), workload="fib", size=2)
+    assert guest.run().ok
+    console = "".join(guest.console)
+    disabled = 2                                        # KPROBE_FLAG_DISABLED
+    assert f"left: 0 {disabled}\n" in console
+    assert f"again: 0 {disabled}\n" in console
+    assert f"off: 0 {disabled}\n" in console and "on: 0 0\n" in console
+
+
 CYCLES = r"""
 #include <linux/module.h>
 #include <linux/kprobes.h>

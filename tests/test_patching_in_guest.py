@@ -124,7 +124,7 @@ def _operations(guest: Guest) -> list[tuple[str, bytes, int | None]]:
     step("kprobes armed")
     if "optprobes" in guest.arch.capabilities:
         for kp in probes:
-            kprobes.optimize_kprobe(kp)
+            kprobes.optimize_now(kp)
         step("optprobes")
     for kp in probes:
         kprobes.unregister_kprobe(kp)

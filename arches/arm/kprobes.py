@@ -37,7 +37,7 @@ REGS_OFFSET_NAMES = tuple(f"r{i}" for i in range(11)) + ("fp", "ip", "sp", "lr",
                                                          "ORIG_r0")
 BP_PC_ADVANCE = 0                    # the undefined-instruction entry points at it
 SINGLESTEP_INTNO = None              # "We do not have hardware single-stepping on ARM"
-KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
+KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline is plain code, not a kprobe
 KPROBES_ON_FTRACE = False            # arch/arm/Kconfig has no HAVE_KPROBES_ON_FTRACE (v5.10)
 STACK_HEADROOM = 0
 #: kprobes.rst times no ARM machine (only "0.5 to 1.0 microseconds" on "a typical CPU in
@@ -69,7 +69,7 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
     if asi.insn is not None:
         copy = struct.pack("<2I", asi.insn, KPROBE_RETURN_INSTRUCTION)
     direct = not asi.register_usage_flags >> ARM_REG_PC & 1
-    return Prepared(length=4, opcode=insn, slot=copy.ljust(SLOT_BYTES, b"\0"),
+    return Prepared(opcode=insn, slot=copy.ljust(SLOT_BYTES, b"\0"),
                     ainsn=(slot if copy else 0, HANDLERS.index(asi.handler), int(direct),
                            asi.stack_space),
                     boostable=True, kind=asi.handler)

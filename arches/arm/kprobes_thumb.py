@@ -37,7 +37,7 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
     insn, length = opcode(code)
     asi = thumb32_prepare(insn) if length == 4 else thumb16_prepare(insn)
     copy = slot_bytes(asi.slot, SLOT_BYTES) if asi.insn is not None else b""
-    return Prepared(length=length, opcode=insn, slot=copy.ljust(SLOT_BYTES, b"\0"),
+    return Prepared(opcode=insn, slot=copy.ljust(SLOT_BYTES, b"\0"),
                     ainsn=(slot if copy else 0, THUMB_HANDLERS.index(asi.handler), 0,
                            asi.stack_space),
                     boostable=True, kind=asi.handler)

@@ -66,7 +66,7 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
         raise KprobeRefused("sc is the kisim hypercall instruction")
     if op == 3 or (op == 31 and xo == 4):
         raise KprobeRefused("a trap (another debugger's breakpoint)")
-    return Prepared(length=4, opcode=insn, slot=code[:4] + bytes(4), ainsn=(slot, 0, 0, 0),
+    return Prepared(opcode=insn, slot=code[:4] + bytes(4), ainsn=(slot, 0, 0, 0),
                     boostable=False, kind="emulate_step, else single-step")
 
 

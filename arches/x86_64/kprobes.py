@@ -38,7 +38,7 @@ REGS_OFFSET_NAMES = ("r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9",
 FUNCTION_ARG_REGS = ("di", "si", "dx", "cx", "r8", "r9")
 BP_PC_ADVANCE = 1                   # int3 is a trap: the saved ip is past it
 SINGLESTEP_INTNO = 1                # #DB
-KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline returns through a kprobe
+KRETPROBE_TRAMPOLINE_KPROBE = False  # the kretprobe trampoline is plain code, not a kprobe
 KPROBES_ON_FTRACE = True            # arch/x86/Kconfig selects HAVE_KPROBES_ON_FTRACE (v5.10)
 CAN_PROBE = True                    # kprobes/core.c can_probe(): decode from the function start
 INSN_SLOT_FIRST = True              # arch_prepare_kprobe: get_insn_slot, then arch_copy_kprobe
@@ -77,6 +77,25 @@ def decode(code: bytes, addr: int) -> capstone.CsInsn | None:
     return next(_MD.disasm(code, addr, 1), None)
 
 
+#: The legacy prefixes (Intel SDM vol. 2 §2.1.1), which the kernel's insn decoder
+#: (arch/x86/lib/insn.c insn_get_prefixes) takes before a REX prefix and the opcode.
+_LEGACY_PREFIXES = frozenset(b"\xf0\xf2\xf3\x2e\x36\x3e\x26\x64\x65\x66\x67")
+
+
+def _split(insn: capstone.CsInsn) -> tuple[bytes, bytes]:
+    """The instruction's legacy prefix bytes, and its bytes from the opcode on (a REX
+    prefix skipped), decoded from the encoding as insn.c does: Capstone's ``prefix``
+    leaves out a repeated prefix and a mandatory one (``f3`` of ``tzcnt``)."""
+    raw = bytes(insn.bytes)
+    n = 0
+    while n < len(raw) - 1 and raw[n] in _LEGACY_PREFIXES:
+        n += 1
+    body = raw[n:]
+    if len(body) > 1 and 0x40 <= body[0] <= 0x4F:
+        body = body[1:]
+    return raw[:n], body
+
+
 def can_boost(insn: capstone.CsInsn) -> bool:
     """can_boost() of Linux v5.10 (arch/x86/kernel/kprobes/core.c), in its order.
 
@@ -85,11 +104,11 @@ def can_boost(insn: capstone.CsInsn) -> bool:
     alignment nop, is boostable); a three-byte one (``0f 38``, ``0f 3a``)
     never is. A one-byte opcode is refused with a CS-override (``2e``) or
     address-size (``67``) prefix, then decided by its row of the one-byte map.
+    The prefix test is 6dd3b8c9f588 ("x86/kprobes: Fix to check non boostable
+    prefixes correctly", 2021, taken into the stable series): v5.10.0 looked for
+    them in the opcode and its attribute, where they never are.
     """
-    prefixes = [b for b in insn.prefix if b]
-    body = bytes(insn.bytes)[len(prefixes):]
-    if body and 0x40 <= body[0] <= 0x4F:
-        body = body[1:]
+    prefixes, body = _split(insn)
     opcode = body[0]
     if opcode == 0x0F:
         return body[1] not in (0x38, 0x3A) and _TWOBYTE_BOOSTABLE[body[1] >> 4][body[1] & 15] == "1"
@@ -110,7 +129,14 @@ def can_boost(insn: capstone.CsInsn) -> bool:
         return bool(opcode & 0x04) or opcode == 0xEA
     if row == 0xF0:
         return opcode == 0xF5 or 0xF7 < opcode < 0xFE
-    return opcode not in (0x2E, 0x9A)
+    return opcode != 0x9A
+
+
+def _is_indirect_jump(insn: capstone.CsInsn) -> bool:
+    """opt.c __insn_is_indirect_jump: ``ff /4``, ``ff /5`` or ``ea``, by the opcode
+    byte after the prefixes (``41 ff e0``, ``jmp r8``, is one)."""
+    _, body = _split(insn)
+    return (body[0] == 0xFF and len(body) > 1 and (body[1] >> 3) & 6 == 4) or body[0] == 0xEA
 
 
 #: v5.10 ``twobyte_is_boostable``: row ``0f x0``..``0f xf``, one flag per second
@@ -132,19 +158,11 @@ def arch_prepare_kprobe(addr: int, code: bytes, slot: int) -> Prepared:
         raise KprobeRefused("the instruction is an int3 another debugger placed")
     if raw == SYSCALL:
         raise KprobeRefused("syscall is the kisim hypercall instruction")
-    copy = bytearray(raw)
-    rip_relative = any(op.type == x86_const.X86_OP_MEM and op.mem.base == x86_const.X86_REG_RIP
-                       for op in insn.operands)
-    if rip_relative:
-        disp = int.from_bytes(raw[insn.disp_offset:insn.disp_offset + 4], "little", signed=True)
-        new = disp + addr - slot
-        if not -(1 << 31) <= new < (1 << 31):
-            raise KprobeRefused("the RIP-relative displacement does not reach from the slot")
-        copy[insn.disp_offset:insn.disp_offset + 4] = new.to_bytes(4, "little", signed=True)
+    copy = _relocated(insn, slot, "the slot")
     boost = can_boost(insn) and MAX_INSN_SIZE - len(raw) >= JMP32_INSN_SIZE
     if boost:
         copy += encode_jump(slot + len(raw), addr + len(raw))
-    return Prepared(length=len(raw), opcode=raw[0], slot=bytes(copy),
+    return Prepared(opcode=raw[0], slot=bytes(copy),
                     ainsn=(slot, int(boost), len(raw), 0), boostable=boost,
                     kind="boosted" if boost else "single-step")
 
@@ -215,15 +233,16 @@ def _template(struct: int, buffer: int, callback: int) -> bytes:
 OPTPROBE_TRAP_RESUME = len(_template(0, 0, 0))
 
 
-def _relocated(insn: capstone.CsInsn, dest: int) -> bytes:
-    """__copy_instruction for the detour: re-target a RIP-relative displacement."""
+def _relocated(insn: capstone.CsInsn, dest: int, where: str) -> bytes:
+    """__copy_instruction: ``insn`` to run at ``dest`` (in ``where``), a RIP-relative
+    displacement re-targeted, or KprobeRefused where it does not reach."""
     raw = bytearray(insn.bytes)
     if any(op.type == x86_const.X86_OP_MEM and op.mem.base == x86_const.X86_REG_RIP
            for op in insn.operands):
         disp = int.from_bytes(raw[insn.disp_offset:insn.disp_offset + 4], "little", signed=True)
         new = disp + insn.address - dest
         if not -(1 << 31) <= new < (1 << 31):
-            raise KprobeRefused("a RIP-relative displacement does not reach from the detour")
+            raise KprobeRefused(f"the RIP-relative displacement does not reach from {where}")
         raw[insn.disp_offset:insn.disp_offset + 4] = new.to_bytes(4, "little", signed=True)
     return bytes(raw)
 
@@ -267,15 +286,14 @@ def arch_prepare_optimized_kprobe(addr: int, function: tuple[int, bytes], buffer
     if length < JMP32_INSN_SIZE:
         raise KprobeRefused("the detoured region would cross the end of the function")
     for insn in insns:
-        raw = bytes(insn.bytes)
-        if raw[:1] == b"\xff" and len(raw) > 1 and (raw[1] >> 3) & 7 in (4, 5):
+        if _is_indirect_jump(insn):
             raise KprobeRefused("the function has an indirect jump")
         target = _branch_target(insn)
         if target is not None and addr < target < addr + length:
             raise KprobeRefused(f"a branch at {insn.address:#x} jumps into the detoured region")
     buf = bytearray(_template(struct, buffer, callback))
     for insn in region:
-        buf += _relocated(insn, buffer + len(buf))
+        buf += _relocated(insn, buffer + len(buf), "the detour")
     buf += encode_jump(buffer + len(buf), addr + length)
     if len(buf) > OPTPROBE_BUFFER_BYTES:
         raise KprobeRefused("the detour does not fit its buffer")
