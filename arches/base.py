@@ -487,7 +487,7 @@ class Arch:
     cc_flags: tuple[str, ...] = field(default=())
     imv_sign_extends: bool = False    # the immediate load sign-extends (PPC li)
     site_len: int = 4                 # bytes of a jump-label / marker site
-    # HAVE_JUMP_LABEL_BATCH (x86 since v5.5): a key's sites change in one
+    # HAVE_JUMP_LABEL_BATCH (x86 since v5.3): a key's sites change in one
     # text_poke batch (arch_jump_label_transform_queue/_apply); without it
     # __jump_label_update calls arch_jump_label_transform per site.
     jump_label_batch: bool = False

@@ -7,13 +7,14 @@ a module's calls and the host's act on one set of mechanisms.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from patcher.errors import PatchError
 from patcher.imv import ImmediateValues
 from patcher.jump_label import StaticKeys
 from patcher.markers import Markers
 from patcher.tables import Tables, load_tables
-from patcher.text import MachinePort, TextPatcher
+from patcher.text import TextPatcher
 from patcher.tracepoint import Tracepoints
 from sim.guest import ERRNO, Guest, ModuleCall, register_module_service
 from sim.machine import Cpu
@@ -92,16 +93,12 @@ class ModuleApi:
                    .tracepoint_probe_unregister(self._name(a), b)}.get(op)
         if handler is None:
             raise self.machine.fault(cpu, f"{op}: not a patcher module operation")
-        text = self.inst.text
-        saved = text.cpu, text.port
-        text.cpu, text.port = cpu.index, MachinePort(self.machine, cpu.index)
         try:
-            handler(a2, a3)
+            with self.inst.text.on_cpu(cpu.index):
+                handler(a2, a3)
         except PatchError as err:
             self.refusals.append(f"{op.removeprefix('MOD_').lower()}: {err.message}")
             return -ERRNO[err.errno]
-        finally:
-            text.cpu, text.port = saved
         return 0
 
     def _name(self, addr: int) -> str:
@@ -129,7 +126,7 @@ class ModuleApi:
         self.inst.markers.marker_probe_unregister(name, probe, private)
 
 
-def _service(service: str):
+def _service(service: str) -> Callable[[Guest], ModuleCall]:
     def factory(guest: Guest) -> ModuleCall:
         attach(guest)                   # serves every one of SERVICES
         return guest.services[service]

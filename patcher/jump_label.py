@@ -5,7 +5,8 @@ After kernel/jump_label.c: a key's enable count is reference counted
 transitions rewrite every site of the key in one batch through the text
 protocol, as ``arch_jump_label_transform_queue()`` / ``_apply()`` do.
 ``static_key_enable`` / ``static_key_disable`` follow v5.10: they act only
-on a key whose count is 0 / 1 and WARN_ON_ONCE on any other count.
+on a key whose count is 0 / 1; enable WARN_ON_ONCE on a count above 1,
+disable on any count but 0 and 1.
 """
 from __future__ import annotations
 
@@ -22,17 +23,18 @@ OWNER = "jump_label"
 log = logging.getLogger(__name__)
 
 
-def arch_jump_label_transform(arch: Arch, entry: JumpEntry, enable: bool) -> tuple[bytes, bytes]:
-    """``(expected, new)`` bytes at ``entry.code``: the built nop <-> ``jmp target``.
+def arch_jump_label_transform(arch: Arch, entry: JumpEntry, jump: bool) -> tuple[bytes, bytes]:
+    """``(expected, new)`` bytes at ``entry.code`` for the site's new type (v5.10's
+    ``type``: ``jump``, JUMP_LABEL_JMP, or the nop): the kernel nop <-> ``jmp target``.
 
-    The nop is the one the image was built with (x86 5-byte P6 nop, ARM
-    ``mov r0, r0``, PowerPC ``ori 0,0,0``); the jump is the arch's encoder.
+    The nop is the arch's (x86 5-byte P6 nop, ARM ``mov r0, r0`` or Thumb-2
+    ``nop.w``, PowerPC ``ori 0,0,0``); the jump is the arch's encoder.
     """
-    jump = arch.encode_jump(entry.code, entry.target)
-    if len(jump) != len(entry.insn):
+    branch = arch.encode_jump(entry.code, entry.target)
+    if len(branch) != len(entry.insn):
         raise PatchError("EINVAL", f"jump label at {entry.code:#x}: {len(entry.insn)}-byte "
-                                   f"site cannot hold a {len(jump)}-byte jump")
-    return (entry.insn, jump) if enable else (jump, entry.insn)
+                                   f"site cannot hold a {len(branch)}-byte jump")
+    return (entry.insn, branch) if jump else (branch, entry.insn)
 
 
 def jump_label_update(patcher: TextPatcher,

@@ -90,7 +90,7 @@ class JumpEntry:
     code: int
     target: int
     key: int
-    insn: bytes             # the bytes at `code` (the arch's kernel nop)
+    insn: bytes             # the arch's kernel nop, which the site holds when not taken
     function: str
 
 
@@ -231,15 +231,15 @@ def _parse_jump_table(r: _Reader, text: tuple[int, int]) -> list[JumpEntry]:
         if not (text[0] <= code < text[1] and text[0] <= target < text[1]):
             raise TableError(f"__jump_table entry {e:#x}: code {code:#x} / target "
                              f"{target:#x} outside .text")
-        insn = r.bytes(code, len(nop))
-        if insn != nop:
-            raise TableError(f"__jump_table: site {r.where(code)} holds {insn.hex(' ')}, "
-                             f"not the kernel nop {nop.hex(' ')}")
+        built = r.bytes(code, len(nop))
+        if built not in (nop, arch.encode_jump(code, target)):    # a site built taken
+            raise TableError(f"__jump_table: site {r.where(code)} holds {built.hex(' ')}, "
+                             f"neither the kernel nop {nop.hex(' ')} nor its jump")
         if r.function(code) != r.function(target):
             raise TableError(f"__jump_table: site {r.where(code)} jumps out of its "
                              f"function to {r.where(target)}")
         r.insn(target)    # the target must decode too
-        out.append(JumpEntry(code, target, key, insn, r.function(code)))
+        out.append(JumpEntry(code, target, key, nop, r.function(code)))
     return out
 
 
@@ -354,7 +354,7 @@ def _parse_tracepoints(r: _Reader, imv: list[ImvEntry],
 
 def _static_key(image: Image, addr: int) -> bool:
     """A module's struct static_key (kernel/include/linux/jump_label.h): writable
-    data; its sites' entries carry the branch in bit 0 (patcher/static_key.py)."""
+    data; its sites' entries carry the branch in bit 0 (patcher/jump_label.py)."""
     return any(s.addr <= addr < s.addr + s.size for name, s in image.sections.items()
                if name in (".data", ".bss"))
 

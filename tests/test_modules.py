@@ -426,6 +426,44 @@ def test_static_keys_from_a_module(arch: Arch, tmp_path: Path) -> None:
                      if enabled[names[e.key & ~1]] ^ bool(e.key & 1)}
 
 
+INIT_KEYS = r"""
+#include <linux/module.h>
+#include <linux/jump_label.h>
+
+struct static_key_false init_false = STATIC_KEY_FALSE_INIT;
+struct static_key_true init_true = STATIC_KEY_TRUE_INIT;
+DEFINE_STATIC_KEY_TRUE(defined_true);
+
+static noinline u32 branches(void)
+{
+	return (static_branch_likely(&init_false) ? 1 : 0)
+	     | (static_branch_unlikely(&init_false) ? 2 : 0)
+	     | (static_branch_likely(&init_true) ? 4 : 0)
+	     | (static_branch_unlikely(&init_true) ? 8 : 0)
+	     | (static_branch_unlikely(&defined_true) ? 16 : 0);
+}
+
+u32 keys_run(u32 n)
+{
+	return branches();
+}
+"""
+
+
+def test_a_keys_type_decides_how_its_sites_are_built(arch: Arch, tmp_path: Path) -> None:
+    """v5.10 builds a site that starts taken as the jump (arch_static_branch_jump),
+    by the key's type: keys initialised with STATIC_KEY_*_INIT, which
+    jump_label_init() never visits, branch as their types say, and boot
+    patches nothing live (no IPI, no serialization on the other CPU)."""
+    path = tmp_path / "init_keys.c"
+    path.write_text(INIT_KEYS)
+    guest = Guest(build(arch.name, modules=[path]), cpus=2, workload="init_keys:keys_run")
+    result = guest.run()
+    assert result.checksum == 4 | 8 | 16, hex(result.checksum or 0)
+    assert not result.per_cpu[1]["events"].get("ipi")
+    assert not result.per_cpu[1]["events"].get("serialize")
+
+
 TRACING = r"""
 #include <linux/module.h>
 #include <linux/marker.h>

@@ -209,6 +209,6 @@ def test_a_corrupted_site_is_refused(tmp_path):
         offset = text["sh_offset"] + site - text["sh_addr"]
         f.seek(offset)
         f.write(b"\xcc")
-    with pytest.raises(TableError, match="not the kernel nop"):
+    with pytest.raises(TableError, match="neither the kernel nop"):
         load_tables(bad)
     assert load_tables(read_elf(b.elf)).counts() == t.counts()

@@ -55,10 +55,13 @@ l_yes:
  * the site jumps when enabled ^ branch (jump_label_type()).
  * static_branch_unlikely() sites have branch 0 (jump when enabled),
  * static_branch_likely() and static_key_true() sites branch 1 (jump when
- * disabled). kisim compiles every site as the nop, so
- * jump_label_init() (at module load, kernel/jump_label.c) patches the
- * sites of keys defined true, where the kernel's compiler would have
- * emitted the jump; the result is the same text.
+ * disabled). As in v5.10, the key's type decides how a site is built: the
+ * jump (JUMP_LABEL_JMP) where it starts taken, a static_key_false under
+ * static_branch_likely() or a static_key_true under
+ * static_branch_unlikely(), the nop otherwise; however the key was
+ * initialised (DEFINE_STATIC_KEY_*, STATIC_KEY_*_INIT). jump_label_init()
+ * (at module load, kernel/jump_label.c) then finds each listed key's sites
+ * already as its count wants them.
  */
 struct static_key {
 	int enabled;		/* atomic_t: the count; -1 while the first enable patches */
@@ -101,24 +104,47 @@ void jump_label_init(void);
 #define static_key_enabled(x)	(static_key_count((struct static_key *)(x)) > 0)
 
 #ifdef CONFIG_JUMP_LABEL
-/* A site whose entry holds key + branch (jump_entry_is_branch()). */
+/* A site built as `insn`, whose entry holds key + branch (jump_entry_is_branch()). */
+#define __static_branch_site(insn, key, branch)				\
+	__asm__ goto("1:\n\t"						\
+		     insn "\n\t"						\
+		     ".pushsection __jump_table, \"aw\"\n\t"		\
+		     JUMP_LABEL_ENTRY "\n\t"					\
+		     ".popsection\n\t"					\
+		     : : "i" ((char *)(key) + (branch)) : : l_yes)
+
+/* v5.10 arch_static_branch(): the site built as the nop */
 static __always_inline bool arch_static_branch_entry(struct static_key *key, bool branch)
 {
-	__asm__ goto("1:\n\t"
-		     JUMP_LABEL_NOP "\n\t"
-		     ".pushsection __jump_table, \"aw\"\n\t"
-		     JUMP_LABEL_ENTRY "\n\t"
-		     ".popsection\n\t"
-		     : : "i" ((char *)key + branch) : : l_yes);
+	__static_branch_site(JUMP_LABEL_NOP, key, branch);
 	return false;
 l_yes:
 	return true;
 }
 
+/* v5.10 arch_static_branch_jump(): the site built as the jump */
+static __always_inline bool arch_static_branch_jump_entry(struct static_key *key, bool branch)
+{
+	__static_branch_site(JUMP_LABEL_JMP, key, branch);
+	return false;
+l_yes:
+	return true;
+}
+
+/* Neither key type: a link error, as v5.10's ____wrong_branch_error(). */
+extern bool ____wrong_branch_error(void);
+#define __static_key_is(x, type)	__builtin_types_compatible_p(typeof(*(x)), struct type)
+
 #define static_key_true(key)		likely(!arch_static_branch_entry(key, true))
 #define static_key_false(key)		unlikely(arch_static_branch_entry(key, false))
-#define static_branch_likely(x)		likely(!arch_static_branch_entry(&(x)->key, true))
-#define static_branch_unlikely(x)	unlikely(arch_static_branch_entry(&(x)->key, false))
+#define static_branch_likely(x)	likely(					\
+	__static_key_is(x, static_key_true) ? !arch_static_branch_entry(&(x)->key, true) :	\
+	__static_key_is(x, static_key_false) ? !arch_static_branch_jump_entry(&(x)->key, true) : \
+	____wrong_branch_error())
+#define static_branch_unlikely(x)	unlikely(					\
+	__static_key_is(x, static_key_true) ? arch_static_branch_jump_entry(&(x)->key, false) : \
+	__static_key_is(x, static_key_false) ? arch_static_branch_entry(&(x)->key, false) :	\
+	____wrong_branch_error())
 #else
 #define static_key_true(key)		likely(static_key_enabled(key))
 #define static_key_false(key)		unlikely(static_key_enabled(key))
