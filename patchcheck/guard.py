@@ -57,6 +57,15 @@ def check_signature(fn: object, name: str) -> None:
                             f"{signature}") from None
 
 
+def described(err: BaseException) -> str:
+    """``Type: message`` of a user protocol's exception, whose own ``__str__`` may fail."""
+    try:
+        message = str(err)
+    except Exception:                   # the user's __str__: any failure at all
+        message = "(its message could not be printed)"
+    return f"{type(err).__name__}: {message}"
+
+
 def guarded(fn: TextPokeBatch, name: str, timeout: float | None) -> TextPokeBatch:
     """``fn`` with every failure turned into one :class:`ProtocolError` naming ``name``."""
 
@@ -73,8 +82,7 @@ def guarded(fn: TextPokeBatch, name: str, timeout: float | None) -> TextPokeBatc
         except BaseException as err:                 # the user's code: any error at all
             if isinstance(err, (SystemExit, _Expired)) or signals.is_signal(err):
                 raise                                # time_limited's, or the user's Ctrl-C
-            raise ProtocolError(f"--protocol {name}: raised {type(err).__name__}: "
-                                f"{err}") from None
+            raise ProtocolError(f"--protocol {name}: raised {described(err)}") from None
     return run
 
 

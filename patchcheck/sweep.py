@@ -41,7 +41,7 @@ from patchcheck.ablate import Ablated, Ablation, ablations
 from patchcheck.checker import KINDS, Finding, PatchChecker
 from patchcheck.guest import guest_ablations
 from patchcheck.guard import (DEFAULT_PROTOCOL_TIMEOUT, ProtocolError, check_signature,
-                              guarded, time_limited)
+                              described, guarded, time_limited)
 from patchcheck.kernel import KernelChecker
 from patchcheck.sites import BASE, DEFAULT_SITES, CheckerError, arch_label, parse_sites
 from workers import JOBS_PER_CPU, max_jobs, no_sigint, ordered_map
@@ -74,14 +74,18 @@ def load_protocol(ref: str, timeout: float | None = DEFAULT_PROTOCOL_TIMEOUT
         raise
     except Exception as err:                         # the module's own code failed
         raise CheckerError(f"--protocol {ref!r}: importing {module_name} raised "
-                           f"{type(err).__name__}: {err}") from None
+                           f"{described(err)}") from None
     fn: object = module
     for part in attr.split("."):
         fn = getattr(fn, part, None)
     if not callable(fn):
         raise CheckerError(f"--protocol {ref!r}: {module_name} has no callable {attr}")
     check_signature(fn, ref)
-    file = Path(module.__file__ or ".").resolve()
+    source = getattr(module, "__file__", None)
+    if not source:
+        raise CheckerError(f"--protocol {ref!r}: {module_name} has no source file (built "
+                           "in, or a namespace package); workers import a protocol from its file")
+    file = Path(source).resolve()
     return fn, str(file.parents[module_name.count(".") + (file.name == "__init__.py")])
 
 

@@ -54,10 +54,12 @@ class Symbolizer:
         seq_print_sym: kallsyms_lookup / sprint_symbol, not the backtrace's
         address - 1): a call that ends a function names the next one, on A32
         and on Thumb-2 (whose return addresses carry bit 0) alike. As kallsyms,
-        an address in the padding after a function names that function."""
+        an address in the padding after a function names that function, and one
+        past the text (is_kernel_text: beyond ``_etext``, the last function's end)
+        names none."""
         functions = self.tables.image.functions
         i = bisect.bisect_right(functions, (addr, float("inf"), "")) - 1
-        if i < 0:
+        if i < 0 or (i == len(functions) - 1 and addr > sum(functions[i][:2])):
             return None
         start, size, name = functions[i]
         return name, addr - start, size

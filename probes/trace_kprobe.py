@@ -217,7 +217,8 @@ class TraceKprobes:
         addr = (self.target.lookup(ev.symbol) if ev.symbol is not None else ev.addr)
         try:
             if addr is not None and self._within_notrace_func(addr + ev.offset):
-                raise PatchError("EINVAL", f"Could not probe notrace function {ev.symbol}")
+                raise PatchError("EINVAL", "Could not probe notrace function "
+                                           f"{ev.symbol or f'{addr:#x}'}")
             for insn in (c for a in ev.args for c in a.code if c[0] == "symbol"):
                 name, offset = split_symbol_offset(insn[1], self.target.bits)
                 if offset is None:                  # traceprobe_update_arg: -EINVAL

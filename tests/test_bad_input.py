@@ -95,6 +95,11 @@ CASES: list[tuple[str, ...]] = [
     ("patchcheck", "--arch", A, "--seeds", "3", "--findings-out", "{dir}"),
     ("patchcheck", "--arch", A, "--seeds", "3", "--findings-out", "/dev/null"),
     ("patchcheck", "--arch", A, "--seeds", "3", "--protocol", "os:getcwd"),
+    ("patchcheck", "--arch", A, "--seeds", "3", "--protocol", "builtins:print"),
+    ("build", "--arch", A, "--set", "MARKERS=n", "--set", "CONFIG_MARKERS=y"),
+    # a scheme Dask has but kisim cannot use (TLS needs a context; UCX is not installed)
+    ("validate", "--arch", A, "--layouts", "1", "--scheduler", "tls://127.0.0.1:1"),
+    ("validate", "--arch", A, "--layouts", "1", "--scheduler", "ucx://127.0.0.1:1"),
     # issue 18: the newer commands' bad arguments (tour, probe, kprobe, kmemtrace)
     ("tour", "--arch", ""), ("tour", "--arch", "vax"),
     ("probe", "--arch", A, "--workload", "kmalloc", "kernel/slab.c:\u00b2"),
@@ -1238,6 +1243,31 @@ def test_input_nested_past_the_parser_is_one_line(kmem_trace, tmp_path, capsys) 
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and ("trace stamp" in err or "nested too deeply" in err), err
+
+
+def test_a_protocol_whose_error_cannot_be_printed_is_one_line(tmp_path, monkeypatch,
+                                                              capsys) -> None:
+    """The user's exception's own __str__ raising is still the protocol's failure."""
+    (tmp_path / "badstr.py").write_text(
+        "class E(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n"
+        "def p(port, sites):\n    raise E()\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "badstr", raising=False)
+    assert main(["patchcheck", "--arch", A, "--seeds", "2", "--protocol", "badstr:p"]) == 2
+    assert capsys.readouterr().err == ("kisim: error: --protocol badstr:p: raised E: (its "
+                                       "message could not be printed)\n")
+
+
+@pytest.mark.parametrize("argv", [["asm", "--arch", A, "-f", "-"],
+                                  ["menuconfig", "--arch", A, "--config", "x.cfg"]])
+def test_a_closed_stdin_is_one_line(argv, tmp_path, monkeypatch, capsys) -> None:
+    """``0<&-``: Python's sys.stdin is None."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", None)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("standard input is closed" in err
+                                      or "needs a terminal" in err), err
 
 
 @pytest.mark.parametrize("body, message", [

@@ -22,6 +22,7 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _refused(capsys, tmp_path: Path, *args: str) -> str:
     """``kisim record ARGS`` exits 2 with one line on stderr, writing nothing."""
+    (tmp_path / "pyproject.toml").write_text("")        # a file where a directory is named
     before = sorted(p.name for p in tmp_path.iterdir())
     assert main(["record", "--arch", "x86_64", *args]) == 2
     err = capsys.readouterr().err
@@ -47,7 +48,9 @@ def test_trace_cmd_flags_kisim_lacks_are_refused_by_name(capsys, tmp_path, flag)
     (("-p", "nop", "-l", "kmalloc"), "-l/-n filter the function tracers"),
     ((), "no event or tracer to record"),
     (("-e", "kmem", "-b", "0"), "-b"),
-    (("-e", "kmem", "-o", "nodir/x.dat"), "nodir is not a directory"),
+    (("-e", "kmem", "-o", "nodir/x.dat"), "nodir does not exist"),
+    (("-e", "kmem", "-o", "pyproject.toml/y.dat"), "pyproject.toml is not a directory"),
+    (("-e", "kmem", "-b", "65536"), "-b 65536: 16384 sub-buffers of 4096 bytes, over the 1024"),
     (("-e", "kmem", "-o", "."), "a directory; kisim writes outputs only to regular files"),
     (("-e", "kmem", "nosuch_workload"), "nosuch_workload"),
 ])

@@ -420,3 +420,12 @@ def test_event_ids_are_not_reused_after_a_deletion() -> None:
     events = kprobe_events(guest, attach(guest), ("p:a kmalloc", "p:b kfree"))
     events.write("-:a\np:c kmalloc\n")
     assert sorted(tk.id for tk in events.events.values()) == [65, 66]
+
+
+def test_an_address_past_the_text_is_no_function(capsys) -> None:
+    """kallsyms names no function past ``_etext`` (is_kernel_text): ``p 0xdeadbeef``
+    is register_kprobe's refusal, not a notrace function called None."""
+    from kisim.cli import main
+    assert main(["kprobe-events", "--arch", "arm", "p 0xdeadbeef"]) == 2
+    err = capsys.readouterr().err
+    assert "0xdeadbeef is not in a kernel text function" in err and "None" not in err

@@ -510,8 +510,10 @@ def kallsyms(image: Image) -> str:
 def output_file(path: str | os.PathLike[str]) -> Path:
     """``path`` if a trace.dat may be written there (:func:`fsio.check_writable`, in
     a directory that exists), else :class:`TraceError`."""
-    if not Path(path).parent.is_dir():
-        raise TraceError(f"{path}: {Path(path).parent} is not a directory")
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise TraceError(f"{path}: {parent} "
+                         f"{'is not a directory' if parent.exists() else 'does not exist'}")
     try:
         return fsio.check_writable(path)        # check_output's checks, then a test write
     except fsio.UnsafePath as err:

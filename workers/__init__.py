@@ -131,6 +131,9 @@ def dask_client(address: str, error: type[Exception]) -> Client:
                     "(is a Dask scheduler listening there?)")
     if isinstance(made[0], (OSError, TimeoutError, ValueError)):
         raise error(f"--scheduler {address}: cannot connect: {made[0]}") from None
+    if isinstance(made[0], Exception):  # tls:// without a context, a service that is not Dask
+        raise error(f"--scheduler {address}: not a Dask scheduler kisim can use "
+                    f"({type(made[0]).__name__}: {str(made[0])[:200]})") from None
     if isinstance(made[0], BaseException):
         raise made[0]
     return made[0]

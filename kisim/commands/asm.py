@@ -34,6 +34,8 @@ def _source(args: argparse.Namespace) -> str:
     if args.file:
         name = "<stdin>" if args.file == "-" else args.file
         if args.file == "-":
+            if sys.stdin is None:
+                raise UsageError("<stdin>: standard input is closed")
             raw = sys.stdin.buffer.read(MAX_SOURCE + 1)
             if len(raw) > MAX_SOURCE:
                 raise UsageError(f"<stdin>: over the {MAX_SOURCE}-byte limit of assembly")

@@ -233,13 +233,18 @@ def add_set(parser: argparse.ArgumentParser, example: str = "MARKERS=n") -> None
 
 
 def overrides(args: argparse.Namespace) -> dict[str, str]:
-    """The --set options as NAME -> value."""
-    out = {}
+    """The --set options as NAME -> value; one NAME set to two values is refused."""
+    out: dict[str, str] = {}
     for item in args.set:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise UsageError(f"--set {item!r}: expected NAME=VALUE, e.g. MARKERS=n")
-        out[name.strip()] = value.strip()
+        name, value = name.strip(), value.strip()
+        same = next((n for n in out if n.removeprefix("CONFIG_") == name.removeprefix("CONFIG_")),
+                    None)
+        if same is not None and out[same] != value:
+            raise UsageError(f"--set {name}: given twice, as {out[same]!r} and {value!r}")
+        out[name] = value
     return out
 
 

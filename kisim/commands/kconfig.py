@@ -81,7 +81,7 @@ def cmd_savedefconfig(args: argparse.Namespace) -> int:
 
 def cmd_menuconfig(args: argparse.Namespace) -> int:
     """Run kconfiglib's terminal menuconfig on ``--config`` (see :func:`kconfig.menuconfig`)."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not (sys.stdin and sys.stdout and sys.stdin.isatty() and sys.stdout.isatty()):
         raise KconfigError("menuconfig needs a terminal (stdin and stdout are not a TTY); "
                            "edit the file and run 'kisim olddefconfig' instead")
     kconfig.menuconfig(args.arch, args.config)

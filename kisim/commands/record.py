@@ -35,6 +35,7 @@ from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kp
 from kisim.errors import UsageError
 from patcher.tables import load_tables
 from sim.guest import Guest, check_workload
+from tracing.ring import MAX_SUBBUFS
 from tracing.selection import kprobe_filters, select, subbufs_for
 from tracing.tracedat import TraceDatSink, output_file
 
@@ -168,7 +169,12 @@ def cmd_record(args: argparse.Namespace) -> int:
     options = replace(trace_options(args, b.config, probes, args.max_instructions),
                       markers=chosen.markers)
     if args.b is not None:
-        options = replace(options, subbufs=subbufs_for(args.b, options.subbuf_size))
+        subbufs = subbufs_for(args.b, options.subbuf_size)
+        if subbufs > MAX_SUBBUFS:
+            raise UsageError(f"-b {args.b}: {subbufs} sub-buffers of {options.subbuf_size} "
+                             f"bytes, over the {MAX_SUBBUFS} of a CPU's ring (at most "
+                             f"-b {MAX_SUBBUFS * options.subbuf_size // 1024} here)")
+        options = replace(options, subbufs=subbufs)
     session, events = kprobe_session(
         guest, replace(options, filters=chosen.filters, kprobe_events=lines),
         lambda events: kprobe_filters(chosen.kprobe_specs, events))
