@@ -16,6 +16,7 @@ naming the path; the CLI turns it into exit 2.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -76,6 +77,10 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     return target
 
 
+#: What writing a file's data can fail with (the disk or quota full, a file too large).
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
     """Open a temporary file beside ``path``; on a clean exit rename it over
@@ -89,8 +94,13 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO]:
     except OSError as err:                  # name the user's file, not the temporary one
         raise UnsafePath(f"{target}: cannot write it: {err.strerror or err}") from None
     try:
-        with os.fdopen(fd, mode) as f:
-            yield f
+        try:
+            with os.fdopen(fd, mode) as f:
+                yield f
+        except OSError as err:              # a write or the close's flush: name the file
+            if err.filename is not None or err.errno not in _WRITE_ERRNOS:
+                raise
+            raise UnsafePath(f"{target}: cannot write it: {err.strerror}") from None
         check_output(target)                 # nothing swapped in meanwhile
         try:
             perms = stat.S_IMODE(os.lstat(target).st_mode)

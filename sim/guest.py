@@ -67,6 +67,9 @@ if TYPE_CHECKING:                       # the annotation only: kbuild is the lay
 #: Default instruction budget of a whole run (all CPUs): ~100x a default workload.
 MAX_INSTRUCTIONS = 300_000_000
 DEFAULT_QUANTUM = 10_000
+#: The console output a run keeps: a module's printk loop would fill the host's
+#: memory. What comes past it is dropped, counted, and said at the console's end.
+MAX_CONSOLE_BYTES = 4 << 20
 
 
 _CONSTS = parse_defines(HYPERCALL_H, "")
@@ -199,6 +202,7 @@ class Guest:
         self.mcount_sites: list[int] = converted[0] if converted else []
         self.ftrace_boot: InitStats | None = converted[1] if converted else None
         self.console: list[str] = []
+        self.console_kept = self.console_dropped = 0      # bytes of HC_WRITE
         self.checksum: int | None = None
         self.expect = expect
         # which symbols each module defines, as the build recorded it (kbuild/image.py)
@@ -319,8 +323,19 @@ class Guest:
         cpu.halt()
 
     def _hc_write(self, cpu: Cpu, buf: int, length: int, _a3: int) -> int:
-        self.console.append(self.machine.read(buf, length).decode("utf-8", "replace"))
+        keep = max(0, min(length, MAX_CONSOLE_BYTES - self.console_kept))
+        if keep:
+            self.console.append(self.machine.read(buf, keep).decode("utf-8", "replace"))
+        self.console_kept += keep
+        self.console_dropped += length - keep
         return length
+
+    def console_text(self) -> str:
+        """The console, and how much of it was dropped past :data:`MAX_CONSOLE_BYTES`."""
+        dropped = (f"\n[kisim: {self.console_dropped} bytes of console output past the "
+                   f"{MAX_CONSOLE_BYTES}-byte limit were dropped]\n"
+                   if self.console_dropped else "")
+        return "".join(self.console) + dropped
 
     def _hc_checksum(self, cpu: Cpu, checksum: int, _a2: int, _a3: int) -> None:
         self.checksum = checksum & ((1 << self.arch.bits) - 1)
@@ -396,7 +411,7 @@ class Guest:
         return BootResult(arch=self.arch.name, cpus=len(self.machine.cpus),
                           workload=self.workload, size=self.size, checksum=self.checksum,
                           expected=expected,
-                          per_cpu=per_cpu, console="".join(self.console),
+                          per_cpu=per_cpu, console=self.console_text(),
                           exit_status=list(self.exit_status), hypercalls=dict(self.hypercalls.counts),
                           seconds=seconds, quantum=self.machine.quantum,
                           seed=self.machine.seed, elf=os.fspath(self.elf),

@@ -1609,3 +1609,38 @@ def test_a_run_that_writes_no_trace_leaves_no_directory_it_made(tmp_path) -> Non
     kept.commit([tmp_path / "mine" / "t" / "metadata"])
     assert sorted(p.name for p in (tmp_path / "mine" / "t").iterdir()) == [".kisim-trace",
                                                                        "metadata"]
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["ftrace", "--arch", A, "--workload", "kmalloc", "--size", "20", "--format", "trace-cmd"],
+     "trace.dat"),
+    (["trace", "--arch", A, "--workload", "kmalloc", "--size", "20"], "channel0_0")])
+def test_a_full_disk_names_the_file_and_leaves_no_directory(argv, name, tmp_path, monkeypatch,
+                                                            capsys) -> None:
+    """ENOSPC from a write or from the close's flush carries no file name: the error
+    names the output, and the --out directory the run made goes again."""
+    import errno
+    import io
+    real = os.fdopen
+
+    class Full(io.RawIOBase):
+        def __init__(self, fd: int) -> None:
+            self.file = real(fd, "wb", buffering=0)
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, data) -> int:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        def close(self) -> None:
+            self.file.close()
+            super().close()
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode="r", *a, **k:
+                        io.BufferedWriter(Full(fd)) if "w" in mode else real(fd, mode, *a, **k))
+    out = tmp_path / "out"
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"kisim: error: {out / name}: cannot write it: No space left on device\n"
+    assert not out.exists()

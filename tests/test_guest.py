@@ -297,3 +297,17 @@ def test_boot_command_unknown_workload(capsys):
     assert err == ("kisim: error: unknown workload 'dbench' (valid: fib, getppid, "
                    "hackbench, kmalloc, kmem_errors, or a module's function as "
                    "MODULE:FUNC)\n")
+
+
+def test_console_output_past_its_limit_is_dropped_and_counted(monkeypatch) -> None:
+    """A module's printk loop cannot fill the host's memory: past MAX_CONSOLE_BYTES
+    the output is dropped, and the console's end says how many bytes."""
+    import sim.guest
+    full = Guest(build("arm"), workload="getppid", size=2).run().console
+    monkeypatch.setattr(sim.guest, "MAX_CONSOLE_BYTES", 64)
+    guest = Guest(build("arm"), workload="getppid", size=2)
+    result = guest.run()
+    assert len(full.encode()) > 64 and guest.console_kept == 64
+    assert result.console.startswith(full.encode()[:64].decode("utf-8", "replace"))
+    assert result.console.endswith(f"[kisim: {len(full.encode()) - 64} bytes of console output "
+                                   "past the 64-byte limit were dropped]\n")

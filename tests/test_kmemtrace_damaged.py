@@ -116,3 +116,19 @@ def test_a_trace_recorded_without_kmem_is_refused(tmp_path, capsys) -> None:
     assert main(["kmemtrace", "report", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no slab allocation events" in err
+
+
+def test_a_packet_claiming_more_than_a_sub_buffer_is_refused(
+        trace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A header that claims a 3 GiB packet (the stream made that long, sparse) is
+    refused at once, not read into memory: a packet is one sub-buffer."""
+    from tracing.ctfread import PACKET_LIMIT
+    stream = trace / "channel0_0"
+    head = struct.Struct(endian_prefix(ARCHES[ARCH].endian) + PACKET_HEADER + PACKET_CONTEXT)
+    fields = list(head.unpack_from(stream.read_bytes()))
+    fields[6] = fields[7] = (3 << 30) * 8                   # content_size, packet_size: bits
+    with open(stream, "r+b") as f:
+        f.write(head.pack(*fields))
+        f.truncate(3 << 30)
+    err = _refused(trace, capsys)
+    assert f"a packet of {3 << 30} bytes at offset 0, over the {PACKET_LIMIT}" in err

@@ -310,8 +310,10 @@ class CtfWriter:
         """Drop the temporary streams: the directory keeps what it held before."""
         if not self.closed:
             self.closed = True
-            self._files.__exit__(TraceError, TraceError("trace aborted"), None)
-            self.out.release()
+            try:
+                self._files.__exit__(TraceError, TraceError("trace aborted"), None)
+            finally:                    # a stream's close may fail too (the disk full)
+                self.out.release()
 
     def __enter__(self) -> CtfWriter:
         return self

@@ -33,6 +33,7 @@ from sim.event import STRING, Event, EventClass, FieldType, s, u
 from tracing.ctf import (CTF_MAGIC, EVENT_CONTEXT, EVENT_HEADER, PACKET_CONTEXT, PACKET_HEADER,
                          _STRUCT_CODES, TraceInfo, endian_prefix, metadata_text)
 from tracing.errors import TraceError
+from tracing.ring import MAX_SUBBUF_SIZE
 from tracing.outdir import STAMP, STAMP_LIMIT
 
 _EVENT_RE = re.compile(r'event\s*\{\s*name\s*=\s*"([^"]+)";\s*id\s*=\s*(\d+);\s*'
@@ -42,6 +43,10 @@ _INT_FIELD_RE = re.compile(r"integer\s*\{\s*size\s*=\s*(\d+);\s*align\s*=\s*8;\s
 _STRING_FIELD_RE = re.compile(r"string\s+_(\w+);")
 #: The largest metadata file read; kisim's own is a few KiB.
 METADATA_LIMIT = 1 << 20
+#: A stream holds the packets of one CPU's ring, each a sub-buffer of at most
+#: MAX_SUBBUF_SIZE bytes; the limits bound what a hostile header can make it read.
+STREAM_LIMIT = 1 << 34
+PACKET_LIMIT = MAX_SUBBUF_SIZE
 
 
 @dataclass
@@ -203,7 +208,7 @@ class CtfTrace:
         beyond them or one with no stream (deleted, or emptied)."""
         owner: dict[int, Path] = {}
         for path in self.streams:
-            with fsio.open_regular(path, limit=1 << 62, what="CTF stream") as f:
+            with fsio.open_regular(path, limit=STREAM_LIMIT, what="CTF stream") as f:
                 raw = f.read(self._header.size + self._context.size)
                 cpu = self._head(path, raw, 0, os.fstat(f.fileno()).st_size)[0].cpu
             if cpu in owner:
@@ -242,6 +247,9 @@ class CtfTrace:
         if content % 8 or size % 8 or size < content or content < head * 8:
             raise TraceError(f"{path}: bad packet size at offset {offset} "
                              f"(content {content} bits, packet {size} bits)")
+        if size // 8 > PACKET_LIMIT:
+            raise TraceError(f"{path}: a packet of {size // 8} bytes at offset {offset}, over "
+                             f"the {PACKET_LIMIT} of a kisim sub-buffer")
         if offset + size // 8 > length:       # never read or seek past the end
             raise TraceError(f"{path}: truncated packet at offset {offset} "
                              f"({size // 8} bytes, {length - offset} in the file)")
@@ -257,7 +265,7 @@ class CtfTrace:
         cpu = self.cpu_of[path]
         self.packets[cpu] = self.lost[cpu] = 0
         prev: Packet | None = None
-        with fsio.open_regular(path, limit=1 << 62, what="CTF stream") as f:
+        with fsio.open_regular(path, limit=STREAM_LIMIT, what="CTF stream") as f:
             length = os.fstat(f.fileno()).st_size
             offset = 0
             while raw := f.read(head):

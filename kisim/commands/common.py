@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import patcher.instrument  # noqa: F401  (serves static keys, markers, tracepoints of modules)
@@ -380,6 +381,16 @@ def run_traced(session: Any, sink: Any, verb: str, args: argparse.Namespace) -> 
         with progress(f"{verb} {args.workload} on {args.arch}", enabled=not args.json) as adv:
             return session.run(sink, on_progress=lambda n: adv(
                 0, description=f"{verb}: {n:,} instructions"))
+    except BaseException:
+        sink.abort()
+        raise
+
+
+def close_sink(sink: Any) -> list[Path]:
+    """The sink's files, written; if writing them fails (the disk full), the sink is
+    abandoned as an unfinished run's is (run_traced): its directory as it was."""
+    try:
+        return sink.close()
     except BaseException:
         sink.abort()
         raise

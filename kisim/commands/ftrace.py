@@ -24,6 +24,7 @@ from kbuild import build
 from kisim.commands.common import (add_arch, add_buffer_args, add_config, add_cpus, add_cycles,
                                    add_json, add_modules, add_turns, add_workload, check_drain,
                                    check_function_tracer, checksum_checked, checksum_word,
+                                   close_sink,
                                    config_note, function_tracer, note_removed, overrides, path,
                                    print_json, timing, trace_options)
 from kisim.errors import UsageError
@@ -116,7 +117,7 @@ def cmd_ftrace(args: argparse.Namespace) -> int:
         sink.abort()
         raise
     info.add_totals(result.total.to_json())
-    files = sink.close()
+    files = close_sink(sink)
     note_removed(sink.out)
     lines = list(sink.lines()) if isinstance(sink, TextSink) else []
     if args.limit is not None:             # the header, then N lines of the trace

@@ -18,6 +18,7 @@ from pathlib import Path
 from kbuild import build
 from kisim.commands.common import (add_buffer_args, add_cycles, add_json, add_kprobe_args,
                                    add_run_args, check_drain, checksum_checked, checksum_word,
+                                   close_sink,
                                    config_note, cpus_text, filter_args, kprobe_counts,
                                    kprobe_lines, kprobe_session, note_removed, overrides, path,
                                    print_json, print_kprobe_counts, run_traced, timing,
@@ -76,7 +77,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
                                                     dynamic=events))
     result = run_traced(session, sink, "tracing", args)
     info.add_totals(result.total.to_json())
-    files = sink.close()
+    files = close_sink(sink)
     note_removed(sink.out)
     size = sum(f.stat().st_size for f in files)
     if args.json:
