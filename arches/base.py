@@ -487,10 +487,10 @@ class Arch:
     cc_flags: tuple[str, ...] = field(default=())
     imv_sign_extends: bool = False    # the immediate load sign-extends (PPC li)
     site_len: int = 4                 # bytes of a jump-label / marker site
-    # HAVE_JUMP_LABEL_BATCH (x86 since v5.3): a key's sites change in one
-    # text_poke batch (arch_jump_label_transform_queue/_apply); without it
-    # __jump_label_update calls arch_jump_label_transform per site.
-    jump_label_batch: bool = False
+    # HAVE_JUMP_LABEL_BATCH (x86 since v5.3): the sites one text_poke batch takes
+    # (arch_jump_label_transform_queue/_apply; a full queue is applied and a new
+    # one begun); 0: none, __jump_label_update calls arch_jump_label_transform per site.
+    jump_label_batch: int = 0
     # Bytes from an mcount call's first byte to its relocation's r_offset
     # (x86 ``e8 rel32``: the rel32 is one byte in).
     mcount_reloc_offset: int = 0

@@ -10,19 +10,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from arches import Arch
 from patcher.errors import PatchError
 from patcher.tables import ImvEntry
 from patcher.text import TextPatcher
 
 OWNER = "imv"
-
-
-def imv_insn_len(arch: Arch, entry: ImvEntry) -> int:
-    """Bytes of the site's instruction: as decoded when the table was read,
-    else up to the immediate's end (x86's ends it) and at least one
-    instruction unit."""
-    return entry.length or max(entry.imv + entry.size - entry.insn, arch.insn_align)
 
 
 class ImmediateValues:
@@ -32,12 +24,8 @@ class ImmediateValues:
         self.patcher = patcher
         self.sites: dict[int, list[ImvEntry]] = defaultdict(list)
         for entry in entries:
-            patcher.reserve(entry.insn, self.insn_len(entry), OWNER)
+            patcher.reserve(entry.insn, entry.length, OWNER)
             self.sites[entry.var].append(entry)
-
-    def insn_len(self, entry: ImvEntry) -> int:
-        """Bytes of the site's instruction (:func:`imv_insn_len`)."""
-        return imv_insn_len(self.patcher.arch, entry)
 
     def read(self, entry: ImvEntry) -> int:
         """The value the site's instruction currently loads."""
@@ -76,7 +64,7 @@ class ImmediateValues:
         machine.write(var, arch.from_int(value, var_size))
         with self.patcher.batch() as batch:
             for entry in sites:
-                length = self.insn_len(entry)
+                length = entry.length
                 old = machine.read(entry.insn, length)
                 offset = entry.imv - entry.insn
                 field = arch.from_int(value, entry.size)

@@ -41,13 +41,15 @@ def jump_label_update(patcher: TextPatcher,
                       changes: Iterable[tuple[JumpEntry, bytes, bytes]]) -> None:
     """__jump_label_update (kernel/jump_label.c, v5.10) for ``(entry, expected, new)``.
 
-    With HAVE_JUMP_LABEL_BATCH (:attr:`Arch.jump_label_batch`) every site
-    is queued and applied in one run of the arch's protocol
-    (arch_jump_label_transform_queue, _apply); without it each site is
-    arch_jump_label_transform, a run of its own (ARM a stop_machine each).
+    With HAVE_JUMP_LABEL_BATCH the sites are queued and applied in runs of
+    the arch's protocol of :attr:`Arch.jump_label_batch` sites each
+    (arch_jump_label_transform_queue, _apply: x86 applies a full queue and
+    begins another); without it each site is arch_jump_label_transform, a
+    run of its own (ARM a stop_machine each).
     """
     changes = list(changes)
-    runs = [changes] if patcher.arch.jump_label_batch else [[c] for c in changes]
+    size = patcher.arch.jump_label_batch or 1
+    runs = [changes[i:i + size] for i in range(0, len(changes), size)]
     for run in runs:
         with patcher.batch() as batch:
             for entry, expected, new in run:

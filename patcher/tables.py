@@ -102,7 +102,7 @@ class ImvEntry:
     size: int               # immediate field width in bytes
     text: str               # the instruction, disassembled
     function: str
-    length: int = 0         # bytes of the instruction (0: not decoded)
+    length: int             # bytes of the instruction, as decoded
 
 
 @dataclass(frozen=True)

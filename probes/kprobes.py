@@ -50,7 +50,6 @@ from arches import Arch, ArchOps, TrapKind
 from arches.kprobe import KprobeRefused, Prepared
 from patcher.errors import PatchError
 from patcher.ftrace import Ftrace, ftrace_for
-from patcher.imv import imv_insn_len
 from patcher.rcu import GracePeriods
 from patcher.tables import Tables, load_tables
 from patcher.text import TextPatcher
@@ -639,7 +638,7 @@ class Kprobes:
         end = addr + length
         if any(e.code < end and addr < e.code + len(e.insn) for e in self.tables.jump_entries):
             return "a static key's jump label site (jump_label_text_reserved)"
-        if any(e.insn < end and addr < e.insn + imv_insn_len(self.arch, e)
+        if any(e.insn < end and addr < e.insn + e.length
                for e in self.tables.imv):
             return "an immediate value's site (imv)"
         others = [o for o in self.text.owners(addr, length) if o not in ("kprobe", "ftrace")]

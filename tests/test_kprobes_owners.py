@@ -22,7 +22,6 @@ from arches.x86_64.kprobes import _is_indirect_jump, can_boost, decode
 from kbuild import build
 from patcher.errors import PatchError
 from patcher.ftrace import ftrace_for
-from patcher.imv import imv_insn_len
 from patcher.instrument import attach
 from probes.kprobes import Kprobe, Kprobes, Kretprobe
 from sim.errors import GuestFault
@@ -325,7 +324,7 @@ def test_every_patcher_of_a_machine_sees_every_owner(arch: str) -> None:
     k = Kprobes(g)
     t = inst.tables
     sites = {"jump_label": (t.jump_entries[0].code, len(t.jump_entries[0].insn)),
-             "imv": (t.imv[0].insn, imv_insn_len(g.arch, t.imv[0])),
+             "imv": (t.imv[0].insn, t.imv[0].length),
              "ftrace": (t.mcount[0].address, g.arch.ops.MCOUNT_INSN_SIZE)}
     for patcher in (inst.text, ft.patcher, k.text):
         for owner, (addr, length) in sites.items():

@@ -202,3 +202,21 @@ def test_timing_model_charges_the_kernels_serializations_once(monkeypatch) -> No
     attach(guest)
     assert guest.run().ok
     assert seen == [(0, 3), (0, 3)]
+
+
+def test_a_key_of_more_sites_than_tp_vec_max_is_two_batches_on_x86(tmp_path) -> None:
+    """v5.10 x86 text_poke_queue applies a full queue (TP_VEC_MAX, 256 sites) and
+    begins another: one enable of a key with 257 sites is two text_poke_bp()
+    batches, each three syncs of the other CPU."""
+    sites = get_arch("x86_64").jump_label_batch + 1
+    body = "".join(f"\tif (static_branch_unlikely(&many)) r += {i};\n" for i in range(sites))
+    module = tmp_path / "many.c"
+    module.write_text("#include <linux/module.h>\n#include <linux/jump_label.h>\n"
+                      "DEFINE_STATIC_KEY_FALSE(many);\n"
+                      f"noinline u32 many_sites(void)\n{{\n\tu32 r = 0;\n\n{body}\treturn r;\n}}\n"
+                      "u32 many_run(u32 n)\n{\n\tstatic_branch_enable(&many);\n"
+                      "\treturn many_sites();\n}\n")
+    result = Guest(kbuild.build("x86_64", modules=[module]), cpus=2,
+                   workload="many:many_run").run()
+    assert result.checksum == sum(range(sites))
+    assert result.per_cpu[1]["events"]["ipi"] == 2 * 3

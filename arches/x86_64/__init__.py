@@ -260,7 +260,9 @@ ARCH = Arch(
     branch_reach=REL32,
     encode_jump=encode_jump,
     encode_call=encode_call,
-    jump_label_batch=True,          # arch/x86/include/asm/jump_label.h, v5.10
+    # v5.10 arch/x86/kernel/alternative.c TP_VEC_MAX: a page of 16-byte
+    # struct text_poke_loc (s32 rel_addr, s32 rel32, u8 opcode, u8 text[5], u8 old)
+    jump_label_batch=4096 // 16,
     kprobe_breakpoint=kprobe_breakpoint,
     ops=X86Ops(),
     dwarf_regs=DWARF_REGS,
