@@ -156,3 +156,16 @@ def test_overwrite_push_races_the_consumer_without_double_counting(arch: Arch) -
                                                    drain_every=40))
         result = session.run(EventList())          # flush() checks the identity
         assert result.total.overwritten > 0 and result.total.recorded > 0
+
+
+def test_the_kconfig_ranges_are_the_rings_limits() -> None:
+    """RING_BUFFER_SUBBUFS and RING_BUFFER_SUBBUF_SIZE accept what the ring takes:
+    --set RING_BUFFER_SUBBUFS=4096 was accepted by Kconfig and refused by the ring
+    in the words of --subbufs."""
+    import re
+    from pathlib import Path
+    from tracing.ring import MAX_SUBBUF_SIZE, MAX_SUBBUFS
+    text = (Path(__file__).resolve().parents[1] / "kconfig/Kconfig.tracepoints").read_text()
+    ranges = dict(re.findall(r"config (RING_BUFFER_\w+)\n(?:\t.*\n)*?\trange \d+ (\d+)", text))
+    assert ranges == {"RING_BUFFER_SUBBUF_SIZE": str(MAX_SUBBUF_SIZE),
+                      "RING_BUFFER_SUBBUFS": str(MAX_SUBBUFS)}
