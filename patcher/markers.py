@@ -41,7 +41,6 @@ state.
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Callable, Union
 
@@ -54,9 +53,11 @@ from patcher.tracepoint import ArrayPool
 from sim.dwarf import struct
 from sim.event import STRING, Event, EventClass, make_event, s, u
 from sim.guest import Guest
+from sim.hypercall import HYPERCALL_H, parse_defines
 from sim.machine import Cpu
 
-CONVERSION = re.compile(r"%[-+ #0]*\d*(hh|h|ll|l|z)?([diuxXocsp%])")
+#: The arguments the guest's marker_args() reads at most (kernel/marker.c).
+MARKER_MAX_ARGS = parse_defines(HYPERCALL_H.parents[2] / "marker.c", "MARKER_")["MARKER_MAX_ARGS"]
 
 
 HostProbe = Callable[[Event, object], None]
@@ -64,20 +65,41 @@ Probe = Union[int, HostProbe]   # a guest function address, or a host callable
 
 
 def _conversions(fmt: str, word_bits: int) -> list[tuple[str, str, int]]:
-    """(field name, conversion, bits) of each argument ``fmt`` declares.
+    """(field name, conversion, bits) of each argument ``fmt`` declares, read as the
+    guest's marker_args() (kernel/marker.c) reads them: flags, a width, l/h/z
+    lengths, then one of ``diuxXocsp``; it stops at the first conversion it does
+    not know (``%.2d``, ``%f``) and after MARKER_MAX_ARGS, and so does this.
 
     A field is named by the word before its conversion (``"ptr %p"``), as
     kmemtrace's and LTTng's marker formats do; otherwise ``arg<i>``.
     """
-    out = []
-    for match in CONVERSION.finditer(fmt):
-        length, conv = match.groups()
-        if conv == "%":
+    out: list[tuple[str, str, int]] = []
+    i = 0
+    while i < len(fmt) and len(out) < MARKER_MAX_ARGS:
+        if fmt[i] != "%":
+            i += 1
             continue
-        bits = {"hh": 8, "h": 16, "l": word_bits, "z": word_bits, "ll": 64}.get(length or "", 32)
-        if conv in "sp":
-            bits = word_bits
-        before = fmt[:match.start()].split()
+        start = i
+        i += 1
+        if fmt[i:i + 1] == "%":
+            i += 1
+            continue
+        while fmt[i:i + 1] and fmt[i] in "-+ #0":
+            i += 1
+        while fmt[i:i + 1] and fmt[i] in "0123456789":
+            i += 1
+        length = ""
+        while fmt[i:i + 1] and fmt[i] in "lhz":
+            length += fmt[i]
+            i += 1
+        conv = fmt[i:i + 1]
+        if not conv or conv not in "diuxXocsp":
+            break
+        i += 1
+        bits = (word_bits if conv in "sp" or "z" in length else 64 if length.count("l") >= 2
+                else word_bits if "l" in length else 8 if "hh" in length
+                else 16 if "h" in length else 32)
+        before = fmt[:start].split()
         name = before[-1] if before and "%" not in before[-1] else f"arg{len(out)}"
         out.append((name, conv, bits))
     return out
@@ -127,12 +149,14 @@ class Markers:
         self.armed: Counter[str] = Counter()
         self.formats: dict[str, str] = {}       # the registry entry's format, per name
         self.enabled: set[str] = set()          # names whose sites an arm enabled
+        self._on: dict[str, list[Marker]] = {}  # those sites, per name
         self.notices: list[str] = []            # the kernel's printk notices
         symbols = tables.image.symbols
         self.empty = symbols.pointer("__mark_empty_function")
         self.host_stub = symbols.pointer("marker_probe_hc")
-        self.classes = {name: event_class(name, sites[0].format, self.arch.bits)
-                        for name, sites in self.sites.items()}
+        # per site: two sites of one name may have two formats
+        self.classes = {m.address: event_class(m.name, m.format, self.arch.bits)
+                        for m in tables.markers}
         layout = struct(tables.image.path, "marker")
         self.single_offset = layout.offset("single")
         self.multi_offset = layout.offset("multi")
@@ -175,15 +199,16 @@ class Markers:
         """Registered names no site has yet (2.6.27 keeps their entries waiting)."""
         return sorted(n for n, probes in self.probes.items() if probes and n not in self.sites)
 
-    def _format_ok(self, name: str) -> bool:
-        """set_marker's check: a site whose format differs stays disabled, with a
-        notice; an entry registered without a format takes the site's."""
-        site_format = self.sites[name][0].format
-        entry_format = self.formats.setdefault(name, site_format)
-        if entry_format == site_format:
+    def _format_ok(self, marker: Marker) -> bool:
+        """set_marker's check, site by site: a site whose format differs from the
+        entry's stays disabled, with a notice; an entry registered without a
+        format takes its name's first site's."""
+        name = marker.name
+        entry_format = self.formats.setdefault(name, self.sites[name][0].format)
+        if entry_format == marker.format:
             return True
         notice = (f"Format mismatch for probe {name} ({entry_format}), "
-                  f"marker ({site_format})")
+                  f"marker ({marker.format})")
         if notice not in self.notices:
             self.notices.append(notice)
         return False
@@ -263,7 +288,7 @@ class Markers:
     def _closures(self, name: str, marker: Marker) -> list[tuple[int, int]]:
         """(func, probe_private) of each guest closure the site must call."""
         connected = self.probes.get(name, [])
-        if not connected or not self._format_ok(name):
+        if not connected or not self._format_ok(marker):
             return [(self.empty, 0)]
         out = [(p, priv or 0) for p, priv in connected if isinstance(p, int)]
         if any(not isinstance(p, int) for p, _ in connected):
@@ -307,7 +332,7 @@ class Markers:
         if not self.probes.get(name):
             raise PatchError("ENOENT", f"marker {name}: no probe registered to arm")
         self.armed[name] += 1
-        if self.armed[name] == 1 and name in self.sites and self._format_ok(name):
+        if self.armed[name] == 1 and name in self.sites:
             self._enable_sites(name, True)
 
     def marker_disarm(self, name: str) -> None:
@@ -321,10 +346,18 @@ class Markers:
             self._enable_sites(name, False)
 
     def _enable_sites(self, name: str, on: bool) -> None:
-        for marker in self._markers(name):
+        """Enable the sites of ``name`` that set_marker connects (not one whose
+        format differs), or disable those that were enabled."""
+        sites = ([m for m in self._markers(name) if self._format_ok(m)] if on
+                 else self._on.pop(name, []))
+        for marker in sites:
             set_enabled(self.machine, marker.enable, marker.state_addr, 1, on, self.imv,
                         self.keys)
-        (self.enabled.add if on else self.enabled.discard)(name)
+        if on and sites:
+            self._on[name] = sites
+            self.enabled.add(name)
+        elif not on:
+            self.enabled.discard(name)
 
     # -- events -----------------------------------------------------------
     def _hc_marker(self, cpu: Cpu, address: int, array: int, count: int) -> None:
@@ -335,7 +368,7 @@ class Markers:
             raise self.machine.fault(cpu, f"HC_MARKER from unknown marker {address:#x}")
         values = decode(marker.format, raw, self.arch.bits, self.guest.read_string)
         task = self.guest.current_task(cpu)
-        event = make_event(self.classes[marker.name], cpu=cpu.index, timestamp=cpu.clock_ns,
+        event = make_event(self.classes[marker.address], cpu=cpu.index, timestamp=cpu.clock_ns,
                            tid=task.pid, comm=task.comm, values=values)
         for probe, private in list(self.probes.get(marker.name, [])):
             if not isinstance(probe, int):

@@ -17,7 +17,6 @@ turns addresses into ``func+off/size`` from the ELF symbols.
 """
 from __future__ import annotations
 
-import bisect
 from collections import Counter
 
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ TRACER_EVENTS: dict[str, tuple[str, ...]] = {
 
 @dataclass
 class Symbolizer:
-    """Addresses to ``func+off/size`` from the ELF symbols."""
+    """Addresses to ``func+off/size``, as kallsyms names them."""
 
     tables: Tables
 
@@ -53,15 +52,14 @@ class Symbolizer:
         at ``addr`` itself, a return address too (v5.10 kernel/trace/trace_output.c
         seq_print_sym: kallsyms_lookup / sprint_symbol, not the backtrace's
         address - 1): a call that ends a function names the next one, on A32
-        and on Thumb-2 (whose return addresses carry bit 0) alike. As kallsyms,
-        an address in the padding after a function names that function, and one
-        past the text (is_kernel_text: beyond ``_etext``, the last function's end)
-        names none."""
-        functions = self.tables.image.functions
-        i = bisect.bisect_right(functions, (addr, float("inf"), "")) - 1
-        if i < 0 or (i == len(functions) - 1 and addr > sum(functions[i][:2])):
+        and on Thumb-2 (whose return addresses carry bit 0) alike. The size is
+        kallsyms' (:meth:`sim.elf.Image.kallsyms_lookup`): up to the next symbol,
+        so an address in the padding after a function names that function, and
+        one past the text names none."""
+        found = self.tables.image.kallsyms_lookup(addr)
+        if found is None:
             return None
-        start, size, name = functions[i]
+        start, size, name = found
         return name, addr - start, size
 
     def name(self, addr: int) -> str:

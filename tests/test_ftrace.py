@@ -468,14 +468,16 @@ SEED_LINE = re.compile(r"^CPU (\d+): (\S+):(\d+) (\w+)\+0x([0-9a-f]+)/0x([0-9a-f
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_seed_format_names_real_functions_with_elf_offsets_and_sizes(name):
+def test_seed_format_names_real_functions_with_kallsyms_offsets_and_sizes(name):
     """Each line's function, site offset, size and parent, read back from the text alone,
-    equal the ELF symbols and a call trace taken independently (code hooks at entries)."""
+    equal the kallsyms symbols (sizes to the next symbol) and a call trace taken
+    independently (code hooks at entries)."""
     t = tracer_for(name, dynamic=False)
     independent = watch_entries(t)
     t.start()
     assert t.run().ok
-    sizes = {n: (a, sz) for a, sz, n in t.guest.image.functions}
+    image = t.guest.image
+    sizes = {n: (a, sz) for a, sz, n in (image.kallsyms or image.functions)}
     site_fn = {s.address: s.function for s in t.tables.mcount}
     lines = list(render("seed", t.events, t.symbols))
     assert len(lines) == len(t.events)
@@ -504,7 +506,7 @@ def test_2628_ftrace_text(name):
     # trace_print_context (kernel/trace/trace_output.c): "%16s-%-5d [%03d]  %5lu.%06lu: "
     row = re.compile(r"^ {0,15}\S{1,16}-\d+ +\[\d{3}\]  +\d+\.\d{6}: \w+ <-\w+$")
     assert all(row.match(line) for line in lines[6:]), lines[6:8]
-    assert lines[6].startswith("       swapper/0-0     [000]  ")
+    assert lines[6].startswith("          <idle>-0     [000]  ")
 
 
 @pytest.mark.slow
@@ -695,3 +697,36 @@ def test_filter_by_module_is_v5_10_mod_command(name, tmp_path) -> None:
     assert {"kmalloc", "kmalloc_like"} <= set(ft.filtered_functions())
     with pytest.raises(PatchError, match="matches no traceable function"):
         ft.write_filter(":mod:nosuch")
+
+
+def _graph(events: list[tuple[int, int, str, int, str, int]]) -> list[str]:
+    """graph_lines of (cpu, ns, comm, pid, entry|exit, depth) events of function 0x10,
+    named ``f``, body lines only (the guest's depth counts from 1)."""
+    from sim.event import EventClass, u
+    from tracing.text import GRAPH_HEADER, graph_lines
+    cls = {kind: EventClass(f"funcgraph_{kind}", (("func", u(64, 16)), ("depth", u(32))))
+           for kind in ("entry", "exit")}
+    evs = [Event(cls[kind], cpu, ns, pid, comm, (0x10, depth))
+           for cpu, ns, comm, pid, kind, depth in events]
+
+    class Names:
+        def name(self, addr: int) -> str:
+            return "f"
+    return list(graph_lines(evs, Names()))[len(GRAPH_HEADER.splitlines()):]
+
+
+def test_the_graph_text_is_v5_10s() -> None:
+    """trace_functions_graph.c (v5.10): a leaf is an entry whose CPU's next event is
+    its return, whatever other CPUs record between (get_return_for_leaf); a
+    switch of task is verif_pid's block (print_graph_proc: the comm cut to 7,
+    centred in 14 columns, pid 0 as <idle>), a blank line after it; a return
+    whose entry was lost names its function."""
+    lines = _graph([(0, 1000, "kworker-thread", 7, "entry", 1), (1, 1500, "init", 1, "entry", 1),
+                    (0, 3000, "kworker-thread", 7, "exit", 1), (0, 4000, "", 0, "exit", 2)])
+    assert lines == [" 0)   2.000 us    |  f();",
+                     " 1)               |  f() {",
+                     " ------------------------------------------",
+                     " 0)   kworker-7    =>    <idle>-0   ",
+                     " ------------------------------------------",
+                     "",
+                     " 0)               |    } /* f */"]

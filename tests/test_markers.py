@@ -479,3 +479,54 @@ def test_two_guest_probes_share_a_marker_through_multi(arch, builds, drop) -> No
         assert events == [] and len(calls) > 0
     else:
         assert len(events) > 0 and len(calls) == expect * len(events)
+
+
+DUP = r"""
+#include <linux/module.h>
+#include <linux/marker.h>
+
+static const char hello[] = "hello";
+
+noinline unsigned long dup_a(unsigned long n)
+{
+	trace_mark(dup_ev, "a %d", (int)n);
+	trace_mark(prec_ev, "v %.2d w %d", (int)n, (int)(n + 7));
+	return n + 1;
+}
+
+noinline unsigned long dup_b(unsigned long n)
+{
+	trace_mark(dup_ev, "s %s", hello);
+	return n + 2;
+}
+
+unsigned long dup_run(unsigned long size)
+{
+	unsigned long i, sum = 0;
+
+	for (i = 0; i < size; i++)
+		sum += dup_a(i) + dup_b(i);
+	return sum;
+}
+"""
+
+
+def test_markers_are_checked_site_by_site_and_parsed_as_the_guest_parses(tmp_path) -> None:
+    """set_marker (2.6.27) checks each site's format: of two sites of one name, the
+    one whose format differs stays disabled with a notice, the other fires. The
+    host reads a format as the guest's marker_args() does, stopping at a
+    conversion it does not know (``%.2d``): no field after it."""
+    from kbuild import build
+    from patcher.instrument import attach
+    from sim.guest import Guest
+    (tmp_path / "dup.c").write_text(DUP)
+    guest = Guest(build("x86_64", modules=[tmp_path / "dup.c"]), workload="dup:dup_run", size=3)
+    markers = attach(guest).markers
+    seen = []
+    for name, fmt in (("dup_ev", "a %d"), ("prec_ev", None)):
+        markers.marker_probe_register(name, fmt, lambda ev, _p: seen.append((ev.name, ev.values)))
+        markers.marker_arm(name)
+    assert markers.notices == ["Format mismatch for probe dup_ev (a %d), marker (s %s)"]
+    assert guest.run().ok
+    assert seen == [(name, values) for i in range(3)
+                    for name, values in (("dup_ev", (i,)), ("prec_ev", ()))]

@@ -269,8 +269,11 @@ def test_losses_equal_kisims_counts(tmp_path: Path, arch: Arch, mode: str) -> No
 @needs_tc
 @pytest.mark.parametrize("tracer", ["function", "function_graph"])
 def test_function_tracers_round_trip(tmp_path: Path, arch: Arch, tracer: str) -> None:
+    """The graph on one CPU: trace-cmd's plugin takes a leaf's return from the next
+    record of any CPU (tracecmd_peek_next_data), the kernel's trace file, as kisim's
+    text, from the same CPU's; on one CPU the two draw the same graph."""
     b = build(arch.name)
-    guest = Guest(b, cpus=2, workload="kmalloc", size=30)
+    guest = Guest(b, cpus=1 if tracer == "function_graph" else 2, workload="kmalloc", size=30)
     ft = FunctionTracer(guest, load_tables(b.elf, b.spec), tracer=tracer)
     session = TraceSession(guest, TraceOptions(ft.event_names))
     info = TraceInfo(arch.endian, uuid.UUID(int=37), arch.name)

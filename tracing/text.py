@@ -78,6 +78,20 @@ def _comm(e: Event) -> str:
     return e.comm or (f"swapper/{e.cpu}" if e.tid == 0 else "")
 
 
+def _cmdline(e: Event) -> str:
+    """The comm the trace file shows for the task (v5.10 kernel/trace/trace.c
+    __trace_find_cmdline): ``<idle>`` for pid 0."""
+    return "<idle>" if e.tid == 0 else _comm(e)
+
+
+def _proc(comm: str, pid: int) -> str:
+    """``comm-pid`` centred in TRACE_GRAPH_PROCINFO_LENGTH (14) columns, the comm cut
+    to 7 characters (v5.10 kernel/trace/trace_functions_graph.c print_graph_proc)."""
+    text = f"{comm[:7]}-{pid}"
+    spaces = max(0, 14 - len(text))
+    return " " * (spaces // 2) + text + " " * (spaces - spaces // 2)
+
+
 def _fields(e: Event) -> str:
     return " ".join(f"{name}={value:#x}" if ftype.kind == "int" and ftype.base == 16
                     else f"{name}={value}" for name, ftype, value in e.typed_fields())
@@ -92,7 +106,7 @@ def timestamp(ns: int) -> str:
 
 def kernel_line(e: Event, sym: Symbols | None = None) -> str:
     """One event as the kernel's ``trace`` file prints it (trace_print_context + event)."""
-    context = f"{_comm(e):>16}-{e.tid:<5} [{e.cpu:03d}]  {timestamp(e.timestamp)}: "
+    context = f"{_cmdline(e):>16}-{e.tid:<5} [{e.cpu:03d}]  {timestamp(e.timestamp)}: "
     if e.cls.output is not None:
         return context + e.cls.output(e)
     if e.name == "function" and sym is not None:
@@ -145,38 +159,49 @@ def _duration(ns: int | None) -> str:
 
 
 def graph_lines(events: Iterable[Event], sym: Symbols) -> Iterator[str]:
-    """The function_graph text; entries and exits are paired per task."""
+    """The function_graph text; entries and exits are paired per task. A call is a
+    leaf (``func();``) when the next event of its CPU is its return, whatever
+    the other CPUs recorded between (v5.10 get_return_for_leaf peeks that CPU's
+    buffer); a return whose entry was lost names its function (``} /* func */``)."""
     evs = [e for e in events if e.name in ("funcgraph_entry", "funcgraph_exit")]
+    following: dict[int, int] = {}          # index -> the next index on the same CPU
+    last_on: dict[int, int] = {}
+    for i, e in enumerate(evs):
+        if e.cpu in last_on:
+            following[last_on[e.cpu]] = i
+        last_on[e.cpu] = i
     open_at: dict[tuple[tuple[int, int], int], Event] = {}      # (task, depth) -> entry
     last_task: dict[int, tuple[str, int]] = {}
+    leaf_exits: set[int] = set()
     yield from GRAPH_HEADER.splitlines()
-    i = 0
-    while i < len(evs):
-        e = evs[i]
+    for i, e in enumerate(evs):
+        if i in leaf_exits:
+            continue
         func, depth = e.values
-        task = (_comm(e), e.tid)
-        if e.cpu in last_task and last_task[e.cpu] != task:
-            prev = last_task[e.cpu]
+        task = (_cmdline(e), e.tid)
+        if e.cpu in last_task and last_task[e.cpu] != task:      # verif_pid
             yield " ------------------------------------------"
-            yield f" {e.cpu:>1}) {prev[0]:>8}-{prev[1]:<5}  =>  {task[0]:>8}-{task[1]:<5}"
+            yield f" {e.cpu}) {_proc(*last_task[e.cpu])} => {_proc(*task)}"
             yield " ------------------------------------------"
+            yield ""
         last_task[e.cpu] = task
         indent = "  " * depth
-        nxt = evs[i + 1] if i + 1 < len(evs) else None
+        nxt = evs[following[i]] if i in following else None
         if e.name == "funcgraph_entry":
             if (nxt is not None and nxt.name == "funcgraph_exit" and nxt.tid == e.tid
-                    and nxt.cpu == e.cpu and nxt.values == e.values):
+                    and nxt.values == e.values):
                 yield (f"{e.cpu:2d}){_duration(nxt.timestamp - e.timestamp)}|"
                        f"{indent}{sym.name(func)}();")
-                i += 2
+                leaf_exits.add(following[i])
                 continue
             open_at[(task_key(e), depth)] = e
             yield f"{e.cpu:2d}){_duration(None)}|{indent}{sym.name(func)}() {{"
         else:
             start = open_at.pop((task_key(e), depth), None)
-            ns = None if start is None else e.timestamp - start.timestamp
-            yield f"{e.cpu:2d}){_duration(ns)}|{indent}}}"
-        i += 1
+            if start is None:
+                yield f"{e.cpu:2d}){_duration(None)}|{indent}}} /* {sym.name(func)} */"
+            else:
+                yield f"{e.cpu:2d}){_duration(e.timestamp - start.timestamp)}|{indent}}}"
 
 
 #: Each text rendering: name -> (events in time order, symbols, header) -> lines.
